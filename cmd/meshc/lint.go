@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/load"
+)
+
+func newLintCmd(g *globals) *cobra.Command {
+	var format, failOn, explain string
+	cmd := &cobra.Command{
+		Use:   "lint [PATH...]",
+		Short: "Report problems in manifests, with stable codes",
+		Long: `lint loads every manifest under PATH (files, directories searched recursively
+for .yaml, .yml and .json, or - for stdin; default .) and prints diagnostics.
+
+Exit status: 0 when nothing reaches --fail-on, 1 when something does, 2 on a
+usage error or when some input could not be read (MC1006).`,
+		Example: `  meshc lint ./manifests
+  kubectl get virtualservices,destinationrules -A -o yaml | meshc lint -
+  meshc lint . -o sarif > meshc.sarif
+  meshc lint . -o github --fail-on warning
+  meshc lint --explain MC1003`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if explain != "" {
+				return explainCode(g, explain)
+			}
+			threshold, err := parseFailOn(failOn)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			res, ds, err := load.Paths(cmd.Context(), args, load.Options{Stdin: g.stdin})
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			_, meshDiags := load.MeshConfig(res.Objects, load.MeshOptions{File: g.meshConfig})
+			ds = append(ds, meshDiags...)
+			r, err := diag.NewRenderer(format, diag.Options{
+				Color:       g.color(g.stdout),
+				Input:       diag.Input{Files: len(res.Files), Objects: len(res.Objects)},
+				ToolVersion: strings.Fields(versionText())[1],
+			})
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			if err := r.Render(g.stdout, ds); err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("write diagnostics: %w", err)}
+			}
+			return exitFor(ds, threshold)
+		},
+	}
+	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: "+strings.Join(diag.Formats(), ", "))
+	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
+	cmd.Flags().StringVar(&explain, "explain", "", "print the documentation of a diagnostic `CODE` (or name) and exit")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(diag.Formats(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info", "none"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("explain", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		var codes []string
+		for _, e := range diag.Catalog() {
+			codes = append(codes, e.Code+"\t"+e.Name)
+		}
+		return codes, cobra.ShellCompDirectiveNoFileComp
+	})
+	return cmd
+}
+
+// parseFailOn reads --fail-on; 0 means never fail.
+func parseFailOn(s string) (diag.Severity, error) {
+	if s == "none" {
+		return 0, nil
+	}
+	sev, err := diag.ParseSeverity(s)
+	if err != nil {
+		return 0, fmt.Errorf("--fail-on: %w", err)
+	}
+	return sev, nil
+}
+
+// exitFor turns diagnostics into lint's exit status: unreadable input wins,
+// because the result does not cover what was asked.
+func exitFor(ds []diag.Diagnostic, threshold diag.Severity) error {
+	if slices.ContainsFunc(ds, func(d diag.Diagnostic) bool { return d.Code == "MC1006" }) {
+		return &exitError{code: exitUsage}
+	}
+	if threshold > 0 && diag.AtLeast(ds, threshold) {
+		return &exitError{code: exitFindings}
+	}
+	return nil
+}
+
+func explainCode(g *globals, code string) error {
+	e, ok := diag.Lookup(code)
+	if !ok {
+		return &exitError{code: exitUsage, err: fmt.Errorf("no diagnostic %q; codes are listed in docs/diagnostics.md", code)}
+	}
+	_, err := fmt.Fprintf(g.stdout, "%s %s (%s)\n\n%s\n\n%s\n\nMore: %s\n", e.Code, e.Name, e.Severity, e.Summary, e.Doc, e.HelpURI())
+	return err
+}

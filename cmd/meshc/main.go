@@ -1,0 +1,64 @@
+// Command meshc compiles Kubernetes + Istio (+ HNC) manifests into
+// diagnostics and per-proxy Envoy config. This package holds the cobra
+// commands only: flags, arguments, renderer choice and exit codes.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses shared by every command.
+const (
+	exitOK       = 0
+	exitFindings = 1 // something reached --fail-on
+	exitUsage    = 2 // bad flags or arguments, or input that could not be read
+)
+
+// exitError carries an exit status out of a command. A nil err means the
+// command already said everything it had to say.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// run executes meshc with args and returns the exit status; tests call it
+// in-process.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "meshc: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	// Anything else comes from cobra itself: an unknown flag or command.
+	fmt.Fprintf(stderr, "meshc: %v\nRun 'meshc --help' for usage.\n", err)
+	return exitUsage
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"io"
+	"os"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	meshConfig     string
+	noColor        bool
+}
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "meshc",
+		Short: "Compile and lint Kubernetes + Istio manifests offline",
+		Long: `meshc reads Kubernetes, Istio and HNC manifests and tells, before anything
+reaches a cluster, what istiod would make of them: diagnostics with stable
+codes today, per-proxy Envoy config as the passes arrive.`,
+		Example: `  meshc lint ./manifests
+  meshc lint ./manifests -o sarif > meshc.sarif
+  cat all.yaml | meshc lint -`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().StringVar(&g.meshConfig, "mesh-config", "", "read the mesh config from `FILE` (MeshConfig YAML, or a ConfigMap with a mesh key) instead of ConfigMap istio-system/istio")
+	root.PersistentFlags().BoolVar(&g.noColor, "no-color", false, "never color output (NO_COLOR in the environment does the same)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: err}
+	})
+	root.AddCommand(newLintCmd(g), newVersionCmd(g))
+	return root
+}
+
+// color reports whether text written to w may be colored: not asked off,
+// NO_COLOR unset, and w a terminal.
+func (g *globals) color(w io.Writer) bool {
+	if g.noColor || os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}

@@ -1,0 +1,129 @@
+package diag
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Entry describes one diagnostic code. Codes are stable: once published a
+// code keeps its meaning and is never reused.
+type Entry struct {
+	Code     string
+	Name     string
+	Severity Severity
+	// Summary is one line, used as the SARIF short description.
+	Summary string
+	// Doc is the longer text `meshc lint --explain CODE` prints and
+	// docs/diagnostics.md shows.
+	Doc string
+}
+
+// Anchor is the fragment of the entry's section in docs/diagnostics.md.
+func (e Entry) Anchor() string { return strings.ToLower(e.Code) }
+
+// HelpURI points at the entry's section of the published catalog.
+func (e Entry) HelpURI() string { return DocsURL + "#" + e.Anchor() }
+
+// DocsURL is where docs/diagnostics.md is published.
+const DocsURL = "https://github.com/meshc/meshc/blob/main/docs/diagnostics.md"
+
+// catalog is the one table of codes. A code is added together with the
+// pass that reports it. Keep it sorted by code.
+var catalog = [...]Entry{
+	{
+		Code: "MC1001", Name: "InvalidYAML", Severity: Error,
+		Summary: "A document cannot be parsed as YAML or JSON.",
+		Doc: `The document at this line is not valid YAML (or JSON). Nothing in it is
+loaded; the other documents of the file, and every other file, still are.
+Duplicate keys in one mapping count as a syntax error, because one of the
+two values would be silently lost. Alias-heavy or very deeply nested
+documents are refused here too rather than expanded without bound.`,
+	},
+	{
+		Code: "MC1002", Name: "InvalidObject", Severity: Error,
+		Summary: "An object lacks apiVersion, kind or metadata.name, has an invalid name or namespace, or a Kubernetes field of the wrong type.",
+		Doc: `A document must be a mapping with apiVersion, kind and metadata.name, as
+kubectl requires. Names must be valid Kubernetes names: DNS-1123 labels for
+Namespaces, DNS-1035 labels for Services, DNS-1123 subdomains for other
+kinds; namespaces must be DNS-1123 labels. A field of a Kubernetes kind
+(Service, Pod, Deployment, ...) with a value of the wrong type is reported
+at the field's line with its path. The object is left out, as the API
+server would refuse it. Fields Kubernetes does not know are ignored.`,
+	},
+	{
+		Code: "MC1003", Name: "SchemaViolation", Severity: Error,
+		Summary: "An Istio or HNC spec fails strict decoding: unknown field, wrong type, bad enum value, or an apiVersion the kind is not served at.",
+		Doc: `Istio (networking.istio.io, security.istio.io) and HNC (hnc.x-k8s.io)
+objects are decoded strictly against their schemas, as the API server
+validates custom resources: an unknown field, a value of the wrong type, an
+enum value that does not exist or two members of one oneof are reported at
+the field's line with its path, and the object is left out. Field names are
+the camelCase JSON names of the CRDs; a snake_case name is unknown and the
+message suggests the right one.
+The mesh config (the istio ConfigMap's mesh key, or --mesh-config) is the
+exception: istiod ignores fields it does not know there, so meshc reports
+them as warnings and applies the rest.`,
+	},
+	{
+		Code: "MC1004", Name: "DuplicateObject", Severity: Error,
+		Summary: "The same kind, namespace and name appear more than once.",
+		Doc: `Object identity is API group, kind, namespace and name (the version does not
+matter: networking.istio.io/v1 and v1beta1 VirtualServices with one name are
+one object). The first in input order (file path, then position in the file)
+is kept; the others are left out. Both places are named.`,
+	},
+	{
+		Code: "MC1005", Name: "UnknownKind", Severity: Info,
+		Summary: "A kind meshc does not model; it is ignored.",
+		Doc: `meshc reads Kubernetes Namespaces, Services, Pods, workload templates
+(Deployment, StatefulSet, DaemonSet, ReplicaSet, Job) and ConfigMaps, the
+Istio networking and security kinds, and HNC's kinds. Objects of other kinds
+are kept only for their namespace and identity and otherwise ignored. One
+diagnostic is reported per kind, at its first object, with the count.`,
+	},
+	{
+		Code: "MC1006", Name: "UnreadableInput", Severity: Error,
+		Summary: "A path cannot be read, is not text, or is over the size limit.",
+		Doc: `A path that does not exist, cannot be opened, is a symlink loop, holds
+binary data (a NUL byte or invalid UTF-8) or is larger than the size limit
+(32 MiB) is skipped. meshc lint exits with status 2 when this happens,
+because the result does not cover the whole input.`,
+	},
+}
+
+// Catalog returns every entry, sorted by code.
+func Catalog() []Entry { return catalog[:] }
+
+// Lookup finds an entry by code ("MC1001") or name ("InvalidYAML").
+func Lookup(codeOrName string) (Entry, bool) {
+	for _, e := range catalog {
+		if strings.EqualFold(e.Code, codeOrName) || strings.EqualFold(e.Name, codeOrName) {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// WriteMarkdown writes the catalog as docs/diagnostics.md.
+func WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# meshc diagnostics\n\n")
+	b.WriteString("<!-- Generated from internal/diag/catalog.go by `go test ./internal/diag -update`. Do not edit. -->\n\n")
+	b.WriteString("Codes are stable. The severity is the default; `meshc lint --fail-on` sets which severity fails a run.\n\n")
+	b.WriteString("| code | name | severity | summary |\n| --- | --- | --- | --- |\n")
+	for _, e := range catalog {
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", e.Code, e.Anchor(), e.Name, e.Severity, e.Summary)
+	}
+	for _, e := range catalog {
+		fmt.Fprintf(&b, "\n## %s\n\n**%s** (%s): %s\n\n%s\n", e.Code, e.Name, e.Severity, e.Summary, unwrap(e.Doc))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// unwrap joins the hard-wrapped lines of a Doc into one paragraph per line
+// break that ends a sentence block, keeping Markdown diffs readable.
+func unwrap(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

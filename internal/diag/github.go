@@ -1,0 +1,58 @@
+package diag
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// githubRenderer prints GitHub Actions workflow commands, which the runner
+// turns into annotations on the pull request's files.
+type githubRenderer struct{}
+
+func (githubRenderer) Render(w io.Writer, ds []Diagnostic) error {
+	var b strings.Builder
+	for _, d := range sorted(ds) {
+		level := "notice"
+		switch d.Severity {
+		case Error:
+			level = "error"
+		case Warning:
+			level = "warning"
+		}
+		var props []string
+		if d.Object.File != "" {
+			props = append(props, "file="+escapeProperty(d.Object.File))
+			if d.Object.Line > 0 {
+				props = append(props, fmt.Sprintf("line=%d", d.Object.Line))
+			}
+		}
+		props = append(props, "title="+escapeProperty(d.Code+" "+d.Name))
+		msg := d.Message
+		if s := d.Object.String(); d.Object.Name != "" {
+			msg += " [" + s + "]"
+		}
+		for _, rel := range d.Related {
+			msg += "\n" + rel.Location() + " " + rel.ObjectRef.String()
+			if rel.Note != "" {
+				msg += ": " + rel.Note
+			}
+		}
+		if len(d.Proxies) > 0 {
+			msg += "\nproxies: " + strings.Join(d.Proxies, ", ")
+		}
+		fmt.Fprintf(&b, "::%s %s::%s\n", level, strings.Join(props, ","), escapeData(msg))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// escapeData and escapeProperty follow the runner's workflow-command
+// encoding: percent, CR and LF always; colon and comma inside properties.
+func escapeData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+func escapeProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}

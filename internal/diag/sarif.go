@@ -1,0 +1,105 @@
+package diag
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
+)
+
+// sarifRenderer writes a SARIF 2.1.0 log with one run. Every catalog entry
+// is a rule, so code-scanning services know all codes, not just those that
+// fired.
+type sarifRenderer struct{ opts Options }
+
+const toolURI = "https://github.com/meshc/meshc"
+
+func (r sarifRenderer) Render(w io.Writer, ds []Diagnostic) error {
+	run := sarif.NewRunWithInformationURI("meshc", toolURI)
+	if r.opts.ToolVersion != "" {
+		run.Tool.Driver.WithVersion(r.opts.ToolVersion)
+	}
+	for _, e := range Catalog() {
+		run.AddRule(e.Code).
+			WithName(e.Name).
+			WithShortDescription(sarif.NewMultiformatMessageString().WithText(e.Summary)).
+			WithFullDescription(sarif.NewMultiformatMessageString().WithText(unwrap(e.Doc))).
+			WithHelpURI(e.HelpURI()).
+			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(e.Severity)))
+	}
+	for _, d := range sorted(ds) {
+		res := run.CreateResultForRule(d.Code).
+			WithLevel(sarifLevel(d.Severity)).
+			WithMessage(sarif.NewTextMessage(d.Message))
+		if loc := sarifLocation(d.Object); loc != nil {
+			res.AddLocation(loc)
+		}
+		for i, rel := range d.Related {
+			loc := sarifLocation(rel.ObjectRef)
+			if loc == nil {
+				continue
+			}
+			text := rel.ObjectRef.String()
+			if rel.Note != "" {
+				text = strings.TrimSpace(text + ": " + rel.Note)
+			}
+			if text != "" {
+				loc.WithMessage(sarif.NewTextMessage(text))
+			}
+			res.AddRelatedLocation(loc.WithID(i + 1))
+		}
+		if len(d.Proxies) > 0 {
+			res.WithProperties(sarif.NewPropertyBag().Add("proxies", d.Proxies))
+		}
+	}
+	rep := sarif.NewReport()
+	rep.AddRun(run)
+	if err := rep.PrettyWrite(w); err != nil {
+		return fmt.Errorf("write sarif: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func sarifLevel(s Severity) string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	}
+	return "note"
+}
+
+// sarifLocation places a result at its file and line, with the object as a
+// logical location. Relative paths stay relative (code-scanning services
+// resolve them against the repository root); absolute ones become file URIs.
+func sarifLocation(o ObjectRef) *sarif.Location {
+	if o.File == "" {
+		return nil
+	}
+	phys := sarif.NewPhysicalLocation().WithArtifactLocation(sarif.NewSimpleArtifactLocation(fileURI(o.File)))
+	if o.Line > 0 {
+		phys.WithRegion(sarif.NewRegion().WithStartLine(o.Line))
+	}
+	loc := sarif.NewLocationWithPhysicalLocation(phys)
+	if o.Name != "" {
+		fq := o.Kind + "/" + o.Name
+		if o.Namespace != "" {
+			fq = o.Kind + "/" + o.Namespace + "/" + o.Name
+		}
+		loc.AddLogicalLocation(sarif.NewLogicalLocation().WithName(o.Name).WithFullyQualifiedName(fq).WithKind("resource"))
+	}
+	return loc
+}
+
+func fileURI(path string) string {
+	slashed := filepath.ToSlash(path)
+	if filepath.IsAbs(path) {
+		return (&url.URL{Scheme: "file", Path: slashed}).String()
+	}
+	return (&url.URL{Path: slashed}).String()
+}

@@ -1,0 +1,281 @@
+package load
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	kjson "sigs.k8s.io/json"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/model"
+)
+
+// maxFieldErrors caps the schema diagnostics reported for one object; past
+// it one more diagnostic says how many were left unsaid.
+const maxFieldErrors = 20
+
+// decoder turns the text of one input into objects and diagnostics. One
+// decoder serves one worker at a time.
+type decoder struct {
+	schema *goSchema
+	file   string
+	objs   []model.Object
+	diags  []diag.Diagnostic
+}
+
+func newDecoder() *decoder { return &decoder{schema: newGoSchema()} }
+
+// decodeFile decodes every document of one file. It never stops early: a
+// broken document is reported and the next one is read.
+func (d *decoder) decodeFile(file string, data []byte) ([]model.Object, []diag.Diagnostic) {
+	d.file, d.objs, d.diags = file, nil, nil
+	for _, c := range splitDocuments(data) {
+		if !blank(c) {
+			d.document(c)
+		}
+	}
+	return d.objs, d.diags
+}
+
+func (d *decoder) report(code string, line int, obj diag.ObjectRef, format string, args ...any) {
+	obj.File, obj.Line = d.file, line
+	d.diags = append(d.diags, diag.New(code, obj, format, args...))
+}
+
+func (d *decoder) document(c chunk) {
+	line := firstContentLine(c)
+	defer func() {
+		// A parser bug must cost one document, not the run.
+		if r := recover(); r != nil {
+			d.report("MC1001", line, diag.ObjectRef{}, "the document could not be parsed (parser failure: %v)", r)
+		}
+	}()
+	js, err := sigsyaml.YAMLToJSONStrict(c.data)
+	if err != nil {
+		errLine, msg := yamlError(err, c)
+		d.report("MC1001", errLine, diag.ObjectRef{}, "%s", msg)
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		d.report("MC1001", line, diag.ObjectRef{}, "the document could not be read: %s", cleanJSONError(err))
+		return
+	}
+	if raw == nil {
+		return // an empty document, e.g. a lone "---"
+	}
+	d.value(raw, js, &model.Document{Data: c.data, Line: c.line}, nil, line)
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+): `)
+
+// yamlError turns a YAML parser error into a file line and a message
+// without the converter's prefixes.
+func yamlError(err error, c chunk) (int, string) {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = strings.ReplaceAll(msg, "unmarshal errors:\n", "")
+	msg = strings.Join(strings.Fields(msg), " ")
+	line := firstContentLine(c)
+	if m := yamlLineRE.FindStringSubmatchIndex(msg); m != nil {
+		if n, err := strconv.Atoi(msg[m[2]:m[3]]); err == nil && n > 0 {
+			line = c.line + n - 1
+		}
+		msg = msg[:m[0]] + msg[m[1]:]
+	}
+	return line, msg
+}
+
+// value decodes a document or List item: a List is unpacked, anything else
+// must be an object.
+func (d *decoder) value(raw any, js []byte, doc *model.Document, base model.Path, line int) {
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		d.report("MC1002", line, diag.ObjectRef{}, "a manifest must be an object with apiVersion, kind and metadata; this document is %s", describe(raw))
+		return
+	}
+	kind, _ := obj["kind"].(string)
+	items, isList := obj["items"].([]any)
+	if isList && strings.HasSuffix(kind, "List") {
+		d.list(obj, kind, items, doc, base)
+		return
+	}
+	d.object(obj, js, model.NewSource(d.file, line, doc, base))
+}
+
+// list unpacks kind List and typed lists (ServiceList, ...). Items of a
+// typed list may leave out apiVersion and kind, as the API server writes
+// them; they take them from the list.
+func (d *decoder) list(obj map[string]any, kind string, items []any, doc *model.Document, base model.Path) {
+	paths := make([]model.Path, len(items))
+	for i := range items {
+		paths[i] = base.Key("items").Index(i)
+	}
+	lines := doc.LinesOf(paths)
+	apiVersion, _ := obj["apiVersion"].(string)
+	for i, item := range items {
+		if m, ok := item.(map[string]any); ok && kind != "List" {
+			if _, set := m["kind"]; !set {
+				m["kind"] = strings.TrimSuffix(kind, "List")
+			}
+			if _, set := m["apiVersion"]; !set && apiVersion != "" {
+				m["apiVersion"] = apiVersion
+			}
+		}
+		js, err := json.Marshal(item)
+		if err != nil {
+			d.report("MC1002", lines[i], diag.ObjectRef{}, "list item %d cannot be read: %v", i, err)
+			continue
+		}
+		d.value(item, js, doc, paths[i], lines[i])
+	}
+}
+
+// object validates metadata and decodes one object by its kind.
+func (d *decoder) object(raw map[string]any, js []byte, src model.Source) {
+	ref := diag.ObjectRef{File: src.File, Line: src.Line}
+	at := func(p model.Path) int { return src.FieldLine(p) }
+	apiVersion, okV := raw["apiVersion"].(string)
+	kind, okK := raw["kind"].(string)
+	ref.Kind = kind
+	switch {
+	case !okV || apiVersion == "":
+		d.report("MC1002", at(model.Path{}.Key("apiVersion")), ref, "apiVersion is missing or not a string; the object is left out")
+		return
+	case !okK || kind == "":
+		d.report("MC1002", at(model.Path{}.Key("kind")), ref, "kind is missing or not a string; the object is left out")
+		return
+	}
+	group, version := splitAPIVersion(apiVersion)
+
+	var errs []fieldError
+	metaPath := model.Path{}.Key("metadata")
+	d.schema.check(reflect.TypeFor[metav1.ObjectMeta](), raw["metadata"], metaPath, false, &errs)
+	var om metav1.ObjectMeta
+	if len(errs) == 0 && raw["metadata"] != nil {
+		mjs, err := json.Marshal(raw["metadata"])
+		if err == nil {
+			err = kjson.UnmarshalCaseSensitivePreserveInts(mjs, &om)
+		}
+		if err != nil {
+			errs = append(errs, fieldError{Path: metaPath, Msg: cleanJSONError(err)})
+		}
+	}
+	ref.Name, ref.Namespace = om.Name, om.Namespace
+	if len(errs) > 0 {
+		d.fieldErrors("MC1002", src, ref, errs)
+		return
+	}
+	if om.Name == "" {
+		hint := ""
+		if om.GenerateName != "" {
+			hint = " (generateName only works with kubectl create, and gives no stable identity)"
+		}
+		d.report("MC1002", at(metaPath), ref, "metadata.name is missing%s; the object is left out", hint)
+		return
+	}
+
+	info, known := lookupKind(group, kind)
+	if known && !info.serves(version) {
+		d.report(info.schemaCode, at(model.Path{}.Key("apiVersion")), ref, "%s is not served at %s (served: %s); the object is left out",
+			kind, apiVersion, servedList(group, info.versions))
+		return
+	}
+	ns := om.Namespace
+	switch {
+	case known && info.clusterScoped:
+		ns = "" // as kubectl does, a namespace on a cluster-scoped object is ignored
+	case known && ns == "":
+		ns = "default"
+	}
+	ref.Namespace = ns
+	if ns != "" {
+		if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
+			d.report("MC1002", at(metaPath.Key("namespace")), ref, "namespace %q is not a valid namespace name: %s; the object is left out", ns, strings.Join(problems, "; "))
+			return
+		}
+	}
+	if known {
+		valid := info.validName
+		if valid == nil {
+			valid = validation.IsDNS1123Subdomain
+		}
+		if problems := valid(om.Name); len(problems) > 0 {
+			d.report("MC1002", at(metaPath.Key("name")), ref, "name %q is not a valid %s name: %s; the object is left out", om.Name, kind, strings.Join(problems, "; "))
+			return
+		}
+		if info.fixedName != "" && om.Name != info.fixedName {
+			d.report(info.schemaCode, at(metaPath.Key("name")), ref, "a %s must be named %q, not %q; the object is left out", kind, info.fixedName, om.Name)
+			return
+		}
+	}
+
+	meta := model.ObjectMeta{
+		APIVersion:  apiVersion,
+		Kind:        kind,
+		Namespace:   ns,
+		Name:        om.Name,
+		Labels:      om.Labels,
+		Annotations: om.Annotations,
+		Created:     om.CreationTimestamp.Time,
+		Source:      src,
+	}
+	if !known {
+		d.objs = append(d.objs, &model.Unknown{ObjectMeta: meta, Raw: js})
+		return
+	}
+	obj, errs := info.decode(d, meta, raw, js)
+	if len(errs) > 0 {
+		d.fieldErrors(info.schemaCode, src, ref, errs)
+		return
+	}
+	d.objs = append(d.objs, obj)
+}
+
+// fieldErrors reports schema problems, each at its field's line.
+func (d *decoder) fieldErrors(code string, src model.Source, ref diag.ObjectRef, errs []fieldError) {
+	shown := errs[:min(len(errs), maxFieldErrors)]
+	lines := src.FieldLines(pathsOf(shown))
+	for i, e := range shown {
+		d.report(code, lines[i], ref, "%s; the object is left out", e)
+	}
+	if rest := len(errs) - len(shown); rest > 0 {
+		d.report(code, src.Line, ref, "%d more schema problems not shown", rest)
+	}
+}
+
+func pathsOf(errs []fieldError) []model.Path {
+	out := make([]model.Path, len(errs))
+	for i, e := range errs {
+		out[i] = e.Path
+	}
+	return out
+}
+
+func splitAPIVersion(apiVersion string) (group, version string) {
+	if i := strings.LastIndexByte(apiVersion, '/'); i >= 0 {
+		return apiVersion[:i], apiVersion[i+1:]
+	}
+	return "", apiVersion
+}
+
+func servedList(group string, versions []string) string {
+	out := make([]string, len(versions))
+	for i, v := range versions {
+		if group != "" {
+			v = group + "/" + v
+		}
+		out[i] = v
+	}
+	return strings.Join(out, ", ")
+}

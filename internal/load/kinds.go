@@ -1,0 +1,240 @@
+package load
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	networking "istio.io/api/networking/v1alpha3"
+	security "istio.io/api/security/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	kjson "sigs.k8s.io/json"
+
+	"github.com/meshc/meshc/internal/model"
+)
+
+// kindInfo says how to decode one kind.
+type kindInfo struct {
+	versions      []string
+	clusterScoped bool
+	// schemaCode is the code for spec problems: MC1002 for Kubernetes
+	// kinds, MC1003 for Istio and HNC custom resources.
+	schemaCode string
+	// validName checks metadata.name; nil means DNS-1123 subdomain.
+	validName func(string) []string
+	// fixedName is the only name the CRD allows ("" for any).
+	fixedName string
+	decode    func(d *decoder, meta model.ObjectMeta, raw map[string]any, js []byte) (model.Object, []fieldError)
+}
+
+// lookupKind returns how to decode (group, kind), if meshc models it.
+func lookupKind(group, kind string) (kindInfo, bool) {
+	v1 := []string{"v1"}
+	istioNet := []string{"v1", "v1beta1", "v1alpha3"}
+	istioSec := []string{"v1", "v1beta1"}
+	switch group {
+	case model.GroupCore:
+		switch kind {
+		case "Namespace":
+			return kindInfo{versions: v1, clusterScoped: true, schemaCode: "MC1002", validName: validation.IsDNS1123Label,
+				decode: decodeK8s(func(m model.ObjectMeta, _ *corev1.Namespace) model.Object { return &model.Namespace{ObjectMeta: m} })}, true
+		case "Service":
+			return kindInfo{versions: v1, schemaCode: "MC1002", validName: validation.IsDNS1035Label,
+				decode: decodeK8s(func(m model.ObjectMeta, s *corev1.Service) model.Object {
+					return &model.Service{ObjectMeta: m, Spec: s.Spec}
+				})}, true
+		case "Pod":
+			return kindInfo{versions: v1, schemaCode: "MC1002", decode: decodeK8s(newPod)}, true
+		case "ConfigMap":
+			return kindInfo{versions: v1, schemaCode: "MC1002",
+				decode: decodeK8s(func(m model.ObjectMeta, c *corev1.ConfigMap) model.Object {
+					return &model.ConfigMap{ObjectMeta: m, Data: c.Data}
+				})}, true
+		}
+	case model.GroupApps:
+		switch kind {
+		case "Deployment":
+			return workloadKind(func(o *appsv1.Deployment) corev1.PodTemplateSpec { return o.Spec.Template }), true
+		case "StatefulSet":
+			return workloadKind(func(o *appsv1.StatefulSet) corev1.PodTemplateSpec { return o.Spec.Template }), true
+		case "DaemonSet":
+			return workloadKind(func(o *appsv1.DaemonSet) corev1.PodTemplateSpec { return o.Spec.Template }), true
+		case "ReplicaSet":
+			return workloadKind(func(o *appsv1.ReplicaSet) corev1.PodTemplateSpec { return o.Spec.Template }), true
+		}
+	case model.GroupBatch:
+		if kind == "Job" {
+			return workloadKind(func(o *batchv1.Job) corev1.PodTemplateSpec { return o.Spec.Template }), true
+		}
+	case model.GroupNetworking:
+		switch kind {
+		case "VirtualService":
+			return istioKind(istioNet, decodeIstio(func() *networking.VirtualService { return &networking.VirtualService{} })), true
+		case "DestinationRule":
+			return istioKind(istioNet, decodeIstio(func() *networking.DestinationRule { return &networking.DestinationRule{} })), true
+		case "Gateway":
+			return istioKind(istioNet, decodeIstio(func() *networking.Gateway { return &networking.Gateway{} })), true
+		case "ServiceEntry":
+			return istioKind(istioNet, decodeIstio(func() *networking.ServiceEntry { return &networking.ServiceEntry{} })), true
+		case "Sidecar":
+			return istioKind(istioNet, decodeIstio(func() *networking.Sidecar { return &networking.Sidecar{} })), true
+		case "WorkloadEntry":
+			return istioKind(istioNet, decodeIstio(func() *networking.WorkloadEntry { return &networking.WorkloadEntry{} })), true
+		}
+	case model.GroupSecurity:
+		switch kind {
+		case "PeerAuthentication":
+			return istioKind(istioSec, decodeIstio(func() *security.PeerAuthentication { return &security.PeerAuthentication{} })), true
+		case "AuthorizationPolicy":
+			return istioKind(istioSec, decodeIstio(func() *security.AuthorizationPolicy { return &security.AuthorizationPolicy{} })), true
+		}
+	case model.GroupHNC:
+		hnc := []string{"v1alpha2"}
+		switch kind {
+		case "HierarchyConfiguration":
+			return kindInfo{versions: hnc, schemaCode: "MC1003", fixedName: "hierarchy",
+				decode: decodeHNC(func(m model.ObjectMeta, s model.HierarchySpec) model.Object {
+					return &model.HierarchyConfiguration{ObjectMeta: m, Spec: s}
+				})}, true
+		case "SubnamespaceAnchor":
+			// The anchor's name becomes a namespace name.
+			return kindInfo{versions: hnc, schemaCode: "MC1003", validName: validation.IsDNS1123Label,
+				decode: decodeHNC(func(m model.ObjectMeta, s model.AnchorSpec) model.Object {
+					return &model.SubnamespaceAnchor{ObjectMeta: m, Spec: s}
+				})}, true
+		case "HNCConfiguration":
+			return kindInfo{versions: hnc, clusterScoped: true, schemaCode: "MC1003", fixedName: "config",
+				decode: decodeHNC(func(m model.ObjectMeta, s model.HNCConfigSpec) model.Object {
+					return &model.HNCConfiguration{ObjectMeta: m, Spec: s}
+				})}, true
+		}
+	}
+	return kindInfo{}, false
+}
+
+func (k kindInfo) serves(version string) bool { return slices.Contains(k.versions, version) }
+
+func workloadKind[T any](template func(*T) corev1.PodTemplateSpec) kindInfo {
+	return kindInfo{versions: []string{"v1"}, schemaCode: "MC1002",
+		decode: decodeK8s(func(m model.ObjectMeta, o *T) model.Object {
+			return &model.Workload{ObjectMeta: m, Template: template(o)}
+		})}
+}
+
+func istioKind(versions []string, decode func(*decoder, model.ObjectMeta, map[string]any, []byte) (model.Object, []fieldError)) kindInfo {
+	return kindInfo{versions: versions, schemaCode: "MC1003", decode: decode}
+}
+
+func newPod(m model.ObjectMeta, p *corev1.Pod) model.Object {
+	var ips []string
+	for _, ip := range p.Status.PodIPs {
+		if ip.IP != "" {
+			ips = append(ips, ip.IP)
+		}
+	}
+	if len(ips) == 0 && p.Status.PodIP != "" {
+		ips = []string{p.Status.PodIP}
+	}
+	return &model.Pod{ObjectMeta: m, Spec: p.Spec, IPs: ips}
+}
+
+// decodeK8s decodes a Kubernetes kind: a type check for exact paths, then
+// the API server's case-sensitive decoder. Unknown fields are ignored.
+func decodeK8s[T any](build func(model.ObjectMeta, *T) model.Object) func(*decoder, model.ObjectMeta, map[string]any, []byte) (model.Object, []fieldError) {
+	return func(d *decoder, meta model.ObjectMeta, raw map[string]any, js []byte) (model.Object, []fieldError) {
+		var errs []fieldError
+		d.schema.check(reflect.TypeFor[T](), raw, nil, false, &errs)
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		obj := new(T)
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(js, obj); err != nil {
+			return nil, []fieldError{{Msg: cleanJSONError(err)}}
+		}
+		return build(meta, obj), nil
+	}
+}
+
+// customResourceFields are the top-level fields a custom resource may have;
+// the API server prunes or, with strict validation, rejects others.
+var customResourceFields = []string{"apiVersion", "kind", "metadata", "spec", "status"}
+
+func checkTopLevel(raw map[string]any) []fieldError {
+	var errs []fieldError
+	for _, k := range sortedKeys(raw) {
+		if !slices.Contains(customResourceFields, k) {
+			errs = append(errs, fieldError{Path: model.Path{}.Key(k), Msg: fmt.Sprintf("unknown field %q", k) + didYouMean(k, customResourceFields)})
+		}
+	}
+	return errs
+}
+
+// decodeIstio decodes an Istio kind strictly into its istio.io/api message.
+func decodeIstio[T proto.Message](newSpec func() T) func(*decoder, model.ObjectMeta, map[string]any, []byte) (model.Object, []fieldError) {
+	return func(_ *decoder, meta model.ObjectMeta, raw map[string]any, _ []byte) (model.Object, []fieldError) {
+		spec := newSpec()
+		errs := checkTopLevel(raw)
+		checkProto(spec.ProtoReflect().Descriptor(), raw["spec"], model.Path{}.Key("spec"), &errs)
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		if raw["spec"] != nil {
+			js, err := json.Marshal(raw["spec"])
+			if err == nil {
+				err = protojson.Unmarshal(js, spec)
+			}
+			if err != nil {
+				// checkProto should have caught it; keep protojson's words.
+				return nil, []fieldError{{Path: model.Path{}.Key("spec"), Msg: err.Error()}}
+			}
+		}
+		return &model.Config[T]{ObjectMeta: meta, Spec: spec}, nil
+	}
+}
+
+// decodeHNC decodes an HNC kind's spec strictly into meshc's struct.
+func decodeHNC[S any](build func(model.ObjectMeta, S) model.Object) func(*decoder, model.ObjectMeta, map[string]any, []byte) (model.Object, []fieldError) {
+	return func(d *decoder, meta model.ObjectMeta, raw map[string]any, _ []byte) (model.Object, []fieldError) {
+		errs := checkTopLevel(raw)
+		d.schema.check(reflect.TypeFor[S](), raw["spec"], model.Path{}.Key("spec"), true, &errs)
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		var spec S
+		if raw["spec"] != nil {
+			js, err := json.Marshal(raw["spec"])
+			if err == nil {
+				err = kjson.UnmarshalCaseSensitivePreserveInts(js, &spec)
+			}
+			if err != nil {
+				return nil, []fieldError{{Path: model.Path{}.Key("spec"), Msg: cleanJSONError(err)}}
+			}
+		}
+		if c, ok := any(spec).(model.HNCConfigSpec); ok {
+			errs = checkSyncModes(c)
+		}
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		return build(meta, spec), nil
+	}
+}
+
+// checkSyncModes applies the HNCConfiguration CRD's enum on modes.
+func checkSyncModes(c model.HNCConfigSpec) []fieldError {
+	var errs []fieldError
+	modes := []string{"Propagate", "AllowPropagate", "Remove", "Ignore"}
+	for i, r := range c.Resources {
+		if r.Mode != "" && !slices.Contains(modes, r.Mode) {
+			errs = append(errs, fieldError{Path: model.Path{}.Key("spec").Key("resources").Index(i).Key("mode"), Msg: fmt.Sprintf("invalid value %q, want one of %s", r.Mode, strings.Join(modes, ", "))})
+		}
+	}
+	return errs
+}

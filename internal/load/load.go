@@ -1,0 +1,339 @@
+// Package load reads manifests from files, directories and stdin into typed
+// objects. Every object keeps its file and line; every problem becomes a
+// diagnostic and loading goes on with the rest.
+package load
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/model"
+)
+
+// DefaultMaxFileSize is the largest input read; larger ones are MC1006.
+const DefaultMaxFileSize = 32 << 20
+
+// StdinName is how standard input is named in diagnostics.
+const StdinName = "<stdin>"
+
+// Options configure loading.
+type Options struct {
+	// Stdin is read for the path "-".
+	Stdin io.Reader
+	// MaxFileSize overrides DefaultMaxFileSize when positive.
+	MaxFileSize int64
+	// Workers is the number of files decoded at once; 0 means GOMAXPROCS.
+	Workers int
+}
+
+// Result is what was loaded.
+type Result struct {
+	// Objects in input order (file path, then position in the file).
+	Objects []model.Object
+	// Files read, in input order.
+	Files []string
+}
+
+// Paths loads files, directories (recursively: .yaml, .yml and .json files,
+// skipping hidden entries) and "-" for stdin. The only error is ctx's;
+// problems with the input are diagnostics.
+func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Diagnostic, error) {
+	inputs, diags := collect(paths)
+	results := make([]fileResult, len(inputs))
+	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, max(len(inputs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dec := newDecoder()
+			for i := range next {
+				results[i] = readAndDecode(dec, inputs[i], opts)
+			}
+		}()
+	}
+	var err error
+	for i := range inputs {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err != nil {
+		return Result{}, nil, fmt.Errorf("load: %w", err)
+	}
+
+	var res Result
+	var objs [][]model.Object
+	for i, r := range results {
+		diags = append(diags, r.diags...)
+		if r.read {
+			res.Files = append(res.Files, inputs[i].name)
+		}
+		objs = append(objs, r.objs)
+	}
+	var more []diag.Diagnostic
+	res.Objects, more = finish(slices.Concat(objs...))
+	return res, append(diags, more...), nil
+}
+
+// Bytes loads one file's content, as Paths would, for tests and fuzzing.
+func Bytes(file string, data []byte) ([]model.Object, []diag.Diagnostic) {
+	objs, diags := newDecoder().decodeFile(file, data)
+	objs, more := finish(objs)
+	return objs, append(diags, more...)
+}
+
+type input struct {
+	name  string // as the user named it, or StdinName
+	path  string // what to open; "" for stdin
+	stdin bool
+}
+
+type fileResult struct {
+	objs  []model.Object
+	diags []diag.Diagnostic
+	read  bool
+}
+
+// collect expands paths into the files to read, sorted by name. A file
+// reached twice (named twice, or through a symlink) is read once.
+func collect(paths []string) ([]input, []diag.Diagnostic) {
+	c := collector{seen: map[string]bool{}}
+	for _, p := range paths {
+		if p == "-" {
+			if !c.seen[StdinName] {
+				c.seen[StdinName] = true
+				c.inputs = append(c.inputs, input{name: StdinName, stdin: true})
+			}
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			c.unreadable(p, "cannot read %s: %s", p, pathError(err))
+			continue
+		}
+		if fi.IsDir() {
+			c.walk(p, nil)
+			continue
+		}
+		c.add(p)
+	}
+	slices.SortFunc(c.inputs, func(a, b input) int { return cmp.Compare(a.name, b.name) })
+	return c.inputs, c.diags
+}
+
+type collector struct {
+	inputs []input
+	diags  []diag.Diagnostic
+	seen   map[string]bool // real paths already added
+}
+
+func (c *collector) unreadable(file, format string, args ...any) {
+	c.diags = append(c.diags, diag.New("MC1006", diag.ObjectRef{File: file}, format, args...))
+}
+
+func (c *collector) add(p string) {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		c.unreadable(p, "cannot read %s: %s", p, pathError(err))
+		return
+	}
+	if abs, err := filepath.Abs(real); err == nil {
+		real = abs
+	}
+	if c.seen[real] {
+		return
+	}
+	c.seen[real] = true
+	c.inputs = append(c.inputs, input{name: filepath.Clean(p), path: p})
+}
+
+// walk adds the manifests below dir. ancestors holds the real paths of the
+// directories above, to stop at a symlink that leads back up.
+func (c *collector) walk(dir string, ancestors []string) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		real, err = filepath.Abs(real)
+	}
+	if err != nil {
+		c.unreadable(dir, "cannot read %s: %s", dir, pathError(err))
+		return
+	}
+	if slices.Contains(ancestors, real) {
+		c.unreadable(dir, "symlink loop: %s leads back to %s", dir, real)
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		c.unreadable(dir, "cannot read directory %s: %s", dir, pathError(err))
+		return
+	}
+	ancestors = append(ancestors, real)
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue // .git, .github and editor files are not manifests
+		}
+		full := filepath.Join(dir, name)
+		var fi fs.FileInfo
+		if e.Type()&fs.ModeSymlink != 0 {
+			fi, err = os.Stat(full)
+		} else {
+			fi, err = e.Info()
+		}
+		switch {
+		case err != nil:
+			if isManifestName(name) || e.Type()&fs.ModeSymlink != 0 {
+				c.unreadable(full, "cannot read %s: %s", full, pathError(err))
+			}
+		case fi.IsDir():
+			c.walk(full, ancestors)
+		case !isManifestName(name):
+		case !fi.Mode().IsRegular():
+			c.unreadable(full, "%s is not a regular file", full)
+		default:
+			c.add(full)
+		}
+	}
+}
+
+func isManifestName(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// pathError strips the path os errors repeat, keeping the reason.
+func pathError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func readAndDecode(dec *decoder, in input, opts Options) fileResult {
+	limit := cmp.Or(opts.MaxFileSize, DefaultMaxFileSize)
+	var r io.Reader
+	if in.stdin {
+		if opts.Stdin == nil {
+			return unreadableResult(in.name, "standard input is not available")
+		}
+		r = opts.Stdin
+	} else {
+		f, err := os.Open(in.path)
+		if err != nil {
+			return unreadableResult(in.name, "cannot read %s: %s", in.name, pathError(err))
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
+			return unreadableResult(in.name, "%s is %s, over the %s limit", in.name, size(fi.Size()), size(limit))
+		}
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return unreadableResult(in.name, "cannot read %s: %s", in.name, pathError(err))
+	}
+	if int64(len(data)) > limit {
+		return unreadableResult(in.name, "%s is over the %s limit", in.name, size(limit))
+	}
+	if msg := notText(data); msg != "" {
+		return unreadableResult(in.name, "%s %s", in.name, msg)
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	objs, diags := dec.decodeFile(in.name, data)
+	return fileResult{objs: objs, diags: diags, read: true}
+}
+
+func unreadableResult(file, format string, args ...any) fileResult {
+	return fileResult{diags: []diag.Diagnostic{diag.New("MC1006", diag.ObjectRef{File: file}, format, args...)}}
+}
+
+// notText says why data is not a text manifest, or "".
+func notText(data []byte) string {
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return fmt.Sprintf("is binary (a NUL byte at offset %d), not a text manifest", i)
+	}
+	if !utf8.Valid(data) {
+		return "is not UTF-8 text"
+	}
+	return ""
+}
+
+func size(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// finish numbers objects in input order, drops duplicates (MC1004) and
+// reports kinds meshc does not model (MC1005), one diagnostic per kind.
+func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
+	var diags []diag.Diagnostic
+	first := make(map[model.ID]model.Object, len(objs))
+	kept := objs[:0:0]
+	type unknownKind struct{ group, kind string }
+	var unknownOrder []unknownKind
+	unknown := map[unknownKind][]*model.ObjectMeta{}
+	for _, o := range objs {
+		m := o.Meta()
+		id := m.ID()
+		if prev, dup := first[id]; dup {
+			d := diag.New("MC1004", m.Ref(), "%s is defined twice; the first definition (%s) is kept and this one is left out",
+				id, prev.Meta().Ref().Location())
+			d.Related = []diag.Related{{ObjectRef: prev.Meta().Ref(), Note: "first definition, kept"}}
+			diags = append(diags, d)
+			continue
+		}
+		first[id] = o
+		m.Seq = len(kept)
+		kept = append(kept, o)
+		if _, ok := o.(*model.Unknown); ok {
+			k := unknownKind{m.Group(), m.Kind}
+			if unknown[k] == nil {
+				unknownOrder = append(unknownOrder, k)
+			}
+			unknown[k] = append(unknown[k], m)
+		}
+	}
+	for _, k := range unknownOrder {
+		metas := unknown[k]
+		d := diag.New("MC1005", metas[0].Ref(), "meshc does not model %s %s; %s ignored", metas[0].APIVersion, k.kind, countObjects(len(metas)))
+		for _, m := range metas[1:min(len(metas), 11)] {
+			d.Related = append(d.Related, diag.Related{ObjectRef: m.Ref(), Note: "also ignored"})
+		}
+		if len(metas) > 11 {
+			d.Related = append(d.Related, diag.Related{Note: fmt.Sprintf("and %d more", len(metas)-11)})
+		}
+		diags = append(diags, d)
+	}
+	return kept, diags
+}
+
+func countObjects(n int) string {
+	if n == 1 {
+		return "1 object"
+	}
+	return fmt.Sprintf("%d objects", n)
+}

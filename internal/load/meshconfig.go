@@ -1,0 +1,158 @@
+package load
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	meshv1 "istio.io/api/mesh/v1alpha1"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/model"
+)
+
+// MeshOptions say where the mesh config comes from.
+type MeshOptions struct {
+	// File, when set, replaces the ConfigMap: a MeshConfig YAML, or a
+	// ConfigMap manifest whose "mesh" key holds one.
+	File string
+	// IstioNamespace is where istiod runs and reads ConfigMap "istio";
+	// empty means istio-system.
+	IstioNamespace string
+	// DomainSuffix is istiod's --domain; empty means cluster.local.
+	DomainSuffix string
+}
+
+// MeshConfigName is the ConfigMap istiod reads its mesh config from.
+const MeshConfigName = "istio"
+
+// MeshConfig returns istiod's defaults overridden by the mesh config found
+// in objs (ConfigMap istio in the istiod namespace, key "mesh") or in
+// opts.File. As istiod does, a field it does not know is ignored (reported
+// as a warning) and the rest applies; a field of the wrong type makes the
+// whole mesh config unusable and the defaults apply.
+func MeshConfig(objs []model.Object, opts MeshOptions) (model.MeshConfig, []diag.Diagnostic) {
+	mc := model.MeshConfig{MeshConfig: model.DefaultMeshConfig(), DomainSuffix: opts.DomainSuffix}
+	if mc.DomainSuffix == "" {
+		mc.DomainSuffix = model.DefaultDomainSuffix
+	}
+	text, doc, src, diags := meshSource(objs, opts)
+	if doc == nil {
+		return mc, diags
+	}
+	mc.From = src
+	js, err := sigsyaml.YAMLToJSONStrict([]byte(text))
+	if err != nil {
+		line, msg := yamlError(err, chunk{data: doc.Data, line: doc.Line})
+		return mc, append(diags, diag.New("MC1001", refAt(src, line), "mesh config: %s; istiod's defaults apply", msg))
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil || raw == nil {
+		return mc, diags
+	}
+	var errs []fieldError
+	protoCheck{protoNames: true, errs: &errs}.message((&meshv1.MeshConfig{}).ProtoReflect().Descriptor(), raw, nil)
+	lines := doc.LinesOf(pathsOf(errs))
+	fatal := false
+	for i, e := range errs {
+		d := diag.New("MC1003", refAt(src, lines[i]), "mesh config: %s", e)
+		if e.Unknown {
+			d = d.WithSeverity(diag.Warning)
+			d.Message += "; istiod ignores it"
+		} else {
+			fatal = true
+			d.Message += "; istiod rejects the mesh config, so its defaults apply"
+		}
+		diags = append(diags, d)
+	}
+	if fatal {
+		return mc, diags
+	}
+	user := &meshv1.MeshConfig{}
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(js, user); err != nil {
+		return mc, append(diags, diag.New("MC1003", refAt(src, doc.Line), "mesh config: %v; istiod's defaults apply", err))
+	}
+	overlay(mc.MeshConfig, user)
+	return mc, diags
+}
+
+func refAt(src model.Source, line int) diag.ObjectRef {
+	return diag.ObjectRef{Kind: "ConfigMap", File: src.File, Line: line}
+}
+
+// meshSource finds the mesh config text and a document whose lines match
+// the file's.
+func meshSource(objs []model.Object, opts MeshOptions) (string, *model.Document, model.Source, []diag.Diagnostic) {
+	if opts.File != "" {
+		data, err := os.ReadFile(opts.File)
+		if err != nil {
+			return "", nil, model.Source{}, []diag.Diagnostic{diag.New("MC1006", diag.ObjectRef{File: opts.File}, "cannot read mesh config: %s", pathError(err))}
+		}
+		objs, diags := Bytes(opts.File, data)
+		for _, o := range objs {
+			if cm, ok := o.(*model.ConfigMap); ok {
+				return configMapMesh(cm, diags)
+			}
+		}
+		src := model.NewSource(opts.File, 1, &model.Document{Data: data, Line: 1}, nil)
+		return string(data), &model.Document{Data: data, Line: 1}, src, nil
+	}
+	ns := opts.IstioNamespace
+	if ns == "" {
+		ns = "istio-system"
+	}
+	for _, o := range objs {
+		if cm, ok := o.(*model.ConfigMap); ok && cm.Namespace == ns && cm.Name == MeshConfigName {
+			return configMapMesh(cm, nil)
+		}
+	}
+	return "", nil, model.Source{}, nil
+}
+
+func configMapMesh(cm *model.ConfigMap, diags []diag.Diagnostic) (string, *model.Document, model.Source, []diag.Diagnostic) {
+	text, ok := cm.Data["mesh"]
+	if !ok {
+		return "", nil, model.Source{}, diags
+	}
+	// A block scalar ("mesh: |") starts on the line after its key.
+	line := cm.Source.FieldLine(model.Path{}.Key("data").Key("mesh")) + 1
+	return text, &model.Document{Data: []byte(text), Line: line}, cm.Source, diags
+}
+
+// overlay sets every field user sets onto dst, replacing it whole, as
+// istiod's decoder does; defaultConfig is the exception, merged field by
+// field with its proxyMetadata maps joined.
+func overlay(dst, user *meshv1.MeshConfig) {
+	d := dst.ProtoReflect()
+	user.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Name() == "default_config" && dst.DefaultConfig != nil {
+			mergeProxyConfig(dst.DefaultConfig, user.DefaultConfig)
+			return true
+		}
+		d.Set(fd, v)
+		return true
+	})
+}
+
+func mergeProxyConfig(dst, user *meshv1.ProxyConfig) {
+	meta := map[string]string{}
+	for k, v := range dst.ProxyMetadata {
+		meta[k] = v
+	}
+	for k, v := range user.ProxyMetadata {
+		meta[k] = v
+	}
+	d := dst.ProtoReflect()
+	user.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		d.Set(fd, v)
+		return true
+	})
+	if len(meta) > 0 {
+		dst.ProxyMetadata = meta
+	}
+}

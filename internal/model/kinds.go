@@ -1,0 +1,79 @@
+package model
+
+import (
+	"google.golang.org/protobuf/proto"
+	networking "istio.io/api/networking/v1alpha3"
+	security "istio.io/api/security/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// API groups meshc reads.
+const (
+	GroupCore       = ""
+	GroupApps       = "apps"
+	GroupBatch      = "batch"
+	GroupNetworking = "networking.istio.io"
+	GroupSecurity   = "security.istio.io"
+	GroupHNC        = "hnc.x-k8s.io"
+)
+
+// Namespace is a core/v1 Namespace. Only its metadata matters.
+type Namespace struct {
+	ObjectMeta
+}
+
+// Service is a core/v1 Service.
+type Service struct {
+	ObjectMeta
+	Spec corev1.ServiceSpec
+}
+
+// Pod is a core/v1 Pod. IPs come from status.podIPs (or podIP) when the
+// manifest carries them, first one primary.
+type Pod struct {
+	ObjectMeta
+	Spec corev1.PodSpec
+	IPs  []string
+}
+
+// Workload is a workload template (Deployment, StatefulSet, DaemonSet,
+// ReplicaSet, Job); meshc counts it as one proxy named after the workload.
+type Workload struct {
+	ObjectMeta
+	Template corev1.PodTemplateSpec
+}
+
+// ConfigMap is a core/v1 ConfigMap; meshc reads the istio mesh config from
+// one.
+type ConfigMap struct {
+	ObjectMeta
+	Data map[string]string
+}
+
+// Config is an Istio object whose spec is an istio.io/api message.
+type Config[T proto.Message] struct {
+	ObjectMeta
+	Spec T
+}
+
+// The Istio kinds meshc decodes. All served versions of a kind share one
+// message type (networking v1 and v1beta1 alias v1alpha3; security v1
+// aliases v1beta1).
+type (
+	VirtualService      = Config[*networking.VirtualService]
+	DestinationRule     = Config[*networking.DestinationRule]
+	Gateway             = Config[*networking.Gateway]
+	ServiceEntry        = Config[*networking.ServiceEntry]
+	Sidecar             = Config[*networking.Sidecar]
+	WorkloadEntry       = Config[*networking.WorkloadEntry]
+	PeerAuthentication  = Config[*security.PeerAuthentication]
+	AuthorizationPolicy = Config[*security.AuthorizationPolicy]
+)
+
+// Unknown is an object of a kind meshc does not model. It is kept for its
+// identity and namespace (HNC propagates such kinds, and its namespace
+// exists because it is there); Raw is its JSON.
+type Unknown struct {
+	ObjectMeta
+	Raw []byte
+}

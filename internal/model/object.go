@@ -1,0 +1,81 @@
+// Package model is the typed object model every pass shares: one ObjectMeta
+// for all kinds, typed wrappers for the kinds meshc understands, and the
+// mesh config. Values are built by load and never mutated afterwards.
+package model
+
+import (
+	"strings"
+	"time"
+
+	"github.com/meshc/meshc/internal/diag"
+)
+
+// Object is any loaded object.
+type Object interface {
+	Meta() *ObjectMeta
+}
+
+// ObjectMeta is what every object has.
+type ObjectMeta struct {
+	// APIVersion is as written ("networking.istio.io/v1beta1").
+	APIVersion string
+	Kind       string
+	// Namespace is empty for cluster-scoped kinds and "default" for
+	// namespaced objects written without one.
+	Namespace   string
+	Name        string
+	Labels      map[string]string
+	Annotations map[string]string
+	// Created is metadata.creationTimestamp; zero when absent, which sorts
+	// first in istiod's comparator.
+	Created time.Time
+	Source  Source
+	// Seq is the input order (file path, then position in file), used for
+	// reporting only, never to decide a result.
+	Seq int
+}
+
+// Meta returns m; embedding ObjectMeta makes a struct an Object.
+func (m *ObjectMeta) Meta() *ObjectMeta { return m }
+
+// Group is the API group part of APIVersion ("" for core).
+func (m *ObjectMeta) Group() string {
+	if i := strings.LastIndexByte(m.APIVersion, '/'); i >= 0 {
+		return m.APIVersion[:i]
+	}
+	return ""
+}
+
+// ID is the object's identity.
+func (m *ObjectMeta) ID() ID {
+	return ID{Group: m.Group(), Kind: m.Kind, Namespace: m.Namespace, Name: m.Name}
+}
+
+// Ref describes the object for a diagnostic, at its first line.
+func (m *ObjectMeta) Ref() diag.ObjectRef {
+	return diag.ObjectRef{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name, File: m.Source.File, Line: m.Source.Line}
+}
+
+// RefAt describes the object for a diagnostic about one of its fields.
+func (m *ObjectMeta) RefAt(p Path) diag.ObjectRef {
+	r := m.Ref()
+	r.Line = m.Source.FieldLine(p)
+	return r
+}
+
+// ID identifies an object: API group, kind, namespace and name. The version
+// is not part of it, as in Kubernetes.
+type ID struct {
+	Group, Kind, Namespace, Name string
+}
+
+func (id ID) String() string {
+	gk := id.Kind
+	if id.Group != "" {
+		gk = id.Kind + "." + id.Group
+	}
+	if id.Namespace == "" {
+		return gk + " " + id.Name
+	}
+	return gk + " " + id.Namespace + "/" + id.Name
+}

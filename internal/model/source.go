@@ -1,0 +1,110 @@
+package model
+
+import (
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Source says where an object was written.
+type Source struct {
+	// File is the path as the user named it, or "<stdin>".
+	File string
+	// Line is the 1-based line where the object starts.
+	Line int
+	// doc is the YAML or JSON text of the document that holds the object;
+	// base is the object's path inside it (non-empty for List items).
+	// FieldLine parses it on demand, so objects carry no position index.
+	doc  *Document
+	base Path
+}
+
+// Document is the text of one YAML or JSON document and where it starts.
+type Document struct {
+	Data []byte
+	// Line is the file line of the first byte of Data.
+	Line int
+}
+
+// NewSource records an object that starts at line of file, inside doc at
+// path base.
+func NewSource(file string, line int, doc *Document, base Path) Source {
+	return Source{File: file, Line: line, doc: doc, base: base}
+}
+
+// FieldLine returns the file line of the field at path (relative to the
+// object). A path that does not exist resolves to its deepest existing
+// prefix; without a document it is the object's line.
+func (s Source) FieldLine(path Path) int {
+	return s.FieldLines([]Path{path})[0]
+}
+
+// FieldLines is FieldLine for several paths, parsing the document once.
+func (s Source) FieldLines(paths []Path) []int {
+	out := make([]int, len(paths))
+	if s.doc == nil {
+		for i := range out {
+			out[i] = s.Line
+		}
+		return out
+	}
+	full := make([]Path, len(paths))
+	for i, p := range paths {
+		full[i] = append(append(make(Path, 0, len(s.base)+len(p)), s.base...), p...)
+	}
+	for i, line := range s.doc.LinesOf(full) {
+		out[i] = line
+		if line == 0 {
+			out[i] = s.Line
+		}
+	}
+	return out
+}
+
+// LinesOf finds the file line of each path inside the document; 0 where the
+// document does not parse.
+func (d *Document) LinesOf(paths []Path) []int {
+	out := make([]int, len(paths))
+	var root yaml.Node
+	if err := yaml.Unmarshal(d.Data, &root); err != nil || len(root.Content) == 0 {
+		return out
+	}
+	for i, p := range paths {
+		n := root.Content[0]
+		line := n.Line
+		for _, e := range p {
+			next, keyLine := child(deref(n), e)
+			if next == nil {
+				break
+			}
+			line, n = keyLine, next
+		}
+		out[i] = d.Line + line - 1
+	}
+	return out
+}
+
+// child steps into n; keyLine is the line to report for the step: the key's
+// line for a mapping entry (where a person looks for a field), the item's
+// line for a sequence element.
+func child(n *yaml.Node, e PathElem) (next *yaml.Node, keyLine int) {
+	switch {
+	case e.IsIndex && n.Kind == yaml.SequenceNode:
+		if e.Index >= 0 && e.Index < len(n.Content) {
+			c := n.Content[e.Index]
+			return c, c.Line
+		}
+	case !e.IsIndex && n.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == e.Key {
+				return n.Content[i+1], n.Content[i].Line
+			}
+		}
+	}
+	return nil, 0
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
