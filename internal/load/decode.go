@@ -93,7 +93,19 @@ func yamlError(err error, c chunk) (int, string) {
 		}
 		msg = msg[:m[0]] + msg[m[1]:]
 	}
+	if strings.Contains(msg, "cannot start any token") && bytes.Contains(lineText(c, line), []byte("\t")) {
+		msg += " (a tab: YAML indents with spaces only)"
+	}
 	return line, msg
+}
+
+// lineText returns the text of a file line inside chunk c.
+func lineText(c chunk, line int) []byte {
+	lines := bytes.Split(c.data, []byte("\n"))
+	if i := line - c.line; i >= 0 && i < len(lines) {
+		return lines[i]
+	}
+	return nil
 }
 
 // value decodes a document or List item: a List is unpacked, anything else

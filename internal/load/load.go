@@ -203,6 +203,8 @@ func (c *collector) walk(dir string, ancestors []string) {
 			if isManifestName(name) || e.Type()&fs.ModeSymlink != 0 {
 				c.unreadable(full, "cannot read %s: %s", full, pathError(err))
 			}
+		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && leadsUp(full, real):
+			c.unreadable(full, "symlink loop: %s leads back to a directory above it", full)
 		case fi.IsDir():
 			c.walk(full, ancestors)
 		case !isManifestName(name):
@@ -212,6 +214,19 @@ func (c *collector) walk(dir string, ancestors []string) {
 			c.add(full)
 		}
 	}
+}
+
+// leadsUp reports whether the symlink link points at dir or a directory
+// above it, which would make the walk endless.
+func leadsUp(link, dir string) bool {
+	target, err := filepath.EvalSymlinks(link)
+	if err == nil {
+		target, err = filepath.Abs(target)
+	}
+	if err != nil {
+		return false
+	}
+	return dir == target || strings.HasPrefix(dir, strings.TrimSuffix(target, string(filepath.Separator))+string(filepath.Separator))
 }
 
 func isManifestName(name string) bool {
