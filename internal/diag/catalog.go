@@ -3,6 +3,7 @@ package diag
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -93,7 +94,7 @@ because the result does not cover the whole input.`,
 }
 
 // Catalog returns every entry, sorted by code.
-func Catalog() []Entry { return catalog[:] }
+func Catalog() []Entry { return slices.Clone(catalog[:]) }
 
 // Lookup finds an entry by code ("MC1001") or name ("InvalidYAML").
 func Lookup(codeOrName string) (Entry, bool) {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
+	"github.com/owenrumney/go-sarif/v2/sarif"
 )
 
 // sarifRenderer writes a SARIF 2.1.0 log with one run. Every catalog entry
@@ -18,6 +18,10 @@ type sarifRenderer struct{ opts Options }
 const toolURI = "https://github.com/meshc/meshc"
 
 func (r sarifRenderer) Render(w io.Writer, ds []Diagnostic) error {
+	rep, err := sarif.New(sarif.Version210)
+	if err != nil {
+		return fmt.Errorf("sarif: %w", err)
+	}
 	run := sarif.NewRunWithInformationURI("meshc", toolURI)
 	if r.opts.ToolVersion != "" {
 		run.Tool.Driver.WithVersion(r.opts.ToolVersion)
@@ -25,11 +29,13 @@ func (r sarifRenderer) Render(w io.Writer, ds []Diagnostic) error {
 	for _, e := range Catalog() {
 		run.AddRule(e.Code).
 			WithName(e.Name).
-			WithShortDescription(sarif.NewMultiformatMessageString().WithText(e.Summary)).
-			WithFullDescription(sarif.NewMultiformatMessageString().WithText(unwrap(e.Doc))).
+			WithShortDescription(sarif.NewMultiformatMessageString(e.Summary)).
+			WithFullDescription(sarif.NewMultiformatMessageString(unwrap(e.Doc))).
 			WithHelpURI(e.HelpURI()).
 			WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(sarifLevel(e.Severity)))
 	}
+	// Results must exist even when empty: code-scanning uploads require it.
+	run.Results = []*sarif.Result{}
 	for _, d := range sorted(ds) {
 		res := run.CreateResultForRule(d.Code).
 			WithLevel(sarifLevel(d.Severity)).
@@ -44,23 +50,22 @@ func (r sarifRenderer) Render(w io.Writer, ds []Diagnostic) error {
 			}
 			text := rel.ObjectRef.String()
 			if rel.Note != "" {
-				text = strings.TrimSpace(text + ": " + rel.Note)
+				text = strings.TrimPrefix(text+": "+rel.Note, ": ")
 			}
 			if text != "" {
 				loc.WithMessage(sarif.NewTextMessage(text))
 			}
-			res.AddRelatedLocation(loc.WithID(i + 1))
+			res.AddRelatedLocation(loc.WithId(i + 1))
 		}
 		if len(d.Proxies) > 0 {
-			res.WithProperties(sarif.NewPropertyBag().Add("proxies", d.Proxies))
+			res.AttachPropertyBag(&sarif.PropertyBag{Properties: sarif.Properties{"proxies": d.Proxies}})
 		}
 	}
-	rep := sarif.NewReport()
 	rep.AddRun(run)
 	if err := rep.PrettyWrite(w); err != nil {
 		return fmt.Errorf("write sarif: %w", err)
 	}
-	_, err := io.WriteString(w, "\n")
+	_, err = io.WriteString(w, "\n")
 	return err
 }
 
@@ -91,7 +96,7 @@ func sarifLocation(o ObjectRef) *sarif.Location {
 		if o.Namespace != "" {
 			fq = o.Kind + "/" + o.Namespace + "/" + o.Name
 		}
-		loc.AddLogicalLocation(sarif.NewLogicalLocation().WithName(o.Name).WithFullyQualifiedName(fq).WithKind("resource"))
+		loc.AddLogicalLocations(sarif.NewLogicalLocation().WithName(o.Name).WithFullyQualifiedName(fq).WithKind("resource"))
 	}
 	return loc
 }

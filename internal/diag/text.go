@@ -59,7 +59,9 @@ func (r *textRenderer) Render(w io.Writer, ds []Diagnostic) error {
 		if where == "" {
 			where = "meshc"
 		}
-		fmt.Fprintf(&b, "%s: %s %s %s: %s", r.loc.Sprint(where), r.severity(d.Severity), r.bold.Sprint(d.Code), d.Name, d.Message)
+		// Continuation lines of a long message stay indented under it.
+		msg := strings.ReplaceAll(d.Message, "\n", "\n    ")
+		fmt.Fprintf(&b, "%s: %s %s %s: %s", r.loc.Sprint(where), r.severity(d.Severity), r.bold.Sprint(d.Code), d.Name, msg)
 		if subject := d.Object.String(); subject != "" && d.Object.Name != "" {
 			b.WriteString(r.dim.Sprintf(" [%s]", subject))
 		}

@@ -36,12 +36,27 @@ func newDecoder() *decoder { return &decoder{schema: newGoSchema()} }
 // broken document is reported and the next one is read.
 func (d *decoder) decodeFile(file string, data []byte) ([]model.Object, []diag.Diagnostic) {
 	d.file, d.objs, d.diags = file, nil, nil
-	for _, c := range splitDocuments(data) {
+	for _, c := range splitDocuments(normalizeBreaks(data)) {
 		if !blank(c) {
 			d.document(c)
 		}
 	}
 	return d.objs, d.diags
+}
+
+// normalizeBreaks turns a lone CR, which YAML counts as a line break, into
+// LF, so every line count in meshc agrees with the parser's.
+func normalizeBreaks(data []byte) []byte {
+	if !bytes.Contains(data, []byte("\r")) {
+		return data
+	}
+	out := bytes.Clone(data)
+	for i, b := range out {
+		if b == '\r' && (i+1 == len(out) || out[i+1] != '\n') {
+			out[i] = '\n'
+		}
+	}
+	return out
 }
 
 func (d *decoder) report(code string, line int, obj diag.ObjectRef, format string, args ...any) {
@@ -89,7 +104,10 @@ func yamlError(err error, c chunk) (int, string) {
 	line := firstContentLine(c)
 	if m := yamlLineRE.FindStringSubmatchIndex(msg); m != nil {
 		if n, err := strconv.Atoi(msg[m[2]:m[3]]); err == nil && n > 0 {
-			line = c.line + n - 1
+			// The parser may name the line after the last one for an
+			// error at the end of input; keep the position in the file.
+			last := c.line + bytes.Count(bytes.TrimRight(c.data, "\r\n"), []byte("\n"))
+			line = min(c.line+n-1, last)
 		}
 		msg = msg[:m[0]] + msg[m[1]:]
 	}

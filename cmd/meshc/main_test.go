@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// meshc runs the CLI in-process and returns exit status, stdout and stderr.
+func meshc(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const goodNS = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{port: 80, name: http}]}\n"
+
+func TestLintExitCodes(t *testing.T) {
+	clean := writeFiles(t, map[string]string{"ns.yaml": goodNS})
+	broken := writeFiles(t, map[string]string{
+		"good.yaml":   goodNS,
+		"broken.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: [x\n",
+	})
+	warning := writeFiles(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  mesh: |\n    rootNamespce: x\n"})
+	info := writeFiles(t, map[string]string{"s.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"})
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string // fragment of stdout
+		err  string // fragment of stderr
+	}{
+		{"bundled example is clean", []string{"lint", filepath.Join("..", "..", "examples", "bookinfo")}, 0, "0 errors, 0 warnings, 0 info in 21 objects from 6 files", ""},
+		{"clean folder", []string{"lint", clean}, 0, "2 objects from 1 file", ""},
+		{"broken file fails and the rest still loads", []string{"lint", broken}, 1, "broken.yaml:4: error MC1001 InvalidYAML", ""},
+		{"broken file summary counts good objects", []string{"lint", broken}, 1, "1 error, 0 warnings, 0 info in 2 objects from 2 files", ""},
+		{"fail-on none", []string{"lint", broken, "--fail-on", "none"}, 0, "MC1001", ""},
+		{"warning passes the default threshold", []string{"lint", warning}, 0, "warning MC1003", ""},
+		{"fail-on warning", []string{"lint", warning, "--fail-on", "warning"}, 1, "warning MC1003", ""},
+		{"info passes fail-on warning", []string{"lint", info, "--fail-on", "warning"}, 0, "info MC1005", ""},
+		{"fail-on info", []string{"lint", info, "--fail-on", "info"}, 1, "info MC1005", ""},
+		{"unreadable input", []string{"lint", filepath.Join(clean, "missing")}, 2, "MC1006", ""},
+		{"unreadable input wins over fail-on none", []string{"lint", clean, filepath.Join(clean, "missing"), "--fail-on", "none"}, 2, "MC1006", ""},
+		{"unknown flag", []string{"lint", "--frobnicate"}, 2, "", "unknown flag"},
+		{"unknown output", []string{"lint", clean, "-o", "xml"}, 2, "", "unknown output format"},
+		{"bad fail-on", []string{"lint", clean, "--fail-on", "fatal"}, 2, "", "--fail-on"},
+		{"unknown command", []string{"frobnicate"}, 2, "", "unknown command"},
+		{"explain", []string{"lint", "--explain", "mc1004"}, 0, "MC1004 DuplicateObject (error)", ""},
+		{"explain by name", []string{"lint", "--explain", "InvalidYAML"}, 0, "MC1001 InvalidYAML", ""},
+		{"explain unknown", []string{"lint", "--explain", "MC9999"}, 2, "", "no diagnostic"},
+		{"version", []string{"version"}, 0, "meshc ", ""},
+		{"completion", []string{"completion", "bash"}, 0, "bash completion", ""},
+		{"mesh config flag", []string{"lint", clean, "--mesh-config", filepath.Join(clean, "none.yaml")}, 2, "cannot read mesh config", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := meshc(t, "", tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errOut, tt.err) {
+				t.Errorf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s\nwant stdout containing %q and stderr containing %q", code, tt.code, out, errOut, tt.out, tt.err)
+			}
+		})
+	}
+}
+
+func TestLintStdin(t *testing.T) {
+	code, out, _ := meshc(t, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: Bad_Name\n", "lint", "-")
+	if code != 1 || !strings.Contains(out, "<stdin>:4: error MC1002 InvalidObject") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestLintJSONAndSARIF(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"good.yaml": goodNS, "broken.yaml": "a: b: c\n"})
+	code, out, _ := meshc(t, "", "lint", dir, "-o", "json")
+	var doc struct {
+		Diagnostics []struct {
+			Code   string
+			Object struct {
+				File string
+				Line int
+			}
+		}
+		Summary struct{ Error, Warning, Info int }
+		Input   struct{ Files, Objects int }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("invalid JSON: %v\n%s", err, out)
+	}
+	if code != 1 || len(doc.Diagnostics) != 1 || doc.Diagnostics[0].Code != "MC1001" || doc.Diagnostics[0].Object.Line != 1 ||
+		doc.Summary.Error != 1 || doc.Input.Objects != 2 || doc.Input.Files != 2 {
+		t.Errorf("exit %d, json %+v", code, doc)
+	}
+	code, out, _ = meshc(t, "", "lint", dir, "-o", "sarif")
+	var log struct {
+		Version string
+		Runs    []struct{ Results []struct{ RuleID string } }
+	}
+	if err := json.Unmarshal([]byte(out), &log); err != nil || code != 1 || log.Version != "2.1.0" || len(log.Runs[0].Results) != 1 {
+		t.Errorf("exit %d, sarif %+v, err %v", code, log, err)
+	}
+}
+
+func TestHelpHasExamples(t *testing.T) {
+	for _, cmd := range [][]string{{"--help"}, {"lint", "--help"}, {"version", "--help"}} {
+		code, out, _ := meshc(t, "", cmd...)
+		if code != 0 || !strings.Contains(out, "Examples:") {
+			t.Errorf("%v: exit %d, no examples:\n%s", cmd, code, out)
+		}
+	}
+}
+
+func TestNoColorWhenNotATerminal(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"broken.yaml": "a: b: c\n"})
+	_, out, _ := meshc(t, "", "lint", dir)
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("colored output to a buffer:\n%q", out)
+	}
+}

@@ -1,0 +1,90 @@
+package diag
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/meshc/meshc/internal/golden"
+)
+
+func TestCatalogWellFormed(t *testing.T) {
+	codeRE := regexp.MustCompile(`^MC[1-9]\d{3}$`)
+	nameRE := regexp.MustCompile(`^[A-Z][A-Za-z0-9]+$`)
+	seen := map[string]bool{}
+	prev := ""
+	for _, e := range Catalog() {
+		if !codeRE.MatchString(e.Code) || !nameRE.MatchString(e.Name) {
+			t.Errorf("%s %s: code must look like MC1234 and name be CamelCase", e.Code, e.Name)
+		}
+		if e.Code <= prev {
+			t.Errorf("%s is out of order after %s", e.Code, prev)
+		}
+		prev = e.Code
+		if seen[e.Name] {
+			t.Errorf("name %s used twice", e.Name)
+		}
+		seen[e.Name] = true
+		if e.Severity < Info || e.Severity > Error || e.Summary == "" || e.Doc == "" {
+			t.Errorf("%s is missing severity, summary or doc", e.Code)
+		}
+		if got, ok := Lookup(strings.ToLower(e.Name)); !ok || got.Code != e.Code {
+			t.Errorf("Lookup(%s) = %v, %v", e.Name, got.Code, ok)
+		}
+	}
+}
+
+// TestEveryReportedCodeIsCatalogued reads the sources for the codes passes
+// report, so a code cannot ship without its catalog entry and docs.
+func TestEveryReportedCodeIsCatalogued(t *testing.T) {
+	used := regexp.MustCompile(`"(MC\d{4})"`)
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range used.FindAllSubmatch(src, -1) {
+			if _, ok := Lookup(string(m[1])); !ok {
+				t.Errorf("%s reports %s, which is not in the catalog", path, m[1])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDocsUpToDate(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("..", "..", "docs", "diagnostics.md"), b.Bytes())
+}
+
+func TestREADMEListsEveryCode(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range Catalog() {
+		if !bytes.Contains(readme, []byte(e.Code)) || !bytes.Contains(readme, []byte(e.Name)) {
+			t.Errorf("README.md does not list %s %s", e.Code, e.Name)
+		}
+	}
+}
