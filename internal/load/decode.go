@@ -3,15 +3,16 @@ package load
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 
+	yaml "go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	kjson "sigs.k8s.io/json"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -72,23 +73,71 @@ func (d *decoder) document(c chunk) {
 			d.report("MC1001", line, diag.ObjectRef{}, "the document could not be parsed (parser failure: %v)", r)
 		}
 	}()
-	js, err := sigsyaml.YAMLToJSONStrict(c.data)
-	if err != nil {
-		errLine, msg := yamlError(err, c)
-		d.report("MC1001", errLine, diag.ObjectRef{}, "%s", msg)
+	if parts := jsonStream(c); len(parts) > 1 {
+		for _, p := range parts {
+			d.document(p)
+		}
 		return
 	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var raw any
-	if err := dec.Decode(&raw); err != nil {
-		d.report("MC1001", line, diag.ObjectRef{}, "the document could not be read: %s", cleanJSONError(err))
+	raw, root, errLine, msg := parseDocument(c)
+	if msg != "" {
+		d.report("MC1001", errLine, diag.ObjectRef{}, "%s", msg)
 		return
 	}
 	if raw == nil {
 		return // an empty document, e.g. a lone "---"
 	}
-	d.value(raw, js, &model.Document{Data: c.data, Line: c.line}, nil, line)
+	d.value(raw, root, &model.Document{Data: c.data, Line: c.line}, nil, line)
+}
+
+// parseDocument parses one YAML document into its value and node tree, or
+// returns the file line and text of what is wrong with it.
+func parseDocument(c chunk) (raw any, node *yaml.Node, line int, msg string) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(c.data, &root); err != nil {
+		line, msg := yamlError(err, c)
+		return nil, nil, line, msg
+	}
+	raw, err := toValue(&root)
+	var le *lineError
+	if errors.As(err, &le) {
+		return nil, nil, c.line + le.line - 1, le.msg
+	}
+	if raw == nil {
+		return nil, nil, 0, ""
+	}
+	return raw, root.Content[0], 0, ""
+}
+
+// parseYAML is parseDocument for callers that need only the value.
+func parseYAML(c chunk) (raw any, line int, msg string) {
+	raw, _, line, msg = parseDocument(c)
+	return raw, line, msg
+}
+
+// jsonStream splits a chunk holding several concatenated JSON values, as
+// some tools write them, into one chunk per value. YAML would read only the
+// first and drop the rest silently. It returns nil for anything else.
+func jsonStream(c chunk) []chunk {
+	trimmed := bytes.TrimLeft(c.data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(c.data))
+	var parts []chunk
+	start := 0
+	for {
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			if err == io.EOF && len(parts) > 1 {
+				return parts
+			}
+			return nil
+		}
+		end := int(dec.InputOffset())
+		parts = append(parts, chunk{data: c.data[start:end], line: c.line + bytes.Count(c.data[:start], []byte("\n"))})
+		start = end
+	}
 }
 
 var yamlLineRE = regexp.MustCompile(`line (\d+): `)
@@ -104,6 +153,11 @@ func yamlError(err error, c chunk) (int, string) {
 	line := firstContentLine(c)
 	if m := yamlLineRE.FindStringSubmatchIndex(msg); m != nil {
 		if n, err := strconv.Atoi(msg[m[2]:m[3]]); err == nil && n > 0 {
+			if strings.HasPrefix(msg[m[1]:], "did not find expected") {
+				// The YAML parser (unlike its scanner) names these
+				// lines counting from zero.
+				n++
+			}
 			// The parser may name the line after the last one for an
 			// error at the end of input; keep the position in the file.
 			last := c.line + bytes.Count(bytes.TrimRight(c.data, "\r\n"), []byte("\n"))
@@ -127,8 +181,8 @@ func lineText(c chunk, line int) []byte {
 }
 
 // value decodes a document or List item: a List is unpacked, anything else
-// must be an object.
-func (d *decoder) value(raw any, js []byte, doc *model.Document, base model.Path, line int) {
+// must be an object. node is raw's YAML node, for the lines of list items.
+func (d *decoder) value(raw any, node *yaml.Node, doc *model.Document, base model.Path, line int) {
 	obj, ok := raw.(map[string]any)
 	if !ok {
 		d.report("MC1002", line, diag.ObjectRef{}, "a manifest must be an object with apiVersion, kind and metadata; this document is %s", describe(raw))
@@ -137,21 +191,17 @@ func (d *decoder) value(raw any, js []byte, doc *model.Document, base model.Path
 	kind, _ := obj["kind"].(string)
 	items, isList := obj["items"].([]any)
 	if isList && strings.HasSuffix(kind, "List") {
-		d.list(obj, kind, items, doc, base)
+		d.list(obj, kind, items, node, doc, base)
 		return
 	}
-	d.object(obj, js, model.NewSource(d.file, line, doc, base))
+	d.object(obj, model.NewSource(d.file, line, doc, base))
 }
 
 // list unpacks kind List and typed lists (ServiceList, ...). Items of a
 // typed list may leave out apiVersion and kind, as the API server writes
 // them; they take them from the list.
-func (d *decoder) list(obj map[string]any, kind string, items []any, doc *model.Document, base model.Path) {
-	paths := make([]model.Path, len(items))
-	for i := range items {
-		paths[i] = base.Key("items").Index(i)
-	}
-	lines := doc.LinesOf(paths)
+func (d *decoder) list(obj map[string]any, kind string, items []any, node *yaml.Node, doc *model.Document, base model.Path) {
+	itemNodes := model.Child(node, model.PathElem{Key: "items"})
 	apiVersion, _ := obj["apiVersion"].(string)
 	for i, item := range items {
 		if m, ok := item.(map[string]any); ok && kind != "List" {
@@ -162,17 +212,17 @@ func (d *decoder) list(obj map[string]any, kind string, items []any, doc *model.
 				m["apiVersion"] = apiVersion
 			}
 		}
-		js, err := json.Marshal(item)
-		if err != nil {
-			d.report("MC1002", lines[i], diag.ObjectRef{}, "list item %d cannot be read: %v", i, err)
-			continue
+		itemNode := model.Child(itemNodes, model.PathElem{Index: i, IsIndex: true})
+		line := doc.Line
+		if itemNode != nil {
+			line = doc.Line + itemNode.Line - 1
 		}
-		d.value(item, js, doc, paths[i], lines[i])
+		d.value(item, itemNode, doc, base.Key("items").Index(i), line)
 	}
 }
 
 // object validates metadata and decodes one object by its kind.
-func (d *decoder) object(raw map[string]any, js []byte, src model.Source) {
+func (d *decoder) object(raw map[string]any, src model.Source) {
 	ref := diag.ObjectRef{File: src.File, Line: src.Line}
 	at := func(p model.Path) int { return src.FieldLine(p) }
 	apiVersion, okV := raw["apiVersion"].(string)
@@ -190,17 +240,8 @@ func (d *decoder) object(raw map[string]any, js []byte, src model.Source) {
 
 	var errs []fieldError
 	metaPath := model.Path{}.Key("metadata")
-	d.schema.check(reflect.TypeFor[metav1.ObjectMeta](), raw["metadata"], metaPath, false, &errs)
 	var om metav1.ObjectMeta
-	if len(errs) == 0 && raw["metadata"] != nil {
-		mjs, err := json.Marshal(raw["metadata"])
-		if err == nil {
-			err = kjson.UnmarshalCaseSensitivePreserveInts(mjs, &om)
-		}
-		if err != nil {
-			errs = append(errs, fieldError{Path: metaPath, Msg: cleanJSONError(err)})
-		}
-	}
+	d.schema.decode(reflect.ValueOf(&om).Elem(), raw["metadata"], metaPath, false, &errs)
 	ref.Name, ref.Namespace = om.Name, om.Namespace
 	if len(errs) > 0 {
 		d.fieldErrors("MC1002", src, ref, errs)
@@ -261,10 +302,10 @@ func (d *decoder) object(raw map[string]any, js []byte, src model.Source) {
 		Source:      src,
 	}
 	if !known {
-		d.objs = append(d.objs, &model.Unknown{ObjectMeta: meta, Raw: js})
+		d.objs = append(d.objs, &model.Unknown{ObjectMeta: meta, Raw: raw})
 		return
 	}
-	obj, errs := info.decode(d, meta, raw, js)
+	obj, errs := info.decode(d, meta, raw)
 	if len(errs) > 0 {
 		d.fieldErrors(info.schemaCode, src, ref, errs)
 		return

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -11,114 +12,169 @@ import (
 	"github.com/meshc/meshc/internal/model"
 )
 
-// goSchema checks decoded JSON against Go struct types (Kubernetes API types
-// and meshc's HNC structs) before decoding, so that a wrong type is reported
-// at its exact path, list indexes included. Decoding then goes through
-// sigs.k8s.io/json, the case-sensitive decoder the API server uses.
+// goSchema decodes JSON values into Go types (Kubernetes API types and
+// meshc's HNC structs) the way the API server's case-sensitive decoder
+// does, checking as it goes so that a wrong type is reported at its exact
+// path, list indexes included, and every problem is reported, not the first.
 type goSchema struct {
 	// fields caches each struct type's JSON field table. A goSchema belongs
 	// to one worker, so the cache needs no lock.
-	fields map[reflect.Type]map[string]reflect.Type
+	fields map[reflect.Type]map[string]goField
+}
+
+type goField struct {
+	index []int // for reflect.Value.FieldByIndex, through inlined structs
+	typ   reflect.Type
 }
 
 func newGoSchema() *goSchema {
-	return &goSchema{fields: map[reflect.Type]map[string]reflect.Type{}}
+	return &goSchema{fields: map[reflect.Type]map[string]goField{}}
 }
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
-// check walks v against t. With strict, fields the type does not have are
-// errors; without, they are ignored as Kubernetes ignores them.
-func (g *goSchema) check(t reflect.Type, v any, path model.Path, strict bool, errs *[]fieldError) {
+// decode fills dst (settable, of the type to decode) from v. With strict,
+// fields the type does not have are errors; without, they are ignored as
+// Kubernetes ignores them.
+func (g *goSchema) decode(dst reflect.Value, v any, path model.Path, strict bool, errs *[]fieldError) {
 	if v == nil {
-		return
+		return // null leaves the zero value, as encoding/json does
 	}
+	t := dst.Type()
+	fail := func(msg string) { *errs = append(*errs, fieldError{Path: path, Msg: msg}) }
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		// Types with their own JSON form (Quantity, IntOrString, Time):
-		// let them judge the value.
+		// Types with their own JSON form (Quantity, IntOrString, Time)
+		// decode themselves.
 		raw, err := json.Marshal(v)
 		if err == nil {
-			err = kjson.UnmarshalCaseSensitivePreserveInts(raw, reflect.New(t).Interface())
+			err = kjson.UnmarshalCaseSensitivePreserveInts(raw, dst.Addr().Interface())
 		}
 		if err != nil {
-			*errs = append(*errs, fieldError{Path: path, Msg: fmt.Sprintf("invalid value %s: %s", describe(v), cleanJSONError(err))})
+			fail(fmt.Sprintf("invalid value %s: %s", describe(v), cleanJSONError(err)))
 		}
 		return
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		g.check(t.Elem(), v, path, strict, errs)
+		elem := reflect.New(t.Elem())
+		g.decode(elem.Elem(), v, path, strict, errs)
+		dst.Set(elem)
 	case reflect.Struct:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			*errs = append(*errs, fieldError{Path: path, Msg: "expected an object, got " + describe(v)})
+			fail("expected an object, got " + describe(v))
 			return
 		}
 		fields := g.fieldsOf(t)
 		for _, k := range sortedKeys(obj) {
-			ft, ok := fields[k]
+			f, ok := fields[k]
 			if !ok {
 				if strict {
 					*errs = append(*errs, fieldError{Path: path.Key(k), Msg: fmt.Sprintf("unknown field %q", k) + didYouMean(k, mapKeys(fields))})
 				}
 				continue
 			}
-			g.check(ft, obj[k], path.Key(k), strict, errs)
+			g.decode(fieldByIndex(dst, f.index), obj[k], path.Key(k), strict, errs)
 		}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
-			if _, ok := v.(string); !ok {
-				*errs = append(*errs, fieldError{Path: path, Msg: "expected a base64 string, got " + describe(v)})
+			s, ok := v.(string)
+			b, err := base64.StdEncoding.DecodeString(s)
+			if !ok || err != nil {
+				fail("expected a base64 string, got " + describe(v))
+				return
 			}
+			dst.SetBytes(b)
 			return
 		}
 		list, ok := v.([]any)
 		if !ok {
-			*errs = append(*errs, fieldError{Path: path, Msg: "expected a list, got " + describe(v)})
+			fail("expected a list, got " + describe(v))
 			return
 		}
+		out := reflect.MakeSlice(t, len(list), len(list))
 		for i, item := range list {
-			g.check(t.Elem(), item, path.Index(i), strict, errs)
+			g.decode(out.Index(i), item, path.Index(i), strict, errs)
 		}
+		dst.Set(out)
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			*errs = append(*errs, fieldError{Path: path, Msg: "expected a map, got " + describe(v)})
+			fail("expected a map, got " + describe(v))
 			return
 		}
+		out := reflect.MakeMapWithSize(t, len(obj))
 		for _, k := range sortedKeys(obj) {
-			g.check(t.Elem(), obj[k], path.Key(k), strict, errs)
+			elem := reflect.New(t.Elem()).Elem()
+			g.decode(elem, obj[k], path.Key(k), strict, errs)
+			out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), elem)
 		}
+		dst.Set(out)
 	case reflect.String:
-		if _, ok := v.(string); !ok {
-			*errs = append(*errs, fieldError{Path: path, Msg: "expected a string, got " + describe(v)})
+		s, ok := v.(string)
+		if !ok {
+			fail("expected a string, got " + describe(v))
+			return
 		}
+		dst.SetString(s)
 	case reflect.Bool:
-		if _, ok := v.(bool); !ok {
-			*errs = append(*errs, fieldError{Path: path, Msg: "expected true or false, got " + describe(v)})
+		b, ok := v.(bool)
+		if !ok {
+			fail("expected true or false, got " + describe(v))
+			return
 		}
+		dst.SetBool(b)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if msg := checkInt(v, t.Bits(), false, true); msg != "" {
-			*errs = append(*errs, fieldError{Path: path, Msg: msg})
+		n, msg := parseInt(v, t.Bits(), false)
+		if msg != "" {
+			fail(msg)
+			return
 		}
+		dst.SetInt(n)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if msg := checkInt(v, t.Bits(), false, false); msg != "" {
-			*errs = append(*errs, fieldError{Path: path, Msg: msg})
+		n, msg := parseUint(v, t.Bits(), false)
+		if msg != "" {
+			fail(msg)
+			return
 		}
+		dst.SetUint(n)
 	case reflect.Float32, reflect.Float64:
-		if _, ok := v.(json.Number); !ok {
-			*errs = append(*errs, fieldError{Path: path, Msg: "expected a number, got " + describe(v)})
+		num, ok := v.(json.Number)
+		f, err := num.Float64()
+		if !ok || err != nil {
+			fail("expected a number, got " + describe(v))
+			return
 		}
+		dst.SetFloat(f)
+	case reflect.Interface:
+		dst.Set(reflect.ValueOf(v))
 	}
 }
 
-// fieldsOf maps JSON names to field types, flattening embedded structs and
-// `json:",inline"` fields as encoding/json does.
-func (g *goSchema) fieldsOf(t reflect.Type) map[string]reflect.Type {
+// fieldByIndex is reflect's FieldByIndex, allocating nil embedded pointers
+// on the way.
+func fieldByIndex(v reflect.Value, index []int) reflect.Value {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v
+}
+
+// fieldsOf maps JSON names to fields, flattening embedded structs and
+// `json:",inline"` fields as encoding/json does: a field of the outer
+// struct shadows one of the same name inside an inlined one.
+func (g *goSchema) fieldsOf(t reflect.Type) map[string]goField {
 	if f, ok := g.fields[t]; ok {
 		return f
 	}
-	out := map[string]reflect.Type{}
+	out := map[string]goField{}
+	var inlined []map[string]goField
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -131,23 +187,30 @@ func (g *goSchema) fieldsOf(t reflect.Type) map[string]reflect.Type {
 			ft = ft.Elem()
 		}
 		if name == "" && ft.Kind() == reflect.Struct && (f.Anonymous || strings.Contains(opts, "inline")) {
-			for k, v := range g.fieldsOf(ft) {
-				if _, shadowed := out[k]; !shadowed {
-					out[k] = v
-				}
+			inner := map[string]goField{}
+			for k, sub := range g.fieldsOf(ft) {
+				inner[k] = goField{index: append([]int{i}, sub.index...), typ: sub.typ}
 			}
+			inlined = append(inlined, inner)
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		out[name] = f.Type
+		out[name] = goField{index: []int{i}, typ: f.Type}
+	}
+	for _, inner := range inlined {
+		for k, f := range inner {
+			if _, shadowed := out[k]; !shadowed {
+				out[k] = f
+			}
+		}
 	}
 	g.fields[t] = out
 	return out
 }
 
-func mapKeys(m map[string]reflect.Type) []string {
+func mapKeys(m map[string]goField) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -157,7 +220,5 @@ func mapKeys(m map[string]reflect.Type) []string {
 
 // cleanJSONError drops the "json: " noise from decoder errors.
 func cleanJSONError(err error) string {
-	s := err.Error()
-	s = strings.TrimPrefix(s, "json: ")
-	return s
+	return strings.TrimPrefix(err.Error(), "json: ")
 }

@@ -1,13 +1,11 @@
 package load
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	networking "istio.io/api/networking/v1alpha3"
 	security "istio.io/api/security/v1beta1"
@@ -15,7 +13,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	kjson "sigs.k8s.io/json"
 
 	"github.com/meshc/meshc/internal/model"
 )
@@ -31,8 +28,11 @@ type kindInfo struct {
 	validName func(string) []string
 	// fixedName is the only name the CRD allows ("" for any).
 	fixedName string
-	decode    func(d *decoder, meta model.ObjectMeta, raw map[string]any, js []byte) (model.Object, []fieldError)
+	decode    decodeFunc
 }
+
+// decodeFunc decodes one object of a kind from its JSON value.
+type decodeFunc func(d *decoder, meta model.ObjectMeta, raw map[string]any) (model.Object, []fieldError)
 
 // lookupKind returns how to decode (group, kind), if meshc models it.
 func lookupKind(group, kind string) (kindInfo, bool) {
@@ -128,7 +128,7 @@ func workloadKind[T any](template func(*T) corev1.PodTemplateSpec) kindInfo {
 		})}
 }
 
-func istioKind(versions []string, decode func(*decoder, model.ObjectMeta, map[string]any, []byte) (model.Object, []fieldError)) kindInfo {
+func istioKind(versions []string, decode decodeFunc) kindInfo {
 	return kindInfo{versions: versions, schemaCode: "MC1003", decode: decode}
 }
 
@@ -147,16 +147,13 @@ func newPod(m model.ObjectMeta, p *corev1.Pod) model.Object {
 
 // decodeK8s decodes a Kubernetes kind: a type check for exact paths, then
 // the API server's case-sensitive decoder. Unknown fields are ignored.
-func decodeK8s[T any](build func(model.ObjectMeta, *T) model.Object) func(*decoder, model.ObjectMeta, map[string]any, []byte) (model.Object, []fieldError) {
-	return func(d *decoder, meta model.ObjectMeta, raw map[string]any, js []byte) (model.Object, []fieldError) {
+func decodeK8s[T any](build func(model.ObjectMeta, *T) model.Object) decodeFunc {
+	return func(d *decoder, meta model.ObjectMeta, raw map[string]any) (model.Object, []fieldError) {
 		var errs []fieldError
-		d.schema.check(reflect.TypeFor[T](), raw, nil, false, &errs)
+		obj := new(T)
+		d.schema.decode(reflect.ValueOf(obj).Elem(), raw, nil, false, &errs)
 		if len(errs) > 0 {
 			return nil, errs
-		}
-		obj := new(T)
-		if err := kjson.UnmarshalCaseSensitivePreserveInts(js, obj); err != nil {
-			return nil, []fieldError{{Msg: cleanJSONError(err)}}
 		}
 		return build(meta, obj), nil
 	}
@@ -177,45 +174,26 @@ func checkTopLevel(raw map[string]any) []fieldError {
 }
 
 // decodeIstio decodes an Istio kind strictly into its istio.io/api message.
-func decodeIstio[T proto.Message](newSpec func() T) func(*decoder, model.ObjectMeta, map[string]any, []byte) (model.Object, []fieldError) {
-	return func(_ *decoder, meta model.ObjectMeta, raw map[string]any, _ []byte) (model.Object, []fieldError) {
+func decodeIstio[T proto.Message](newSpec func() T) decodeFunc {
+	return func(_ *decoder, meta model.ObjectMeta, raw map[string]any) (model.Object, []fieldError) {
 		spec := newSpec()
 		errs := checkTopLevel(raw)
-		checkProto(spec.ProtoReflect().Descriptor(), raw["spec"], model.Path{}.Key("spec"), &errs)
+		decodeProto(spec.ProtoReflect(), raw["spec"], model.Path{}.Key("spec"), &errs)
 		if len(errs) > 0 {
 			return nil, errs
-		}
-		if raw["spec"] != nil {
-			js, err := json.Marshal(raw["spec"])
-			if err == nil {
-				err = protojson.Unmarshal(js, spec)
-			}
-			if err != nil {
-				// checkProto should have caught it; keep protojson's words.
-				return nil, []fieldError{{Path: model.Path{}.Key("spec"), Msg: err.Error()}}
-			}
 		}
 		return &model.Config[T]{ObjectMeta: meta, Spec: spec}, nil
 	}
 }
 
 // decodeHNC decodes an HNC kind's spec strictly into meshc's struct.
-func decodeHNC[S any](build func(model.ObjectMeta, S) model.Object) func(*decoder, model.ObjectMeta, map[string]any, []byte) (model.Object, []fieldError) {
-	return func(d *decoder, meta model.ObjectMeta, raw map[string]any, _ []byte) (model.Object, []fieldError) {
+func decodeHNC[S any](build func(model.ObjectMeta, S) model.Object) decodeFunc {
+	return func(d *decoder, meta model.ObjectMeta, raw map[string]any) (model.Object, []fieldError) {
 		errs := checkTopLevel(raw)
-		d.schema.check(reflect.TypeFor[S](), raw["spec"], model.Path{}.Key("spec"), true, &errs)
+		var spec S
+		d.schema.decode(reflect.ValueOf(&spec).Elem(), raw["spec"], model.Path{}.Key("spec"), true, &errs)
 		if len(errs) > 0 {
 			return nil, errs
-		}
-		var spec S
-		if raw["spec"] != nil {
-			js, err := json.Marshal(raw["spec"])
-			if err == nil {
-				err = kjson.UnmarshalCaseSensitivePreserveInts(js, &spec)
-			}
-			if err != nil {
-				return nil, []fieldError{{Path: model.Path{}.Key("spec"), Msg: cleanJSONError(err)}}
-			}
 		}
 		if c, ok := any(spec).(model.HNCConfigSpec); ok {
 			errs = checkSyncModes(c)

@@ -249,6 +249,7 @@ func pathError(err error) string {
 func readAndDecode(dec *decoder, in input, opts Options) fileResult {
 	limit := cmp.Or(opts.MaxFileSize, DefaultMaxFileSize)
 	var r io.Reader
+	sizeHint := 0
 	if in.stdin {
 		if opts.Stdin == nil {
 			return unreadableResult(in.name, "standard input is not available")
@@ -260,12 +261,18 @@ func readAndDecode(dec *decoder, in input, opts Options) fileResult {
 			return unreadableResult(in.name, "cannot read %s: %s", in.name, pathError(err))
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
-			return unreadableResult(in.name, "%s is %s, over the %s limit", in.name, size(fi.Size()), size(limit))
+		fi, err := f.Stat()
+		if err == nil && fi.Mode().IsRegular() {
+			if fi.Size() > limit {
+				return unreadableResult(in.name, "%s is %s, over the %s limit", in.name, size(fi.Size()), size(limit))
+			}
+			sizeHint = int(fi.Size())
 		}
 		r = f
 	}
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	buf := bytes.NewBuffer(make([]byte, 0, sizeHint+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	data := buf.Bytes()
 	if err != nil {
 		return unreadableResult(in.name, "cannot read %s: %s", in.name, pathError(err))
 	}

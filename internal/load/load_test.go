@@ -382,6 +382,25 @@ func TestLoadPaths(t *testing.T) {
 	}
 }
 
+func TestLoadDefaultSizeLimit(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A sparse file: the limit is checked before anything is read.
+	if err := f.Truncate(DefaultMaxFileSize + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, ds, err := Paths(context.Background(), []string{big}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDiags(t, ds, []diagKey{{"MC1006", 0, "is 32.0 MiB, over the 32.0 MiB limit"}})
+}
+
 func TestLoadOrderIndependent(t *testing.T) {
 	dir := t.TempDir()
 	for i, name := range []string{"z.yaml", "m.yaml", "a.yaml"} {

@@ -1,14 +1,10 @@
 package load
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	meshv1 "istio.io/api/mesh/v1alpha1"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -44,19 +40,16 @@ func MeshConfig(objs []model.Object, opts MeshOptions) (model.MeshConfig, []diag
 		return mc, diags
 	}
 	mc.From = src
-	js, err := sigsyaml.YAMLToJSONStrict([]byte(text))
-	if err != nil {
-		line, msg := yamlError(err, chunk{data: doc.Data, line: doc.Line})
+	raw, line, msg := parseYAML(chunk{data: []byte(text), line: doc.Line})
+	if msg != "" {
 		return mc, append(diags, diag.New("MC1001", refAt(src, line), "mesh config: %s; istiod's defaults apply", msg))
 	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var raw any
-	if err := dec.Decode(&raw); err != nil || raw == nil {
+	if raw == nil {
 		return mc, diags
 	}
 	var errs []fieldError
-	protoCheck{protoNames: true, errs: &errs}.message((&meshv1.MeshConfig{}).ProtoReflect().Descriptor(), raw, nil)
+	user := &meshv1.MeshConfig{}
+	protoDecoder{protoNames: true, errs: &errs}.message(user.ProtoReflect(), raw, nil)
 	lines := doc.LinesOf(pathsOf(errs))
 	fatal := false
 	for i, e := range errs {
@@ -72,10 +65,6 @@ func MeshConfig(objs []model.Object, opts MeshOptions) (model.MeshConfig, []diag
 	}
 	if fatal {
 		return mc, diags
-	}
-	user := &meshv1.MeshConfig{}
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(js, user); err != nil {
-		return mc, append(diags, diag.New("MC1003", refAt(src, doc.Line), "mesh config: %v; istiod's defaults apply", err))
 	}
 	overlay(mc.MeshConfig, user)
 	return mc, diags

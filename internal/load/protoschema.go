@@ -3,6 +3,7 @@ package load
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,7 +12,6 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/meshc/meshc/internal/model"
 )
@@ -31,59 +31,60 @@ func (e fieldError) String() string {
 	return e.Path.String() + ": " + e.Msg
 }
 
-// checkProto walks a decoded JSON value against a protobuf message schema the
-// way the Istio CRDs validate it, collecting every problem with its path.
-// protojson alone stops at the first error and reports byte offsets in the
-// converted JSON, which mean nothing to someone reading YAML; it also
-// accepts snake_case names and enum numbers that the API server refuses.
-func checkProto(md protoreflect.MessageDescriptor, v any, path model.Path, errs *[]fieldError) {
-	pc := protoCheck{errs: errs}
-	pc.message(md, v, path)
+// decodeProto fills m from a decoded JSON value, checking it against m's
+// schema the way the Istio CRDs validate it and collecting every problem
+// with its path. protojson alone stops at the first error and reports byte
+// offsets in converted JSON, which mean nothing to someone reading YAML; it
+// also accepts snake_case names and enum numbers the API server refuses. On
+// problems, m holds whatever was valid and the caller decides its fate.
+func decodeProto(m protoreflect.Message, v any, path model.Path, errs *[]fieldError) {
+	protoDecoder{errs: errs}.message(m, v, path)
 }
 
-// protoCheck carries one walk's settings and findings.
-type protoCheck struct {
+// protoDecoder carries one walk's settings and findings.
+type protoDecoder struct {
 	// protoNames accepts the proto field names (snake_case) beside the JSON
 	// names, as istiod's own decoder does for the mesh config.
 	protoNames bool
 	errs       *[]fieldError
 }
 
-func (pc protoCheck) add(path model.Path, msg string) {
-	*pc.errs = append(*pc.errs, fieldError{Path: path, Msg: msg})
+func (pd protoDecoder) add(path model.Path, msg string) {
+	*pd.errs = append(*pd.errs, fieldError{Path: path, Msg: msg})
 }
 
-func (pc protoCheck) message(md protoreflect.MessageDescriptor, v any, path model.Path) {
+func (pd protoDecoder) message(m protoreflect.Message, v any, path model.Path) {
 	if v == nil {
 		return
 	}
-	if pc.wellKnown(md, v, path) {
+	md := m.Descriptor()
+	if pd.wellKnown(m, v, path) {
 		return
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		pc.add(path, fmt.Sprintf("expected an object, got %s", describe(v)))
+		pd.add(path, fmt.Sprintf("expected an object, got %s", describe(v)))
 		return
 	}
 	oneofs := map[protoreflect.FullName]string{}
 	for _, key := range sortedKeys(obj) {
 		val := obj[key]
 		fd := md.Fields().ByJSONName(key)
-		if fd == nil && pc.protoNames {
+		if fd == nil && pd.protoNames {
 			fd = md.Fields().ByName(protoreflect.Name(key))
 		}
 		if fd == nil {
-			*pc.errs = append(*pc.errs, fieldError{Path: path.Key(key), Msg: unknownFieldMsg(md, key), Unknown: true})
+			*pd.errs = append(*pd.errs, fieldError{Path: path.Key(key), Msg: unknownFieldMsg(md, key), Unknown: true})
 			continue
 		}
 		if o := fd.ContainingOneof(); o != nil && !o.IsSynthetic() && val != nil {
 			if other, dup := oneofs[o.FullName()]; dup {
-				pc.add(path.Key(key), fmt.Sprintf("%q and %q cannot both be set: they are alternatives", other, key))
+				pd.add(path.Key(key), fmt.Sprintf("%q and %q cannot both be set: they are alternatives", other, key))
 				continue
 			}
 			oneofs[o.FullName()] = key
 		}
-		pc.field(fd, val, path.Key(key))
+		pd.field(m, fd, val, path.Key(key))
 	}
 }
 
@@ -98,7 +99,7 @@ func unknownFieldMsg(md protoreflect.MessageDescriptor, key string) string {
 	return fmt.Sprintf("unknown field %q", key) + didYouMean(key, names)
 }
 
-func (pc protoCheck) field(fd protoreflect.FieldDescriptor, v any, path model.Path) {
+func (pd protoDecoder) field(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any, path model.Path) {
 	if v == nil {
 		return
 	}
@@ -106,156 +107,213 @@ func (pc protoCheck) field(fd protoreflect.FieldDescriptor, v any, path model.Pa
 	case fd.IsMap():
 		obj, ok := v.(map[string]any)
 		if !ok {
-			pc.add(path, fmt.Sprintf("expected a map, got %s", describe(v)))
+			pd.add(path, fmt.Sprintf("expected a map, got %s", describe(v)))
 			return
 		}
+		mp := m.Mutable(fd).Map()
 		for _, k := range sortedKeys(obj) {
-			if msg := checkMapKey(fd.MapKey(), k); msg != "" {
-				pc.add(path.Key(k), msg)
+			key, msg := mapKey(fd.MapKey(), k)
+			if msg != "" {
+				pd.add(path.Key(k), msg)
 				continue
 			}
-			pc.singular(fd.MapValue(), obj[k], path.Key(k))
+			if obj[k] == nil {
+				continue
+			}
+			val := mp.NewValue()
+			if val, ok := pd.singular(fd.MapValue(), val, obj[k], path.Key(k)); ok {
+				mp.Set(key, val)
+			}
 		}
 	case fd.IsList():
 		list, ok := v.([]any)
 		if !ok {
-			pc.add(path, fmt.Sprintf("expected a list, got %s", describe(v)))
+			pd.add(path, fmt.Sprintf("expected a list, got %s", describe(v)))
 			return
 		}
+		lst := m.Mutable(fd).List()
 		for i, item := range list {
 			if item == nil {
-				pc.add(path.Index(i), "null is not allowed in a list")
+				pd.add(path.Index(i), "null is not allowed in a list")
 				continue
 			}
-			pc.singular(fd, item, path.Index(i))
+			if val, ok := pd.singular(fd, lst.NewElement(), item, path.Index(i)); ok {
+				lst.Append(val)
+			}
 		}
+	case fd.Message() != nil:
+		pd.message(m.Mutable(fd).Message(), v, path)
 	default:
-		pc.singular(fd, v, path)
+		if val, ok := pd.singular(fd, protoreflect.Value{}, v, path); ok {
+			m.Set(fd, val)
+		}
 	}
 }
 
-func checkMapKey(fd protoreflect.FieldDescriptor, k string) string {
+// singular decodes one value of fd's type; for messages, into blank (a new
+// element of the list or map being filled).
+func (pd protoDecoder) singular(fd protoreflect.FieldDescriptor, blank protoreflect.Value, v any, path model.Path) (protoreflect.Value, bool) {
+	if fd.Message() != nil {
+		n := len(*pd.errs)
+		pd.message(blank.Message(), v, path)
+		return blank, len(*pd.errs) == n
+	}
+	val, msg := scalarValue(fd, v)
+	if msg != "" {
+		pd.add(path, msg)
+		return val, false
+	}
+	return val, true
+}
+
+func mapKey(fd protoreflect.FieldDescriptor, k string) (protoreflect.MapKey, string) {
 	switch fd.Kind() {
 	case protoreflect.StringKind:
-		return ""
+		return protoreflect.ValueOfString(k).MapKey(), ""
 	case protoreflect.BoolKind:
-		if k == "true" || k == "false" {
-			return ""
+		if b, err := strconv.ParseBool(k); err == nil && (k == "true" || k == "false") {
+			return protoreflect.ValueOfBool(b).MapKey(), ""
 		}
 	default:
-		if _, err := strconv.ParseInt(k, 10, 64); err == nil {
-			return ""
+		if v, msg := scalarValue(fd, json.Number(k)); msg == "" {
+			return v.MapKey(), ""
 		}
 	}
-	return fmt.Sprintf("map key %q is not a %s", k, fd.Kind())
+	return protoreflect.MapKey{}, fmt.Sprintf("map key %q is not a %s", k, fd.Kind())
 }
 
-func (pc protoCheck) singular(fd protoreflect.FieldDescriptor, v any, path model.Path) {
-	if v == nil {
-		return
-	}
-	if msg := checkScalar(fd, v); msg != "" {
-		pc.add(path, msg)
-		return
-	}
-	if fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind {
-		pc.message(fd.Message(), v, path)
-	}
-}
-
-// checkScalar checks v against a non-message field kind and returns the
-// problem, or "".
-func checkScalar(fd protoreflect.FieldDescriptor, v any) string {
+// scalarValue converts v to a value of a non-message field kind, or says
+// what is wrong with it.
+func scalarValue(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, string) {
+	var none protoreflect.Value
 	switch fd.Kind() {
-	case protoreflect.MessageKind, protoreflect.GroupKind:
-		return ""
 	case protoreflect.EnumKind:
 		ed := fd.Enum()
 		if ed.FullName() == "google.protobuf.NullValue" {
-			return ""
+			return protoreflect.ValueOfEnum(0), ""
 		}
 		s, ok := v.(string)
 		if !ok {
-			return fmt.Sprintf("expected one of %s, got %s", enumNames(ed), describe(v))
+			return none, fmt.Sprintf("expected one of %s, got %s", enumNames(ed), describe(v))
 		}
-		if ed.Values().ByName(protoreflect.Name(s)) == nil {
-			return fmt.Sprintf("invalid value %q, want one of %s", s, enumNames(ed))
+		ev := ed.Values().ByName(protoreflect.Name(s))
+		if ev == nil {
+			return none, fmt.Sprintf("invalid value %q, want one of %s", s, enumNames(ed))
 		}
+		return protoreflect.ValueOfEnum(ev.Number()), ""
 	case protoreflect.BoolKind:
-		if _, ok := v.(bool); !ok {
-			return "expected true or false, got " + describe(v)
+		b, ok := v.(bool)
+		if !ok {
+			return none, "expected true or false, got " + describe(v)
 		}
+		return protoreflect.ValueOfBool(b), ""
 	case protoreflect.StringKind:
-		if _, ok := v.(string); !ok {
-			return "expected a string, got " + describe(v)
+		s, ok := v.(string)
+		if !ok {
+			return none, "expected a string, got " + describe(v)
 		}
+		return protoreflect.ValueOfString(s), ""
 	case protoreflect.BytesKind:
 		s, ok := v.(string)
 		if !ok {
-			return "expected a base64 string, got " + describe(v)
+			return none, "expected a base64 string, got " + describe(v)
 		}
-		if _, err := base64.StdEncoding.DecodeString(s); err != nil {
-			if _, err := base64.URLEncoding.DecodeString(s); err != nil {
-				return "expected a base64 string"
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			if b, err = base64.URLEncoding.DecodeString(s); err != nil {
+				return none, "expected a base64 string"
 			}
 		}
+		return protoreflect.ValueOfBytes(b), ""
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		return checkInt(v, 32, false, true)
+		n, msg := parseInt(v, 32, false)
+		return protoreflect.ValueOfInt32(int32(n)), msg
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return checkInt(v, 64, true, true)
+		n, msg := parseInt(v, 64, true)
+		return protoreflect.ValueOfInt64(n), msg
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		return checkInt(v, 32, false, false)
+		n, msg := parseUint(v, 32, false)
+		return protoreflect.ValueOfUint32(uint32(n)), msg
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return checkInt(v, 64, true, false)
+		n, msg := parseUint(v, 64, true)
+		return protoreflect.ValueOfUint64(n), msg
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		var f float64
 		switch x := v.(type) {
 		case json.Number:
-			f, err := x.Float64()
+			var err error
+			f, err = x.Float64()
 			if err != nil || (fd.Kind() == protoreflect.FloatKind && math.Abs(f) > math.MaxFloat32) {
-				return fmt.Sprintf("number %s is out of range", x)
+				return none, fmt.Sprintf("number %s is out of range", x)
 			}
 		case string:
-			if x != "NaN" && x != "Infinity" && x != "-Infinity" {
-				return "expected a number, got " + describe(v)
+			switch x {
+			case "NaN":
+				f = math.NaN()
+			case "Infinity":
+				f = math.Inf(1)
+			case "-Infinity":
+				f = math.Inf(-1)
+			default:
+				return none, "expected a number, got " + describe(v)
 			}
 		default:
-			return "expected a number, got " + describe(v)
+			return none, "expected a number, got " + describe(v)
 		}
+		if fd.Kind() == protoreflect.FloatKind {
+			return protoreflect.ValueOfFloat32(float32(f)), ""
+		}
+		return protoreflect.ValueOfFloat64(f), ""
 	}
-	return ""
+	return none, fmt.Sprintf("unsupported field kind %s", fd.Kind())
 }
 
-// checkInt accepts JSON integers in range; 64-bit fields also accept
+// parseInt accepts JSON integers in range; 64-bit fields also accept
 // decimal strings, as protobuf's JSON mapping writes them.
-func checkInt(v any, bits int, allowString, signed bool) string {
-	var s string
+func parseInt(v any, bits int, allowString bool) (int64, string) {
+	s, msg := intText(v, allowString)
+	if msg != "" {
+		return 0, msg
+	}
+	n, err := strconv.ParseInt(s, 10, bits)
+	if err != nil {
+		return 0, intError(s, bits, err, "integer")
+	}
+	return n, ""
+}
+
+func parseUint(v any, bits int, allowString bool) (uint64, string) {
+	s, msg := intText(v, allowString)
+	if msg != "" {
+		return 0, msg
+	}
+	if strings.HasPrefix(s, "-") {
+		return 0, fmt.Sprintf("%s is negative; a non-negative integer is required", s)
+	}
+	n, err := strconv.ParseUint(s, 10, bits)
+	if err != nil {
+		return 0, intError(s, bits, err, "unsigned integer")
+	}
+	return n, ""
+}
+
+func intText(v any, allowString bool) (string, string) {
 	switch x := v.(type) {
 	case json.Number:
-		s = x.String()
+		return x.String(), ""
 	case string:
-		if !allowString {
-			return "expected an integer, got " + describe(v)
+		if allowString {
+			return x, ""
 		}
-		s = x
-	default:
-		return "expected an integer, got " + describe(v)
 	}
-	var err error
-	if signed {
-		_, err = strconv.ParseInt(s, 10, bits)
-	} else {
-		_, err = strconv.ParseUint(s, 10, bits)
+	return "", "expected an integer, got " + describe(v)
+}
+
+func intError(s string, bits int, err error, what string) string {
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Sprintf("%s is out of range for a %d-bit %s", s, bits, what)
 	}
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return fmt.Sprintf("%s is out of range for a %d-bit %s", s, bits, map[bool]string{true: "integer", false: "unsigned integer"}[signed])
-		}
-		if !signed && strings.HasPrefix(s, "-") {
-			return fmt.Sprintf("%s is negative; a non-negative integer is required", s)
-		}
-		return "expected an integer, got " + describe(v)
-	}
-	return ""
+	return "expected an integer, got " + describe(json.Number(s))
 }
 
 func enumNames(ed protoreflect.EnumDescriptor) string {
@@ -268,37 +326,39 @@ func enumNames(ed protoreflect.EnumDescriptor) string {
 
 // wellKnown handles the google.protobuf types whose JSON form is not an
 // object of fields. It reports whether md was one of them.
-func (pc protoCheck) wellKnown(md protoreflect.MessageDescriptor, v any, path model.Path) bool {
+func (pd protoDecoder) wellKnown(m protoreflect.Message, v any, path model.Path) bool {
+	md := m.Descriptor()
 	switch md.FullName() {
 	case "google.protobuf.BoolValue", "google.protobuf.StringValue", "google.protobuf.BytesValue",
 		"google.protobuf.Int32Value", "google.protobuf.Int64Value", "google.protobuf.UInt32Value",
 		"google.protobuf.UInt64Value", "google.protobuf.FloatValue", "google.protobuf.DoubleValue":
-		if msg := checkScalar(md.Fields().ByName("value"), v); msg != "" {
-			pc.add(path, msg)
+		fd := md.Fields().ByName("value")
+		val, msg := scalarValue(fd, v)
+		if msg != "" {
+			pd.add(path, msg)
+			return true
 		}
+		m.Set(fd, val)
 		return true
 	case "google.protobuf.Duration", "google.protobuf.Timestamp", "google.protobuf.FieldMask":
 		s, ok := v.(string)
 		if !ok {
-			pc.add(path, fmt.Sprintf("expected a %s string, got %s", wktWord(md), describe(v)))
+			pd.add(path, fmt.Sprintf("expected a %s string, got %s", wktWord(md), describe(v)))
 			return true
 		}
 		// protojson knows these formats exactly; reuse it on the one value.
-		if err := protojson.Unmarshal([]byte(strconv.Quote(s)), dynamicpb.NewMessage(md)); err != nil {
-			pc.add(path, fmt.Sprintf("invalid %s %q%s", wktWord(md), s, wktHint(md)))
+		if err := protojson.Unmarshal([]byte(strconv.Quote(s)), m.Interface()); err != nil {
+			pd.add(path, fmt.Sprintf("invalid %s %q%s", wktWord(md), s, wktHint(md)))
 		}
 		return true
-	case "google.protobuf.Struct":
-		if _, ok := v.(map[string]any); !ok {
-			pc.add(path, "expected an object, got "+describe(v))
+	case "google.protobuf.Struct", "google.protobuf.ListValue", "google.protobuf.Value", "google.protobuf.Any", "google.protobuf.Empty":
+		js, err := json.Marshal(v)
+		if err == nil {
+			err = protojson.Unmarshal(js, m.Interface())
 		}
-		return true
-	case "google.protobuf.ListValue":
-		if _, ok := v.([]any); !ok {
-			pc.add(path, "expected a list, got "+describe(v))
+		if err != nil {
+			pd.add(path, fmt.Sprintf("invalid %s: %s", md.Name(), describe(v)))
 		}
-		return true
-	case "google.protobuf.Value", "google.protobuf.Any":
 		return true
 	}
 	return false

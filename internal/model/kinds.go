@@ -72,8 +72,8 @@ type (
 
 // Unknown is an object of a kind meshc does not model. It is kept for its
 // identity and namespace (HNC propagates such kinds, and its namespace
-// exists because it is there); Raw is its JSON.
+// exists because it is there); Raw is the whole object as decoded JSON.
 type Unknown struct {
 	ObjectMeta
-	Raw []byte
+	Raw map[string]any
 }

@@ -102,6 +102,16 @@ func child(n *yaml.Node, e PathElem) (next *yaml.Node, keyLine int) {
 	return nil, 0
 }
 
+// Child steps from a parsed node into a key or index, following aliases;
+// nil when there is no such child.
+func Child(n *yaml.Node, e PathElem) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c, _ := child(deref(n), e)
+	return c
+}
+
 func deref(n *yaml.Node) *yaml.Node {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias

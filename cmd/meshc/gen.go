@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshc/meshc/internal/meshgen"
+)
+
+// newGenCmd is a hidden developer command: it writes a synthetic mesh for
+// benchmarks and measurements, so large inputs are never committed.
+func newGenCmd(g *globals) *cobra.Command {
+	var out string
+	var opts meshgen.Options
+	cmd := &cobra.Command{
+		Use:    "gen -o DIR",
+		Short:  "Write a synthetic mesh (developer command)",
+		Hidden: true,
+		Example: `  meshc gen -o /tmp/mesh                       # 100 namespaces x 20 services, ~8,000 objects
+  meshc gen -o /tmp/small --namespaces 5 --services 4`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if out == "" {
+				return &exitError{code: exitUsage, err: fmt.Errorf("gen needs -o DIR")}
+			}
+			files, objects, err := meshgen.Write(out, opts)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			_, err = fmt.Fprintf(g.stdout, "wrote %d objects in %d files to %s\n", objects, files, out)
+			return err
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "directory to write into")
+	cmd.Flags().IntVar(&opts.Namespaces, "namespaces", 0, "application namespaces (default 100)")
+	cmd.Flags().IntVar(&opts.ServicesPerNS, "services", 0, "services per namespace (default 20)")
+	cmd.Flags().IntVar(&opts.VersionsPerSvc, "versions", 0, "workloads per service (default: alternate 1 and 2)")
+	cmd.Flags().IntVar(&opts.SidecarEveryNth, "sidecar-every", 0, "a default Sidecar in every Nth namespace (default 4, negative for none)")
+	cmd.Flags().Int64Var(&opts.Seed, "seed", 0, "seed for the few random choices (default 1)")
+	return cmd
+}
