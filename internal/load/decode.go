@@ -101,7 +101,7 @@ func parseDocument(c chunk) (raw any, node *yaml.Node, line int, msg string) {
 	raw, err := toValue(&root)
 	var le *lineError
 	if errors.As(err, &le) {
-		return nil, nil, c.line + le.line - 1, le.msg
+		return nil, nil, c.line + max(le.line, 1) - 1, le.msg
 	}
 	if raw == nil {
 		return nil, nil, 0, ""

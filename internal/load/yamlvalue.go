@@ -45,6 +45,8 @@ func (c *converter) value(n *yaml.Node) (any, error) {
 		return nil, &lineError{n.Line, "document contains excessive aliasing"}
 	}
 	switch n.Kind {
+	case 0:
+		return nil, nil // nothing parsed, e.g. only a byte-order mark
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
 			return nil, nil
