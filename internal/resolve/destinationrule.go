@@ -1,0 +1,307 @@
+package resolve
+
+import (
+	"maps"
+	"slices"
+
+	networking "istio.io/api/networking/v1alpha3"
+
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
+)
+
+// Rule is a consolidated DestinationRule: one or more DRs for the same host
+// merged as istiod merges them (istio.md §5.3). It carries the identity of
+// the first.
+type Rule struct {
+	Host host.Name
+	// From lists every DR merged into this rule, first (oldest) first.
+	From []*model.DestinationRule
+	// Selector is the workload selector's labels; nil for none.
+	Selector map[string]string
+	Subsets  []*networking.Subset
+	// TrafficPolicy is the first contributor's that has one.
+	TrafficPolicy *networking.TrafficPolicy
+	// PolicyFrom is the DR whose trafficPolicy is used.
+	PolicyFrom *model.DestinationRule
+	// Dropped records what merging lost: later trafficPolicies and
+	// duplicate subsets.
+	Dropped []MergeLoss
+	exports drExport
+}
+
+// MergeLoss is a part of a DR that a merge discarded.
+type MergeLoss struct {
+	From *model.DestinationRule
+	// Subset is the duplicate subset name; empty when the loss is the
+	// whole trafficPolicy.
+	Subset string
+	// Kept is the DR whose definition stayed.
+	Kept *model.DestinationRule
+}
+
+// Namespace is the namespace of the rule (its first DR's).
+func (r *Rule) Namespace() string { return r.From[0].Namespace }
+
+// First is the DR that names the rule.
+func (r *Rule) First() *model.DestinationRule { return r.From[0] }
+
+// HasSubset reports whether the rule defines a subset.
+func (r *Rule) HasSubset(name string) bool {
+	return slices.ContainsFunc(r.Subsets, func(s *networking.Subset) bool { return s.GetName() == name })
+}
+
+// drExport is a DR's literal exportTo as a set; "." stays "." (istio.md
+// §5.1), and a workload-selector DR counts as {"."}.
+type drExport map[string]bool
+
+func (e drExport) equal(o drExport) bool { return maps.Equal(e, o) }
+
+func (e drExport) superset(o drExport) bool {
+	for k := range o {
+		if !e[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// drIndex maps host strings to the consolidated rules for them, in merge
+// order, with a host index for most-specific lookups.
+type drIndex struct {
+	rules map[host.Name][]*Rule
+	keys  *host.Index
+}
+
+func (x *drIndex) lookup(h host.Name) (host.Name, []*Rule, bool) {
+	if x == nil || x.keys == nil {
+		return "", nil, false
+	}
+	k, ok := x.keys.Lookup(h)
+	if !ok {
+		return "", nil, false
+	}
+	return k, x.rules[k], true
+}
+
+// drIndexes are istiod's three DR indexes (istio.md §5.2).
+type drIndexes struct {
+	local     map[string]*drIndex
+	exported  map[string]*drIndex
+	rootLocal *drIndex
+	rootNs    string
+}
+
+func buildDRIndexes(drs []*model.DestinationRule, rootNs, domain string, meshDefault []string) *drIndexes {
+	sorted := slices.Clone(drs)
+	slices.SortStableFunc(sorted, func(a, b *model.DestinationRule) int {
+		as, bs := a.Spec.GetWorkloadSelector() != nil, b.Spec.GetWorkloadSelector() != nil
+		if as != bs {
+			if as {
+				return -1
+			}
+			return 1
+		}
+		return olderFirst(a.Created, a.Name, a.Namespace, b.Created, b.Name, b.Namespace)
+	})
+	defaultPrivate := slices.Contains(meshDefault, ".")
+	lists := struct {
+		local, exported map[string]map[host.Name][]*Rule
+	}{map[string]map[host.Name][]*Rule{}, map[string]map[host.Name][]*Rule{}}
+	rootLocal := map[host.Name][]*Rule{}
+	offer := func(m map[string]map[host.Name][]*Rule, ns string, dr *model.DestinationRule, h host.Name, e drExport) {
+		if m[ns] == nil {
+			m[ns] = map[host.Name][]*Rule{}
+		}
+		m[ns][h] = mergeRule(m[ns][h], dr, h, e)
+	}
+	for _, dr := range sorted {
+		ns := dr.Namespace
+		h := host.FQDN(dr.Spec.GetHost(), ns, domain)
+		e := drExport{}
+		if dr.Spec.GetWorkloadSelector() != nil {
+			e["."] = true
+		} else {
+			for _, x := range dr.Spec.GetExportTo() {
+				e[x] = true
+			}
+		}
+		if len(e) == 0 || e["*"] || e["."] || e[ns] {
+			offer(lists.local, ns, dr, h, e)
+		}
+		privateOnly := (len(e) == 0 && defaultPrivate) || (len(e) == 1 && (e["."] || e[ns]))
+		if !privateOnly {
+			offer(lists.exported, ns, dr, h, e)
+		} else if ns == rootNs {
+			rootLocal[h] = mergeRule(rootLocal[h], dr, h, e)
+		}
+	}
+	idx := &drIndexes{local: map[string]*drIndex{}, exported: map[string]*drIndex{}, rootNs: rootNs}
+	for ns, m := range lists.local {
+		idx.local[ns] = newDRIndex(m)
+	}
+	for ns, m := range lists.exported {
+		idx.exported[ns] = newDRIndex(m)
+	}
+	idx.rootLocal = newDRIndex(rootLocal)
+	return idx
+}
+
+func newDRIndex(m map[host.Name][]*Rule) *drIndex {
+	keys := make([]host.Name, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return &drIndex{rules: m, keys: host.NewIndex(keys)}
+}
+
+// mergeRule offers dr to the list of rules for one host key (istio.md
+// §5.3), reproducing istiod's loop, including that whether dr is also kept
+// on its own is decided by the last entry examined (Q21).
+func mergeRule(list []*Rule, dr *model.DestinationRule, h host.Name, e drExport) []*Rule {
+	sel := dr.Spec.GetWorkloadSelector().GetMatchLabels()
+	if dr.Spec.GetWorkloadSelector() == nil {
+		sel = nil
+	}
+	if len(list) == 0 {
+		return []*Rule{newRule(dr, h, e, sel)}
+	}
+	appendNew := true
+	for _, r := range list {
+		switch {
+		case e.equal(r.exports):
+			appendNew = false
+		case len(r.exports) > 0 && e.superset(r.exports):
+			appendNew = true
+		default:
+			appendNew = true
+			continue
+		}
+		hasSel, rHasSel := dr.Spec.GetWorkloadSelector() != nil, r.Selector != nil
+		if hasSel && rHasSel && !maps.Equal(sel, r.Selector) {
+			appendNew = true
+			continue
+		}
+		if (!hasSel && !rHasSel) || (hasSel && rHasSel) {
+			appendNew = false
+		}
+		r.merge(dr)
+	}
+	if appendNew {
+		list = append(list, newRule(dr, h, e, sel))
+	}
+	return list
+}
+
+func newRule(dr *model.DestinationRule, h host.Name, e drExport, sel map[string]string) *Rule {
+	r := &Rule{Host: h, From: []*model.DestinationRule{dr}, Selector: sel, exports: e,
+		Subsets: slices.Clone(dr.Spec.GetSubsets()), TrafficPolicy: dr.Spec.GetTrafficPolicy()}
+	if r.TrafficPolicy != nil {
+		r.PolicyFrom = dr
+	}
+	if dr.Spec.GetWorkloadSelector() != nil && sel == nil {
+		r.Selector = map[string]string{} // an empty selector still selects
+	}
+	return r
+}
+
+func (r *Rule) merge(dr *model.DestinationRule) {
+	r.From = append(r.From, dr)
+	for _, s := range dr.Spec.GetSubsets() {
+		if r.HasSubset(s.GetName()) {
+			kept := r.subsetOwner(s.GetName())
+			r.Dropped = append(r.Dropped, MergeLoss{From: dr, Subset: s.GetName(), Kept: kept})
+			continue
+		}
+		r.Subsets = append(r.Subsets, s)
+	}
+	switch {
+	case dr.Spec.GetTrafficPolicy() == nil:
+	case r.TrafficPolicy == nil:
+		r.TrafficPolicy, r.PolicyFrom = dr.Spec.GetTrafficPolicy(), dr
+	default:
+		r.Dropped = append(r.Dropped, MergeLoss{From: dr, Kept: r.PolicyFrom})
+	}
+}
+
+func (r *Rule) subsetOwner(name string) *model.DestinationRule {
+	for _, dr := range r.From {
+		for _, s := range dr.Spec.GetSubsets() {
+			if s.GetName() == name {
+				return dr
+			}
+		}
+	}
+	return r.From[0]
+}
+
+// LookupStep names the step of istio.md §5.4 that found a proxy's rules.
+type LookupStep int
+
+const (
+	StepNone          LookupStep = iota
+	StepProxyNs                  // 1: the client's own namespace
+	StepRootPrivate              // 1 for root-namespace proxies: private root DRs
+	StepServiceNs                // 3: exported from the service's namespace
+	StepRootNamespace            // 4: exported from the root namespace
+)
+
+func (s LookupStep) String() string {
+	return [...]string{"none", "proxy namespace", "root namespace (private)", "service namespace", "root namespace"}[s]
+}
+
+// DRLookup is the result of the namespace-level lookup for (proxy
+// namespace, service): the rules returned and where they came from.
+type DRLookup struct {
+	Step LookupStep
+	// Key is the host key matched (the DR host, maybe a wildcard).
+	Key   host.Name
+	Rules []*Rule
+}
+
+// lookup is istio.md §5.4 for proxies in proxyNs and service s.
+func (idx *drIndexes) lookup(proxyNs string, h host.Name, svcNs string) DRLookup {
+	if proxyNs != idx.rootNs {
+		if k, rules, ok := idx.local[proxyNs].lookup(h); ok {
+			return DRLookup{StepProxyNs, k, rules}
+		}
+	} else if k, rules, ok := idx.rootLocal.lookup(h); ok {
+		return DRLookup{StepRootPrivate, k, rules}
+	}
+	for _, step := range []struct {
+		ns   string
+		step LookupStep
+	}{{svcNs, StepServiceNs}, {idx.rootNs, StepRootNamespace}} {
+		k, rules, ok := idx.exported[step.ns].lookup(h)
+		if !ok {
+			continue
+		}
+		var out []*Rule
+		for _, r := range rules {
+			if len(r.exports) == 0 || r.exports["*"] || r.exports[proxyNs] {
+				out = append(out, r)
+			}
+		}
+		if len(out) > 0 {
+			return DRLookup{step.step, k, out}
+		}
+	}
+	return DRLookup{}
+}
+
+// pick chooses one rule for a proxy from a lookup (istio.md §5.5): the
+// first selector rule in the proxy's namespace matching its labels, else
+// the last selector-less rule.
+func (l DRLookup) pick(p *Proxy) *Rule {
+	var catchAll *Rule
+	for _, r := range l.Rules {
+		if r.Selector == nil {
+			catchAll = r
+			continue
+		}
+		if r.Namespace() == p.Namespace && labelsMatch(r.Selector, p.Labels) {
+			return r
+		}
+	}
+	return catchAll
+}

@@ -1,0 +1,71 @@
+package resolve
+
+import (
+	"slices"
+)
+
+// exportTo is an object's effective export set after mesh defaults: where
+// it may be seen from.
+type exportTo struct {
+	public  bool            // "*"
+	nowhere bool            // "~" without "*"
+	ns      map[string]bool // namespaces named ("." rewritten to the owner's)
+	// explicit is false when the object said nothing and the mesh default
+	// applied.
+	explicit bool
+}
+
+// newExportTo builds the set from an object's entries, or from def when it
+// has none. "." becomes owner.
+func newExportTo(entries, def []string, owner string) exportTo {
+	e := exportTo{explicit: len(entries) > 0}
+	if !e.explicit {
+		entries = def
+	}
+	for _, x := range entries {
+		switch x {
+		case "*":
+			e.public = true
+		case "~":
+			e.nowhere = true
+		case ".":
+			e.add(owner)
+		default:
+			e.add(x)
+		}
+	}
+	if e.public {
+		e.nowhere = false
+	}
+	return e
+}
+
+func (e *exportTo) add(ns string) {
+	if e.ns == nil {
+		e.ns = map[string]bool{}
+	}
+	e.ns[ns] = true
+}
+
+// visibleIn is istio.md §2.2's visibleIn: "*" wins, then "~" hides even
+// from the own namespace, then only listed namespaces see it; the own
+// namespace too only when listed (directly or as ".").
+func (e exportTo) visibleIn(ns string) bool {
+	switch {
+	case e.public:
+		return true
+	case e.nowhere:
+		return false
+	}
+	return e.ns[ns]
+}
+
+// names lists the namespaces named, sorted, for reports.
+func (e exportTo) names() []string {
+	out := make([]string, 0, len(e.ns))
+	for ns := range e.ns {
+		out = append(out, ns)
+	}
+	slices.Sort(out)
+	return out
+}

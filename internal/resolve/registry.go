@@ -1,0 +1,321 @@
+package resolve
+
+import (
+	"cmp"
+	"encoding/binary"
+	"hash/fnv"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	networking "istio.io/api/networking/v1alpha3"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/protocol"
+)
+
+// Registry says where a mesh service comes from.
+type Registry int
+
+const (
+	Kubernetes Registry = iota + 1
+	External            // ServiceEntry
+)
+
+func (r Registry) String() string {
+	if r == Kubernetes {
+		return "Kubernetes"
+	}
+	return "ServiceEntry"
+}
+
+// Resolution is how a service's endpoints are found (istio.md §1.1, §1.3).
+type Resolution int
+
+const (
+	ClientSideLB Resolution = iota + 1 // EDS
+	DNSLB
+	DNSRoundRobinLB
+	Passthrough // headless, or ServiceEntry NONE
+	Alias       // ExternalName
+	DynamicDNS
+)
+
+// Port is one port of a mesh service.
+type Port struct {
+	Name       string
+	Number     uint32
+	Protocol   protocol.Protocol
+	TargetPort uint32 // 0 when unset or named
+}
+
+// Service is one mesh service: a Kubernetes Service, or one host of a
+// ServiceEntry. Several may share a hostname (istio.md §1.8).
+type Service struct {
+	Host      host.Name
+	Namespace string
+	// Name breaks creation-time ties: the Service name, or for a
+	// ServiceEntry the host (istio.md §1.3).
+	Name         string
+	Ports        []Port
+	Resolution   Resolution
+	MeshExternal bool
+	// Addresses are the VIPs; "0.0.0.0" when the service has none.
+	Addresses []string
+	// PlaceholderVIP is set when the manifests gave no clusterIP and meshc
+	// made one up (see Options.PlaceholderVIPs).
+	PlaceholderVIP bool
+	ExternalName   string
+	Labels         map[string]string
+	Selector       map[string]string
+	Registry       Registry
+	Created        time.Time
+	exportTo       exportTo
+	// Object is the manifest that defined the service.
+	Object *model.ObjectMeta
+}
+
+// Ref describes the service's defining object for diagnostics.
+func (s *Service) String() string { return string(s.Host) + " (" + s.Namespace + ")" }
+
+// olderThan is the creation order of services (istio.md §0).
+func (s *Service) compare(o *Service) int {
+	return olderFirst(s.Created, s.Name, s.Namespace, o.Created, o.Name, o.Namespace)
+}
+
+// PortNumbered returns the port with number n.
+func (s *Service) PortNumbered(n uint32) (Port, bool) {
+	for _, p := range s.Ports {
+		if p.Number == n {
+			return p, true
+		}
+	}
+	return Port{}, false
+}
+
+// ExportTo returns the service's effective export: public, hidden
+// everywhere, or the namespaces it is exported to.
+func (s *Service) ExportTo() (public, nowhere bool, namespaces []string) {
+	return s.exportTo.public, s.exportTo.nowhere, s.exportTo.names()
+}
+
+// ExplicitExportTo reports whether the service set exportTo itself rather
+// than taking the mesh default.
+func (s *Service) ExplicitExportTo() bool { return s.exportTo.explicit }
+
+// VisibleIn reports whether proxies in ns can see the service (istio.md
+// §2.2).
+func (s *Service) VisibleIn(ns string) bool { return s.exportTo.visibleIn(ns) }
+
+// servicesFromKube converts a Kubernetes Service (istio.md §1.1).
+func serviceFromKube(svc *model.Service, domain string, defaults []string) *Service {
+	spec := svc.Spec
+	s := &Service{
+		Host:       host.FQDN(svc.Name, svc.Namespace, domain),
+		Namespace:  svc.Namespace,
+		Name:       svc.Name,
+		Resolution: ClientSideLB,
+		Labels:     svc.Labels,
+		Selector:   spec.Selector,
+		Registry:   Kubernetes,
+		Created:    svc.Created,
+		Object:     &svc.ObjectMeta,
+	}
+	switch {
+	case spec.ClusterIP == corev1.ClusterIPNone:
+		s.Resolution = Passthrough
+	case spec.Type == corev1.ServiceTypeExternalName && spec.ExternalName != "":
+		s.Resolution = Alias
+	}
+	if spec.ExternalName != "" {
+		s.MeshExternal = true
+		s.ExternalName = spec.ExternalName
+	}
+	switch {
+	case len(spec.ClusterIPs) > 1:
+		s.Addresses = slices.Clone(spec.ClusterIPs)
+	case spec.ClusterIP != "" && spec.ClusterIP != corev1.ClusterIPNone:
+		s.Addresses = []string{spec.ClusterIP}
+	}
+	for _, p := range spec.Ports {
+		app := ""
+		if p.AppProtocol != nil {
+			app = *p.AppProtocol
+		}
+		port := Port{Name: p.Name, Number: uint32(p.Port), Protocol: protocol.FromServicePort(string(p.Protocol), p.Name, app, p.Port)}
+		if p.TargetPort.IntVal > 0 {
+			port.TargetPort = uint32(p.TargetPort.IntVal)
+		}
+		s.Ports = append(s.Ports, port)
+	}
+	var exports []string
+	if a := svc.Annotations["networking.istio.io/exportTo"]; a != "" {
+		for _, x := range strings.Split(a, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				exports = append(exports, x)
+			}
+		}
+	}
+	s.exportTo = newExportTo(exports, defaults, svc.Namespace)
+	return s
+}
+
+// servicesFromEntry converts a ServiceEntry: one service per host and
+// address (istio.md §1.3).
+func servicesFromEntry(se *model.ServiceEntry, defaults []string) []*Service {
+	spec := se.Spec
+	res := map[networking.ServiceEntry_Resolution]Resolution{
+		networking.ServiceEntry_NONE:            Passthrough,
+		networking.ServiceEntry_STATIC:          ClientSideLB,
+		networking.ServiceEntry_DNS:             DNSLB,
+		networking.ServiceEntry_DNS_ROUND_ROBIN: DNSRoundRobinLB,
+		networking.ServiceEntry_DYNAMIC_DNS:     DynamicDNS,
+	}[spec.Resolution]
+	var ports []Port
+	for _, p := range spec.Ports {
+		ports = append(ports, Port{Name: p.Name, Number: p.Number, Protocol: protocol.Parse(p.Protocol), TargetPort: p.TargetPort})
+	}
+	var addrs []string
+	for _, a := range spec.Addresses {
+		if ip, err := netip.ParseAddr(a); err == nil {
+			addrs = append(addrs, ip.String())
+		} else if pfx, err := netip.ParsePrefix(a); err == nil {
+			if pfx.IsSingleIP() {
+				addrs = append(addrs, pfx.Addr().String())
+			} else {
+				addrs = append(addrs, pfx.String())
+			}
+		}
+	}
+	exports := newExportTo(spec.ExportTo, defaults, se.Namespace)
+	var out []*Service
+	for _, h := range spec.Hosts {
+		base := Service{
+			Host:         host.Name(h),
+			Namespace:    se.Namespace,
+			Name:         h,
+			Ports:        ports,
+			Resolution:   res,
+			MeshExternal: spec.Location != networking.ServiceEntry_MESH_INTERNAL,
+			Labels:       se.Labels,
+			Selector:     spec.GetWorkloadSelector().GetLabels(),
+			Registry:     External,
+			Created:      se.Created,
+			exportTo:     exports,
+			Object:       &se.ObjectMeta,
+		}
+		if len(addrs) == 0 {
+			s := base
+			out = append(out, &s)
+			continue
+		}
+		for _, a := range addrs {
+			s := base
+			s.Addresses = []string{a}
+			out = append(out, &s)
+		}
+	}
+	return out
+}
+
+// registry is the set of mesh services with the indexes istiod keeps.
+type registry struct {
+	// all services, oldest first (istio.md §1.8).
+	all []*Service
+	// byHostNs keeps one service per (host, namespace): the first seen,
+	// except that a Kubernetes service replaces a ServiceEntry one.
+	byHostNs map[host.Name]map[string]*Service
+	// public are services visible everywhere; byNs the ones exported to a
+	// namespace by name (or private to it), each oldest first.
+	public []*Service
+	byNs   map[string][]*Service
+}
+
+func newRegistry(services []*Service) *registry {
+	r := &registry{all: slices.Clone(services), byHostNs: map[host.Name]map[string]*Service{}, byNs: map[string][]*Service{}}
+	slices.SortStableFunc(r.all, (*Service).compare)
+	for _, s := range r.all {
+		m := r.byHostNs[s.Host]
+		if m == nil {
+			m = map[string]*Service{}
+			r.byHostNs[s.Host] = m
+		}
+		if prev, ok := m[s.Namespace]; !ok || (prev.Registry != Kubernetes && s.Registry == Kubernetes) {
+			m[s.Namespace] = s
+		}
+		switch {
+		case s.exportTo.public:
+			r.public = append(r.public, s)
+		case s.exportTo.nowhere:
+		default:
+			for _, ns := range s.exportTo.names() {
+				r.byNs[ns] = append(r.byNs[ns], s)
+			}
+		}
+	}
+	return r
+}
+
+// visibleTo lists the services proxies in ns see: those exported to ns by
+// name (or private to it) first, then public ones, each oldest first. The
+// order matters for de-duplication (istio.md §4.4).
+func (r *registry) visibleTo(ns string) []*Service {
+	return slices.Concat(r.byNs[ns], r.public)
+}
+
+// assignPlaceholderVIPs gives every Kubernetes service without a cluster
+// IP (and not headless or ExternalName) a made-up VIP from prefix, so
+// listeners and routes can be named as istiod would name them. The address
+// comes from a hash of the hostname, probing on collision in host order,
+// so adding a service moves no other service's address.
+func assignPlaceholderVIPs(services []*Service, prefix netip.Prefix) {
+	taken := map[netip.Addr]bool{}
+	for _, s := range services {
+		for _, a := range s.Addresses {
+			if ip, err := netip.ParseAddr(a); err == nil {
+				taken[ip] = true
+			}
+		}
+	}
+	need := slices.Clone(services)
+	slices.SortFunc(need, func(a, b *Service) int { return cmp.Compare(a.Host, b.Host) })
+	bits := prefix.Addr().BitLen() - prefix.Bits()
+	if bits <= 1 || bits > 32 || !prefix.Addr().Is4() {
+		return
+	}
+	size := uint32(1) << bits
+	base := binary.BigEndian.Uint32(prefix.Masked().Addr().AsSlice())
+	for _, s := range need {
+		if len(s.Addresses) > 0 || s.Registry != Kubernetes || s.Resolution != ClientSideLB {
+			continue
+		}
+		h := fnv.New32a()
+		h.Write([]byte(s.Host))
+		off := h.Sum32() % size
+		for range size {
+			if off != 0 && off != size-1 { // skip network and broadcast
+				var b [4]byte
+				binary.BigEndian.PutUint32(b[:], base+off)
+				ip := netip.AddrFrom4(b)
+				if !taken[ip] {
+					taken[ip] = true
+					s.Addresses = []string{ip.String()}
+					s.PlaceholderVIP = true
+					break
+				}
+			}
+			off = (off + 1) % size
+		}
+	}
+}
+
+// address returns the service's first VIP, or 0.0.0.0.
+func (s *Service) address() string {
+	if len(s.Addresses) == 0 {
+		return "0.0.0.0"
+	}
+	return s.Addresses[0]
+}
