@@ -105,5 +105,5 @@ func scopeFor(t *testing.T, proxyNs, spec string, services ...*Service) *Scope {
 		}
 		choice = SidecarChoice{Sidecar: objs[0].(*model.Sidecar), Reason: "namespace default"}
 	}
-	return buildScope(newRegistry(services), choice, proxyNs)
+	return buildScope(newRegistry(services), nil, "cluster.local", choice, proxyNs)
 }

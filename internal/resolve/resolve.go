@@ -43,8 +43,12 @@ type Mesh struct {
 	// Sidecars by namespace, in the order istiod tries them.
 	Sidecars sidecarIndex
 
+	// VirtualServices, oldest first, delegates included.
+	VirtualServices []*VirtualService
+
 	reg *registry
 	drs *drIndexes
+	vss *vsIndex
 }
 
 // ProxyView is what one proxy sees.
@@ -72,6 +76,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	var sidecars []*model.Sidecar
 	var drs []*model.DestinationRule
 	var gatewaySelectors []map[string]string
+	var vss []*VirtualService
 	for _, o := range objs {
 		switch x := o.(type) {
 		case *model.Namespace:
@@ -84,6 +89,8 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 			sidecars = append(sidecars, x)
 		case *model.DestinationRule:
 			drs = append(drs, x)
+		case *model.VirtualService:
+			vss = append(vss, newVirtualService(x, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo))
 		case *model.Gateway:
 			gatewaySelectors = append(gatewaySelectors, x.Spec.GetSelector())
 		}
@@ -93,6 +100,8 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
 	m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
+	m.vss = newVSIndex(vss)
+	m.VirtualServices = m.vss.all
 	m.Proxies = buildProxies(objs, func(ns string) map[string]string { return nsLabels[ns] }, gatewaySelectors)
 
 	type scopeKey struct {
@@ -106,7 +115,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 		key := scopeKey{choice.Sidecar, p.Namespace, p.Type == RouterProxy}
 		sc := scopes[key]
 		if sc == nil {
-			sc = buildScope(m.reg, choice, p.Namespace)
+			sc = buildScope(m.reg, m.vss, mc.DomainSuffix, choice, p.Namespace)
 			scopes[key] = sc
 			m.Scopes = append(m.Scopes, sc)
 		}

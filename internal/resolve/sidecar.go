@@ -234,6 +234,9 @@ type EgressListener struct {
 	Hosts    []string
 	hosts    egressHosts
 	Services []*Service
+	// VirtualServices imported by the listener, in the order istiod
+	// uses them (istio.md §4.7).
+	VirtualServices []*VirtualService
 }
 
 // Scope is what a set of proxies sharing one Sidecar (or none) in one
@@ -250,12 +253,14 @@ type Scope struct {
 	Ambiguous []HostChoice
 	// IgnoredHosts are egress entries istiod ignores (no single "/").
 	IgnoredHosts []string
+	// VirtualServices says, per host, which VirtualService is in force.
+	VirtualServices []VSChoice
 }
 
-// buildScope computes the services of each egress listener and the merged
-// list. VirtualService-inferred services are added by the VirtualService
-// pass.
-func buildScope(reg *registry, choice SidecarChoice, proxyNs string) *Scope {
+// buildScope computes the services and VirtualServices of each egress
+// listener and the merged service list. vss may be nil (no
+// VirtualServices).
+func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice, proxyNs string) *Scope {
 	sc := &Scope{Namespace: proxyNs, Choice: choice, Imports: map[host.Name]Import{}}
 	var egress []*networking.IstioEgressListener
 	if choice.Sidecar != nil {
@@ -288,7 +293,12 @@ func buildScope(reg *registry, choice SidecarChoice, proxyNs string) *Scope {
 		for _, s := range l.Services {
 			sc.add(s)
 		}
+		if vss != nil && choice.Reason != "gateway" {
+			l.VirtualServices = selectVirtualServices(vss, l, proxyNs)
+			sc.inferServices(reg, l, l.VirtualServices, domain)
+		}
 	}
+	sc.bindVirtualServices()
 	slices.SortFunc(sc.Ambiguous, func(a, b HostChoice) int { return cmp.Compare(a.Host, b.Host) })
 	return sc
 }
