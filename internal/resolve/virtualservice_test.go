@@ -256,7 +256,9 @@ func TestC38MeshDefaultVirtualServiceExportTo(t *testing.T) {
 func TestVirtualServiceConflictOldestPublicWins(t *testing.T) {
 	// istio.md §6.3 / C40 (c) and (m): no merging, oldest public wins over
 	// a newer one in the client's own namespace.
-	route := func(dest string) string { return "hosts: [known.default.svc.cluster.local], http: [{route: [{destination: {host: " + dest + "}}]}]" }
+	route := func(dest string) string {
+		return "hosts: [known.default.svc.cluster.local], http: [{route: [{destination: {host: " + dest + "}}]}]"
+	}
 	older := "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: a, namespace: arbitrary, creationTimestamp: '2024-01-01T00:00:00Z'}\nspec: {" + route("arbitrary.example.com") + "}\n"
 	newer := "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: b, namespace: not-default, creationTimestamp: '2024-01-02T00:00:00Z'}\nspec: {" + route("other.example.com") + "}\n"
 	sc := vsScope(t, "not-default", "", []*Service{svc("known.default.svc.cluster.local", "default", ports(80), kube)}, newer, older)
