@@ -8,11 +8,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/lint"
 	"github.com/meshc/meshc/internal/load"
+	"github.com/meshc/meshc/internal/resolve"
 )
 
 func newLintCmd(g *globals) *cobra.Command {
 	var format, failOn, explain string
+	var suppress []string
 	cmd := &cobra.Command{
 		Use:   "lint [PATH...]",
 		Short: "Report problems in manifests, with stable codes",
@@ -41,8 +44,10 @@ usage error or when some input could not be read (MC1006).`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			_, meshDiags := load.MeshConfig(res.Objects, load.MeshOptions{File: g.meshConfig})
+			mc, meshDiags := load.MeshConfig(res.Objects, load.MeshOptions{File: g.meshConfig})
 			ds = append(ds, meshDiags...)
+			mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc})
+			ds = append(ds, lint.Run(mesh, res.Objects, lint.Analyzers(), lint.Options{Suppress: suppress})...)
 			r, err := diag.NewRenderer(format, diag.Options{
 				Color:       g.color(g.stdout),
 				Input:       diag.Input{Files: len(res.Files), Objects: len(res.Objects)},
@@ -59,6 +64,7 @@ usage error or when some input could not be read (MC1006).`,
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: "+strings.Join(diag.Formats(), ", "))
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
+	cmd.Flags().StringArrayVar(&suppress, "suppress", nil, "leave out a diagnostic `CODE`, or CODE=namespace/name (a glob) for one object; repeatable")
 	cmd.Flags().StringVar(&explain, "explain", "", "print the documentation of a diagnostic `CODE` (or name) and exit")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(diag.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info", "none"}, cobra.ShellCompDirectiveNoFileComp))

@@ -91,6 +91,81 @@ binary data (a NUL byte or invalid UTF-8) or is larger than the size limit
 (32 MiB) is skipped. meshc lint exits with status 2 when this happens,
 because the result does not cover the whole input.`,
 	},
+	{
+		Code: "MC3001", Name: "AmbiguousHost", Severity: Warning,
+		Summary: "A hostname visible to a proxy is defined in two or more namespaces; only one namespace's service is used.",
+		Doc: `When proxies can see one hostname from several namespaces (ServiceEntries
+for the same external host, or the same name written in several places),
+istiod keeps the services of one namespace only: the proxy's own namespace
+first, then a Kubernetes Service over a ServiceEntry, then the first in
+import order (exported to the proxy's namespace by name before public, and
+oldest first). The diagnostic names the winner, the losers and the rule that
+decided, and lists the proxies concerned.`,
+	},
+	{
+		Code: "MC4001", Name: "ShadowedDestinationRule", Severity: Warning,
+		Summary: "A DestinationRule is never chosen for some or all proxies that reach its host, because another rule wins the lookup.",
+		Doc: `For a proxy in namespace P calling a service of namespace S, istiod looks
+for DestinationRules in a fixed order: rules in P (the client's namespace,
+even a wildcard one), then rules exported from S, then rules exported from
+the root namespace; within a step the most specific host wins, and among
+several unmergeable rules for one host the last one. Only one rule applies;
+every other rule for the host is silently ignored for those proxies. The
+diagnostic names the winner, the lookup step and the proxy namespaces
+affected.`,
+	},
+	{
+		Code: "MC4002", Name: "DestinationRuleMergeConflict", Severity: Warning,
+		Summary: "DestinationRules merged for one host drop a later trafficPolicy or a duplicate subset.",
+		Doc: `istiod merges DestinationRules for the same host in the same namespace (with
+compatible exportTo and selectors) into one rule: subsets are unioned and
+the oldest rule's trafficPolicy is kept whole. A later rule's trafficPolicy
+is dropped entirely (no field-level merge), and a subset whose name is
+already defined is dropped.`,
+	},
+	{
+		Code: "MC4003", Name: "UnknownSubset", Severity: Error,
+		Summary: "A route targets a subset missing from the DestinationRule chosen for a proxy that uses the route.",
+		Doc: `The subset a route sends to must exist in the DestinationRule that the
+calling proxy actually uses, which depends on the proxy's namespace and
+labels: a rule in the client's namespace shadows the one next to the
+service, and a workload-selector rule replaces the plain one. When the
+subset is missing, the route points at a cluster Envoy does not have and
+requests fail with 503 (no healthy upstream). The diagnostic names the rule
+that was chosen, the one that defines the subset if any, and the proxies.`,
+	},
+	{
+		Code: "MC5001", Name: "VirtualServiceHostConflict", Severity: Warning,
+		Summary: "Several VirtualServices claim one host for the same proxies; only one is used.",
+		Doc: `Sidecars never merge VirtualServices: for each host the first one in
+istiod's order is used (exported privately to the proxy's namespace, then
+exported to it by name, then public; oldest first within each group) and
+the routes of the others are silently absent. Merge them into one, or
+narrow their exportTo.`,
+	},
+	{
+		Code: "MC5002", Name: "DestinationHostNotFound", Severity: Error,
+		Summary: "A route destination is not a service visible to the proxies the VirtualService applies to.",
+		Doc: `A destination host must name a service (Kubernetes Service or
+ServiceEntry) that the proxies using the route can see, after short-name
+expansion in the VirtualService's namespace and exportTo. Otherwise Envoy
+has no cluster for it and the route answers 503. A host like
+"reviews.default" is not expanded (it has a dot) and matches nothing.`,
+	},
+	{
+		Code: "MC6001", Name: "MultipleDefaultSidecars", Severity: Error,
+		Summary: "More than one Sidecar without a workloadSelector in a namespace.",
+		Doc: `A namespace may have one Sidecar without a workloadSelector (its default).
+With several, only the oldest takes effect, and which one that is depends
+on creation time, which a change to the manifests can flip.`,
+	},
+	{
+		Code: "MC6002", Name: "ConflictingSidecarSelectors", Severity: Error,
+		Summary: "Several Sidecars select the same workload.",
+		Doc: `When more than one Sidecar's workloadSelector matches a workload, only the
+oldest applies. meshc checks workload templates (Deployments and the
+rest), not only Pods, so the conflict is found before anything runs.`,
+	},
 }
 
 // Catalog returns every entry, sorted by code.

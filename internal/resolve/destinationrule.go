@@ -289,10 +289,10 @@ func (idx *drIndexes) lookup(proxyNs string, h host.Name, svcNs string) DRLookup
 	return DRLookup{}
 }
 
-// pick chooses one rule for a proxy from a lookup (istio.md §5.5): the
+// RuleFor chooses one rule for a proxy from a lookup (istio.md §5.5): the
 // first selector rule in the proxy's namespace matching its labels, else
 // the last selector-less rule.
-func (l DRLookup) pick(p *Proxy) *Rule {
+func (l DRLookup) RuleFor(p *Proxy) *Rule {
 	var catchAll *Rule
 	for _, r := range l.Rules {
 		if r.Selector == nil {
@@ -304,4 +304,125 @@ func (l DRLookup) pick(p *Proxy) *Rule {
 		}
 	}
 	return catchAll
+}
+
+// DRDecision is the DestinationRule outcome for one service as seen from
+// one scope: the lookup, the rule selector-less proxies use, and the DRs
+// for the host that lose (istio.md §5.7).
+type DRDecision struct {
+	Service *Service
+	Lookup  DRLookup
+	// Rule is what proxies matched by no selector rule use; nil for none.
+	Rule *Rule
+	// Shadowed are DRs that cover the host and would be consulted by the
+	// lookup, but lose to Rule.
+	Shadowed []*model.DestinationRule
+}
+
+// drsByHost finds the DRs whose host covers a hostname.
+type drsByHost struct {
+	exact     map[host.Name][]*model.DestinationRule
+	wildcards []*model.DestinationRule
+	hostOf    map[*model.DestinationRule]host.Name
+}
+
+func newDRsByHost(drs []*model.DestinationRule, domain string) *drsByHost {
+	x := &drsByHost{exact: map[host.Name][]*model.DestinationRule{}, hostOf: map[*model.DestinationRule]host.Name{}}
+	for _, dr := range drs {
+		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
+		x.hostOf[dr] = h
+		if h.IsWildcard() {
+			x.wildcards = append(x.wildcards, dr)
+		} else {
+			x.exact[h] = append(x.exact[h], dr)
+		}
+	}
+	return x
+}
+
+func (x *drsByHost) covering(h host.Name) []*model.DestinationRule {
+	out := slices.Clone(x.exact[h])
+	for _, dr := range x.wildcards {
+		if h.SubsetOf(x.hostOf[dr]) {
+			out = append(out, dr)
+		}
+	}
+	return out
+}
+
+// decide computes the DRDecision of service s for proxies in proxyNs.
+func (idx *drIndexes) decide(byHost *drsByHost, proxyNs string, s *Service, meshDefault []string) DRDecision {
+	d := DRDecision{Service: s, Lookup: idx.lookup(proxyNs, s.Host, s.Namespace)}
+	for _, r := range d.Lookup.Rules {
+		if r.Selector == nil {
+			d.Rule = r
+		}
+	}
+	used := map[*model.DestinationRule]bool{}
+	for _, r := range d.Lookup.Rules {
+		if r == d.Rule || r.Selector != nil {
+			for _, dr := range r.From {
+				used[dr] = true
+			}
+		}
+	}
+	defaultPrivate := slices.Contains(meshDefault, ".")
+	for _, dr := range byHost.covering(s.Host) {
+		if used[dr] || dr.Spec.GetWorkloadSelector() != nil {
+			continue
+		}
+		e := dr.Spec.GetExportTo()
+		privateOnly := (len(e) == 0 && defaultPrivate) || (len(e) == 1 && (e[0] == "." || e[0] == dr.Namespace))
+		visible := len(e) == 0 || slices.Contains(e, "*") || slices.Contains(e, proxyNs) ||
+			(dr.Namespace == proxyNs && slices.Contains(e, "."))
+		consulted := false
+		switch {
+		case dr.Namespace == proxyNs && proxyNs != idx.rootNs:
+			consulted = len(e) == 0 || slices.Contains(e, "*") || slices.Contains(e, ".") || slices.Contains(e, proxyNs)
+		case dr.Namespace == idx.rootNs && proxyNs == idx.rootNs && privateOnly:
+			consulted = true
+		case dr.Namespace == s.Namespace || dr.Namespace == idx.rootNs:
+			consulted = !privateOnly && visible
+		}
+		if consulted {
+			d.Shadowed = append(d.Shadowed, dr)
+		}
+	}
+	return d
+}
+
+// Rules lists every consolidated rule of every index, once.
+func (idx *drIndexes) allRules() []*Rule {
+	seen := map[*Rule]bool{}
+	var out []*Rule
+	collect := func(x *drIndex) {
+		if x == nil {
+			return
+		}
+		keys := make([]host.Name, 0, len(x.rules))
+		for k := range x.rules {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			for _, r := range x.rules[k] {
+				if !seen[r] {
+					seen[r] = true
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	for _, m := range []map[string]*drIndex{idx.local, idx.exported} {
+		nss := make([]string, 0, len(m))
+		for ns := range m {
+			nss = append(nss, ns)
+		}
+		slices.Sort(nss)
+		for _, ns := range nss {
+			collect(m[ns])
+		}
+	}
+	collect(idx.rootLocal)
+	return out
 }

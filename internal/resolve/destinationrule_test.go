@@ -108,7 +108,7 @@ func TestC31DestinationRuleLookupMatrix(t *testing.T) {
 		}
 		t.Run(tt.proxyNs+"/"+tt.svcNs+"/"+h, func(t *testing.T) {
 			l := idx.lookup(tt.proxyNs, host.Name(h), tt.svcNs)
-			if got := subsetNames(l.pick(proxyIn(tt.proxyNs))); got != tt.want {
+			if got := subsetNames(l.RuleFor(proxyIn(tt.proxyNs))); got != tt.want {
 				t.Errorf("subsets %s (step %s), want %s", got, l.Step, tt.want)
 			}
 		})
@@ -157,10 +157,10 @@ func TestC33SameNamespaceMergeVsExportTo(t *testing.T) {
 		t.Errorf("merged subsets = %s", got)
 	}
 	// (derived) the last entry is the catch-all.
-	if got := subsetNames(idx.lookup("istio-system", "httpbin.org", "test").pick(proxyIn("istio-system"))); got != "s5,s6" {
+	if got := subsetNames(idx.lookup("istio-system", "httpbin.org", "test").RuleFor(proxyIn("istio-system"))); got != "s5,s6" {
 		t.Errorf("proxy in istio-system gets %s, want s5,s6", got)
 	}
-	if got := subsetNames(idx.lookup("other", "httpbin.org", "test").pick(proxyIn("other"))); got != "s1,s2,s3,s4" {
+	if got := subsetNames(idx.lookup("other", "httpbin.org", "test").RuleFor(proxyIn("other"))); got != "s1,s2,s3,s4" {
 		t.Errorf("proxy elsewhere gets %s", got)
 	}
 }
@@ -175,12 +175,12 @@ func TestC34PerWorkloadDRChoice(t *testing.T) {
 	idx := buildDRIndexes(drs, "istio-system", "cluster.local", []string{"*"})
 	l := idx.lookup("mynamespace", "httpbin.org", "other")
 	for app, want := range map[string]string{"app2": "dr-rule2", "app5": "plain", "app1": "dr-rule1"} {
-		r := l.pick(proxyIn("mynamespace", "app", app))
+		r := l.RuleFor(proxyIn("mynamespace", "app", app))
 		if r == nil || r.First().Name != want {
 			t.Errorf("app=%s gets %v, want %s", app, r, want)
 		}
 	}
-	r := l.pick(proxyIn("mynamespace", "app", "app1"))
+	r := l.RuleFor(proxyIn("mynamespace", "app", "app1"))
 	if subsetNames(r) != "subset1,subset2" || r.TrafficPolicy.GetConnectionPool().GetHttp().GetMaxRetries() != 33 || r.PolicyFrom.Name != "dr-rule1" {
 		t.Errorf("app1 rule: subsets %s, policy from %s", subsetNames(r), r.PolicyFrom.Name)
 	}
@@ -192,11 +192,11 @@ func TestC35ProxyNamespaceWildcardWins(t *testing.T) {
 		dr("server", "exact", "api.server.svc.cluster.local", nil, []string{"b"}, ""),
 	)
 	idx := buildDRIndexes(drs, "istio-system", "cluster.local", []string{"*"})
-	if l := idx.lookup("client", "api.server.svc.cluster.local", "server"); subsetNames(l.pick(proxyIn("client"))) != "a" || l.Step != StepProxyNs {
-		t.Errorf("client gets %s at step %s", subsetNames(l.pick(proxyIn("client"))), l.Step)
+	if l := idx.lookup("client", "api.server.svc.cluster.local", "server"); subsetNames(l.RuleFor(proxyIn("client"))) != "a" || l.Step != StepProxyNs {
+		t.Errorf("client gets %s at step %s", subsetNames(l.RuleFor(proxyIn("client"))), l.Step)
 	}
-	if l := idx.lookup("third", "api.server.svc.cluster.local", "server"); subsetNames(l.pick(proxyIn("third"))) != "b" || l.Step != StepServiceNs {
-		t.Errorf("third gets %s at step %s", subsetNames(l.pick(proxyIn("third"))), l.Step)
+	if l := idx.lookup("third", "api.server.svc.cluster.local", "server"); subsetNames(l.RuleFor(proxyIn("third"))) != "b" || l.Step != StepServiceNs {
+		t.Errorf("third gets %s at step %s", subsetNames(l.RuleFor(proxyIn("third"))), l.Step)
 	}
 }
 
@@ -211,18 +211,18 @@ func TestC36PlainDRSwallowedBySelectorDR(t *testing.T) {
 		t.Errorf("Local[web] = %v", got)
 	}
 	l := idx.lookup("web", h, "web")
-	if got := subsetNames(l.pick(proxyIn("web", "app", "canary"))); got != "canary,v1,v2" {
+	if got := subsetNames(l.RuleFor(proxyIn("web", "app", "canary"))); got != "canary,v1,v2" {
 		t.Errorf("canary gets %s", got)
 	}
-	if r := l.pick(proxyIn("web", "app", "other")); r != nil {
+	if r := l.RuleFor(proxyIn("web", "app", "other")); r != nil {
 		t.Errorf("app=other should get no DR, got %s", r.First().Name)
 	}
-	if got := l.pick(proxyIn("web", "app", "canary")).TrafficPolicy.GetConnectionPool().GetTcp().GetMaxConnections(); got != 7 {
+	if got := l.RuleFor(proxyIn("web", "app", "canary")).TrafficPolicy.GetConnectionPool().GetTcp().GetMaxConnections(); got != 7 {
 		t.Errorf("sel has no policy of its own, so plain's applies; got %d", got)
 	}
 	idx = buildDRIndexes(loadDRs(t, sel, plain(`[".", "x"]`)), "istio-system", "cluster.local", []string{"*"})
 	l = idx.lookup("web", h, "web")
-	if r := l.pick(proxyIn("web", "app", "other")); r == nil || r.First().Name != "plain" {
+	if r := l.RuleFor(proxyIn("web", "app", "other")); r == nil || r.First().Name != "plain" {
 		t.Errorf("with exportTo [., x] app=other should get plain, got %v", r)
 	}
 }

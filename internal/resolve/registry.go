@@ -232,6 +232,8 @@ type registry struct {
 	// namespace by name (or private to it), each oldest first.
 	public []*Service
 	byNs   map[string][]*Service
+	// wildcards are the services with wildcard hosts.
+	wildcards []*Service
 }
 
 func newRegistry(services []*Service) *registry {
@@ -245,6 +247,9 @@ func newRegistry(services []*Service) *registry {
 		}
 		if prev, ok := m[s.Namespace]; !ok || (prev.Registry != Kubernetes && s.Registry == Kubernetes) {
 			m[s.Namespace] = s
+		}
+		if s.Host.IsWildcard() {
+			r.wildcards = append(r.wildcards, s)
 		}
 		switch {
 		case s.exportTo.public:

@@ -7,7 +7,10 @@ package resolve
 
 import (
 	"net/netip"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/model"
@@ -43,6 +46,8 @@ type Mesh struct {
 	// Sidecars by namespace, in the order istiod tries them.
 	Sidecars sidecarIndex
 
+	// DestinationRules as loaded.
+	DestinationRules []*model.DestinationRule
 	// VirtualServices, oldest first, delegates included.
 	VirtualServices []*VirtualService
 
@@ -100,6 +105,8 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
 	m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
+	m.DestinationRules = drs
+	byHost := newDRsByHost(drs, mc.DomainSuffix)
 	m.vss = newVSIndex(vss)
 	m.VirtualServices = m.vss.all
 	m.Proxies = buildProxies(objs, func(ns string) map[string]string { return nsLabels[ns] }, gatewaySelectors)
@@ -109,22 +116,58 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 		ns      string
 		router  bool
 	}
-	scopes := map[scopeKey]*Scope{}
-	for _, p := range m.Proxies {
-		choice := m.Sidecars.choose(p, mc.RootNamespace)
-		key := scopeKey{choice.Sidecar, p.Namespace, p.Type == RouterProxy}
-		sc := scopes[key]
-		if sc == nil {
-			sc = buildScope(m.reg, m.vss, mc.DomainSuffix, choice, p.Namespace)
-			scopes[key] = sc
-			m.Scopes = append(m.Scopes, sc)
+	// Choose each proxy's Sidecar, then build every distinct scope once,
+	// in parallel: scopes are independent and each is written by one
+	// worker only, so the result does not depend on scheduling.
+	index := map[scopeKey]int{}
+	var first []SidecarChoice
+	choices := make([]SidecarChoice, len(m.Proxies))
+	keys := make([]int, len(m.Proxies))
+	for i, p := range m.Proxies {
+		choices[i] = m.Sidecars.choose(p, mc.RootNamespace)
+		k := scopeKey{choices[i].Sidecar, p.Namespace, p.Type == RouterProxy}
+		n, ok := index[k]
+		if !ok {
+			n = len(first)
+			index[k] = n
+			first = append(first, choices[i])
 		}
+		keys[i] = n
+	}
+	m.Scopes = make([]*Scope, len(first))
+	parallel(len(first), func(i int) {
+		ns := m.Proxies[slices.Index(keys, i)].Namespace
+		sc := buildScope(m.reg, m.vss, mc.DomainSuffix, first[i], ns)
+		sc.DestinationRules = make(map[host.Name]DRDecision, len(sc.Services))
+		for _, s := range sc.Services {
+			sc.DestinationRules[s.Host] = m.drs.decide(byHost, ns, s, mc.DefaultDestinationRuleExportTo)
+		}
+		m.Scopes[i] = sc
+	})
+	for i, p := range m.Proxies {
+		sc := m.Scopes[keys[i]]
+		sc.Proxies = append(sc.Proxies, p)
 		// Proxies sharing a scope can differ in which Sidecars they
 		// skipped; each view keeps its own account.
-		view := &ProxyView{Proxy: p, Scope: sc, Choice: choice}
-		m.Views = append(m.Views, view)
+		m.Views = append(m.Views, &ProxyView{Proxy: p, Scope: sc, Choice: choices[i]})
 	}
 	return m
+}
+
+// parallel runs f(0..n-1) on all cores.
+func parallel(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // View returns the view of the proxy namespace/name.
@@ -148,8 +191,27 @@ func (m *Mesh) View(ns, name string) (*ProxyView, bool) {
 // from proxies in proxyNs, and the rule a given proxy uses.
 func (m *Mesh) DestinationRuleFor(p *Proxy, s *Service) (DRLookup, *Rule) {
 	l := m.drs.lookup(p.Namespace, s.Host, s.Namespace)
-	return l, l.pick(p)
+	return l, l.RuleFor(p)
 }
+
+// Reachable reports whether some service covering h, exactly or as a
+// wildcard ServiceEntry host, is visible from namespace ns.
+func (m *Mesh) Reachable(h host.Name, ns string) bool {
+	for _, s := range m.reg.byHostNs[h] {
+		if s.VisibleIn(ns) {
+			return true
+		}
+	}
+	for _, s := range m.reg.wildcards {
+		if h.SubsetOf(s.Host) && s.VisibleIn(ns) {
+			return true
+		}
+	}
+	return false
+}
+
+// Rules lists every consolidated DestinationRule, once each.
+func (m *Mesh) Rules() []*Rule { return m.drs.allRules() }
 
 // ServicesNamed returns every mesh service with a hostname, oldest first.
 func (m *Mesh) ServicesNamed(h host.Name) []*Service {

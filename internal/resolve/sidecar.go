@@ -255,13 +255,29 @@ type Scope struct {
 	IgnoredHosts []string
 	// VirtualServices says, per host, which VirtualService is in force.
 	VirtualServices []VSChoice
+	// DestinationRules is the DR decision per service host.
+	DestinationRules map[host.Name]DRDecision
+	// Proxies that have this scope, sorted.
+	Proxies []*Proxy
+	// byHost indexes Services.
+	byHost map[host.Name]int
+}
+
+// Service returns the scope's service for a hostname.
+func (sc *Scope) Service(h host.Name) (*Service, bool) {
+	i, ok := sc.byHost[h]
+	if !ok {
+		return nil, false
+	}
+	return sc.Services[i], true
 }
 
 // buildScope computes the services and VirtualServices of each egress
 // listener and the merged service list. vss may be nil (no
 // VirtualServices).
 func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice, proxyNs string) *Scope {
-	sc := &Scope{Namespace: proxyNs, Choice: choice, Imports: map[host.Name]Import{}}
+	n := len(reg.all)
+	sc := &Scope{Namespace: proxyNs, Choice: choice, Imports: make(map[host.Name]Import, n), byHost: make(map[host.Name]int, n)}
 	var egress []*networking.IstioEgressListener
 	if choice.Sidecar != nil {
 		egress = choice.Sidecar.Spec.GetEgress()
@@ -322,7 +338,7 @@ func pickServices(reg *registry, l *EgressListener, proxyNs string) ([]*Service,
 		cands = reg.visibleTo(proxyNs)
 	}
 	var picked []*Service
-	entries := map[*Service]string{}
+	entries := make(map[*Service]string, len(cands))
 	star := l.hosts.byNs["*"]
 	for _, s := range cands {
 		own := l.hosts.byNs[s.Namespace]
@@ -372,17 +388,13 @@ func trimToPort(s *Service, port *networking.SidecarPort) *Service {
 // namespaces one namespace wins: the proxy's own, else a Kubernetes
 // service over a ServiceEntry, else the first in candidate order.
 func dedupHosts(picked []*Service, proxyNs string) ([]*Service, []HostChoice) {
-	winner := map[host.Name]*Service{}
+	winner := make(map[host.Name]*Service, len(picked))
 	why := map[host.Name]string{}
-	nsSeen := map[host.Name][]string{}
 	for _, t := range picked {
-		if !slices.Contains(nsSeen[t.Host], t.Namespace) {
-			nsSeen[t.Host] = append(nsSeen[t.Host], t.Namespace)
-		}
 		w := winner[t.Host]
 		switch {
 		case w == nil:
-			winner[t.Host], why[t.Host] = t, "first in import order (exported to the proxy's namespace by name before public, oldest first)"
+			winner[t.Host], why[t.Host] = t, "first in import order: exported to the proxy's namespace by name before public, oldest first"
 		case w.Namespace == t.Namespace:
 		case t.Namespace == proxyNs:
 			winner[t.Host], why[t.Host] = t, "the proxy's own namespace wins"
@@ -402,36 +414,40 @@ func dedupHosts(picked []*Service, proxyNs string) ([]*Service, []HostChoice) {
 		}
 	}
 	for h, ls := range losers {
-		choices = append(choices, HostChoice{Host: h, Winner: winner[h], Losers: ls, TieBreak: why[h]})
+		w := winner[h]
+		if w.Namespace == proxyNs {
+			// However it came first, the own namespace would have won.
+			why[h] = "the proxy's own namespace wins"
+		}
+		choices = append(choices, HostChoice{Host: h, Winner: w, Losers: ls, TieBreak: why[h]})
 	}
 	return kept, choices
 }
 
 // add merges a service into the scope's list (istio.md §4.5).
 func (sc *Scope) add(s *Service) {
-	for i, e := range sc.Services {
-		if e.Host != s.Host {
-			continue
-		}
-		switch {
-		case e == s:
-		case e.Registry == Kubernetes && s.Registry != Kubernetes:
-		case e.Registry != Kubernetes && s.Registry == Kubernetes:
-			sc.Services[i] = s
-		case portsEqual(e.Ports, s.Ports):
-		case mergeable(e, s):
-			m := *e
-			m.Ports = slices.Clone(e.Ports)
-			for _, p := range s.Ports {
-				if _, ok := e.PortNumbered(p.Number); !ok {
-					m.Ports = append(m.Ports, p)
-				}
-			}
-			sc.Services[i] = &m
-		}
+	i, ok := sc.byHost[s.Host]
+	if !ok {
+		sc.byHost[s.Host] = len(sc.Services)
+		sc.Services = append(sc.Services, s)
 		return
 	}
-	sc.Services = append(sc.Services, s)
+	switch e := sc.Services[i]; {
+	case e == s:
+	case e.Registry == Kubernetes && s.Registry != Kubernetes:
+	case e.Registry != Kubernetes && s.Registry == Kubernetes:
+		sc.Services[i] = s
+	case portsEqual(e.Ports, s.Ports):
+	case mergeable(e, s):
+		m := *e
+		m.Ports = slices.Clone(e.Ports)
+		for _, p := range s.Ports {
+			if _, ok := e.PortNumbered(p.Number); !ok {
+				m.Ports = append(m.Ports, p)
+			}
+		}
+		sc.Services[i] = &m
+	}
 }
 
 func portsEqual(a, b []Port) bool {

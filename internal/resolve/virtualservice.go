@@ -24,6 +24,9 @@ type VirtualService struct {
 	// Delegate is a VirtualService without hosts, used only through a
 	// root VirtualService's delegate route.
 	Delegate bool
+	// Destinations lists every destination, in order, with hosts
+	// expanded in the VirtualService's namespace.
+	Destinations []Destination
 }
 
 // Namespace is the VirtualService's namespace.
@@ -46,6 +49,7 @@ func newVirtualService(o *model.VirtualService, domain string, defaults []string
 		vs.Gateways = []string{MeshGateway}
 	}
 	vs.exportTo = newExportTo(o.Spec.GetExportTo(), defaults, o.Namespace)
+	vs.Destinations = destinations(o, domain)
 	return vs
 }
 
@@ -65,11 +69,11 @@ type Destination struct {
 	SourceNamespaces []string
 }
 
-// Destinations lists every destination of the VirtualService, in order,
-// with hosts expanded in its namespace.
-func (vs *VirtualService) Destinations(domain string) []Destination {
+// destinations lists every destination of a VirtualService, in order, with
+// hosts expanded in its namespace.
+func destinations(o *model.VirtualService, domain string) []Destination {
 	var out []Destination
-	ns := vs.Namespace()
+	ns := o.Namespace
 	add := func(d *networking.Destination, p model.Path, kind string, srcNs []string) {
 		if d == nil {
 			return
@@ -78,7 +82,7 @@ func (vs *VirtualService) Destinations(domain string) []Destination {
 			Subset: d.GetSubset(), Path: p, Kind: kind, SourceNamespaces: srcNs})
 	}
 	spec := model.Path{}.Key("spec")
-	for i, r := range vs.Object.Spec.GetHttp() {
+	for i, r := range o.Spec.GetHttp() {
 		var src []string
 		for _, m := range r.GetMatch() {
 			if m.GetSourceNamespace() != "" {
@@ -97,12 +101,12 @@ func (vs *VirtualService) Destinations(domain string) []Destination {
 			add(m.GetDestination(), rp.Key("mirrors").Index(j).Key("destination"), "mirrors", src)
 		}
 	}
-	for i, r := range vs.Object.Spec.GetTcp() {
+	for i, r := range o.Spec.GetTcp() {
 		for j, d := range r.GetRoute() {
 			add(d.GetDestination(), spec.Key("tcp").Index(i).Key("route").Index(j).Key("destination"), "tcp", nil)
 		}
 	}
-	for i, r := range vs.Object.Spec.GetTls() {
+	for i, r := range o.Spec.GetTls() {
 		for j, d := range r.GetRoute() {
 			add(d.GetDestination(), spec.Key("tls").Index(i).Key("route").Index(j).Key("destination"), "tls", nil)
 		}
@@ -190,7 +194,7 @@ func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualS
 	for _, vs := range vss {
 		ports := map[host.Name][]uint32{}
 		var order []host.Name
-		for _, d := range vs.Destinations(domain) {
+		for _, d := range vs.Destinations {
 			if d.Kind != "tcp" && d.Kind != "tls" && len(d.SourceNamespaces) > 0 && !slices.Contains(d.SourceNamespaces, sc.Namespace) {
 				continue
 			}

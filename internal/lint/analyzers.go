@@ -1,0 +1,386 @@
+package lint
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	networking "istio.io/api/networking/v1alpha3"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// MC3001: one hostname, services in several namespaces, one namespace wins.
+var ambiguousHost = &Analyzer{Code: "MC3001", Run: func(p *Pass) {
+	type key struct {
+		host   host.Name
+		winner *model.ObjectMeta
+	}
+	type finding struct {
+		choice  resolve.HostChoice
+		proxies []*resolve.Proxy
+	}
+	found := map[key]*finding{}
+	var order []key
+	for _, sc := range p.Mesh.Scopes {
+		for _, hc := range sc.Ambiguous {
+			k := key{hc.Host, hc.Winner.Object}
+			f := found[k]
+			if f == nil {
+				f = &finding{choice: hc}
+				found[k] = f
+				order = append(order, k)
+			}
+			f.proxies = append(f.proxies, sc.Proxies...)
+		}
+	}
+	for _, k := range order {
+		f := found[k]
+		var losers []string
+		seen := map[string]bool{}
+		for _, l := range f.choice.Losers {
+			if !seen[l.Namespace] {
+				seen[l.Namespace] = true
+				losers = append(losers, l.Namespace)
+			}
+		}
+		d := p.Report(k.winner, nil, "%s is defined in %s and in %s; proxies use the one in %s (%s)",
+			k.host, f.choice.Winner.Namespace, strings.Join(losers, ", "), f.choice.Winner.Namespace, f.choice.TieBreak)
+		for _, l := range f.choice.Losers {
+			d.Related = append(d.Related, related(l.Object, "ignored for these proxies"))
+		}
+		d.Proxies = proxyIDs(f.proxies)
+	}
+}}
+
+// MC4001: a DR for a host loses the lookup for some proxy namespaces.
+var shadowedDestinationRule = &Analyzer{Code: "MC4001", Run: func(p *Pass) {
+	type key struct {
+		shadowed, winner *model.DestinationRule
+		step             resolve.LookupStep
+	}
+	found := map[key][]string{}
+	var order []key
+	for _, sc := range p.Mesh.Scopes {
+		hosts := make([]host.Name, 0, len(sc.DestinationRules))
+		for h := range sc.DestinationRules {
+			hosts = append(hosts, h)
+		}
+		slices.Sort(hosts)
+		for _, h := range hosts {
+			d := sc.DestinationRules[h]
+			var winner *model.DestinationRule
+			if d.Rule != nil {
+				winner = d.Rule.First()
+			}
+			for _, dr := range d.Shadowed {
+				k := key{dr, winner, d.Lookup.Step}
+				if _, ok := found[k]; !ok {
+					order = append(order, k)
+				}
+				if !slices.Contains(found[k], sc.Namespace) {
+					found[k] = append(found[k], sc.Namespace)
+				}
+			}
+		}
+	}
+	for _, k := range order {
+		nss := found[k]
+		slices.Sort(nss)
+		if k.winner == nil {
+			p.Report(&k.shadowed.ObjectMeta, model.ParsePath("spec.host"),
+				"%s is never used by proxies in %s %s: the lookup stops at a rule that applies only to selected workloads",
+				objName(&k.shadowed.ObjectMeta), plural(len(nss), "namespace", "namespaces"), list(nss, 8))
+			continue
+		}
+		d := p.Report(&k.shadowed.ObjectMeta, model.ParsePath("spec.host"),
+			"%s is shadowed for proxies in %s %s: %s wins the lookup (%s)",
+			objName(&k.shadowed.ObjectMeta), plural(len(nss), "namespace", "namespaces"), list(nss, 8), objName(&k.winner.ObjectMeta), k.step)
+		d.Related = append(d.Related, related(&k.winner.ObjectMeta, "chosen instead (%s)", k.step))
+	}
+}}
+
+// MC4002: merging DRs for one host dropped a trafficPolicy or a subset.
+var destinationRuleMergeConflict = &Analyzer{Code: "MC4002", Run: func(p *Pass) {
+	type key struct {
+		from   *model.DestinationRule
+		subset string
+	}
+	seen := map[key]bool{}
+	for _, r := range p.Mesh.Rules() {
+		for _, loss := range r.Dropped {
+			k := key{loss.From, loss.Subset}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if loss.Subset == "" {
+				d := p.Report(&loss.From.ObjectMeta, model.ParsePath("spec.trafficPolicy"),
+					"the trafficPolicy of %s is ignored: it is merged with %s for host %s, and only the oldest rule's trafficPolicy is kept, whole",
+					objName(&loss.From.ObjectMeta), objName(&loss.Kept.ObjectMeta), r.Host)
+				d.Related = append(d.Related, related(&loss.Kept.ObjectMeta, "its trafficPolicy is used"))
+				continue
+			}
+			d := p.Report(&loss.From.ObjectMeta, model.ParsePath("spec.subsets"),
+				"subset %q of %s is ignored: %s, merged with it for host %s, already defines it",
+				loss.Subset, objName(&loss.From.ObjectMeta), objName(&loss.Kept.ObjectMeta), r.Host)
+			d.Related = append(d.Related, related(&loss.Kept.ObjectMeta, "its subset %q is used", loss.Subset))
+		}
+	}
+}}
+
+// routeUse is one VirtualService destination as used by a scope's proxies.
+type routeUse struct {
+	vs   *resolve.VirtualService
+	dest resolve.Destination
+}
+
+// usedDestinations lists, per scope, the destinations of the
+// VirtualServices in force that apply to the scope's namespace.
+func usedDestinations(m *resolve.Mesh, sc *resolve.Scope) []routeUse {
+	var out []routeUse
+	seen := map[*resolve.VirtualService]bool{}
+	for _, c := range sc.VirtualServices {
+		if seen[c.Winner] {
+			continue
+		}
+		seen[c.Winner] = true
+		for _, d := range c.Winner.Destinations {
+			if len(d.SourceNamespaces) > 0 && !slices.Contains(d.SourceNamespaces, sc.Namespace) {
+				continue
+			}
+			out = append(out, routeUse{c.Winner, d})
+		}
+	}
+	return out
+}
+
+// MC4003: a route's subset is missing from the DR a proxy uses.
+var unknownSubset = &Analyzer{Code: "MC4003", Run: func(p *Pass) {
+	type key struct {
+		vs   *resolve.VirtualService
+		path string
+		rule *resolve.Rule
+	}
+	type finding struct {
+		dest    resolve.Destination
+		svc     *resolve.Service
+		step    resolve.LookupStep
+		proxies []*resolve.Proxy
+	}
+	found := map[key]*finding{}
+	var order []key
+	for _, sc := range p.Mesh.Scopes {
+		for _, u := range usedDestinations(p.Mesh, sc) {
+			if u.dest.Subset == "" {
+				continue
+			}
+			s, ok := sc.Service(u.dest.Host)
+			if !ok {
+				continue // MC5002's business
+			}
+			dec := sc.DestinationRules[s.Host]
+			perProxy := slices.ContainsFunc(dec.Lookup.Rules, func(r *resolve.Rule) bool { return r.Selector != nil })
+			if !perProxy && dec.Rule != nil && dec.Rule.HasSubset(u.dest.Subset) {
+				continue // every proxy of the scope uses a rule with the subset
+			}
+			l := dec.Lookup
+			for _, px := range sc.Proxies {
+				rule := dec.Rule
+				if perProxy {
+					rule = l.RuleFor(px)
+				}
+				if rule != nil && rule.HasSubset(u.dest.Subset) {
+					continue
+				}
+				k := key{u.vs, u.dest.Path.String(), rule}
+				f := found[k]
+				if f == nil {
+					f = &finding{dest: u.dest, svc: s, step: l.Step}
+					found[k] = f
+					order = append(order, k)
+				}
+				f.proxies = append(f.proxies, px)
+			}
+		}
+	}
+	for _, k := range order {
+		f := found[k]
+		vsMeta := &k.vs.Object.ObjectMeta
+		var d *diag.Diagnostic
+		if k.rule == nil {
+			d = p.Report(vsMeta, f.dest.Path.Key("subset"),
+				"%s routes to subset %q of %s, but no DestinationRule applies to %s, so the subset does not exist for them",
+				objName(vsMeta), f.dest.Subset, f.dest.Host, plural(len(proxyIDs(f.proxies)), "this proxy", "these proxies"))
+		} else {
+			first := &k.rule.First().ObjectMeta
+			d = p.Report(vsMeta, f.dest.Path.Key("subset"),
+				"%s routes to subset %q of %s, but the DestinationRule these proxies use, %s (%s), has no such subset (it has %s)",
+				objName(vsMeta), f.dest.Subset, f.dest.Host, objName(first), f.step, subsetList(k.rule))
+			d.Related = append(d.Related, related(first, "chosen for these proxies (%s)", f.step))
+		}
+		for _, dr := range p.Mesh.DestinationRules {
+			if dr.Spec.GetWorkloadSelector() == nil && slices.ContainsFunc(dr.Spec.GetSubsets(), func(s *networking.Subset) bool { return s.GetName() == f.dest.Subset }) &&
+				host.FQDN(dr.Spec.GetHost(), dr.Namespace, p.Mesh.Config.DomainSuffix).Matches(f.dest.Host) && (k.rule == nil || !slices.Contains(k.rule.From, dr)) {
+				d.Related = append(d.Related, related(&dr.ObjectMeta, "defines subset %q but is not the rule these proxies use", f.dest.Subset))
+			}
+		}
+		d.Proxies = proxyIDs(f.proxies)
+	}
+}}
+
+func subsetList(r *resolve.Rule) string {
+	if len(r.Subsets) == 0 {
+		return "none"
+	}
+	var names []string
+	for _, s := range r.Subsets {
+		names = append(names, s.GetName())
+	}
+	return strings.Join(names, ", ")
+}
+
+// MC5001: several VirtualServices claim a host for the same proxies.
+var virtualServiceHostConflict = &Analyzer{Code: "MC5001", Run: func(p *Pass) {
+	type key struct {
+		host          host.Name
+		winner, loser *resolve.VirtualService
+	}
+	found := map[key][]*resolve.Proxy{}
+	var order []key
+	for _, sc := range p.Mesh.Scopes {
+		for _, c := range sc.VirtualServices {
+			for _, l := range c.Losers {
+				k := key{c.Host, c.Winner, l}
+				if _, ok := found[k]; !ok {
+					order = append(order, k)
+				}
+				found[k] = append(found[k], sc.Proxies...)
+			}
+		}
+	}
+	slices.SortStableFunc(order, func(a, b key) int { return cmp.Compare(a.host, b.host) })
+	for _, k := range order {
+		lm, wm := &k.loser.Object.ObjectMeta, &k.winner.Object.ObjectMeta
+		d := p.Report(lm, model.ParsePath("spec.hosts"),
+			"%s and %s both claim host %s; sidecars never merge VirtualServices, so the routes of %s are ignored",
+			objName(lm), objName(wm), k.host, objName(lm))
+		d.Related = append(d.Related, related(wm, "used for %s", k.host))
+		d.Proxies = proxyIDs(found[k])
+	}
+}}
+
+// MC5002: a route destination is not a service the proxies can see.
+var destinationHostNotFound = &Analyzer{Code: "MC5002", Run: func(p *Pass) {
+	type key struct {
+		vs   *resolve.VirtualService
+		path string
+	}
+	type finding struct {
+		dest    resolve.Destination
+		proxies []*resolve.Proxy
+		hidden  []*resolve.Service
+	}
+	found := map[key]*finding{}
+	var order []key
+	for _, sc := range p.Mesh.Scopes {
+		for _, u := range usedDestinations(p.Mesh, sc) {
+			if _, ok := sc.Service(u.dest.Host); ok || p.Mesh.Reachable(u.dest.Host, sc.Namespace) {
+				continue
+			}
+			k := key{u.vs, u.dest.Path.String()}
+			f := found[k]
+			if f == nil {
+				f = &finding{dest: u.dest, hidden: p.Mesh.ServicesNamed(u.dest.Host)}
+				found[k] = f
+				order = append(order, k)
+			}
+			f.proxies = append(f.proxies, sc.Proxies...)
+		}
+	}
+	for _, k := range order {
+		f := found[k]
+		vsMeta := &k.vs.Object.ObjectMeta
+		why := "no Service or ServiceEntry has that host"
+		if len(f.hidden) > 0 {
+			why = "services with that host exist but their exportTo hides them from these proxies"
+		} else if strings.Count(string(f.dest.Host), ".") == 1 {
+			why += " (a name with one dot is not expanded: write the short name or the full name)"
+		}
+		d := p.Report(vsMeta, f.dest.Path.Key("host"), "%s routes to %s, which these proxies cannot reach: %s", objName(vsMeta), f.dest.Host, why)
+		for _, s := range f.hidden {
+			d.Related = append(d.Related, related(s.Object, "defines %s, not visible to these proxies", s.Host))
+		}
+		d.Proxies = proxyIDs(f.proxies)
+	}
+}}
+
+// MC6001: several selector-less Sidecars in one namespace.
+var multipleDefaultSidecars = &Analyzer{Code: "MC6001", Run: func(p *Pass) {
+	nss := make([]string, 0, len(p.Mesh.Sidecars))
+	for ns := range p.Mesh.Sidecars {
+		nss = append(nss, ns)
+	}
+	slices.Sort(nss)
+	for _, ns := range nss {
+		var defaults []*model.Sidecar
+		for _, sc := range p.Mesh.Sidecars[ns] {
+			if sc.Spec.GetWorkloadSelector() == nil {
+				defaults = append(defaults, sc)
+			}
+		}
+		for _, sc := range defaults[min(1, len(defaults)):] {
+			d := p.Report(&sc.ObjectMeta, nil, "namespace %s has more than one Sidecar without a workloadSelector; only the oldest, %s, takes effect and %s is ignored",
+				ns, defaults[0].Name, sc.Name)
+			d.Related = append(d.Related, related(&defaults[0].ObjectMeta, "the namespace default in effect"))
+		}
+	}
+}}
+
+// MC6002: several Sidecars select one workload.
+var conflictingSidecarSelectors = &Analyzer{Code: "MC6002", Run: func(p *Pass) {
+	type key struct{ winner, loser *model.Sidecar }
+	found := map[key][]*resolve.Proxy{}
+	var order []key
+	for _, v := range p.Mesh.Views {
+		if v.Choice.Reason != "workload selector" {
+			continue
+		}
+		for _, s := range v.Choice.Skipped {
+			sel := s.Sidecar.Spec.GetWorkloadSelector()
+			if sel == nil || !matches(sel.GetLabels(), v.Proxy.Labels) {
+				continue
+			}
+			k := key{v.Choice.Sidecar, s.Sidecar}
+			if _, ok := found[k]; !ok {
+				order = append(order, k)
+			}
+			found[k] = append(found[k], v.Proxy)
+		}
+	}
+	for _, k := range order {
+		d := p.Report(&k.loser.ObjectMeta, model.ParsePath("spec.workloadSelector"),
+			"Sidecars %s and %s both select %s; only the oldest, %s, applies",
+			objName(&k.winner.ObjectMeta), objName(&k.loser.ObjectMeta), describeProxies(found[k]), k.winner.Name)
+		d.Related = append(d.Related, related(&k.winner.ObjectMeta, "applies to these workloads"))
+		d.Proxies = proxyIDs(found[k])
+	}
+}}
+
+func matches(selector, labels map[string]string) bool {
+	for k, v := range selector {
+		if lv, ok := labels[k]; !ok || lv != v {
+			return false
+		}
+	}
+	return true
+}
+
+func describeProxies(ps []*resolve.Proxy) string {
+	ids := proxyIDs(ps)
+	return fmt.Sprintf("%s %s", plural(len(ids), "workload", "workloads"), list(ids, 5))
+}

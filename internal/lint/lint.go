@@ -1,0 +1,167 @@
+// Package lint holds meshc's analyzers: small values that read the resolved
+// mesh and its provenance and report diagnostics. They never re-resolve.
+package lint
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// Analyzer reports one catalog code. Its name, severity and docs are the
+// catalog entry's, so the catalog, the docs and SARIF rules stay one table.
+type Analyzer struct {
+	Code string
+	Run  func(*Pass)
+}
+
+// Pass is what an analyzer reads and where it reports.
+type Pass struct {
+	Mesh  *resolve.Mesh
+	code  string
+	diags []diag.Diagnostic
+}
+
+// Report adds a diagnostic of the running analyzer's code about obj (at
+// the field at path, when given).
+func (p *Pass) Report(obj *model.ObjectMeta, at model.Path, format string, args ...any) *diag.Diagnostic {
+	ref := obj.Ref()
+	if at != nil {
+		ref = obj.RefAt(at)
+	}
+	p.diags = append(p.diags, diag.New(p.code, ref, format, args...))
+	return &p.diags[len(p.diags)-1]
+}
+
+// Analyzers returns every analyzer, in code order.
+func Analyzers() []*Analyzer {
+	return []*Analyzer{
+		ambiguousHost,
+		shadowedDestinationRule,
+		destinationRuleMergeConflict,
+		unknownSubset,
+		virtualServiceHostConflict,
+		destinationHostNotFound,
+		multipleDefaultSidecars,
+		conflictingSidecarSelectors,
+	}
+}
+
+// Options configure a lint run.
+type Options struct {
+	// Suppress lists "CODE" or "CODE=namespace/name" (a path.Match glob on
+	// the subject object) to leave out.
+	Suppress []string
+}
+
+// Run runs the analyzers over a resolved mesh, drops suppressed findings
+// and returns the rest sorted.
+func Run(m *resolve.Mesh, objs []model.Object, analyzers []*Analyzer, opts Options) []diag.Diagnostic {
+	var out []diag.Diagnostic
+	for _, a := range analyzers {
+		p := &Pass{Mesh: m, code: a.Code}
+		a.Run(p)
+		out = append(out, p.diags...)
+	}
+	annotated := suppressionAnnotations(objs)
+	out = slices.DeleteFunc(out, func(d diag.Diagnostic) bool {
+		return suppressed(d, opts.Suppress) || annotated[subjectKey(d.Object)][d.Code]
+	})
+	diag.Sort(out)
+	return out
+}
+
+// SuppressAnnotation on an object lists codes not to report about it.
+const SuppressAnnotation = "meshc.io/suppress"
+
+// istioSuppressAnnotation is honoured for the codes that mirror Istio's
+// analyzer messages.
+const istioSuppressAnnotation = "galley.istio.io/analyze-suppress"
+
+// istioCodes maps Istio analyzer codes to the meshc codes that report the
+// same finding.
+var istioCodes = map[string]string{
+	"IST0109": "MC5001", // ConflictingMeshGatewayVirtualServiceHosts
+	"IST0110": "MC6002", // ConflictingSidecarWorkloadSelectors
+	"IST0111": "MC6001", // MultipleSidecarsWithoutWorkloadSelectors
+	"IST0101": "MC5002", // ReferencedResourceNotFound (destination host)
+}
+
+func subjectKey(o diag.ObjectRef) string { return o.Kind + "/" + o.Namespace + "/" + o.Name }
+
+func suppressionAnnotations(objs []model.Object) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, o := range objs {
+		m := o.Meta()
+		codes := map[string]bool{}
+		for _, c := range strings.Split(m.Annotations[SuppressAnnotation], ",") {
+			if c = strings.TrimSpace(c); c != "" {
+				codes[strings.ToUpper(c)] = true
+			}
+		}
+		for _, c := range strings.Split(m.Annotations[istioSuppressAnnotation], ",") {
+			if mc, ok := istioCodes[strings.TrimSpace(c)]; ok {
+				codes[mc] = true
+			}
+		}
+		if len(codes) > 0 {
+			out[subjectKey(m.Ref())] = codes
+		}
+	}
+	return out
+}
+
+func suppressed(d diag.Diagnostic, rules []string) bool {
+	for _, r := range rules {
+		code, glob, scoped := strings.Cut(r, "=")
+		if !strings.EqualFold(code, d.Code) && !strings.EqualFold(code, d.Name) {
+			continue
+		}
+		if !scoped {
+			return true
+		}
+		if ok, _ := path.Match(glob, d.Object.Namespace+"/"+d.Object.Name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// proxyIDs lists proxies as "namespace/name", sorted.
+func proxyIDs(ps []*resolve.Proxy) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.ID())
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// objName renders "namespace/name" of an object.
+func objName(m *model.ObjectMeta) string { return m.Namespace + "/" + m.Name }
+
+// related describes another object for a diagnostic.
+func related(m *model.ObjectMeta, format string, args ...any) diag.Related {
+	return diag.Related{ObjectRef: m.Ref(), Note: fmt.Sprintf(format, args...)}
+}
+
+// plural picks a word form.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// list joins at most max items, saying how many more there are.
+func list(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:max], ", ") + fmt.Sprintf(" and %d more", len(items)-max)
+}

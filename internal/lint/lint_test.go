@@ -1,0 +1,201 @@
+package lint
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/load"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// run loads docs, resolves them and runs every analyzer.
+func run(t *testing.T, opts Options, docs ...string) []diag.Diagnostic {
+	t.Helper()
+	objs, ds := load.Bytes("in.yaml", []byte(strings.Join(docs, "---\n")))
+	for _, d := range ds {
+		if d.Code != "MC1005" {
+			t.Fatalf("load: %s:%d %s %s", d.Object.File, d.Object.Line, d.Code, d.Message)
+		}
+	}
+	mc, _ := load.MeshConfig(objs, load.MeshOptions{})
+	return Run(resolve.Resolve(objs, resolve.Options{Mesh: mc}), objs, Analyzers(), opts)
+}
+
+func ns(name string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s, labels: {istio-injection: enabled}}\n", name)
+}
+
+func service(ns, name string, ports ...string) string {
+	if len(ports) == 0 {
+		ports = []string{"{port: 80, name: http}"}
+	}
+	return fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: %s, namespace: %s}\nspec: {selector: {app: %s}, ports: [%s]}\n", name, ns, name, strings.Join(ports, ", "))
+}
+
+func deployment(ns, name string, labels string) string {
+	return fmt.Sprintf("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: %s, namespace: %s}\nspec:\n  selector: {matchLabels: %s}\n  template:\n    metadata: {labels: %s}\n    spec: {containers: [{name: app, image: x}]}\n", name, ns, labels, labels)
+}
+
+func obj(kind, ns, name, spec string, extraMeta ...string) string {
+	meta := fmt.Sprintf("name: %s, namespace: %s", name, ns)
+	if len(extraMeta) > 0 {
+		meta += ", " + strings.Join(extraMeta, ", ")
+	}
+	return fmt.Sprintf("apiVersion: networking.istio.io/v1\nkind: %s\nmetadata: {%s}\nspec: {%s}\n", kind, meta, spec)
+}
+
+func at(sec int) string { return fmt.Sprintf("creationTimestamp: '2024-01-01T00:00:%02dZ'", sec) }
+
+// codes lists the diagnostics of one code.
+func only(ds []diag.Diagnostic, code string) []diag.Diagnostic {
+	var out []diag.Diagnostic
+	for _, d := range ds {
+		if d.Code == code {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func describe(ds []diag.Diagnostic) string {
+	var b strings.Builder
+	for _, d := range ds {
+		fmt.Fprintf(&b, "  %s %s %s:%d %s proxies=%v\n", d.Code, d.Object, d.Object.File, d.Object.Line, d.Message, d.Proxies)
+	}
+	return b.String()
+}
+
+// TestAnalyzers has, for each code, a case where it fires and a near miss
+// where it must not.
+func TestAnalyzers(t *testing.T) {
+	web := []string{ns("web"), ns("client"), service("web", "api"), deployment("web", "api-v1", "{app: api, version: v1}"), deployment("client", "caller", "{app: caller}")}
+	tests := []struct {
+		name    string
+		code    string
+		docs    []string
+		want    int    // diagnostics of code
+		message string // fragment of the first one's message
+		proxies string // fragment of its proxies, joined
+	}{
+		{"MC3001 same external host in two namespaces", "MC3001", append(web,
+			obj("ServiceEntry", "web", "ext-a", "hosts: [api.example.com], ports: [{number: 443, name: tls, protocol: TLS}], resolution: DNS"),
+			obj("ServiceEntry", "client", "ext-b", "hosts: [api.example.com], ports: [{number: 443, name: tls, protocol: TLS}], resolution: DNS")),
+			2, "api.example.com is defined in web and in client; proxies use the one in web (the proxy's own namespace wins)", "web/api-v1"},
+		{"MC3001 near miss: one namespace", "MC3001", append(web,
+			obj("ServiceEntry", "web", "ext-a", "hosts: [api.example.com], ports: [{number: 443, name: tls, protocol: TLS}], resolution: DNS")),
+			0, "", ""},
+
+		{"MC4001 client-namespace DR shadows the service's", "MC4001", append(web,
+			obj("DestinationRule", "web", "api", "host: api, subsets: [{name: v1, labels: {version: v1}}]"),
+			obj("DestinationRule", "client", "api-override", "host: api.web.svc.cluster.local, trafficPolicy: {connectionPool: {tcp: {maxConnections: 5}}}")),
+			1, "web/api is shadowed for proxies in namespace client: client/api-override wins the lookup (proxy namespace)", ""},
+		{"MC4001 near miss: DR private to its own namespace", "MC4001", append(web,
+			obj("DestinationRule", "web", "api", "host: api, subsets: [{name: v1, labels: {version: v1}}]"),
+			obj("DestinationRule", "client", "api-override", "host: api.web.svc.cluster.local, exportTo: [other]")),
+			0, "", ""},
+
+		{"MC4002 later trafficPolicy dropped", "MC4002", append(web,
+			obj("DestinationRule", "web", "api-a", "host: api, trafficPolicy: {loadBalancer: {simple: ROUND_ROBIN}}", at(1)),
+			obj("DestinationRule", "web", "api-b", "host: api, trafficPolicy: {loadBalancer: {simple: RANDOM}}", at(2))),
+			1, "the trafficPolicy of web/api-b is ignored", ""},
+		{"MC4002 duplicate subset", "MC4002", append(web,
+			obj("DestinationRule", "web", "api-a", "host: api, subsets: [{name: v1, labels: {version: v1}}]", at(1)),
+			obj("DestinationRule", "web", "api-b", "host: api, subsets: [{name: v1, labels: {version: v9}}]", at(2))),
+			1, `subset "v1" of web/api-b is ignored`, ""},
+		{"MC4002 near miss: disjoint subsets, one policy", "MC4002", append(web,
+			obj("DestinationRule", "web", "api-a", "host: api, subsets: [{name: v1}], trafficPolicy: {loadBalancer: {simple: RANDOM}}", at(1)),
+			obj("DestinationRule", "web", "api-b", "host: api, subsets: [{name: v2}]", at(2))),
+			0, "", ""},
+
+		{"MC4003 client DR without the subset", "MC4003", append(web,
+			obj("DestinationRule", "web", "api", "host: api, subsets: [{name: v1, labels: {version: v1}}, {name: v2, labels: {version: v2}}]"),
+			obj("DestinationRule", "client", "api-override", "host: api.web.svc.cluster.local, subsets: [{name: v1, labels: {version: v1}}]"),
+			obj("VirtualService", "web", "api", "hosts: [api], http: [{route: [{destination: {host: api, subset: v2}}]}]")),
+			1, `routes to subset "v2" of api.web.svc.cluster.local, but the DestinationRule these proxies use, client/api-override (proxy namespace), has no such subset`, "client/caller"},
+		{"MC4003 near miss: every namespace's DR has the subset", "MC4003", append(web,
+			obj("DestinationRule", "web", "api", "host: api, subsets: [{name: v1, labels: {version: v1}}, {name: v2, labels: {version: v2}}]"),
+			obj("VirtualService", "web", "api", "hosts: [api], http: [{route: [{destination: {host: api, subset: v2}}]}]")),
+			0, "", ""},
+
+		{"MC5001 two VirtualServices for one host", "MC5001", append(web,
+			obj("VirtualService", "web", "api-a", "hosts: [api], http: [{route: [{destination: {host: api}}], timeout: 1s}]", at(1)),
+			obj("VirtualService", "client", "api-b", "hosts: [api.web.svc.cluster.local], http: [{route: [{destination: {host: api.web.svc.cluster.local}}], timeout: 2s}]", at(2))),
+			1, "client/api-b and web/api-a both claim host api.web.svc.cluster.local", "client/caller"},
+		{"MC5001 near miss: exportTo keeps them apart", "MC5001", append(web,
+			obj("VirtualService", "web", "api-a", "hosts: [api], exportTo: ['.'], http: [{route: [{destination: {host: api}}]}]", at(1)),
+			obj("VirtualService", "client", "api-b", "hosts: [api.web.svc.cluster.local], exportTo: ['.'], http: [{route: [{destination: {host: api.web.svc.cluster.local}}]}]", at(2))),
+			0, "", ""},
+
+		{"MC5002 dotted short host", "MC5002", append(web,
+			obj("VirtualService", "web", "api", "hosts: [api], http: [{route: [{destination: {host: api.web}}]}]")),
+			1, "routes to api.web, which these proxies cannot reach", "web/api-v1"},
+		{"MC5002 hidden by exportTo", "MC5002", append(web,
+			service("web", "secret"),
+			obj("VirtualService", "client", "to-secret", "hosts: [secret.web.svc.cluster.local], http: [{route: [{destination: {host: secret.web.svc.cluster.local}}]}]"),
+			"apiVersion: v1\nkind: Service\nmetadata: {name: hidden, namespace: web, annotations: {networking.istio.io/exportTo: '.'}}\nspec: {ports: [{port: 80, name: http}]}\n",
+			obj("VirtualService", "client", "to-hidden", "hosts: [hidden.web.svc.cluster.local], http: [{route: [{destination: {host: hidden.web.svc.cluster.local}}]}]")),
+			1, "exportTo hides them", "client/caller"},
+		{"MC5002 near miss: short name expands in the VirtualService's namespace", "MC5002", append(web,
+			obj("VirtualService", "web", "api", "hosts: [api], http: [{route: [{destination: {host: api}}]}]")),
+			0, "", ""},
+
+		{"MC6001 two namespace defaults", "MC6001", append(web,
+			obj("Sidecar", "web", "a", "egress: [{hosts: ['./*']}]", at(1)),
+			obj("Sidecar", "web", "b", "egress: [{hosts: ['*/*']}]", at(2))),
+			1, "only the oldest, a, takes effect and b is ignored", ""},
+		{"MC6001 near miss: one default and one with a selector", "MC6001", append(web,
+			obj("Sidecar", "web", "a", "egress: [{hosts: ['./*']}]", at(1)),
+			obj("Sidecar", "web", "b", "workloadSelector: {labels: {app: api}}, egress: [{hosts: ['*/*']}]", at(2))),
+			0, "", ""},
+
+		{"MC6002 two selectors match one Deployment", "MC6002", append(web,
+			obj("Sidecar", "web", "by-app", "workloadSelector: {labels: {app: api}}, egress: [{hosts: ['./*']}]", at(1)),
+			obj("Sidecar", "web", "by-version", "workloadSelector: {labels: {version: v1}}, egress: [{hosts: ['*/*']}]", at(2))),
+			1, "both select workload web/api-v1; only the oldest, by-app, applies", "web/api-v1"},
+		{"MC6002 near miss: selectors for different workloads", "MC6002", append(web,
+			obj("Sidecar", "web", "by-app", "workloadSelector: {labels: {app: api}}, egress: [{hosts: ['./*']}]", at(1)),
+			obj("Sidecar", "web", "by-version", "workloadSelector: {labels: {version: v2}}, egress: [{hosts: ['*/*']}]", at(2))),
+			0, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			all := run(t, Options{}, tt.docs...)
+			got := only(all, tt.code)
+			if len(got) != tt.want {
+				t.Fatalf("%d %s diagnostics, want %d:\n%s", len(got), tt.code, tt.want, describe(all))
+			}
+			if tt.want == 0 {
+				return
+			}
+			d := got[0]
+			if !strings.Contains(d.Message, tt.message) || !strings.Contains(strings.Join(d.Proxies, ","), tt.proxies) {
+				t.Errorf("got:\n%s\nwant message containing %q and proxies containing %q", describe(got), tt.message, tt.proxies)
+			}
+			if d.Object.File != "in.yaml" || d.Object.Line == 0 || d.Object.Name == "" {
+				t.Errorf("diagnostic lacks its subject's position: %+v", d.Object)
+			}
+		})
+	}
+}
+
+func TestSuppression(t *testing.T) {
+	docs := []string{ns("web"),
+		obj("Sidecar", "web", "a", "egress: [{hosts: ['./*']}]", at(1)),
+		obj("Sidecar", "web", "b", "egress: [{hosts: ['*/*']}]", at(2)),
+		obj("Sidecar", "web", "c", "egress: [{hosts: ['*/*']}]", at(3), "annotations: {meshc.io/suppress: 'MC6001'}"),
+	}
+	if got := only(run(t, Options{}, docs...), "MC6001"); len(got) != 1 || got[0].Object.Name != "b" {
+		t.Errorf("annotation should suppress c only:\n%s", describe(got))
+	}
+	if got := only(run(t, Options{Suppress: []string{"MC6001=web/b"}}, docs...), "MC6001"); len(got) != 0 {
+		t.Errorf("--suppress CODE=ns/name:\n%s", describe(got))
+	}
+	if got := only(run(t, Options{Suppress: []string{"MultipleDefaultSidecars"}}, docs...), "MC6001"); len(got) != 0 {
+		t.Errorf("--suppress by name:\n%s", describe(got))
+	}
+	if got := only(run(t, Options{Suppress: []string{"MC6001=other/*"}}, docs...), "MC6001"); len(got) != 1 {
+		t.Errorf("a glob for another namespace must not suppress:\n%s", describe(got))
+	}
+}
