@@ -8,9 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshc/meshc/internal/diag"
-	"github.com/meshc/meshc/internal/lint"
-	"github.com/meshc/meshc/internal/load"
-	"github.com/meshc/meshc/internal/resolve"
 )
 
 func newLintCmd(g *globals) *cobra.Command {
@@ -37,17 +34,11 @@ usage error or when some input could not be read (MC1006).`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			if len(args) == 0 {
-				args = []string{"."}
-			}
-			res, ds, err := load.Paths(cmd.Context(), args, load.Options{Stdin: g.stdin})
+			run, err := g.analyze(cmd.Context(), args, suppress)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			mc, meshDiags := load.MeshConfig(res.Objects, load.MeshOptions{File: g.meshConfig})
-			ds = append(ds, meshDiags...)
-			mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc})
-			ds = append(ds, lint.Run(mesh, res.Objects, lint.Analyzers(), lint.Options{Suppress: suppress})...)
+			res, ds := run.input, run.diags
 			r, err := diag.NewRenderer(format, diag.Options{
 				Color:       g.color(g.stdout),
 				Input:       diag.Input{Files: len(res.Files), Objects: len(res.Objects)},

@@ -136,3 +136,55 @@ func TestNoColorWhenNotATerminal(t *testing.T) {
 		t.Errorf("colored output to a buffer:\n%q", out)
 	}
 }
+
+func TestExplainProxy(t *testing.T) {
+	bookinfo := filepath.Join("..", "..", "examples", "bookinfo")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+		err  string
+	}{
+		{"text", []string{"explain", "proxy", "bookinfo/reviews-v2", "-f", bookinfo}, 0, "reviews.bookinfo.svc.cluster.local  bookinfo/reviews (proxy namespace)  subsets v1, v2, v3", ""},
+		{"json", []string{"explain", "proxy", "bookinfo/reviews-v2", "-f", bookinfo, "-o", "json"}, 0, `"virtualService": "bookinfo/reviews"`, ""},
+		{"verbose", []string{"explain", "proxy", "bookinfo/reviews-v2", "-f", bookinfo, "--verbose"}, 0, "egress on any port: */*", ""},
+		{"near match", []string{"explain", "proxy", "bookinfo/reviews", "-f", bookinfo}, 2, "", "did you mean bookinfo/reviews-v1"},
+		{"not a proxy at all", []string{"explain", "proxy", "nowhere/zzzzzzzzzzzz", "-f", bookinfo}, 2, "", "a proxy is an injected Pod or workload"},
+		{"bad argument", []string{"explain", "proxy", "reviews", "-f", bookinfo}, 2, "", "want NAMESPACE/NAME"},
+		{"bad format", []string{"explain", "proxy", "bookinfo/reviews-v2", "-f", bookinfo, "-o", "yaml"}, 2, "", "unknown output format"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := meshc(t, "", tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errOut, tt.err) {
+				t.Errorf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s\nwant %q / %q", code, tt.code, out, errOut, tt.out, tt.err)
+			}
+		})
+	}
+}
+
+func TestLintReportsResolvedProblems(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"mesh.yaml": `apiVersion: v1
+kind: Namespace
+metadata: {name: shop, labels: {istio-injection: enabled}}
+---
+apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: a, namespace: shop}
+spec: {egress: [{hosts: ["./*"]}]}
+---
+apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: b, namespace: shop}
+spec: {egress: [{hosts: ["*/*"]}]}
+`})
+	code, out, _ := meshc(t, "", "lint", dir)
+	if code != 1 || !strings.Contains(out, "mesh.yaml:10: error MC6001 MultipleDefaultSidecars") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = meshc(t, "", "lint", dir, "--suppress", "MC6001")
+	if code != 0 || strings.Contains(out, "MC6001") {
+		t.Errorf("--suppress: exit %d:\n%s", code, out)
+	}
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshc/meshc/internal/explain"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+func newExplainCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "explain",
+		Short: "Explain why a proxy sees what it sees",
+		Example: `  meshc explain proxy bookinfo/productpage-v1 -f examples/bookinfo
+  meshc explain proxy shop/cart -f ./manifests -o json`,
+	}
+	cmd.AddCommand(newExplainProxyCmd(g))
+	return cmd
+}
+
+func newExplainProxyCmd(g *globals) *cobra.Command {
+	var files []string
+	var format string
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "proxy NAMESPACE/NAME",
+		Short: "Report a proxy's Sidecar, visible services, DestinationRules, VirtualServices and diagnostics",
+		Long: `proxy resolves the manifests under -f (default .) as istiod would and reports,
+for one proxy (an injected Pod, or a workload such as a Deployment, named
+after it): the Sidecar that applies and why, each visible service and the
+egress host or VirtualService that let it in, the DestinationRule chosen per
+host with the lookup step and the rules it shadows, the VirtualService in
+force per host and the ones that lost, and the diagnostics that concern the
+proxy. --verbose adds egress listeners, hidden services and merge details.`,
+		Example: `  meshc explain proxy bookinfo/productpage-v1 -f examples/bookinfo
+  meshc explain proxy shop/cart -f base/ -f overlays/prod/ --verbose
+  meshc explain proxy shop/cart -o json | jq .destinationRules`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ns, name, ok := strings.Cut(args[0], "/")
+			if !ok || ns == "" || name == "" {
+				return &exitError{code: exitUsage, err: fmt.Errorf("want NAMESPACE/NAME, got %q", args[0])}
+			}
+			if format != "text" && format != "json" {
+				return &exitError{code: exitUsage, err: fmt.Errorf("unknown output format %q (want text or json)", format)}
+			}
+			run, err := g.analyze(cmd.Context(), files, nil)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			v, ok := run.mesh.View(ns, name)
+			if !ok {
+				return &exitError{code: exitUsage, err: notFound(run.mesh, ns, name)}
+			}
+			rep := explain.Build(run.mesh, v, run.diags)
+			if format == "json" {
+				return explain.WriteJSON(g.stdout, rep)
+			}
+			return explain.WriteText(g.stdout, rep, explain.TextOptions{Color: g.color(g.stdout), Verbose: verbose})
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifests to read: a file, a directory or - (repeatable; default .)")
+	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: text or json")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "add egress listeners, hidden services and merge details")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// notFound says a proxy does not exist and lists the closest ones.
+func notFound(m *resolve.Mesh, ns, name string) error {
+	type cand struct {
+		id    string
+		score int
+	}
+	var cands []cand
+	for _, p := range m.Proxies {
+		score := distance(p.Name, name)
+		if p.Namespace != ns {
+			score += 2
+		}
+		if strings.HasPrefix(p.Name, name) || strings.HasPrefix(name, p.Name) {
+			score = min(score, 2)
+		}
+		if score <= 4 {
+			cands = append(cands, cand{p.ID(), score})
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return a.score - b.score })
+	msg := fmt.Sprintf("no proxy %s/%s in the input (%d proxies found)", ns, name, len(m.Proxies))
+	if len(cands) > 0 {
+		var ids []string
+		for _, c := range cands[:min(5, len(cands))] {
+			ids = append(ids, c.id)
+		}
+		msg += "; did you mean " + strings.Join(ids, ", ") + "?"
+	} else {
+		msg += "; a proxy is an injected Pod or workload (istio-injection=enabled on its namespace, or sidecar.istio.io/inject=true)"
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// distance is the Levenshtein distance.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

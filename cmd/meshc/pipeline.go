@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/lint"
+	"github.com/meshc/meshc/internal/load"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// analysis is one run of the passes every command shares.
+type analysis struct {
+	input load.Result
+	mesh  *resolve.Mesh
+	diags []diag.Diagnostic
+}
+
+// analyze loads paths, resolves them and runs the analyzers.
+func (g *globals) analyze(ctx context.Context, paths []string, suppress []string) (analysis, error) {
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	res, ds, err := load.Paths(ctx, paths, load.Options{Stdin: g.stdin})
+	if err != nil {
+		return analysis{}, err
+	}
+	mc, meshDiags := load.MeshConfig(res.Objects, load.MeshOptions{File: g.meshConfig})
+	ds = append(ds, meshDiags...)
+	mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc})
+	ds = append(ds, lint.Run(mesh, res.Objects, lint.Analyzers(), lint.Options{Suppress: suppress})...)
+	diag.Sort(ds)
+	return analysis{input: res, mesh: mesh, diags: ds}, nil
+}

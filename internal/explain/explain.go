@@ -1,0 +1,239 @@
+// Package explain turns resolve's provenance into a report on one proxy:
+// which Sidecar shapes it, what it sees and why, which DestinationRule and
+// VirtualService apply to each host, and the diagnostics that concern it.
+package explain
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// Report is everything explain says about a proxy. The JSON form carries
+// the same facts as the text.
+type Report struct {
+	Proxy            Proxy             `json:"proxy"`
+	Sidecar          Sidecar           `json:"sidecar"`
+	Services         []Service         `json:"services"`
+	Hidden           []Hidden          `json:"hidden,omitempty"`
+	DestinationRules []DestinationRule `json:"destinationRules"`
+	VirtualServices  []VirtualService  `json:"virtualServices"`
+	Diagnostics      []diag.Diagnostic `json:"diagnostics"`
+}
+
+// Proxy describes the proxy itself.
+type Proxy struct {
+	Namespace      string            `json:"namespace"`
+	Name           string            `json:"name"`
+	Kind           string            `json:"kind"`
+	Type           string            `json:"type"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	ServiceAccount string            `json:"serviceAccount"`
+	Injection      string            `json:"injection"`
+	Source         diag.ObjectRef    `json:"source"`
+}
+
+// Sidecar says which Sidecar resource applies and why.
+type Sidecar struct {
+	Name    string           `json:"name"` // "namespace/name", or "" for none
+	Reason  string           `json:"reason"`
+	Source  *diag.ObjectRef  `json:"source,omitempty"`
+	Egress  []Egress         `json:"egress"`
+	Skipped []SkippedSidecar `json:"skipped,omitempty"`
+}
+
+// Egress is one egress listener.
+type Egress struct {
+	Port  uint32   `json:"port,omitempty"`
+	Hosts []string `json:"hosts"`
+}
+
+// SkippedSidecar is a Sidecar that did not apply.
+type SkippedSidecar struct {
+	Name string `json:"name"`
+	Why  string `json:"why"`
+}
+
+// Service is one service the proxy sees.
+type Service struct {
+	Host      string   `json:"host"`
+	Namespace string   `json:"namespace"`
+	Registry  string   `json:"registry"`
+	Ports     []string `json:"ports"`
+	VIP       string   `json:"vip,omitempty"`
+	// PlaceholderVIP says meshc made the VIP up: the manifests have none.
+	PlaceholderVIP bool   `json:"placeholderVIP,omitempty"`
+	Why            string `json:"why"`
+}
+
+// Hidden is a service the proxy does not see, and why.
+type Hidden struct {
+	Host      string `json:"host"`
+	Namespace string `json:"namespace"`
+	Why       string `json:"why"`
+}
+
+// DestinationRule is the rule chosen for a host.
+type DestinationRule struct {
+	Host         string   `json:"host"`
+	Rule         string   `json:"rule"` // "namespace/name" of the rule's first DR
+	Step         string   `json:"step"`
+	Contributors []string `json:"contributors,omitempty"`
+	Subsets      []string `json:"subsets,omitempty"`
+	Selector     bool     `json:"selector,omitempty"`
+	Shadowed     []string `json:"shadowed,omitempty"`
+}
+
+// VirtualService is the VirtualService in force for a host.
+type VirtualService struct {
+	Host           string   `json:"host"`
+	VirtualService string   `json:"virtualService"`
+	Reason         string   `json:"reason"`
+	Losers         []string `json:"losers,omitempty"`
+}
+
+// Build assembles the report for a view. ds are all diagnostics of the
+// run; the ones that concern the proxy are kept.
+func Build(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
+	p := v.Proxy
+	r := Report{Proxy: Proxy{
+		Namespace: p.Namespace, Name: p.Name, Kind: p.Kind, Type: string(p.Type),
+		Labels: p.Labels, ServiceAccount: p.ServiceAccount, Injection: p.Injection, Source: p.Object.Ref(),
+	}}
+	r.Sidecar = sidecar(v)
+	sc := v.Scope
+	for _, s := range sc.Services {
+		imp := sc.Imports[s.Host]
+		why := "via " + imp.Entry
+		if imp.ViaVirtualService != nil {
+			why = fmt.Sprintf("destination of VirtualService %s/%s (cluster only)", imp.ViaVirtualService.Namespace, imp.ViaVirtualService.Name)
+		} else if imp.Port != 0 {
+			why += fmt.Sprintf(" on port %d", imp.Port)
+		}
+		svc := Service{Host: string(s.Host), Namespace: s.Namespace, Registry: s.Registry.String(), Why: why, PlaceholderVIP: s.PlaceholderVIP}
+		if len(s.Addresses) > 0 {
+			svc.VIP = s.Addresses[0]
+		}
+		for _, port := range s.Ports {
+			svc.Ports = append(svc.Ports, fmt.Sprintf("%d/%s", port.Number, port.Protocol))
+		}
+		r.Services = append(r.Services, svc)
+	}
+	slices.SortStableFunc(r.Services, func(a, b Service) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Host, b.Host))
+	})
+	r.Hidden = hidden(m, sc)
+	hosts := slices.Sorted(maps.Keys(sc.DestinationRules))
+	for _, h := range hosts {
+		d := sc.DestinationRules[h]
+		rule := d.Lookup.RuleFor(p)
+		if rule == nil {
+			continue
+		}
+		dr := DestinationRule{Host: string(h), Rule: name(&rule.First().ObjectMeta), Step: d.Lookup.Step.String(), Selector: rule.Selector != nil}
+		if len(rule.From) > 1 {
+			for _, f := range rule.From {
+				dr.Contributors = append(dr.Contributors, name(&f.ObjectMeta))
+			}
+		}
+		for _, s := range rule.Subsets {
+			dr.Subsets = append(dr.Subsets, s.GetName())
+		}
+		for _, s := range d.Shadowed {
+			dr.Shadowed = append(dr.Shadowed, name(&s.ObjectMeta))
+		}
+		r.DestinationRules = append(r.DestinationRules, dr)
+	}
+	for _, c := range sc.VirtualServices {
+		vs := VirtualService{Host: string(c.Host), VirtualService: name(&c.Winner.Object.ObjectMeta), Reason: c.Reason}
+		for _, l := range c.Losers {
+			vs.Losers = append(vs.Losers, name(&l.Object.ObjectMeta))
+		}
+		r.VirtualServices = append(r.VirtualServices, vs)
+	}
+	r.Diagnostics = concerning(ds, v)
+	return r
+}
+
+func name(m *model.ObjectMeta) string { return m.Namespace + "/" + m.Name }
+
+func sidecar(v *resolve.ProxyView) Sidecar {
+	c := v.Choice
+	s := Sidecar{Reason: c.Reason}
+	if c.Sidecar != nil {
+		s.Name = name(&c.Sidecar.ObjectMeta)
+		ref := c.Sidecar.Ref()
+		s.Source = &ref
+	}
+	for _, l := range v.Scope.Listeners {
+		s.Egress = append(s.Egress, Egress{Port: l.Port.GetNumber(), Hosts: l.Hosts})
+	}
+	for _, sk := range c.Skipped {
+		s.Skipped = append(s.Skipped, SkippedSidecar{Name: name(&sk.Sidecar.ObjectMeta), Why: sk.Why})
+	}
+	return s
+}
+
+// hidden explains the services of the mesh the scope does not hold.
+func hidden(m *resolve.Mesh, sc *resolve.Scope) []Hidden {
+	lost := map[host.Name]resolve.HostChoice{}
+	for _, a := range sc.Ambiguous {
+		lost[a.Host] = a
+	}
+	var out []Hidden
+	seen := map[string]bool{}
+	for _, s := range m.Services {
+		if got, ok := sc.Service(s.Host); ok && got.Namespace == s.Namespace {
+			continue
+		}
+		key := string(s.Host) + "|" + s.Namespace
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		var why string
+		switch a, ok := lost[s.Host]; {
+		case !s.VisibleIn(sc.Namespace):
+			public, nowhere, nss := s.ExportTo()
+			switch {
+			case nowhere && !public:
+				why = `exportTo "~" hides it from every namespace`
+			default:
+				why = "exportTo limits it to " + strings.Join(nss, ", ")
+			}
+		case ok:
+			why = fmt.Sprintf("the same host from %s is used instead (%s)", a.Winner.Namespace, a.TieBreak)
+		default:
+			why = "the Sidecar's egress hosts do not import it"
+		}
+		out = append(out, Hidden{Host: string(s.Host), Namespace: s.Namespace, Why: why})
+	}
+	slices.SortFunc(out, func(a, b Hidden) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Host, b.Host))
+	})
+	return out
+}
+
+// concerning keeps the diagnostics that name the proxy, or whose subject
+// is its Sidecar.
+func concerning(ds []diag.Diagnostic, v *resolve.ProxyView) []diag.Diagnostic {
+	id := v.Proxy.ID()
+	out := []diag.Diagnostic{}
+	for _, d := range ds {
+		if slices.Contains(d.Proxies, id) {
+			out = append(out, d)
+			continue
+		}
+		if c := v.Choice.Sidecar; c != nil && d.Object.Kind == "Sidecar" && d.Object.Namespace == c.Namespace && d.Object.Name == c.Name {
+			out = append(out, d)
+		}
+	}
+	return out
+}
