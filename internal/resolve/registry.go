@@ -234,10 +234,13 @@ type registry struct {
 	byNs   map[string][]*Service
 	// wildcards are the services with wildcard hosts.
 	wildcards []*Service
+	// multiNs holds the hostnames defined in more than one namespace,
+	// the only ones de-duplication has to look at.
+	multiNs map[host.Name]bool
 }
 
 func newRegistry(services []*Service) *registry {
-	r := &registry{all: slices.Clone(services), byHostNs: map[host.Name]map[string]*Service{}, byNs: map[string][]*Service{}}
+	r := &registry{all: slices.Clone(services), byHostNs: map[host.Name]map[string]*Service{}, byNs: map[string][]*Service{}, multiNs: map[host.Name]bool{}}
 	slices.SortStableFunc(r.all, (*Service).compare)
 	for _, s := range r.all {
 		m := r.byHostNs[s.Host]
@@ -247,6 +250,9 @@ func newRegistry(services []*Service) *registry {
 		}
 		if prev, ok := m[s.Namespace]; !ok || (prev.Registry != Kubernetes && s.Registry == Kubernetes) {
 			m[s.Namespace] = s
+		}
+		if len(m) > 1 {
+			r.multiNs[s.Host] = true
 		}
 		if s.Host.IsWildcard() {
 			r.wildcards = append(r.wildcards, s)

@@ -289,19 +289,19 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	for _, eg := range egress {
 		l := &EgressListener{Port: eg.GetPort(), Bind: eg.GetBind(), Hosts: eg.GetHosts(), hosts: parseEgressHosts(eg.GetHosts(), proxyNs)}
 		sc.IgnoredHosts = append(sc.IgnoredHosts, l.hosts.ignored...)
-		picked, entries := pickServices(reg, l, proxyNs)
-		kept, choices := dedupHosts(picked, proxyNs)
+		picked := pickServices(reg, l, proxyNs)
+		kept, choices := dedupHosts(reg, picked, proxyNs)
 		for _, hc := range choices {
 			if !ambiguous[hc.Host] {
 				ambiguous[hc.Host] = true
 				sc.Ambiguous = append(sc.Ambiguous, hc)
 			}
 		}
-		l.Services = kept
-		for _, s := range kept {
-			if _, seen := sc.Imports[s.Host]; !seen {
-				sc.Imports[s.Host] = Import{Service: s, Entry: entries[s], Port: l.Port.GetNumber()}
+		for _, ps := range kept {
+			if _, seen := sc.Imports[ps.Host]; !seen {
+				sc.Imports[ps.Host] = Import{Service: ps.Service, Entry: ps.entry, Port: l.Port.GetNumber()}
 			}
+			l.Services = append(l.Services, ps.Service)
 		}
 		sc.Listeners = append(sc.Listeners, l)
 	}
@@ -319,9 +319,15 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	return sc
 }
 
+// pickedService is a service an egress listener picked, with the egress
+// entry that let it in.
+type pickedService struct {
+	*Service
+	entry string
+}
+
 // pickServices is istio.md §4.3 for one listener, before de-duplication.
-// It also returns the egress entry that let each service in.
-func pickServices(reg *registry, l *EgressListener, proxyNs string) ([]*Service, map[*Service]string) {
+func pickServices(reg *registry, l *EgressListener, proxyNs string) []pickedService {
 	var cands []*Service
 	if l.hosts.allExact {
 		for ns, c := range l.hosts.byNs {
@@ -337,8 +343,7 @@ func pickServices(reg *registry, l *EgressListener, proxyNs string) ([]*Service,
 	} else {
 		cands = reg.visibleTo(proxyNs)
 	}
-	var picked []*Service
-	entries := make(map[*Service]string, len(cands))
+	picked := make([]pickedService, 0, len(cands))
 	star := l.hosts.byNs["*"]
 	for _, s := range cands {
 		own := l.hosts.byNs[s.Namespace]
@@ -355,14 +360,11 @@ func pickServices(reg *registry, l *EgressListener, proxyNs string) ([]*Service,
 		if !ok {
 			continue
 		}
-		t := trimToPort(s, l.Port)
-		if t == nil {
-			continue
+		if t := trimToPort(s, l.Port); t != nil {
+			picked = append(picked, pickedService{t, entry})
 		}
-		entries[t] = entry
-		picked = append(picked, t)
 	}
-	return picked, entries
+	return picked
 }
 
 // trimToPort keeps only the listener's port of a service, unless the
@@ -386,33 +388,39 @@ func trimToPort(s *Service, port *networking.SidecarPort) *Service {
 
 // dedupHosts is istio.md §4.4: for a hostname picked from several
 // namespaces one namespace wins: the proxy's own, else a Kubernetes
-// service over a ServiceEntry, else the first in candidate order.
-func dedupHosts(picked []*Service, proxyNs string) ([]*Service, []HostChoice) {
-	winner := make(map[host.Name]*Service, len(picked))
+// service over a ServiceEntry, else the first in candidate order. Only
+// hosts the registry has in several namespaces need the bookkeeping.
+func dedupHosts(reg *registry, picked []pickedService, proxyNs string) ([]pickedService, []HostChoice) {
+	winner := map[host.Name]*Service{}
 	why := map[host.Name]string{}
 	for _, t := range picked {
+		if !reg.multiNs[t.Host] {
+			continue
+		}
 		w := winner[t.Host]
 		switch {
 		case w == nil:
-			winner[t.Host], why[t.Host] = t, "first in import order: exported to the proxy's namespace by name before public, oldest first"
+			winner[t.Host], why[t.Host] = t.Service, "first in import order: exported to the proxy's namespace by name before public, oldest first"
 		case w.Namespace == t.Namespace:
 		case t.Namespace == proxyNs:
-			winner[t.Host], why[t.Host] = t, "the proxy's own namespace wins"
+			winner[t.Host], why[t.Host] = t.Service, "the proxy's own namespace wins"
 		case w.Registry != Kubernetes && t.Registry == Kubernetes && w.Namespace != proxyNs:
-			winner[t.Host], why[t.Host] = t, "a Kubernetes Service wins over a ServiceEntry"
+			winner[t.Host], why[t.Host] = t.Service, "a Kubernetes Service wins over a ServiceEntry"
 		}
 	}
-	var kept []*Service
-	var choices []HostChoice
+	if len(winner) == 0 {
+		return picked, nil
+	}
+	kept := picked[:0:0]
 	losers := map[host.Name][]*Service{}
 	for _, s := range picked {
-		w := winner[s.Host]
-		if s.Namespace == w.Namespace {
-			kept = append(kept, s)
-		} else {
-			losers[s.Host] = append(losers[s.Host], s)
+		if w, ok := winner[s.Host]; ok && s.Namespace != w.Namespace {
+			losers[s.Host] = append(losers[s.Host], s.Service)
+			continue
 		}
+		kept = append(kept, s)
 	}
+	var choices []HostChoice
 	for h, ls := range losers {
 		w := winner[h]
 		if w.Namespace == proxyNs {

@@ -289,7 +289,7 @@ func (sc *Scope) bindVirtualServices() {
 	for _, l := range sc.Listeners {
 		for _, vs := range l.VirtualServices {
 			for _, h := range vs.Hosts {
-				h = host.Name(strings.ToLower(string(h)))
+				h = lower(h)
 				if i, ok := seen[h]; ok {
 					c := &sc.VirtualServices[i]
 					if c.Winner != vs && !slices.Contains(c.Losers, vs) {
@@ -303,6 +303,15 @@ func (sc *Scope) bindVirtualServices() {
 		}
 	}
 	slices.SortFunc(sc.VirtualServices, func(a, b VSChoice) int { return strings.Compare(string(a.Host), string(b.Host)) })
+}
+
+// lower lower-cases a host as sidecar routes do, without allocating when
+// it is already lower case.
+func lower(h host.Name) host.Name {
+	if strings.IndexFunc(string(h), func(r rune) bool { return 'A' <= r && r <= 'Z' }) < 0 {
+		return h
+	}
+	return host.Name(strings.ToLower(string(h)))
 }
 
 func (sc *Scope) vsReason(vs *VirtualService) string {
