@@ -197,7 +197,7 @@ var unknownSubset = &Analyzer{Code: "MC4003", Run: func(p *Pass) {
 				if rule != nil && rule.HasSubset(u.dest.Subset) {
 					continue
 				}
-				k := key{u.vs, u.dest.Path.String(), rule}
+				k := key{u.dest.In, u.dest.Path.String(), rule}
 				f := found[k]
 				if f == nil {
 					f = &finding{dest: u.dest, svc: s, step: l.Step}
@@ -292,7 +292,7 @@ var destinationHostNotFound = &Analyzer{Code: "MC5002", Run: func(p *Pass) {
 			if _, ok := sc.Service(u.dest.Host); ok || p.Mesh.Reachable(u.dest.Host, sc.Namespace) {
 				continue
 			}
-			k := key{u.vs, u.dest.Path.String()}
+			k := key{u.dest.In, u.dest.Path.String()}
 			f := found[k]
 			if f == nil {
 				f = &finding{dest: u.dest, hidden: p.Mesh.ServicesNamed(u.dest.Host)}

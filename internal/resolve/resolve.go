@@ -50,6 +50,8 @@ type Mesh struct {
 	DestinationRules []*model.DestinationRule
 	// VirtualServices, oldest first, delegates included.
 	VirtualServices []*VirtualService
+	// DelegateProblems are delegate references istiod would skip.
+	DelegateProblems []DelegateProblem
 
 	reg *registry
 	drs *drIndexes
@@ -107,7 +109,8 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
 	m.DestinationRules = drs
 	byHost := newDRsByHost(drs, mc.DomainSuffix)
-	m.vss = newVSIndex(vss)
+	m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo)
+	m.DelegateProblems = m.vss.delegateProblems
 	m.VirtualServices = m.vss.all
 	m.Proxies = buildProxies(objs, func(ns string) map[string]string { return nsLabels[ns] }, gatewaySelectors)
 

@@ -24,8 +24,10 @@ type VirtualService struct {
 	// Delegate is a VirtualService without hosts, used only through a
 	// root VirtualService's delegate route.
 	Delegate bool
-	// Destinations lists every destination, in order, with hosts
-	// expanded in the VirtualService's namespace.
+	// Routes are the effective HTTP routes, delegates merged in.
+	Routes []Route
+	// Destinations lists every destination of the effective routes, in
+	// order, with hosts expanded in the namespace that wrote them.
 	Destinations []Destination
 }
 
@@ -49,7 +51,6 @@ func newVirtualService(o *model.VirtualService, domain string, defaults []string
 		vs.Gateways = []string{MeshGateway}
 	}
 	vs.exportTo = newExportTo(o.Spec.GetExportTo(), defaults, o.Namespace)
-	vs.Destinations = destinations(o, domain)
 	return vs
 }
 
@@ -67,22 +68,24 @@ type Destination struct {
 	// SourceNamespaces are the sourceNamespace values of the HTTP route's
 	// matches; such a route applies only to proxies in one of them.
 	SourceNamespaces []string
+	// In is the VirtualService that wrote the destination: the one
+	// routing, or the delegate whose route was merged in.
+	In *VirtualService
 }
 
-// destinations lists every destination of a VirtualService, in order, with
-// hosts expanded in its namespace.
-func destinations(o *model.VirtualService, domain string) []Destination {
+// destinations lists every destination of a VirtualService's effective
+// routes, in order, with hosts expanded in the namespace that wrote them.
+func (vs *VirtualService) destinations(domain string) []Destination {
 	var out []Destination
-	ns := o.Namespace
-	add := func(d *networking.Destination, p model.Path, kind string, srcNs []string) {
+	add := func(in *VirtualService, d *networking.Destination, p model.Path, kind string, srcNs []string) {
 		if d == nil {
 			return
 		}
-		out = append(out, Destination{Host: host.FQDN(d.GetHost(), ns, domain), Port: d.GetPort().GetNumber(),
-			Subset: d.GetSubset(), Path: p, Kind: kind, SourceNamespaces: srcNs})
+		out = append(out, Destination{Host: host.FQDN(d.GetHost(), in.Namespace(), domain), Port: d.GetPort().GetNumber(),
+			Subset: d.GetSubset(), Path: p, Kind: kind, SourceNamespaces: srcNs, In: in})
 	}
 	spec := model.Path{}.Key("spec")
-	for i, r := range o.Spec.GetHttp() {
+	for _, r := range vs.Routes {
 		var src []string
 		for _, m := range r.GetMatch() {
 			if m.GetSourceNamespace() != "" {
@@ -92,23 +95,23 @@ func destinations(o *model.VirtualService, domain string) []Destination {
 		if len(src) < len(r.GetMatch()) {
 			src = nil // a match without sourceNamespace applies everywhere
 		}
-		rp := spec.Key("http").Index(i)
+		rp := spec.Key("http").Index(r.Index)
 		for j, d := range r.GetRoute() {
-			add(d.GetDestination(), rp.Key("route").Index(j).Key("destination"), "http", src)
+			add(r.From, d.GetDestination(), rp.Key("route").Index(j).Key("destination"), "http", src)
 		}
-		add(r.GetMirror(), rp.Key("mirror"), "mirror", src)
+		add(r.From, r.GetMirror(), rp.Key("mirror"), "mirror", src)
 		for j, m := range r.GetMirrors() {
-			add(m.GetDestination(), rp.Key("mirrors").Index(j).Key("destination"), "mirrors", src)
+			add(r.From, m.GetDestination(), rp.Key("mirrors").Index(j).Key("destination"), "mirrors", src)
 		}
 	}
-	for i, r := range o.Spec.GetTcp() {
+	for i, r := range vs.Object.Spec.GetTcp() {
 		for j, d := range r.GetRoute() {
-			add(d.GetDestination(), spec.Key("tcp").Index(i).Key("route").Index(j).Key("destination"), "tcp", nil)
+			add(vs, d.GetDestination(), spec.Key("tcp").Index(i).Key("route").Index(j).Key("destination"), "tcp", nil)
 		}
 	}
-	for i, r := range o.Spec.GetTls() {
+	for i, r := range vs.Object.Spec.GetTls() {
 		for j, d := range r.GetRoute() {
-			add(d.GetDestination(), spec.Key("tls").Index(i).Key("route").Index(j).Key("destination"), "tls", nil)
+			add(vs, d.GetDestination(), spec.Key("tls").Index(i).Key("route").Index(j).Key("destination"), "tls", nil)
 		}
 	}
 	return out
@@ -121,12 +124,20 @@ type vsIndex struct {
 	private  map[string]map[string][]*VirtualService // ns → gateway → VSs
 	exported map[string]map[string][]*VirtualService // ns → gateway → VSs
 	all      []*VirtualService
+	// delegateProblems are delegate references that could not be used.
+	delegateProblems []DelegateProblem
 }
 
-func newVSIndex(vss []*VirtualService) *vsIndex {
+// newVSIndex merges delegates into their roots, computes destinations and
+// indexes the VirtualServices.
+func newVSIndex(vss []*VirtualService, domain string, meshDefault []string) *vsIndex {
 	x := &vsIndex{public: map[string][]*VirtualService{}, private: map[string]map[string][]*VirtualService{}, exported: map[string]map[string][]*VirtualService{}}
 	x.all = slices.Clone(vss)
 	slices.SortStableFunc(x.all, (*VirtualService).compare)
+	x.delegateProblems = expandDelegates(x.all, meshDefault)
+	for _, vs := range x.all {
+		vs.Destinations = vs.destinations(domain)
+	}
 	put := func(m map[string]map[string][]*VirtualService, ns, g string, vs *VirtualService) {
 		if m[ns] == nil {
 			m[ns] = map[string][]*VirtualService{}

@@ -34,7 +34,7 @@ func loadVSs(t *testing.T, defaults []string, docs ...string) []*VirtualService 
 func vsScope(t *testing.T, proxyNs, spec string, services []*Service, vss ...string) *Scope {
 	t.Helper()
 	base := scopeFor(t, proxyNs, spec)
-	return buildScope(newRegistry(services), newVSIndex(loadVSs(t, []string{"*"}, vss...)), "cluster.local", base.Choice, proxyNs)
+	return buildScope(newRegistry(services), newVSIndex(loadVSs(t, []string{"*"}, vss...), "cluster.local", []string{"*"}), "cluster.local", base.Choice, proxyNs)
 }
 
 const c21Sidecar = "{egress: [{port: {number: 7443, protocol: http_proxy, name: p}, hosts: ['foo/virtualbar.foo.svc.cluster.local']}]}"
@@ -205,7 +205,7 @@ func TestC37VirtualServiceVisibility(t *testing.T) {
 		vsYAML("test3", "rule3", "hosts: [rule3.com], gateways: [mesh], exportTo: [test1, test2, '*'], "+route),
 		vsYAML("test3", "rule3gw", "hosts: [rule3gw.com], gateways: [default/gateway], exportTo: [test1, test2, '*'], "+route),
 		vsYAML("zzz", "zzz", "hosts: [rootNS.com], "+route),
-	))
+	), "cluster.local", []string{"*"})
 	mesh := map[string][]string{
 		"test1":  {"rule1.com", "rule2.com", "rule2gw.com", "rule3.com", "rootNS.com"},
 		"test2":  {"rule2.com", "rule2gw.com", "rule3.com", "rootNS.com"},
@@ -233,7 +233,7 @@ func TestC38MeshDefaultVirtualServiceExportTo(t *testing.T) {
 		vsYAML("test1", "mesh-rule1", "hosts: [mesh-rule1], "+route),
 		vsYAML("test2", "mesh-rule2", "hosts: [mesh-rule2], "+route),
 		vsYAML("test1", "gw-rule", "hosts: [gw-rule], gateways: [default/gateway], "+route),
-	))
+	), "cluster.local", []string{".", "ns1"})
 	names := func(ns, gw string) []string { return vsNames(x.visible(ns, gw)) }
 	for _, tt := range []struct {
 		ns, gw string
