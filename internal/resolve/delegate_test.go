@@ -61,7 +61,9 @@ func TestC39MatchMerge(t *testing.T) {
 	regex := func(s string) *networking.StringMatch {
 		return &networking.StringMatch{MatchType: &networking.StringMatch_Regex{Regex: s}}
 	}
-	uri := func(m *networking.StringMatch) *networking.HTTPMatchRequest { return &networking.HTTPMatchRequest{Uri: m} }
+	uri := func(m *networking.StringMatch) *networking.HTTPMatchRequest {
+		return &networking.HTTPMatchRequest{Uri: m}
+	}
 	describe := func(ms []*networking.HTTPMatchRequest) string {
 		var out []string
 		for _, m := range ms {
