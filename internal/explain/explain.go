@@ -25,6 +25,7 @@ type Report struct {
 	Hidden           []Hidden          `json:"hidden,omitempty"`
 	DestinationRules []DestinationRule `json:"destinationRules"`
 	VirtualServices  []VirtualService  `json:"virtualServices"`
+	Gateways         []GatewayServer   `json:"gateways,omitempty"`
 	Diagnostics      []diag.Diagnostic `json:"diagnostics"`
 }
 
@@ -89,6 +90,21 @@ type DestinationRule struct {
 	Subsets      []string `json:"subsets,omitempty"`
 	Selector     bool     `json:"selector,omitempty"`
 	Shadowed     []string `json:"shadowed,omitempty"`
+}
+
+// GatewayServer is a server of a Gateway selecting a router proxy and the
+// VirtualServices it takes.
+type GatewayServer struct {
+	Gateway string         `json:"gateway"`
+	Port    uint32         `json:"port"`
+	Hosts   []string       `json:"hosts"`
+	Routes  []GatewayRoute `json:"routes,omitempty"`
+}
+
+// GatewayRoute is a VirtualService bound to a gateway server.
+type GatewayRoute struct {
+	VirtualService string   `json:"virtualService"`
+	Hosts          []string `json:"hosts"`
 }
 
 // VirtualService is the VirtualService in force for a host.
@@ -157,6 +173,17 @@ func Build(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
 			vs.Losers = append(vs.Losers, name(&l.Object.ObjectMeta))
 		}
 		r.VirtualServices = append(r.VirtualServices, vs)
+	}
+	for _, g := range v.Gateways {
+		gs := GatewayServer{Gateway: name(&g.Gateway.ObjectMeta), Port: g.Port, Hosts: g.Hosts}
+		for _, rt := range g.Routes {
+			var hs []string
+			for _, h := range rt.Hosts {
+				hs = append(hs, string(h))
+			}
+			gs.Routes = append(gs.Routes, GatewayRoute{VirtualService: name(&rt.VirtualService.Object.ObjectMeta), Hosts: hs})
+		}
+		r.Gateways = append(r.Gateways, gs)
 	}
 	r.Diagnostics = concerning(ds, v)
 	return r

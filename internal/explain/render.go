@@ -116,8 +116,18 @@ func WriteText(w io.Writer, r Report, opts TextOptions) error {
 
 	fmt.Fprintf(&b, "\n%s\n", head.Sprint("VirtualServices"))
 	switch {
+	case r.Proxy.Type == "router" && len(r.Gateways) == 0:
+		b.WriteString("  no Gateway selects this gateway proxy\n")
 	case r.Proxy.Type == "router":
-		b.WriteString("  gateways take VirtualServices through their Gateway servers, which meshc does not resolve yet\n")
+		for _, g := range r.Gateways {
+			fmt.Fprintf(&b, "  %s port %d, hosts %s\n", g.Gateway, g.Port, strings.Join(g.Hosts, ", "))
+			if len(g.Routes) == 0 {
+				b.WriteString("    no VirtualService binds to it (requests get 404)\n")
+			}
+			for _, rt := range g.Routes {
+				fmt.Fprintf(&b, "    %s for %s\n", rt.VirtualService, strings.Join(rt.Hosts, ", "))
+			}
+		}
 	case len(r.VirtualServices) == 0:
 		b.WriteString("  none apply\n")
 	}

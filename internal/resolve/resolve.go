@@ -63,6 +63,8 @@ type ProxyView struct {
 	Proxy  *Proxy
 	Scope  *Scope
 	Choice SidecarChoice
+	// Gateways are the Gateway servers of a router proxy.
+	Gateways []GatewayServer
 }
 
 // Resolve builds the mesh view from loaded objects.
@@ -83,6 +85,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	var sidecars []*model.Sidecar
 	var drs []*model.DestinationRule
 	var gatewaySelectors []map[string]string
+	var gateways []*model.Gateway
 	var vss []*VirtualService
 	for _, o := range objs {
 		switch x := o.(type) {
@@ -100,6 +103,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 			vss = append(vss, newVirtualService(x, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo))
 		case *model.Gateway:
 			gatewaySelectors = append(gatewaySelectors, x.Spec.GetSelector())
+			gateways = append(gateways, x)
 		}
 	}
 	assignPlaceholderVIPs(services, vips)
@@ -152,7 +156,11 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 		sc.Proxies = append(sc.Proxies, p)
 		// Proxies sharing a scope can differ in which Sidecars they
 		// skipped; each view keeps its own account.
-		m.Views = append(m.Views, &ProxyView{Proxy: p, Scope: sc, Choice: choices[i]})
+		v := &ProxyView{Proxy: p, Scope: sc, Choice: choices[i]}
+		if p.Type == RouterProxy {
+			v.Gateways = bindGateways(p, gateways, m.vss)
+		}
+		m.Views = append(m.Views, v)
 	}
 	return m
 }

@@ -1,0 +1,54 @@
+package resolve
+
+import (
+	"slices"
+
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
+)
+
+// GatewayServer is one server of a Gateway that selects a router proxy,
+// with the VirtualServices bound to it (istio.md §6.7).
+type GatewayServer struct {
+	Gateway *model.Gateway
+	// Index is the server's position in spec.servers.
+	Index  int
+	Port   uint32
+	Hosts  []string
+	Routes []GatewayRoute
+}
+
+// GatewayRoute is a VirtualService applied to a gateway server, and the
+// hosts it serves there.
+type GatewayRoute struct {
+	VirtualService *VirtualService
+	Hosts          []host.Name
+}
+
+// bindGateways finds the Gateways selecting a router proxy (from any
+// namespace) and the VirtualServices each server takes: those visible to
+// the proxy's namespace for the gateway, whose hosts meet the server's.
+func bindGateways(p *Proxy, gateways []*model.Gateway, vss *vsIndex) []GatewayServer {
+	var out []GatewayServer
+	for _, gw := range gateways {
+		sel := gw.Spec.GetSelector()
+		if !labelsMatch(sel, p.Labels) {
+			continue
+		}
+		name := gw.Namespace + "/" + gw.Name
+		for i, srv := range gw.Spec.GetServers() {
+			gs := GatewayServer{Gateway: gw, Index: i, Port: srv.GetPort().GetNumber(), Hosts: srv.GetHosts()}
+			for _, vs := range vss.visible(p.Namespace, name) {
+				hosts := host.Intersection(host.NamesForNamespace(srv.GetHosts(), vs.Namespace()), vs.Hosts)
+				if len(hosts) > 0 {
+					gs.Routes = append(gs.Routes, GatewayRoute{vs, hosts})
+				}
+			}
+			out = append(out, gs)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b GatewayServer) int {
+		return olderFirst(a.Gateway.Created, a.Gateway.Name, a.Gateway.Namespace, b.Gateway.Created, b.Gateway.Name, b.Gateway.Namespace)
+	})
+	return out
+}
