@@ -6,7 +6,6 @@ package explain
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -126,7 +125,7 @@ func Build(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
 	r.Sidecar = sidecar(v)
 	sc := v.Scope
 	for _, s := range sc.Services {
-		imp := sc.Imports[s.Host]
+		imp, _ := sc.Import(s.Host)
 		why := "via " + imp.Entry
 		if imp.ViaVirtualService != nil {
 			why = fmt.Sprintf("destination of VirtualService %s/%s (cluster only)", imp.ViaVirtualService.Namespace, imp.ViaVirtualService.Name)
@@ -146,9 +145,13 @@ func Build(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Host, b.Host))
 	})
 	r.Hidden = hidden(m, sc)
-	hosts := slices.Sorted(maps.Keys(sc.DestinationRules))
+	hosts := make([]host.Name, 0, len(sc.Services))
+	for _, s := range sc.Services {
+		hosts = append(hosts, s.Host)
+	}
+	slices.Sort(hosts)
 	for _, h := range hosts {
-		d := sc.DestinationRules[h]
+		d, _ := sc.DestinationRule(h)
 		rule := d.Lookup.RuleFor(p)
 		if rule == nil {
 			continue

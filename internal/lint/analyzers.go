@@ -66,13 +66,8 @@ var shadowedDestinationRule = &Analyzer{Code: "MC4001", Run: func(p *Pass) {
 	found := map[key][]string{}
 	var order []key
 	for _, sc := range p.Mesh.Scopes {
-		hosts := make([]host.Name, 0, len(sc.DestinationRules))
-		for h := range sc.DestinationRules {
-			hosts = append(hosts, h)
-		}
-		slices.Sort(hosts)
-		for _, h := range hosts {
-			d := sc.DestinationRules[h]
+		for _, s := range sc.Services {
+			d, _ := sc.DestinationRule(s.Host)
 			var winner *model.DestinationRule
 			if d.Rule != nil {
 				winner = d.Rule.First()
@@ -133,30 +128,23 @@ var destinationRuleMergeConflict = &Analyzer{Code: "MC4002", Run: func(p *Pass) 
 	}
 }}
 
-// routeUse is one VirtualService destination as used by a scope's proxies.
-type routeUse struct {
-	vs   *resolve.VirtualService
-	dest resolve.Destination
-}
-
-// usedDestinations lists, per scope, the destinations of the
-// VirtualServices in force that apply to the scope's namespace.
-func usedDestinations(m *resolve.Mesh, sc *resolve.Scope) []routeUse {
-	var out []routeUse
-	seen := map[*resolve.VirtualService]bool{}
+// eachDestination calls f for every destination of the VirtualServices in
+// force for a scope that applies to the scope's namespace.
+func eachDestination(sc *resolve.Scope, f func(d *resolve.Destination)) {
+	var done []*resolve.VirtualService // few per scope; a slice beats a map
 	for _, c := range sc.VirtualServices {
-		if seen[c.Winner] {
+		if slices.Contains(done, c.Winner) {
 			continue
 		}
-		seen[c.Winner] = true
-		for _, d := range c.Winner.Destinations {
+		done = append(done, c.Winner)
+		for i := range c.Winner.Destinations {
+			d := &c.Winner.Destinations[i]
 			if len(d.SourceNamespaces) > 0 && !slices.Contains(d.SourceNamespaces, sc.Namespace) {
 				continue
 			}
-			out = append(out, routeUse{c.Winner, d})
+			f(d)
 		}
 	}
-	return out
 }
 
 // MC4003: a route's subset is missing from the DR a proxy uses.
@@ -175,18 +163,18 @@ var unknownSubset = &Analyzer{Code: "MC4003", Run: func(p *Pass) {
 	found := map[key]*finding{}
 	var order []key
 	for _, sc := range p.Mesh.Scopes {
-		for _, u := range usedDestinations(p.Mesh, sc) {
-			if u.dest.Subset == "" {
-				continue
+		eachDestination(sc, func(dest *resolve.Destination) {
+			if dest.Subset == "" {
+				return
 			}
-			s, ok := sc.Service(u.dest.Host)
+			s, ok := sc.Service(dest.Host)
 			if !ok {
-				continue // MC5002's business
+				return // MC5002's business
 			}
-			dec := sc.DestinationRules[s.Host]
+			dec, _ := sc.DestinationRule(s.Host)
 			perProxy := slices.ContainsFunc(dec.Lookup.Rules, func(r *resolve.Rule) bool { return r.Selector != nil })
-			if !perProxy && dec.Rule != nil && dec.Rule.HasSubset(u.dest.Subset) {
-				continue // every proxy of the scope uses a rule with the subset
+			if !perProxy && dec.Rule != nil && dec.Rule.HasSubset(dest.Subset) {
+				return // every proxy of the scope uses a rule with the subset
 			}
 			l := dec.Lookup
 			for _, px := range sc.Proxies {
@@ -194,19 +182,19 @@ var unknownSubset = &Analyzer{Code: "MC4003", Run: func(p *Pass) {
 				if perProxy {
 					rule = l.RuleFor(px)
 				}
-				if rule != nil && rule.HasSubset(u.dest.Subset) {
+				if rule != nil && rule.HasSubset(dest.Subset) {
 					continue
 				}
-				k := key{u.dest.In, u.dest.Path.String(), rule}
+				k := key{dest.In, dest.Path.String(), rule}
 				f := found[k]
 				if f == nil {
-					f = &finding{dest: u.dest, svc: s, step: l.Step}
+					f = &finding{dest: *dest, svc: s, step: l.Step}
 					found[k] = f
 					order = append(order, k)
 				}
 				f.proxies = append(f.proxies, px)
 			}
-		}
+		})
 	}
 	for _, k := range order {
 		f := found[k]
@@ -288,19 +276,19 @@ var destinationHostNotFound = &Analyzer{Code: "MC5002", Run: func(p *Pass) {
 	found := map[key]*finding{}
 	var order []key
 	for _, sc := range p.Mesh.Scopes {
-		for _, u := range usedDestinations(p.Mesh, sc) {
-			if _, ok := sc.Service(u.dest.Host); ok || p.Mesh.Reachable(u.dest.Host, sc.Namespace) {
-				continue
+		eachDestination(sc, func(dest *resolve.Destination) {
+			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) {
+				return
 			}
-			k := key{u.dest.In, u.dest.Path.String()}
+			k := key{dest.In, dest.Path.String()}
 			f := found[k]
 			if f == nil {
-				f = &finding{dest: u.dest, hidden: p.Mesh.ServicesNamed(u.dest.Host)}
+				f = &finding{dest: *dest, hidden: p.Mesh.ServicesNamed(dest.Host)}
 				found[k] = f
 				order = append(order, k)
 			}
 			f.proxies = append(f.proxies, sc.Proxies...)
-		}
+		})
 	}
 	for _, k := range order {
 		f := found[k]

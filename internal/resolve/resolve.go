@@ -145,9 +145,9 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	parallel(len(first), func(i int) {
 		ns := m.Proxies[slices.Index(keys, i)].Namespace
 		sc := buildScope(m.reg, m.vss, mc.DomainSuffix, first[i], ns)
-		sc.DestinationRules = make(map[host.Name]DRDecision, len(sc.Services))
-		for _, s := range sc.Services {
-			sc.DestinationRules[s.Host] = m.drs.decide(byHost, ns, s, mc.DefaultDestinationRuleExportTo)
+		sc.drs = make([]DRDecision, len(sc.Services))
+		for j, s := range sc.Services {
+			sc.drs[j] = m.drs.decide(byHost, ns, s, mc.DefaultDestinationRuleExportTo)
 		}
 		m.Scopes[i] = sc
 	})

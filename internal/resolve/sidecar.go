@@ -234,6 +234,7 @@ type EgressListener struct {
 	Hosts    []string
 	hosts    egressHosts
 	Services []*Service
+	entries  []string // the egress host that imported each of Services
 	// VirtualServices imported by the listener, in the order istiod
 	// uses them (istio.md §4.7).
 	VirtualServices []*VirtualService
@@ -247,20 +248,38 @@ type Scope struct {
 	Listeners []*EgressListener
 	// Services is the merged list clusters are built from (istio.md §4.5).
 	Services []*Service
-	// Imports explains each service of Services.
-	Imports map[host.Name]Import
+	// imports explains each service of Services, by index.
+	imports []Import
 	// Ambiguous lists hostnames picked from several namespaces.
 	Ambiguous []HostChoice
 	// IgnoredHosts are egress entries istiod ignores (no single "/").
 	IgnoredHosts []string
 	// VirtualServices says, per host, which VirtualService is in force.
 	VirtualServices []VSChoice
-	// DestinationRules is the DR decision per service host.
-	DestinationRules map[host.Name]DRDecision
+	// drs is the DestinationRule decision of each service, by index.
+	drs []DRDecision
 	// Proxies that have this scope, sorted.
 	Proxies []*Proxy
 	// byHost indexes Services.
 	byHost map[host.Name]int
+}
+
+// Import says why the scope holds the service of a hostname.
+func (sc *Scope) Import(h host.Name) (Import, bool) {
+	i, ok := sc.byHost[h]
+	if !ok {
+		return Import{}, false
+	}
+	return sc.imports[i], true
+}
+
+// DestinationRule returns the DestinationRule decision for a hostname.
+func (sc *Scope) DestinationRule(h host.Name) (DRDecision, bool) {
+	i, ok := sc.byHost[h]
+	if !ok || i >= len(sc.drs) {
+		return DRDecision{}, false
+	}
+	return sc.drs[i], true
 }
 
 // Service returns the scope's service for a hostname.
@@ -277,7 +296,7 @@ func (sc *Scope) Service(h host.Name) (*Service, bool) {
 // VirtualServices).
 func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice, proxyNs string) *Scope {
 	n := len(reg.all)
-	sc := &Scope{Namespace: proxyNs, Choice: choice, Imports: make(map[host.Name]Import, n), byHost: make(map[host.Name]int, n)}
+	sc := &Scope{Namespace: proxyNs, Choice: choice, byHost: make(map[host.Name]int, n)}
 	var egress []*networking.IstioEgressListener
 	if choice.Sidecar != nil {
 		egress = choice.Sidecar.Spec.GetEgress()
@@ -298,20 +317,27 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 			}
 		}
 		for _, ps := range kept {
-			if _, seen := sc.Imports[ps.Host]; !seen {
-				sc.Imports[ps.Host] = Import{Service: ps.Service, Entry: ps.entry, Port: l.Port.GetNumber()}
-			}
 			l.Services = append(l.Services, ps.Service)
+			l.entries = append(l.entries, ps.entry)
 		}
 		sc.Listeners = append(sc.Listeners, l)
 	}
 	for _, l := range sc.Listeners {
-		for _, s := range l.Services {
-			sc.add(s)
+		for i, s := range l.Services {
+			sc.add(s, Import{Service: s, Entry: l.entries[i], Port: l.Port.GetNumber()})
 		}
 		if vss != nil && choice.Reason != "gateway" {
 			l.VirtualServices = selectVirtualServices(vss, l, proxyNs)
 			sc.inferServices(reg, l, l.VirtualServices, domain)
+		}
+	}
+	// An egress host is the reason to report even when a VirtualService
+	// destination of an earlier listener brought the service in first.
+	for _, l := range sc.Listeners {
+		for i, s := range l.Services {
+			if j := sc.byHost[s.Host]; sc.imports[j].Entry == "" {
+				sc.imports[j] = Import{Service: s, Entry: l.entries[i], Port: l.Port.GetNumber()}
+			}
 		}
 	}
 	sc.bindVirtualServices()
@@ -433,11 +459,12 @@ func dedupHosts(reg *registry, picked []pickedService, proxyNs string) ([]picked
 }
 
 // add merges a service into the scope's list (istio.md §4.5).
-func (sc *Scope) add(s *Service) {
+func (sc *Scope) add(s *Service, why Import) {
 	i, ok := sc.byHost[s.Host]
 	if !ok {
 		sc.byHost[s.Host] = len(sc.Services)
 		sc.Services = append(sc.Services, s)
+		sc.imports = append(sc.imports, why)
 		return
 	}
 	switch e := sc.Services[i]; {

@@ -223,10 +223,7 @@ func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualS
 			if s == nil {
 				continue
 			}
-			if _, seen := sc.Imports[s.Host]; !seen {
-				sc.Imports[s.Host] = Import{Service: s, ViaVirtualService: vs.Object}
-			}
-			sc.add(s)
+			sc.add(s, Import{Service: s, ViaVirtualService: vs.Object})
 		}
 	}
 }

@@ -55,7 +55,7 @@ func TestC21VirtualServiceInferredDestinations(t *testing.T) {
 	if len(sc.Listeners[0].Services) != 0 {
 		t.Errorf("inferred services must not get listeners: %v", describeServices(sc.Listeners[0].Services))
 	}
-	if imp := sc.Imports["baz.svc.cluster.local"]; imp.ViaVirtualService == nil || imp.ViaVirtualService.Name != "virtualbar" {
+	if imp, _ := sc.Import("baz.svc.cluster.local"); imp.ViaVirtualService == nil || imp.ViaVirtualService.Name != "virtualbar" {
 		t.Errorf("provenance of baz: %+v", imp)
 	}
 }
