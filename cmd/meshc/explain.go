@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshc/meshc/internal/explain"
 	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/suggest"
 )
 
 func newExplainCmd(g *globals) *cobra.Command {
@@ -78,7 +79,7 @@ func notFound(m *resolve.Mesh, ns, name string) error {
 	}
 	var cands []cand
 	for _, p := range m.Proxies {
-		score := distance(p.Name, name)
+		score := suggest.Distance(p.Name, name)
 		if p.Namespace != ns {
 			score += 2
 		}
@@ -101,25 +102,4 @@ func notFound(m *resolve.Mesh, ns, name string) error {
 		msg += "; a proxy is an injected Pod or workload (istio-injection=enabled on its namespace, or sidecar.istio.io/inject=true)"
 	}
 	return fmt.Errorf("%s", msg)
-}
-
-// distance is the Levenshtein distance.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

@@ -10,6 +10,7 @@ import (
 	kjson "sigs.k8s.io/json"
 
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/suggest"
 )
 
 // goSchema decodes JSON values into Go types (Kubernetes API types and
@@ -70,7 +71,7 @@ func (g *goSchema) decode(dst reflect.Value, v any, path model.Path, strict bool
 			f, ok := fields[k]
 			if !ok {
 				if strict {
-					*errs = append(*errs, fieldError{Path: path.Key(k), Msg: fmt.Sprintf("unknown field %q", k) + didYouMean(k, mapKeys(fields))})
+					*errs = append(*errs, fieldError{Path: path.Key(k), Msg: fmt.Sprintf("unknown field %q", k) + suggest.DidYouMean(k, mapKeys(fields))})
 				}
 				continue
 			}

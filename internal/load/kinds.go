@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/suggest"
 )
 
 // kindInfo says how to decode one kind.
@@ -167,7 +168,7 @@ func checkTopLevel(raw map[string]any) []fieldError {
 	var errs []fieldError
 	for _, k := range sortedKeys(raw) {
 		if !slices.Contains(customResourceFields, k) {
-			errs = append(errs, fieldError{Path: model.Path{}.Key(k), Msg: fmt.Sprintf("unknown field %q", k) + didYouMean(k, customResourceFields)})
+			errs = append(errs, fieldError{Path: model.Path{}.Key(k), Msg: fmt.Sprintf("unknown field %q", k) + suggest.DidYouMean(k, customResourceFields)})
 		}
 	}
 	return errs

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/suggest"
 )
 
 // fieldError is a schema problem at a path inside an object.
@@ -96,7 +97,7 @@ func unknownFieldMsg(md protoreflect.MessageDescriptor, key string) string {
 	for i := range md.Fields().Len() {
 		names = append(names, md.Fields().Get(i).JSONName())
 	}
-	return fmt.Sprintf("unknown field %q", key) + didYouMean(key, names)
+	return fmt.Sprintf("unknown field %q", key) + suggest.DidYouMean(key, names)
 }
 
 func (pd protoDecoder) field(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any, path model.Path) {

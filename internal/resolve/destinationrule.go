@@ -95,14 +95,7 @@ type drIndexes struct {
 func buildDRIndexes(drs []*model.DestinationRule, rootNs, domain string, meshDefault []string) *drIndexes {
 	sorted := slices.Clone(drs)
 	slices.SortStableFunc(sorted, func(a, b *model.DestinationRule) int {
-		as, bs := a.Spec.GetWorkloadSelector() != nil, b.Spec.GetWorkloadSelector() != nil
-		if as != bs {
-			if as {
-				return -1
-			}
-			return 1
-		}
-		return olderFirst(a.Created, a.Name, a.Namespace, b.Created, b.Name, b.Namespace)
+		return selectorsFirst(a.Spec.GetWorkloadSelector() != nil, b.Spec.GetWorkloadSelector() != nil, &a.ObjectMeta, &b.ObjectMeta)
 	})
 	defaultPrivate := slices.Contains(meshDefault, ".")
 	lists := struct {

@@ -3,6 +3,8 @@ package resolve
 import (
 	"cmp"
 	"time"
+
+	"github.com/meshc/meshc/internal/model"
 )
 
 // olderFirst is istiod's creation order: creationTimestamp (a missing one
@@ -10,4 +12,17 @@ import (
 // "oldest wins" rule in resolution uses it; input order never decides.
 func olderFirst(at time.Time, aName, aNs string, bt time.Time, bName, bNs string) int {
 	return cmp.Or(at.Compare(bt), cmp.Compare(aName, bName), cmp.Compare(aNs, bNs))
+}
+
+// selectorsFirst orders objects with a workload selector before those
+// without, each group oldest first, as istiod orders Sidecars and
+// DestinationRules.
+func selectorsFirst(aSel, bSel bool, a, b *model.ObjectMeta) int {
+	if aSel != bSel {
+		if aSel {
+			return -1
+		}
+		return 1
+	}
+	return olderFirst(a.Created, a.Name, a.Namespace, b.Created, b.Name, b.Namespace)
 }

@@ -43,14 +43,7 @@ func newSidecarIndex(sidecars []*model.Sidecar) sidecarIndex {
 	}
 	for _, list := range idx {
 		slices.SortStableFunc(list, func(a, b *model.Sidecar) int {
-			as, bs := a.Spec.GetWorkloadSelector() != nil, b.Spec.GetWorkloadSelector() != nil
-			if as != bs {
-				if as {
-					return -1
-				}
-				return 1
-			}
-			return olderFirst(a.Created, a.Name, a.Namespace, b.Created, b.Name, b.Namespace)
+			return selectorsFirst(a.Spec.GetWorkloadSelector() != nil, b.Spec.GetWorkloadSelector() != nil, &a.ObjectMeta, &b.ObjectMeta)
 		})
 	}
 	return idx

@@ -1,19 +1,20 @@
-package load
+// Package suggest finds the name a person probably meant.
+package suggest
 
 import (
 	"fmt"
 	"strings"
 )
 
-// didYouMean returns ` (did you mean "x"?)` when one candidate is close to
+// DidYouMean returns ` (did you mean "x"?)` when one candidate is close to
 // name: equal ignoring case and underscores, or within a small edit
 // distance. Ties go to the alphabetically first candidate, so messages are
 // stable.
-func didYouMean(name string, candidates []string) string {
+func DidYouMean(name string, candidates []string) string {
 	best, bestDist := "", 3
 	norm := normalizeName(name)
 	for _, c := range candidates {
-		d := editDistance(name, c)
+		d := Distance(name, c)
 		if normalizeName(c) == norm {
 			d = 0
 		}
@@ -34,8 +35,8 @@ func normalizeName(s string) string {
 	return strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(s, "_", ""), "-", ""))
 }
 
-// editDistance is the Levenshtein distance over bytes.
-func editDistance(a, b string) int {
+// Distance is the Levenshtein distance over bytes.
+func Distance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
