@@ -16,7 +16,7 @@ func newExplainCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explain",
 		Short: "Explain why a proxy sees what it sees",
-		Example: `  meshc explain proxy bookinfo/productpage-v1 -f examples/bookinfo
+		Example: `  meshc explain proxy default/productpage-v1 -f examples/bookinfo
   meshc explain proxy shop/cart -f ./manifests -o json`,
 	}
 	cmd.AddCommand(newExplainProxyCmd(g))
@@ -37,7 +37,7 @@ egress host or VirtualService that let it in, the DestinationRule chosen per
 host with the lookup step and the rules it shadows, the VirtualService in
 force per host and the ones that lost, and the diagnostics that concern the
 proxy. --verbose adds egress listeners, hidden services and merge details.`,
-		Example: `  meshc explain proxy bookinfo/productpage-v1 -f examples/bookinfo
+		Example: `  meshc explain proxy default/productpage-v1 -f examples/bookinfo
   meshc explain proxy shop/cart -f base/ -f overlays/prod/ --verbose
   meshc explain proxy shop/cart -o json | jq .destinationRules`,
 		Args: cobra.ExactArgs(1),

@@ -146,13 +146,13 @@ func TestExplainProxy(t *testing.T) {
 		out  string
 		err  string
 	}{
-		{"text", []string{"explain", "proxy", "bookinfo/reviews-v2", "-f", bookinfo}, 0, "reviews.bookinfo.svc.cluster.local  bookinfo/reviews (proxy namespace)  subsets v1, v2, v3", ""},
-		{"json", []string{"explain", "proxy", "bookinfo/reviews-v2", "-f", bookinfo, "-o", "json"}, 0, `"virtualService": "bookinfo/reviews"`, ""},
-		{"verbose", []string{"explain", "proxy", "bookinfo/reviews-v2", "-f", bookinfo, "--verbose"}, 0, "egress on any port: */*", ""},
-		{"near match", []string{"explain", "proxy", "bookinfo/reviews", "-f", bookinfo}, 2, "", "did you mean bookinfo/reviews-v1"},
+		{"text", []string{"explain", "proxy", "default/reviews-v2", "-f", bookinfo}, 0, "reviews.default.svc.cluster.local  default/reviews (proxy namespace)  subsets v1, v2, v3", ""},
+		{"json", []string{"explain", "proxy", "default/reviews-v2", "-f", bookinfo, "-o", "json"}, 0, `"virtualService": "default/reviews"`, ""},
+		{"verbose", []string{"explain", "proxy", "default/reviews-v2", "-f", bookinfo, "--verbose"}, 0, "egress on any port: */*", ""},
+		{"near match", []string{"explain", "proxy", "default/reviews", "-f", bookinfo}, 2, "", "did you mean default/reviews-v1"},
 		{"not a proxy at all", []string{"explain", "proxy", "nowhere/zzzzzzzzzzzz", "-f", bookinfo}, 2, "", "a proxy is an injected Pod or workload"},
 		{"bad argument", []string{"explain", "proxy", "reviews", "-f", bookinfo}, 2, "", "want NAMESPACE/NAME"},
-		{"bad format", []string{"explain", "proxy", "bookinfo/reviews-v2", "-f", bookinfo, "-o", "yaml"}, 2, "", "unknown output format"},
+		{"bad format", []string{"explain", "proxy", "default/reviews-v2", "-f", bookinfo, "-o", "yaml"}, 2, "", "unknown output format"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

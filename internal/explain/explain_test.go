@@ -22,7 +22,7 @@ func TestBookinfoGolden(t *testing.T) {
 	mc, _ := load.MeshConfig(res.Objects, load.MeshOptions{})
 	m := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc})
 	diags := lint.Run(m, res.Objects, lint.Analyzers(), lint.Options{})
-	for _, id := range []struct{ ns, name string }{{"bookinfo", "productpage-v1"}, {"istio-system", "istio-ingressgateway"}} {
+	for _, id := range []struct{ ns, name string }{{"default", "productpage-v1"}, {"istio-system", "istio-ingressgateway"}} {
 		v, ok := m.View(id.ns, id.name)
 		if !ok {
 			t.Fatalf("no proxy %s/%s", id.ns, id.name)
