@@ -1,0 +1,388 @@
+package resolve
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	meshv1 "istio.io/api/mesh/v1alpha1"
+	networking "istio.io/api/networking/v1alpha3"
+
+	"github.com/meshc/meshc/internal/host"
+)
+
+// RouteConfig is a sidecar's outbound HTTP route configuration for one
+// port, as istiod builds it (istio.md §6.4, §7.5): virtual hosts from
+// VirtualServices, default ones for the other services, then a catch-all.
+type RouteConfig struct {
+	Name         string
+	Port         uint32
+	VirtualHosts []*VirtualHost
+}
+
+// VirtualHost is one virtual host of a route configuration.
+type VirtualHost struct {
+	Name    string
+	Domains []string
+	Routes  []*HTTPRoute
+	// VirtualService wrote the routes; nil for a service's default route
+	// and for the catch-all.
+	VirtualService *VirtualService
+	// Service is the service the vhost is named after, if any.
+	Service *Service
+	// CatchAll is "allow_any" or "block_all" for the last vhost.
+	CatchAll string
+}
+
+// HTTPRoute is one route of a virtual host.
+type HTTPRoute struct {
+	Name string
+	// Match is the VirtualService match; nil for a default route or a
+	// route without matches.
+	Match *networking.HTTPMatchRequest
+	// Clusters are the weighted destinations; one means a plain cluster.
+	Clusters []WeightedCluster
+	// Source is the VirtualService route, nil for a default route.
+	Source *Route
+}
+
+// WeightedCluster is a destination cluster and its weight.
+type WeightedCluster struct {
+	Cluster string
+	Weight  int32
+}
+
+// ClusterName is istiod's outbound cluster name.
+func ClusterName(port uint32, subset string, h host.Name) string {
+	return fmt.Sprintf("outbound|%d|%s|%s", port, subset, h)
+}
+
+// OutboundRoutes builds the outbound route configurations of a sidecar,
+// one per HTTP or sniffed service port, sorted by port.
+func (m *Mesh) OutboundRoutes(v *ProxyView) []*RouteConfig {
+	sc := v.Scope
+	var portList []uint32
+	for _, l := range sc.Listeners {
+		for _, s := range l.Services {
+			for _, p := range s.Ports {
+				if p.Protocol.IsHTTPOrSniffed() && !slices.Contains(portList, p.Number) {
+					portList = append(portList, p.Number)
+				}
+			}
+		}
+	}
+	slices.Sort(portList)
+	var out []*RouteConfig
+	for _, port := range portList {
+		out = append(out, m.routeConfig(v, port))
+	}
+	return out
+}
+
+// portServices lists the egress listener services that have port, in
+// listener order, without repeats.
+func portServices(sc *Scope, port uint32) []*Service {
+	var out []*Service
+	for _, l := range sc.Listeners {
+		if l.Port != nil && l.Port.GetNumber() != port {
+			continue
+		}
+		for _, s := range l.Services {
+			if _, ok := s.PortNumbered(port); ok && !slices.ContainsFunc(out, func(o *Service) bool { return o.Host == s.Host }) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
+	sc, p := v.Scope, v.Proxy
+	services := portServices(sc, port)
+	var vss []*VirtualService
+	for _, l := range sc.Listeners {
+		for _, vs := range l.VirtualServices {
+			if !slices.Contains(vss, vs) && (port == 80 || vsServesPort(vs, services)) {
+				vss = append(vss, vs)
+			}
+		}
+	}
+	chosen := chosenVirtualServices(vss, services)
+	var vhosts []*VirtualHost
+	owned := map[host.Name]bool{}
+	for _, vs := range vss {
+		routes := m.translateRoutes(vs, p, port)
+		if len(routes) == 0 {
+			continue
+		}
+		var plain []host.Name
+		var mine []*Service
+		for _, h := range vs.Hosts {
+			h = lower(h)
+			switch {
+			case !h.IsWildcard():
+				if s := findService(services, h); s != nil {
+					mine = append(mine, s)
+				} else {
+					plain = append(plain, h)
+				}
+			default:
+				matched := false
+				for _, s := range services {
+					if h.Matches(s.Host) {
+						matched = true
+						if chosen[s.Host] == vs {
+							mine = append(mine, s)
+						}
+					}
+				}
+				if !matched {
+					plain = append(plain, h)
+				}
+			}
+		}
+		if len(mine) == 0 && port != 80 {
+			continue // plain hosts alone materialise only on port 80
+		}
+		// Plain hosts come before owned services in build order.
+		for _, h := range plain {
+			vhosts = append(vhosts, &VirtualHost{Name: fmt.Sprintf("%s:%d", h, port), Domains: []string{string(h)}, Routes: routes, VirtualService: vs})
+		}
+		for _, s := range mine {
+			owned[s.Host] = true
+			vhosts = append(vhosts, &VirtualHost{Name: fmt.Sprintf("%s:%d", s.Host, port), Domains: m.serviceDomains(s, p), Routes: routes, VirtualService: vs, Service: s})
+		}
+	}
+	for _, s := range services {
+		if owned[s.Host] {
+			continue
+		}
+		if pp, _ := s.PortNumbered(port); !pp.Protocol.IsHTTPOrSniffed() {
+			continue
+		}
+		vhosts = append(vhosts, &VirtualHost{Name: fmt.Sprintf("%s:%d", s.Host, port), Domains: m.serviceDomains(s, p), Service: s,
+			Routes: []*HTTPRoute{{Name: "default", Clusters: []WeightedCluster{{Cluster: ClusterName(port, "", s.Host), Weight: 100}}}}})
+	}
+	vhosts = dedupDomains(vhosts, m.allHosts())
+	slices.SortStableFunc(vhosts, func(a, b *VirtualHost) int { return cmp.Compare(a.Name, b.Name) })
+	vhosts = append(vhosts, m.catchAll(sc))
+	return &RouteConfig{Name: strconv.Itoa(int(port)), Port: port, VirtualHosts: vhosts}
+}
+
+// vsServesPort is istio.md §6.2's filter for route ports other than 80.
+func vsServesPort(vs *VirtualService, services []*Service) bool {
+	for _, h := range vs.Hosts {
+		h = lower(h)
+		for _, s := range services {
+			switch {
+			case h == s.Host:
+				return true
+			case h.IsWildcard() && h.Matches(s.Host):
+				return true
+			case !h.IsWildcard() && s.Host.IsWildcard() && s.Host.Matches(h):
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// chosenVirtualServices picks, per service, the one VirtualService that
+// may own it through a wildcard host (istio.md §6.3 rule 3): an exact-host
+// VirtualService if any, else the most specific wildcard, first on ties.
+func chosenVirtualServices(vss []*VirtualService, services []*Service) map[host.Name]*VirtualService {
+	out := map[host.Name]*VirtualService{}
+	for _, s := range services {
+		var best *VirtualService
+		var bestHost host.Name
+		for _, vs := range vss {
+			for _, h := range vs.Hosts {
+				h = lower(h)
+				if !h.Matches(s.Host) {
+					continue
+				}
+				if !h.IsWildcard() {
+					if h == s.Host && (best == nil || bestHost.IsWildcard()) {
+						best, bestHost = vs, h
+					}
+					continue
+				}
+				if best == nil || (bestHost.IsWildcard() && host.Compare(h, bestHost) < 0) {
+					best, bestHost = vs, h
+				}
+			}
+		}
+		if best != nil {
+			out[s.Host] = best
+		}
+	}
+	return out
+}
+
+func findService(services []*Service, h host.Name) *Service {
+	for _, s := range services {
+		if s.Host == h {
+			return s
+		}
+	}
+	return nil
+}
+
+// translateRoutes turns a VirtualService's HTTP routes into routes for a
+// proxy on one port (istio.md §6.6).
+func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32) []*HTTPRoute {
+	var out []*HTTPRoute
+	for i := range vs.Routes {
+		r := &vs.Routes[i]
+		clusters := m.routeClusters(r, port)
+		if len(r.GetMatch()) == 0 {
+			return append(out, &HTTPRoute{Name: r.GetName(), Clusters: clusters, Source: r})
+		}
+		for _, match := range r.GetMatch() {
+			if !matchApplies(match, p, port) {
+				continue
+			}
+			name := r.GetName()
+			if match.GetName() != "" {
+				name += "." + match.GetName()
+			}
+			out = append(out, &HTTPRoute{Name: name, Match: match, Clusters: clusters, Source: r})
+			if catchAllMatch(match) {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+func matchApplies(match *networking.HTTPMatchRequest, p *Proxy, port uint32) bool {
+	if match.GetPort() != 0 && match.GetPort() != port {
+		return false
+	}
+	if gws := match.GetGateways(); len(gws) > 0 {
+		return slices.Contains(gws, MeshGateway)
+	}
+	if !labelsMatch(match.GetSourceLabels(), p.Labels) {
+		return false
+	}
+	return match.GetSourceNamespace() == "" || match.GetSourceNamespace() == p.Namespace
+}
+
+// catchAllMatch: a match of everything ends the route list.
+func catchAllMatch(m *networking.HTTPMatchRequest) bool {
+	if len(m.GetHeaders()) > 0 || len(m.GetQueryParams()) > 0 || len(m.GetWithoutHeaders()) > 0 {
+		return false
+	}
+	u := m.GetUri()
+	return u == nil || u.GetPrefix() == "/" || u.GetRegex() == ".*"
+}
+
+// routeClusters resolves a route's destinations to clusters. On a sidecar
+// the port is the destination's, else the route's own port (istio.md Q8).
+func (m *Mesh) routeClusters(r *Route, port uint32) []WeightedCluster {
+	var out []WeightedCluster
+	for _, d := range r.GetRoute() {
+		dest := d.GetDestination()
+		if dest == nil || (len(r.GetRoute()) > 1 && d.GetWeight() == 0) {
+			continue
+		}
+		p := dest.GetPort().GetNumber()
+		if p == 0 {
+			p = port
+		}
+		h := host.FQDN(dest.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
+		out = append(out, WeightedCluster{Cluster: ClusterName(p, dest.GetSubset(), h), Weight: d.GetWeight()})
+	}
+	return out
+}
+
+// serviceDomains lists a service vhost's domains: the host, its absolute
+// form, the short forms the proxy's DNS search path makes, then VIPs.
+func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
+	h := string(s.Host)
+	out := []string{h, h + "."}
+	out = append(out, shortForms(h, p.Namespace, m.Config.DomainSuffix)...)
+	for _, a := range s.Addresses {
+		if a != "0.0.0.0" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// shortForms are the names a client in namespace ns can use for host h
+// through the resolver search path <ns>.svc.<domain> (istio.md §7.5).
+func shortForms(h, ns, domain string) []string {
+	suffix := ".svc." + domain
+	if !strings.HasSuffix(h, suffix) {
+		return nil
+	}
+	name, hostNs, ok := strings.Cut(strings.TrimSuffix(h, suffix), ".")
+	if !ok || strings.Contains(hostNs, ".") {
+		return nil
+	}
+	if hostNs == ns {
+		return []string{name, name + "." + hostNs + ".svc", name + "." + hostNs}
+	}
+	return []string{name + "." + hostNs, name + "." + hostNs + ".svc"}
+}
+
+// allHosts is every service hostname, for dropping short forms that name
+// another service.
+func (m *Mesh) allHosts() map[string]bool {
+	out := make(map[string]bool, len(m.reg.byHostNs))
+	for h := range m.reg.byHostNs {
+		out[string(h)] = true
+	}
+	return out
+}
+
+// dedupDomains drops, in build order, domains already taken and short forms
+// that are another service's hostname; vhosts left with no domain, or with
+// a name already used, disappear (istio.md §7.5).
+func dedupDomains(vhosts []*VirtualHost, hosts map[string]bool) []*VirtualHost {
+	used := map[string]bool{}
+	names := map[string]bool{}
+	var out []*VirtualHost
+	for _, vh := range vhosts {
+		if names[vh.Name] {
+			continue
+		}
+		var kept []string
+		for i, d := range vh.Domains {
+			short := vh.Service != nil && i >= 2 && !strings.Contains(d, ":") && d != string(vh.Service.Host)
+			if used[d] || (short && hosts[d]) {
+				continue
+			}
+			used[d] = true
+			kept = append(kept, d)
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		names[vh.Name] = true
+		vh.Domains = kept
+		out = append(out, vh)
+	}
+	return out
+}
+
+// catchAll is the last vhost: pass through or block unknown destinations
+// (istio.md §4.9).
+func (m *Mesh) catchAll(sc *Scope) *VirtualHost {
+	mode := m.Config.GetOutboundTrafficPolicy().GetMode()
+	if c := sc.Choice.Sidecar; c != nil && c.Spec.GetOutboundTrafficPolicy() != nil {
+		if c.Spec.GetOutboundTrafficPolicy().GetMode() == networking.OutboundTrafficPolicy_REGISTRY_ONLY {
+			mode = meshv1.MeshConfig_OutboundTrafficPolicy_REGISTRY_ONLY
+		} else {
+			mode = meshv1.MeshConfig_OutboundTrafficPolicy_ALLOW_ANY
+		}
+	}
+	if mode == meshv1.MeshConfig_OutboundTrafficPolicy_REGISTRY_ONLY {
+		return &VirtualHost{Name: "block_all", Domains: []string{"*"}, CatchAll: "block_all"}
+	}
+	return &VirtualHost{Name: "allow_any", Domains: []string{"*"}, CatchAll: "allow_any",
+		Routes: []*HTTPRoute{{Name: "allow_any", Clusters: []WeightedCluster{{Cluster: "PassthroughCluster", Weight: 100}}}}}
+}
