@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -14,6 +16,7 @@ type globals struct {
 	stdout, stderr io.Writer
 	meshConfig     string
 	noColor        bool
+	cpuProfile     string
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -35,6 +38,29 @@ codes today, per-proxy Envoy config as the passes arrive.`,
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&g.meshConfig, "mesh-config", "", "read the mesh config from `FILE` (MeshConfig YAML, or a ConfigMap with a mesh key) instead of ConfigMap istio-system/istio")
 	root.PersistentFlags().BoolVar(&g.noColor, "no-color", false, "never color output (NO_COLOR in the environment does the same)")
+	root.PersistentFlags().StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` (for performance reports)")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	var stopProfile func()
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if g.cpuProfile == "" {
+			return nil
+		}
+		f, err := os.Create(g.cpuProfile)
+		if err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("cpuprofile: %w", err)}
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return &exitError{code: exitUsage, err: fmt.Errorf("cpuprofile: %w", err)}
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		return nil
+	}
+	root.PersistentPostRun = func(*cobra.Command, []string) {
+		if stopProfile != nil {
+			stopProfile()
+		}
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: err}
 	})
