@@ -188,3 +188,43 @@ spec: {egress: [{hosts: ["*/*"]}]}
 		t.Errorf("--suppress: exit %d:\n%s", code, out)
 	}
 }
+
+func TestTree(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"h.yaml": `apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: hnc.x-k8s.io/v1alpha2
+kind: SubnamespaceAnchor
+metadata: {name: service-2, namespace: team-a}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: staging}
+---
+apiVersion: hnc.x-k8s.io/v1alpha2
+kind: HierarchyConfiguration
+metadata: {name: hierarchy, namespace: staging}
+spec: {parent: service-4}
+`})
+	code, out, _ := meshc(t, "", "tree", "team-a", "-f", dir)
+	if code != 0 || out != "team-a\n└── [s] service-2\n\n[s] indicates subnamespaces\n" {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = meshc(t, "", "tree", "-f", dir)
+	if code != 0 || !strings.Contains(out, "staging (1)\n") || !strings.Contains(out, `1) ActivitiesHalted (ParentMissing): Parent "service-4" does not exist`) {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = meshc(t, "", "tree", "-f", dir, "-o", "json")
+	if code != 0 || !strings.Contains(out, `"synthesized": true`) {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, _, errOut := meshc(t, "", "tree", "nowhere", "-f", dir)
+	if code != 2 || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	code, _, errOut = meshc(t, "", "tree", "-f", dir, "--hnc-managed-namespace-label", "(")
+	if code != 2 || !strings.Contains(errOut, "hierarchy option") {
+		t.Errorf("bad regex: exit %d: %s", code, errOut)
+	}
+}

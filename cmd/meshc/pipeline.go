@@ -27,7 +27,8 @@ func (g *globals) analyze(ctx context.Context, paths []string, suppress []string
 	}
 	mc, meshDiags := load.MeshConfig(res.Objects, load.MeshOptions{File: g.meshConfig})
 	ds = append(ds, meshDiags...)
-	mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc})
+	mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc, Hierarchy: g.hierarchy})
+	ds = append(ds, mesh.Diagnostics...)
 	ds = append(ds, lint.Run(mesh, res.Objects, lint.Analyzers(), lint.Options{Suppress: suppress})...)
 	diag.Sort(ds)
 	return analysis{input: res, mesh: mesh, diags: ds}, nil

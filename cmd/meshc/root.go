@@ -8,6 +8,8 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+
+	"github.com/meshc/meshc/internal/hierarchy"
 )
 
 // globals are the flags every command shares.
@@ -17,6 +19,7 @@ type globals struct {
 	meshConfig     string
 	noColor        bool
 	cpuProfile     string
+	hierarchy      hierarchy.Options
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -38,10 +41,17 @@ codes today, per-proxy Envoy config as the passes arrive.`,
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&g.meshConfig, "mesh-config", "", "read the mesh config from `FILE` (MeshConfig YAML, or a ConfigMap with a mesh key) instead of ConfigMap istio-system/istio")
 	root.PersistentFlags().BoolVar(&g.noColor, "no-color", false, "never color output (NO_COLOR in the environment does the same)")
+	root.PersistentFlags().StringArrayVar(&g.hierarchy.ExcludedNamespaces, "hnc-excluded-namespace", nil, "a namespace HNC does not manage (repeatable; default kube-system, kube-public, kube-node-lease, hnc-system)")
+	root.PersistentFlags().StringVar(&g.hierarchy.IncludedNamespaceRegex, "hnc-included-namespace-regex", "", "namespaces HNC manages must match this `REGEX` (default .*)")
+	root.PersistentFlags().StringArrayVar(&g.hierarchy.ManagedLabels, "hnc-managed-namespace-label", nil, "a `REGEX` of namespace label keys HNC manages (repeatable)")
+	root.PersistentFlags().StringArrayVar(&g.hierarchy.ManagedAnnotations, "hnc-managed-namespace-annotation", nil, "a `REGEX` of namespace annotation keys HNC manages (repeatable)")
 	root.PersistentFlags().StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` (for performance reports)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	var stopProfile func()
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if err := hierarchy.ValidateOptions(g.hierarchy); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
 		if g.cpuProfile == "" {
 			return nil
 		}
@@ -64,7 +74,7 @@ codes today, per-proxy Envoy config as the passes arrive.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: err}
 	})
-	root.AddCommand(newLintCmd(g), newExplainCmd(g), newVersionCmd(g), newGenCmd(g))
+	root.AddCommand(newLintCmd(g), newExplainCmd(g), newTreeCmd(g), newVersionCmd(g), newGenCmd(g))
 	return root
 }
 

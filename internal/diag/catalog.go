@@ -92,6 +92,52 @@ binary data (a NUL byte or invalid UTF-8) or is larger than the size limit
 because the result does not cover the whole input.`,
 	},
 	{
+		Code: "MC2001", Name: "HierarchyCycle", Severity: Error,
+		Summary: "Namespace parents form a cycle (HNC ActivitiesHalted/InCycle).",
+		Doc: `HierarchyConfiguration parents (and subnamespace anchors) lead back to a
+namespace already on the path. HNC marks every member of the cycle
+ActivitiesHalted/InCycle: no tree labels above them, no propagation into
+them or their descendants, which are halted too.`,
+	},
+	{
+		Code: "MC2002", Name: "ParentMissing", Severity: Error,
+		Summary: "A namespace's parent does not exist or is not managed by HNC (ActivitiesHalted).",
+		Doc: `spec.parent of a HierarchyConfiguration, or a subnamespace annotation, names
+a namespace that exists nowhere in the input (ParentMissing) or that HNC
+does not manage (IllegalParent: an excluded namespace, or one the
+included-namespace regex does not match). HNC keeps the edge but halts the
+namespace and its subtree: nothing propagates into them. A parent set on a
+namespace managed by another tool is ignored (a warning).`,
+	},
+	{
+		Code: "MC2004", Name: "SubnamespaceAnchorMismatch", Severity: Warning,
+		Summary: "A subnamespace anchor and its namespace disagree (Conflict, Forbidden, missing anchor, competing anchors).",
+		Doc: `A SubnamespaceAnchor p/c creates namespace c as a child of p. When c already
+exists and is not p's subnamespace the anchor is in Conflict; when c is not
+managed it is Forbidden; when c says it is a subnamespace of p but p has no
+anchor, c has BadConfiguration/SubnamespaceAnchorMissing (its parent is
+still p). When several anchors want to create the same namespace, meshc
+keeps the one whose parent name sorts first; a cluster keeps whichever HNC
+reconciled first.`,
+	},
+	{
+		Code: "MC2005", Name: "ActivitiesHalted", Severity: Warning,
+		Summary: "Propagation into a namespace is frozen because an ancestor is halted.",
+		Doc: `A namespace below a halted one (cycle, missing or illegal parent) has the
+derived condition ActivitiesHalted/AncestorHaltActivities: HNC creates,
+updates and deletes no copies there, and its tree labels stop at the
+halted ancestor. Fix the ancestor named in the diagnostic.`,
+	},
+	{
+		Code: "MC2007", Name: "IllegalManagedMetadata", Severity: Warning,
+		Summary: "A HierarchyConfiguration or anchor sets a label or annotation HNC does not manage; it is dropped.",
+		Doc: `spec.labels and spec.annotations of a HierarchyConfiguration (or of a
+subnamespace anchor) only take effect for keys matching the operator's
+--managed-namespace-label / --managed-namespace-annotation patterns. Other
+keys are dropped and the namespace gets BadConfiguration/IllegalManaged-
+Label (or Annotation). Propagation is not halted.`,
+	},
+	{
 		Code: "MC3001", Name: "AmbiguousHost", Severity: Warning,
 		Summary: "A hostname visible to a proxy is defined in two or more namespaces; only one namespace's service is used.",
 		Doc: `When proxies can see one hostname from several namespaces (ServiceEntries

@@ -5,6 +5,7 @@ package golden
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,8 +30,19 @@ func Check(t testing.TB, path string, got []byte) {
 		t.Fatalf("read golden file (run go test with -update to create it): %v", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run go test with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
+		t.Errorf("output differs from %s (run go test with -update to accept): %s", path, firstDifference(got, want))
 	}
+}
+
+// firstDifference describes where two outputs part, without dumping both.
+func firstDifference(got, want []byte) string {
+	g, w := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
+	for i := range min(len(g), len(w)) {
+		if !bytes.Equal(g[i], w[i]) {
+			return fmt.Sprintf("line %d:\n  got:  %q\n  want: %q", i+1, g[i], w[i])
+		}
+	}
+	return fmt.Sprintf("got %d lines, want %d", len(g), len(w))
 }
 
 // Updating reports whether golden files are being rewritten.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/model"
 )
@@ -27,6 +29,9 @@ func DefaultPlaceholderVIPs() netip.Prefix { return defaultPlaceholderVIPs }
 // Options configure resolution.
 type Options struct {
 	Mesh model.MeshConfig
+	// Hierarchy are HNC's operator options; the hierarchy is computed
+	// first and resolution reads the final namespace labels.
+	Hierarchy hierarchy.Options
 	// PlaceholderVIPs is the range for made-up cluster IPs; the zero value
 	// means DefaultPlaceholderVIPs.
 	PlaceholderVIPs netip.Prefix
@@ -46,6 +51,10 @@ type Mesh struct {
 	// Sidecars by namespace, in the order istiod tries them.
 	Sidecars sidecarIndex
 
+	// Hierarchy is the namespace forest HNC would converge to.
+	Hierarchy *hierarchy.Forest
+	// Diagnostics are the problems found while resolving (the hierarchy's).
+	Diagnostics []diag.Diagnostic
 	// DestinationRules as loaded.
 	DestinationRules []*model.DestinationRule
 	// VirtualServices, oldest first, delegates included.
@@ -80,7 +89,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	if !vips.IsValid() {
 		vips = defaultPlaceholderVIPs
 	}
-	nsLabels := map[string]map[string]string{}
+	forest, hdiags := hierarchy.Build(objs, opts.Hierarchy)
 	var services []*Service
 	var sidecars []*model.Sidecar
 	var drs []*model.DestinationRule
@@ -89,8 +98,6 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	var vss []*VirtualService
 	for _, o := range objs {
 		switch x := o.(type) {
-		case *model.Namespace:
-			nsLabels[x.Name] = x.Labels
 		case *model.Service:
 			services = append(services, serviceFromKube(x, mc.DomainSuffix, mc.DefaultServiceExportTo))
 		case *model.ServiceEntry:
@@ -107,7 +114,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 		}
 	}
 	assignPlaceholderVIPs(services, vips)
-	m := &Mesh{Config: mc, Sidecars: newSidecarIndex(sidecars)}
+	m := &Mesh{Config: mc, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags}
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
 	m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
@@ -116,7 +123,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo)
 	m.DelegateProblems = m.vss.delegateProblems
 	m.VirtualServices = m.vss.all
-	m.Proxies = buildProxies(objs, func(ns string) map[string]string { return nsLabels[ns] }, gatewaySelectors)
+	m.Proxies = buildProxies(objs, forest.Labels, gatewaySelectors)
 
 	type scopeKey struct {
 		sidecar *model.Sidecar
