@@ -27,9 +27,9 @@ func (g *globals) analyze(ctx context.Context, paths []string, suppress []string
 	}
 	mc, meshDiags := load.MeshConfig(res.Objects, load.MeshOptions{File: g.meshConfig})
 	ds = append(ds, meshDiags...)
-	mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc, Hierarchy: g.hierarchy})
+	mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc, Hierarchy: g.hierarchy, Propagation: g.propagation})
 	ds = append(ds, mesh.Diagnostics...)
-	ds = append(ds, lint.Run(mesh, res.Objects, lint.Analyzers(), lint.Options{Suppress: suppress})...)
+	ds = append(ds, lint.Run(mesh, mesh.Objects, lint.Analyzers(), lint.Options{Suppress: suppress})...)
 	diag.Sort(ds)
 	return analysis{input: res, mesh: mesh, diags: ds}, nil
 }

@@ -20,6 +20,7 @@ type globals struct {
 	noColor        bool
 	cpuProfile     string
 	hierarchy      hierarchy.Options
+	propagation    hierarchy.PropagateOptions
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -45,6 +46,9 @@ codes today, per-proxy Envoy config as the passes arrive.`,
 	root.PersistentFlags().StringVar(&g.hierarchy.IncludedNamespaceRegex, "hnc-included-namespace-regex", "", "namespaces HNC manages must match this `REGEX` (default .*)")
 	root.PersistentFlags().StringArrayVar(&g.hierarchy.ManagedLabels, "hnc-managed-namespace-label", nil, "a `REGEX` of namespace label keys HNC manages (repeatable)")
 	root.PersistentFlags().StringArrayVar(&g.hierarchy.ManagedAnnotations, "hnc-managed-namespace-annotation", nil, "a `REGEX` of namespace annotation keys HNC manages (repeatable)")
+	root.PersistentFlags().StringArrayVar(&g.propagation.NoPropagationLabels, "hnc-nopropagation-label", nil, "objects with this exact `KEY=VALUE` label are never propagated (repeatable; default cattle.io/creator=norman)")
+	root.PersistentFlags().StringArrayVar(&g.propagation.UnpropagatedLabels, "hnc-unpropagated-label", nil, "a label `KEY` stripped from propagated copies (repeatable)")
+	root.PersistentFlags().StringArrayVar(&g.propagation.UnpropagatedAnnotations, "hnc-unpropagated-annotation", nil, "an annotation `KEY` stripped from propagated copies (repeatable)")
 	root.PersistentFlags().StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` (for performance reports)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	var stopProfile func()

@@ -110,6 +110,16 @@ namespace and its subtree: nothing propagates into them. A parent set on a
 namespace managed by another tool is ignored (a warning).`,
 	},
 	{
+		Code: "MC2003", Name: "PropagationConflict", Severity: Warning,
+		Summary: "A propagated object overwrites a same-named object in a descendant namespace.",
+		Doc: `HNC copies an object from an ancestor into every descendant where it is
+eligible, and the root-most source wins. A same-named object written in a
+descendant is not an override: HNC overwrites it with the copy and its own
+content is lost (it also stops being a source for its own descendants).
+Rename one of them, or exclude the descendant with a propagate.hnc.x-k8s.io
+annotation on the source.`,
+	},
+	{
 		Code: "MC2004", Name: "SubnamespaceAnchorMismatch", Severity: Warning,
 		Summary: "A subnamespace anchor and its namespace disagree (Conflict, Forbidden, missing anchor, competing anchors).",
 		Doc: `A SubnamespaceAnchor p/c creates namespace c as a child of p. When c already
@@ -129,6 +139,16 @@ updates and deletes no copies there, and its tree labels stop at the
 halted ancestor. Fix the ancestor named in the diagnostic.`,
 	},
 	{
+		Code: "MC2006", Name: "InheritedSlotConflict", Severity: Error,
+		Summary: "An inherited copy and a local object both fill a one-per-namespace Istio slot.",
+		Doc: `Some Istio objects hold a slot of which a namespace has one: the Sidecar
+without workloadSelector (the namespace default) and the PeerAuthentication
+without selector (namespace-wide mTLS). HNC detects conflicts by name only,
+so a propagated copy can sit next to a local object with another name.
+Istio then picks one by age, which meshc cannot know from files. Remove one,
+or stop the propagation into this namespace.`,
+	},
+	{
 		Code: "MC2007", Name: "IllegalManagedMetadata", Severity: Warning,
 		Summary: "A HierarchyConfiguration or anchor sets a label or annotation HNC does not manage; it is dropped.",
 		Doc: `spec.labels and spec.annotations of a HierarchyConfiguration (or of a
@@ -136,6 +156,15 @@ subnamespace anchor) only take effect for keys matching the operator's
 --managed-namespace-label / --managed-namespace-annotation patterns. Other
 keys are dropped and the namespace gets BadConfiguration/IllegalManaged-
 Label (or Annotation). Propagation is not halted.`,
+	},
+	{
+		Code: "MC2008", Name: "InvalidPropagationException", Severity: Error,
+		Summary: "A propagate.hnc.x-k8s.io annotation cannot be parsed, so the object propagates nowhere.",
+		Doc: `The exception annotations select, treeSelect, none and all on a source
+object must parse: select is a label selector, treeSelect a comma list of
+namespace names each optionally negated with "!" (at most one without),
+none and all booleans. An unparsable value makes HNC propagate the object
+nowhere and raise CannotParseSelector.`,
 	},
 	{
 		Code: "MC3001", Name: "AmbiguousHost", Severity: Warning,

@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/meshc/meshc/internal/diag"
@@ -42,11 +43,13 @@ type Proxy struct {
 
 // Sidecar says which Sidecar resource applies and why.
 type Sidecar struct {
-	Name    string           `json:"name"` // "namespace/name", or "" for none
-	Reason  string           `json:"reason"`
-	Source  *diag.ObjectRef  `json:"source,omitempty"`
-	Egress  []Egress         `json:"egress"`
-	Skipped []SkippedSidecar `json:"skipped,omitempty"`
+	Name   string `json:"name"` // "namespace/name", or "" for none
+	Reason string `json:"reason"`
+	// InheritedFrom is the source of a Sidecar HNC propagated here.
+	InheritedFrom *diag.ObjectRef  `json:"inheritedFrom,omitempty"`
+	Source        *diag.ObjectRef  `json:"source,omitempty"`
+	Egress        []Egress         `json:"egress"`
+	Skipped       []SkippedSidecar `json:"skipped,omitempty"`
 }
 
 // Egress is one egress listener.
@@ -82,13 +85,15 @@ type Hidden struct {
 
 // DestinationRule is the rule chosen for a host.
 type DestinationRule struct {
-	Host         string   `json:"host"`
-	Rule         string   `json:"rule"` // "namespace/name" of the rule's first DR
-	Step         string   `json:"step"`
-	Contributors []string `json:"contributors,omitempty"`
-	Subsets      []string `json:"subsets,omitempty"`
-	Selector     bool     `json:"selector,omitempty"`
-	Shadowed     []string `json:"shadowed,omitempty"`
+	Host string `json:"host"`
+	Rule string `json:"rule"` // "namespace/name" of the rule's first DR
+	// InheritedFrom names the source when the rule is an HNC copy.
+	InheritedFrom string   `json:"inheritedFrom,omitempty"`
+	Step          string   `json:"step"`
+	Contributors  []string `json:"contributors,omitempty"`
+	Subsets       []string `json:"subsets,omitempty"`
+	Selector      bool     `json:"selector,omitempty"`
+	Shadowed      []string `json:"shadowed,omitempty"`
 }
 
 // GatewayServer is a server of a Gateway selecting a router proxy and the
@@ -157,6 +162,9 @@ func Build(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
 			continue
 		}
 		dr := DestinationRule{Host: string(h), Rule: name(&rule.First().ObjectMeta), Step: d.Lookup.Step.String(), Selector: rule.Selector != nil}
+		if src := rule.First().InheritedFrom; src != nil {
+			dr.InheritedFrom = name(src) + " (" + src.Source.File + ":" + strconv.Itoa(src.Source.Line) + ")"
+		}
 		if len(rule.From) > 1 {
 			for _, f := range rule.From {
 				dr.Contributors = append(dr.Contributors, name(&f.ObjectMeta))
@@ -201,6 +209,10 @@ func sidecar(v *resolve.ProxyView) Sidecar {
 		s.Name = name(&c.Sidecar.ObjectMeta)
 		ref := c.Sidecar.Ref()
 		s.Source = &ref
+		if src := c.Sidecar.InheritedFrom; src != nil {
+			from := src.Ref()
+			s.InheritedFrom = &from
+		}
 	}
 	for _, l := range v.Scope.Listeners {
 		s.Egress = append(s.Egress, Egress{Port: l.Port.GetNumber(), Hosts: l.Hosts})

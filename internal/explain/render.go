@@ -55,6 +55,9 @@ func WriteText(w io.Writer, r Report, opts TextOptions) error {
 		b.WriteString("  built-in default: no Sidecar in the namespace or the root namespace, so every visible service is imported (egress */*)\n")
 	default:
 		fmt.Fprintf(&b, "  %s (%s)  %s\n", s.Name, s.Reason, dim.Sprint(s.Source.Location()))
+		if s.InheritedFrom != nil {
+			fmt.Fprintf(&b, "  inherited from %s/%s through the namespace hierarchy  %s\n", s.InheritedFrom.Namespace, s.InheritedFrom.Name, dim.Sprint(s.InheritedFrom.Location()))
+		}
 	}
 	if opts.Verbose {
 		for _, e := range r.Sidecar.Egress {
@@ -106,6 +109,9 @@ func WriteText(w io.Writer, r Report, opts TextOptions) error {
 			subsets = "subsets " + strings.Join(d.Subsets, ", ")
 		}
 		fmt.Fprintf(&b, "  %s  %s (%s%s)  %s\n", d.Host, d.Rule, d.Step, sel, subsets)
+		if d.InheritedFrom != "" {
+			fmt.Fprintf(&b, "    inherited from %s\n", d.InheritedFrom)
+		}
 		if opts.Verbose && len(d.Contributors) > 0 {
 			fmt.Fprintf(&b, "    merged from %s\n", strings.Join(d.Contributors, ", "))
 		}

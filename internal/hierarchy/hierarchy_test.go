@@ -19,7 +19,7 @@ func nsDoc(name string, meta ...string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s%s}\n", name, strings.Join(meta, ""))
 }
 
-func labels(kv ...string) string {
+func withLabels(kv ...string) string {
 	var parts []string
 	for i := 0; i+1 < len(kv); i += 2 {
 		parts = append(parts, fmt.Sprintf("%q: %q", kv[i], kv[i+1]))
@@ -27,8 +27,8 @@ func labels(kv ...string) string {
 	return ", labels: {" + strings.Join(parts, ", ") + "}"
 }
 
-func annotations(kv ...string) string {
-	return strings.Replace(labels(kv...), "labels", "annotations", 1)
+func withAnnotations(kv ...string) string {
+	return strings.Replace(withLabels(kv...), "labels", "annotations", 1)
 }
 
 func hc(ns, parent string, extra ...string) string {
@@ -200,7 +200,7 @@ func TestH08CycleWithHangers(t *testing.T) {
 }
 
 func TestH09LabelsFollowFinalParent(t *testing.T) {
-	baz := nsDoc("baz", labels("key", "value", "bar"+TreeLabelSuffix, "1"))
+	baz := nsDoc("baz", withLabels("key", "value", "bar"+TreeLabelSuffix, "1"))
 	f, _ := build(t, Options{}, nsDoc("foo"), nsDoc("bar"), baz, hc("baz", "foo"))
 	if f.Namespaces["baz"].Labels["key"] != "value" {
 		t.Errorf("user label lost: %v", f.Namespaces["baz"].Labels)
@@ -211,21 +211,21 @@ func TestH09LabelsFollowFinalParent(t *testing.T) {
 }
 
 func TestH10ExternalTreeLabels(t *testing.T) {
-	baz := nsDoc("baz", labels("ext2"+TreeLabelSuffix, "2", "ext1"+TreeLabelSuffix, "1"), annotations(AnnotationManageBy, "others"))
+	baz := nsDoc("baz", withLabels("ext2"+TreeLabelSuffix, "2", "ext1"+TreeLabelSuffix, "1"), withAnnotations(AnnotationManageBy, "others"))
 	f, _ := build(t, Options{}, baz, nsDoc("bar"), hc("bar", "baz"))
 	checkTree(t, f, "baz", T("ext2", "2", "ext1", "1", "baz", "0"))
 	checkTree(t, f, "bar", T("ext2", "3", "ext1", "2", "baz", "1", "bar", "0"))
 }
 
 func TestH11ExternalToInternal(t *testing.T) {
-	baz := nsDoc("baz", labels("ext2"+TreeLabelSuffix, "2", "ext1"+TreeLabelSuffix, "1"))
+	baz := nsDoc("baz", withLabels("ext2"+TreeLabelSuffix, "2", "ext1"+TreeLabelSuffix, "1"))
 	f, _ := build(t, Options{}, baz, nsDoc("bar"), hc("bar", "baz"))
 	checkTree(t, f, "baz", T("baz", "0"))
 	checkTree(t, f, "bar", T("baz", "1", "bar", "0"))
 }
 
 func TestH12ExternalNamespaceHasNoParent(t *testing.T) {
-	f, ds := build(t, Options{}, nsDoc("a"), nsDoc("c", annotations(AnnotationManageBy, "external-tool")), hc("c", "a"))
+	f, ds := build(t, Options{}, nsDoc("a"), nsDoc("c", withAnnotations(AnnotationManageBy, "external-tool")), hc("c", "a"))
 	if f.Namespaces["c"].Parent != "" || len(f.Namespaces["a"].Children) != 0 {
 		t.Errorf("external c has parent %q, a has children %v", f.Namespaces["c"].Parent, f.Namespaces["a"].Children)
 	}
@@ -236,7 +236,7 @@ func TestH12ExternalNamespaceHasNoParent(t *testing.T) {
 }
 
 func TestH13IncludedNamespaceLabel(t *testing.T) {
-	f, _ := build(t, Options{}, nsDoc("kube-system", labels(LabelIncluded, "true", "other", "other")), nsDoc("bar", labels(LabelIncluded, "false")))
+	f, _ := build(t, Options{}, nsDoc("kube-system", withLabels(LabelIncluded, "true", "other", "other")), nsDoc("bar", withLabels(LabelIncluded, "false")))
 	if l := f.Namespaces["kube-system"].Labels; l[LabelIncluded] != "" || l["other"] != "other" {
 		t.Errorf("kube-system labels %v", l)
 	}
@@ -283,8 +283,8 @@ func TestH15ManagedAnnotations(t *testing.T) {
 func TestH16ManagedLabelStrippedAndAncestorWins(t *testing.T) {
 	opts := Options{ManagedLabels: []string{"istio-injection"}}
 	f, _ := build(t, opts,
-		nsDoc("root", labels("istio-injection", "disabled")), hc("root", "", "labels: [{key: istio-injection, value: enabled}]"),
-		nsDoc("mid", labels("istio-injection", "disabled")), hc("mid", "root", "labels: [{key: istio-injection, value: disabled}]"),
+		nsDoc("root", withLabels("istio-injection", "disabled")), hc("root", "", "labels: [{key: istio-injection, value: enabled}]"),
+		nsDoc("mid", withLabels("istio-injection", "disabled")), hc("mid", "root", "labels: [{key: istio-injection, value: disabled}]"),
 		nsDoc("leaf"), hc("leaf", "mid"))
 	for _, ns := range []string{"root", "mid", "leaf"} {
 		if got := f.Namespaces[ns].Labels["istio-injection"]; got != "enabled" {
@@ -382,7 +382,7 @@ func TestH21AnchorLabelsReachSubnamespace(t *testing.T) {
 }
 
 func TestH22SubnamespaceAnchorMissing(t *testing.T) {
-	docs := []string{nsDoc("parent"), nsDoc("sub1", annotations(AnnotationSubOf, "parent")), hc("sub1", "parent"), nsDoc("leaf"), hc("leaf", "sub1")}
+	docs := []string{nsDoc("parent"), nsDoc("sub1", withAnnotations(AnnotationSubOf, "parent")), hc("sub1", "parent"), nsDoc("leaf"), hc("leaf", "sub1")}
 	f, _ := build(t, Options{}, docs...)
 	checkConds(t, f, "sub1", "BadConfiguration (SubnamespaceAnchorMissing): The anchor is missing in the parent namespace")
 	checkConds(t, f, "leaf")
@@ -397,7 +397,7 @@ func TestH22SubnamespaceAnchorMissing(t *testing.T) {
 }
 
 func TestH23CompetingAnchors(t *testing.T) {
-	f, _ := build(t, Options{}, nsDoc("parent"), nsDoc("parent-2"), nsDoc("child", annotations(AnnotationSubOf, "parent")),
+	f, _ := build(t, Options{}, nsDoc("parent"), nsDoc("parent-2"), nsDoc("child", withAnnotations(AnnotationSubOf, "parent")),
 		anchor("parent", "child"), anchor("parent-2", "child"))
 	if anchorState(f, "parent", "child") != AnchorOk || anchorState(f, "parent-2", "child") != AnchorConflict || f.Namespaces["child"].Parent != "parent" {
 		t.Errorf("states %q %q, parent %q", anchorState(f, "parent", "child"), anchorState(f, "parent-2", "child"), f.Namespaces["child"].Parent)

@@ -317,7 +317,8 @@ var multipleDefaultSidecars = &Analyzer{Code: "MC6001", Run: func(p *Pass) {
 	for _, ns := range nss {
 		var defaults []*model.Sidecar
 		for _, sc := range p.Mesh.Sidecars[ns] {
-			if sc.Spec.GetWorkloadSelector() == nil {
+			// An inherited copy next to a local default is MC2006's.
+			if sc.Spec.GetWorkloadSelector() == nil && sc.InheritedFrom == nil {
 				defaults = append(defaults, sc)
 			}
 		}

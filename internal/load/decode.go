@@ -299,6 +299,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		Labels:      om.Labels,
 		Annotations: om.Annotations,
 		Created:     om.CreationTimestamp.Time,
+		Finalizers:  om.Finalizers,
 		Source:      src,
 	}
 	if !known {

@@ -28,8 +28,12 @@ type ObjectMeta struct {
 	Annotations map[string]string
 	// Created is metadata.creationTimestamp; zero when absent, which sorts
 	// first in istiod's comparator.
-	Created time.Time
-	Source  Source
+	Created    time.Time
+	Finalizers []string
+	// InheritedFrom is the source object when this object is a copy HNC
+	// propagated into its namespace.
+	InheritedFrom *ObjectMeta
+	Source        Source
 	// Seq is the input order (file path, then position in file), used for
 	// reporting only, never to decide a result.
 	Seq int

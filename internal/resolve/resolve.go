@@ -32,6 +32,8 @@ type Options struct {
 	// Hierarchy are HNC's operator options; the hierarchy is computed
 	// first and resolution reads the final namespace labels.
 	Hierarchy hierarchy.Options
+	// Propagation are HNC's propagation options.
+	Propagation hierarchy.PropagateOptions
 	// PlaceholderVIPs is the range for made-up cluster IPs; the zero value
 	// means DefaultPlaceholderVIPs.
 	PlaceholderVIPs netip.Prefix
@@ -53,6 +55,9 @@ type Mesh struct {
 
 	// Hierarchy is the namespace forest HNC would converge to.
 	Hierarchy *hierarchy.Forest
+	// Objects is the effective object set: the input with HNC's
+	// propagation applied (copies added, stale copies removed).
+	Objects []model.Object
 	// Diagnostics are the problems found while resolving (the hierarchy's).
 	Diagnostics []diag.Diagnostic
 	// DestinationRules as loaded.
@@ -90,6 +95,11 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 		vips = defaultPlaceholderVIPs
 	}
 	forest, hdiags := hierarchy.Build(objs, opts.Hierarchy)
+	// Copies HNC would create are ordinary objects of their namespace from
+	// here on: every namespace-relative rule applies to them there.
+	objs, pdiags := hierarchy.Propagate(forest, objs, opts.Propagation)
+	hdiags = append(hdiags, pdiags...)
+	hdiags = append(hdiags, hierarchy.SlotConflicts(objs)...)
 	var services []*Service
 	var sidecars []*model.Sidecar
 	var drs []*model.DestinationRule
@@ -114,7 +124,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 		}
 	}
 	assignPlaceholderVIPs(services, vips)
-	m := &Mesh{Config: mc, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags}
+	m := &Mesh{Config: mc, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs}
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
 	m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
