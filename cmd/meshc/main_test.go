@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/meshc/meshc/internal/golden"
 )
 
 // meshc runs the CLI in-process and returns exit status, stdout and stderr.
@@ -226,5 +228,30 @@ spec: {parent: service-4}
 	code, _, errOut = meshc(t, "", "tree", "-f", dir, "--hnc-managed-namespace-label", "(")
 	if code != 2 || !strings.Contains(errOut, "hierarchy option") {
 		t.Errorf("bad regex: exit %d: %s", code, errOut)
+	}
+}
+
+// TestHierarchyEndToEnd runs the hierarchy example: Sidecar and
+// DestinationRule written once in acme reach both teams, resolve in each
+// team's namespace, and team-b's own same-named DestinationRule is
+// overwritten and reported.
+func TestHierarchyEndToEnd(t *testing.T) {
+	dir := filepath.Join("..", "..", "examples", "hierarchy")
+	flags := []string{"-f", dir, "--hnc-managed-namespace-label", "istio-injection"}
+	for _, tt := range []struct {
+		golden string
+		args   []string
+		code   int
+	}{
+		{"tree.txt", append([]string{"tree", "--propagated"}, flags...), 0},
+		{"explain-team-a.txt", append([]string{"explain", "proxy", "team-a/web"}, flags...), 0},
+		{"explain-team-b.json", append([]string{"explain", "proxy", "team-b/web", "-o", "json"}, flags...), 0},
+		{"lint.txt", []string{"lint", dir, "--hnc-managed-namespace-label", "istio-injection"}, 0},
+	} {
+		code, out, errOut := meshc(t, "", tt.args...)
+		if code != tt.code {
+			t.Errorf("%v: exit %d: %s", tt.args, code, errOut)
+		}
+		golden.Check(t, filepath.Join("testdata", "hierarchy", tt.golden), []byte(out))
 	}
 }

@@ -12,7 +12,7 @@ import (
 func newTreeCmd(g *globals) *cobra.Command {
 	var files []string
 	var format string
-	var compat bool
+	var compat, propagated bool
 	cmd := &cobra.Command{
 		Use:   "tree [NAMESPACE...]",
 		Short: "Draw the namespace hierarchy HNC would build, with its conditions",
@@ -22,7 +22,7 @@ converge to, and draws it like "kubectl hns tree -A": subnamespaces marked
 [s], conditions as numbered footnotes. Unlike kubectl-hns, namespaces whose
 parent is missing are listed too (--hns-compat hides them).`,
 		Example: `  meshc tree -f ./manifests
-  meshc tree acme-org -f ./manifests
+  meshc tree acme-org -f ./manifests --propagated
   meshc tree -f ./manifests -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
@@ -41,12 +41,16 @@ parent is missing are listed too (--hns-compat hides them).`,
 			if err := hierarchy.WriteTree(g.stdout, f, hierarchy.TreeOptions{Roots: args, HNSCompat: compat}); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
+			if propagated {
+				return hierarchy.WriteCopies(g.stdout, run.mesh.Objects)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifests to read: a file, a directory or - (repeatable; default .)")
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: text or json")
 	cmd.Flags().BoolVar(&compat, "hns-compat", false, "hide namespaces with a missing parent, as kubectl-hns does")
+	cmd.Flags().BoolVar(&propagated, "propagated", false, "also list, per namespace, the copies HNC propagates into it and their sources")
 	return cmd
 }
 

@@ -76,11 +76,12 @@ is kept; the others are left out. Both places are named.`,
 	},
 	{
 		Code: "MC1005", Name: "UnknownKind", Severity: Info,
-		Summary: "A kind meshc does not model; it is ignored.",
+		Summary: "A kind meshc does not model; its objects count only for their namespace and for HNC propagation.",
 		Doc: `meshc reads Kubernetes Namespaces, Services, Pods, workload templates
 (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job) and ConfigMaps, the
 Istio networking and security kinds, and HNC's kinds. Objects of other kinds
-are kept only for their namespace and identity and otherwise ignored. One
+are kept for their identity: their namespace exists, and HNC propagates
+them when the HNCConfiguration lists their type (Roles always). One
 diagnostic is reported per kind, at its first object, with the count.`,
 	},
 	{
@@ -165,6 +166,18 @@ object must parse: select is a label selector, treeSelect a comma list of
 namespace names each optionally negated with "!" (at most one without),
 none and all booleans. An unparsable value makes HNC propagate the object
 nowhere and raise CannotParseSelector.`,
+	},
+	{
+		Code: "MC2009", Name: "RootNamespaceInHierarchy", Severity: Warning,
+		Summary: "The Istio root namespace is an HNC parent, so its mesh-wide objects are copied into children.",
+		Doc: `Objects in the mesh config's root namespace (istio-system by default) already
+apply mesh-wide: the root Sidecar is the default for namespaces without one,
+the root DestinationRule is the last lookup step, the root
+PeerAuthentication is the mesh policy. When the root namespace has HNC
+children, HNC turns these into per-namespace copies, which changes
+precedence: a root DestinationRule copy now beats service-namespace rules,
+and a root PeerAuthentication copy becomes namespace-level. Exclude the root
+namespace from HNC unless that is intended.`,
 	},
 	{
 		Code: "MC3001", Name: "AmbiguousHost", Severity: Warning,

@@ -39,6 +39,8 @@ type Proxy struct {
 	ServiceAccount string            `json:"serviceAccount"`
 	Injection      string            `json:"injection"`
 	Source         diag.ObjectRef    `json:"source"`
+	// Ancestry is the namespace's HNC ancestors, root first.
+	Ancestry []string `json:"ancestry,omitempty"`
 }
 
 // Sidecar says which Sidecar resource applies and why.
@@ -127,6 +129,9 @@ func Build(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
 		Namespace: p.Namespace, Name: p.Name, Kind: p.Kind, Type: string(p.Type),
 		Labels: p.Labels, ServiceAccount: p.ServiceAccount, Injection: p.Injection, Source: p.Object.Ref(),
 	}}
+	if m.Hierarchy != nil {
+		r.Proxy.Ancestry = m.Hierarchy.Ancestry(p.Namespace)
+	}
 	r.Sidecar = sidecar(v)
 	sc := v.Scope
 	for _, s := range sc.Services {

@@ -46,6 +46,9 @@ func WriteText(w io.Writer, r Report, opts TextOptions) error {
 		fmt.Fprintf(&b, "  labels: %s\n", labels(p.Labels))
 	}
 	fmt.Fprintf(&b, "  service account: %s; sidecar injected: %s\n", p.ServiceAccount, p.Injection)
+	if len(p.Ancestry) > 0 {
+		fmt.Fprintf(&b, "  namespace hierarchy: %s > %s\n", strings.Join(p.Ancestry, " > "), p.Namespace)
+	}
 
 	fmt.Fprintf(&b, "\n%s\n", head.Sprint("Sidecar"))
 	switch s := r.Sidecar; {

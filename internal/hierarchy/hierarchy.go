@@ -81,6 +81,9 @@ type Namespace struct {
 	Exists bool
 	// Implied: exists only because objects live in it.
 	Implied bool
+	// Mentioned: the input names it (a Namespace, an object in it, an HC,
+	// an anchor); namespaces every cluster has are not drawn otherwise.
+	Mentioned bool
 	// Synthesized: created by a subnamespace anchor.
 	Synthesized bool
 	Managed     bool
@@ -123,6 +126,24 @@ func (f *Forest) Sorted() []*Namespace {
 	return out
 }
 
+// Ancestry lists a namespace's real ancestors, root first (it stops at a
+// missing parent and does not loop through a cycle).
+func (f *Forest) Ancestry(ns string) []string {
+	var up []string
+	seen := map[string]bool{ns: true}
+	for cur := f.Namespaces[ns]; cur != nil && cur.Parent != ""; {
+		next := f.Namespaces[cur.Parent]
+		if next == nil || !next.Exists || seen[next.Name] {
+			break
+		}
+		seen[next.Name] = true
+		up = append(up, next.Name)
+		cur = next
+	}
+	slices.Reverse(up)
+	return up
+}
+
 // Labels returns a namespace's final labels (nil when it does not exist).
 func (f *Forest) Labels(ns string) map[string]string {
 	if n := f.Namespaces[ns]; n != nil {
@@ -156,14 +177,16 @@ func Build(objs []model.Object, opts Options) (*Forest, []diag.Diagnostic) {
 		switch x := o.(type) {
 		case *model.Namespace:
 			n := b.ns(x.Name)
-			n.Exists, n.Object = true, x
+			n.Exists, n.Object, n.Mentioned = true, x, true
 		case *model.HierarchyConfiguration:
 			hcs = append(hcs, x)
 		case *model.SubnamespaceAnchor:
 			anchors = append(anchors, x)
 		}
 		if m := o.Meta(); m.Namespace != "" {
-			if n := b.ns(m.Namespace); !n.Exists {
+			n := b.ns(m.Namespace)
+			n.Mentioned = true
+			if !n.Exists {
 				n.Exists, n.Implied = true, true
 			}
 		}
@@ -266,7 +289,7 @@ func (b *builder) anchors(anchors []*model.SubnamespaceAnchor) {
 			winner = c.Object.Annotations[AnnotationSubOf]
 		case !declared:
 			winner = as[0].Namespace // [POLICY] smallest parent name wins
-			c.Exists, c.Implied, c.Synthesized, c.Managed = true, false, true, true
+			c.Exists, c.Implied, c.Synthesized, c.Managed, c.Mentioned = true, false, true, true, true
 			if len(as) > 1 {
 				d := b.report("MC2004", as[0].Ref(), "%d anchors want to create namespace %s; meshc keeps the one in %s (smallest name), a cluster would keep whichever HNC saw first", len(as), child, winner)
 				for _, a := range as[1:] {

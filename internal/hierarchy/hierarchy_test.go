@@ -447,3 +447,44 @@ func TestTreeAllWithConditions(t *testing.T) {
 		golden.Check(t, filepath.Join("testdata", name), []byte(b.String()))
 	}
 }
+
+func TestH46TreeWithCycle(t *testing.T) {
+	f, _ := build(t, Options{}, nsDoc("a"), nsDoc("b"), nsDoc("c"), nsDoc("d"), nsDoc("e"), nsDoc("f"),
+		hc("b", "a"), hc("c", "a"), hc("d", "b"), hc("e", "b"), hc("f", "d"), hc("a", "d"))
+	var b strings.Builder
+	if err := WriteTree(&b, f, TreeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := `a (1)
+└── c (2)
+b (1)
+└── e (3)
+d (1)
+└── f (4)
+
+Conditions:
+1) ActivitiesHalted (InCycle): Namespace is a member of the cycle: a <- b <- d <- a
+2) ActivitiesHalted (AncestorHaltActivities): Propagation paused in "c" and its descendants due to ActivitiesHalted condition on ancestor "a"
+3) ActivitiesHalted (AncestorHaltActivities): Propagation paused in "e" and its descendants due to ActivitiesHalted condition on ancestor "b"
+4) ActivitiesHalted (AncestorHaltActivities): Propagation paused in "f" and its descendants due to ActivitiesHalted condition on ancestor "d"
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestH47OrphansInTree(t *testing.T) {
+	f, _ := build(t, Options{}, nsDoc("a"), nsDoc("b"), hc("b", "gone"))
+	for compat, want := range map[bool]string{
+		true:  "a\n\nConditions:\n1) ActivitiesHalted (ParentMissing): Parent \"gone\" does not exist\n",
+		false: "a\nb (1)\n\nConditions:\n1) ActivitiesHalted (ParentMissing): Parent \"gone\" does not exist\n",
+	} {
+		var b strings.Builder
+		if err := WriteTree(&b, f, TreeOptions{HNSCompat: compat}); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != want {
+			t.Errorf("compat %v: got\n%s\nwant\n%s", compat, b.String(), want)
+		}
+	}
+}

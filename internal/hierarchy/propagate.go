@@ -115,20 +115,16 @@ func (p *propagator) topDown() []*Namespace {
 	return order
 }
 
-// ancestry lists n's real ancestors, root first.
+// ancestry lists n's real, managed ancestors, root first.
 func (p *propagator) ancestry(n *Namespace) []*Namespace {
 	var up []*Namespace
-	seen := map[string]bool{n.Name: true}
-	for cur := n; cur.Parent != ""; {
-		next := p.f.Namespaces[cur.Parent]
-		if next == nil || !next.Exists || !next.Managed || seen[next.Name] {
+	for _, name := range p.f.Ancestry(n.Name) {
+		a := p.f.Namespaces[name]
+		if !a.Managed {
 			break
 		}
-		seen[next.Name] = true
-		up = append(up, next)
-		cur = next
+		up = append(up, a)
 	}
-	slices.Reverse(up)
 	return up
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/meshc/meshc/internal/model"
 )
 
 // TreeOptions configure WriteTree.
@@ -36,7 +38,7 @@ func WriteTree(w io.Writer, f *Forest, opts TreeOptions) error {
 	} else {
 		var orphans []*Namespace
 		for _, n := range f.Sorted() {
-			if !n.Exists || !n.Managed {
+			if !n.Exists || !n.Managed || (!n.Mentioned && len(n.Children) == 0) {
 				continue
 			}
 			switch {
@@ -127,4 +129,35 @@ func (t *treeWriter) children(n *Namespace, indent string, cycle bool) {
 		t.b.WriteString(indent + branch + mark + c.Name + t.footnotes(c) + "\n")
 		t.children(c, indent+next, cycle || c.ownHalt == ReasonInCycle)
 	}
+}
+
+// WriteCopies lists the propagated copies in objs per namespace, with the
+// source each came from.
+func WriteCopies(w io.Writer, objs []model.Object) error {
+	var lines []string
+	for _, o := range objs {
+		m := o.Meta()
+		if m.InheritedFrom == nil {
+			continue
+		}
+		src := m.InheritedFrom
+		lines = append(lines, fmt.Sprintf("%s\t%s %s\t<- %s/%s (%s)", m.Namespace, m.Kind, m.Name, src.Namespace, src.Name, src.Ref().Location()))
+	}
+	slices.Sort(lines)
+	var b strings.Builder
+	b.WriteString("\nPropagated:\n")
+	if len(lines) == 0 {
+		b.WriteString("  nothing\n")
+	}
+	ns := ""
+	for _, l := range lines {
+		parts := strings.SplitN(l, "\t", 3)
+		if parts[0] != ns {
+			ns = parts[0]
+			b.WriteString("  " + ns + "\n")
+		}
+		b.WriteString("    " + parts[1] + "  " + parts[2] + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -341,7 +341,7 @@ func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
 	}
 	for _, k := range unknownOrder {
 		metas := unknown[k]
-		d := diag.New("MC1005", metas[0].Ref(), "meshc does not model %s %s; %s ignored", metas[0].APIVersion, k.kind, countObjects(len(metas)))
+		d := diag.New("MC1005", metas[0].Ref(), "meshc does not model %s %s (%s); such objects count only for their namespace and for HNC propagation", metas[0].APIVersion, k.kind, countObjects(len(metas)))
 		for _, m := range metas[1:min(len(metas), 11)] {
 			d.Related = append(d.Related, diag.Related{ObjectRef: m.Ref(), Note: "also ignored"})
 		}

@@ -258,7 +258,7 @@ func TestLoadBadDocuments(t *testing.T) {
 			"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: b}\n", nil, 2},
 		{"unknown kinds reported once per kind",
 			"apiVersion: v1\nkind: Secret\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: c}\n",
-			[]diagKey{{"MC1005", 1, "v1 Secret; 2 objects ignored"}, {"MC1005", 9, "policy/v1 PodDisruptionBudget; 1 object ignored"}}, 3},
+			[]diagKey{{"MC1005", 1, "v1 Secret (2 objects)"}, {"MC1005", 9, "policy/v1 PodDisruptionBudget (1 object)"}}, 3},
 		{"field errors in a list item point into the list",
 			"apiVersion: v1\nkind: List\nitems:\n- apiVersion: networking.istio.io/v1\n  kind: Sidecar\n  metadata: {name: s}\n  spec:\n    egress:\n    - hosts: './*'\n",
 			[]diagKey{{"MC1003", 9, "spec.egress[0].hosts: expected a list"}}, 0},

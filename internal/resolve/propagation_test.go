@@ -100,3 +100,20 @@ func TestM03DestinationRuleShadowing(t *testing.T) {
 		}
 	}
 }
+
+func TestM04RootNamespaceAsParent(t *testing.T) {
+	m := hierarchyMesh(t,
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: istio-system}",
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: team}",
+		"apiVersion: hnc.x-k8s.io/v1alpha2\nkind: HierarchyConfiguration\nmetadata: {name: hierarchy, namespace: team}\nspec: {parent: istio-system}",
+		"apiVersion: hnc.x-k8s.io/v1alpha2\nkind: HNCConfiguration\nmetadata: {name: config}\nspec: {resources: [{group: security.istio.io, resource: peerauthentications, mode: Propagate}]}",
+		"apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: sel, namespace: istio-system}\nspec: {selector: {matchLabels: {app: x}}, mtls: {mode: STRICT}}")
+	if !slices.ContainsFunc(m.Diagnostics, func(d diag.Diagnostic) bool { return d.Code == "MC2009" }) {
+		t.Errorf("want MC2009: %v", m.Diagnostics)
+	}
+	if !slices.ContainsFunc(m.Objects, func(o model.Object) bool {
+		return o.Meta().Kind == "PeerAuthentication" && o.Meta().Namespace == "team" && o.Meta().InheritedFrom != nil
+	}) {
+		t.Error("the PeerAuthentication copy team/sel is missing")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -100,6 +101,14 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	objs, pdiags := hierarchy.Propagate(forest, objs, opts.Propagation)
 	hdiags = append(hdiags, pdiags...)
 	hdiags = append(hdiags, hierarchy.SlotConflicts(objs)...)
+	if root := forest.Namespaces[mc.RootNamespace]; root != nil && root.Managed && len(root.Children) > 0 {
+		d := diag.New("MC2009", diag.ObjectRef{Kind: "Namespace", Name: root.Name}, "the Istio root namespace %s has HNC children (%s): propagated copies of its mesh-wide objects become per-namespace objects there and change precedence; exclude it with --hnc-excluded-namespace=%s",
+			root.Name, strings.Join(root.Children, ", "), root.Name)
+		if root.Object != nil {
+			d.Object = root.Object.Ref()
+		}
+		hdiags = append(hdiags, d)
+	}
 	var services []*Service
 	var sidecars []*model.Sidecar
 	var drs []*model.DestinationRule
