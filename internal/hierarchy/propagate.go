@@ -51,7 +51,7 @@ func Propagate(f *Forest, objs []model.Object, opts PropagateOptions) ([]model.O
 			cfg = c
 		}
 	}
-	modes, diags := typeModes(cfg)
+	modes, diags := typeModes(cfg, crdKinds(objs))
 	p := propagator{f: f, opts: opts, modes: modes}
 	byType := map[GroupKind]map[string][]model.Object{}
 	var out []model.Object

@@ -292,3 +292,70 @@ func TestH42QuickstartExceptions(t *testing.T) {
 		check(t, eff, "Secret", "team-b")
 	}
 }
+
+func TestH41CustomResource(t *testing.T) {
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: eetests.e2e.hnc.x-k8s.io}
+spec: {group: e2e.hnc.x-k8s.io, scope: Namespaced, names: {plural: eetests, singular: eetest, kind: EETest}}
+`
+	eff, ds := propagate(t, PropagateOptions{}, crd, nsDoc("parent"), anchor("parent", "child"),
+		hncConfig("{group: e2e.hnc.x-k8s.io, resource: eetests, mode: Propagate}"),
+		"apiVersion: e2e.hnc.x-k8s.io/v1\nkind: EETest\nmetadata: {name: eetest-sample, namespace: parent}\nspec: {foo: bar}\n")
+	check(t, eff, "EETest", "child", "eetest-sample inh=parent")
+	for _, o := range eff {
+		if u, ok := o.(*model.Unknown); ok && u.Namespace == "child" {
+			if spec, _ := u.Raw["spec"].(map[string]any); spec["foo"] != "bar" {
+				t.Errorf("copy spec %v", u.Raw["spec"])
+			}
+		}
+	}
+	for _, d := range ds {
+		if d.Code == "MC1003" {
+			t.Errorf("the CRD should register the type: %v", d)
+		}
+	}
+}
+
+func hncMessages(ds []diag.Diagnostic) []string {
+	var out []string
+	for _, d := range ds {
+		if d.Code == "MC1003" {
+			out = append(out, d.Message)
+		}
+	}
+	return out
+}
+
+func TestH43EnforcedAndDuplicateTypes(t *testing.T) {
+	for _, entry := range []string{
+		"{group: rbac.authorization.k8s.io, resource: roles, mode: Ignore}",
+		"{group: rbac.authorization.k8s.io, resource: role, mode: Ignore}",
+		"{resource: roles, mode: Ignore}",
+	} {
+		eff, ds := propagate(t, PropagateOptions{}, nsDoc("foo"), nsDoc("bar"), hc("bar", "foo"), hncConfig(entry), role("foo", "r"))
+		check(t, eff, "Role", "bar", "r inh=foo")
+		if msgs := hncMessages(ds); len(msgs) != 1 || !strings.Contains(msgs[0], `"roles.rbac.authorization.k8s.io" is enforced`) {
+			t.Errorf("%s: %v", entry, msgs)
+		}
+	}
+	eff, ds := propagate(t, PropagateOptions{}, nsDoc("foo"), nsDoc("bar"), hc("bar", "foo"),
+		hncConfig("{resource: secrets, mode: Propagate}", "{resource: secrets, mode: Remove}"),
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: foo}\n")
+	check(t, eff, "Secret", "bar", "s inh=foo")
+	if msgs := hncMessages(ds); len(msgs) != 1 || !strings.Contains(msgs[0], `Multiple sync mode settings found for "secrets"; all but one ("Propagate") will be ignored`) {
+		t.Errorf("%v", msgs)
+	}
+}
+
+func TestH44BadTypes(t *testing.T) {
+	_, ds := propagate(t, PropagateOptions{}, nsDoc("foo"), hncConfig("{group: wrong, resource: configmaps}", "{group: rbac.authorization.k8s.io, resource: clusterroles}"))
+	msgs := hncMessages(ds)
+	if len(msgs) != 2 || !strings.Contains(msgs[0], `"configmaps"`) || !strings.Contains(msgs[0], "ResourceNotFound") ||
+		!strings.Contains(msgs[1], `resource "clusterroles.rbac.authorization.k8s.io" is not namespaced`) {
+		t.Errorf("%q", msgs)
+	}
+	eff, _ := propagate(t, PropagateOptions{}, nsDoc("foo"), nsDoc("bar"), hc("bar", "foo"), hncConfig("{resource: configmaps, mode: ''}"),
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: foo}\n")
+	check(t, eff, "ConfigMap", "bar", "c inh=foo")
+}

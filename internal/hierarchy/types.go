@@ -1,6 +1,7 @@
 package hierarchy
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/meshc/meshc/internal/diag"
@@ -56,6 +57,41 @@ func resourceTable() []resourceKind {
 	}
 }
 
+// clusterScoped are resource names HNC refuses as not namespaced.
+func clusterScoped() []resourceKind {
+	return []resourceKind{
+		{"", "namespaces", "namespace", "Namespace"},
+		{"", "nodes", "node", "Node"},
+		{"", "persistentvolumes", "persistentvolume", "PersistentVolume"},
+		{"rbac.authorization.k8s.io", "clusterroles", "clusterrole", "ClusterRole"},
+		{"rbac.authorization.k8s.io", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding"},
+		{"apiextensions.k8s.io", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition"},
+		{"hnc.x-k8s.io", "hncconfigurations", "hncconfiguration", "HNCConfiguration"},
+	}
+}
+
+// crdKinds registers the namespaced types CustomResourceDefinitions in the
+// input declare, so HNCConfiguration may name them (hierarchy.md §1.1a).
+func crdKinds(objs []model.Object) []resourceKind {
+	var out []resourceKind
+	for _, o := range objs {
+		u, ok := o.(*model.Unknown)
+		if !ok || u.Kind != "CustomResourceDefinition" {
+			continue
+		}
+		spec, _ := u.Raw["spec"].(map[string]any)
+		names, _ := spec["names"].(map[string]any)
+		group, _ := spec["group"].(string)
+		plural, _ := names["plural"].(string)
+		singular, _ := names["singular"].(string)
+		kind, _ := names["kind"].(string)
+		if scope, _ := spec["scope"].(string); scope == "Namespaced" && plural != "" && kind != "" {
+			out = append(out, resourceKind{group, plural, singular, kind})
+		}
+	}
+	return out
+}
+
 // enforced types always propagate (hierarchy.md §1.1).
 func enforced() map[GroupKind]string {
 	return map[GroupKind]string{
@@ -67,7 +103,7 @@ func enforced() map[GroupKind]string {
 // typeModes resolves the HNCConfiguration into a mode per type
 // (hierarchy.md §1.1a): enforced types stay Propagate, the first entry for
 // a type wins, unknown or ambiguous resources are reported and ignored.
-func typeModes(cfg *model.HNCConfiguration) (map[GroupKind]string, []diag.Diagnostic) {
+func typeModes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupKind]string, []diag.Diagnostic) {
 	modes := enforced()
 	if cfg == nil {
 		return modes, nil
@@ -76,16 +112,21 @@ func typeModes(cfg *model.HNCConfiguration) (map[GroupKind]string, []diag.Diagno
 	seen := map[GroupKind]bool{}
 	for i, r := range cfg.Spec.Resources {
 		at := cfg.RefAt(model.Path{}.Key("spec").Key("resources").Index(i))
-		var hits []resourceKind
-		for _, k := range resourceTable() {
-			name := strings.ToLower(r.Resource)
-			if (r.Group == "" || r.Group == k.group) && (name == k.plural || name == k.singular) {
-				hits = append(hits, k)
-			}
+		name := strings.ToLower(r.Resource)
+		matches := func(k resourceKind) bool {
+			return (r.Group == "" || r.Group == k.group) && (name == k.plural || name == k.singular)
 		}
+		hits := slices.DeleteFunc(append(resourceTable(), known...), func(k resourceKind) bool { return !matches(k) })
 		switch {
+		case len(hits) == 0 && slices.ContainsFunc(clusterScoped(), matches):
+			gr := r.Resource
+			if r.Group != "" {
+				gr += "." + r.Group
+			}
+			diags = append(diags, diag.New("MC1003", at, "resource %q is not namespaced; the entry is ignored (HNC: BadConfiguration/ResourceNotNamespaced)", gr))
+			continue
 		case len(hits) == 0:
-			diags = append(diags, diag.New("MC1003", at, "HNCConfiguration resource %q (group %q) is not a namespaced type meshc knows; the entry is ignored (HNC: BadConfiguration/ResourceNotFound)", r.Resource, r.Group))
+			diags = append(diags, diag.New("MC1003", at, "HNCConfiguration resource %q (group %q) is not a namespaced type meshc knows; the entry is ignored (HNC: BadConfiguration/ResourceNotFound). A CustomResourceDefinition in the input registers its type.", r.Resource, r.Group))
 			continue
 		case len(hits) > 1:
 			diags = append(diags, diag.New("MC1003", at, "HNCConfiguration resource %q matches types in several groups; set its group (HNC: BadConfiguration/ResourceNotFound)", r.Resource))
@@ -98,13 +139,21 @@ func typeModes(cfg *model.HNCConfiguration) (map[GroupKind]string, []diag.Diagno
 		}
 		switch _, isEnforced := enforced()[gk]; {
 		case isEnforced:
-			diags = append(diags, diag.New("MC1003", at, "the sync mode of %s is enforced by HNC as Propagate and cannot be overridden", r.Resource).WithSeverity(diag.Warning))
+			diags = append(diags, diag.New("MC1003", at, "The sync mode for %q is enforced by HNC as \"Propagate\" and cannot be overridden (HNC: BadConfiguration/MultipleConfigurationsForType)", groupResource(hits[0])).WithSeverity(diag.Warning))
 		case seen[gk]:
-			diags = append(diags, diag.New("MC1003", at, "%s is configured more than once; HNC keeps the first entry (%s)", r.Resource, modes[gk]).WithSeverity(diag.Warning))
+			diags = append(diags, diag.New("MC1003", at, "Multiple sync mode settings found for %q; all but one (%q) will be ignored (HNC: BadConfiguration/MultipleConfigurationsForType)", groupResource(hits[0]), modes[gk]).WithSeverity(diag.Warning))
 		default:
 			seen[gk] = true
 			modes[gk] = mode
 		}
 	}
 	return modes, diags
+}
+
+// groupResource prints "resource.group", or "resource" for core.
+func groupResource(k resourceKind) string {
+	if k.group == "" {
+		return k.plural
+	}
+	return k.plural + "." + k.group
 }
