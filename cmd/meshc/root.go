@@ -46,6 +46,8 @@ codes today, per-proxy Envoy config as the passes arrive.`,
 	root.PersistentFlags().StringVar(&g.hierarchy.IncludedNamespaceRegex, "hnc-included-namespace-regex", "", "namespaces HNC manages must match this `REGEX` (default .*)")
 	root.PersistentFlags().StringArrayVar(&g.hierarchy.ManagedLabels, "hnc-managed-namespace-label", nil, "a `REGEX` of namespace label keys HNC manages (repeatable)")
 	root.PersistentFlags().StringArrayVar(&g.hierarchy.ManagedAnnotations, "hnc-managed-namespace-annotation", nil, "a `REGEX` of namespace annotation keys HNC manages (repeatable)")
+	root.PersistentFlags().BoolVar(&g.hierarchy.TKEProjects, "tke-projects", false, "treat namespaces labelled tkestack.io/projectName as children of an abstract TKE project")
+	root.PersistentFlags().StringToStringVar(&g.hierarchy.TKEProjectHomes, "tke-project-home", nil, "`PROJECT=NAMESPACE`: the project's namespaces become children of NAMESPACE, so objects propagate (with --tke-projects)")
 	root.PersistentFlags().StringArrayVar(&g.propagation.NoPropagationLabels, "hnc-nopropagation-label", nil, "objects with this exact `KEY=VALUE` label are never propagated (repeatable; default cattle.io/creator=norman)")
 	root.PersistentFlags().StringArrayVar(&g.propagation.UnpropagatedLabels, "hnc-unpropagated-label", nil, "a label `KEY` stripped from propagated copies (repeatable)")
 	root.PersistentFlags().StringArrayVar(&g.propagation.UnpropagatedAnnotations, "hnc-unpropagated-annotation", nil, "an annotation `KEY` stripped from propagated copies (repeatable)")

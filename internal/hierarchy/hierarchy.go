@@ -58,7 +58,16 @@ type Options struct {
 	// ManagedLabels and ManagedAnnotations are anchored regexes of keys
 	// HNC owns on namespaces.
 	ManagedLabels, ManagedAnnotations []string
+	// TKEProjects treats namespaces labelled tkestack.io/projectName as
+	// children of an abstract project node (hierarchy.md §5.2).
+	TKEProjects bool
+	// TKEProjectHomes maps a project to a real namespace that becomes the
+	// parent of the project's namespaces, so objects can propagate.
+	TKEProjectHomes map[string]string
 }
+
+// LabelTKEProject names the TKE business project of a namespace.
+const LabelTKEProject = "tkestack.io/projectName"
 
 func (o Options) excluded() []string {
 	if o.ExcludedNamespaces == nil {
@@ -103,6 +112,9 @@ type Namespace struct {
 	HC     *model.HierarchyConfiguration
 	// Anchor is the anchor that made this a subnamespace, if any.
 	Anchor *model.SubnamespaceAnchor
+	// Project is the abstract TKE project above a root namespace, with
+	// --tke-projects.
+	Project string
 	// ownHalt is the namespace's own ActivitiesHalted reason, if any.
 	ownHalt string
 }
@@ -336,6 +348,7 @@ func (b *builder) parents() {
 		case n.HC != nil:
 			n.Parent = n.HC.Spec.Parent
 		}
+		b.tkeProject(n)
 		if n.Parent == "" {
 			continue
 		}
@@ -350,6 +363,26 @@ func (b *builder) parents() {
 			n.setCondition(ActivitiesHalted, ReasonParentMissing, fmt.Sprintf("Parent %q does not exist", n.Parent))
 			b.report("MC2002", n.ref(), "the parent of %s, %s, does not exist; propagation into %s and below is halted", n.Name, n.Parent, n.Name)
 		}
+	}
+}
+
+// tkeProject applies the TKE mapping: a namespace of project P without a
+// written parent gets P's home namespace as parent, or P as an abstract
+// root; a written parent wins, with a warning.
+func (b *builder) tkeProject(n *Namespace) {
+	if !b.opts.TKEProjects || n.Object == nil {
+		return
+	}
+	p := n.Object.Labels[LabelTKEProject]
+	switch {
+	case p == "":
+	case n.Parent != "":
+		d := b.report("MC2002", n.ref(), "namespace %s belongs to TKE project %s but HNC gives it the parent %s; the parent wins", n.Name, p, n.Parent)
+		d.Severity = diag.Warning
+	case b.opts.TKEProjectHomes[p] != "" && b.opts.TKEProjectHomes[p] != n.Name:
+		n.Parent = b.opts.TKEProjectHomes[p]
+	case b.opts.TKEProjectHomes[p] == "":
+		n.Project = p
 	}
 }
 
@@ -529,6 +562,9 @@ func (b *builder) walk(n *Namespace, labels, annos map[string]string) {
 				}
 			}
 			return
+		}
+		if cur.Project != "" && cur.Parent == "" {
+			labels[cur.Project+TreeLabelSuffix] = strconv.Itoa(d + 1)
 		}
 		if cur.ownHalt != "" || cur.Parent == "" {
 			return

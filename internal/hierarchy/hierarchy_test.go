@@ -12,6 +12,7 @@ import (
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/load"
+	"github.com/meshc/meshc/internal/model"
 )
 
 // Manifest builders in the notation of hierarchy.md §6.
@@ -487,4 +488,36 @@ func TestH47OrphansInTree(t *testing.T) {
 			t.Errorf("compat %v: got\n%s\nwant\n%s", compat, b.String(), want)
 		}
 	}
+}
+
+func TestM05TKEProjectLabel(t *testing.T) {
+	ns1 := nsDoc("ns1", withLabels(LabelTKEProject, "p1"))
+	f, _ := build(t, Options{TKEProjects: true}, ns1, nsDoc("other"))
+	checkTree(t, f, "ns1", T("ns1", "0", "p1", "1"))
+	var b strings.Builder
+	if err := WriteTree(&b, f, TreeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "other\np1 (TKE project)\n└── ns1\n"; b.String() != want {
+		t.Errorf("tree:\n%s\nwant\n%s", b.String(), want)
+	}
+	// Off by default.
+	f, _ = build(t, Options{}, ns1)
+	checkTree(t, f, "ns1", T("ns1", "0"))
+	// With a home namespace the project's namespaces get it as parent, so
+	// objects propagate.
+	eff, _ := Propagate(mustBuild(t, Options{TKEProjects: true, TKEProjectHomes: map[string]string{"p1": "home"}}, ns1, nsDoc("home"), role("home", "r")))
+	check(t, eff, "Role", "ns1", "r inh=home")
+}
+
+func mustBuild(t *testing.T, opts Options, docs ...string) (*Forest, []model.Object, PropagateOptions) {
+	t.Helper()
+	objs, ds := load.Bytes("h.yaml", []byte(strings.Join(docs, "---\n")))
+	for _, d := range ds {
+		if d.Code != "MC1005" {
+			t.Fatal(d)
+		}
+	}
+	f, _ := Build(objs, opts)
+	return f, objs, PropagateOptions{}
 }

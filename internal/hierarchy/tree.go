@@ -37,11 +37,18 @@ func WriteTree(w io.Writer, f *Forest, opts TreeOptions) error {
 		}
 	} else {
 		var orphans []*Namespace
+		projects := map[string][]string{}
 		for _, n := range f.Sorted() {
 			if !n.Exists || !n.Managed || (!n.Mentioned && len(n.Children) == 0) {
 				continue
 			}
 			switch {
+			case n.Project != "":
+				if projects[n.Project] == nil {
+					// An abstract node, drawn where its name sorts.
+					tops = append(tops, &Namespace{Name: n.Project + " (TKE project)", Project: n.Project})
+				}
+				projects[n.Project] = append(projects[n.Project], n.Name)
 			case n.Parent == "" || inCycle(n):
 				tops = append(tops, n)
 			case n.ownHalt == ReasonParentMissing || n.ownHalt == ReasonIllegalParent:
@@ -50,6 +57,12 @@ func WriteTree(w io.Writer, f *Forest, opts TreeOptions) error {
 				} else {
 					orphans = append(orphans, n)
 				}
+			}
+		}
+		slices.SortStableFunc(tops, func(a, b *Namespace) int { return strings.Compare(a.Name, b.Name) })
+		for _, n := range tops {
+			if n.Project != "" && n.Parent == "" && !n.Exists {
+				n.Children = projects[n.Project]
 			}
 		}
 		tops = append(tops, orphans...)
