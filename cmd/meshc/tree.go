@@ -12,7 +12,7 @@ import (
 func newTreeCmd(g *globals) *cobra.Command {
 	var files []string
 	var format string
-	var compat, propagated bool
+	var compat, propagated, describe, config bool
 	cmd := &cobra.Command{
 		Use:   "tree [NAMESPACE...]",
 		Short: "Draw the namespace hierarchy HNC would build, with its conditions",
@@ -33,6 +33,20 @@ parent is missing are listed too (--hns-compat hides them).`,
 				return &exitError{code: exitUsage, err: err}
 			}
 			f := run.mesh.Hierarchy
+			switch {
+			case config:
+				return hierarchy.WriteConfig(g.stdout, hierarchy.ConfigStatus(f, run.input.Objects, run.mesh.Objects))
+			case describe:
+				for i, ns := range args {
+					if i > 0 {
+						fmt.Fprintln(g.stdout)
+					}
+					if err := hierarchy.WriteDescribe(g.stdout, f, ns); err != nil {
+						return &exitError{code: exitUsage, err: err}
+					}
+				}
+				return nil
+			}
 			if format == "json" {
 				enc := json.NewEncoder(g.stdout)
 				enc.SetIndent("", "  ")
@@ -50,6 +64,8 @@ parent is missing are listed too (--hns-compat hides them).`,
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifests to read: a file, a directory or - (repeatable; default .)")
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: text or json")
 	cmd.Flags().BoolVar(&compat, "hns-compat", false, "hide namespaces with a missing parent, as kubectl-hns does")
+	cmd.Flags().BoolVar(&describe, "describe", false, "describe each NAMESPACE like kubectl hns describe (parent, children with anchor states, conditions)")
+	cmd.Flags().BoolVar(&config, "config", false, "print the HNCConfiguration status like kubectl hns config describe")
 	cmd.Flags().BoolVar(&propagated, "propagated", false, "also list, per namespace, the copies HNC propagates into it and their sources")
 	return cmd
 }

@@ -359,3 +359,73 @@ func TestH44BadTypes(t *testing.T) {
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: foo}\n")
 	check(t, eff, "ConfigMap", "bar", "c inh=foo")
 }
+
+func TestH45StatusCounts(t *testing.T) {
+	lr := "apiVersion: v1\nkind: LimitRange\nmetadata: {name: foo-lr, namespace: foo}\n"
+	counts := func(mode string, edge bool) *ResourceStatus {
+		docs := []string{nsDoc("foo"), nsDoc("bar"), hncConfig("{resource: limitranges, mode: " + mode + "}"), lr}
+		if edge {
+			docs = append(docs, hc("bar", "foo"))
+		}
+		objs, _ := load.Bytes("h.yaml", []byte(strings.Join(docs, "---\n")))
+		f, _ := Build(objs, Options{})
+		eff, _ := Propagate(f, objs, PropagateOptions{})
+		status := ConfigStatus(f, objs, eff)
+		var b strings.Builder
+		if err := WriteConfig(&b, status); err != nil {
+			t.Fatal(err)
+		}
+		if mode == "Propagate" && !strings.HasPrefix(b.String(), "Synchronized resources:\n* Propagating: limitranges (/v1)\n* Propagating: rolebindings (rbac.authorization.k8s.io/v1)\n* Propagating: roles (rbac.authorization.k8s.io/v1)\n") {
+			t.Errorf("config describe:\n%s", b.String())
+		}
+		for i := range status {
+			if status[i].Resource == "limitranges" {
+				return &status[i]
+			}
+		}
+		t.Fatal("no limitranges status")
+		return nil
+	}
+	intp := func(p *int) string {
+		if p == nil {
+			return "absent"
+		}
+		return fmt.Sprint(*p)
+	}
+	for _, tt := range []struct {
+		mode             string
+		edge             bool
+		propagated, srcs string
+	}{
+		{"Propagate", true, "1", "1"},
+		{"Remove", true, "0", "absent"},
+		{"Propagate", false, "0", "1"},
+	} {
+		st := counts(tt.mode, tt.edge)
+		if intp(st.NumPropagated) != tt.propagated || intp(st.NumSource) != tt.srcs {
+			t.Errorf("%s edge=%v: propagated %s sources %s, want %s %s", tt.mode, tt.edge, intp(st.NumPropagated), intp(st.NumSource), tt.propagated, tt.srcs)
+		}
+	}
+}
+
+func TestH48DescribeWithAnchorStates(t *testing.T) {
+	objs, _ := load.Bytes("h.yaml", []byte(strings.Join([]string{nsDoc("team-a"), nsDoc("other"), anchor("team-a", "service-1"), anchor("team-a", "other")}, "---\n")))
+	f, _ := Build(objs, Options{})
+	var b strings.Builder
+	if err := WriteDescribe(&b, f, "team-a"); err != nil {
+		t.Fatal(err)
+	}
+	want := `Hierarchy configuration for namespace team-a
+  No parent
+  Children:
+  - other (Conflict subnamespace)
+  - service-1 (subnamespace)
+  Allows Cascading Deletion: false
+  No conditions
+
+No recent HNC events for objects in this namespace
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -1,6 +1,7 @@
 package hierarchy
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -23,50 +24,52 @@ type GroupKind struct{ Group, Kind string }
 // the API server for these; offline, the table answers.
 type resourceKind struct {
 	group, plural, singular, kind string
+	// version is what `config describe` prints; "" means v1.
+	version string
 }
 
 // resourceTable lists the namespaced types meshc knows by their resource
 // names (hierarchy.md §1.1a [POLICY]).
 func resourceTable() []resourceKind {
 	return []resourceKind{
-		{"", "configmaps", "configmap", "ConfigMap"},
-		{"", "secrets", "secret", "Secret"},
-		{"", "serviceaccounts", "serviceaccount", "ServiceAccount"},
-		{"", "services", "service", "Service"},
-		{"", "limitranges", "limitrange", "LimitRange"},
-		{"", "resourcequotas", "resourcequota", "ResourceQuota"},
-		{"rbac.authorization.k8s.io", "roles", "role", "Role"},
-		{"rbac.authorization.k8s.io", "rolebindings", "rolebinding", "RoleBinding"},
-		{"networking.k8s.io", "networkpolicies", "networkpolicy", "NetworkPolicy"},
-		{"policy", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget"},
-		{"networking.istio.io", "virtualservices", "virtualservice", "VirtualService"},
-		{"networking.istio.io", "destinationrules", "destinationrule", "DestinationRule"},
-		{"networking.istio.io", "gateways", "gateway", "Gateway"},
-		{"networking.istio.io", "serviceentries", "serviceentry", "ServiceEntry"},
-		{"networking.istio.io", "sidecars", "sidecar", "Sidecar"},
-		{"networking.istio.io", "workloadentries", "workloadentry", "WorkloadEntry"},
-		{"networking.istio.io", "envoyfilters", "envoyfilter", "EnvoyFilter"},
-		{"networking.istio.io", "proxyconfigs", "proxyconfig", "ProxyConfig"},
-		{"security.istio.io", "authorizationpolicies", "authorizationpolicy", "AuthorizationPolicy"},
-		{"security.istio.io", "peerauthentications", "peerauthentication", "PeerAuthentication"},
-		{"security.istio.io", "requestauthentications", "requestauthentication", "RequestAuthentication"},
-		{"telemetry.istio.io", "telemetries", "telemetry", "Telemetry"},
-		{"extensions.istio.io", "wasmplugins", "wasmplugin", "WasmPlugin"},
-		{"gateway.networking.k8s.io", "httproutes", "httproute", "HTTPRoute"},
-		{"gateway.networking.k8s.io", "gateways", "gateway", "Gateway"},
+		{"", "configmaps", "configmap", "ConfigMap", ""},
+		{"", "secrets", "secret", "Secret", ""},
+		{"", "serviceaccounts", "serviceaccount", "ServiceAccount", ""},
+		{"", "services", "service", "Service", ""},
+		{"", "limitranges", "limitrange", "LimitRange", ""},
+		{"", "resourcequotas", "resourcequota", "ResourceQuota", ""},
+		{"rbac.authorization.k8s.io", "roles", "role", "Role", ""},
+		{"rbac.authorization.k8s.io", "rolebindings", "rolebinding", "RoleBinding", ""},
+		{"networking.k8s.io", "networkpolicies", "networkpolicy", "NetworkPolicy", ""},
+		{"policy", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", ""},
+		{"networking.istio.io", "virtualservices", "virtualservice", "VirtualService", ""},
+		{"networking.istio.io", "destinationrules", "destinationrule", "DestinationRule", ""},
+		{"networking.istio.io", "gateways", "gateway", "Gateway", ""},
+		{"networking.istio.io", "serviceentries", "serviceentry", "ServiceEntry", ""},
+		{"networking.istio.io", "sidecars", "sidecar", "Sidecar", ""},
+		{"networking.istio.io", "workloadentries", "workloadentry", "WorkloadEntry", ""},
+		{"networking.istio.io", "envoyfilters", "envoyfilter", "EnvoyFilter", ""},
+		{"networking.istio.io", "proxyconfigs", "proxyconfig", "ProxyConfig", ""},
+		{"security.istio.io", "authorizationpolicies", "authorizationpolicy", "AuthorizationPolicy", ""},
+		{"security.istio.io", "peerauthentications", "peerauthentication", "PeerAuthentication", ""},
+		{"security.istio.io", "requestauthentications", "requestauthentication", "RequestAuthentication", ""},
+		{"telemetry.istio.io", "telemetries", "telemetry", "Telemetry", ""},
+		{"extensions.istio.io", "wasmplugins", "wasmplugin", "WasmPlugin", "v1alpha1"},
+		{"gateway.networking.k8s.io", "httproutes", "httproute", "HTTPRoute", ""},
+		{"gateway.networking.k8s.io", "gateways", "gateway", "Gateway", ""},
 	}
 }
 
 // clusterScoped are resource names HNC refuses as not namespaced.
 func clusterScoped() []resourceKind {
 	return []resourceKind{
-		{"", "namespaces", "namespace", "Namespace"},
-		{"", "nodes", "node", "Node"},
-		{"", "persistentvolumes", "persistentvolume", "PersistentVolume"},
-		{"rbac.authorization.k8s.io", "clusterroles", "clusterrole", "ClusterRole"},
-		{"rbac.authorization.k8s.io", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding"},
-		{"apiextensions.k8s.io", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition"},
-		{"hnc.x-k8s.io", "hncconfigurations", "hncconfiguration", "HNCConfiguration"},
+		{"", "namespaces", "namespace", "Namespace", ""},
+		{"", "nodes", "node", "Node", ""},
+		{"", "persistentvolumes", "persistentvolume", "PersistentVolume", ""},
+		{"rbac.authorization.k8s.io", "clusterroles", "clusterrole", "ClusterRole", ""},
+		{"rbac.authorization.k8s.io", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", ""},
+		{"apiextensions.k8s.io", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition", ""},
+		{"hnc.x-k8s.io", "hncconfigurations", "hncconfiguration", "HNCConfiguration", ""},
 	}
 }
 
@@ -86,7 +89,13 @@ func crdKinds(objs []model.Object) []resourceKind {
 		singular, _ := names["singular"].(string)
 		kind, _ := names["kind"].(string)
 		if scope, _ := spec["scope"].(string); scope == "Namespaced" && plural != "" && kind != "" {
-			out = append(out, resourceKind{group, plural, singular, kind})
+			version := ""
+			if vs, _ := spec["versions"].([]any); len(vs) > 0 {
+				if v, _ := vs[0].(map[string]any); v != nil {
+					version, _ = v["name"].(string)
+				}
+			}
+			out = append(out, resourceKind{group, plural, singular, kind, version})
 		}
 	}
 	return out
@@ -104,9 +113,19 @@ func enforced() map[GroupKind]string {
 // (hierarchy.md §1.1a): enforced types stay Propagate, the first entry for
 // a type wins, unknown or ambiguous resources are reported and ignored.
 func typeModes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupKind]string, []diag.Diagnostic) {
+	modes, _, diags := resolveTypes(cfg, known)
+	return modes, diags
+}
+
+// resolveTypes is typeModes, also returning the resource of each type.
+func resolveTypes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupKind]string, map[GroupKind]resourceKind, []diag.Diagnostic) {
 	modes := enforced()
+	kinds := map[GroupKind]resourceKind{
+		{"rbac.authorization.k8s.io", "Role"}:        {"rbac.authorization.k8s.io", "roles", "role", "Role", ""},
+		{"rbac.authorization.k8s.io", "RoleBinding"}: {"rbac.authorization.k8s.io", "rolebindings", "rolebinding", "RoleBinding", ""},
+	}
 	if cfg == nil {
-		return modes, nil
+		return modes, kinds, nil
 	}
 	var diags []diag.Diagnostic
 	seen := map[GroupKind]bool{}
@@ -145,9 +164,67 @@ func typeModes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupKind
 		default:
 			seen[gk] = true
 			modes[gk] = mode
+			kinds[gk] = hits[0]
 		}
 	}
-	return modes, diags
+	return modes, kinds, diags
+}
+
+// ResourceStatus is one entry of the HNCConfiguration status HNC would
+// write (hierarchy.md §2.5).
+type ResourceStatus struct {
+	Group, Version, Resource, Mode string
+	// NumPropagated counts copies; nil for Ignore.
+	NumPropagated *int
+	// NumSource counts non-copies in managed namespaces; nil unless the
+	// mode propagates.
+	NumSource *int
+}
+
+// ConfigStatus computes the HNCConfiguration status from the input and
+// the effective object set after propagation.
+func ConfigStatus(f *Forest, objs, effective []model.Object) []ResourceStatus {
+	var cfg *model.HNCConfiguration
+	for _, o := range objs {
+		if c, ok := o.(*model.HNCConfiguration); ok {
+			cfg = c
+		}
+	}
+	modes, kinds, _ := resolveTypes(cfg, crdKinds(objs))
+	var out []ResourceStatus
+	for gk, mode := range modes {
+		k := kinds[gk]
+		st := ResourceStatus{Group: k.group, Version: cmp.Or(k.version, "v1"), Resource: k.plural, Mode: mode}
+		if mode != ModeIgnore {
+			n := 0
+			for _, o := range effective {
+				if m := o.Meta(); m.Group() == gk.Group && m.Kind == gk.Kind && m.InheritedFrom != nil {
+					n++
+				}
+			}
+			st.NumPropagated = &n
+		}
+		if mode == ModePropagate || mode == ModeAllowPropagate {
+			n := 0
+			for _, o := range objs {
+				m := o.Meta()
+				if ns := f.Namespaces[m.Namespace]; ns != nil && ns.Managed && m.Group() == gk.Group && m.Kind == gk.Kind {
+					if _, isCopy := m.Labels[LabelInheritedFrom]; !isCopy {
+						n++
+					}
+				}
+			}
+			st.NumSource = &n
+		}
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b ResourceStatus) int {
+		if a.Group != b.Group {
+			return strings.Compare(a.Group, b.Group)
+		}
+		return strings.Compare(a.Resource, b.Resource)
+	})
+	return out
 }
 
 // groupResource prints "resource.group", or "resource" for core.
