@@ -70,6 +70,7 @@ func Propagate(f *Forest, objs []model.Object, opts PropagateOptions) ([]model.O
 		byType[gk][m.Namespace] = append(byType[gk][m.Namespace], o)
 	}
 	order := p.topDown()
+	p.frozen(byType)
 	for _, gk := range slices.SortedFunc(maps.Keys(byType), func(a, b GroupKind) int { return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Kind, b.Kind)) }) {
 		out = append(out, p.propagateType(gk, byType[gk], order)...)
 	}
@@ -83,6 +84,62 @@ type propagator struct {
 	diags []diag.Diagnostic
 	// reported avoids repeating a parse error per destination.
 	reported map[*model.ObjectMeta]bool
+}
+
+// frozen warns once per halted root about what propagation leaves as it
+// is below it: copies kept though they may be stale, and sources that would
+// have been copied down (hierarchy.md §3.8).
+func (p *propagator) frozen(byType map[GroupKind]map[string][]model.Object) {
+	for _, h := range p.f.Sorted() {
+		if h.ownHalt == "" {
+			continue
+		}
+		var kept, blocked []string
+		for _, n := range p.f.Sorted() {
+			if !p.below(n, h) {
+				continue
+			}
+			for gk, byNs := range byType {
+				for _, o := range byNs[n.Name] {
+					m := o.Meta()
+					switch {
+					case isCopy(o):
+						kept = append(kept, fmt.Sprintf("%s %s/%s", gk.Kind, m.Namespace, m.Name))
+					case len(n.Children) > 0 && (p.modes[gk] == ModePropagate || p.modes[gk] == ModeAllowPropagate):
+						blocked = append(blocked, fmt.Sprintf("%s %s/%s", gk.Kind, m.Namespace, m.Name))
+					}
+				}
+			}
+		}
+		if len(kept)+len(blocked) == 0 {
+			continue
+		}
+		slices.Sort(kept)
+		slices.Sort(blocked)
+		var parts []string
+		if len(kept) > 0 {
+			parts = append(parts, fmt.Sprintf("%d copies are kept as they are, perhaps stale (%s)", len(kept), strings.Join(kept[:min(len(kept), 5)], ", ")))
+		}
+		if len(blocked) > 0 {
+			parts = append(parts, fmt.Sprintf("%d objects are not copied to the namespaces below (%s)", len(blocked), strings.Join(blocked[:min(len(blocked), 5)], ", ")))
+		}
+		p.diags = append(p.diags, diag.New("MC2005", h.ref(), "propagation is frozen in %s and below (%s): %s", h.Name, h.ownHalt, strings.Join(parts, "; ")))
+	}
+}
+
+// below reports whether n is h or one of its descendants.
+func (p *propagator) below(n, h *Namespace) bool {
+	seen := map[string]bool{}
+	for cur := n; cur != nil && !seen[cur.Name]; cur = p.f.Namespaces[cur.Parent] {
+		if cur == h {
+			return true
+		}
+		seen[cur.Name] = true
+		if cur.Parent == "" {
+			return false
+		}
+	}
+	return false
 }
 
 // topDown orders managed namespaces roots first, then by depth, then by

@@ -131,9 +131,15 @@ func TestH30RootMostEligibleSource(t *testing.T) {
 func TestH31HaltedSubtreeIsFrozen(t *testing.T) {
 	docs := []string{nsDoc("foo"), nsDoc("bar"), nsDoc("baz"), hc("foo", "brumpf"), hc("bar", "foo"), hc("baz", "foo"),
 		role("foo", "foo-role"), role("foo", "foo-role-2"), role("baz", "bar-role", `labels: {"hnc.x-k8s.io/inherited-from": bar}`)}
-	eff, _ := propagate(t, PropagateOptions{}, docs...)
+	eff, ds := propagate(t, PropagateOptions{}, docs...)
 	check(t, eff, "Role", "bar")
 	check(t, eff, "Role", "baz", "bar-role inh=bar")
+	frozen := slices.IndexFunc(ds, func(d diag.Diagnostic) bool {
+		return d.Code == "MC2005" && strings.HasPrefix(d.Message, "propagation is frozen in foo")
+	})
+	if frozen < 0 || !strings.Contains(ds[frozen].Message, "Role baz/bar-role") || !strings.Contains(ds[frozen].Message, "Role foo/foo-role") {
+		t.Errorf("want one PropagationFrozen warning on foo naming the kept copy and the blocked sources: %v", ds)
+	}
 	eff, _ = propagate(t, PropagateOptions{}, append(docs, nsDoc("brumpf"), role("brumpf", "brumpf-role"))...)
 	check(t, eff, "Role", "foo", "brumpf-role inh=brumpf", "foo-role", "foo-role-2")
 	check(t, eff, "Role", "bar", "brumpf-role inh=brumpf", "foo-role inh=foo", "foo-role-2 inh=foo")
