@@ -536,6 +536,21 @@ func (b *builder) metadata() {
 	}
 }
 
+// managedEntries copies the entries whose keys are managed into out, and
+// reports the others once (what is "label" or "annotation").
+func (b *builder) managedEntries(n *Namespace, kvs []model.MetaKVP, out map[string]string, res []*regexp.Regexp, report bool, what, reason string) {
+	for _, kv := range kvs {
+		switch {
+		case b.isManaged(kv.Key, res):
+			out[kv.Key] = kv.Value
+		case report:
+			flag := "--managed-namespace-" + what
+			n.setCondition(BadConfiguration, reason, fmt.Sprintf("Not a legal managed %s (set via %s): %s", what, flag, kv.Key))
+			b.report("MC2007", n.ref(), "%s is not a managed %s (%s), so HNC drops it from %s", kv.Key, what, flag, n.Name)
+		}
+	}
+}
+
 func (b *builder) isManaged(key string, res []*regexp.Regexp) bool {
 	return slices.ContainsFunc(res, func(r *regexp.Regexp) bool { return r.MatchString(key) })
 }
@@ -585,22 +600,8 @@ func (b *builder) own(n *Namespace, report bool) (map[string]string, map[string]
 	case n.HC != nil:
 		kl, ka = n.HC.Spec.Labels, n.HC.Spec.Annotations
 	}
-	for _, kv := range kl {
-		if b.isManaged(kv.Key, b.labelRE) {
-			labels[kv.Key] = kv.Value
-		} else if report {
-			n.setCondition(BadConfiguration, ReasonIllegalManagedLabel, "Not a legal managed label (set via --managed-namespace-label): "+kv.Key)
-			b.report("MC2007", n.ref(), "%s is not a managed label (--managed-namespace-label), so HNC drops it from %s", kv.Key, n.Name)
-		}
-	}
-	for _, kv := range ka {
-		if b.isManaged(kv.Key, b.annoRE) {
-			annos[kv.Key] = kv.Value
-		} else if report {
-			n.setCondition(BadConfiguration, ReasonIllegalManagedAnnote, "Not a legal managed annotation (set via --managed-namespace-annotation): "+kv.Key)
-			b.report("MC2007", n.ref(), "%s is not a managed annotation (--managed-namespace-annotation), so HNC drops it from %s", kv.Key, n.Name)
-		}
-	}
+	b.managedEntries(n, kl, labels, b.labelRE, report, "label", ReasonIllegalManagedLabel)
+	b.managedEntries(n, ka, annos, b.annoRE, report, "annotation", ReasonIllegalManagedAnnote)
 	if n.External && n.Object != nil {
 		for k, v := range n.Object.Labels {
 			if b.isManaged(k, b.labelRE) {

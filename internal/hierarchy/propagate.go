@@ -260,10 +260,17 @@ func (p *propagator) eligible(src model.Object, dst *Namespace, mode string) boo
 		return false
 	}
 	def := mode == ModePropagate
-	if sel := m.Annotations[AnnotationSelect]; sel != "" {
-		s, err := labels.Parse(sel)
+	for _, sel := range []struct {
+		key   string
+		parse func(string) (labels.Selector, error)
+	}{{AnnotationSelect, func(v string) (labels.Selector, error) { return labels.Parse(v) }}, {AnnotationTreeSelect, treeSelector}} {
+		v := m.Annotations[sel.key]
+		if v == "" {
+			continue
+		}
+		s, err := sel.parse(v)
 		if err != nil {
-			p.parseError(m, AnnotationSelect, err)
+			p.parseError(m, sel.key, err)
 			return false
 		}
 		def = true
@@ -271,34 +278,20 @@ func (p *propagator) eligible(src model.Object, dst *Namespace, mode string) boo
 			return false
 		}
 	}
-	if ts := m.Annotations[AnnotationTreeSelect]; ts != "" {
-		s, err := treeSelector(ts)
-		if err != nil {
-			p.parseError(m, AnnotationTreeSelect, err)
-			return false
+	for _, key := range []string{AnnotationNone, AnnotationAll} {
+		v := m.Annotations[key]
+		if v == "" {
+			continue
 		}
-		def = true
-		if !s.Matches(labels.Set(dst.Labels)) {
-			return false
-		}
-	}
-	if v := m.Annotations[AnnotationNone]; v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			p.parseError(m, AnnotationNone, err)
+			p.parseError(m, key, err)
 			return false
 		}
-		if b {
+		switch {
+		case b && key == AnnotationNone:
 			return false
-		}
-	}
-	if v := m.Annotations[AnnotationAll]; v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			p.parseError(m, AnnotationAll, err)
-			return false
-		}
-		if b {
+		case b:
 			def = true
 		}
 	}
