@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/meshc/meshc/internal/hierarchy"
@@ -55,5 +56,29 @@ spec: {containers: [{name: c}]}
 		if team != tt.team || lon != tt.lon {
 			t.Errorf("managed %v: proxy in team %v (want %v), in loner %v (want %v)", tt.managed, team, tt.team, lon, tt.lon)
 		}
+	}
+}
+
+// TestDiscoverySelectorsReadTreeLabels: a discoverySelector on HNC's tree
+// label selects a whole subtree (hierarchy.md §5.1).
+func TestDiscoverySelectorsReadTreeLabels(t *testing.T) {
+	m := mesh(t, "discoverySelectors: [{matchExpressions: [{key: org.tree.hnc.x-k8s.io/depth, operator: Exists}]}]",
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: org, labels: {istio-injection: enabled}}",
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: team, labels: {istio-injection: enabled}}",
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: outside, labels: {istio-injection: enabled}}",
+		"apiVersion: hnc.x-k8s.io/v1alpha2\nkind: HierarchyConfiguration\nmetadata: {name: hierarchy, namespace: team}\nspec: {parent: org}",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: team}\nspec: {ports: [{port: 80, name: http}]}",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: outside}\nspec: {ports: [{port: 80, name: http}]}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team}\nspec: {containers: [{name: c}]}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: outside}\nspec: {containers: [{name: c}]}")
+	if _, ok := m.View("outside", "p"); ok {
+		t.Error("a namespace outside the selectors has no proxies for istiod")
+	}
+	v, ok := m.View("team", "p")
+	if !ok {
+		t.Fatal("team/p missing")
+	}
+	if got := hostsOf(v.Scope.Services); !slices.Equal(got, []string{"a.team.svc.cluster.local"}) {
+		t.Errorf("services %v", got)
 	}
 }

@@ -109,6 +109,10 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 		}
 		hdiags = append(hdiags, d)
 	}
+	watched, selErrs := discovery(mc.MeshConfig, forest)
+	for _, err := range selErrs {
+		hdiags = append(hdiags, diag.New("MC1003", diag.ObjectRef{Kind: "ConfigMap", File: mc.From.File, Line: mc.From.Line}, "mesh config discoverySelectors: %v; the selector is ignored", err))
+	}
 	var services []*Service
 	var sidecars []*model.Sidecar
 	var drs []*model.DestinationRule
@@ -118,7 +122,9 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	for _, o := range objs {
 		switch x := o.(type) {
 		case *model.Service:
-			services = append(services, serviceFromKube(x, mc.DomainSuffix, mc.DefaultServiceExportTo))
+			if watched(x.Namespace) {
+				services = append(services, serviceFromKube(x, mc.DomainSuffix, mc.DefaultServiceExportTo))
+			}
 		case *model.ServiceEntry:
 			services = append(services, servicesFromEntry(x, mc.DefaultServiceExportTo)...)
 		case *model.Sidecar:
@@ -142,7 +148,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo)
 	m.DelegateProblems = m.vss.delegateProblems
 	m.VirtualServices = m.vss.all
-	m.Proxies = buildProxies(objs, forest.Labels, gatewaySelectors)
+	m.Proxies = slices.DeleteFunc(buildProxies(objs, forest.Labels, gatewaySelectors), func(p *Proxy) bool { return !watched(p.Namespace) })
 
 	type scopeKey struct {
 		sidecar *model.Sidecar
