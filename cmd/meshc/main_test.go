@@ -73,6 +73,7 @@ func TestLintExitCodes(t *testing.T) {
 		{"version", []string{"version"}, 0, "meshc ", ""},
 		{"completion", []string{"completion", "bash"}, 0, "bash completion", ""},
 		{"mesh config flag", []string{"lint", clean, "--mesh-config", filepath.Join(clean, "none.yaml")}, 2, "cannot read mesh config", ""},
+		{"bad placeholder range", []string{"lint", clean, "--placeholder-vips", "10.0.0.0/31"}, 2, "", "--placeholder-vips"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/netip"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/lint"
@@ -27,7 +28,8 @@ func (g *globals) analyze(ctx context.Context, paths []string, suppress []string
 	}
 	mc, meshDiags := load.MeshConfig(res.Objects, load.MeshOptions{File: g.meshConfig})
 	ds = append(ds, meshDiags...)
-	mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc, Hierarchy: g.hierarchy, Propagation: g.propagation})
+	vips, _ := netip.ParsePrefix(g.placeholders) // validated before the command runs
+	mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc, Hierarchy: g.hierarchy, Propagation: g.propagation, PlaceholderVIPs: vips})
 	ds = append(ds, mesh.Diagnostics...)
 	ds = append(ds, lint.Run(mesh, mesh.Objects, lint.Analyzers(), lint.Options{Suppress: suppress})...)
 	diag.Sort(ds)

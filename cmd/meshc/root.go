@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"runtime/pprof"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshc/meshc/internal/hierarchy"
+	"github.com/meshc/meshc/internal/resolve"
 )
 
 // globals are the flags every command shares.
@@ -21,6 +23,7 @@ type globals struct {
 	cpuProfile     string
 	hierarchy      hierarchy.Options
 	propagation    hierarchy.PropagateOptions
+	placeholders   string
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -51,12 +54,16 @@ codes today, per-proxy Envoy config as the passes arrive.`,
 	root.PersistentFlags().StringArrayVar(&g.propagation.NoPropagationLabels, "hnc-nopropagation-label", nil, "objects with this exact `KEY=VALUE` label are never propagated (repeatable; default cattle.io/creator=norman)")
 	root.PersistentFlags().StringArrayVar(&g.propagation.UnpropagatedLabels, "hnc-unpropagated-label", nil, "a label `KEY` stripped from propagated copies (repeatable)")
 	root.PersistentFlags().StringArrayVar(&g.propagation.UnpropagatedAnnotations, "hnc-unpropagated-annotation", nil, "an annotation `KEY` stripped from propagated copies (repeatable)")
+	root.PersistentFlags().StringVar(&g.placeholders, "placeholder-vips", resolve.DefaultPlaceholderVIPs().String(), "IPv4 `CIDR` for made-up cluster IPs of Services the manifests give none")
 	root.PersistentFlags().StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` (for performance reports)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	var stopProfile func()
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if err := hierarchy.ValidateOptions(g.hierarchy); err != nil {
 			return &exitError{code: exitUsage, err: err}
+		}
+		if p, err := netip.ParsePrefix(g.placeholders); err != nil || !p.Addr().Is4() || p.Bits() > 30 {
+			return &exitError{code: exitUsage, err: fmt.Errorf("--placeholder-vips: want an IPv4 CIDR of at least 4 addresses, got %q", g.placeholders)}
 		}
 		if g.cpuProfile == "" {
 			return nil

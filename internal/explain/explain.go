@@ -74,8 +74,10 @@ type Service struct {
 	Ports     []string `json:"ports"`
 	VIP       string   `json:"vip,omitempty"`
 	// PlaceholderVIP says meshc made the VIP up: the manifests have none.
-	PlaceholderVIP bool   `json:"placeholderVIP,omitempty"`
-	Why            string `json:"why"`
+	PlaceholderVIP bool `json:"placeholderVIP,omitempty"`
+	// Endpoints counts the service's endpoints (all ports).
+	Endpoints int    `json:"endpoints"`
+	Why       string `json:"why"`
 }
 
 // Hidden is a service the proxy does not see, and why.
@@ -142,7 +144,7 @@ func Build(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
 		} else if imp.Port != 0 {
 			why += fmt.Sprintf(" on port %d", imp.Port)
 		}
-		svc := Service{Host: string(s.Host), Namespace: s.Namespace, Registry: s.Registry.String(), Why: why, PlaceholderVIP: s.PlaceholderVIP}
+		svc := Service{Host: string(s.Host), Namespace: s.Namespace, Registry: s.Registry.String(), Why: why, PlaceholderVIP: s.PlaceholderVIP, Endpoints: len(s.Endpoints)}
 		if len(s.Addresses) > 0 {
 			svc.VIP = s.Addresses[0]
 		}

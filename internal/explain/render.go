@@ -86,7 +86,7 @@ func WriteText(w io.Writer, r Report, opts TextOptions) error {
 		if s.PlaceholderVIP {
 			vip += " (placeholder)"
 		}
-		fmt.Fprintf(&b, "    %s  %s  %s  %s\n", s.Host, strings.Join(s.Ports, ","), vip, dim.Sprint(s.Why))
+		fmt.Fprintf(&b, "    %s  %s  %s  %s  %s\n", s.Host, strings.Join(s.Ports, ","), vip, plural(s.Endpoints, "endpoint"), dim.Sprint(s.Why))
 	}
 	if opts.Verbose && len(r.Hidden) > 0 {
 		fmt.Fprintf(&b, "\n%s (%d)\n", head.Sprint("Services not visible"), len(r.Hidden))
@@ -182,4 +182,11 @@ func labels(m map[string]string) string {
 		parts[i] = k + "=" + m[k]
 	}
 	return strings.Join(parts, ", ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

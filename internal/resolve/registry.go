@@ -50,6 +50,8 @@ type Port struct {
 	Number     uint32
 	Protocol   protocol.Protocol
 	TargetPort uint32 // 0 when unset or named
+	// TargetPortName is a named Kubernetes targetPort, resolved per pod.
+	TargetPortName string
 }
 
 // Service is one mesh service: a Kubernetes Service, or one host of a
@@ -76,6 +78,10 @@ type Service struct {
 	exportTo       exportTo
 	// Object is the manifest that defined the service.
 	Object *model.ObjectMeta
+	// Endpoints are the workloads behind the service (istio.md §1.3, §1.5).
+	Endpoints []Endpoint
+	// entry is the ServiceEntry spec, for its endpoints.
+	entry *model.ServiceEntry
 }
 
 // Ref describes the service's defining object for diagnostics.
@@ -149,6 +155,7 @@ func serviceFromKube(svc *model.Service, domain string, defaults []string) *Serv
 		if p.TargetPort.IntVal > 0 {
 			port.TargetPort = uint32(p.TargetPort.IntVal)
 		}
+		port.TargetPortName = p.TargetPort.StrVal
 		s.Ports = append(s.Ports, port)
 	}
 	var exports []string
@@ -206,6 +213,7 @@ func servicesFromEntry(se *model.ServiceEntry, defaults []string) []*Service {
 			Created:      se.Created,
 			exportTo:     exports,
 			Object:       &se.ObjectMeta,
+			entry:        se,
 		}
 		if len(addrs) == 0 {
 			s := base

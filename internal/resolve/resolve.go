@@ -149,6 +149,11 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	m.DelegateProblems = m.vss.delegateProblems
 	m.VirtualServices = m.vss.all
 	m.Proxies = slices.DeleteFunc(buildProxies(objs, forest.Labels, gatewaySelectors), func(p *Proxy) bool { return !watched(p.Namespace) })
+	withSidecar := make(map[*model.ObjectMeta]bool, len(m.Proxies))
+	for _, p := range m.Proxies {
+		withSidecar[p.Object] = true
+	}
+	assignEndpoints(m.reg.all, workloads(objs, func(o *model.ObjectMeta) bool { return withSidecar[o] }))
 
 	type scopeKey struct {
 		sidecar *model.Sidecar

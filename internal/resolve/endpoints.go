@@ -1,0 +1,249 @@
+package resolve
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	networking "istio.io/api/networking/v1alpha3"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshc/meshc/internal/model"
+)
+
+// Endpoint is one workload instance behind a service port.
+type Endpoint struct {
+	// Address is an IP, a hostname (DNS ServiceEntries) or a unix://
+	// path; empty for a workload template, whose pod IPs the manifests do
+	// not know.
+	Address string
+	// Port is the workload port; ServicePort the service port it serves.
+	Port, ServicePort uint32
+	Labels            map[string]string
+	// TLSMode is "istio" when the workload has a sidecar (or says so),
+	// else "disabled".
+	TLSMode        string
+	ServiceAccount string
+	Weight         uint32
+	Locality       string
+	// Workload is the Pod, workload template or WorkloadEntry.
+	Workload *model.ObjectMeta
+}
+
+// workload is a candidate endpoint source: a pod, a workload template or a
+// WorkloadEntry.
+type workload struct {
+	meta     *model.ObjectMeta
+	labels   map[string]string
+	addrs    []string
+	spec     *corev1.PodSpec
+	sa       string
+	tlsMode  string
+	ports    map[string]uint32 // WorkloadEntry named ports
+	weight   uint32
+	locality string
+	entry    bool // a WorkloadEntry
+}
+
+// workloads collects endpoint sources by namespace. injected says which
+// pods get a sidecar, for their TLS mode.
+func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[string][]workload {
+	out := map[string][]workload{}
+	tls := func(m *model.ObjectMeta, labels map[string]string) string {
+		if v := labels["security.istio.io/tlsMode"]; v != "" {
+			return v
+		}
+		if injected(m) {
+			return "istio"
+		}
+		return "disabled"
+	}
+	for _, o := range objs {
+		switch x := o.(type) {
+		case *model.Pod:
+			spec := x.Spec
+			out[x.Namespace] = append(out[x.Namespace], workload{meta: &x.ObjectMeta, labels: x.Labels, addrs: x.IPs, spec: &spec,
+				sa: cmp.Or(spec.ServiceAccountName, "default"), tlsMode: tls(&x.ObjectMeta, x.Labels)})
+		case *model.Workload:
+			spec := x.Template.Spec
+			out[x.Namespace] = append(out[x.Namespace], workload{meta: &x.ObjectMeta, labels: x.Template.Labels, addrs: []string{""}, spec: &spec,
+				sa: cmp.Or(spec.ServiceAccountName, "default"), tlsMode: tls(&x.ObjectMeta, x.Template.Labels)})
+		case *model.WorkloadEntry:
+			labels := map[string]string{}
+			for k, v := range x.Spec.GetLabels() {
+				labels[k] = v
+			}
+			for k, v := range x.Labels {
+				labels[k] = v // metadata labels win
+			}
+			mode := labels["security.istio.io/tlsMode"]
+			switch {
+			case mode != "":
+			case x.Spec.GetServiceAccount() != "":
+				mode = "istio"
+			default:
+				mode = "disabled"
+			}
+			out[x.Namespace] = append(out[x.Namespace], workload{meta: &x.ObjectMeta, labels: labels, addrs: []string{x.Spec.GetAddress()},
+				sa: x.Spec.GetServiceAccount(), tlsMode: mode, ports: x.Spec.GetPorts(), weight: x.Spec.GetWeight(), locality: x.Spec.GetLocality(), entry: true})
+		}
+	}
+	return out
+}
+
+// kubeEndpoints are the pods, templates and WorkloadEntries of the
+// service's namespace its selector matches, per port (istio.md §1.5).
+func kubeEndpoints(s *Service, ws []workload) []Endpoint {
+	if len(s.Selector) == 0 {
+		return nil // an empty selector selects nothing automatically
+	}
+	var out []Endpoint
+	for _, w := range ws {
+		if !labelsMatch(s.Selector, w.labels) {
+			continue
+		}
+		for _, p := range s.Ports {
+			target, ok := targetPort(p, w)
+			if !ok {
+				continue
+			}
+			for _, a := range w.addrs {
+				out = append(out, Endpoint{Address: a, Port: target, ServicePort: p.Number, Labels: w.labels, TLSMode: w.tlsMode,
+					ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta})
+			}
+		}
+	}
+	return out
+}
+
+// targetPort resolves a service port's target on one workload: a number,
+// or a container port with that name and the same protocol.
+func targetPort(p Port, w workload) (uint32, bool) {
+	switch {
+	case p.TargetPortName != "" && w.entry:
+		if n := w.ports[p.TargetPortName]; n > 0 {
+			return n, true
+		}
+		return 0, false
+	case p.TargetPortName != "":
+		for _, cs := range [][]corev1.Container{w.spec.Containers, w.spec.InitContainers} {
+			for _, c := range cs {
+				for _, cp := range c.Ports {
+					if cp.Name == p.TargetPortName && strings.EqualFold(string(cmp.Or(cp.Protocol, corev1.ProtocolTCP)), protocolOf(p)) {
+						return uint32(cp.ContainerPort), true
+					}
+				}
+			}
+		}
+		return 0, false
+	case w.entry && w.ports[p.Name] > 0:
+		return w.ports[p.Name], true
+	case p.TargetPort > 0:
+		return p.TargetPort, true
+	}
+	return p.Number, true
+}
+
+func protocolOf(p Port) string {
+	if p.Protocol == "UDP" {
+		return "UDP"
+	}
+	return "TCP"
+}
+
+// entryEndpoints are a ServiceEntry's endpoints (istio.md §1.3).
+func entryEndpoints(s *Service, ws []workload) []Endpoint {
+	spec := s.entry.Spec
+	dns := s.Resolution == DNSLB || s.Resolution == DNSRoundRobinLB
+	var out []Endpoint
+	port := func(p Port, addr string, named map[string]uint32) uint32 {
+		switch {
+		case strings.HasPrefix(addr, "unix://"):
+			return 0
+		case named[p.Name] > 0:
+			return named[p.Name]
+		case p.TargetPort > 0:
+			return p.TargetPort
+		}
+		return p.Number
+	}
+	switch {
+	case spec.GetWorkloadSelector() != nil:
+		for _, w := range ws {
+			if !labelsMatch(spec.GetWorkloadSelector().GetLabels(), w.labels) {
+				continue
+			}
+			for _, a := range w.addrs {
+				if w.entry && !dns && (strings.HasPrefix(a, "unix://") || !looksLikeIP(a)) {
+					continue // hostnames and sockets serve DNS entries only
+				}
+				for _, p := range s.Ports {
+					out = append(out, Endpoint{Address: a, Port: port(p, a, w.ports), ServicePort: p.Number, Labels: w.labels, TLSMode: w.tlsMode,
+						ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta})
+				}
+			}
+		}
+	case len(spec.GetEndpoints()) > 0:
+		for _, e := range spec.GetEndpoints() {
+			for _, p := range s.Ports {
+				out = append(out, entryEndpoint(s, e, p, port(p, e.GetAddress(), e.GetPorts())))
+			}
+		}
+	case dns:
+		for _, p := range s.Ports {
+			out = append(out, Endpoint{Address: string(s.Host), Port: port(p, "", nil), ServicePort: p.Number, TLSMode: "disabled", Workload: s.Object})
+		}
+	}
+	return out
+}
+
+func entryEndpoint(s *Service, e *networking.WorkloadEntry, p Port, port uint32) Endpoint {
+	mode := e.GetLabels()["security.istio.io/tlsMode"]
+	if mode == "" {
+		mode = "disabled"
+		if e.GetServiceAccount() != "" {
+			mode = "istio"
+		}
+	}
+	return Endpoint{Address: e.GetAddress(), Port: port, ServicePort: p.Number, Labels: e.GetLabels(), TLSMode: mode,
+		ServiceAccount: e.GetServiceAccount(), Weight: e.GetWeight(), Locality: e.GetLocality(), Workload: s.Object}
+}
+
+func looksLikeIP(a string) bool {
+	return strings.Count(a, ".") == 3 && strings.Trim(a, "0123456789.") == "" || strings.Contains(a, ":")
+}
+
+// assignEndpoints fills every service's endpoints; ServiceEntries for one
+// (namespace, host) share theirs, oldest first, as istiod concatenates them.
+func assignEndpoints(services []*Service, ws map[string][]workload) {
+	type key struct{ ns, host string }
+	shared := map[key][]Endpoint{}
+	var order []*Service
+	for _, s := range services {
+		switch s.Registry {
+		case Kubernetes:
+			s.Endpoints = kubeEndpoints(s, ws[s.Namespace])
+		case External:
+			k := key{s.Namespace, string(s.Host)}
+			shared[k] = append(shared[k], entryEndpoints(s, ws[s.Namespace])...)
+			order = append(order, s)
+		}
+	}
+	for _, s := range order {
+		eps := shared[key{s.Namespace, string(s.Host)}]
+		if s.Resolution == DNSRoundRobinLB {
+			eps = firstPerPort(eps)
+		}
+		s.Endpoints = eps
+	}
+}
+
+func firstPerPort(eps []Endpoint) []Endpoint {
+	var out []Endpoint
+	for _, e := range eps {
+		if !slices.ContainsFunc(out, func(o Endpoint) bool { return o.ServicePort == e.ServicePort }) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
