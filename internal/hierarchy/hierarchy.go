@@ -165,7 +165,7 @@ func (f *Forest) Labels(ns string) map[string]string {
 }
 
 // alwaysExist are namespaces every cluster has.
-var alwaysExist = [...]string{"default", "kube-system", "kube-public", "kube-node-lease"}
+func alwaysExist() []string { return []string{"default", "kube-system", "kube-public", "kube-node-lease"} }
 
 type builder struct {
 	opts     Options
@@ -182,7 +182,7 @@ func Build(objs []model.Object, opts Options) (*Forest, []diag.Diagnostic) {
 	b.compile()
 	var hcs []*model.HierarchyConfiguration
 	var anchors []*model.SubnamespaceAnchor
-	for _, ns := range alwaysExist {
+	for _, ns := range alwaysExist() {
 		b.ns(ns).Exists = true
 	}
 	for _, o := range objs {

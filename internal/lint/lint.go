@@ -85,11 +85,14 @@ const istioSuppressAnnotation = "galley.istio.io/analyze-suppress"
 
 // istioCodes maps Istio analyzer codes to the meshc codes that report the
 // same finding.
-var istioCodes = map[string]string{
-	"IST0109": "MC5001", // ConflictingMeshGatewayVirtualServiceHosts
-	"IST0110": "MC6002", // ConflictingSidecarWorkloadSelectors
-	"IST0111": "MC6001", // MultipleSidecarsWithoutWorkloadSelectors
-	"IST0101": "MC5002", // ReferencedResourceNotFound (destination host)
+func istioCode(code string) (string, bool) {
+	mc, ok := map[string]string{
+		"IST0109": "MC5001", // ConflictingMeshGatewayVirtualServiceHosts
+		"IST0110": "MC6002", // ConflictingSidecarWorkloadSelectors
+		"IST0111": "MC6001", // MultipleSidecarsWithoutWorkloadSelectors
+		"IST0101": "MC5002", // ReferencedResourceNotFound (destination host)
+	}[code]
+	return mc, ok
 }
 
 func subjectKey(o diag.ObjectRef) string { return o.Kind + "/" + o.Namespace + "/" + o.Name }
@@ -105,7 +108,7 @@ func suppressionAnnotations(objs []model.Object) map[string]map[string]bool {
 			}
 		}
 		for _, c := range strings.Split(m.Annotations[istioSuppressAnnotation], ",") {
-			if mc, ok := istioCodes[strings.TrimSpace(c)]; ok {
+			if mc, ok := istioCode(strings.TrimSpace(c)); ok {
 				codes[mc] = true
 			}
 		}

@@ -162,13 +162,12 @@ func decodeK8s[T any](build func(model.ObjectMeta, *T) model.Object) decodeFunc 
 
 // customResourceFields are the top-level fields a custom resource may have;
 // the API server prunes or, with strict validation, rejects others.
-var customResourceFields = []string{"apiVersion", "kind", "metadata", "spec", "status"}
-
 func checkTopLevel(raw map[string]any) []fieldError {
+	fields := []string{"apiVersion", "kind", "metadata", "spec", "status"}
 	var errs []fieldError
 	for _, k := range sortedKeys(raw) {
-		if !slices.Contains(customResourceFields, k) {
-			errs = append(errs, fieldError{Path: model.Path{}.Key(k), Msg: fmt.Sprintf("unknown field %q", k) + suggest.DidYouMean(k, customResourceFields)})
+		if !slices.Contains(fields, k) {
+			errs = append(errs, fieldError{Path: model.Path{}.Key(k), Msg: fmt.Sprintf("unknown field %q", k) + suggest.DidYouMean(k, fields)})
 		}
 	}
 	return errs

@@ -22,10 +22,7 @@ import (
 // DefaultPlaceholderVIPs is where services without a clusterIP in the
 // manifests get their made-up VIP: the benchmarking range (RFC 2544), which
 // no cluster allocates.
-var defaultPlaceholderVIPs = netip.MustParsePrefix("198.18.0.0/15")
-
-// DefaultPlaceholderVIPs returns the range placeholder VIPs come from.
-func DefaultPlaceholderVIPs() netip.Prefix { return defaultPlaceholderVIPs }
+func DefaultPlaceholderVIPs() netip.Prefix { return netip.MustParsePrefix("198.18.0.0/15") }
 
 // Options configure resolution.
 type Options struct {
@@ -93,7 +90,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	}
 	vips := opts.PlaceholderVIPs
 	if !vips.IsValid() {
-		vips = defaultPlaceholderVIPs
+		vips = DefaultPlaceholderVIPs()
 	}
 	forest, hdiags := hierarchy.Build(objs, opts.Hierarchy)
 	// Copies HNC would create are ordinary objects of their namespace from
