@@ -165,7 +165,9 @@ func (f *Forest) Labels(ns string) map[string]string {
 }
 
 // alwaysExist are namespaces every cluster has.
-func alwaysExist() []string { return []string{"default", "kube-system", "kube-public", "kube-node-lease"} }
+func alwaysExist() []string {
+	return []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+}
 
 type builder struct {
 	opts     Options
