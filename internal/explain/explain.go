@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/host"
@@ -156,7 +155,9 @@ func Build(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
 	slices.SortStableFunc(r.Services, func(a, b Service) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Host, b.Host))
 	})
-	r.Hidden = hidden(m, sc)
+	for _, h := range m.Hidden(sc) {
+		r.Hidden = append(r.Hidden, Hidden{Host: string(h.Service.Host), Namespace: h.Service.Namespace, Why: h.Why})
+	}
 	hosts := make([]host.Name, 0, len(sc.Services))
 	for _, s := range sc.Services {
 		hosts = append(hosts, s.Host)
@@ -228,46 +229,6 @@ func sidecar(v *resolve.ProxyView) Sidecar {
 		s.Skipped = append(s.Skipped, SkippedSidecar{Name: name(&sk.Sidecar.ObjectMeta), Why: sk.Why})
 	}
 	return s
-}
-
-// hidden explains the services of the mesh the scope does not hold.
-func hidden(m *resolve.Mesh, sc *resolve.Scope) []Hidden {
-	lost := map[host.Name]resolve.HostChoice{}
-	for _, a := range sc.Ambiguous {
-		lost[a.Host] = a
-	}
-	var out []Hidden
-	seen := map[string]bool{}
-	for _, s := range m.Services {
-		if got, ok := sc.Service(s.Host); ok && got.Namespace == s.Namespace {
-			continue
-		}
-		key := string(s.Host) + "|" + s.Namespace
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		var why string
-		switch a, ok := lost[s.Host]; {
-		case !s.VisibleIn(sc.Namespace):
-			public, nowhere, nss := s.ExportTo()
-			switch {
-			case nowhere && !public:
-				why = `exportTo "~" hides it from every namespace`
-			default:
-				why = "exportTo limits it to " + strings.Join(nss, ", ")
-			}
-		case ok:
-			why = fmt.Sprintf("the same host from %s is used instead (%s)", a.Winner.Namespace, a.TieBreak)
-		default:
-			why = "the Sidecar's egress hosts do not import it"
-		}
-		out = append(out, Hidden{Host: string(s.Host), Namespace: s.Namespace, Why: why})
-	}
-	slices.SortFunc(out, func(a, b Hidden) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Host, b.Host))
-	})
-	return out
 }
 
 // concerning keeps the diagnostics that name the proxy, or whose subject

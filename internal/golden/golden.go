@@ -44,6 +44,3 @@ func firstDifference(got, want []byte) string {
 	}
 	return fmt.Sprintf("got %d lines, want %d", len(g), len(w))
 }
-
-// Updating reports whether golden files are being rewritten.
-func Updating() bool { return *update }

@@ -10,16 +10,13 @@ type exportTo struct {
 	public  bool            // "*"
 	nowhere bool            // "~" without "*"
 	ns      map[string]bool // namespaces named ("." rewritten to the owner's)
-	// explicit is false when the object said nothing and the mesh default
-	// applied.
-	explicit bool
 }
 
 // newExportTo builds the set from an object's entries, or from def when it
 // has none. "." becomes owner.
 func newExportTo(entries, def []string, owner string) exportTo {
-	e := exportTo{explicit: len(entries) > 0}
-	if !e.explicit {
+	var e exportTo
+	if len(entries) == 0 {
 		entries = def
 	}
 	for _, x := range entries {

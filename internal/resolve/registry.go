@@ -102,16 +102,6 @@ func (s *Service) PortNumbered(n uint32) (Port, bool) {
 	return Port{}, false
 }
 
-// ExportTo returns the service's effective export: public, hidden
-// everywhere, or the namespaces it is exported to.
-func (s *Service) ExportTo() (public, nowhere bool, namespaces []string) {
-	return s.exportTo.public, s.exportTo.nowhere, s.exportTo.names()
-}
-
-// ExplicitExportTo reports whether the service set exportTo itself rather
-// than taking the mesh default.
-func (s *Service) ExplicitExportTo() bool { return s.exportTo.explicit }
-
 // VisibleIn reports whether proxies in ns can see the service (istio.md
 // §2.2).
 func (s *Service) VisibleIn(ns string) bool { return s.exportTo.visibleIn(ns) }
@@ -329,12 +319,4 @@ func assignPlaceholderVIPs(services []*Service, prefix netip.Prefix) {
 			off = (off + 1) % size
 		}
 	}
-}
-
-// address returns the service's first VIP, or 0.0.0.0.
-func (s *Service) address() string {
-	if len(s.Addresses) == 0 {
-		return "0.0.0.0"
-	}
-	return s.Addresses[0]
 }

@@ -232,13 +232,6 @@ func (m *Mesh) View(ns, name string) (*ProxyView, bool) {
 	return m.Views[i], true
 }
 
-// DestinationRuleFor returns the namespace-level lookup for a service seen
-// from proxies in proxyNs, and the rule a given proxy uses.
-func (m *Mesh) DestinationRuleFor(p *Proxy, s *Service) (DRLookup, *Rule) {
-	l := m.drs.lookup(p.Namespace, s.Host, s.Namespace)
-	return l, l.RuleFor(p)
-}
-
 // Reachable reports whether some service covering h, exactly or as a
 // wildcard ServiceEntry host, is visible from namespace ns.
 func (m *Mesh) Reachable(h host.Name, ns string) bool {
