@@ -17,3 +17,4 @@ fmt:
 
 fuzz:
 	$(GO) test ./internal/load -run '^$$' -fuzz FuzzLoad -fuzztime 5m
+	$(GO) test ./internal/lint -run '^$$' -fuzz FuzzPipeline -fuzztime 5m
