@@ -102,9 +102,11 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 	sc, p := v.Scope, v.Proxy
 	services := portServices(sc, port)
 	var vss []*VirtualService
+	seen := map[*VirtualService]bool{}
 	for _, l := range sc.Listeners {
 		for _, vs := range l.VirtualServices {
-			if !slices.Contains(vss, vs) && (port == 80 || vsServesPort(vs, services)) {
+			if !seen[vs] && (port == 80 || vsServesPort(vs, services)) {
+				seen[vs] = true
 				vss = append(vss, vs)
 			}
 		}

@@ -176,11 +176,14 @@ func (x *vsIndex) visible(ns, gateway string) []*VirtualService {
 // selectVirtualServices is istio.md §4.7 for one egress listener.
 func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) []*VirtualService {
 	var out []*VirtualService
+	// A VirtualService can be listed more than once (e.g. exportTo [".", "*"]).
+	seen := map[*VirtualService]bool{}
 	star := l.hosts.byNs["*"]
 	for _, vs := range x.visible(proxyNs, MeshGateway) {
-		if slices.Contains(out, vs) {
+		if seen[vs] {
 			continue
 		}
+		seen[vs] = true
 		own := l.hosts.byNs[vs.Namespace()]
 		for _, h := range vs.Hosts {
 			if _, ex := own.excludes(h); ex {
