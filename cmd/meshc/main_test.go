@@ -37,6 +37,28 @@ func writeFiles(t *testing.T, files map[string]string) string {
 
 const goodNS = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{port: 80, name: http}]}\n"
 
+// cliCase runs meshc with args and expects the exit code and fragments of
+// stdout and stderr.
+type cliCase struct {
+	name string
+	args []string
+	code int
+	out  string // fragment of stdout
+	err  string // fragment of stderr
+}
+
+func runCLICases(t *testing.T, tests []cliCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := meshc(t, "", tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errOut, tt.err) {
+				t.Errorf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s\nwant stdout containing %q and stderr containing %q", code, tt.code, out, errOut, tt.out, tt.err)
+			}
+		})
+	}
+}
+
 func TestLintExitCodes(t *testing.T) {
 	clean := writeFiles(t, map[string]string{"ns.yaml": goodNS})
 	broken := writeFiles(t, map[string]string{
@@ -45,13 +67,7 @@ func TestLintExitCodes(t *testing.T) {
 	})
 	warning := writeFiles(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  mesh: |\n    rootNamespce: x\n"})
 	info := writeFiles(t, map[string]string{"s.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"})
-	tests := []struct {
-		name string
-		args []string
-		code int
-		out  string // fragment of stdout
-		err  string // fragment of stderr
-	}{
+	runCLICases(t, []cliCase{
 		{"bundled example is clean", []string{"lint", filepath.Join("..", "..", "examples", "bookinfo")}, 0, "0 errors, 0 warnings, 0 info in 21 objects from 6 files", ""},
 		{"clean folder", []string{"lint", clean}, 0, "2 objects from 1 file", ""},
 		{"broken file fails and the rest still loads", []string{"lint", broken}, 1, "broken.yaml:4: error MC1001 InvalidYAML", ""},
@@ -74,15 +90,7 @@ func TestLintExitCodes(t *testing.T) {
 		{"completion", []string{"completion", "bash"}, 0, "bash completion", ""},
 		{"mesh config flag", []string{"lint", clean, "--mesh-config", filepath.Join(clean, "none.yaml")}, 2, "cannot read mesh config", ""},
 		{"bad placeholder range", []string{"lint", clean, "--placeholder-vips", "10.0.0.0/31"}, 2, "", "--placeholder-vips"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := meshc(t, "", tt.args...)
-			if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errOut, tt.err) {
-				t.Errorf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s\nwant stdout containing %q and stderr containing %q", code, tt.code, out, errOut, tt.out, tt.err)
-			}
-		})
-	}
+	})
 }
 
 func TestLintStdin(t *testing.T) {
@@ -142,13 +150,7 @@ func TestNoColorWhenNotATerminal(t *testing.T) {
 
 func TestExplainProxy(t *testing.T) {
 	bookinfo := filepath.Join("..", "..", "examples", "bookinfo")
-	tests := []struct {
-		name string
-		args []string
-		code int
-		out  string
-		err  string
-	}{
+	runCLICases(t, []cliCase{
 		{"text", []string{"explain", "proxy", "default/reviews-v2", "-f", bookinfo}, 0, "reviews.default.svc.cluster.local  default/reviews (proxy namespace)  subsets v1, v2, v3", ""},
 		{"json", []string{"explain", "proxy", "default/reviews-v2", "-f", bookinfo, "-o", "json"}, 0, `"virtualService": "default/reviews"`, ""},
 		{"verbose", []string{"explain", "proxy", "default/reviews-v2", "-f", bookinfo, "--verbose"}, 0, "egress on any port: */*", ""},
@@ -156,15 +158,7 @@ func TestExplainProxy(t *testing.T) {
 		{"not a proxy at all", []string{"explain", "proxy", "nowhere/zzzzzzzzzzzz", "-f", bookinfo}, 2, "", "a proxy is an injected Pod or workload"},
 		{"bad argument", []string{"explain", "proxy", "reviews", "-f", bookinfo}, 2, "", "want NAMESPACE/NAME"},
 		{"bad format", []string{"explain", "proxy", "default/reviews-v2", "-f", bookinfo, "-o", "yaml"}, 2, "", "unknown output format"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := meshc(t, "", tt.args...)
-			if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errOut, tt.err) {
-				t.Errorf("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s\nwant %q / %q", code, tt.code, out, errOut, tt.out, tt.err)
-			}
-		})
-	}
+	})
 }
 
 func TestLintReportsResolvedProblems(t *testing.T) {
