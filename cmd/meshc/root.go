@@ -87,7 +87,7 @@ codes today, per-proxy Envoy config as the passes arrive.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: err}
 	})
-	root.AddCommand(newLintCmd(g), newExplainCmd(g), newTreeCmd(g), newVersionCmd(g), newGenCmd(g))
+	root.AddCommand(newBuildCmd(g), newLintCmd(g), newExplainCmd(g), newTreeCmd(g), newVersionCmd(g), newGenCmd(g))
 	return root
 }
 

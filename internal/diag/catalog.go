@@ -254,6 +254,28 @@ on creation time, which a change to the manifests can flip.`,
 oldest applies. meshc checks workload templates (Deployments and the
 rest), not only Pods, so the conflict is found before anything runs.`,
 	},
+	{
+		Code: "MC8001", Name: "ProxyConfigTooLarge", Severity: Warning,
+		Summary: "A proxy's Envoy configuration exceeds the size budget.",
+		Doc: `istiod pushes a proxy's whole configuration over one gRPC stream; past
+its message limit (4 MiB by default) the push fails, and long before that
+a large config costs every proxy memory and CPU. The size is measured as
+xDS sends it (protobuf). A proxy without a Sidecar imports every service
+the mesh exports to it; a Sidecar with egress hosts limited to what the
+workload calls trims it. Set the budget with meshc build --max-proxy-bytes.`,
+	},
+	{
+		Code: "MC8002", Name: "InvalidEnvoyConfig", Severity: Error,
+		Summary: "An emitted Envoy resource fails validation or a cross-reference check.",
+		Doc: `Every resource meshc emits is checked with Envoy's own generated validation
+rules, including the extension configs packed inside (HTTP connection
+managers, TLS contexts, tcp_proxy), and with the checks those rules cannot
+make: no two resources of a type share a name, no two listeners bind one
+address, an original-destination cluster uses the CLUSTER_PROVIDED load
+balancer, and every cluster a route, a tcp_proxy or a mirror names is
+emitted. Istio would send such a config and Envoy would reject it, or
+answer 503 on the route. The message names the proxy and the resource.`,
+	},
 }
 
 // Catalog returns every entry, sorted by code.

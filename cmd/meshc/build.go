@@ -1,0 +1,198 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/emit"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// buildFlags are meshc build's own flags.
+type buildFlags struct {
+	out, format, endpoints, tlsMode, certDir, failOn string
+	proxies                                          []string
+	maxBytes                                         int
+	quiet                                            bool
+}
+
+func newBuildCmd(g *globals) *cobra.Command {
+	var f buildFlags
+	cmd := &cobra.Command{
+		Use:   "build [PATH...] -o OUT",
+		Short: "Compile every proxy's Envoy configuration, as istiod would send it",
+		Long: `build loads the manifests under PATH (as lint does), resolves what each
+proxy sees, and writes its Envoy configuration under OUT:
+
+  --format bootstrap (default)  OUT/<namespace>/<proxy>.json, one Envoy
+                                bootstrap with static resources: routes
+                                inline in listeners, endpoints in clusters
+  --format xds                  OUT/<namespace>/<proxy>/{clusters,endpoints,
+                                listeners,routes}.json, each a DiscoveryResponse
+                                as an xDS server sends it
+
+OUT/index.json lists every proxy with its kind, labels, Sidecar, resource
+counts, size and content hash. OUT is replaced as a whole at the end: a
+failed build leaves the previous OUT untouched.
+
+Diagnostics print to stderr as lint prints them; every emitted resource is
+validated (MC8002) and measured against --max-proxy-bytes (MC8001). Exit
+status as lint's.`,
+		Example: `  meshc build examples/bookinfo -o out/
+  meshc build ./manifests -o out/ --format xds --proxy 'shop/*'
+  meshc build ./manifests -o out/ --endpoints dns --tls-mode off`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, threshold, err := f.options()
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			run, err := g.analyze(cmd.Context(), args, nil)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			views, err := selectProxies(run.mesh, f.proxies)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			wo := emit.WriteOptions{Out: f.out}
+			var bar *progressbar.ProgressBar
+			if !f.quiet && g.color(g.stderr) {
+				bar = progressbar.NewOptions(len(views), progressbar.OptionSetWriter(g.stderr),
+					progressbar.OptionSetDescription("compiling proxies"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+				wo.Progress = func(done, _ int) { _ = bar.Set(done) }
+			}
+			res, err := emit.New(run.mesh, opts).Write(cmd.Context(), views, wo)
+			if bar != nil {
+				_ = bar.Finish()
+			}
+			if err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("build: %w", err)}
+			}
+			ds := append(run.diags, buildDiagnostics(views, res, f.maxBytes)...)
+			diag.Sort(ds)
+			r, err := diag.NewRenderer("text", diag.Options{
+				Color: g.color(g.stderr),
+				Input: diag.Input{Files: len(run.input.Files), Objects: len(run.input.Objects)},
+			})
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			if err := r.Render(g.stderr, ds); err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("write diagnostics: %w", err)}
+			}
+			if !f.quiet {
+				summary(g.stderr, res, f.out)
+			}
+			return exitFor(ds, threshold)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.out, "out", "o", "", "write the configs under `DIR` (required)")
+	fl.StringVar(&f.format, "format", string(emit.Bootstrap), "output `layout`: bootstrap or xds")
+	fl.StringVar(&f.endpoints, "endpoints", string(emit.EndpointsInline), "bootstrap endpoints: inline (from the manifests) or dns (each Kubernetes service by its cluster DNS name)")
+	fl.StringVar(&f.tlsMode, "tls-mode", string(emit.TLSIstio), "Istio mutual TLS: istio (SDS from istio-agent), files (certificates in --cert-dir) or off")
+	fl.StringVar(&f.certDir, "cert-dir", "/etc/certs", "`DIR` with cert-chain.pem, key.pem and root-cert.pem for --tls-mode files")
+	fl.StringArrayVar(&f.proxies, "proxy", nil, "build only proxies matching `NAMESPACE/NAME` (a glob); repeatable")
+	fl.IntVar(&f.maxBytes, "max-proxy-bytes", 4<<20, "warn (MC8001) when a proxy's config exceeds this many `bytes` on the wire")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no summary")
+	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
+	_ = cmd.MarkFlagRequired("out")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"bootstrap", "xds"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("endpoints", cobra.FixedCompletions([]string{"inline", "dns"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("tls-mode", cobra.FixedCompletions([]string{"istio", "files", "off"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (f buildFlags) options() (emit.Options, diag.Severity, error) {
+	threshold, err := parseFailOn(f.failOn)
+	if err != nil {
+		return emit.Options{}, 0, err
+	}
+	opts := emit.Options{Format: emit.Format(f.format), Endpoints: emit.EndpointMode(f.endpoints), TLS: emit.TLSMode(f.tlsMode), CertDir: f.certDir}
+	switch {
+	case !slices.Contains([]emit.Format{emit.Bootstrap, emit.XDS}, opts.Format):
+		return opts, 0, fmt.Errorf("--format: want bootstrap or xds, got %q", f.format)
+	case !slices.Contains([]emit.EndpointMode{emit.EndpointsInline, emit.EndpointsDNS}, opts.Endpoints):
+		return opts, 0, fmt.Errorf("--endpoints: want inline or dns, got %q", f.endpoints)
+	case !slices.Contains([]emit.TLSMode{emit.TLSIstio, emit.TLSFiles, emit.TLSOff}, opts.TLS):
+		return opts, 0, fmt.Errorf("--tls-mode: want istio, files or off, got %q", f.tlsMode)
+	case f.maxBytes <= 0:
+		return opts, 0, fmt.Errorf("--max-proxy-bytes: want a positive size, got %d", f.maxBytes)
+	}
+	for _, p := range f.proxies {
+		if _, err := path.Match(p, ""); err != nil || !strings.Contains(p, "/") {
+			return opts, 0, fmt.Errorf("--proxy %q: want NAMESPACE/NAME, globs allowed", p)
+		}
+	}
+	return opts, threshold, nil
+}
+
+// selectProxies keeps the proxies matching any pattern, all when none is
+// given; a pattern matching nothing is an error, as a typo would be.
+func selectProxies(m *resolve.Mesh, patterns []string) ([]*resolve.ProxyView, error) {
+	if len(patterns) == 0 {
+		return m.Views, nil
+	}
+	var out []*resolve.ProxyView
+	used := make([]bool, len(patterns))
+	for _, v := range m.Views {
+		hit := false
+		for i, p := range patterns {
+			if ok, _ := path.Match(p, v.Proxy.ID()); ok {
+				used[i], hit = true, true
+			}
+		}
+		if hit {
+			out = append(out, v)
+		}
+	}
+	for i, p := range patterns {
+		if !used[i] {
+			return nil, fmt.Errorf("--proxy %q matches no proxy", p)
+		}
+	}
+	return out, nil
+}
+
+// buildDiagnostics reports each proxy's invalid resources (MC8002) and
+// oversized configs (MC8001).
+func buildDiagnostics(views []*resolve.ProxyView, res emit.Result, maxBytes int) []diag.Diagnostic {
+	var out []diag.Diagnostic
+	for i, v := range views {
+		ref := v.Proxy.Object.Ref()
+		for _, p := range res.Problems[v.Proxy.ID()] {
+			d := diag.New("MC8002", ref, "the Envoy config of proxy %s is invalid: %s", v.Proxy.ID(), p)
+			d.Proxies = []string{v.Proxy.ID()}
+			out = append(out, d)
+		}
+		e := res.Index[i]
+		if e.WireBytes <= maxBytes {
+			continue
+		}
+		hint := "a Sidecar in namespace " + v.Proxy.Namespace + " whose egress hosts list only what the workload calls would trim it"
+		if sc := v.Choice.Sidecar; sc != nil {
+			hint = "its Sidecar " + sc.Namespace + "/" + sc.Name + " imports " + fmt.Sprint(len(v.Scope.Services)) + " services; narrowing its egress hosts would trim it"
+		}
+		d := diag.New("MC8001", ref, "the Envoy config of proxy %s is %d bytes on the wire (%d clusters, %d listeners), over the budget of %d; %s",
+			v.Proxy.ID(), e.WireBytes, e.Counts.Clusters, e.Counts.Listeners, maxBytes, hint)
+		d.Proxies = []string{v.Proxy.ID()}
+		out = append(out, d)
+	}
+	return out
+}
+
+func summary(w io.Writer, res emit.Result, out string) {
+	var files, bytes int
+	for _, e := range res.Index {
+		bytes += e.Bytes
+		files++
+	}
+	fmt.Fprintf(w, "wrote %d proxies (%.1f MB) to %s\n", files, float64(bytes)/(1<<20), out)
+}

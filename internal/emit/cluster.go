@@ -1,0 +1,352 @@
+package emit
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+	networking "istio.io/api/networking/v1alpha3"
+
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/protocol"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// Names of the clusters every sidecar has (istio.md §7.1).
+const (
+	BlackHoleCluster          = "BlackHoleCluster"
+	PassthroughCluster        = "PassthroughCluster"
+	InboundPassthroughCluster = "InboundPassthroughCluster"
+)
+
+// inboundBind is the source address a sidecar uses towards its own
+// application, so that the connection is not captured again.
+const inboundBind = "127.0.0.6"
+
+// outboundClusters builds, for every service and port of the scope, the
+// default cluster and one per subset of the DestinationRule the proxy uses
+// (istio.md §7.2).
+func (b *builder) outboundClusters() {
+	for _, s := range b.view.Scope.Services {
+		if s.Resolution == resolve.Alias || s.Resolution == resolve.DynamicDNS {
+			continue
+		}
+		rule := b.ruleFor(s.Host)
+		for _, port := range s.Ports {
+			if port.Protocol == protocol.UDP {
+				continue
+			}
+			b.serviceClusters(s, port, rule)
+		}
+	}
+}
+
+// ruleFor is the DestinationRule rule the proxy uses for a host, nil when
+// none applies.
+func (b *builder) ruleFor(h host.Name) *resolve.Rule {
+	dec, ok := b.view.Scope.DestinationRule(h)
+	if !ok {
+		return nil
+	}
+	return dec.Lookup.RuleFor(b.view.Proxy)
+}
+
+func (b *builder) serviceClusters(s *resolve.Service, port resolve.Port, rule *resolve.Rule) {
+	eps := portEndpoints(s, port.Number)
+	dns := s.Resolution == resolve.DNSLB || s.Resolution == resolve.DNSRoundRobinLB
+	if dns && len(eps) == 0 {
+		// istiod omits DNS clusters with nothing to resolve, though
+		// listeners still name them: Envoy then refuses the connection.
+		b.omitted[resolve.ClusterName(port.Number, "", s.Host)] = true
+		return
+	}
+	var top *networking.TrafficPolicy
+	if rule != nil {
+		top = rule.TrafficPolicy
+	}
+	b.serviceCluster(s, port, rule, nil, policyFor(top, nil, port.Number), eps)
+	if rule == nil {
+		return
+	}
+	for _, sub := range rule.Subsets {
+		subEps := subsetEndpoints(eps, sub.GetLabels())
+		if dns && len(subEps) == 0 {
+			continue
+		}
+		b.serviceCluster(s, port, rule, sub, policyFor(top, sub, port.Number), subEps)
+	}
+}
+
+// serviceCluster builds one outbound cluster and, for EDS, its endpoints.
+func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *resolve.Rule, sub *networking.Subset, pol policy, eps []resolve.Endpoint) {
+	subset := sub.GetName()
+	name := resolve.ClusterName(port.Number, subset, s.Host)
+	c := &clusterv3.Cluster{
+		Name:           name,
+		AltStatName:    name + ";",
+		ConnectTimeout: b.connectTimeout(pol),
+		CircuitBreakers: &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{
+			thresholds(pol.pool),
+		}},
+		CommonLbConfig: &clusterv3.Cluster_CommonLbConfig{HealthyPanicThreshold: &typev3.Percent{Value: panicThreshold(pol.outlier)}},
+		Metadata:       clusterMetadata(s, rule, subset),
+	}
+	passthrough := s.Resolution == resolve.Passthrough && b.sidecar()
+	switch {
+	case passthrough || pol.lb.GetSimple() == networking.LoadBalancerSettings_PASSTHROUGH:
+		setType(c, clusterv3.Cluster_ORIGINAL_DST)
+		c.LbPolicy = clusterv3.Cluster_CLUSTER_PROVIDED
+	case s.Resolution == resolve.DNSLB:
+		setType(c, clusterv3.Cluster_STRICT_DNS)
+		b.dnsSettings(c)
+		c.LoadAssignment = loadAssignment(name, eps)
+	case s.Resolution == resolve.DNSRoundRobinLB:
+		setType(c, clusterv3.Cluster_LOGICAL_DNS)
+		b.dnsSettings(c)
+		c.LoadAssignment = loadAssignment(name, eps[:1])
+	case b.opts.Format == XDS:
+		setType(c, clusterv3.Cluster_EDS)
+		c.EdsClusterConfig = &clusterv3.Cluster_EdsClusterConfig{ServiceName: name, EdsConfig: adsSource()}
+		b.cfg.Endpoints = append(b.cfg.Endpoints, loadAssignment(name, eps))
+	case b.opts.Endpoints == EndpointsDNS && s.Registry == resolve.Kubernetes:
+		// The service's DNS name stands in for pods unknown at build
+		// time; a subset cluster then reaches every pod of the service.
+		setType(c, clusterv3.Cluster_STRICT_DNS)
+		b.dnsSettings(c)
+		c.LoadAssignment = loadAssignment(name, []resolve.Endpoint{{Address: string(s.Host), Port: port.Number}})
+	default:
+		// A static config carries EDS's endpoints in the cluster.
+		setType(c, clusterv3.Cluster_STATIC)
+		c.LoadAssignment = loadAssignment(name, eps)
+	}
+	if c.LbPolicy != clusterv3.Cluster_CLUSTER_PROVIDED {
+		applyLB(c, pol.lb)
+	}
+	if pol.outlier != nil {
+		c.OutlierDetection = outlierDetection(pol.outlier)
+	}
+	b.applyProtocol(c, port, pol)
+	b.applyTLS(c, s, port, subset, rule, pol)
+	b.cfg.Clusters = append(b.cfg.Clusters, c)
+}
+
+func (b *builder) sidecar() bool { return b.view.Proxy.Type == resolve.SidecarProxy }
+
+func setType(c *clusterv3.Cluster, t clusterv3.Cluster_DiscoveryType) {
+	c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: t}
+}
+
+// adsSource is the config source istiod gives EDS clusters: the ADS
+// stream, without waiting for the first response.
+func adsSource() *corev3.ConfigSource {
+	return &corev3.ConfigSource{
+		ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}},
+		InitialFetchTimeout:   durationpb.New(0),
+		ResourceApiVersion:    corev3.ApiVersion_V3,
+	}
+}
+
+func (b *builder) connectTimeout(pol policy) *durationpb.Duration {
+	if d := pol.pool.GetTcp().GetConnectTimeout(); d != nil {
+		return d
+	}
+	if d := b.mesh.Config.GetConnectTimeout(); d != nil {
+		return d
+	}
+	return durationpb.New(10 * time.Second)
+}
+
+func (b *builder) dnsSettings(c *clusterv3.Cluster) {
+	c.RespectDnsTtl = true
+	c.DnsRefreshRate = b.mesh.Config.GetDnsRefreshRate()
+	c.DnsLookupFamily = clusterv3.Cluster_V4_ONLY
+}
+
+// thresholds are istiod's circuit breakers: unlimited unless the pool
+// settings give a positive limit.
+func thresholds(pool *networking.ConnectionPoolSettings) *clusterv3.CircuitBreakers_Thresholds {
+	limit := func(v int32) *wrapperspb.UInt32Value {
+		if v > 0 {
+			return wrapperspb.UInt32(uint32(v))
+		}
+		return wrapperspb.UInt32(math.MaxUint32)
+	}
+	return &clusterv3.CircuitBreakers_Thresholds{
+		MaxConnections:     limit(pool.GetTcp().GetMaxConnections()),
+		MaxPendingRequests: limit(pool.GetHttp().GetHttp1MaxPendingRequests()),
+		MaxRequests:        limit(pool.GetHttp().GetHttp2MaxRequests()),
+		MaxRetries:         limit(pool.GetHttp().GetMaxRetries()),
+		TrackRemaining:     true,
+	}
+}
+
+// panicThreshold is outlier detection's minHealthPercent; 0 turns panic
+// mode off, which istiod does even without a DestinationRule.
+func panicThreshold(od *networking.OutlierDetection) float64 {
+	if v := od.GetMinHealthPercent(); v > 0 {
+		return float64(v)
+	}
+	return 0
+}
+
+func applyLB(c *clusterv3.Cluster, lb *networking.LoadBalancerSettings) {
+	c.LbPolicy = clusterv3.Cluster_LEAST_REQUEST
+	switch lb.GetSimple() {
+	case networking.LoadBalancerSettings_ROUND_ROBIN:
+		c.LbPolicy = clusterv3.Cluster_ROUND_ROBIN
+	case networking.LoadBalancerSettings_RANDOM:
+		c.LbPolicy = clusterv3.Cluster_RANDOM
+	}
+	if ch := lb.GetConsistentHash(); ch != nil {
+		if ch.GetMaglev() != nil {
+			c.LbPolicy = clusterv3.Cluster_MAGLEV
+			if size := ch.GetMaglev().GetTableSize(); size > 0 {
+				c.LbConfig = &clusterv3.Cluster_MaglevLbConfig_{MaglevLbConfig: &clusterv3.Cluster_MaglevLbConfig{TableSize: wrapperspb.UInt64(size)}}
+			}
+			return
+		}
+		c.LbPolicy = clusterv3.Cluster_RING_HASH
+		size := ch.GetRingHash().GetMinimumRingSize()
+		if size == 0 {
+			size = ch.GetMinimumRingSize() //nolint:staticcheck // the deprecated field still applies
+		}
+		if size == 0 {
+			size = 1024
+		}
+		c.LbConfig = &clusterv3.Cluster_RingHashLbConfig_{RingHashLbConfig: &clusterv3.Cluster_RingHashLbConfig{MinimumRingSize: wrapperspb.UInt64(size)}}
+	}
+	if w := lb.GetWarmupDurationSecs(); w != nil {
+		slow := &clusterv3.Cluster_SlowStartConfig{SlowStartWindow: w}
+		switch c.LbPolicy {
+		case clusterv3.Cluster_ROUND_ROBIN:
+			c.LbConfig = &clusterv3.Cluster_RoundRobinLbConfig_{RoundRobinLbConfig: &clusterv3.Cluster_RoundRobinLbConfig{SlowStartConfig: slow}}
+		case clusterv3.Cluster_LEAST_REQUEST:
+			c.LbConfig = &clusterv3.Cluster_LeastRequestLbConfig_{LeastRequestLbConfig: &clusterv3.Cluster_LeastRequestLbConfig{SlowStartConfig: slow}}
+		}
+	}
+}
+
+func outlierDetection(od *networking.OutlierDetection) *clusterv3.OutlierDetection {
+	out := &clusterv3.OutlierDetection{
+		Interval:                       od.GetInterval(),
+		BaseEjectionTime:               od.GetBaseEjectionTime(),
+		EnforcingSuccessRate:           wrapperspb.UInt32(0),
+		SplitExternalLocalOriginErrors: od.GetSplitExternalLocalOriginErrors(),
+	}
+	if p := od.GetMaxEjectionPercent(); p > 0 {
+		out.MaxEjectionPercent = wrapperspb.UInt32(uint32(p))
+	}
+	// consecutive5xxErrors counts all 5xx; consecutiveGatewayErrors only
+	// 502-504. A positive value enforces fully; 0 disables the check.
+	if v := od.GetConsecutive_5XxErrors(); v != nil {
+		out.Consecutive_5Xx = wrapperspb.UInt32(v.GetValue())
+		out.EnforcingConsecutive_5Xx = wrapperspb.UInt32(enforcing(v.GetValue()))
+	} else if v := od.GetConsecutiveErrors(); v > 0 { //nolint:staticcheck // istiod still reads the deprecated field
+		out.Consecutive_5Xx = wrapperspb.UInt32(uint32(v))
+		out.EnforcingConsecutive_5Xx = wrapperspb.UInt32(100)
+	} else {
+		out.EnforcingConsecutive_5Xx = wrapperspb.UInt32(0)
+	}
+	if v := od.GetConsecutiveGatewayErrors(); v != nil {
+		out.ConsecutiveGatewayFailure = wrapperspb.UInt32(v.GetValue())
+		out.EnforcingConsecutiveGatewayFailure = wrapperspb.UInt32(enforcing(v.GetValue()))
+	}
+	if v := od.GetConsecutiveLocalOriginFailures(); v != nil {
+		out.ConsecutiveLocalOriginFailure = wrapperspb.UInt32(v.GetValue())
+		out.EnforcingConsecutiveLocalOriginFailure = wrapperspb.UInt32(100)
+	}
+	return out
+}
+
+func enforcing(v uint32) uint32 {
+	if v > 0 {
+		return 100
+	}
+	return 0
+}
+
+// clusterMetadata is the "istio" filter metadata istiod attaches: the
+// services behind the cluster, the DestinationRule that shaped it and the
+// subset.
+func clusterMetadata(s *resolve.Service, rule *resolve.Rule, subset string) *corev3.Metadata {
+	name, ns := string(s.Host), s.Namespace
+	if s.Registry == resolve.Kubernetes {
+		name = s.Name
+	}
+	fields := map[string]*structpb.Value{
+		"services": structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
+			structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
+				"host":      structpb.NewStringValue(string(s.Host)),
+				"name":      structpb.NewStringValue(name),
+				"namespace": structpb.NewStringValue(ns),
+			}}),
+		}}),
+	}
+	if rule != nil {
+		dr := rule.First()
+		fields["config"] = structpb.NewStringValue(fmt.Sprintf("/apis/networking.istio.io/v1/namespaces/%s/destination-rule/%s", dr.Namespace, dr.Name))
+	}
+	if subset != "" {
+		fields["subset"] = structpb.NewStringValue(subset)
+	}
+	if s.MeshExternal {
+		fields["external"] = structpb.NewBoolValue(true)
+	}
+	return &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{"istio": {Fields: fields}}}
+}
+
+// specialClusters are the clusters every sidecar has besides its services'
+// (istio.md §7.3); a router gets only BlackHoleCluster.
+func (b *builder) specialClusters() {
+	b.cfg.Clusters = append(b.cfg.Clusters, &clusterv3.Cluster{
+		Name:                 BlackHoleCluster,
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC},
+		ConnectTimeout:       b.connectTimeout(policy{}),
+		LbPolicy:             clusterv3.Cluster_ROUND_ROBIN,
+	})
+	if !b.sidecar() {
+		return
+	}
+	b.cfg.Clusters = append(b.cfg.Clusters, originalDst(PassthroughCluster, b.connectTimeout(policy{}), ""))
+}
+
+func originalDst(name string, timeout *durationpb.Duration, bind string) *clusterv3.Cluster {
+	c := &clusterv3.Cluster{
+		Name:                 name,
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_ORIGINAL_DST},
+		ConnectTimeout:       timeout,
+		LbPolicy:             clusterv3.Cluster_CLUSTER_PROVIDED,
+		CircuitBreakers: &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{
+			thresholds(nil),
+		}},
+	}
+	if bind != "" {
+		c.UpstreamBindConfig = &corev3.BindConfig{SourceAddress: socketAddress(bind, 0).GetSocketAddress()}
+	}
+	return c
+}
+
+// inboundClusters are one cluster per port the proxy's services target,
+// reaching the application through the original destination, then
+// InboundPassthroughCluster for everything else (istio.md §7.3).
+func (b *builder) inboundClusters() {
+	timeout := b.connectTimeout(policy{})
+	for _, ip := range b.inboundPorts() {
+		c := originalDst(inboundName(ip.target), timeout, inboundBind)
+		c.CleanupInterval = durationpb.New(time.Duration(math.MaxInt64))
+		c.AltStatName = ""
+		b.cfg.Clusters = append(b.cfg.Clusters, c)
+	}
+	b.cfg.Clusters = append(b.cfg.Clusters, originalDst(InboundPassthroughCluster, timeout, inboundBind))
+}
+
+func inboundName(target uint32) string {
+	return "inbound|" + strconv.FormatUint(uint64(target), 10) + "||"
+}

@@ -1,0 +1,172 @@
+// Package emit turns the resolved view of each proxy into the Envoy
+// configuration istiod would send it (istio.md §7), with go-control-plane
+// types: clusters, listeners, route configurations and endpoints, named
+// and shaped as istiod names them, then validated and written.
+package emit
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	security "istio.io/api/security/v1beta1"
+
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// Format is how a proxy's configuration is laid out.
+type Format string
+
+const (
+	// Bootstrap is one Envoy bootstrap per proxy with static resources:
+	// routes inline in their listeners, endpoints inline in clusters.
+	Bootstrap Format = "bootstrap"
+	// XDS is the resources as an xDS server sends them: EDS clusters,
+	// listeners naming RDS routes, endpoints apart.
+	XDS Format = "xds"
+)
+
+// EndpointMode says where a static config's clusters find endpoints.
+type EndpointMode string
+
+const (
+	// EndpointsInline lists the endpoints the manifests give.
+	EndpointsInline EndpointMode = "inline"
+	// EndpointsDNS resolves each Kubernetes service by its cluster DNS
+	// name, for when pod IPs are unknown at build time.
+	EndpointsDNS EndpointMode = "dns"
+)
+
+// Options shape the emitted configuration.
+type Options struct {
+	// Format is Bootstrap unless set.
+	Format Format
+	// Endpoints is EndpointsInline unless set; only Bootstrap uses it.
+	Endpoints EndpointMode
+	// TLS says how Istio mutual TLS is written; "" means TLSIstio.
+	TLS TLSMode
+	// CertDir holds the certificate files of TLSFiles mode.
+	CertDir string
+}
+
+// Config is the Envoy configuration of one proxy, as xDS would deliver it:
+// EDS clusters with their endpoints apart, listeners naming their routes.
+type Config struct {
+	View      *resolve.ProxyView
+	Clusters  []*clusterv3.Cluster
+	Listeners []*listenerv3.Listener
+	Routes    []*routev3.RouteConfiguration
+	Endpoints []*endpointv3.ClusterLoadAssignment
+	// Problems are validation failures and parts meshc could not build;
+	// each becomes an MC8002 diagnostic.
+	Problems []string
+}
+
+// Emitter builds proxy configs for one mesh. It holds what all proxies
+// share, computed once, and is safe for concurrent Build calls.
+type Emitter struct {
+	shared *shared
+	opts   Options
+}
+
+// shared is what every proxy's build reads: mesh-wide facts computed once.
+type shared struct {
+	mesh *resolve.Mesh
+	// inbound are the ports services target, by workload.
+	inbound map[any][]inboundPort
+	// peer are namespace-wide PeerAuthentication modes; root's is the
+	// mesh-wide one.
+	peer map[string]security.PeerAuthentication_MutualTLS_Mode
+	root string
+}
+
+// New prepares an Emitter for a resolved mesh.
+func New(m *resolve.Mesh, opts Options) *Emitter {
+	opts.TLS = cmp.Or(opts.TLS, TLSIstio)
+	opts.Format = cmp.Or(opts.Format, Bootstrap)
+	opts.Endpoints = cmp.Or(opts.Endpoints, EndpointsInline)
+	sh := &shared{mesh: m, inbound: inboundIndex(m), peer: peerModes(m.Objects), root: m.Config.GetRootNamespace()}
+	return &Emitter{shared: sh, opts: opts}
+}
+
+// peerModes reads the namespace-wide (selector-less) PeerAuthentications.
+// The oldest wins when a namespace has several, as istiod picks.
+func peerModes(objs []model.Object) map[string]security.PeerAuthentication_MutualTLS_Mode {
+	var pas []*model.PeerAuthentication
+	for _, o := range objs {
+		if pa, ok := o.(*model.PeerAuthentication); ok && len(pa.Spec.GetSelector().GetMatchLabels()) == 0 {
+			pas = append(pas, pa)
+		}
+	}
+	slices.SortStableFunc(pas, func(a, b *model.PeerAuthentication) int {
+		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Name, b.Name))
+	})
+	out := map[string]security.PeerAuthentication_MutualTLS_Mode{}
+	for _, pa := range pas {
+		if _, seen := out[pa.Namespace]; !seen {
+			out[pa.Namespace] = pa.Spec.GetMtls().GetMode()
+		}
+	}
+	return out
+}
+
+// peerMode is the mutual TLS mode servers in a namespace accept: the
+// namespace's policy, else the mesh's, else PERMISSIVE. UNSET inherits.
+func (sh *shared) peerMode(ns string) security.PeerAuthentication_MutualTLS_Mode {
+	if m := sh.peer[ns]; m != security.PeerAuthentication_MutualTLS_UNSET {
+		return m
+	}
+	if m := sh.peer[sh.root]; m != security.PeerAuthentication_MutualTLS_UNSET {
+		return m
+	}
+	return security.PeerAuthentication_MutualTLS_PERMISSIVE
+}
+
+// builder builds one proxy's config.
+type builder struct {
+	*Emitter
+	mesh *resolve.Mesh
+	view *resolve.ProxyView
+	pk   packer
+	cfg  *Config
+	// rdsNames are the route configurations listeners refer to.
+	rdsNames map[string]bool
+	// routeCache holds route configurations by name, built on demand.
+	routeCache map[string]*routev3.RouteConfiguration
+	outRoutes  map[string]*routev3.RouteConfiguration
+	// refs are the clusters tcp_proxy filters send to, with where.
+	refs map[string]string
+	// omitted are clusters istiod leaves out on purpose.
+	omitted map[string]bool
+}
+
+// Build compiles the config of one proxy.
+func (e *Emitter) Build(v *resolve.ProxyView) *Config {
+	b := &builder{Emitter: e, mesh: e.shared.mesh, view: v, cfg: &Config{View: v}, rdsNames: map[string]bool{}, refs: map[string]string{}, omitted: map[string]bool{},
+		routeCache: map[string]*routev3.RouteConfiguration{}}
+	if v.Proxy.Type == resolve.RouterProxy {
+		b.outboundClusters()
+		b.specialClusters()
+		b.gatewayListeners()
+	} else {
+		b.outboundClusters()
+		b.specialClusters()
+		b.inboundClusters()
+		b.outboundListeners()
+		b.cfg.Listeners = append(b.cfg.Listeners, b.virtualOutbound(), b.virtualInbound())
+	}
+	for _, name := range sortedKeys(b.rdsNames) {
+		b.cfg.Routes = append(b.cfg.Routes, b.route(name))
+	}
+	b.cfg.Problems = append(b.pk.problems, b.validate()...)
+	return b.cfg
+}
+
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,383 @@
+package emit
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+
+	"github.com/meshc/meshc/internal/load"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// compile loads YAML documents, resolves them and builds one proxy.
+func compile(t *testing.T, opts Options, proxy string, docs ...string) *Config {
+	t.Helper()
+	m := resolveDocs(t, docs...)
+	ns, name, _ := strings.Cut(proxy, "/")
+	v, ok := m.View(ns, name)
+	if !ok {
+		t.Fatalf("no proxy %s", proxy)
+	}
+	cfg := New(m, opts).Build(v)
+	if len(cfg.Problems) > 0 {
+		t.Fatalf("problems: %v", cfg.Problems)
+	}
+	return cfg
+}
+
+func resolveDocs(t *testing.T, docs ...string) *resolve.Mesh {
+	t.Helper()
+	objs, ds := load.Bytes("in.yaml", []byte(strings.Join(docs, "\n---\n")))
+	for _, d := range ds {
+		if d.Code != "MC1005" {
+			t.Fatalf("load: line %d %s %s", d.Object.Line, d.Code, d.Message)
+		}
+	}
+	mc, _ := load.MeshConfig(objs, load.MeshOptions{})
+	return resolve.Resolve(objs, resolve.Options{Mesh: mc})
+}
+
+const (
+	injectedNs = `apiVersion: v1
+kind: Namespace
+metadata: {name: default, labels: {istio-injection: enabled}}`
+	clientPod = `apiVersion: v1
+kind: Pod
+metadata: {name: client, namespace: default, labels: {app: client}}
+spec: {containers: [{name: app, image: x}]}
+status: {podIP: 1.1.1.1}`
+)
+
+func clusterNamed(cfg *Config, name string) *clusterv3.Cluster {
+	for _, c := range cfg.Clusters {
+		if c.GetName() == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func listenerNamed(cfg *Config, name string) *listenerv3.Listener {
+	for _, l := range cfg.Listeners {
+		if l.GetName() == name {
+			return l
+		}
+	}
+	return nil
+}
+
+func routeNamed(cfg *Config, name string) *routev3.RouteConfiguration {
+	for _, r := range cfg.Routes {
+		if r.GetName() == name {
+			return r
+		}
+	}
+	return nil
+}
+
+func names[T interface{ GetName() string }](xs []T) []string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, x.GetName())
+	}
+	return out
+}
+
+// TestC44SubsetClusters: istio.md §8 G C44.
+func TestC44SubsetClusters(t *testing.T) {
+	docs := []string{injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: foo, namespace: default}
+spec: {clusterIP: 10.0.0.5, selector: {app: foo}, ports: [{name: http, port: 8080}]}`,
+		`apiVersion: v1
+kind: Pod
+metadata: {name: foo-1, namespace: default, labels: {app: foo, version: v1}}
+spec: {containers: [{name: app, image: x, ports: [{containerPort: 8080}]}]}
+status: {podIP: 10.1.0.1}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: foo, namespace: default}
+spec:
+  host: foo
+  subsets:
+  - {name: foobar, labels: {version: v1}}
+  - name: through
+    labels: {version: v1}
+    trafficPolicy: {loadBalancer: {simple: PASSTHROUGH}}`,
+		`apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: ext, namespace: default}
+spec:
+  hosts: [foo.example.com]
+  ports: [{number: 8080, name: http, protocol: HTTP}]
+  resolution: DNS
+  endpoints: [{address: foo.example.com, labels: {version: v1}}]`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: ext, namespace: default}
+spec:
+  host: foo.example.com
+  subsets:
+  - {name: v1}
+  - {name: v9, labels: {version: v9}}`,
+		`apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: rr, namespace: default}
+spec:
+  hosts: [rr.example.com]
+  ports: [{number: 8080, name: http, protocol: HTTP}]
+  resolution: DNS_ROUND_ROBIN
+  endpoints: [{address: rr.example.com}]`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: rr, namespace: default}
+spec: {host: rr.example.com, subsets: [{name: v1}]}`,
+	}
+	cfg := compile(t, Options{Format: XDS}, "default/client", docs...)
+	tests := []struct {
+		cluster string
+		typ     clusterv3.Cluster_DiscoveryType
+	}{
+		{"outbound|8080|foobar|foo.default.svc.cluster.local", clusterv3.Cluster_EDS},
+		{"outbound|8080|through|foo.default.svc.cluster.local", clusterv3.Cluster_ORIGINAL_DST},
+		{"outbound|8080|v1|foo.example.com", clusterv3.Cluster_STRICT_DNS},
+		{"outbound|8080|v1|rr.example.com", clusterv3.Cluster_LOGICAL_DNS},
+	}
+	for _, tt := range tests {
+		c := clusterNamed(cfg, tt.cluster)
+		if c == nil {
+			t.Errorf("no cluster %s; have %v", tt.cluster, names(cfg.Clusters))
+			continue
+		}
+		if c.GetType() != tt.typ {
+			t.Errorf("%s: type %v, want %v", tt.cluster, c.GetType(), tt.typ)
+		}
+	}
+	if c := clusterNamed(cfg, "outbound|8080|foobar|foo.default.svc.cluster.local"); c.GetEdsClusterConfig().GetServiceName() != c.GetName() {
+		t.Errorf("EDS service_name = %q, want the cluster name", c.GetEdsClusterConfig().GetServiceName())
+	}
+	if c := clusterNamed(cfg, "outbound|8080|v9|foo.example.com"); c != nil {
+		t.Error("a DNS subset whose labels match no endpoint must not be emitted")
+	}
+	if got := sniName(8080, "foobar", "foo.default.svc.cluster.local"); got != "outbound_.8080_.foobar_.foo.default.svc.cluster.local" {
+		t.Errorf("sni-dnat name = %q", got)
+	}
+}
+
+// TestC45ClusterTypes: istio.md §8 G C45, and the default cluster's shape.
+func TestC45ClusterTypes(t *testing.T) {
+	docs := []string{injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: eds, namespace: default}
+spec: {clusterIP: 10.0.0.5, ports: [{name: http, port: 80}, {name: udp, port: 53, protocol: UDP}]}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: headless, namespace: default}
+spec: {clusterIP: None, ports: [{name: tcp, port: 9000}]}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: alias, namespace: default}
+spec: {type: ExternalName, externalName: eds.default.svc.cluster.local}`,
+		`apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: nodns, namespace: default}
+spec:
+  hosts: [empty.example.com]
+  ports: [{number: 443, name: tls, protocol: TLS}]
+  workloadSelector: {labels: {app: nothing}}
+  resolution: DNS`,
+	}
+	cfg := compile(t, Options{Format: XDS}, "default/client", docs...)
+	eds := clusterNamed(cfg, "outbound|80||eds.default.svc.cluster.local")
+	if eds == nil {
+		t.Fatalf("no EDS cluster; have %v", names(cfg.Clusters))
+	}
+	if eds.GetType() != clusterv3.Cluster_EDS || eds.GetConnectTimeout().AsDuration().String() != "10s" ||
+		eds.GetLbPolicy() != clusterv3.Cluster_LEAST_REQUEST || eds.GetAltStatName() != eds.GetName()+";" ||
+		eds.GetCommonLbConfig().GetHealthyPanicThreshold().GetValue() != 0 {
+		t.Errorf("default cluster shape: %v", eds)
+	}
+	th := eds.GetCircuitBreakers().GetThresholds()[0]
+	for _, v := range []uint32{th.GetMaxConnections().GetValue(), th.GetMaxPendingRequests().GetValue(), th.GetMaxRequests().GetValue(), th.GetMaxRetries().GetValue()} {
+		if v != 4294967295 {
+			t.Errorf("circuit breaker threshold %d, want 4294967295", v)
+		}
+	}
+	if c := clusterNamed(cfg, "outbound|9000||headless.default.svc.cluster.local"); c.GetType() != clusterv3.Cluster_ORIGINAL_DST || c.GetLbPolicy() != clusterv3.Cluster_CLUSTER_PROVIDED {
+		t.Errorf("headless cluster: %v", c)
+	}
+	for _, absent := range []string{"outbound|53||eds.default.svc.cluster.local", "outbound|443||empty.example.com"} {
+		if clusterNamed(cfg, absent) != nil {
+			t.Errorf("cluster %s must not be emitted", absent)
+		}
+	}
+	for _, c := range cfg.Clusters {
+		if strings.Contains(c.GetName(), "alias.default") {
+			t.Errorf("ExternalName service got cluster %s", c.GetName())
+		}
+	}
+	for _, special := range []string{BlackHoleCluster, PassthroughCluster, InboundPassthroughCluster} {
+		if clusterNamed(cfg, special) == nil {
+			t.Errorf("no %s", special)
+		}
+	}
+}
+
+// TestC46ListenerConflicts: istio.md §8 G C46.
+func TestC46ListenerConflicts(t *testing.T) {
+	svc := func(name, created, port, proto string) string {
+		return `apiVersion: v1
+kind: Service
+metadata: {name: ` + name + `, namespace: default, creationTimestamp: "` + created + `"}
+spec: {clusterIP: 1.2.3.4, ports: [{name: ` + proto + `, port: ` + port + `}]}`
+	}
+	t.Run("three TCP services on one VIP keep the oldest", func(t *testing.T) {
+		cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+			svc("b", "2020-01-02T00:00:00Z", "9000", "tcp"), svc("a", "2020-01-01T00:00:00Z", "9000", "tcp"), svc("c", "2020-01-03T00:00:00Z", "9000", "tcp"))
+		l := listenerNamed(cfg, "1.2.3.4_9000")
+		if l == nil || len(l.GetFilterChains()) != 1 {
+			t.Fatalf("want one listener with one chain, got %v", l)
+		}
+		if got := tcpCluster(t, l.GetFilterChains()[0]); got != "outbound|9000||a.default.svc.cluster.local" {
+			t.Errorf("chain goes to %s, want the oldest service a", got)
+		}
+	})
+	t.Run("reserved ports", func(t *testing.T) {
+		noVIP := func(name, port, proto string) string {
+			return `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: ` + name + `, namespace: default}
+spec: {hosts: [` + name + `.example.com], ports: [{number: ` + port + `, name: p, protocol: ` + proto + `}], resolution: DNS, endpoints: [{address: ` + name + `.example.com}]}`
+		}
+		cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+			noVIP("status", "15021", "HTTP"), noVIP("outb", "15001", "HTTP"), noVIP("prom", "15090", "TCP"), noVIP("inb", "15006", "TCP"))
+		for _, absent := range []string{"0.0.0.0_15021", "0.0.0.0_15001"} {
+			if listenerNamed(cfg, absent) != nil {
+				t.Errorf("HTTP service on a reserved port got listener %s", absent)
+			}
+		}
+		for _, present := range []string{"0.0.0.0_15090", "0.0.0.0_15006"} {
+			if listenerNamed(cfg, present) == nil {
+				t.Errorf("TCP service lost listener %s; have %v", present, names(cfg.Listeners))
+			}
+		}
+	})
+	t.Run("HTTP after MySQL on one port is dropped", func(t *testing.T) {
+		cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+			`apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: db, namespace: default, creationTimestamp: "2020-01-01T00:00:00Z"}
+spec: {hosts: [db.example.com], ports: [{number: 3306, name: mysql, protocol: MySQL}], resolution: DNS}`,
+			`apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: web, namespace: default, creationTimestamp: "2020-01-02T00:00:00Z"}
+spec: {hosts: [web.example.com], ports: [{number: 3306, name: http, protocol: HTTP}], resolution: DNS}`)
+		for _, l := range cfg.Listeners {
+			for _, fc := range l.GetFilterChains() {
+				if fc.GetFilters()[0].GetName() == hcmName && strings.HasSuffix(l.GetName(), "_3306") {
+					t.Errorf("listener %s has an HTTP chain beside MySQL", l.GetName())
+				}
+			}
+		}
+	})
+}
+
+func tcpCluster(t *testing.T, fc *listenerv3.FilterChain) string {
+	t.Helper()
+	var tp struct{ cluster string }
+	a := fc.GetFilters()[0].GetTypedConfig()
+	m, err := a.UnmarshalNew()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := m.(interface{ GetCluster() string }); ok {
+		tp.cluster = g.GetCluster()
+	}
+	return tp.cluster
+}
+
+// TestC47HeadlessTCP: istio.md §8 G C47 (default, without the
+// headless-chain flag).
+func TestC47HeadlessTCP(t *testing.T) {
+	docs := []string{injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: mystatefulset, namespace: default}
+spec: {clusterIP: None, selector: {app: db}, ports: [{name: tcp, port: 8080}]}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: httpservice, namespace: default}
+spec: {clusterIP: 10.96.1.1, ports: [{name: http, port: 8080}]}`,
+	}
+	for i, ip := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"} {
+		docs = append(docs, `apiVersion: v1
+kind: Pod
+metadata: {name: db-`+string(rune('0'+i))+`, namespace: default, labels: {app: db}}
+spec: {containers: [{name: db, image: x, ports: [{containerPort: 8080}]}]}
+status: {podIP: `+ip+`}`)
+	}
+	cfg := compile(t, Options{Format: XDS}, "default/client", docs...)
+	for _, want := range []string{"10.0.0.1_8080", "10.0.0.2_8080", "10.0.0.3_8080", "0.0.0.0_8080"} {
+		if listenerNamed(cfg, want) == nil {
+			t.Errorf("no listener %s; have %v", want, names(cfg.Listeners))
+		}
+	}
+}
+
+// TestC48ExternalNameAlias: istio.md §8 G C48, the part visible in
+// clusters and routes: no cluster for the alias.
+func TestC48ExternalNameAlias(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: alias, namespace: default}
+spec: {type: ExternalName, externalName: concrete.default.svc.cluster.local}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: concrete, namespace: default}
+spec: {clusterIP: 1.2.3.4, ports: [{name: http, port: 80}, {name: auto, port: 81}, {name: tcp, port: 82}, {name: tls, port: 83}, {name: https, port: 84}]}`)
+	for _, p := range []string{"80", "81", "82", "83", "84"} {
+		if clusterNamed(cfg, "outbound|"+p+"||concrete.default.svc.cluster.local") == nil {
+			t.Errorf("no cluster for concrete port %s", p)
+		}
+	}
+	for _, c := range cfg.Clusters {
+		if strings.Contains(c.GetName(), "alias.") {
+			t.Errorf("alias got a cluster: %s", c.GetName())
+		}
+	}
+}
+
+// TestC43SidecarRoutes: istio.md §8 G C43 (b) and (f), through the
+// emitted route configurations.
+func TestC43SidecarRoutes(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 8.8.8.8, ports: [{name: http, port: 8080}]}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: sniffed, namespace: default}
+spec: {clusterIP: 9.9.9.9, ports: [{name: auto, port: 70}]}`)
+	rc := routeNamed(cfg, "8080")
+	if rc == nil {
+		t.Fatalf("no route 8080; have %v", names(cfg.Routes))
+	}
+	if got := names(rc.GetVirtualHosts()); !slices.Equal(got, []string{"web.default.svc.cluster.local:8080", "allow_any"}) {
+		t.Errorf("route 8080 vhosts = %v", got)
+	}
+	sniffed := routeNamed(cfg, "sniffed.default.svc.cluster.local:70")
+	if sniffed == nil {
+		t.Fatalf("no sniffed route; have %v", names(cfg.Routes))
+	}
+	if vh := sniffed.GetVirtualHosts(); len(vh) != 1 || !slices.Equal(vh[0].GetDomains(), []string{"*"}) {
+		t.Errorf("sniffed route vhosts = %v, want one vhost with domains [*]", vh)
+	}
+}

@@ -1,0 +1,434 @@
+package emit
+
+import (
+	"slices"
+	"strconv"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
+	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
+	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	httpinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/http_inspector/v3"
+	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+	meshv1 "istio.io/api/mesh/v1alpha1"
+	networking "istio.io/api/networking/v1alpha3"
+
+	"github.com/meshc/meshc/internal/protocol"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// Well-known ports of a sidecar (istio.md §7.1, §7.4).
+const (
+	virtualOutboundPort = 15001
+	virtualInboundPort  = 15006
+	statusPort          = 15021
+	prometheusPort      = 15090
+	wildcard            = "0.0.0.0"
+)
+
+const (
+	hcmName        = "envoy.filters.network.http_connection_manager"
+	tcpProxyName   = "envoy.filters.network.tcp_proxy"
+	tlsInspector   = "envoy.filters.listener.tls_inspector"
+	httpInspector  = "envoy.filters.listener.http_inspector"
+	originalDstLF  = "envoy.filters.listener.original_dst"
+	passthroughFCN = "PassthroughFilterChain"
+)
+
+// plaintextALPN is what the HTTP inspector reports for cleartext HTTP.
+var plaintextALPN = []string{"http/1.1", "h2c"}
+
+// class is how a port is proxied: HCM, tcp_proxy, or both behind
+// protocol sniffing.
+type class int
+
+const (
+	classTCP class = iota
+	classHTTP
+	classAuto
+)
+
+func classOf(p protocol.Protocol) class {
+	switch {
+	case p.IsHTTP():
+		return classHTTP
+	case p.IsHTTPOrSniffed():
+		return classAuto
+	}
+	return classTCP
+}
+
+// outListener is an outbound listener being assembled under its key.
+type outListener struct {
+	addr     string
+	port     uint32
+	stored   class
+	proto    protocol.Protocol
+	locked   bool
+	bindPort bool
+	chains   []*listenerv3.FilterChain
+}
+
+// outbound assembles the outbound listeners of a sidecar in istiod's order
+// and with its conflict rules (istio.md §7.4).
+type outbound struct {
+	b     *builder
+	byKey map[string]*outListener
+	order []*outListener
+}
+
+func (b *builder) outboundListeners() {
+	o := &outbound{b: b, byKey: map[string]*outListener{}}
+	for _, l := range b.view.Scope.Listeners {
+		o.egress(l)
+	}
+	for _, ol := range o.order {
+		b.cfg.Listeners = append(b.cfg.Listeners, b.finishOutbound(ol))
+	}
+}
+
+func (o *outbound) egress(l *resolve.EgressListener) {
+	if l.Port != nil {
+		p := l.Port.GetNumber()
+		proto := protocol.Parse(l.Port.GetProtocol())
+		for _, s := range l.Services {
+			svcPort := p
+			if len(s.Ports) == 1 {
+				svcPort = s.Ports[0].Number
+			}
+			o.add(s, svcPort, p, proto, l.Bind, false)
+		}
+		return
+	}
+	for _, ol := range o.order {
+		ol.locked = true
+	}
+	for _, s := range l.Services {
+		if s.Resolution == resolve.Alias || s.Resolution == resolve.DynamicDNS {
+			continue
+		}
+		for _, port := range s.Ports {
+			if port.Protocol == protocol.UDP {
+				continue
+			}
+			if s.Resolution == resolve.Passthrough && l.Bind == "" && classOf(port.Protocol) != classHTTP {
+				o.headless(s, port)
+				continue
+			}
+			o.add(s, port.Number, port.Number, port.Protocol, l.Bind, true)
+		}
+	}
+}
+
+// headless gives each endpoint of a headless service its own listener; a
+// ServiceEntry without endpoints or selector gets the wildcard instead.
+func (o *outbound) headless(s *resolve.Service, port resolve.Port) {
+	if len(s.Endpoints) == 0 && s.Registry != resolve.Kubernetes && len(s.Selector) == 0 {
+		o.put(s, port.Number, port.Number, port.Protocol, wildcard, true)
+		return
+	}
+	for _, e := range portEndpoints(s, port.Number) {
+		if e.Address == "" || slices.Contains(o.b.view.Proxy.IPs, e.Address) {
+			continue
+		}
+		o.put(s, port.Number, port.Number, port.Protocol, e.Address, true)
+	}
+}
+
+// add places a service port on the standard path: HTTP on the wildcard,
+// anything else on the service's VIP when it has one.
+func (o *outbound) add(s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, bind string, catchAll bool) {
+	addr := bind
+	if addr == "" {
+		addr = wildcard
+		if classOf(proto) != classHTTP && len(s.Addresses) > 0 {
+			addr = s.Addresses[0]
+		}
+	}
+	if addr == wildcard && classOf(proto) == classHTTP {
+		switch port {
+		case virtualOutboundPort, virtualInboundPort, statusPort, prometheusPort:
+			return
+		}
+	}
+	o.put(s, svcPort, port, proto, addr, catchAll)
+}
+
+func (o *outbound) put(s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, addr string, catchAll bool) {
+	key := addr + "_" + strconv.FormatUint(uint64(port), 10)
+	incoming := classOf(proto)
+	chains := o.b.serviceChains(s, svcPort, port, proto, addr)
+	ol, ok := o.byKey[key]
+	if !ok {
+		stored := incoming
+		if incoming == classHTTP && addr == wildcard {
+			stored = classAuto // it carries an ALPN match, so TCP can join
+		}
+		ol = &outListener{addr: addr, port: port, stored: stored, proto: proto, chains: chains}
+		o.byKey[key] = ol
+		o.order = append(o.order, ol)
+		return
+	}
+	if ol.locked && catchAll {
+		return
+	}
+	if ol.proto != proto && (isMongoOrMySQL(ol.proto) || isMongoOrMySQL(proto)) {
+		return
+	}
+	switch ol.stored {
+	case classHTTP:
+		switch incoming {
+		case classTCP:
+			ol.merge(chains)
+			ol.stored = classAuto
+		case classAuto:
+			ol.chains, ol.stored, ol.proto = chains, classAuto, proto
+		}
+	case classTCP:
+		ol.merge(chains)
+		if incoming != classTCP {
+			ol.stored = classAuto
+		}
+	case classAuto:
+		switch incoming {
+		case classTCP:
+			ol.merge(chains)
+		case classAuto:
+			ol.merge(tcpChains(chains))
+		}
+	}
+}
+
+func isMongoOrMySQL(p protocol.Protocol) bool { return p == protocol.Mongo || p == protocol.MySQL }
+
+// merge appends the chains whose match no existing chain has: the first
+// service to claim a match keeps it.
+func (ol *outListener) merge(chains []*listenerv3.FilterChain) {
+	for _, c := range chains {
+		if !slices.ContainsFunc(ol.chains, func(e *listenerv3.FilterChain) bool {
+			return proto.Equal(e.GetFilterChainMatch(), c.GetFilterChainMatch())
+		}) {
+			ol.chains = append(ol.chains, c)
+		}
+	}
+}
+
+func tcpChains(chains []*listenerv3.FilterChain) []*listenerv3.FilterChain {
+	var out []*listenerv3.FilterChain
+	for _, c := range chains {
+		if c.GetFilters()[0].GetName() == tcpProxyName {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// serviceChains are the filter chains of one service port on a listener.
+func (b *builder) serviceChains(s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, addr string) []*listenerv3.FilterChain {
+	clusterName := resolve.ClusterName(svcPort, "", s.Host)
+	statPrefix := "outbound_" + addr + "_" + strconv.FormatUint(uint64(port), 10)
+	tcp := func(match *listenerv3.FilterChainMatch) *listenerv3.FilterChain {
+		return &listenerv3.FilterChain{FilterChainMatch: match, Filters: []*listenerv3.Filter{b.tcpProxy(clusterName, clusterName)}}
+	}
+	httpMatch := &listenerv3.FilterChainMatch{ApplicationProtocols: plaintextALPN, TransportProtocol: "raw_buffer"}
+	switch classOf(proto) {
+	case classHTTP:
+		var match *listenerv3.FilterChainMatch
+		if addr == wildcard {
+			match = httpMatch
+		}
+		return []*listenerv3.FilterChain{{FilterChainMatch: match, Filters: []*listenerv3.Filter{b.outboundHCM(statPrefix, strconv.FormatUint(uint64(port), 10))}}}
+	case classAuto:
+		rds := strconv.FormatUint(uint64(port), 10)
+		if addr != wildcard {
+			rds = string(s.Host) + ":" + rds
+		}
+		return []*listenerv3.FilterChain{
+			tcp(nil),
+			{FilterChainMatch: httpMatch, Filters: []*listenerv3.Filter{b.outboundHCM(statPrefix, rds)}},
+		}
+	}
+	if (proto == protocol.TLS || proto == protocol.HTTPS) && (addr == wildcard || len(s.Addresses) == 0) {
+		return []*listenerv3.FilterChain{tcp(&listenerv3.FilterChainMatch{ServerNames: []string{string(s.Host)}})}
+	}
+	return []*listenerv3.FilterChain{tcp(nil)}
+}
+
+func (b *builder) tcpProxy(statPrefix, clusterName string) *listenerv3.Filter {
+	b.refs[clusterName] = "tcp_proxy " + statPrefix
+	return &listenerv3.Filter{Name: tcpProxyName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(statPrefix+" tcp_proxy", &tcpv3.TcpProxy{
+		StatPrefix:       statPrefix,
+		ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: clusterName},
+	})}}
+}
+
+// outboundHCM is an outbound HTTP connection manager taking its routes
+// from RDS, or holding them inline in the bootstrap format.
+func (b *builder) outboundHCM(statPrefix, routeName string) *listenerv3.Filter {
+	b.rdsNames[routeName] = true
+	h := &hcmv3.HttpConnectionManager{
+		StatPrefix: statPrefix,
+		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
+			RouteConfigName: routeName,
+			ConfigSource:    adsSource(),
+		}},
+		HttpFilters: []*hcmv3.HttpFilter{
+			b.httpFilter(faultFilter, &faultv3.HTTPFault{}),
+			b.httpFilter("envoy.filters.http.cors", &corsv3.Cors{}),
+			b.httpFilter(routerFilter, &routerv3.Router{}),
+		},
+	}
+	if b.opts.Format == Bootstrap {
+		h.RouteSpecifier = &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: b.route(routeName)}
+	}
+	return b.hcm(h)
+}
+
+func (b *builder) hcm(h *hcmv3.HttpConnectionManager) *listenerv3.Filter {
+	h.UseRemoteAddress = wrapperspb.Bool(false)
+	h.NormalizePath = wrapperspb.Bool(true)
+	h.UpgradeConfigs = []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}}
+	h.StreamIdleTimeout = durationpb.New(0)
+	return &listenerv3.Filter{Name: hcmName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(h.StatPrefix+" http_connection_manager", h)}}
+}
+
+func (b *builder) httpFilter(name string, m proto.Message) *hcmv3.HttpFilter {
+	return &hcmv3.HttpFilter{Name: name, ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: b.pk.any(name, m)}}
+}
+
+// finishOutbound wraps an assembled listener: inspectors its chains need,
+// and a passthrough default chain when no chain matches everything.
+func (b *builder) finishOutbound(ol *outListener) *listenerv3.Listener {
+	l := &listenerv3.Listener{
+		Name:             ol.addr + "_" + strconv.FormatUint(uint64(ol.port), 10),
+		Address:          socketAddress(ol.addr, ol.port),
+		FilterChains:     ol.chains,
+		TrafficDirection: corev3.TrafficDirection_OUTBOUND,
+		BindToPort:       wrapperspb.Bool(ol.bindPort),
+	}
+	b.inspectors(l)
+	if !slices.ContainsFunc(ol.chains, func(c *listenerv3.FilterChain) bool { return c.GetFilterChainMatch() == nil }) {
+		l.DefaultFilterChain = &listenerv3.FilterChain{Name: passthroughFCN, Filters: []*listenerv3.Filter{b.tcpProxy(b.unmatched(), b.unmatched())}}
+	}
+	return l
+}
+
+// inspectors adds the TLS and HTTP inspectors the chains' matches need.
+func (b *builder) inspectors(l *listenerv3.Listener) {
+	var needTLS, needHTTP bool
+	for _, c := range l.FilterChains {
+		m := c.GetFilterChainMatch()
+		needTLS = needTLS || len(m.GetServerNames()) > 0 || m.GetTransportProtocol() == "tls"
+		needHTTP = needHTTP || (len(m.GetApplicationProtocols()) > 0 && m.GetTransportProtocol() != "tls")
+	}
+	if needTLS {
+		l.ListenerFilters = append(l.ListenerFilters, b.listenerFilter(tlsInspector, &tlsinspectorv3.TlsInspector{}))
+	}
+	if needHTTP {
+		l.ListenerFilters = append(l.ListenerFilters, b.listenerFilter(httpInspector, &httpinspectorv3.HttpInspector{}))
+	}
+	if needTLS || needHTTP {
+		l.ListenerFiltersTimeout = b.mesh.Config.GetProtocolDetectionTimeout()
+		if l.ListenerFiltersTimeout == nil {
+			l.ListenerFiltersTimeout = durationpb.New(0)
+		}
+		l.ContinueOnListenerFiltersTimeout = true
+	}
+}
+
+func (b *builder) listenerFilter(name string, m proto.Message) *listenerv3.ListenerFilter {
+	return &listenerv3.ListenerFilter{Name: name, ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: b.pk.any(name, m)}}
+}
+
+// unmatched is where traffic to an unknown destination goes: through, or
+// nowhere under REGISTRY_ONLY (istio.md §4.9).
+func (b *builder) unmatched() string {
+	mode := b.mesh.Config.GetOutboundTrafficPolicy().GetMode()
+	if sc := b.view.Scope.Choice.Sidecar; sc != nil && sc.Spec.GetOutboundTrafficPolicy() != nil {
+		if sc.Spec.GetOutboundTrafficPolicy().GetMode() == networking.OutboundTrafficPolicy_REGISTRY_ONLY {
+			return BlackHoleCluster
+		}
+		return PassthroughCluster
+	}
+	if mode == meshv1.MeshConfig_OutboundTrafficPolicy_REGISTRY_ONLY {
+		return BlackHoleCluster
+	}
+	return PassthroughCluster
+}
+
+// virtualOutbound is the listener iptables sends outbound traffic to; it
+// hands each connection to the listener of its original destination.
+func (b *builder) virtualOutbound() *listenerv3.Listener {
+	return &listenerv3.Listener{
+		Name:           "virtualOutbound",
+		Address:        socketAddress(wildcard, virtualOutboundPort),
+		UseOriginalDst: wrapperspb.Bool(true),
+		FilterChains: []*listenerv3.FilterChain{
+			{
+				Name:             "virtualOutbound-blackhole",
+				FilterChainMatch: &listenerv3.FilterChainMatch{DestinationPort: wrapperspb.UInt32(virtualOutboundPort)},
+				Filters:          []*listenerv3.Filter{b.tcpProxy(BlackHoleCluster, BlackHoleCluster)},
+			},
+			{
+				Name:    "virtualOutbound-catchall-tcp",
+				Filters: []*listenerv3.Filter{b.tcpProxy(b.unmatched(), b.unmatched())},
+			},
+		},
+		TrafficDirection: corev3.TrafficDirection_OUTBOUND,
+	}
+}
+
+// route is a route configuration by name: a gateway's, built with its
+// listener, or a sidecar's outbound one.
+func (b *builder) route(name string) *routev3.RouteConfiguration {
+	if rc, ok := b.routeCache[name]; ok {
+		return rc
+	}
+	if b.outRoutes == nil {
+		b.outRoutes = map[string]*routev3.RouteConfiguration{}
+		for _, rc := range b.mesh.OutboundRoutes(b.view) {
+			b.outRoutes[rc.Name] = b.routeConfiguration(rc)
+		}
+	}
+	rc, ok := b.outRoutes[name]
+	if !ok {
+		rc = b.sniffedRoute(name, b.outRoutes)
+	}
+	b.routeCache[name] = rc
+	return rc
+}
+
+// sniffedRoute derives "<host>:<port>" for a sniffed port bound to a
+// service VIP: the port's vhosts for that host, matching any authority
+// (istio.md §7.5 step 3).
+func (b *builder) sniffedRoute(name string, byName map[string]*routev3.RouteConfiguration) *routev3.RouteConfiguration {
+	h, port := splitHostPort(name)
+	out := &routev3.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), IgnorePortInHostMatching: true,
+		MaxDirectResponseBodySizeBytes: wrapperspb.UInt32(1 << 20)}
+	if base := byName[port]; base != nil {
+		for _, vh := range base.VirtualHosts {
+			if vh.Name == h+":"+port || slices.Contains(vh.Domains, h) {
+				c := proto.Clone(vh).(*routev3.VirtualHost)
+				c.Domains = []string{"*"}
+				out.VirtualHosts = append(out.VirtualHosts, c)
+			}
+		}
+	}
+	return out
+}
+
+func splitHostPort(name string) (string, string) {
+	for i := len(name) - 1; i >= 0; i-- {
+		if name[i] == ':' {
+			return name[:i], name[i+1:]
+		}
+	}
+	return name, ""
+}

@@ -1,0 +1,586 @@
+package emit
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	faultcommonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/common/fault/v3"
+	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
+	previoushostsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+	networking "istio.io/api/networking/v1alpha3"
+
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+const (
+	faultFilter  = "envoy.filters.http.fault"
+	routerFilter = "envoy.filters.http.router"
+	// defaultRetryOn is what istiod retries when a route says nothing.
+	defaultRetryOn = "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes"
+)
+
+// routeConfiguration turns a resolved route configuration into Envoy's
+// (istio.md §7.5, §7.6).
+func (b *builder) routeConfiguration(rc *resolve.RouteConfig) *routev3.RouteConfiguration {
+	out := &routev3.RouteConfiguration{
+		Name:                           rc.Name,
+		ValidateClusters:               wrapperspb.Bool(false),
+		IgnorePortInHostMatching:       true,
+		MaxDirectResponseBodySizeBytes: wrapperspb.UInt32(1 << 20),
+	}
+	for _, vh := range rc.VirtualHosts {
+		out.VirtualHosts = append(out.VirtualHosts, b.virtualHost(vh, rc.Port))
+	}
+	return out
+}
+
+func (b *builder) virtualHost(vh *resolve.VirtualHost, port uint32) *routev3.VirtualHost {
+	out := &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains, IncludeRequestAttemptCount: true}
+	switch vh.CatchAll {
+	case "block_all":
+		out.Routes = []*routev3.Route{{
+			Name:   "block_all",
+			Match:  prefixMatch("/"),
+			Action: &routev3.Route_DirectResponse{DirectResponse: &routev3.DirectResponseAction{Status: 502}},
+		}}
+		return out
+	case "allow_any":
+		out.Routes = []*routev3.Route{{
+			Name:   "allow_any",
+			Match:  prefixMatch("/"),
+			Action: &routev3.Route_Route{Route: noTimeout(&routev3.RouteAction{ClusterSpecifier: cluster(PassthroughCluster)})},
+		}}
+		return out
+	}
+	for _, r := range vh.Routes {
+		if r.Source == nil {
+			out.Routes = append(out.Routes, b.defaultRoute(r, vh.Service))
+			continue
+		}
+		out.Routes = append(out.Routes, b.vsRoute(r, vh.VirtualService, port))
+	}
+	return out
+}
+
+func prefixMatch(p string) *routev3.RouteMatch {
+	return &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: p}}
+}
+
+func cluster(name string) *routev3.RouteAction_Cluster {
+	return &routev3.RouteAction_Cluster{Cluster: name}
+}
+
+// noTimeout sets istiod's defaults: no route timeout and no cap from the
+// gRPC timeout header.
+func noTimeout(a *routev3.RouteAction) *routev3.RouteAction {
+	a.Timeout = durationpb.New(0)
+	a.MaxGrpcTimeout = durationpb.New(0)
+	return a
+}
+
+// defaultRoute sends everything for a service port to its cluster.
+func (b *builder) defaultRoute(r *resolve.HTTPRoute, s *resolve.Service) *routev3.Route {
+	name := r.Clusters[0].Cluster
+	action := noTimeout(&routev3.RouteAction{ClusterSpecifier: cluster(name)})
+	hash := b.hashPolicy(s, name)
+	action.RetryPolicy = retryPolicy(b.mesh.Config.GetDefaultHttpRetryPolicy(), hash != nil)
+	if hash != nil {
+		action.HashPolicy = []*routev3.RouteAction_HashPolicy{hash}
+	}
+	return &routev3.Route{
+		Name:      "default",
+		Match:     prefixMatch("/"),
+		Decorator: &routev3.Decorator{Operation: operation(name, "/*", "", 0)},
+		Action:    &routev3.Route_Route{Route: action},
+	}
+}
+
+// hashPolicy is the consistent-hash policy of the DestinationRule the
+// proxy uses for a cluster's service, nil for none.
+func (b *builder) hashPolicy(s *resolve.Service, clusterName string) *routev3.RouteAction_HashPolicy {
+	if s == nil {
+		return nil
+	}
+	rule := b.ruleFor(s.Host)
+	if rule == nil {
+		return nil
+	}
+	port, subset := clusterPortSubset(clusterName)
+	var sub *networking.Subset
+	for _, x := range rule.Subsets {
+		if x.GetName() == subset {
+			sub = x
+		}
+	}
+	return hashOf(policyFor(rule.TrafficPolicy, sub, port).lb.GetConsistentHash())
+}
+
+// clusterPortSubset reads the port and subset out of an outbound cluster
+// name.
+func clusterPortSubset(name string) (uint32, string) {
+	parts := strings.SplitN(name, "|", 4)
+	if len(parts) != 4 {
+		return 0, ""
+	}
+	p, _ := strconv.ParseUint(parts[1], 10, 32)
+	return uint32(p), parts[2]
+}
+
+func hashOf(ch *networking.LoadBalancerSettings_ConsistentHashLB) *routev3.RouteAction_HashPolicy {
+	switch {
+	case ch == nil:
+		return nil
+	case ch.GetHttpHeaderName() != "":
+		return &routev3.RouteAction_HashPolicy{PolicySpecifier: &routev3.RouteAction_HashPolicy_Header_{
+			Header: &routev3.RouteAction_HashPolicy_Header{HeaderName: ch.GetHttpHeaderName()}}}
+	case ch.GetHttpCookie() != nil:
+		c := ch.GetHttpCookie()
+		return &routev3.RouteAction_HashPolicy{PolicySpecifier: &routev3.RouteAction_HashPolicy_Cookie_{
+			Cookie: &routev3.RouteAction_HashPolicy_Cookie{Name: c.GetName(), Path: c.GetPath(), Ttl: c.GetTtl()}}}
+	case ch.GetUseSourceIp():
+		return &routev3.RouteAction_HashPolicy{PolicySpecifier: &routev3.RouteAction_HashPolicy_ConnectionProperties_{
+			ConnectionProperties: &routev3.RouteAction_HashPolicy_ConnectionProperties{SourceIp: true}}}
+	case ch.GetHttpQueryParameterName() != "":
+		return &routev3.RouteAction_HashPolicy{PolicySpecifier: &routev3.RouteAction_HashPolicy_QueryParameter_{
+			QueryParameter: &routev3.RouteAction_HashPolicy_QueryParameter{Name: ch.GetHttpQueryParameterName()}}}
+	}
+	return nil
+}
+
+// operation is the route decorator: host:port and path for a single
+// outbound cluster, else the VirtualService's name.
+func operation(clusterName, path, vsName string, port uint32) string {
+	if parts := strings.SplitN(clusterName, "|", 4); len(parts) == 4 && parts[0] == "outbound" {
+		return parts[3] + ":" + parts[1] + path
+	}
+	return vsName + ":" + strconv.FormatUint(uint64(port), 10) + path
+}
+
+// retryPolicy is istiod's conversion of an HTTP retry setting; nil when
+// retries are turned off.
+func retryPolicy(in *networking.HTTPRetry, hashed bool) *routev3.RetryPolicy {
+	if in != nil && in.GetAttempts() <= 0 {
+		return nil
+	}
+	out := &routev3.RetryPolicy{NumRetries: wrapperspb.UInt32(2), RetryOn: defaultRetryOn, HostSelectionRetryMaxAttempts: 5}
+	if !hashed {
+		out.RetryHostPredicate = previousHosts()
+	}
+	if in == nil {
+		return out
+	}
+	out.NumRetries = wrapperspb.UInt32(uint32(in.GetAttempts()))
+	if in.GetRetryOn() != "" {
+		out.RetryOn, out.RetriableStatusCodes = parseRetryOn(in.GetRetryOn())
+	}
+	out.PerTryTimeout = in.GetPerTryTimeout()
+	if v := in.GetRetryIgnorePreviousHosts(); v != nil {
+		out.RetryHostPredicate = nil
+		if v.GetValue() {
+			out.RetryHostPredicate = previousHosts()
+		}
+	}
+	return out
+}
+
+func previousHosts() []*routev3.RetryPolicy_RetryHostPredicate {
+	a, _ := anypb.New(&previoushostsv3.PreviousHostsPredicate{})
+	return []*routev3.RetryPolicy_RetryHostPredicate{{
+		Name:       "envoy.retry_host_predicates.previous_hosts",
+		ConfigType: &routev3.RetryPolicy_RetryHostPredicate_TypedConfig{TypedConfig: a},
+	}}
+}
+
+// parseRetryOn splits retryOn into Envoy conditions and status codes; codes
+// need the retriable-status-codes condition to take effect.
+func parseRetryOn(s string) (string, []uint32) {
+	var on []string
+	var codes []uint32
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if code, err := strconv.ParseUint(part, 10, 32); err == nil {
+			codes = append(codes, uint32(code))
+			continue
+		}
+		on = append(on, part)
+	}
+	if len(codes) > 0 && !slices.Contains(on, "retriable-status-codes") {
+		on = append(on, "retriable-status-codes")
+	}
+	return strings.Join(on, ","), codes
+}
+
+// vsRoute translates one VirtualService route for a listener port
+// (istio.md §6.6).
+func (b *builder) vsRoute(r *resolve.HTTPRoute, vs *resolve.VirtualService, port uint32) *routev3.Route {
+	in := r.Source.HTTPRoute
+	from := r.Source.From
+	out := &routev3.Route{
+		Name:     r.Name,
+		Match:    routeMatch(r.Match),
+		Metadata: configMetadata("virtual-service", from.Object.Namespace, from.Object.Name),
+	}
+	authority := ""
+	if h := in.GetHeaders(); h != nil {
+		ops := headerOps(h.GetRequest())
+		out.RequestHeadersToAdd, out.RequestHeadersToRemove, authority = ops.add, ops.remove, ops.authority
+		resp := headerOps(h.GetResponse())
+		out.ResponseHeadersToAdd, out.ResponseHeadersToRemove = resp.add, resp.remove
+	}
+	switch {
+	case in.GetRedirect() != nil:
+		out.Action = redirect(in.GetRedirect())
+	case in.GetDirectResponse() != nil:
+		out.Action = directResponse(in.GetDirectResponse())
+	default:
+		out.Action = &routev3.Route_Route{Route: b.routeAction(r, out, authority, port)}
+	}
+	vsName := from.Object.Name
+	if vs != nil {
+		vsName = vs.Object.Name
+	}
+	out.Decorator = &routev3.Decorator{Operation: operation(out.GetRoute().GetCluster(), decoratorPath(out.Match), vsName, port)}
+	if f := in.GetFault(); f != nil {
+		out.TypedPerFilterConfig = map[string]*anypb.Any{faultFilter: b.pk.any(r.Name+" fault", fault(f))}
+	}
+	return out
+}
+
+func decoratorPath(m *routev3.RouteMatch) string {
+	switch {
+	case m.GetPrefix() != "":
+		return m.GetPrefix() + "*"
+	case m.GetPath() != "":
+		return m.GetPath()
+	case m.GetSafeRegex() != nil:
+		return m.GetSafeRegex().GetRegex()
+	}
+	return "/*"
+}
+
+func configMetadata(kind, ns, name string) *corev3.Metadata {
+	return &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{"istio": {Fields: map[string]*structpb.Value{
+		"config": structpb.NewStringValue(fmt.Sprintf("/apis/networking.istio.io/v1/namespaces/%s/%s/%s", ns, kind, name)),
+	}}}}
+}
+
+func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authority string, port uint32) *routev3.RouteAction {
+	in := r.Source.HTTPRoute
+	action := noTimeout(&routev3.RouteAction{})
+	if t := in.GetTimeout(); t != nil {
+		action.Timeout, action.MaxGrpcTimeout = t, t
+	}
+	if rw := in.GetRewrite(); rw != nil {
+		if re := rw.GetUriRegexRewrite(); re != nil {
+			action.RegexRewrite = &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: re.GetMatch()}, Substitution: re.GetRewrite()}
+		} else if rw.GetUri() != "" {
+			action.PrefixRewrite = rw.GetUri()
+		}
+		authority = cmp.Or(rw.GetAuthority(), authority)
+	}
+	if authority != "" {
+		action.HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: authority}
+	}
+	for _, m := range b.mirrors(r, port) {
+		action.RequestMirrorPolicies = append(action.RequestMirrorPolicies, m)
+	}
+	dests := destinations(in)
+	if len(r.Clusters) == 1 && len(dests) == 1 {
+		action.ClusterSpecifier = cluster(r.Clusters[0].Cluster)
+		if h := dests[0].GetHeaders(); h != nil {
+			req, resp := headerOps(h.GetRequest()), headerOps(h.GetResponse())
+			out.RequestHeadersToAdd = append(out.RequestHeadersToAdd, req.add...)
+			out.RequestHeadersToRemove = append(out.RequestHeadersToRemove, req.remove...)
+			out.ResponseHeadersToAdd = append(out.ResponseHeadersToAdd, resp.add...)
+			out.ResponseHeadersToRemove = append(out.ResponseHeadersToRemove, resp.remove...)
+			if req.authority != "" && action.HostRewriteSpecifier == nil {
+				action.HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: req.authority}
+			}
+		}
+	} else {
+		wc := &routev3.WeightedCluster{}
+		for i, c := range r.Clusters {
+			cw := &routev3.WeightedCluster_ClusterWeight{Name: c.Cluster, Weight: wrapperspb.UInt32(uint32(c.Weight))}
+			if i < len(dests) {
+				if h := dests[i].GetHeaders(); h != nil {
+					req, resp := headerOps(h.GetRequest()), headerOps(h.GetResponse())
+					cw.RequestHeadersToAdd, cw.RequestHeadersToRemove = req.add, req.remove
+					cw.ResponseHeadersToAdd, cw.ResponseHeadersToRemove = resp.add, resp.remove
+					if req.authority != "" {
+						cw.HostRewriteSpecifier = &routev3.WeightedCluster_ClusterWeight_HostRewriteLiteral{HostRewriteLiteral: req.authority}
+					}
+				}
+			}
+			wc.Clusters = append(wc.Clusters, cw)
+		}
+		action.ClusterSpecifier = &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}
+	}
+	hashed := false
+	if len(r.Clusters) == 1 {
+		if h := b.hashPolicy(b.serviceOf(r.Clusters[0].Cluster), r.Clusters[0].Cluster); h != nil {
+			action.HashPolicy, hashed = []*routev3.RouteAction_HashPolicy{h}, true
+		}
+	}
+	retries := in.GetRetries()
+	if retries == nil {
+		retries = b.mesh.Config.GetDefaultHttpRetryPolicy()
+	}
+	action.RetryPolicy = retryPolicy(retries, hashed)
+	return action
+}
+
+// destinations are the route's weighted destinations as resolve counted
+// them: all of them, or those with a weight when there are several.
+func destinations(in *networking.HTTPRoute) []*networking.HTTPRouteDestination {
+	var out []*networking.HTTPRouteDestination
+	for _, d := range in.GetRoute() {
+		if d.GetDestination() == nil || (len(in.GetRoute()) > 1 && d.GetWeight() == 0) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// serviceOf finds the scope's service an outbound cluster name points at.
+func (b *builder) serviceOf(clusterName string) *resolve.Service {
+	parts := strings.SplitN(clusterName, "|", 4)
+	if len(parts) != 4 {
+		return nil
+	}
+	s, _ := b.view.Scope.Service(host.Name(parts[3]))
+	return s
+}
+
+func (b *builder) mirrors(r *resolve.HTTPRoute, port uint32) []*routev3.RouteAction_RequestMirrorPolicy {
+	in := r.Source.HTTPRoute
+	var out []*routev3.RouteAction_RequestMirrorPolicy
+	add := func(d *networking.Destination, pct *networking.Percent, legacy *wrapperspb.UInt32Value) {
+		if d == nil {
+			return
+		}
+		frac := &typev3.FractionalPercent{Numerator: 1000000, Denominator: typev3.FractionalPercent_MILLION}
+		switch {
+		case pct != nil:
+			frac.Numerator = uint32(pct.GetValue() * 10000)
+		case legacy != nil:
+			frac.Numerator = legacy.GetValue() * 10000
+		}
+		if frac.Numerator == 0 {
+			return
+		}
+		p := d.GetPort().GetNumber()
+		if p == 0 {
+			p = port
+		}
+		h := host.FQDN(d.GetHost(), r.Source.From.Namespace(), b.mesh.Config.DomainSuffix)
+		out = append(out, &routev3.RouteAction_RequestMirrorPolicy{
+			Cluster:         resolve.ClusterName(p, d.GetSubset(), h),
+			RuntimeFraction: &corev3.RuntimeFractionalPercent{DefaultValue: frac},
+			TraceSampled:    wrapperspb.Bool(false),
+		})
+	}
+	add(in.GetMirror(), in.GetMirrorPercentage(), in.GetMirrorPercent()) //nolint:staticcheck // istiod still honours mirrorPercent
+	for _, m := range in.GetMirrors() {
+		add(m.GetDestination(), m.GetPercentage(), nil)
+	}
+	return out
+}
+
+// routeMatch translates a VirtualService match (istio.md §6.6). Header
+// and query matchers are sorted by name: their source is a map.
+func routeMatch(in *networking.HTTPMatchRequest) *routev3.RouteMatch {
+	out := prefixMatch("/")
+	if in == nil {
+		return out
+	}
+	for _, name := range slices.Sorted(maps.Keys(in.GetHeaders())) {
+		out.Headers = append(out.Headers, headerMatcher(name, in.GetHeaders()[name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(in.GetWithoutHeaders())) {
+		m := headerMatcher(name, in.GetWithoutHeaders()[name])
+		m.InvertMatch = true
+		m.TreatMissingHeaderAsEmpty = m.GetPresentMatch() == false
+		out.Headers = append(out.Headers, m)
+	}
+	slices.SortStableFunc(out.Headers, func(a, b *routev3.HeaderMatcher) int { return cmp.Compare(a.Name, b.Name) })
+	switch u := in.GetUri().GetMatchType().(type) {
+	case *networking.StringMatch_Exact:
+		out.PathSpecifier = &routev3.RouteMatch_Path{Path: u.Exact}
+	case *networking.StringMatch_Prefix:
+		out.PathSpecifier = &routev3.RouteMatch_Prefix{Prefix: u.Prefix}
+	case *networking.StringMatch_Regex:
+		out.PathSpecifier = &routev3.RouteMatch_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: u.Regex}}
+	}
+	out.CaseSensitive = wrapperspb.Bool(!in.GetIgnoreUriCase())
+	for _, h := range []struct {
+		name string
+		m    *networking.StringMatch
+	}{{":method", in.GetMethod()}, {":authority", in.GetAuthority()}, {":scheme", in.GetScheme()}} {
+		if h.m != nil {
+			out.Headers = append(out.Headers, headerMatcher(h.name, h.m))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(in.GetQueryParams())) {
+		out.QueryParameters = append(out.QueryParameters, queryMatcher(name, in.GetQueryParams()[name]))
+	}
+	return out
+}
+
+func stringMatcher(m *networking.StringMatch) *matcherv3.StringMatcher {
+	switch x := m.GetMatchType().(type) {
+	case *networking.StringMatch_Exact:
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: x.Exact}}
+	case *networking.StringMatch_Prefix:
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: x.Prefix}}
+	case *networking.StringMatch_Regex:
+		return &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: x.Regex}}}
+	}
+	return nil
+}
+
+// headerMatcher matches a header; a match of anything (empty or absent
+// pattern) only asks for the header's presence.
+func headerMatcher(name string, m *networking.StringMatch) *routev3.HeaderMatcher {
+	sm := stringMatcher(m)
+	if sm == nil || (sm.GetPrefix() == "" && sm.GetExact() == "" && sm.GetSafeRegex() == nil) || sm.GetSafeRegex().GetRegex() == "*" {
+		return &routev3.HeaderMatcher{Name: name, HeaderMatchSpecifier: &routev3.HeaderMatcher_PresentMatch{PresentMatch: true}}
+	}
+	return &routev3.HeaderMatcher{Name: name, HeaderMatchSpecifier: &routev3.HeaderMatcher_StringMatch{StringMatch: sm}}
+}
+
+func queryMatcher(name string, m *networking.StringMatch) *routev3.QueryParameterMatcher {
+	sm := stringMatcher(m)
+	if sm == nil || (sm.GetPrefix() == "" && sm.GetExact() == "" && sm.GetSafeRegex() == nil) {
+		return &routev3.QueryParameterMatcher{Name: name, QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_PresentMatch{PresentMatch: true}}
+	}
+	return &routev3.QueryParameterMatcher{Name: name, QueryParameterMatchSpecifier: &routev3.QueryParameterMatcher_StringMatch{StringMatch: sm}}
+}
+
+// ops are header operations, sorted by name since their source is a map;
+// a set or add of the authority becomes a host rewrite instead.
+type ops struct {
+	add       []*corev3.HeaderValueOption
+	remove    []string
+	authority string
+}
+
+func headerOps(h *networking.Headers_HeaderOperations) ops {
+	var out ops
+	add := func(m map[string]string, action corev3.HeaderValueOption_HeaderAppendAction) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if lk := strings.ToLower(k); lk == ":authority" || lk == "host" {
+				out.authority = m[k]
+				continue
+			}
+			out.add = append(out.add, &corev3.HeaderValueOption{
+				Header:       &corev3.HeaderValue{Key: k, Value: m[k]},
+				AppendAction: action,
+			})
+		}
+	}
+	add(h.GetSet(), corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD)
+	add(h.GetAdd(), corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD)
+	out.remove = slices.Sorted(slices.Values(h.GetRemove()))
+	return out
+}
+
+func redirect(r *networking.HTTPRedirect) *routev3.Route_Redirect {
+	a := &routev3.RedirectAction{HostRedirect: r.GetAuthority()}
+	if r.GetScheme() != "" {
+		a.SchemeRewriteSpecifier = &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: r.GetScheme()}
+	}
+	if r.GetUri() != "" {
+		a.PathRewriteSpecifier = &routev3.RedirectAction_PathRedirect{PathRedirect: r.GetUri()}
+	}
+	if p := r.GetPort(); p > 0 {
+		a.PortRedirect = p
+	}
+	switch r.GetRedirectCode() {
+	case 0, 301:
+		a.ResponseCode = routev3.RedirectAction_MOVED_PERMANENTLY
+	case 302:
+		a.ResponseCode = routev3.RedirectAction_FOUND
+	case 303:
+		a.ResponseCode = routev3.RedirectAction_SEE_OTHER
+	case 307:
+		a.ResponseCode = routev3.RedirectAction_TEMPORARY_REDIRECT
+	case 308:
+		a.ResponseCode = routev3.RedirectAction_PERMANENT_REDIRECT
+	}
+	return &routev3.Route_Redirect{Redirect: a}
+}
+
+func directResponse(d *networking.HTTPDirectResponse) *routev3.Route_DirectResponse {
+	a := &routev3.DirectResponseAction{Status: d.GetStatus()}
+	if body := d.GetBody(); body != nil {
+		switch {
+		case body.GetString_() != "":
+			a.Body = &corev3.DataSource{Specifier: &corev3.DataSource_InlineString{InlineString: body.GetString_()}}
+		case body.GetBytes() != nil:
+			a.Body = &corev3.DataSource{Specifier: &corev3.DataSource_InlineBytes{InlineBytes: body.GetBytes()}}
+		}
+	}
+	return &routev3.Route_DirectResponse{DirectResponse: a}
+}
+
+// fault translates fault injection; a percentage of nothing means all
+// requests.
+func fault(f *networking.HTTPFaultInjection) *faultv3.HTTPFault {
+	out := &faultv3.HTTPFault{}
+	if d := f.GetDelay(); d != nil {
+		out.Delay = &faultcommonv3.FaultDelay{
+			FaultDelaySecifier: &faultcommonv3.FaultDelay_FixedDelay{FixedDelay: d.GetFixedDelay()},
+			Percentage:         percent(d.GetPercentage(), d.GetPercent()), //nolint:staticcheck // the deprecated integer percent still applies
+		}
+	}
+	if a := f.GetAbort(); a != nil {
+		out.Abort = &faultv3.FaultAbort{Percentage: percent(a.GetPercentage(), 0)}
+		switch {
+		case a.GetGrpcStatus() != "":
+			out.Abort.ErrorType = &faultv3.FaultAbort_GrpcStatus{GrpcStatus: grpcCode(a.GetGrpcStatus())}
+		default:
+			out.Abort.ErrorType = &faultv3.FaultAbort_HttpStatus{HttpStatus: uint32(a.GetHttpStatus())}
+		}
+	}
+	return out
+}
+
+func percent(p *networking.Percent, legacy int32) *typev3.FractionalPercent {
+	switch {
+	case p != nil:
+		return &typev3.FractionalPercent{Numerator: uint32(p.GetValue() * 10000), Denominator: typev3.FractionalPercent_MILLION}
+	case legacy > 0:
+		return &typev3.FractionalPercent{Numerator: uint32(legacy), Denominator: typev3.FractionalPercent_HUNDRED}
+	}
+	return &typev3.FractionalPercent{Numerator: 100, Denominator: typev3.FractionalPercent_HUNDRED}
+}
+
+// grpcCodes are the gRPC status names a fault may abort with.
+var grpcCodes = []string{"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+	"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"}
+
+func grpcCode(s string) uint32 {
+	if i := slices.Index(grpcCodes, strings.ToUpper(s)); i >= 0 {
+		return uint32(i)
+	}
+	n, _ := strconv.ParseUint(s, 10, 32)
+	return uint32(n)
+}

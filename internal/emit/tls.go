@@ -1,0 +1,304 @@
+package emit
+
+import (
+	"cmp"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	rawv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/raw_buffer/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+	networking "istio.io/api/networking/v1alpha3"
+	security "istio.io/api/security/v1beta1"
+
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// TLSMode says how Istio mutual TLS is written into a static config.
+type TLSMode string
+
+const (
+	// TLSIstio references the workload certificate by SDS from the
+	// istio-agent socket, as istiod does: for configs run beside an agent.
+	TLSIstio TLSMode = "istio"
+	// TLSFiles reads the certificate, key and root from files in CertDir.
+	TLSFiles TLSMode = "files"
+	// TLSOff sends plaintext where Istio would use mutual TLS.
+	TLSOff TLSMode = "off"
+)
+
+// Files read in TLSFiles mode, named as istio-agent writes them.
+const (
+	certChainFile = "cert-chain.pem"
+	keyFile       = "key.pem"
+	rootCertFile  = "root-cert.pem"
+)
+
+// SDSCluster is the bootstrap cluster that reaches istio-agent's SDS
+// socket; Istio-mutual TLS contexts fetch their secrets through it.
+const SDSCluster = "sds-grpc"
+
+const (
+	tlsSocketName = "envoy.transport_sockets.tls"
+	rawSocketName = "envoy.transport_sockets.raw_buffer"
+	httpOptsKey   = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
+)
+
+// istioALPN are the ALPN values a sidecar offers to another sidecar.
+var istioALPN = []string{"istio-peer-exchange", "istio"}
+
+// applyProtocol sets the upstream HTTP protocol (istio.md §7.3): h2 for
+// HTTP/2 and gRPC ports or when the DestinationRule upgrades, the
+// downstream's protocol for sniffed ports on sidecars.
+func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol policy) {
+	h := pol.pool.GetHttp()
+	opts := &httpv3.HttpProtocolOptions{}
+	if idle := h.GetIdleTimeout(); idle != nil {
+		opts.CommonHttpProtocolOptions = &corev3.HttpProtocolOptions{IdleTimeout: idle}
+	}
+	if n := h.GetMaxRequestsPerConnection(); n > 0 {
+		if opts.CommonHttpProtocolOptions == nil {
+			opts.CommonHttpProtocolOptions = &corev3.HttpProtocolOptions{}
+		}
+		opts.CommonHttpProtocolOptions.MaxRequestsPerConnection = wrapperspb.UInt32(uint32(n))
+	}
+	switch {
+	case h.GetUseClientProtocol() || (port.Protocol.IsHTTPOrSniffed() && !port.Protocol.IsHTTP() && !port.Protocol.IsHTTP2() && b.sidecar()):
+		opts.UpstreamProtocolOptions = &httpv3.HttpProtocolOptions_UseDownstreamProtocolConfig{
+			UseDownstreamProtocolConfig: &httpv3.HttpProtocolOptions_UseDownstreamHttpConfig{
+				HttpProtocolOptions: &corev3.Http1ProtocolOptions{}, Http2ProtocolOptions: &corev3.Http2ProtocolOptions{},
+			}}
+	case b.h2(port, h):
+		opts.UpstreamProtocolOptions = explicitH2()
+	}
+	if opts.CommonHttpProtocolOptions == nil && opts.UpstreamProtocolOptions == nil {
+		return
+	}
+	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpOptsKey: b.pk.any(c.Name+" protocol options", opts)}
+}
+
+func explicitH2() *httpv3.HttpProtocolOptions_ExplicitHttpConfig_ {
+	return &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
+		ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{Http2ProtocolOptions: &corev3.Http2ProtocolOptions{}},
+	}}
+}
+
+// h2 says whether a cluster speaks HTTP/2 upstream.
+func (b *builder) h2(port resolve.Port, h *networking.ConnectionPoolSettings_HTTPSettings) bool {
+	switch h.GetH2UpgradePolicy() {
+	case networking.ConnectionPoolSettings_HTTPSettings_UPGRADE:
+		return true
+	case networking.ConnectionPoolSettings_HTTPSettings_DO_NOT_UPGRADE:
+		return port.Protocol.IsHTTP2()
+	}
+	if port.Protocol.IsHTTP2() {
+		return true
+	}
+	return port.Protocol.IsHTTP() && b.mesh.Config.GetH2UpgradePolicy().String() == "UPGRADE"
+}
+
+// applyTLS sets the cluster's transport socket (istio.md §7.3, TLS).
+func (b *builder) applyTLS(c *clusterv3.Cluster, s *resolve.Service, port resolve.Port, subset string, rule *resolve.Rule, pol policy) {
+	sni := sniName(port.Number, subset, string(s.Host))
+	h2 := c.TypedExtensionProtocolOptions != nil && b.h2(port, pol.pool.GetHttp())
+	// DISABLE is the enum's zero value: an unset policy is not DISABLE.
+	switch t := pol.tls; {
+	case t == nil:
+		if b.autoMTLS(s, c) {
+			b.autoTLS(c, s, sni, h2)
+		}
+	case t.GetMode() == networking.ClientTLSSettings_DISABLE:
+	case t.GetMode() == networking.ClientTLSSettings_SIMPLE || t.GetMode() == networking.ClientTLSSettings_MUTUAL:
+		// A Secret reference on a selector-less DR gives sidecars no TLS.
+		if t.GetCredentialName() != "" && (rule == nil || rule.Selector == nil) && b.sidecar() {
+			return
+		}
+		c.TransportSocket = b.tlsSocket(c.Name, b.userTLS(t))
+	case t.GetMode() == networking.ClientTLSSettings_ISTIO_MUTUAL:
+		if ctx := b.istioTLS(cmp.Or(t.GetSni(), sni), sansOr(t.GetSubjectAltNames(), b.serviceSANs(s)), h2); ctx != nil {
+			c.TransportSocket = b.tlsSocket(c.Name, ctx)
+		}
+	}
+}
+
+// autoTLS is auto mutual TLS: by endpoint on load-balanced clusters, as
+// each endpoint says whether it has a sidecar; always on original
+// destination ones.
+func (b *builder) autoTLS(c *clusterv3.Cluster, s *resolve.Service, sni string, h2 bool) {
+	ctx := b.istioTLS(sni, b.serviceSANs(s), h2)
+	if ctx == nil {
+		return
+	}
+	if c.GetType() == clusterv3.Cluster_ORIGINAL_DST {
+		c.TransportSocket = b.tlsSocket(c.Name, ctx)
+		return
+	}
+	c.TransportSocketMatches = []*clusterv3.Cluster_TransportSocketMatch{
+		{Name: "tlsMode-istio", Match: tlsModeMatch(), TransportSocket: b.tlsSocket(c.Name, ctx)},
+		{Name: "tlsMode-disabled", Match: &structpb.Struct{}, TransportSocket: &corev3.TransportSocket{
+			Name: rawSocketName, ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: b.pk.any(c.Name+" raw socket", &rawv3.RawBuffer{})}}},
+	}
+}
+
+func tlsModeMatch() *structpb.Struct {
+	return &structpb.Struct{Fields: map[string]*structpb.Value{"tlsMode": structpb.NewStringValue("istio")}}
+}
+
+// sniName is the SNI istiod uses between sidecars.
+func sniName(port uint32, subset, h string) string {
+	return "outbound_." + strconv.FormatUint(uint64(port), 10) + "_." + subset + "_." + h
+}
+
+// autoMTLS says whether istiod turns on mutual TLS by itself: the mesh
+// allows it, the service is in the mesh, and its server side accepts it.
+func (b *builder) autoMTLS(s *resolve.Service, c *clusterv3.Cluster) bool {
+	if !b.mesh.Config.GetEnableAutoMtls().GetValue() || s.MeshExternal {
+		return false
+	}
+	if c.GetType() == clusterv3.Cluster_ORIGINAL_DST {
+		if len(s.Endpoints) == 0 || slices.ContainsFunc(s.Endpoints, func(e resolve.Endpoint) bool { return e.TLSMode == "disabled" }) {
+			return false
+		}
+	}
+	return b.shared.peerMode(s.Namespace) != security.PeerAuthentication_MutualTLS_DISABLE
+}
+
+// serviceSANs are the identities the service's workloads run as.
+func (b *builder) serviceSANs(s *resolve.Service) []string {
+	var out []string
+	for _, e := range s.Endpoints {
+		if e.ServiceAccount == "" || e.Workload == nil {
+			continue
+		}
+		id := "spiffe://" + b.mesh.Config.GetTrustDomain() + "/ns/" + e.Workload.Namespace + "/sa/" + e.ServiceAccount
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// istioTLS is the client side of Istio mutual TLS; nil in TLSOff mode.
+func (b *builder) istioTLS(sni string, sans []string, h2 bool) *tlsv3.UpstreamTlsContext {
+	if b.opts.TLS == TLSOff {
+		return nil
+	}
+	alpn := slices.Clone(istioALPN)
+	if h2 {
+		alpn = append(alpn, "h2")
+	}
+	var matchers []*matcherv3.StringMatcher
+	for _, san := range sans {
+		matchers = append(matchers, &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: san}})
+	}
+	common := &tlsv3.CommonTlsContext{
+		TlsParams: &tlsv3.TlsParameters{
+			TlsMinimumProtocolVersion: tlsv3.TlsParameters_TLSv1_2,
+			TlsMaximumProtocolVersion: tlsv3.TlsParameters_TLSv1_3,
+		},
+		AlpnProtocols: alpn,
+	}
+	b.identity(common, &tlsv3.CertificateValidationContext{MatchTypedSubjectAltNames: sanMatchers(matchers)})
+	return &tlsv3.UpstreamTlsContext{CommonTlsContext: common, Sni: sni}
+}
+
+func sanMatchers(ms []*matcherv3.StringMatcher) []*tlsv3.SubjectAltNameMatcher {
+	var out []*tlsv3.SubjectAltNameMatcher
+	for _, m := range ms {
+		out = append(out, &tlsv3.SubjectAltNameMatcher{SanType: tlsv3.SubjectAltNameMatcher_URI, Matcher: m})
+	}
+	return out
+}
+
+// identity fills in the workload certificate and the trust root: SDS
+// secrets "default" and "ROOTCA" from istio-agent, or files.
+func (b *builder) identity(common *tlsv3.CommonTlsContext, validation *tlsv3.CertificateValidationContext) {
+	if b.opts.TLS == TLSFiles {
+		common.TlsCertificates = []*tlsv3.TlsCertificate{{
+			CertificateChain: fileSource(filepath.Join(b.opts.CertDir, certChainFile)),
+			PrivateKey:       fileSource(filepath.Join(b.opts.CertDir, keyFile)),
+		}}
+		validation.TrustedCa = fileSource(filepath.Join(b.opts.CertDir, rootCertFile))
+		common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: validation}
+		return
+	}
+	common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("default")}
+	common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{
+		CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
+			DefaultValidationContext:         validation,
+			ValidationContextSdsSecretConfig: sdsSecret("ROOTCA"),
+		}}
+}
+
+func sdsSecret(name string) *tlsv3.SdsSecretConfig {
+	return &tlsv3.SdsSecretConfig{Name: name, SdsConfig: &corev3.ConfigSource{
+		ConfigSourceSpecifier: &corev3.ConfigSource_ApiConfigSource{ApiConfigSource: &corev3.ApiConfigSource{
+			ApiType:                   corev3.ApiConfigSource_GRPC,
+			SetNodeOnFirstMessageOnly: true,
+			TransportApiVersion:       corev3.ApiVersion_V3,
+			GrpcServices: []*corev3.GrpcService{{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{
+				EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: SDSCluster}}}},
+		}},
+		InitialFetchTimeout: durationpb.New(0),
+		ResourceApiVersion:  corev3.ApiVersion_V3,
+	}}
+}
+
+func fileSource(path string) *corev3.DataSource {
+	return &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: path}}
+}
+
+// userTLS is a DestinationRule's SIMPLE or MUTUAL origination, as given.
+func (b *builder) userTLS(t *networking.ClientTLSSettings) *tlsv3.UpstreamTlsContext {
+	common := &tlsv3.CommonTlsContext{}
+	var matchers []*matcherv3.StringMatcher
+	for _, san := range t.GetSubjectAltNames() {
+		matchers = append(matchers, &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: san}})
+	}
+	validation := &tlsv3.CertificateValidationContext{MatchTypedSubjectAltNames: sanMatchers(matchers)}
+	if ca := t.GetCaCertificates(); ca != "" {
+		validation.TrustedCa = fileSource(ca)
+	}
+	if t.GetInsecureSkipVerify().GetValue() {
+		validation = &tlsv3.CertificateValidationContext{}
+	}
+	switch {
+	case t.GetCredentialName() != "":
+		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("kubernetes://" + t.GetCredentialName())}
+		common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{
+			CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
+				DefaultValidationContext:         validation,
+				ValidationContextSdsSecretConfig: sdsSecret("kubernetes://" + t.GetCredentialName() + "-cacert"),
+			}}
+	default:
+		if t.GetMode() == networking.ClientTLSSettings_MUTUAL && t.GetClientCertificate() != "" {
+			common.TlsCertificates = []*tlsv3.TlsCertificate{{
+				CertificateChain: fileSource(t.GetClientCertificate()),
+				PrivateKey:       fileSource(t.GetPrivateKey()),
+			}}
+		}
+		common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: validation}
+	}
+	return &tlsv3.UpstreamTlsContext{CommonTlsContext: common, Sni: t.GetSni()}
+}
+
+func (b *builder) tlsSocket(cluster string, ctx *tlsv3.UpstreamTlsContext) *corev3.TransportSocket {
+	return &corev3.TransportSocket{Name: tlsSocketName, ConfigType: &corev3.TransportSocket_TypedConfig{
+		TypedConfig: b.pk.any(cluster+" TLS context", ctx)}}
+}
+
+func sansOr(given, derived []string) []string {
+	if len(given) > 0 {
+		return given
+	}
+	return derived
+}

@@ -1,0 +1,413 @@
+package emit
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// Type URLs of the xDS resource types.
+const (
+	ClusterType  = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+	ListenerType = "type.googleapis.com/envoy.config.listener.v3.Listener"
+	RouteType    = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
+	EndpointType = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+)
+
+// sdsSocket is where istio-agent serves the workload's certificates.
+const sdsSocket = "./var/run/secrets/workload-spiffe-uds/socket"
+
+// File is one output file, relative to the output directory.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Output is one proxy's files and its index entry.
+type Output struct {
+	Entry IndexEntry
+	Files []File
+}
+
+// IndexEntry describes one proxy's output in index.json.
+type IndexEntry struct {
+	Namespace string            `json:"namespace"`
+	Name      string            `json:"name"`
+	Kind      string            `json:"kind"`
+	Type      string            `json:"type"`
+	Labels    map[string]string `json:"labels,omitempty"`
+	// Sidecar is the Sidecar resource used, "namespace/name", or empty.
+	Sidecar  string `json:"sidecar,omitempty"`
+	Path     string `json:"path"`
+	Counts   Counts `json:"counts"`
+	Bytes    int    `json:"bytes"`
+	SHA256   string `json:"sha256"`
+	Problems int    `json:"problems,omitempty"`
+	// WireBytes is the size of the resources as xDS would send them in
+	// protobuf, which istiod's push size limit applies to.
+	WireBytes int `json:"wireBytes"`
+}
+
+// Counts are a proxy's resources by type.
+type Counts struct {
+	Clusters  int `json:"clusters"`
+	Listeners int `json:"listeners"`
+	Routes    int `json:"routes"`
+	Endpoints int `json:"endpoints"`
+}
+
+// Render compiles one proxy and lays it out as files in the chosen format.
+// An error means the proxy's names cannot become a path or a resource
+// cannot be serialised; validation problems are in cfg.Problems instead.
+func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
+	if err := safeName(v.Proxy.Namespace); err != nil {
+		return nil, Output{}, fmt.Errorf("namespace of proxy %s: %w", v.Proxy.ID(), err)
+	}
+	if err := safeName(v.Proxy.Name); err != nil {
+		return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
+	}
+	cfg := e.Build(v)
+	out := Output{Entry: IndexEntry{
+		Namespace: v.Proxy.Namespace, Name: v.Proxy.Name, Kind: v.Proxy.Kind, Type: string(v.Proxy.Type),
+		Labels: v.Proxy.Labels, Problems: len(cfg.Problems),
+		Counts: Counts{len(cfg.Clusters), len(cfg.Listeners), len(cfg.Routes), len(cfg.Endpoints)},
+	}}
+	if sc := v.Choice.Sidecar; sc != nil {
+		out.Entry.Sidecar = sc.Namespace + "/" + sc.Name
+	}
+	var err error
+	if e.opts.Format == XDS {
+		out.Files, err = e.xdsFiles(cfg)
+	} else {
+		out.Files, err = e.bootstrapFiles(cfg)
+	}
+	if err != nil {
+		return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
+	}
+	h := sha256.New()
+	for _, f := range out.Files {
+		out.Entry.Bytes += len(f.Data)
+		h.Write([]byte(f.Path))
+		h.Write(f.Data)
+	}
+	out.Entry.SHA256 = hex.EncodeToString(h.Sum(nil))
+	out.Entry.Path = filepath.ToSlash(filepath.Join(v.Proxy.Namespace, v.Proxy.Name))
+	if e.opts.Format == Bootstrap {
+		out.Entry.Path += ".json"
+	}
+	out.Entry.WireBytes = wireSize(cfg)
+	return cfg, out, nil
+}
+
+// safeName admits only names Kubernetes would: DNS-1123 subdomains, which
+// can never climb out of a directory.
+func safeName(s string) error {
+	if errs := validation.IsDNS1123Subdomain(s); len(errs) > 0 {
+		return fmt.Errorf("%q is not a valid name for a file: %s", s, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func wireSize(cfg *Config) int {
+	n := 0
+	for _, m := range cfg.Clusters {
+		n += proto.Size(m)
+	}
+	for _, m := range cfg.Listeners {
+		n += proto.Size(m)
+	}
+	for _, m := range cfg.Routes {
+		n += proto.Size(m)
+	}
+	for _, m := range cfg.Endpoints {
+		n += proto.Size(m)
+	}
+	return n
+}
+
+// stableJSON renders a message as indented JSON with Envoy's field names.
+// protojson varies its whitespace on purpose from build to build; going
+// through encoding/json fixes the bytes (envoy-output.md §2.3).
+func stableJSON(m proto.Message) ([]byte, error) {
+	raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// bootstrapFiles is one static bootstrap, as a sidecar's would identify
+// itself, with the admin interface on localhost.
+func (e *Emitter) bootstrapFiles(cfg *Config) ([]File, error) {
+	p := cfg.View.Proxy
+	clusters := cfg.Clusters
+	if e.opts.TLS == TLSIstio {
+		sds, err := sdsCluster()
+		if err != nil {
+			return nil, err
+		}
+		clusters = append(clusters[:len(clusters):len(clusters)], sds)
+	}
+	b := &bootstrapv3.Bootstrap{
+		Node:  node(p, e.shared.mesh.Config.DomainSuffix),
+		Admin: &bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)},
+		StaticResources: &bootstrapv3.Bootstrap_StaticResources{
+			Listeners: cfg.Listeners,
+			Clusters:  clusters,
+		},
+	}
+	data, err := stableJSON(b)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap: %w", err)
+	}
+	return []File{{Path: filepath.Join(p.Namespace, p.Name+".json"), Data: data}}, nil
+}
+
+// node is the identity istiod knows a proxy by.
+func node(p *resolve.Proxy, domain string) *corev3.Node {
+	ip := "0.0.0.0"
+	if len(p.IPs) > 0 {
+		ip = p.IPs[0]
+	}
+	app := cmp.Or(p.Labels["app.kubernetes.io/name"], p.Labels["app"], p.Name)
+	return &corev3.Node{
+		Id:      fmt.Sprintf("%s~%s~%s.%s~%s.svc.%s", p.Type, ip, p.Name, p.Namespace, p.Namespace, domain),
+		Cluster: app + "." + p.Namespace,
+	}
+}
+
+// sdsCluster reaches istio-agent, which serves the workload certificate
+// and trust root by SDS.
+func sdsCluster() (*clusterv3.Cluster, error) {
+	h2, err := anypb.New(&httpv3.HttpProtocolOptions{UpstreamProtocolOptions: explicitH2()})
+	if err != nil {
+		return nil, fmt.Errorf("%s cluster: %w", SDSCluster, err)
+	}
+	return &clusterv3.Cluster{
+		Name:                 SDSCluster,
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC},
+		ConnectTimeout:       durationpb.New(1e9),
+		LoadAssignment:       loadAssignment(SDSCluster, []resolve.Endpoint{{Address: "unix://" + sdsSocket}}),
+		// SDS is gRPC, so HTTP/2.
+		TypedExtensionProtocolOptions: map[string]*anypb.Any{httpOptsKey: h2},
+	}, nil
+}
+
+// xdsFiles are one DiscoveryResponse per resource type, as an xDS server
+// sends them; the version is the content hash of the resources.
+func (e *Emitter) xdsFiles(cfg *Config) ([]File, error) {
+	dir := filepath.Join(cfg.View.Proxy.Namespace, cfg.View.Proxy.Name)
+	var files []File
+	add := func(file, typeURL string, msgs []proto.Message) error {
+		resp := &discoveryv3.DiscoveryResponse{TypeUrl: typeURL}
+		h := sha256.New()
+		for _, m := range msgs {
+			a := &anypb.Any{}
+			if err := anypb.MarshalFrom(a, m, proto.MarshalOptions{Deterministic: true}); err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			h.Write(a.Value)
+			resp.Resources = append(resp.Resources, a)
+		}
+		resp.VersionInfo = hex.EncodeToString(h.Sum(nil))[:16]
+		data, err := stableJSON(resp)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		files = append(files, File{Path: filepath.Join(dir, file), Data: data})
+		return nil
+	}
+	err := errors.Join(
+		add("clusters.json", ClusterType, messages(cfg.Clusters)),
+		add("endpoints.json", EndpointType, messages(cfg.Endpoints)),
+		add("listeners.json", ListenerType, messages(cfg.Listeners)),
+		add("routes.json", RouteType, messages(cfg.Routes)),
+	)
+	return files, err
+}
+
+func messages[M proto.Message](ms []M) []proto.Message {
+	out := make([]proto.Message, len(ms))
+	for i, m := range ms {
+		out[i] = m
+	}
+	return out
+}
+
+// WriteOptions say where and how to write a build.
+type WriteOptions struct {
+	Out string
+	// Workers bounds parallel proxy builds; 0 means GOMAXPROCS.
+	Workers int
+	// Progress, when set, is called after each proxy is written.
+	Progress func(done, total int)
+}
+
+// Result is a finished build.
+type Result struct {
+	Index []IndexEntry
+	// Problems are the validation problems of each proxy with any, by
+	// proxy ID.
+	Problems map[string][]string
+}
+
+// Write builds the given proxies in parallel and writes them under
+// opts.Out. Files go to a temporary sibling directory renamed into place
+// at the end, so a failed build leaves a previous output as it was. Memory
+// stays bounded: each proxy's config is dropped once written.
+func (e *Emitter) Write(ctx context.Context, views []*resolve.ProxyView, opts WriteOptions) (Result, error) {
+	out, err := filepath.Abs(opts.Out)
+	if err != nil {
+		return Result{}, fmt.Errorf("output directory: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return Result{}, fmt.Errorf("output directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
+	if err != nil {
+		return Result{}, fmt.Errorf("output directory: %w", err)
+	}
+	// MkdirTemp makes a private directory; the output is for everyone.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return Result{}, fmt.Errorf("output directory: %w", err)
+	}
+	res, err := e.writeAll(ctx, views, tmp, opts)
+	if err == nil {
+		err = writeIndex(tmp, res.Index)
+	}
+	if err == nil {
+		err = replaceDir(tmp, out)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return Result{}, err
+	}
+	return res, nil
+}
+
+func (e *Emitter) writeAll(ctx context.Context, views []*resolve.ProxyView, dir string, opts WriteOptions) (Result, error) {
+	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	entries := make([]IndexEntry, len(views))
+	problems := make([][]string, len(views))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for range workers {
+		wg.Go(func() {
+			for i := range jobs {
+				cfg, o, err := e.Render(views[i])
+				if err == nil {
+					err = writeFiles(dir, o.Files)
+				}
+				if err != nil {
+					cancel(err)
+					continue
+				}
+				entries[i], problems[i] = o.Entry, cfg.Problems
+				if opts.Progress != nil {
+					mu.Lock()
+					done++
+					opts.Progress(done, len(views))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+feed:
+	for i := range views {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return Result{}, err
+	}
+	res := Result{Index: entries, Problems: map[string][]string{}}
+	for i, p := range problems {
+		if len(p) > 0 {
+			res.Problems[views[i].Proxy.ID()] = p
+		}
+	}
+	return res, nil
+}
+
+func writeFiles(dir string, files []File) error {
+	for _, f := range files {
+		path := filepath.Join(dir, f.Path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("write %s: %w", f.Path, err)
+		}
+		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+func writeIndex(dir string, entries []IndexEntry) error {
+	data, err := json.MarshalIndent(struct {
+		Proxies []IndexEntry `json:"proxies"`
+	}{entries}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	return writeFiles(dir, []File{{Path: "index.json", Data: append(data, '\n')}})
+}
+
+// replaceDir puts tmp where out is: the old output is moved aside first,
+// then removed once the new one is in place.
+func replaceDir(tmp, out string) error {
+	old := ""
+	if _, err := os.Stat(out); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(out, old); err != nil {
+			return fmt.Errorf("replace %s: %w", out, err)
+		}
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		if old != "" {
+			_ = os.Rename(old, out)
+		}
+		return fmt.Errorf("replace %s: %w", out, err)
+	}
+	if old != "" {
+		return os.RemoveAll(old)
+	}
+	return nil
+}
