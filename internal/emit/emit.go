@@ -141,6 +141,8 @@ type builder struct {
 	outRoutes  map[string]*routev3.RouteConfiguration
 	// refs are the clusters tcp_proxy filters send to, with where.
 	refs map[string]string
+	// hcmCache holds outbound connection managers by stat prefix and route.
+	hcmCache map[string]*listenerv3.Filter
 	// omitted are clusters istiod leaves out on purpose.
 	omitted map[string]bool
 }
@@ -148,6 +150,7 @@ type builder struct {
 // Build compiles the config of one proxy.
 func (e *Emitter) Build(v *resolve.ProxyView) *Config {
 	b := &builder{Emitter: e, mesh: e.shared.mesh, view: v, cfg: &Config{View: v}, rdsNames: map[string]bool{}, refs: map[string]string{}, omitted: map[string]bool{},
+		hcmCache:   map[string]*listenerv3.Filter{},
 		routeCache: map[string]*routev3.RouteConfiguration{}}
 	if v.Proxy.Type == resolve.RouterProxy {
 		b.outboundClusters()

@@ -273,6 +273,19 @@ func (b *builder) tcpProxy(statPrefix, clusterName string) *listenerv3.Filter {
 // from RDS, or holding them inline in the bootstrap format.
 func (b *builder) outboundHCM(statPrefix, routeName string) *listenerv3.Filter {
 	b.rdsNames[routeName] = true
+	// Every service on a port asks for the same filter, and most of those
+	// chains are then merged away: build and pack it once, since inline
+	// it holds the port's whole route configuration.
+	key := statPrefix + "\x00" + routeName
+	if f, ok := b.hcmCache[key]; ok {
+		return f
+	}
+	f := b.newOutboundHCM(statPrefix, routeName)
+	b.hcmCache[key] = f
+	return f
+}
+
+func (b *builder) newOutboundHCM(statPrefix, routeName string) *listenerv3.Filter {
 	h := &hcmv3.HttpConnectionManager{
 		StatPrefix: statPrefix,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
