@@ -29,6 +29,8 @@ func generatedMesh(b *testing.B) *resolve.Mesh {
 
 // BenchmarkBuildProxy compiles, validates and serialises one proxy of the
 // generated mesh: one that sees the whole mesh, and one a Sidecar trims.
+// "first" is the first proxy of its scope, which builds the shared part;
+// "next" is another proxy of the same scope, which reuses it.
 func BenchmarkBuildProxy(b *testing.B) {
 	m := generatedMesh(b)
 	for _, tc := range []struct{ name, ns string }{{"no-sidecar", "ns-001"}, {"sidecar", "ns-004"}} {
@@ -40,20 +42,35 @@ func BenchmarkBuildProxy(b *testing.B) {
 			}
 		}
 		for _, format := range []Format{Bootstrap, XDS} {
-			b.Run(tc.name+"/"+string(format), func(b *testing.B) {
-				e := New(m, Options{Format: format})
-				b.ReportAllocs()
-				var cfg *Config
-				var out Output
-				for b.Loop() {
-					var err error
-					if cfg, out, err = e.Render(view); err != nil {
-						b.Fatal(err)
-					}
+			for _, warm := range []bool{false, true} {
+				name := tc.name + "/" + string(format) + "/first"
+				if warm {
+					name = tc.name + "/" + string(format) + "/next"
 				}
-				b.ReportMetric(float64(len(cfg.Clusters)), "clusters")
-				b.ReportMetric(float64(out.Entry.Bytes), "bytes")
-			})
+				b.Run(name, func(b *testing.B) {
+					e := New(m, Options{Format: format})
+					if warm {
+						e.parts.expect(m, m.Views)
+						if _, _, err := e.Render(view); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportAllocs()
+					var cfg *Config
+					var out Output
+					for b.Loop() {
+						if !warm {
+							e.parts = newParts()
+						}
+						var err error
+						if cfg, out, err = e.Render(view); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(len(cfg.Clusters)), "clusters")
+					b.ReportMetric(float64(out.Entry.Bytes), "bytes")
+				})
+			}
 		}
 	}
 }

@@ -65,6 +65,11 @@ type Config struct {
 	// Problems are validation failures and parts meshc could not build;
 	// each becomes an MC8002 diagnostic.
 	Problems []string
+
+	// part is the sidecar's shared outbound part, whose resources lead
+	// the lists above; key finds it in the cache.
+	part *part
+	key  partKey
 }
 
 // Emitter builds proxy configs for one mesh. It holds what all proxies
@@ -72,6 +77,7 @@ type Config struct {
 type Emitter struct {
 	shared *shared
 	opts   Options
+	parts  *parts
 }
 
 // shared is what every proxy's build reads: mesh-wide facts computed once.
@@ -91,7 +97,7 @@ func New(m *resolve.Mesh, opts Options) *Emitter {
 	opts.Format = cmp.Or(opts.Format, Bootstrap)
 	opts.Endpoints = cmp.Or(opts.Endpoints, EndpointsInline)
 	sh := &shared{mesh: m, inbound: inboundIndex(m), peer: peerModes(m.Objects), root: m.Config.GetRootNamespace()}
-	return &Emitter{shared: sh, opts: opts}
+	return &Emitter{shared: sh, opts: opts, parts: newParts()}
 }
 
 // peerModes reads the namespace-wide (selector-less) PeerAuthentications.
@@ -147,27 +153,71 @@ type builder struct {
 	omitted map[string]bool
 }
 
-// Build compiles the config of one proxy.
+func (e *Emitter) newBuilder(v *resolve.ProxyView) *builder {
+	return &builder{Emitter: e, mesh: e.shared.mesh, view: v, cfg: &Config{View: v},
+		rdsNames: map[string]bool{}, refs: map[string]string{}, omitted: map[string]bool{},
+		hcmCache: map[string]*listenerv3.Filter{}, routeCache: map[string]*routev3.RouteConfiguration{}}
+}
+
+// Build compiles the config of one proxy. A sidecar's outbound part comes
+// from the part it shares with the other proxies of its scope.
 func (e *Emitter) Build(v *resolve.ProxyView) *Config {
-	b := &builder{Emitter: e, mesh: e.shared.mesh, view: v, cfg: &Config{View: v}, rdsNames: map[string]bool{}, refs: map[string]string{}, omitted: map[string]bool{},
-		hcmCache:   map[string]*listenerv3.Filter{},
-		routeCache: map[string]*routev3.RouteConfiguration{}}
 	if v.Proxy.Type == resolve.RouterProxy {
+		b := e.newBuilder(v)
 		b.outboundClusters()
 		b.specialClusters()
 		b.gatewayListeners()
-	} else {
-		b.outboundClusters()
-		b.specialClusters()
-		b.inboundClusters()
-		b.outboundListeners()
-		b.cfg.Listeners = append(b.cfg.Listeners, b.virtualOutbound(), b.virtualInbound())
+		b.addRoutes()
+		b.cfg.Problems = append(append(b.pk.problems, pgv(b.cfg)...), b.crossCheck(b.cfg)...)
+		return b.cfg
 	}
+	k := e.parts.key(e.shared.mesh, v)
+	p := e.parts.get(k, func() *part { return e.buildPart(v) })
+	b := e.newBuilder(v)
+	b.inboundClusters()
+	b.cfg.Listeners = append(b.cfg.Listeners, b.virtualInbound())
+	own := pgv(b.cfg)
+	cfg := &Config{
+		View:      v,
+		Clusters:  concat(p.clusters, b.cfg.Clusters),
+		Listeners: concat(p.listeners, b.cfg.Listeners),
+		Routes:    p.routes,
+		Endpoints: p.endpoints,
+		part:      p,
+		key:       k,
+	}
+	maps.Copy(b.rdsNames, p.rdsNames)
+	maps.Copy(b.refs, p.refs)
+	maps.Copy(b.omitted, p.omitted)
+	cfg.Problems = slices.Concat(p.problems, b.pk.problems, own, b.crossCheck(cfg))
+	return cfg
+}
+
+func concat[T any](a, b []T) []T {
+	return append(a[:len(a):len(a)], b...)
+}
+
+func (e *Emitter) buildPart(v *resolve.ProxyView) *part {
+	b := e.newBuilder(v)
+	b.outboundClusters()
+	b.specialClusters()
+	b.outboundListeners()
+	b.cfg.Listeners = append(b.cfg.Listeners, b.virtualOutbound())
+	b.addRoutes()
+	p := &part{
+		clusters: b.cfg.Clusters, listeners: b.cfg.Listeners, routes: b.cfg.Routes, endpoints: b.cfg.Endpoints,
+		problems: append(b.pk.problems, pgv(b.cfg)...),
+		rdsNames: b.rdsNames, refs: b.refs, omitted: b.omitted,
+	}
+	p.render, p.err = e.render(p.clusters, p.listeners, p.routes, p.endpoints)
+	return p
+}
+
+// addRoutes adds the route configurations the listeners name.
+func (b *builder) addRoutes() {
 	for _, name := range sortedKeys(b.rdsNames) {
 		b.cfg.Routes = append(b.cfg.Routes, b.route(name))
 	}
-	b.cfg.Problems = append(b.pk.problems, b.validate()...)
-	return b.cfg
 }
 
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {

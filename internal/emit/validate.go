@@ -2,27 +2,45 @@ package emit
 
 import (
 	"fmt"
+	"maps"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 )
 
-// validate runs Envoy's generated validators on every resource (packed
-// extension configs were checked when packed) and the checks they cannot
-// make: unique names, unique listener addresses, original-destination
-// clusters load balanced by the cluster, and every cluster a route or a
-// tcp_proxy names emitted (envoy-output.md §3).
-func (b *builder) validate() []string {
+// pgv runs Envoy's generated validators on every resource; the extension
+// configs packed inside were checked when packed.
+func pgv(cfg *Config) []string {
 	var out []string
-	fail := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	check := func(kind, name string, v validator) {
 		if err := v.ValidateAll(); err != nil {
-			fail("%s %q: %v", kind, name, err)
+			out = append(out, fmt.Sprintf("%s %q: %v", kind, name, err))
 		}
 	}
-	clusters := map[string]bool{}
-	for _, c := range b.cfg.Clusters {
+	for _, c := range cfg.Clusters {
 		check("cluster", c.GetName(), c)
+	}
+	for _, l := range cfg.Listeners {
+		check("listener", l.GetName(), l)
+	}
+	for _, rc := range cfg.Routes {
+		check("route configuration", rc.GetName(), rc)
+	}
+	for _, cla := range cfg.Endpoints {
+		check("endpoints", cla.GetClusterName(), cla)
+	}
+	return out
+}
+
+// crossCheck makes the checks validators cannot (envoy-output.md §3):
+// unique names, unique bound addresses, original-destination clusters
+// load balanced by the cluster, every route configuration a listener names
+// emitted, and every cluster a route or a tcp_proxy names emitted.
+func (b *builder) crossCheck(cfg *Config) []string {
+	var out []string
+	fail := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	clusters := make(map[string]bool, len(cfg.Clusters))
+	for _, c := range cfg.Clusters {
 		if clusters[c.GetName()] {
 			fail("cluster %q is emitted twice", c.GetName())
 		}
@@ -32,8 +50,7 @@ func (b *builder) validate() []string {
 		}
 	}
 	listeners, addrs := map[string]bool{}, map[string]string{}
-	for _, l := range b.cfg.Listeners {
-		check("listener", l.GetName(), l)
+	for _, l := range cfg.Listeners {
 		if listeners[l.GetName()] {
 			fail("listener %q is emitted twice", l.GetName())
 		}
@@ -49,29 +66,26 @@ func (b *builder) validate() []string {
 		addrs[key] = l.GetName()
 	}
 	routes := map[string]bool{}
-	for _, rc := range b.cfg.Routes {
-		check("route configuration", rc.GetName(), rc)
+	refs := maps.Clone(b.refs)
+	for _, rc := range cfg.Routes {
 		if routes[rc.GetName()] {
 			fail("route configuration %q is emitted twice", rc.GetName())
 		}
 		routes[rc.GetName()] = true
 		for _, target := range routeTargets(rc) {
 			if b.expected(target) {
-				b.refs[target] = "route configuration " + rc.GetName()
+				refs[target] = "route configuration " + rc.GetName()
 			}
 		}
 	}
-	for name := range b.rdsNames {
+	for _, name := range sortedKeys(b.rdsNames) {
 		if !routes[name] {
 			fail("a listener names route configuration %q, which is not emitted", name)
 		}
 	}
-	for _, cla := range b.cfg.Endpoints {
-		check("endpoints", cla.GetClusterName(), cla)
-	}
-	for _, target := range sortedKeys(b.refs) {
+	for _, target := range sortedKeys(refs) {
 		if !clusters[target] && !b.omitted[target] {
-			fail("%s sends traffic to cluster %q, which is not emitted", b.refs[target], target)
+			fail("%s sends traffic to cluster %q, which is not emitted", refs[target], target)
 		}
 	}
 	return out

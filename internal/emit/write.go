@@ -1,13 +1,11 @@
 package emit
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,9 +17,6 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
-	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -90,22 +85,37 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 		return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
 	}
 	cfg := e.Build(v)
+	if cfg.part != nil {
+		defer e.parts.done(cfg.key)
+	}
+	r, err := e.rendering(cfg)
+	if err != nil {
+		return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
+	}
 	out := Output{Entry: IndexEntry{
 		Namespace: v.Proxy.Namespace, Name: v.Proxy.Name, Kind: v.Proxy.Kind, Type: string(v.Proxy.Type),
-		Labels: v.Proxy.Labels, Problems: len(cfg.Problems),
+		Labels: v.Proxy.Labels, Problems: len(cfg.Problems), WireBytes: r.wire,
 		Counts: Counts{len(cfg.Clusters), len(cfg.Listeners), len(cfg.Routes), len(cfg.Endpoints)},
 	}}
 	if sc := v.Choice.Sidecar; sc != nil {
 		out.Entry.Sidecar = sc.Namespace + "/" + sc.Name
 	}
-	var err error
+	dir := filepath.Join(v.Proxy.Namespace, v.Proxy.Name)
 	if e.opts.Format == XDS {
-		out.Files, err = e.xdsFiles(cfg)
+		out.Files = []File{
+			{Path: filepath.Join(dir, "clusters.json"), Data: responseDocument(ClusterType, r.clusters)},
+			{Path: filepath.Join(dir, "endpoints.json"), Data: responseDocument(EndpointType, r.endpoints)},
+			{Path: filepath.Join(dir, "listeners.json"), Data: responseDocument(ListenerType, r.listeners)},
+			{Path: filepath.Join(dir, "routes.json"), Data: responseDocument(RouteType, r.routes)},
+		}
+		out.Entry.Path = filepath.ToSlash(dir)
 	} else {
-		out.Files, err = e.bootstrapFiles(cfg)
-	}
-	if err != nil {
-		return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
+		data, err := e.bootstrap(v.Proxy, r)
+		if err != nil {
+			return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
+		}
+		out.Files = []File{{Path: dir + ".json", Data: data}}
+		out.Entry.Path = filepath.ToSlash(dir) + ".json"
 	}
 	h := sha256.New()
 	for _, f := range out.Files {
@@ -114,12 +124,23 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 		h.Write(f.Data)
 	}
 	out.Entry.SHA256 = hex.EncodeToString(h.Sum(nil))
-	out.Entry.Path = filepath.ToSlash(filepath.Join(v.Proxy.Namespace, v.Proxy.Name))
-	if e.opts.Format == Bootstrap {
-		out.Entry.Path += ".json"
-	}
-	out.Entry.WireBytes = wireSize(cfg)
 	return cfg, out, nil
+}
+
+// rendering renders a proxy's resources, reusing its shared part's.
+func (e *Emitter) rendering(cfg *Config) (*rendering, error) {
+	p := cfg.part
+	if p == nil {
+		return e.render(cfg.Clusters, cfg.Listeners, cfg.Routes, cfg.Endpoints)
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	own, err := e.render(cfg.Clusters[len(p.clusters):], cfg.Listeners[len(p.listeners):], nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return p.render.append(own), nil
 }
 
 // safeName admits only names Kubernetes would: DNS-1123 subdomains, which
@@ -131,64 +152,30 @@ func safeName(s string) error {
 	return nil
 }
 
-func wireSize(cfg *Config) int {
-	n := 0
-	for _, m := range cfg.Clusters {
-		n += proto.Size(m)
-	}
-	for _, m := range cfg.Listeners {
-		n += proto.Size(m)
-	}
-	for _, m := range cfg.Routes {
-		n += proto.Size(m)
-	}
-	for _, m := range cfg.Endpoints {
-		n += proto.Size(m)
-	}
-	return n
-}
-
-// stableJSON renders a message as indented JSON with Envoy's field names.
-// protojson varies its whitespace on purpose from build to build; going
-// through encoding/json fixes the bytes (envoy-output.md §2.3).
-func stableJSON(m proto.Message) ([]byte, error) {
-	raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, raw, "", "  "); err != nil {
-		return nil, err
-	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
-}
-
-// bootstrapFiles is one static bootstrap, as a sidecar's would identify
-// itself, with the admin interface on localhost.
-func (e *Emitter) bootstrapFiles(cfg *Config) ([]File, error) {
-	p := cfg.View.Proxy
-	clusters := cfg.Clusters
+// bootstrap is one static bootstrap, identified as the sidecar would be,
+// with the admin interface on localhost; with Istio TLS it also reaches
+// istio-agent for certificates.
+func (e *Emitter) bootstrap(p *resolve.Proxy, r *rendering) ([]byte, error) {
 	if e.opts.TLS == TLSIstio {
 		sds, err := sdsCluster()
 		if err != nil {
 			return nil, err
 		}
-		clusters = append(clusters[:len(clusters):len(clusters)], sds)
+		f, err := e.fragment(sds)
+		if err != nil {
+			return nil, err
+		}
+		r = r.append(&rendering{clusters: []fragment{f}})
 	}
-	b := &bootstrapv3.Bootstrap{
-		Node:  node(p, e.shared.mesh.Config.DomainSuffix),
-		Admin: &bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)},
-		StaticResources: &bootstrapv3.Bootstrap_StaticResources{
-			Listeners: cfg.Listeners,
-			Clusters:  clusters,
-		},
-	}
-	data, err := stableJSON(b)
+	node, err := indentedJSON(node(p, e.shared.mesh.Config.DomainSuffix), 1)
 	if err != nil {
-		return nil, fmt.Errorf("bootstrap: %w", err)
+		return nil, err
 	}
-	return []File{{Path: filepath.Join(p.Namespace, p.Name+".json"), Data: data}}, nil
+	admin, err := indentedJSON(&bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)}, 1)
+	if err != nil {
+		return nil, err
+	}
+	return bootstrapDocument(node, admin, r), nil
 }
 
 // node is the identity istiod knows a proxy by.
@@ -219,47 +206,6 @@ func sdsCluster() (*clusterv3.Cluster, error) {
 		// SDS is gRPC, so HTTP/2.
 		TypedExtensionProtocolOptions: map[string]*anypb.Any{httpOptsKey: h2},
 	}, nil
-}
-
-// xdsFiles are one DiscoveryResponse per resource type, as an xDS server
-// sends them; the version is the content hash of the resources.
-func (e *Emitter) xdsFiles(cfg *Config) ([]File, error) {
-	dir := filepath.Join(cfg.View.Proxy.Namespace, cfg.View.Proxy.Name)
-	var files []File
-	add := func(file, typeURL string, msgs []proto.Message) error {
-		resp := &discoveryv3.DiscoveryResponse{TypeUrl: typeURL}
-		h := sha256.New()
-		for _, m := range msgs {
-			a := &anypb.Any{}
-			if err := anypb.MarshalFrom(a, m, proto.MarshalOptions{Deterministic: true}); err != nil {
-				return fmt.Errorf("%s: %w", file, err)
-			}
-			h.Write(a.Value)
-			resp.Resources = append(resp.Resources, a)
-		}
-		resp.VersionInfo = hex.EncodeToString(h.Sum(nil))[:16]
-		data, err := stableJSON(resp)
-		if err != nil {
-			return fmt.Errorf("%s: %w", file, err)
-		}
-		files = append(files, File{Path: filepath.Join(dir, file), Data: data})
-		return nil
-	}
-	err := errors.Join(
-		add("clusters.json", ClusterType, messages(cfg.Clusters)),
-		add("endpoints.json", EndpointType, messages(cfg.Endpoints)),
-		add("listeners.json", ListenerType, messages(cfg.Listeners)),
-		add("routes.json", RouteType, messages(cfg.Routes)),
-	)
-	return files, err
-}
-
-func messages[M proto.Message](ms []M) []proto.Message {
-	out := make([]proto.Message, len(ms))
-	for i, m := range ms {
-		out[i] = m
-	}
-	return out
 }
 
 // WriteOptions say where and how to write a build.
@@ -300,6 +246,7 @@ func (e *Emitter) Write(ctx context.Context, views []*resolve.ProxyView, opts Wr
 		os.RemoveAll(tmp)
 		return Result{}, fmt.Errorf("output directory: %w", err)
 	}
+	e.parts.expect(e.shared.mesh, views)
 	res, err := e.writeAll(ctx, views, tmp, opts)
 	if err == nil {
 		err = writeIndex(tmp, res.Index)

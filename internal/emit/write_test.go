@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+
 	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/model"
@@ -159,5 +161,38 @@ func TestWriteReplacesOutput(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "index.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestAssembledBootstrapEqualsWholeRendering: the bootstrap assembled from
+// shared fragments is byte for byte what rendering the whole bootstrap
+// message gives.
+func TestAssembledBootstrapEqualsWholeRendering(t *testing.T) {
+	m := loadMesh(t, bookinfoObjects(t))
+	e := New(m, Options{})
+	e.parts.expect(m, m.Views)
+	for _, v := range m.Views {
+		cfg, out, err := e.Render(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sds, err := sdsCluster()
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := indentedJSON(&bootstrapv3.Bootstrap{
+			Node:  node(v.Proxy, m.Config.DomainSuffix),
+			Admin: &bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)},
+			StaticResources: &bootstrapv3.Bootstrap_StaticResources{
+				Listeners: cfg.Listeners,
+				Clusters:  append(cfg.Clusters[:len(cfg.Clusters):len(cfg.Clusters)], sds),
+			},
+		}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Files[0].Data; !bytes.Equal(got, append(whole, '\n')) {
+			t.Errorf("%s: assembled bootstrap differs from the whole rendering", v.Proxy.ID())
+		}
 	}
 }

@@ -1,0 +1,216 @@
+package emit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// rendering holds resources rendered as JSON fragments, each indented for
+// the place the output format puts it, so a document is assembled by
+// concatenation and resources shared by proxies are rendered once. The
+// bytes equal those of rendering the whole document at once.
+type rendering struct {
+	clusters, listeners, routes, endpoints []fragment
+	// wire is the resources' size as protobuf, as xDS sends them.
+	wire int
+}
+
+type fragment struct {
+	json []byte
+	// sum is the hash of the resource's deterministic protobuf form.
+	sum [sha256.Size]byte
+}
+
+func (r *rendering) append(o *rendering) *rendering {
+	return &rendering{
+		clusters:  concat(r.clusters, o.clusters),
+		listeners: concat(r.listeners, o.listeners),
+		routes:    concat(r.routes, o.routes),
+		endpoints: concat(r.endpoints, o.endpoints),
+		wire:      r.wire + o.wire,
+	}
+}
+
+// Depths of a resource in each format: bootstrap lists sit in
+// static_resources, DiscoveryResponse resources at the top.
+const (
+	bootstrapDepth = 3
+	xdsDepth       = 2
+)
+
+func (e *Emitter) render(cs []*clusterv3.Cluster, ls []*listenerv3.Listener, rs []*routev3.RouteConfiguration, eps []*endpointv3.ClusterLoadAssignment) (*rendering, error) {
+	out := &rendering{}
+	var err error
+	add := func(list *[]fragment, m proto.Message) {
+		if err != nil {
+			return
+		}
+		var f fragment
+		f, err = e.fragment(m)
+		*list = append(*list, f)
+		out.wire += proto.Size(m)
+	}
+	for _, m := range cs {
+		add(&out.clusters, m)
+	}
+	for _, m := range ls {
+		add(&out.listeners, m)
+	}
+	if e.opts.Format == XDS {
+		for _, m := range rs {
+			add(&out.routes, m)
+		}
+		for _, m := range eps {
+			add(&out.endpoints, m)
+		}
+	}
+	return out, err
+}
+
+// fragment renders one resource: as itself in a bootstrap, packed in an
+// Any in a DiscoveryResponse.
+func (e *Emitter) fragment(m proto.Message) (fragment, error) {
+	bin, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		return fragment{}, err
+	}
+	f := fragment{sum: sha256.Sum256(bin)}
+	depth := bootstrapDepth
+	if e.opts.Format == XDS {
+		depth = xdsDepth
+		m = &anypb.Any{TypeUrl: "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName()), Value: bin}
+	}
+	f.json, err = indentedJSON(m, depth)
+	return f, err
+}
+
+// indentedJSON renders a message as JSON with Envoy's field names,
+// indented as if it sat depth levels deep. protojson varies whitespace on
+// purpose from build to build; going through encoding/json fixes the bytes
+// (envoy-output.md §2.3).
+func indentedJSON(m proto.Message, depth int) ([]byte, error) {
+	raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, strings.Repeat("  ", depth), "  "); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// document assembles a JSON object from already rendered members, in
+// order; a list member with no items is left out, as protojson does.
+type document struct {
+	buf   bytes.Buffer
+	first []bool
+}
+
+func (d *document) open(key string, depth int, bracket byte) {
+	d.sep(depth)
+	if key != "" {
+		fmt.Fprintf(&d.buf, "%q: ", key)
+	}
+	d.buf.WriteByte(bracket)
+	d.first = append(d.first, true)
+}
+
+func (d *document) close(depth int, bracket byte) {
+	d.first = d.first[:len(d.first)-1]
+	d.buf.WriteByte('\n')
+	d.buf.WriteString(strings.Repeat("  ", depth))
+	d.buf.WriteByte(bracket)
+}
+
+// sep starts a member or item at depth: a comma unless it is the first.
+func (d *document) sep(depth int) {
+	if n := len(d.first); n > 0 {
+		if !d.first[n-1] {
+			d.buf.WriteByte(',')
+		}
+		d.first[n-1] = false
+		d.buf.WriteByte('\n')
+		d.buf.WriteString(strings.Repeat("  ", depth))
+	}
+}
+
+// grow sizes the buffer once: documents run to tens of megabytes, and
+// growing by doubling would copy and clear them several times.
+func (d *document) grow(extra int, lists ...[]fragment) {
+	n := extra + 256
+	for _, l := range lists {
+		for _, f := range l {
+			n += len(f.json) + 16
+		}
+	}
+	d.buf.Grow(n)
+}
+
+// raw adds a member whose value is rendered JSON indented for depth.
+func (d *document) raw(key string, depth int, value []byte) {
+	d.sep(depth)
+	fmt.Fprintf(&d.buf, "%q: ", key)
+	d.buf.Write(value)
+}
+
+func (d *document) list(key string, depth int, items []fragment) {
+	if len(items) == 0 {
+		return
+	}
+	d.open(key, depth, '[')
+	for _, f := range items {
+		d.sep(depth + 1)
+		d.buf.Write(f.json)
+	}
+	d.close(depth, ']')
+}
+
+// bootstrapDocument is the Envoy bootstrap of a proxy: node, static
+// listeners and clusters, admin, in protojson's field order.
+func bootstrapDocument(node, admin []byte, r *rendering) []byte {
+	var d document
+	d.grow(len(node)+len(admin), r.listeners, r.clusters)
+	d.open("", 0, '{')
+	d.raw("node", 1, node)
+	if len(r.listeners)+len(r.clusters) > 0 {
+		d.open("static_resources", 1, '{')
+		d.list("listeners", 2, r.listeners)
+		d.list("clusters", 2, r.clusters)
+		d.close(1, '}')
+	}
+	d.raw("admin", 1, admin)
+	d.close(0, '}')
+	d.buf.WriteByte('\n')
+	return d.buf.Bytes()
+}
+
+// responseDocument is a DiscoveryResponse for one type; its version is a
+// hash of the resources.
+func responseDocument(typeURL string, items []fragment) []byte {
+	h := sha256.New()
+	for _, f := range items {
+		h.Write(f.sum[:])
+	}
+	var d document
+	d.grow(len(typeURL)+64, items)
+	d.open("", 0, '{')
+	d.raw("version_info", 1, []byte(fmt.Sprintf("%q", hex.EncodeToString(h.Sum(nil))[:16])))
+	d.list("resources", 1, items)
+	d.raw("type_url", 1, []byte(fmt.Sprintf("%q", typeURL)))
+	d.close(0, '}')
+	d.buf.WriteByte('\n')
+	return d.buf.Bytes()
+}
