@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -61,6 +62,10 @@ status as lint's.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
+			// main trades memory for speed over the small objects of
+			// loading; documents of tens of megabytes are another matter,
+			// and peak memory must follow the proxies in flight.
+			debug.SetGCPercent(100)
 			wo := emit.WriteOptions{Out: f.out}
 			var bar *progressbar.ProgressBar
 			if !f.quiet && g.color(g.stderr) {
