@@ -21,7 +21,8 @@ type buildFlags struct {
 	out, format, endpoints, tlsMode, certDir, failOn string
 	proxies                                          []string
 	maxBytes                                         int
-	quiet                                            bool
+	quiet, dedup                                     bool
+	dedupRoot                                        string
 }
 
 func newBuildCmd(g *globals) *cobra.Command {
@@ -39,6 +40,10 @@ proxy sees, and writes its Envoy configuration under OUT:
                                 listeners,routes}.json, each a DiscoveryResponse
                                 as an xDS server sends it
 
+--dedup writes each distinct set of clusters and of listeners once, as a
+DiscoveryResponse under OUT/shared/ named by its content, and each
+bootstrap loads them through filesystem config sources.
+
 OUT/index.json lists every proxy with its kind, labels, Sidecar, resource
 counts, size and content hash. OUT is replaced as a whole at the end: a
 failed build leaves the previous OUT untouched.
@@ -48,7 +53,8 @@ validated (MC8002) and measured against --max-proxy-bytes (MC8001). Exit
 status as lint's.`,
 		Example: `  meshc build examples/bookinfo -o out/
   meshc build ./manifests -o out/ --format xds --proxy 'shop/*'
-  meshc build ./manifests -o out/ --endpoints dns --tls-mode off`,
+  meshc build ./manifests -o out/ --endpoints dns --tls-mode off
+  meshc build ./manifests -o /etc/envoy --dedup --dedup-root /etc/envoy`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, threshold, err := f.options()
 			if err != nil {
@@ -107,6 +113,8 @@ status as lint's.`,
 	fl.StringArrayVar(&f.proxies, "proxy", nil, "build only proxies matching `NAMESPACE/NAME` (a glob); repeatable")
 	fl.IntVar(&f.maxBytes, "max-proxy-bytes", 4<<20, "warn (MC8001) when a proxy's config exceeds this many `bytes` on the wire")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no summary")
+	fl.BoolVar(&f.dedup, "dedup", false, "write each distinct cluster and listener set once under OUT/shared/, named by content, and point bootstraps at them")
+	fl.StringVar(&f.dedupRoot, "dedup-root", "", "with --dedup, the `DIR` bootstraps find shared/ in (default: relative to Envoy's working directory, meant to be OUT)")
 	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	_ = cmd.MarkFlagRequired("out")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"bootstrap", "xds"}, cobra.ShellCompDirectiveNoFileComp))
@@ -120,7 +128,8 @@ func (f buildFlags) options() (emit.Options, diag.Severity, error) {
 	if err != nil {
 		return emit.Options{}, 0, err
 	}
-	opts := emit.Options{Format: emit.Format(f.format), Endpoints: emit.EndpointMode(f.endpoints), TLS: emit.TLSMode(f.tlsMode), CertDir: f.certDir}
+	opts := emit.Options{Format: emit.Format(f.format), Endpoints: emit.EndpointMode(f.endpoints), TLS: emit.TLSMode(f.tlsMode), CertDir: f.certDir,
+		Dedup: f.dedup, DedupRoot: f.dedupRoot}
 	switch {
 	case !slices.Contains([]emit.Format{emit.Bootstrap, emit.XDS}, opts.Format):
 		return opts, 0, fmt.Errorf("--format: want bootstrap or xds, got %q", f.format)
@@ -128,6 +137,8 @@ func (f buildFlags) options() (emit.Options, diag.Severity, error) {
 		return opts, 0, fmt.Errorf("--endpoints: want inline or dns, got %q", f.endpoints)
 	case !slices.Contains([]emit.TLSMode{emit.TLSIstio, emit.TLSFiles, emit.TLSOff}, opts.TLS):
 		return opts, 0, fmt.Errorf("--tls-mode: want istio, files or off, got %q", f.tlsMode)
+	case f.dedup && opts.Format != emit.Bootstrap:
+		return opts, 0, fmt.Errorf("--dedup shares files between bootstraps; it needs --format bootstrap")
 	case f.maxBytes <= 0:
 		return opts, 0, fmt.Errorf("--max-proxy-bytes: want a positive size, got %d", f.maxBytes)
 	}

@@ -52,6 +52,13 @@ type Options struct {
 	TLS TLSMode
 	// CertDir holds the certificate files of TLSFiles mode.
 	CertDir string
+	// Dedup, with Bootstrap, writes each distinct cluster and listener
+	// set once, content-addressed under shared/, and points the proxies'
+	// bootstraps at them through filesystem config sources.
+	Dedup bool
+	// DedupRoot prefixes the shared paths bootstraps name; "" keeps them
+	// relative to the output directory, Envoy's working directory.
+	DedupRoot string
 }
 
 // Config is the Envoy configuration of one proxy, as xDS would deliver it:

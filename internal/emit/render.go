@@ -44,7 +44,8 @@ func (r *rendering) append(o *rendering) *rendering {
 }
 
 // Depths of a resource in each format: bootstrap lists sit in
-// static_resources, DiscoveryResponse resources at the top.
+// static_resources, DiscoveryResponse resources (xds, and the shared files
+// of Dedup) one level down from the top.
 const (
 	bootstrapDepth = 3
 	xdsDepth       = 2
@@ -68,7 +69,7 @@ func (e *Emitter) render(cs []*clusterv3.Cluster, ls []*listenerv3.Listener, rs 
 	for _, m := range ls {
 		add(&out.listeners, m)
 	}
-	if e.opts.Format == XDS {
+	if e.opts.Format == XDS { // elsewhere routes and endpoints are inline
 		for _, m := range rs {
 			add(&out.routes, m)
 		}
@@ -88,7 +89,7 @@ func (e *Emitter) fragment(m proto.Message) (fragment, error) {
 	}
 	f := fragment{sum: sha256.Sum256(bin)}
 	depth := bootstrapDepth
-	if e.opts.Format == XDS {
+	if e.opts.Format == XDS || e.opts.Dedup {
 		depth = xdsDepth
 		m = &anypb.Any{TypeUrl: "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName()), Value: bin}
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,9 @@ const sdsSocket = "./var/run/secrets/workload-spiffe-uds/socket"
 type File struct {
 	Path string
 	Data []byte
+	// Shared files are content-addressed: written once, whoever needs
+	// them first.
+	Shared bool
 }
 
 // Output is one proxy's files and its index entry.
@@ -61,6 +65,8 @@ type IndexEntry struct {
 	Bytes    int    `json:"bytes"`
 	SHA256   string `json:"sha256"`
 	Problems int    `json:"problems,omitempty"`
+	// Shared are the content-addressed files the bootstrap names (Dedup).
+	Shared []string `json:"shared,omitempty"`
 	// WireBytes is the size of the resources as xDS would send them in
 	// protobuf, which istiod's push size limit applies to.
 	WireBytes int `json:"wireBytes"`
@@ -110,15 +116,18 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 		}
 		out.Entry.Path = filepath.ToSlash(dir)
 	} else {
-		data, err := e.bootstrap(v.Proxy, r)
+		files, err := e.bootstrap(v.Proxy, r)
 		if err != nil {
 			return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
 		}
-		out.Files = []File{{Path: dir + ".json", Data: data}}
+		out.Files = files
 		out.Entry.Path = filepath.ToSlash(dir) + ".json"
 	}
 	h := sha256.New()
 	for _, f := range out.Files {
+		if f.Shared {
+			out.Entry.Shared = append(out.Entry.Shared, filepath.ToSlash(f.Path))
+		}
 		out.Entry.Bytes += len(f.Data)
 		h.Write([]byte(f.Path))
 		h.Write(f.Data)
@@ -152,30 +161,71 @@ func safeName(s string) error {
 	return nil
 }
 
-// bootstrap is one static bootstrap, identified as the sidecar would be,
-// with the admin interface on localhost; with Istio TLS it also reaches
-// istio-agent for certificates.
-func (e *Emitter) bootstrap(p *resolve.Proxy, r *rendering) ([]byte, error) {
+// bootstrap is one bootstrap, identified as the sidecar would be, with
+// the admin interface on localhost; with Istio TLS it also reaches
+// istio-agent for certificates. Its listeners and clusters are static, or
+// with Dedup in shared files it names.
+func (e *Emitter) bootstrap(p *resolve.Proxy, r *rendering) ([]File, error) {
+	var sds *clusterv3.Cluster
 	if e.opts.TLS == TLSIstio {
-		sds, err := sdsCluster()
+		var err error
+		if sds, err = sdsCluster(); err != nil {
+			return nil, err
+		}
+	}
+	self := filepath.Join(p.Namespace, p.Name+".json")
+	b := &bootstrapv3.Bootstrap{
+		Node:  node(p, e.shared.mesh.Config.DomainSuffix),
+		Admin: &bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)},
+	}
+	if e.opts.Dedup {
+		clusters := File{Data: responseDocument(ClusterType, r.clusters), Shared: true}
+		listeners := File{Data: responseDocument(ListenerType, r.listeners), Shared: true}
+		clusters.Path, listeners.Path = sharedPath("clusters", clusters.Data), sharedPath("listeners", listeners.Data)
+		b.DynamicResources = &bootstrapv3.Bootstrap_DynamicResources{
+			CdsConfig: e.pathSource(clusters.Path),
+			LdsConfig: e.pathSource(listeners.Path),
+		}
+		if sds != nil {
+			b.StaticResources = &bootstrapv3.Bootstrap_StaticResources{Clusters: []*clusterv3.Cluster{sds}}
+		}
+		data, err := indentedJSON(b, 0)
 		if err != nil {
 			return nil, err
 		}
+		return []File{{Path: self, Data: append(data, '\n')}, clusters, listeners}, nil
+	}
+	if sds != nil {
 		f, err := e.fragment(sds)
 		if err != nil {
 			return nil, err
 		}
 		r = r.append(&rendering{clusters: []fragment{f}})
 	}
-	node, err := indentedJSON(node(p, e.shared.mesh.Config.DomainSuffix), 1)
+	node, err := indentedJSON(b.Node, 1)
 	if err != nil {
 		return nil, err
 	}
-	admin, err := indentedJSON(&bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)}, 1)
+	admin, err := indentedJSON(b.Admin, 1)
 	if err != nil {
 		return nil, err
 	}
-	return bootstrapDocument(node, admin, r), nil
+	return []File{{Path: self, Data: bootstrapDocument(node, admin, r)}}, nil
+}
+
+// sharedPath names a shared file by its content.
+func sharedPath(kind string, data []byte) string {
+	sum := sha256.Sum256(data)
+	return filepath.Join("shared", kind+"-"+hex.EncodeToString(sum[:])+".json")
+}
+
+func (e *Emitter) pathSource(path string) *corev3.ConfigSource {
+	return &corev3.ConfigSource{
+		ConfigSourceSpecifier: &corev3.ConfigSource_PathConfigSource{PathConfigSource: &corev3.PathConfigSource{
+			Path: filepath.ToSlash(filepath.Join(e.opts.DedupRoot, path)),
+		}},
+		ResourceApiVersion: corev3.ApiVersion_V3,
+	}
 }
 
 // node is the identity istiod knows a proxy by.
@@ -320,11 +370,37 @@ func writeFiles(dir string, files []File) error {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("write %s: %w", f.Path, err)
 		}
+		if f.Shared {
+			if err := writeOnce(path, f.Data); err != nil {
+				return fmt.Errorf("write %s: %w", f.Path, err)
+			}
+			continue
+		}
 		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", f.Path, err)
 		}
 	}
 	return nil
+}
+
+// writeOnce writes a content-addressed file unless it exists: the name
+// says what it holds. It goes through a temporary name, so a reader never
+// sees half of it.
+func writeOnce(path string, data []byte) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".part-")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 func writeIndex(dir string, entries []IndexEntry) error {

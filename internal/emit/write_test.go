@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/load"
@@ -193,6 +195,48 @@ func TestAssembledBootstrapEqualsWholeRendering(t *testing.T) {
 		}
 		if got := out.Files[0].Data; !bytes.Equal(got, append(whole, '\n')) {
 			t.Errorf("%s: assembled bootstrap differs from the whole rendering", v.Proxy.ID())
+		}
+	}
+}
+
+// TestDedupSharesFiles: bookinfo's sidecars share one scope and one
+// inbound port, so with Dedup they share one clusters file and one
+// listeners file, which load back as DiscoveryResponses.
+func TestDedupSharesFiles(t *testing.T) {
+	m := loadMesh(t, bookinfoObjects(t))
+	out := filepath.Join(t.TempDir(), "out")
+	res, err := New(m, Options{Dedup: true}).Write(context.Background(), m.Views, WriteOptions{Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := os.ReadDir(filepath.Join(out, "shared"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Six sidecars share two files; the gateway has its own two.
+	if len(shared) != 4 {
+		t.Errorf("%d shared files, want 4: %v", len(shared), shared)
+	}
+	for _, e := range res.Index {
+		if len(e.Shared) != 2 {
+			t.Fatalf("%s/%s names %d shared files", e.Namespace, e.Name, len(e.Shared))
+		}
+		boot, err := os.ReadFile(filepath.Join(out, e.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range e.Shared {
+			if !bytes.Contains(boot, []byte(`"path": "`+s+`"`)) {
+				t.Errorf("%s does not name %s", e.Path, s)
+			}
+			data, err := os.ReadFile(filepath.Join(out, s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var resp discoveryv3.DiscoveryResponse
+			if err := protojson.Unmarshal(data, &resp); err != nil || len(resp.GetResources()) == 0 {
+				t.Errorf("%s: %v, %d resources", s, err, len(resp.GetResources()))
+			}
 		}
 	}
 }
