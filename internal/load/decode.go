@@ -16,6 +16,7 @@ import (
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/yamlfast"
 )
 
 // maxFieldErrors caps the schema diagnostics reported for one object; past
@@ -93,12 +94,15 @@ func (d *decoder) document(c chunk) {
 // parseDocument parses one YAML document into its value and node tree, or
 // returns the file line and text of what is wrong with it.
 func parseDocument(c chunk) (raw any, node *yaml.Node, line int, msg string) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(c.data, &root); err != nil {
-		line, msg := yamlError(err, c)
-		return nil, nil, line, msg
+	root, ok := yamlfast.Parse(c.data)
+	if !ok {
+		root = new(yaml.Node)
+		if err := yaml.Unmarshal(c.data, root); err != nil {
+			line, msg := yamlError(err, c)
+			return nil, nil, line, msg
+		}
 	}
-	raw, err := toValue(&root)
+	raw, err := toValue(root)
 	var le *lineError
 	if errors.As(err, &le) {
 		return nil, nil, c.line + max(le.line, 1) - 1, le.msg

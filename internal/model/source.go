@@ -2,6 +2,8 @@ package model
 
 import (
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/meshc/meshc/internal/yamlfast"
 )
 
 // Source says where an object was written.
@@ -63,9 +65,12 @@ func (s Source) FieldLines(paths []Path) []int {
 // document does not parse.
 func (d *Document) LinesOf(paths []Path) []int {
 	out := make([]int, len(paths))
-	var root yaml.Node
-	if err := yaml.Unmarshal(d.Data, &root); err != nil || len(root.Content) == 0 {
-		return out
+	root, ok := yamlfast.Parse(d.Data)
+	if !ok {
+		root = new(yaml.Node)
+		if err := yaml.Unmarshal(d.Data, root); err != nil || len(root.Content) == 0 {
+			return out
+		}
 	}
 	for i, p := range paths {
 		n := root.Content[0]
