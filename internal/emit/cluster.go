@@ -8,7 +8,9 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -183,7 +185,6 @@ func thresholds(pool *networking.ConnectionPoolSettings) *clusterv3.CircuitBreak
 		MaxPendingRequests: limit(pool.GetHttp().GetHttp1MaxPendingRequests()),
 		MaxRequests:        limit(pool.GetHttp().GetHttp2MaxRequests()),
 		MaxRetries:         limit(pool.GetHttp().GetMaxRetries()),
-		TrackRemaining:     true,
 	}
 }
 
@@ -307,6 +308,7 @@ func clusterMetadata(s *resolve.Service, rule *resolve.Rule, subset string) *cor
 func (b *builder) specialClusters() {
 	b.cfg.Clusters = append(b.cfg.Clusters, &clusterv3.Cluster{
 		Name:                 BlackHoleCluster,
+		AltStatName:          BlackHoleCluster + ";",
 		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC},
 		ConnectTimeout:       b.connectTimeout(policy{}),
 		LbPolicy:             clusterv3.Cluster_ROUND_ROBIN,
@@ -314,7 +316,23 @@ func (b *builder) specialClusters() {
 	if !b.sidecar() {
 		return
 	}
-	b.cfg.Clusters = append(b.cfg.Clusters, originalDst(PassthroughCluster, b.connectTimeout(policy{}), ""))
+	b.cfg.Clusters = append(b.cfg.Clusters, b.passthrough(PassthroughCluster, ""))
+}
+
+// passthrough is a cluster to wherever the connection was going; HTTP
+// keeps the client's protocol. Both passthrough clusters count their stats
+// as PassthroughCluster, as istiod names them.
+func (b *builder) passthrough(name, bind string) *clusterv3.Cluster {
+	c := originalDst(name, b.connectTimeout(policy{}), bind)
+	c.AltStatName = PassthroughCluster + ";"
+	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpOptsKey: b.pk.any(name+" protocol options", &httpv3.HttpProtocolOptions{
+		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{IdleTimeout: durationpb.New(300 * time.Second)},
+		UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_UseDownstreamProtocolConfig{
+			UseDownstreamProtocolConfig: &httpv3.HttpProtocolOptions_UseDownstreamHttpConfig{
+				HttpProtocolOptions: &corev3.Http1ProtocolOptions{}, Http2ProtocolOptions: &corev3.Http2ProtocolOptions{},
+			}},
+	})}
+	return c
 }
 
 func originalDst(name string, timeout *durationpb.Duration, bind string) *clusterv3.Cluster {
@@ -340,11 +358,15 @@ func (b *builder) inboundClusters() {
 	timeout := b.connectTimeout(policy{})
 	for _, ip := range b.inboundPorts() {
 		c := originalDst(inboundName(ip.target), timeout, inboundBind)
-		c.CleanupInterval = durationpb.New(time.Duration(math.MaxInt64))
-		c.AltStatName = ""
+		c.AltStatName = c.Name + ";"
+		// Connections to the application are never cleaned up early:
+		// istiod's longest interval, in whole seconds.
+		c.CleanupInterval = &durationpb.Duration{Seconds: 9223372035}
+		c.CommonLbConfig = &clusterv3.Cluster_CommonLbConfig{}
+		c.Metadata = clusterMetadata(ip.service, nil, "")
 		b.cfg.Clusters = append(b.cfg.Clusters, c)
 	}
-	b.cfg.Clusters = append(b.cfg.Clusters, originalDst(InboundPassthroughCluster, timeout, inboundBind))
+	b.cfg.Clusters = append(b.cfg.Clusters, b.passthrough(InboundPassthroughCluster, inboundBind))
 }
 
 func inboundName(target uint32) string {

@@ -62,25 +62,23 @@ func (b *builder) gatewayListeners() {
 			continue
 		}
 		l := &listenerv3.Listener{
-			Name:             wildcard + "_" + strconv.FormatUint(uint64(gp.target), 10),
-			Address:          socketAddress(wildcard, gp.target),
-			TrafficDirection: corev3.TrafficDirection_OUTBOUND,
+			Name:                                 wildcard + "_" + strconv.FormatUint(uint64(gp.target), 10),
+			Address:                              socketAddress(wildcard, gp.target),
+			TrafficDirection:                     corev3.TrafficDirection_OUTBOUND,
+			MaxConnectionsToAcceptPerSocketEvent: wrapperspb.UInt32(1),
 		}
 		for _, gs := range gp.https {
 			srv := gs.Gateway.Spec.GetServers()[gs.Index]
 			name := fmt.Sprintf("https.%d.%s.%s.%s", gs.Port, srv.GetPort().GetName(), gs.Gateway.Name, gs.Gateway.Namespace)
 			b.gatewayRoute(name, gs.Port, []resolve.GatewayServer{gs})
-			fc := &listenerv3.FilterChain{
-				FilterChainMatch: &listenerv3.FilterChainMatch{ServerNames: sniHosts(srv.GetHosts())},
-				Filters:          []*listenerv3.Filter{b.outboundHCM("outbound_"+l.Name, name)},
-				TransportSocket:  b.gatewayTLS(name, srv.GetTls()),
-			}
+			fc := chain(&listenerv3.FilterChainMatch{ServerNames: sniHosts(srv.GetHosts())}, b.outboundHCM("outbound_"+l.Name, name))
+			fc.TransportSocket = b.gatewayTLS(name, srv.GetTls())
 			l.FilterChains = append(l.FilterChains, fc)
 		}
 		if len(gp.http) > 0 {
 			name := "http." + strconv.FormatUint(uint64(gp.target), 10)
 			b.gatewayRoute(name, gp.http[0].Port, gp.http)
-			l.FilterChains = append(l.FilterChains, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{b.outboundHCM("outbound_"+l.Name, name)}})
+			l.FilterChains = append(l.FilterChains, chain(nil, b.outboundHCM("outbound_"+l.Name, name)))
 		}
 		b.inspectors(l)
 		b.cfg.Listeners = append(b.cfg.Listeners, l)

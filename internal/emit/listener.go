@@ -3,17 +3,20 @@ package emit
 import (
 	"slices"
 	"strconv"
+	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
 	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
+	grpcstatsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/grpc_stats/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	httpinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/http_inspector/v3"
 	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	uuidv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/request_id/uuid/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -235,7 +238,7 @@ func (b *builder) serviceChains(s *resolve.Service, svcPort, port uint32, proto 
 	clusterName := resolve.ClusterName(svcPort, "", s.Host)
 	statPrefix := "outbound_" + addr + "_" + strconv.FormatUint(uint64(port), 10)
 	tcp := func(match *listenerv3.FilterChainMatch) *listenerv3.FilterChain {
-		return &listenerv3.FilterChain{FilterChainMatch: match, Filters: []*listenerv3.Filter{b.tcpProxy(clusterName, clusterName)}}
+		return chain(match, b.tcpProxy(clusterName, clusterName))
 	}
 	httpMatch := &listenerv3.FilterChainMatch{ApplicationProtocols: plaintextALPN, TransportProtocol: "raw_buffer"}
 	switch classOf(proto) {
@@ -244,21 +247,24 @@ func (b *builder) serviceChains(s *resolve.Service, svcPort, port uint32, proto 
 		if addr == wildcard {
 			match = httpMatch
 		}
-		return []*listenerv3.FilterChain{{FilterChainMatch: match, Filters: []*listenerv3.Filter{b.outboundHCM(statPrefix, strconv.FormatUint(uint64(port), 10))}}}
+		return []*listenerv3.FilterChain{chain(match, b.outboundHCM(statPrefix, strconv.FormatUint(uint64(port), 10)))}
 	case classAuto:
 		rds := strconv.FormatUint(uint64(port), 10)
 		if addr != wildcard {
 			rds = string(s.Host) + ":" + rds
 		}
-		return []*listenerv3.FilterChain{
-			tcp(nil),
-			{FilterChainMatch: httpMatch, Filters: []*listenerv3.Filter{b.outboundHCM(statPrefix, rds)}},
-		}
+		return []*listenerv3.FilterChain{tcp(nil), chain(httpMatch, b.outboundHCM(statPrefix, rds))}
 	}
 	if (proto == protocol.TLS || proto == protocol.HTTPS) && (addr == wildcard || len(s.Addresses) == 0) {
 		return []*listenerv3.FilterChain{tcp(&listenerv3.FilterChainMatch{ServerNames: []string{string(s.Host)}})}
 	}
 	return []*listenerv3.FilterChain{tcp(nil)}
+}
+
+// chain is an outbound filter chain; a TLS handshake on it must finish in
+// istiod's 15 seconds.
+func chain(match *listenerv3.FilterChainMatch, f *listenerv3.Filter) *listenerv3.FilterChain {
+	return &listenerv3.FilterChain{FilterChainMatch: match, Filters: []*listenerv3.Filter{f}, TransportSocketConnectTimeout: durationpb.New(15 * time.Second)}
 }
 
 func (b *builder) tcpProxy(statPrefix, clusterName string) *listenerv3.Filter {
@@ -292,24 +298,55 @@ func (b *builder) newOutboundHCM(statPrefix, routeName string) *listenerv3.Filte
 			RouteConfigName: routeName,
 			ConfigSource:    adsSource(),
 		}},
-		HttpFilters: []*hcmv3.HttpFilter{
-			b.httpFilter(faultFilter, &faultv3.HTTPFault{}),
-			b.httpFilter("envoy.filters.http.cors", &corsv3.Cors{}),
-			b.httpFilter(routerFilter, &routerv3.Router{}),
-		},
+		HttpFilters: b.httpFilters(),
 	}
 	if b.opts.Format == Bootstrap {
 		h.RouteSpecifier = &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: b.route(routeName)}
 	}
+	if !b.sidecar() {
+		// A gateway is the edge: it trusts no forwarded address or
+		// client certificate header from outside.
+		h.UseRemoteAddress = wrapperspb.Bool(true)
+		h.HttpProtocolOptions = &corev3.Http1ProtocolOptions{}
+		h.ServerName = "istio-envoy"
+		h.ForwardClientCertDetails = hcmv3.HttpConnectionManager_SANITIZE_SET
+		h.SetCurrentClientCertDetails = &hcmv3.HttpConnectionManager_SetCurrentClientCertDetails{Subject: wrapperspb.Bool(true), Cert: true, Dns: true, Uri: true}
+	}
 	return b.hcm(h)
 }
 
+// hcm completes a connection manager with what istiod sets on all of
+// them. Stat prefixes end in ";", istiod's delimiter for stats parsing.
+// Tracing is left out: its tags name the proxy, and no tracer is set.
 func (b *builder) hcm(h *hcmv3.HttpConnectionManager) *listenerv3.Filter {
-	h.UseRemoteAddress = wrapperspb.Bool(false)
+	h.StatPrefix += ";"
+	if h.UseRemoteAddress == nil {
+		h.UseRemoteAddress = wrapperspb.Bool(false)
+	}
 	h.NormalizePath = wrapperspb.Bool(true)
+	h.PathWithEscapedSlashesAction = hcmv3.HttpConnectionManager_KEEP_UNCHANGED
+	h.Proxy_100Continue = true
 	h.UpgradeConfigs = []*hcmv3.HttpConnectionManager_UpgradeConfig{{UpgradeType: "websocket"}}
 	h.StreamIdleTimeout = durationpb.New(0)
+	h.RequestIdExtension = &hcmv3.RequestIDExtension{TypedConfig: b.pk.any("request id", &uuidv3.UuidRequestIdConfig{
+		UseRequestIdForTraceSampling: wrapperspb.Bool(true),
+	})}
 	return &listenerv3.Filter{Name: hcmName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(h.StatPrefix+" http_connection_manager", h)}}
+}
+
+// httpFilters are the HTTP filters of every connection manager istiod
+// builds, less its own extensions (metadata exchange, ALPN), which
+// go-control-plane does not carry.
+func (b *builder) httpFilters() []*hcmv3.HttpFilter {
+	return []*hcmv3.HttpFilter{
+		b.httpFilter("envoy.filters.http.grpc_stats", &grpcstatsv3.FilterConfig{
+			EmitFilterState:        true,
+			PerMethodStatSpecifier: &grpcstatsv3.FilterConfig_StatsForAllMethods{StatsForAllMethods: wrapperspb.Bool(false)},
+		}),
+		b.httpFilter(faultFilter, &faultv3.HTTPFault{}),
+		b.httpFilter("envoy.filters.http.cors", &corsv3.Cors{}),
+		b.httpFilter(routerFilter, &routerv3.Router{}),
+	}
 }
 
 func (b *builder) httpFilter(name string, m proto.Message) *hcmv3.HttpFilter {
@@ -328,12 +365,14 @@ func (b *builder) finishOutbound(ol *outListener) *listenerv3.Listener {
 	}
 	b.inspectors(l)
 	if !slices.ContainsFunc(ol.chains, func(c *listenerv3.FilterChain) bool { return c.GetFilterChainMatch() == nil }) {
-		l.DefaultFilterChain = &listenerv3.FilterChain{Name: passthroughFCN, Filters: []*listenerv3.Filter{b.tcpProxy(b.unmatched(), b.unmatched())}}
+		l.DefaultFilterChain = &listenerv3.FilterChain{Name: passthroughFCN, FilterChainMatch: &listenerv3.FilterChainMatch{},
+			Filters: []*listenerv3.Filter{b.tcpProxy(b.unmatched(), b.unmatched())}}
 	}
 	return l
 }
 
-// inspectors adds the TLS and HTTP inspectors the chains' matches need.
+// inspectors adds the TLS and HTTP inspectors the chains' matches need,
+// and the time they may take, which istiod sets on every listener.
 func (b *builder) inspectors(l *listenerv3.Listener) {
 	var needTLS, needHTTP bool
 	for _, c := range l.FilterChains {
@@ -347,13 +386,11 @@ func (b *builder) inspectors(l *listenerv3.Listener) {
 	if needHTTP {
 		l.ListenerFilters = append(l.ListenerFilters, b.listenerFilter(httpInspector, &httpinspectorv3.HttpInspector{}))
 	}
-	if needTLS || needHTTP {
-		l.ListenerFiltersTimeout = b.mesh.Config.GetProtocolDetectionTimeout()
-		if l.ListenerFiltersTimeout == nil {
-			l.ListenerFiltersTimeout = durationpb.New(0)
-		}
-		l.ContinueOnListenerFiltersTimeout = true
+	l.ListenerFiltersTimeout = b.mesh.Config.GetProtocolDetectionTimeout()
+	if l.ListenerFiltersTimeout == nil {
+		l.ListenerFiltersTimeout = durationpb.New(0)
 	}
+	l.ContinueOnListenerFiltersTimeout = true
 }
 
 func (b *builder) listenerFilter(name string, m proto.Message) *listenerv3.ListenerFilter {
@@ -394,7 +431,8 @@ func (b *builder) virtualOutbound() *listenerv3.Listener {
 				Filters: []*listenerv3.Filter{b.tcpProxy(b.unmatched(), b.unmatched())},
 			},
 		},
-		TrafficDirection: corev3.TrafficDirection_OUTBOUND,
+		TrafficDirection:                     corev3.TrafficDirection_OUTBOUND,
+		MaxConnectionsToAcceptPerSocketEvent: wrapperspb.UInt32(1),
 	}
 }
 

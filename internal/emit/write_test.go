@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -200,8 +201,9 @@ func TestAssembledBootstrapEqualsWholeRendering(t *testing.T) {
 }
 
 // TestDedupSharesFiles: bookinfo's sidecars share one scope and one
-// inbound port, so with Dedup they share one clusters file and one
-// listeners file, which load back as DiscoveryResponses.
+// inbound port, so with Dedup the versions of one service share their
+// files (the inbound side names the service); the files load back as
+// DiscoveryResponses.
 func TestDedupSharesFiles(t *testing.T) {
 	m := loadMesh(t, bookinfoObjects(t))
 	out := filepath.Join(t.TempDir(), "out")
@@ -213,9 +215,17 @@ func TestDedupSharesFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Six sidecars share two files; the gateway has its own two.
-	if len(shared) != 4 {
-		t.Errorf("%d shared files, want 4: %v", len(shared), shared)
+	// Clusters and listeners: one each per service (details, productpage,
+	// ratings, reviews) and for the gateway.
+	if len(shared) != 10 {
+		t.Errorf("%d shared files, want 10: %v", len(shared), shared)
+	}
+	byName := map[string][]string{}
+	for _, e := range res.Index {
+		byName[e.Name] = e.Shared
+	}
+	if !slices.Equal(byName["reviews-v1"], byName["reviews-v3"]) {
+		t.Errorf("reviews-v1 and reviews-v3 do not share files: %v, %v", byName["reviews-v1"], byName["reviews-v3"])
 	}
 	for _, e := range res.Index {
 		if len(e.Shared) != 2 {
