@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"sync"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -85,6 +86,8 @@ type Emitter struct {
 	shared *shared
 	opts   Options
 	parts  *parts
+	// bufs are document buffers, reused from proxy to proxy.
+	bufs sync.Pool
 }
 
 // shared is what every proxy's build reads: mesh-wide facts computed once.

@@ -116,14 +116,14 @@ func indentedJSON(m proto.Message, depth int) ([]byte, error) {
 // document assembles a JSON object from already rendered members, in
 // order; a list member with no items is left out, as protojson does.
 type document struct {
-	buf   bytes.Buffer
+	buf   *bytes.Buffer
 	first []bool
 }
 
 func (d *document) open(key string, depth int, bracket byte) {
 	d.sep(depth)
 	if key != "" {
-		fmt.Fprintf(&d.buf, "%q: ", key)
+		fmt.Fprintf(d.buf, "%q: ", key)
 	}
 	d.buf.WriteByte(bracket)
 	d.first = append(d.first, true)
@@ -149,7 +149,9 @@ func (d *document) sep(depth int) {
 }
 
 // grow sizes the buffer once: documents run to tens of megabytes, and
-// growing by doubling would copy and clear them several times.
+// growing by doubling would copy and clear them several times. Buffers
+// come from a pool, so a build touches fresh memory only for its largest
+// documents.
 func (d *document) grow(extra int, lists ...[]fragment) {
 	n := extra + 256
 	for _, l := range lists {
@@ -163,7 +165,7 @@ func (d *document) grow(extra int, lists ...[]fragment) {
 // raw adds a member whose value is rendered JSON indented for depth.
 func (d *document) raw(key string, depth int, value []byte) {
 	d.sep(depth)
-	fmt.Fprintf(&d.buf, "%q: ", key)
+	fmt.Fprintf(d.buf, "%q: ", key)
 	d.buf.Write(value)
 }
 
@@ -181,8 +183,8 @@ func (d *document) list(key string, depth int, items []fragment) {
 
 // bootstrapDocument is the Envoy bootstrap of a proxy: node, static
 // listeners and clusters, admin, in protojson's field order.
-func bootstrapDocument(node, admin []byte, r *rendering) []byte {
-	var d document
+func bootstrapDocument(buf *bytes.Buffer, node, admin []byte, r *rendering) []byte {
+	d := document{buf: buf}
 	d.grow(len(node)+len(admin), r.listeners, r.clusters)
 	d.open("", 0, '{')
 	d.raw("node", 1, node)
@@ -200,12 +202,12 @@ func bootstrapDocument(node, admin []byte, r *rendering) []byte {
 
 // responseDocument is a DiscoveryResponse for one type; its version is a
 // hash of the resources.
-func responseDocument(typeURL string, items []fragment) []byte {
+func responseDocument(buf *bytes.Buffer, typeURL string, items []fragment) []byte {
 	h := sha256.New()
 	for _, f := range items {
 		h.Write(f.sum[:])
 	}
-	var d document
+	d := document{buf: buf}
 	d.grow(len(typeURL)+64, items)
 	d.open("", 0, '{')
 	d.raw("version_info", 1, []byte(fmt.Sprintf("%q", hex.EncodeToString(h.Sum(nil))[:16])))

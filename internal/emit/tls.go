@@ -207,16 +207,9 @@ func (b *builder) istioTLS(sni string, sans []string, h2 bool) *tlsv3.UpstreamTl
 		},
 		AlpnProtocols: alpn,
 	}
-	b.identity(common, &tlsv3.CertificateValidationContext{MatchTypedSubjectAltNames: sanMatchers(matchers)})
+	// istiod fills the untyped SAN field, which matches any SAN type.
+	b.identity(common, &tlsv3.CertificateValidationContext{MatchSubjectAltNames: matchers}) //nolint:staticcheck // the field istiod sets
 	return &tlsv3.UpstreamTlsContext{CommonTlsContext: common, Sni: sni}
-}
-
-func sanMatchers(ms []*matcherv3.StringMatcher) []*tlsv3.SubjectAltNameMatcher {
-	var out []*tlsv3.SubjectAltNameMatcher
-	for _, m := range ms {
-		out = append(out, &tlsv3.SubjectAltNameMatcher{SanType: tlsv3.SubjectAltNameMatcher_URI, Matcher: m})
-	}
-	return out
 }
 
 // identity fills in the workload certificate and the trust root: SDS
@@ -264,7 +257,7 @@ func (b *builder) userTLS(t *networking.ClientTLSSettings) *tlsv3.UpstreamTlsCon
 	for _, san := range t.GetSubjectAltNames() {
 		matchers = append(matchers, &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: san}})
 	}
-	validation := &tlsv3.CertificateValidationContext{MatchTypedSubjectAltNames: sanMatchers(matchers)}
+	validation := &tlsv3.CertificateValidationContext{MatchSubjectAltNames: matchers} //nolint:staticcheck // the field istiod sets
 	if ca := t.GetCaCertificates(); ca != "" {
 		validation.TrustedCa = fileSource(ca)
 	}

@@ -1,6 +1,7 @@
 package emit
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -49,6 +50,27 @@ type File struct {
 type Output struct {
 	Entry IndexEntry
 	Files []File
+	// bufs hold the files' bytes; Release returns them for reuse.
+	bufs []*bytes.Buffer
+}
+
+// buffer lends a buffer for a document of o.
+func (e *Emitter) buffer(o *Output) *bytes.Buffer {
+	b, _ := e.bufs.Get().(*bytes.Buffer)
+	if b == nil {
+		b = new(bytes.Buffer)
+	}
+	b.Reset()
+	o.bufs = append(o.bufs, b)
+	return b
+}
+
+// Release lets the next proxy reuse the memory of o's files, which must
+// not be read afterwards.
+func (e *Emitter) Release(o Output) {
+	for _, b := range o.bufs {
+		e.bufs.Put(b)
+	}
 }
 
 // IndexEntry describes one proxy's output in index.json.
@@ -109,14 +131,14 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 	dir := filepath.Join(v.Proxy.Namespace, v.Proxy.Name)
 	if e.opts.Format == XDS {
 		out.Files = []File{
-			{Path: filepath.Join(dir, "clusters.json"), Data: responseDocument(ClusterType, r.clusters)},
-			{Path: filepath.Join(dir, "endpoints.json"), Data: responseDocument(EndpointType, r.endpoints)},
-			{Path: filepath.Join(dir, "listeners.json"), Data: responseDocument(ListenerType, r.listeners)},
-			{Path: filepath.Join(dir, "routes.json"), Data: responseDocument(RouteType, r.routes)},
+			{Path: filepath.Join(dir, "clusters.json"), Data: responseDocument(e.buffer(&out), ClusterType, r.clusters)},
+			{Path: filepath.Join(dir, "endpoints.json"), Data: responseDocument(e.buffer(&out), EndpointType, r.endpoints)},
+			{Path: filepath.Join(dir, "listeners.json"), Data: responseDocument(e.buffer(&out), ListenerType, r.listeners)},
+			{Path: filepath.Join(dir, "routes.json"), Data: responseDocument(e.buffer(&out), RouteType, r.routes)},
 		}
 		out.Entry.Path = filepath.ToSlash(dir)
 	} else {
-		files, err := e.bootstrap(v.Proxy, r)
+		files, err := e.bootstrap(&out, v.Proxy, r)
 		if err != nil {
 			return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
 		}
@@ -165,7 +187,7 @@ func safeName(s string) error {
 // the admin interface on localhost; with Istio TLS it also reaches
 // istio-agent for certificates. Its listeners and clusters are static, or
 // with Dedup in shared files it names.
-func (e *Emitter) bootstrap(p *resolve.Proxy, r *rendering) ([]File, error) {
+func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering) ([]File, error) {
 	var sds *clusterv3.Cluster
 	if e.opts.TLS == TLSIstio {
 		var err error
@@ -179,8 +201,8 @@ func (e *Emitter) bootstrap(p *resolve.Proxy, r *rendering) ([]File, error) {
 		Admin: &bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)},
 	}
 	if e.opts.Dedup {
-		clusters := File{Data: responseDocument(ClusterType, r.clusters), Shared: true}
-		listeners := File{Data: responseDocument(ListenerType, r.listeners), Shared: true}
+		clusters := File{Data: responseDocument(e.buffer(out), ClusterType, r.clusters), Shared: true}
+		listeners := File{Data: responseDocument(e.buffer(out), ListenerType, r.listeners), Shared: true}
 		clusters.Path, listeners.Path = sharedPath("clusters", clusters.Data), sharedPath("listeners", listeners.Data)
 		b.DynamicResources = &bootstrapv3.Bootstrap_DynamicResources{
 			CdsConfig: e.pathSource(clusters.Path),
@@ -210,7 +232,7 @@ func (e *Emitter) bootstrap(p *resolve.Proxy, r *rendering) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []File{{Path: self, Data: bootstrapDocument(node, admin, r)}}, nil
+	return []File{{Path: self, Data: bootstrapDocument(e.buffer(out), node, admin, r)}}, nil
 }
 
 // sharedPath names a shared file by its content.
@@ -327,6 +349,7 @@ func (e *Emitter) writeAll(ctx context.Context, views []*resolve.ProxyView, dir 
 				cfg, o, err := e.Render(views[i])
 				if err == nil {
 					err = writeFiles(dir, o.Files)
+					e.Release(o)
 				}
 				if err != nil {
 					cancel(err)
