@@ -1,6 +1,7 @@
 package emit
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -379,5 +380,108 @@ spec: {clusterIP: 9.9.9.9, ports: [{name: auto, port: 70}]}`)
 	}
 	if vh := sniffed.GetVirtualHosts(); len(vh) != 1 || !slices.Equal(vh[0].GetDomains(), []string{"*"}) {
 		t.Errorf("sniffed route vhosts = %v, want one vhost with domains [*]", vh)
+	}
+}
+
+// c43Mesh is istio.md §8 G C43's registry, with ServiceEntries standing in
+// for the model-level services (headless ones resolve NONE), and a
+// Sidecar in not-default; mode is the mesh's outboundTrafficPolicy.
+func c43Mesh(mode, sidecarMode string, extra ...string) []string {
+	se := func(name, ns, export, addr, resolution, ports string) string {
+		doc := "apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: " + name + ", namespace: " + ns + "}\n" +
+			"spec: {hosts: [" + name + "], exportTo: [\"" + export + "\"], resolution: " + resolution + ", ports: [" + ports + "]"
+		if addr != "" {
+			doc += ", addresses: [" + addr + "]"
+		}
+		return doc + "}"
+	}
+	policy := ""
+	if sidecarMode != "" {
+		policy = "\n  outboundTrafficPolicy: {mode: " + sidecarMode + "}"
+	}
+	docs := []string{
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: not-default, labels: {istio-injection: enabled}}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: client, namespace: not-default}\nspec: {containers: [{name: app, image: x}]}",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  mesh: |\n    outboundTrafficPolicy: {mode: " + mode + "}",
+		se("bookinfo.com", "default", "*", "", "NONE", "{number: 9999, name: a, protocol: HTTP}, {number: 70, name: b, protocol: HTTP}"),
+		se("private.com", "default", ".", "", "STATIC", "{number: 80, name: a, protocol: HTTP}"),
+		se("test.com", "not-default", "*", "8.8.8.8", "STATIC", "{number: 8080, name: a, protocol: HTTP}"),
+		se("test-private.com", "not-default", ".", "9.9.9.9", "STATIC", "{number: 80, name: a, protocol: HTTP}, {number: 70, name: b, protocol: HTTP}"),
+		se("test-private-2.com", "not-default", ".", "9.9.9.10", "STATIC", "{number: 60, name: a, protocol: HTTP}"),
+		se("test-headless.com", "not-default", "*", "", "NONE", "{number: 8888, name: a, protocol: HTTP}"),
+		`apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: default, namespace: not-default}
+spec:
+  egress:
+  - {port: {number: 9000, protocol: HTTP, name: uds}, bind: 1.1.1.1, hosts: ["*/bookinfo.com"]}
+  - {port: {number: 8080, protocol: HTTP, name: h}, hosts: [default/bookinfo.com, not-default/test.com]}
+  - {hosts: ["*/*"]}` + policy,
+	}
+	return append(docs, extra...)
+}
+
+func vhostDomains(rc *routev3.RouteConfiguration) map[string][]string {
+	out := map[string][]string{}
+	for _, vh := range rc.GetVirtualHosts() {
+		d := slices.Clone(vh.GetDomains())
+		slices.Sort(d)
+		out[vh.GetName()] = d
+	}
+	return out
+}
+
+// TestC43SidecarEgressRoutes: istio.md §8 G C43 (a), (b), (d), (e), (g)
+// and (h). The unix-socket and HTTP_PROXY egress listeners of (c) and (i)
+// are not built yet.
+func TestC43SidecarEgressRoutes(t *testing.T) {
+	vs := func(name, host, created, dest string) string {
+		return "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: " + name + ", namespace: not-default, creationTimestamp: \"" + created + "\"}\n" +
+			"spec: {hosts: [" + host + "], http: [{name: " + name + ", route: [{destination: {host: " + dest + "}}]}]}"
+	}
+	cfg := compile(t, Options{Format: XDS}, "not-default/client", c43Mesh("REGISTRY_ONLY", "",
+		vs("first", "test-private-2.com", "2020-01-01T00:00:00Z", "example.org"),
+		vs("second", "test-private-2.com", "2020-01-02T00:00:00Z", "test.org"),
+		vs("third", "test-private-3.com", "2020-01-03T00:00:00Z", "example.org"))...)
+	if l := listenerNamed(cfg, "1.1.1.1_9000"); l != nil {
+		t.Error("(a) listener 1.1.1.1_9000 built, though no imported service has port 9000")
+	}
+	want := map[string]map[string][]string{
+		"8080": {"test.com:8080": {"8.8.8.8", "test.com", "test.com."}, "block_all": {"*"}},
+		// On port 80 every VirtualService host without a service of that
+		// port becomes a plain vhost, test-private-2.com's too (istiod's
+		// registry for a route holds only the services with its port).
+		"80": {"test-private.com:80": {"9.9.9.9", "test-private.com", "test-private.com."},
+			"test-private-2.com:80": {"test-private-2.com"}, "test-private-3.com:80": {"test-private-3.com"}, "block_all": {"*"}},
+		"70": {"test-private.com:70": {"9.9.9.9", "test-private.com", "test-private.com."},
+			"bookinfo.com:70": {"bookinfo.com", "bookinfo.com."}, "block_all": {"*"}},
+		"60": {"test-private-2.com:60": {"9.9.9.10", "test-private-2.com", "test-private-2.com."}, "block_all": {"*"}},
+	}
+	for name, vhosts := range want {
+		rc := routeNamed(cfg, name)
+		if rc == nil {
+			t.Errorf("no route %s; have %v", name, names(cfg.Routes))
+			continue
+		}
+		if got := vhostDomains(rc); !maps.EqualFunc(got, vhosts, slices.Equal) {
+			t.Errorf("route %s vhosts = %v, want %v", name, got, vhosts)
+		}
+	}
+	// (g) one vhost, with the routes of the older VirtualService.
+	for _, vh := range routeNamed(cfg, "60").GetVirtualHosts() {
+		if vh.GetName() == "test-private-2.com:60" && vh.GetRoutes()[0].GetName() != "first" {
+			t.Errorf("(g) test-private-2.com:60 routes from %s, want the older VirtualService", vh.GetRoutes()[0].GetName())
+		}
+	}
+	// (e) the Sidecar's policy overrides the mesh's.
+	for _, tc := range []struct{ mesh, sidecar, want string }{
+		{"ALLOW_ANY", "REGISTRY_ONLY", "block_all"},
+		{"REGISTRY_ONLY", "ALLOW_ANY", "allow_any"},
+	} {
+		cfg := compile(t, Options{Format: XDS}, "not-default/client", c43Mesh(tc.mesh, tc.sidecar)...)
+		vhs := routeNamed(cfg, "8080").GetVirtualHosts()
+		if got := vhs[len(vhs)-1].GetName(); got != tc.want {
+			t.Errorf("(e) mesh %s, Sidecar %s: catch-all %s, want %s", tc.mesh, tc.sidecar, got, tc.want)
+		}
 	}
 }
