@@ -3,6 +3,7 @@ package resolve
 import (
 	"cmp"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -300,12 +301,29 @@ func (m *Mesh) routeClusters(r *Route, port uint32) []WeightedCluster {
 	return out
 }
 
-// serviceDomains lists a service vhost's domains: the host, its absolute
-// form, the short forms the proxy's DNS search path makes, then VIPs.
+// serviceDomains lists a service vhost's domains (istio.md §7.5): the
+// host, its absolute form, the short forms the proxy's DNS search path
+// makes, wildcard twins for headless services, then VIPs.
 func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
 	h := string(s.Host)
-	out := []string{h, h + "."}
-	out = append(out, shortForms(h, p.Namespace, m.Config.DomainSuffix)...)
+	var out []string
+	if ip, err := netip.ParseAddr(h); err == nil {
+		// An address is its own only name; IPv6 is bracketed, as in a
+		// Host header.
+		if ip.Is6() {
+			h = "[" + h + "]"
+		}
+		out = []string{h}
+	} else {
+		out = append([]string{h, h + "."}, shortForms(h, p.Namespace, m.Config.DomainSuffix)...)
+	}
+	// Each pod of a headless Kubernetes service has a name under the
+	// service's (pod.svc.ns...), so every form gets a wildcard twin.
+	if s.Registry == Kubernetes && s.Resolution == Passthrough {
+		for _, d := range slices.Clone(out) {
+			out = append(out, "*."+d)
+		}
+	}
 	for _, a := range s.Addresses {
 		if a != "0.0.0.0" {
 			out = append(out, a)
