@@ -9,6 +9,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 
 	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/resolve"
@@ -483,5 +484,66 @@ func TestC43SidecarEgressRoutes(t *testing.T) {
 		if got := vhs[len(vhs)-1].GetName(); got != tc.want {
 			t.Errorf("(e) mesh %s, Sidecar %s: catch-all %s, want %s", tc.mesh, tc.sidecar, got, tc.want)
 		}
+	}
+}
+
+// TestTCPVirtualServiceRoutes: a TCP port follows the first TCP route of
+// its VirtualService that applies to the proxy: one destination, or a
+// weighted split named after the VirtualService.
+func TestTCPVirtualServiceRoutes(t *testing.T) {
+	docs := []string{injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: default}
+spec: {clusterIP: 10.0.0.9, ports: [{name: tcp, port: 5432}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: db, namespace: default}
+spec: {host: db, subsets: [{name: a, labels: {v: a}}, {name: b, labels: {v: b}}]}`,
+	}
+	vs := func(match string) string {
+		return `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: db, namespace: default}
+spec:
+  hosts: [db]
+  tcp:
+  - ` + match + `route:
+    - {destination: {host: db, subset: a}, weight: 80}
+    - {destination: {host: db, subset: b}, weight: 20}`
+	}
+	tests := []struct {
+		name, match string
+		want        []string
+	}{
+		{"split", "", []string{"outbound|5432|a|db.default.svc.cluster.local", "outbound|5432|b|db.default.svc.cluster.local"}},
+		{"match for other workloads", "match: [{sourceLabels: {app: other}}]\n    ", []string{"outbound|5432||db.default.svc.cluster.local"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := compile(t, Options{Format: XDS}, "default/client", append(docs, vs(tt.match))...)
+			l := listenerNamed(cfg, "10.0.0.9_5432")
+			if l == nil {
+				t.Fatalf("no listener; have %v", names(cfg.Listeners))
+			}
+			m, err := l.GetFilterChains()[0].GetFilters()[0].GetTypedConfig().UnmarshalNew()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp := m.(*tcpv3.TcpProxy)
+			got := []string{tp.GetCluster()}
+			if wc := tp.GetWeightedClusters(); wc != nil {
+				got = nil
+				for _, c := range wc.GetClusters() {
+					got = append(got, c.GetName())
+				}
+				if tp.GetStatPrefix() != "db.default" {
+					t.Errorf("stat prefix %q, want db.default", tp.GetStatPrefix())
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("tcp_proxy goes to %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

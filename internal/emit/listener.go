@@ -23,6 +23,7 @@ import (
 	meshv1 "istio.io/api/mesh/v1alpha1"
 	networking "istio.io/api/networking/v1alpha3"
 
+	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/protocol"
 	"github.com/meshc/meshc/internal/resolve"
 )
@@ -238,6 +239,11 @@ func (b *builder) serviceChains(s *resolve.Service, svcPort, port uint32, proto 
 	clusterName := resolve.ClusterName(svcPort, "", s.Host)
 	statPrefix := "outbound_" + addr + "_" + strconv.FormatUint(uint64(port), 10)
 	tcp := func(match *listenerv3.FilterChainMatch) *listenerv3.FilterChain {
+		if proto != protocol.TLS && proto != protocol.HTTPS {
+			if fc := b.tcpRouteChain(s, port, match); fc != nil {
+				return fc
+			}
+		}
 		return chain(match, b.tcpProxy(clusterName, clusterName))
 	}
 	httpMatch := &listenerv3.FilterChainMatch{ApplicationProtocols: plaintextALPN, TransportProtocol: "raw_buffer"}
@@ -259,6 +265,88 @@ func (b *builder) serviceChains(s *resolve.Service, svcPort, port uint32, proto 
 		return []*listenerv3.FilterChain{tcp(&listenerv3.FilterChainMatch{ServerNames: []string{string(s.Host)}})}
 	}
 	return []*listenerv3.FilterChain{tcp(nil)}
+}
+
+// tcpRouteChain routes a TCP port by the first TCP route of the host's
+// VirtualService that applies to the proxy and port (istio.md §6.6); nil
+// when none does, or when only routes matching destination subnets do,
+// which meshc does not build.
+func (b *builder) tcpRouteChain(s *resolve.Service, port uint32, match *listenerv3.FilterChainMatch) *listenerv3.FilterChain {
+	vs := b.virtualServiceFor(s)
+	if vs == nil {
+		return nil
+	}
+	for _, r := range vs.Object.Spec.GetTcp() {
+		if len(r.GetRoute()) == 0 || !b.tcpRouteApplies(r.GetMatch(), port) {
+			continue
+		}
+		fc := chain(match, b.tcpRouteProxy(vs, r.GetRoute(), port))
+		fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
+		return fc
+	}
+	return nil
+}
+
+// virtualServiceFor is the VirtualService in force for a host in the
+// proxy's scope.
+func (b *builder) virtualServiceFor(s *resolve.Service) *resolve.VirtualService {
+	for _, c := range b.view.Scope.VirtualServices {
+		if c.Host == s.Host {
+			return c.Winner
+		}
+	}
+	return nil
+}
+
+func (b *builder) tcpRouteApplies(matches []*networking.L4MatchAttributes, port uint32) bool {
+	if len(matches) == 0 {
+		return true
+	}
+	for _, m := range matches {
+		switch {
+		case len(m.GetDestinationSubnets()) > 0:
+		case m.GetPort() != 0 && m.GetPort() != port:
+		case len(m.GetGateways()) > 0 && !slices.Contains(m.GetGateways(), resolve.MeshGateway):
+		case !hasLabels(b.view.Proxy.Labels, m.GetSourceLabels()):
+		case m.GetSourceNamespace() != "" && m.GetSourceNamespace() != b.view.Proxy.Namespace:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// tcpRouteProxy sends a TCP route's traffic to its one destination, or
+// splits it by weight (stat prefix "<name>.<namespace>", as istiod does).
+func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking.RouteDestination, port uint32) *listenerv3.Filter {
+	cluster := func(d *networking.Destination) string {
+		h := host.FQDN(d.GetHost(), vs.Namespace(), b.mesh.Config.DomainSuffix)
+		p := d.GetPort().GetNumber()
+		if p == 0 {
+			p = port
+			if ss := b.mesh.ServicesNamed(h); len(ss) > 0 && len(ss[0].Ports) == 1 {
+				p = ss[0].Ports[0].Number
+			}
+		}
+		return resolve.ClusterName(p, d.GetSubset(), h)
+	}
+	if len(routes) == 1 {
+		name := cluster(routes[0].GetDestination())
+		return b.tcpProxy(name, name)
+	}
+	statPrefix := vs.Object.Name + "." + vs.Object.Namespace
+	wc := &tcpv3.TcpProxy_WeightedCluster{}
+	for _, r := range routes {
+		if r.GetWeight() > 0 {
+			name := cluster(r.GetDestination())
+			b.refs[name] = "tcp_proxy " + statPrefix
+			wc.Clusters = append(wc.Clusters, &tcpv3.TcpProxy_WeightedCluster_ClusterWeight{Name: name, Weight: uint32(r.GetWeight())})
+		}
+	}
+	return &listenerv3.Filter{Name: tcpProxyName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(statPrefix+" tcp_proxy", &tcpv3.TcpProxy{
+		StatPrefix:       statPrefix,
+		ClusterSpecifier: &tcpv3.TcpProxy_WeightedClusters{WeightedClusters: wc},
+	})}}
 }
 
 // chain is an outbound filter chain; a TLS handshake on it must finish in

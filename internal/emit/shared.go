@@ -67,6 +67,11 @@ func factsOf(m *resolve.Mesh, sc *resolve.Scope) *scopeFacts {
 					f.labelSensitive = f.labelSensitive || len(match.GetSourceLabels()) > 0
 				}
 			}
+			for _, r := range vs.Object.Spec.GetTcp() {
+				for _, match := range r.GetMatch() {
+					f.labelSensitive = f.labelSensitive || len(match.GetSourceLabels()) > 0
+				}
+			}
 		}
 	}
 	return f
