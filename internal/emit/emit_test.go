@@ -547,3 +547,48 @@ spec:
 		})
 	}
 }
+
+// TestGatewayTLSPassthrough: a PASSTHROUGH server forwards by SNI along
+// the TLS routes of its VirtualServices, without terminating TLS.
+func TestGatewayTLSPassthrough(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "istio-system/gw",
+		`apiVersion: v1
+kind: Pod
+metadata: {name: gw, namespace: istio-system, labels: {istio: ingressgateway, sidecar.istio.io/inject: "true"}}
+spec: {containers: [{name: istio-proxy, image: x}]}
+status: {podIP: 10.0.0.2}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: backend, namespace: default}
+spec: {clusterIP: 10.0.0.7, ports: [{name: https, port: 443}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: istio-system}
+spec:
+  selector: {istio: ingressgateway}
+  servers:
+  - {port: {number: 443, name: tls, protocol: TLS}, hosts: ["*/backend.example.com"], tls: {mode: PASSTHROUGH}}`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: backend, namespace: default}
+spec:
+  hosts: [backend.example.com]
+  gateways: [istio-system/gw]
+  tls:
+  - match: [{sniHosts: [backend.example.com]}]
+    route: [{destination: {host: backend.default.svc.cluster.local}}]`)
+	l := listenerNamed(cfg, "0.0.0.0_443")
+	if l == nil || len(l.GetFilterChains()) != 1 {
+		t.Fatalf("want one listener 0.0.0.0_443 with one chain, got %v", names(cfg.Listeners))
+	}
+	fc := l.GetFilterChains()[0]
+	if !slices.Equal(fc.GetFilterChainMatch().GetServerNames(), []string{"backend.example.com"}) || fc.GetTransportSocket() != nil {
+		t.Errorf("chain = %v, want an SNI match and no TLS termination", fc)
+	}
+	if got := tcpCluster(t, fc); got != "outbound|443||backend.default.svc.cluster.local" {
+		t.Errorf("chain goes to %s", got)
+	}
+	if l.GetListenerFilters()[0].GetName() != tlsInspector {
+		t.Errorf("listener filters %v, want the TLS inspector", l.GetListenerFilters())
+	}
+}

@@ -22,16 +22,18 @@ import (
 // gatewayPort collects the servers a router proxy listens with on one
 // target port.
 type gatewayPort struct {
-	target uint32
-	http   []resolve.GatewayServer
-	https  []resolve.GatewayServer
+	target      uint32
+	http        []resolve.GatewayServer
+	https       []resolve.GatewayServer
+	passthrough []resolve.GatewayServer
 }
 
 // gatewayListeners builds a router's listeners from the Gateway servers
 // that select it (istio.md §7.9): HTTP servers on a port share route
 // "http.<port>"; each TLS-terminating server gets its own SNI chain and
-// route "https.<port>.<portName>.<gateway>.<namespace>". Passthrough and
-// plain TCP servers are not built yet and are reported.
+// route "https.<port>.<portName>.<gateway>.<namespace>"; TLS passthrough
+// servers get a chain per SNI match of their TLS routes. AUTO_PASSTHROUGH
+// and plain TCP servers are not built yet and are reported.
 func (b *builder) gatewayListeners() {
 	var ports []*gatewayPort
 	byTarget := map[uint32]*gatewayPort{}
@@ -51,6 +53,8 @@ func (b *builder) gatewayListeners() {
 			gp.http = append(gp.http, gs)
 		case (proto == protocol.HTTPS || proto == protocol.TLS) && (mode == networking.ServerTLSSettings_SIMPLE || mode == networking.ServerTLSSettings_MUTUAL):
 			gp.https = append(gp.https, gs)
+		case (proto == protocol.HTTPS || proto == protocol.TLS) && mode == networking.ServerTLSSettings_PASSTHROUGH:
+			gp.passthrough = append(gp.passthrough, gs)
 		default:
 			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (%s %s): not emitted; meshc builds HTTP and TLS-terminating servers only",
 				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, proto, mode))
@@ -58,7 +62,7 @@ func (b *builder) gatewayListeners() {
 	}
 	slices.SortStableFunc(ports, func(a, b *gatewayPort) int { return cmp.Compare(a.target, b.target) })
 	for _, gp := range ports {
-		if len(gp.http) == 0 && len(gp.https) == 0 {
+		if len(gp.http)+len(gp.https)+len(gp.passthrough) == 0 {
 			continue
 		}
 		l := &listenerv3.Listener{
@@ -75,6 +79,10 @@ func (b *builder) gatewayListeners() {
 			fc.TransportSocket = b.gatewayTLS(name, srv.GetTls())
 			l.FilterChains = append(l.FilterChains, fc)
 		}
+		seen := map[string]bool{}
+		for _, gs := range gp.passthrough {
+			l.FilterChains = append(l.FilterChains, b.passthroughChains(gs, seen)...)
+		}
 		if len(gp.http) > 0 {
 			name := "http." + strconv.FormatUint(uint64(gp.target), 10)
 			b.gatewayRoute(name, gp.http[0].Port, gp.http)
@@ -83,6 +91,42 @@ func (b *builder) gatewayListeners() {
 		b.inspectors(l)
 		b.cfg.Listeners = append(b.cfg.Listeners, l)
 	}
+}
+
+// passthroughChains forward TLS unopened, by SNI, along the TLS routes of
+// the server's VirtualServices (istio.md §6.7). An SNI name a previous
+// chain on the port took is skipped, as Envoy would refuse the duplicate.
+func (b *builder) passthroughChains(gs resolve.GatewayServer, seen map[string]bool) []*listenerv3.FilterChain {
+	gw := gs.Gateway.Namespace + "/" + gs.Gateway.Name
+	var out []*listenerv3.FilterChain
+	for _, gr := range gs.Routes {
+		vs := gr.VirtualService
+		for _, r := range vs.Object.Spec.GetTls() {
+			if len(r.GetRoute()) == 0 {
+				continue
+			}
+			for _, m := range r.GetMatch() {
+				if m.GetPort() != 0 && m.GetPort() != gs.Port {
+					continue
+				}
+				if gws := m.GetGateways(); len(gws) > 0 && !slices.ContainsFunc(gws, func(g string) bool { return host.GatewayRef(g, vs.Namespace()) == gw }) {
+					continue
+				}
+				if slices.ContainsFunc(m.GetSniHosts(), func(h string) bool { return seen[h] }) {
+					b.pk.problems = append(b.pk.problems, fmt.Sprintf("VirtualService %s/%s: TLS route on gateway %s port %d repeats an SNI name of an earlier route; skipped, as istiod does",
+						vs.Object.Namespace, vs.Object.Name, gw, gs.Port))
+					continue
+				}
+				for _, h := range m.GetSniHosts() {
+					seen[h] = true
+				}
+				fc := chain(&listenerv3.FilterChainMatch{ServerNames: m.GetSniHosts()}, b.tcpRouteProxy(vs, r.GetRoute(), gs.Port))
+				fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
+				out = append(out, fc)
+			}
+		}
+	}
+	return out
 }
 
 // targetPort is the workload port a gateway Service sends a server port
