@@ -3,7 +3,9 @@ package emit
 import (
 	"fmt"
 	"math"
+	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -357,16 +359,46 @@ func originalDst(name string, timeout *durationpb.Duration, bind string) *cluste
 func (b *builder) inboundClusters() {
 	timeout := b.connectTimeout(policy{})
 	for _, ip := range b.inboundPorts() {
-		c := originalDst(inboundName(ip.target), timeout, inboundBind)
+		c := b.inboundCluster(ip, timeout)
 		c.AltStatName = c.Name + ";"
-		// Connections to the application are never cleaned up early:
-		// istiod's longest interval, in whole seconds.
-		c.CleanupInterval = &durationpb.Duration{Seconds: 9223372035}
 		c.CommonLbConfig = &clusterv3.Cluster_CommonLbConfig{}
-		c.Metadata = clusterMetadata(ip.service, nil, "")
+		if ip.service != nil {
+			c.Metadata = clusterMetadata(ip.service, nil, "")
+		}
 		b.cfg.Clusters = append(b.cfg.Clusters, c)
 	}
 	b.cfg.Clusters = append(b.cfg.Clusters, b.passthrough(InboundPassthroughCluster, inboundBind))
+}
+
+// inboundCluster reaches the application: at the connection's original
+// destination, or at a Sidecar ingress listener's defaultEndpoint
+// ("127.0.0.1:8080", "unix:///path"; a wildcard address means the
+// original destination again).
+func (b *builder) inboundCluster(ip inboundPort, timeout *durationpb.Duration) *clusterv3.Cluster {
+	name := inboundName(ip.target)
+	ep := ip.endpoint
+	if path, ok := strings.CutPrefix(ep, "unix://"); ok {
+		return staticCluster(name, timeout, resolve.Endpoint{Address: "unix://" + path})
+	}
+	if addr, port, err := net.SplitHostPort(ep); err == nil && addr != "0.0.0.0" && addr != "::" {
+		n, _ := strconv.ParseUint(port, 10, 32)
+		return staticCluster(name, timeout, resolve.Endpoint{Address: addr, Port: uint32(n)})
+	}
+	c := originalDst(name, timeout, inboundBind)
+	// Connections to the application are never cleaned up early:
+	// istiod's longest interval, in whole seconds.
+	c.CleanupInterval = &durationpb.Duration{Seconds: 9223372035}
+	return c
+}
+
+func staticCluster(name string, timeout *durationpb.Duration, e resolve.Endpoint) *clusterv3.Cluster {
+	return &clusterv3.Cluster{
+		Name:                 name,
+		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC},
+		ConnectTimeout:       timeout,
+		CircuitBreakers:      &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{thresholds(nil)}},
+		LoadAssignment:       loadAssignment(name, []resolve.Endpoint{e}),
+	}
 }
 
 func inboundName(target uint32) string {

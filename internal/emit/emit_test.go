@@ -592,3 +592,37 @@ spec:
 		t.Errorf("listener filters %v, want the TLS inspector", l.GetListenerFilters())
 	}
 }
+
+// TestSidecarIngress: a Sidecar's ingress listeners replace the ports
+// services target; the inbound cluster reaches the defaultEndpoint.
+func TestSidecarIngress(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: default, namespace: default}
+spec:
+  ingress:
+  - {port: {number: 9080, protocol: HTTP, name: web}, defaultEndpoint: "127.0.0.1:8080"}
+  - {port: {number: 9090, protocol: TCP, name: sock}, defaultEndpoint: "unix:///var/run/app.sock"}`)
+	web := clusterNamed(cfg, "inbound|9080||")
+	if web.GetType() != clusterv3.Cluster_STATIC {
+		t.Fatalf("inbound|9080|| = %v, want a STATIC cluster", web)
+	}
+	sa := web.GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
+	if sa.GetAddress() != "127.0.0.1" || sa.GetPortValue() != 8080 {
+		t.Errorf("inbound|9080|| goes to %v, want 127.0.0.1:8080", sa)
+	}
+	pipe := clusterNamed(cfg, "inbound|9090||").GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetPipe()
+	if pipe.GetPath() != "/var/run/app.sock" {
+		t.Errorf("inbound|9090|| pipe = %v", pipe)
+	}
+	ports := map[uint32]bool{}
+	for _, fc := range listenerNamed(cfg, "virtualInbound").GetFilterChains() {
+		if p := fc.GetFilterChainMatch().GetDestinationPort(); p != nil {
+			ports[p.GetValue()] = true
+		}
+	}
+	if !ports[9080] || !ports[9090] {
+		t.Errorf("virtualInbound chains cover ports %v, want 9080 and 9090", ports)
+	}
+}

@@ -30,12 +30,34 @@ type inboundPort struct {
 	protocol protocol.Protocol
 	// service is the first service to target the port.
 	service *resolve.Service
+	// endpoint is a Sidecar ingress listener's defaultEndpoint, where the
+	// application listens; "" to reach it at the original destination.
+	endpoint string
 }
 
 // inboundPorts are the workload ports the proxy's services target, by
 // target port; the first service to claim a port sets its protocol.
+// A Sidecar's ingress listeners, when it has any, replace them (istio.md
+// §4.10).
 func (b *builder) inboundPorts() []inboundPort {
-	return b.shared.inbound[b.view.Proxy.Object]
+	services := b.shared.inbound[b.view.Proxy.Object]
+	sc := b.view.Choice.Sidecar
+	if sc == nil || len(sc.Spec.GetIngress()) == 0 {
+		return services
+	}
+	var out []inboundPort
+	for _, in := range sc.Spec.GetIngress() {
+		p := inboundPort{target: in.GetPort().GetNumber(), port: in.GetPort().GetNumber(),
+			protocol: protocol.Parse(in.GetPort().GetProtocol()), endpoint: in.GetDefaultEndpoint()}
+		for _, s := range services {
+			if s.target == p.target {
+				p.port, p.service = s.port, s.service
+			}
+		}
+		out = append(out, p)
+	}
+	slices.SortStableFunc(out, func(a, b inboundPort) int { return cmp.Compare(a.target, b.target) })
+	return out
 }
 
 // inboundIndex maps each workload to the ports services target on it.
