@@ -2,14 +2,17 @@ package emit
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -47,9 +50,70 @@ func (b *builder) outboundClusters() {
 			if port.Protocol == protocol.UDP {
 				continue
 			}
-			b.serviceClusters(s, port, rule)
+			b.cachedServiceClusters(s, port, rule)
 		}
 	}
+}
+
+// clusterKey is what a sidecar's clusters for one service port depend on:
+// the same service seen through the same DestinationRule gives the same
+// clusters in every scope.
+type clusterKey struct {
+	service *resolve.Service
+	port    uint32
+	rule    *resolve.Rule
+}
+
+// clusterSet is the clusters, endpoints and findings of one clusterKey.
+type clusterSet struct {
+	clusters  []*clusterv3.Cluster
+	endpoints []*endpointv3.ClusterLoadAssignment
+	omitted   []string
+	problems  []string
+}
+
+// cachedServiceClusters builds a service port's clusters once per mesh for
+// sidecars without a Sidecar resource: their scopes all import everything
+// exported to them, so each service's clusters would otherwise be built
+// and rendered again in every namespace. Scopes a Sidecar trims overlap
+// little, and caching them cost more than it saved (measured on the
+// generated mesh with a Sidecar per namespace: +13% time, 2.3x memory).
+func (b *builder) cachedServiceClusters(s *resolve.Service, port resolve.Port, rule *resolve.Rule) {
+	if !b.sidecar() || b.view.Scope.Choice.Sidecar != nil {
+		b.serviceClusters(s, port, rule)
+		return
+	}
+	key := clusterKey{s, port.Number, rule}
+	if v, ok := b.clusterCache.Load(key); ok {
+		set := v.(*clusterSet)
+		b.cfg.Clusters = append(b.cfg.Clusters, set.clusters...)
+		b.cfg.Endpoints = append(b.cfg.Endpoints, set.endpoints...)
+		for _, name := range set.omitted {
+			b.omitted[name] = true
+		}
+		b.pk.problems = append(b.pk.problems, set.problems...)
+		return
+	}
+	nc, ne, np := len(b.cfg.Clusters), len(b.cfg.Endpoints), len(b.pk.problems)
+	omitted := maps.Clone(b.omitted)
+	b.serviceClusters(s, port, rule)
+	set := &clusterSet{
+		clusters:  slices.Clone(b.cfg.Clusters[nc:]),
+		endpoints: slices.Clone(b.cfg.Endpoints[ne:]),
+		problems:  slices.Clone(b.pk.problems[np:]),
+	}
+	for name := range b.omitted {
+		if !omitted[name] {
+			set.omitted = append(set.omitted, name)
+		}
+	}
+	for _, c := range set.clusters {
+		b.frags.Store(c, cachedFragment{})
+	}
+	for _, cla := range set.endpoints {
+		b.frags.Store(cla, cachedFragment{})
+	}
+	b.clusterCache.Store(key, set)
 }
 
 // ruleFor is the DestinationRule rule the proxy uses for a host, nil when

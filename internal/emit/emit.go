@@ -88,6 +88,12 @@ type Emitter struct {
 	parts  *parts
 	// bufs are document buffers, reused from proxy to proxy.
 	bufs sync.Pool
+	// clusterCache holds sidecar clusters by clusterKey, and frags the
+	// rendered form of cached resources, for the whole mesh: a service's
+	// clusters are the same in every scope that sees it through the same
+	// DestinationRule.
+	clusterCache sync.Map
+	frags        sync.Map
 }
 
 // shared is what every proxy's build reads: mesh-wide facts computed once.

@@ -27,6 +27,11 @@ type rendering struct {
 	wire int
 }
 
+type cachedFragment struct {
+	fragment
+	wire int
+}
+
 type fragment struct {
 	json []byte
 	// sum is the hash of the resource's deterministic protobuf form.
@@ -63,8 +68,26 @@ func (e *Emitter) render(cs []*clusterv3.Cluster, ls []*listenerv3.Listener, rs 
 		*list = append(*list, f)
 		out.wire += proto.Size(m)
 	}
+	// Cached clusters and endpoints (registered in frags when cached) are
+	// rendered once per mesh; nothing else is kept.
+	addCached := func(list *[]fragment, m proto.Message) {
+		v, ok := e.frags.Load(m)
+		if !ok {
+			add(list, m)
+			return
+		}
+		if c := v.(cachedFragment); c.json != nil {
+			*list = append(*list, c.fragment)
+			out.wire += c.wire
+			return
+		}
+		add(list, m)
+		if err == nil {
+			e.frags.Store(m, cachedFragment{(*list)[len(*list)-1], proto.Size(m)})
+		}
+	}
 	for _, m := range cs {
-		add(&out.clusters, m)
+		addCached(&out.clusters, m)
 	}
 	for _, m := range ls {
 		add(&out.listeners, m)
@@ -74,7 +97,7 @@ func (e *Emitter) render(cs []*clusterv3.Cluster, ls []*listenerv3.Listener, rs 
 			add(&out.routes, m)
 		}
 		for _, m := range eps {
-			add(&out.endpoints, m)
+			addCached(&out.endpoints, m)
 		}
 	}
 	return out, err
