@@ -626,3 +626,42 @@ spec:
 		t.Errorf("virtualInbound chains cover ports %v, want 9080 and 9090", ports)
 	}
 }
+
+// TestC43PortlessEgress: istio.md §8 G C43 (c) and (i): a unix-socket
+// egress listener and an HTTP_PROXY one each get one listener whose route
+// configuration covers every port of their services, with "host:port"
+// domains (bare ones too on port 80).
+func TestC43PortlessEgress(t *testing.T) {
+	docs := c43Mesh("REGISTRY_ONLY", "")
+	docs[len(docs)-1] = `apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: default, namespace: not-default}
+spec:
+  egress:
+  - {port: {number: 0, protocol: HTTP, name: uds}, bind: "unix://foo/bar/baz", hosts: ["*/bookinfo.com"]}
+  - {port: {number: 7443, protocol: HTTP_PROXY, name: proxy}, hosts: ["not-default/*"]}
+  - {hosts: ["*/*"]}`
+	cfg := compile(t, Options{Format: XDS}, "not-default/client", docs...)
+	uds := listenerNamed(cfg, "unix://foo/bar/baz")
+	if uds.GetAddress().GetPipe().GetPath() != "foo/bar/baz" {
+		t.Fatalf("unix listener = %v; have %v", uds, names(cfg.Listeners))
+	}
+	wantUDS := map[string][]string{
+		"bookinfo.com:9999": {"bookinfo.com.:9999", "bookinfo.com:9999"},
+		"bookinfo.com:70":   {"bookinfo.com.:70", "bookinfo.com:70"},
+		"block_all":         {"*"},
+	}
+	if got := vhostDomains(routeNamed(cfg, "unix://foo/bar/baz")); !maps.EqualFunc(got, wantUDS, slices.Equal) {
+		t.Errorf("(c) unix route vhosts = %v, want %v", got, wantUDS)
+	}
+	if l := listenerNamed(cfg, "127.0.0.1_7443"); l == nil || !l.GetBindToPort().GetValue() {
+		t.Fatalf("HTTP_PROXY listener = %v; have %v", l, names(cfg.Listeners))
+	}
+	proxyRoute := vhostDomains(routeNamed(cfg, "7443"))
+	if got := proxyRoute["test-private.com:80"]; !slices.Contains(got, "test-private.com") || !slices.Contains(got, "test-private.com:80") {
+		t.Errorf("(i) port-80 vhost domains %v, want bare and :80 forms", got)
+	}
+	if got := proxyRoute["test-private.com:70"]; slices.Contains(got, "test-private.com") || !slices.Contains(got, "test-private.com:70") {
+		t.Errorf("(i) port-70 vhost domains %v, want only :70 forms", got)
+	}
+}

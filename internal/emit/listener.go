@@ -1,8 +1,10 @@
 package emit
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -99,6 +101,12 @@ func (b *builder) outboundListeners() {
 }
 
 func (o *outbound) egress(l *resolve.EgressListener) {
+	if l.IsPortless() {
+		if len(l.Services) > 0 {
+			o.portless(l)
+		}
+		return
+	}
 	if l.Port != nil {
 		p := l.Port.GetNumber()
 		proto := protocol.Parse(l.Port.GetProtocol())
@@ -129,6 +137,29 @@ func (o *outbound) egress(l *resolve.EgressListener) {
 			o.add(s, port.Number, port.Number, port.Protocol, l.Bind, true)
 		}
 	}
+}
+
+// portless is the one listener of a unix-socket or HTTP_PROXY egress
+// listener: an HTTP connection manager whose route configuration covers
+// every port of its services. It binds for real: a unix socket, or
+// localhost for HTTP_PROXY clients.
+func (o *outbound) portless(l *resolve.EgressListener) {
+	b := o.b
+	name := l.RouteName()
+	b.rdsNames[name] = true
+	h := b.outboundHCMConfig("outbound_"+name, name)
+	if protocol.Parse(l.Port.GetProtocol()) == protocol.HTTPProxy {
+		// Proxy clients send absolute URLs.
+		h.HttpProtocolOptions = &corev3.Http1ProtocolOptions{AllowAbsoluteUrl: wrapperspb.Bool(true)}
+	}
+	ol := &outListener{port: l.Port.GetNumber(), bindPort: true, chains: []*listenerv3.FilterChain{chain(nil, b.hcm(h))}, stored: classHTTP, locked: true}
+	if strings.HasPrefix(l.Bind, "unix://") {
+		ol.addr = l.Bind
+	} else {
+		ol.addr = cmp.Or(l.Bind, "127.0.0.1")
+	}
+	o.byKey[name] = ol
+	o.order = append(o.order, ol)
 }
 
 // headless gives each endpoint of a headless service its own listener; a
@@ -374,12 +405,13 @@ func (b *builder) outboundHCM(statPrefix, routeName string) *listenerv3.Filter {
 	if f, ok := b.hcmCache[key]; ok {
 		return f
 	}
-	f := b.newOutboundHCM(statPrefix, routeName)
+	f := b.hcm(b.outboundHCMConfig(statPrefix, routeName))
 	b.hcmCache[key] = f
 	return f
 }
 
-func (b *builder) newOutboundHCM(statPrefix, routeName string) *listenerv3.Filter {
+// outboundHCMConfig is an outbound connection manager before packing.
+func (b *builder) outboundHCMConfig(statPrefix, routeName string) *hcmv3.HttpConnectionManager {
 	h := &hcmv3.HttpConnectionManager{
 		StatPrefix: statPrefix,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
@@ -400,7 +432,7 @@ func (b *builder) newOutboundHCM(statPrefix, routeName string) *listenerv3.Filte
 		h.ForwardClientCertDetails = hcmv3.HttpConnectionManager_SANITIZE_SET
 		h.SetCurrentClientCertDetails = &hcmv3.HttpConnectionManager_SetCurrentClientCertDetails{Subject: wrapperspb.Bool(true), Cert: true, Dns: true, Uri: true}
 	}
-	return b.hcm(h)
+	return h
 }
 
 // hcm completes a connection manager with what istiod sets on all of
@@ -446,10 +478,13 @@ func (b *builder) httpFilter(name string, m proto.Message) *hcmv3.HttpFilter {
 func (b *builder) finishOutbound(ol *outListener) *listenerv3.Listener {
 	l := &listenerv3.Listener{
 		Name:             ol.addr + "_" + strconv.FormatUint(uint64(ol.port), 10),
-		Address:          socketAddress(ol.addr, ol.port),
+		Address:          endpointAddress(ol.addr, ol.port),
 		FilterChains:     ol.chains,
 		TrafficDirection: corev3.TrafficDirection_OUTBOUND,
 		BindToPort:       wrapperspb.Bool(ol.bindPort),
+	}
+	if strings.HasPrefix(ol.addr, "unix://") {
+		l.Name = ol.addr // istiod names a socket listener by its path
 	}
 	b.inspectors(l)
 	if !slices.ContainsFunc(ol.chains, func(c *listenerv3.FilterChain) bool { return c.GetFilterChainMatch() == nil }) {
@@ -533,6 +568,11 @@ func (b *builder) route(name string) *routev3.RouteConfiguration {
 	if b.outRoutes == nil {
 		b.outRoutes = map[string]*routev3.RouteConfiguration{}
 		for _, rc := range b.mesh.OutboundRoutes(b.view) {
+			b.outRoutes[rc.Name] = b.routeConfiguration(rc)
+		}
+		// Portless egress listeners' routes win over a port's of the
+		// same name, as their listener asked for them.
+		for _, rc := range b.mesh.EgressRoutes(b.view) {
 			b.outRoutes[rc.Name] = b.routeConfiguration(rc)
 		}
 	}

@@ -60,6 +60,9 @@ func (b *builder) crossCheck(cfg *Config) []string {
 		}
 		sa := l.GetAddress().GetSocketAddress()
 		key := fmt.Sprintf("%s:%d", sa.GetAddress(), sa.GetPortValue())
+		if pipe := l.GetAddress().GetPipe(); pipe != nil {
+			key = "unix://" + pipe.GetPath()
+		}
 		if other, dup := addrs[key]; dup {
 			fail("listeners %q and %q both bind %s", other, l.GetName(), key)
 		}

@@ -12,6 +12,7 @@ import (
 	networking "istio.io/api/networking/v1alpha3"
 
 	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/protocol"
 )
 
 // RouteConfig is a sidecar's outbound HTTP route configuration for one
@@ -78,6 +79,56 @@ func (m *Mesh) OutboundRoutes(v *ProxyView) []*RouteConfig {
 	var out []*RouteConfig
 	for _, port := range portList {
 		out = append(out, m.routeConfig(v, port))
+	}
+	return out
+}
+
+// IsPortless reports whether an egress listener serves every port of its
+// services through one route configuration: a unix-socket bind, or an
+// HTTP_PROXY port (istio.md §7.5, listener port 0).
+func (l *EgressListener) IsPortless() bool {
+	return strings.HasPrefix(l.Bind, "unix://") || protocol.Parse(l.Port.GetProtocol()) == protocol.HTTPProxy
+}
+
+// RouteName is the route configuration a portless egress listener names:
+// its bind for a unix socket, else its port.
+func (l *EgressListener) RouteName() string {
+	if strings.HasPrefix(l.Bind, "unix://") {
+		return l.Bind
+	}
+	return strconv.FormatUint(uint64(l.Port.GetNumber()), 10)
+}
+
+// EgressRoutes builds the route configurations of a sidecar's portless
+// egress listeners: a vhost per service and HTTP port, whose domains carry
+// the port ("host:port"), bare too on port 80, then the catch-all.
+func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
+	var out []*RouteConfig
+	for _, l := range v.Scope.Listeners {
+		if !l.IsPortless() {
+			continue
+		}
+		var vhosts []*VirtualHost
+		for _, s := range l.Services {
+			for _, p := range s.Ports {
+				if !p.Protocol.IsHTTPOrSniffed() {
+					continue
+				}
+				suffix := ":" + strconv.FormatUint(uint64(p.Number), 10)
+				var domains []string
+				for _, d := range m.serviceDomains(s, v.Proxy) {
+					if p.Number == 80 {
+						domains = append(domains, d)
+					}
+					domains = append(domains, d+suffix)
+				}
+				vhosts = append(vhosts, &VirtualHost{Name: string(s.Host) + suffix, Domains: domains, Service: s,
+					Routes: []*HTTPRoute{{Name: "default", Clusters: []WeightedCluster{{Cluster: ClusterName(p.Number, "", s.Host), Weight: 100}}}}})
+			}
+		}
+		slices.SortStableFunc(vhosts, func(a, b *VirtualHost) int { return cmp.Compare(a.Name, b.Name) })
+		vhosts = append(vhosts, m.catchAll(v.Scope))
+		out = append(out, &RouteConfig{Name: l.RouteName(), VirtualHosts: vhosts})
 	}
 	return out
 }

@@ -387,10 +387,10 @@ func pickServices(reg *registry, l *EgressListener, proxyNs string) []pickedServ
 }
 
 // trimToPort keeps only the listener's port of a service, unless the
-// listener has no port or is an HTTP proxy port; nil when the service
-// lacks the port.
+// listener has no port (or port 0, as a unix-socket bind may) or is an
+// HTTP proxy port; nil when the service lacks the port.
 func trimToPort(s *Service, port *networking.SidecarPort) *Service {
-	if port == nil || protocol.Parse(port.GetProtocol()) == protocol.HTTPProxy {
+	if port == nil || port.GetNumber() == 0 || protocol.Parse(port.GetProtocol()) == protocol.HTTPProxy {
 		return s
 	}
 	p, ok := s.PortNumbered(port.GetNumber())
