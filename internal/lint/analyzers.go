@@ -66,8 +66,7 @@ var shadowedDestinationRule = &Analyzer{Code: "MC4001", Run: func(p *Pass) {
 	found := map[key][]string{}
 	var order []key
 	for _, sc := range p.Mesh.Scopes {
-		for _, s := range sc.Services {
-			d, _ := sc.DestinationRule(s.Host)
+		for _, d := range sc.DestinationRules() {
 			var winner *model.DestinationRule
 			if d.Rule != nil {
 				winner = d.Rule.First()
@@ -131,14 +130,9 @@ var destinationRuleMergeConflict = &Analyzer{Code: "MC4002", Run: func(p *Pass) 
 // eachDestination calls f for every destination of the VirtualServices in
 // force for a scope that applies to the scope's namespace.
 func eachDestination(sc *resolve.Scope, f func(d *resolve.Destination)) {
-	var done []*resolve.VirtualService // few per scope; a slice beats a map
-	for _, c := range sc.VirtualServices {
-		if slices.Contains(done, c.Winner) {
-			continue
-		}
-		done = append(done, c.Winner)
-		for i := range c.Winner.Destinations {
-			d := &c.Winner.Destinations[i]
+	for _, vs := range sc.Winners() {
+		for i := range vs.Destinations {
+			d := &vs.Destinations[i]
 			if len(d.SourceNamespaces) > 0 && !slices.Contains(d.SourceNamespaces, sc.Namespace) {
 				continue
 			}
@@ -167,11 +161,12 @@ var unknownSubset = &Analyzer{Code: "MC4003", Run: func(p *Pass) {
 			if dest.Subset == "" {
 				return
 			}
-			s, ok := sc.Service(dest.Host)
+			// The decision names the scope's service for the host.
+			dec, ok := sc.DestinationRule(dest.Host)
 			if !ok {
 				return // MC5002's business
 			}
-			dec, _ := sc.DestinationRule(s.Host)
+			s := dec.Service
 			perProxy := slices.ContainsFunc(dec.Lookup.Rules, func(r *resolve.Rule) bool { return r.Selector != nil })
 			if !perProxy && dec.Rule != nil && dec.Rule.HasSubset(dest.Subset) {
 				return // every proxy of the scope uses a rule with the subset

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -62,13 +63,21 @@ type Options struct {
 // Run runs the analyzers over a resolved mesh, drops suppressed findings
 // and returns the rest sorted.
 func Run(m *resolve.Mesh, objs []model.Object, analyzers []*Analyzer, opts Options) []diag.Diagnostic {
+	// Analyzers only read the mesh, so they run at the same time, each
+	// with its own Pass; their findings are joined in analyzer order.
+	passes := make([]*Pass, len(analyzers))
+	var annotated map[string]map[string]bool
+	var wg sync.WaitGroup
+	for i, a := range analyzers {
+		passes[i] = &Pass{Mesh: m, code: a.Code}
+		wg.Go(func() { a.Run(passes[i]) })
+	}
+	wg.Go(func() { annotated = suppressionAnnotations(objs) })
+	wg.Wait()
 	var out []diag.Diagnostic
-	for _, a := range analyzers {
-		p := &Pass{Mesh: m, code: a.Code}
-		a.Run(p)
+	for _, p := range passes {
 		out = append(out, p.diags...)
 	}
-	annotated := suppressionAnnotations(objs)
 	out = slices.DeleteFunc(out, func(d diag.Diagnostic) bool {
 		return suppressed(d, opts.Suppress) || annotated[subjectKey(d.Object)][d.Code]
 	})
@@ -101,13 +110,17 @@ func suppressionAnnotations(objs []model.Object) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	for _, o := range objs {
 		m := o.Meta()
+		own, istio := m.Annotations[SuppressAnnotation], m.Annotations[istioSuppressAnnotation]
+		if own == "" && istio == "" {
+			continue // the common case: nothing to suppress
+		}
 		codes := map[string]bool{}
-		for _, c := range strings.Split(m.Annotations[SuppressAnnotation], ",") {
+		for _, c := range strings.Split(own, ",") {
 			if c = strings.TrimSpace(c); c != "" {
 				codes[strings.ToUpper(c)] = true
 			}
 		}
-		for _, c := range strings.Split(m.Annotations[istioSuppressAnnotation], ",") {
+		for _, c := range strings.Split(istio, ",") {
 			if mc, ok := istioCode(strings.TrimSpace(c)); ok {
 				codes[mc] = true
 			}

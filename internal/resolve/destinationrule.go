@@ -3,6 +3,7 @@ package resolve
 import (
 	"maps"
 	"slices"
+	"sync"
 
 	networking "istio.io/api/networking/v1alpha3"
 
@@ -333,8 +334,11 @@ func newDRsByHost(drs []*model.DestinationRule, domain string) *drsByHost {
 	return x
 }
 
+// covering returns the DRs for h; the result may share memory with x and
+// is read-only.
 func (x *drsByHost) covering(h host.Name) []*model.DestinationRule {
-	out := slices.Clone(x.exact[h])
+	// Clipped, so that appending a wildcard DR copies.
+	out := slices.Clip(x.exact[h])
 	for _, dr := range x.wildcards {
 		if h.SubsetOf(x.hostOf[dr]) {
 			out = append(out, dr)
@@ -351,17 +355,9 @@ func (idx *drIndexes) decide(byHost *drsByHost, proxyNs string, s *Service, mesh
 			d.Rule = r
 		}
 	}
-	used := map[*model.DestinationRule]bool{}
-	for _, r := range d.Lookup.Rules {
-		if r == d.Rule || r.Selector != nil {
-			for _, dr := range r.From {
-				used[dr] = true
-			}
-		}
-	}
 	defaultPrivate := slices.Contains(meshDefault, ".")
 	for _, dr := range byHost.covering(s.Host) {
-		if used[dr] || dr.Spec.GetWorkloadSelector() != nil {
+		if d.uses(dr) || dr.Spec.GetWorkloadSelector() != nil {
 			continue
 		}
 		e := dr.Spec.GetExportTo()
@@ -382,6 +378,97 @@ func (idx *drIndexes) decide(byHost *drsByHost, proxyNs string, s *Service, mesh
 		}
 	}
 	return d
+}
+
+// drDecider makes decide's decisions for many scopes, sharing work
+// between them. decide reads the proxy namespace only where it is the
+// root namespace, and where a DR covering the service's hostname names it,
+// as its namespace or in its export set (the local and exported rules
+// found are such DRs' rules). Every other proxy namespace gets the same
+// decision for a (hostname, namespace) pair, so that one is computed once.
+// It is safe for concurrent use.
+type drDecider struct {
+	idx         *drIndexes
+	byHost      *drsByHost
+	meshDefault []string
+	// nsIDs numbers the namespaces some decision reads.
+	nsIDs map[string]int32
+	pairs []drPair // by Service.key
+}
+
+// drPair is the shared work for one (hostname, namespace) pair.
+type drPair struct {
+	// named are the IDs of the namespaces decide reads for the hostname;
+	// they get decisions of their own.
+	named   []int32
+	shared  sync.Once
+	generic *DRDecision
+}
+
+func newDRDecider(idx *drIndexes, byHost *drsByHost, meshDefault []string, reg *registry) *drDecider {
+	x := &drDecider{idx: idx, byHost: byHost, meshDefault: meshDefault, nsIDs: map[string]int32{}, pairs: make([]drPair, reg.keys)}
+	for _, s := range reg.all {
+		if p := &x.pairs[s.key]; p.named == nil {
+			p.named = x.named(s.Host)
+		}
+	}
+	return x
+}
+
+// named lists the namespaces decisions for h read: the root, those of the
+// DRs covering h and in their exportTo, and "." (a selector DR's export
+// set, which the exported lookup also compares with the proxy namespace).
+func (x *drDecider) named(h host.Name) []int32 {
+	out := []int32{x.nsID(x.idx.rootNs), x.nsID(".")}
+	for _, dr := range x.byHost.covering(h) {
+		out = append(out, x.nsID(dr.Namespace))
+		for _, e := range dr.Spec.GetExportTo() {
+			out = append(out, x.nsID(e))
+		}
+	}
+	return out
+}
+
+func (x *drDecider) nsID(ns string) int32 {
+	id, ok := x.nsIDs[ns]
+	if !ok {
+		id = int32(len(x.nsIDs))
+		x.nsIDs[ns] = id
+	}
+	return id
+}
+
+// decisions are idx.decide's decisions for services seen from proxyNs,
+// except that a decision may be shared: its Service is any service of the
+// (hostname, namespace) pair.
+func (x *drDecider) decisions(proxyNs string, services []*Service) []*DRDecision {
+	id, named := x.nsIDs[proxyNs]
+	out := make([]*DRDecision, len(services))
+	for i, s := range services {
+		p := &x.pairs[s.key]
+		if named && slices.Contains(p.named, id) {
+			d := x.idx.decide(x.byHost, proxyNs, s, x.meshDefault)
+			out[i] = &d
+			continue
+		}
+		p.shared.Do(func() {
+			d := x.idx.decide(x.byHost, proxyNs, s, x.meshDefault)
+			p.generic = &d
+		})
+		out[i] = p.generic
+	}
+	return out
+}
+
+// uses reports whether dr is merged into the decision's rule or into a
+// selector rule of its lookup.
+func (d *DRDecision) uses(dr *model.DestinationRule) bool {
+	for _, r := range d.Lookup.Rules {
+		if (r == d.Rule || r.Selector != nil) && slices.Contains(r.From, dr) {
+			return true
+		}
+	}
+	return false
 }
 
 // Rules lists every consolidated rule of every index, once.

@@ -45,9 +45,46 @@ type workload struct {
 	entry    bool // a WorkloadEntry
 }
 
+// nsWorkloads are the endpoint sources of one namespace, in input order,
+// indexed by label so that selecting scans only workloads that carry one
+// of the selector's labels.
+type nsWorkloads struct {
+	all     []workload
+	byLabel map[[2]string][]int32 // label key and value → positions in all
+}
+
+// selecting calls f with each workload whose labels include selector's,
+// in order; an empty selector selects every workload.
+func (ws *nsWorkloads) selecting(selector map[string]string, f func(w *workload)) {
+	if ws == nil {
+		return
+	}
+	if len(selector) == 0 {
+		for i := range ws.all {
+			f(&ws.all[i])
+		}
+		return
+	}
+	var narrow []int32
+	for k, v := range selector {
+		c, ok := ws.byLabel[[2]string{k, v}]
+		if !ok {
+			return
+		}
+		if narrow == nil || len(c) < len(narrow) {
+			narrow = c
+		}
+	}
+	for _, i := range narrow {
+		if w := &ws.all[i]; labelsMatch(selector, w.labels) {
+			f(w)
+		}
+	}
+}
+
 // workloads collects endpoint sources by namespace. injected says which
 // pods get a sidecar, for their TLS mode.
-func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[string][]workload {
+func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[string]*nsWorkloads {
 	out := map[string][]workload{}
 	tls := func(m *model.ObjectMeta, labels map[string]string) string {
 		if v := labels["security.istio.io/tlsMode"]; v != "" {
@@ -61,12 +98,12 @@ func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[s
 	for _, o := range objs {
 		switch x := o.(type) {
 		case *model.Pod:
-			spec := x.Spec
-			out[x.Namespace] = append(out[x.Namespace], workload{meta: &x.ObjectMeta, labels: x.Labels, addrs: x.IPs, spec: &spec,
+			spec := &x.Spec
+			out[x.Namespace] = append(out[x.Namespace], workload{meta: &x.ObjectMeta, labels: x.Labels, addrs: x.IPs, spec: spec,
 				sa: cmp.Or(spec.ServiceAccountName, "default"), tlsMode: tls(&x.ObjectMeta, x.Labels)})
 		case *model.Workload:
-			spec := x.Template.Spec
-			out[x.Namespace] = append(out[x.Namespace], workload{meta: &x.ObjectMeta, labels: x.Template.Labels, addrs: []string{""}, spec: &spec,
+			spec := &x.Template.Spec
+			out[x.Namespace] = append(out[x.Namespace], workload{meta: &x.ObjectMeta, labels: x.Template.Labels, addrs: []string{""}, spec: spec,
 				sa: cmp.Or(spec.ServiceAccountName, "default"), tlsMode: tls(&x.ObjectMeta, x.Template.Labels)})
 		case *model.WorkloadEntry:
 			labels := map[string]string{}
@@ -88,22 +125,29 @@ func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[s
 				sa: x.Spec.GetServiceAccount(), tlsMode: mode, ports: x.Spec.GetPorts(), weight: x.Spec.GetWeight(), locality: x.Spec.GetLocality(), entry: true})
 		}
 	}
-	return out
+	indexed := make(map[string]*nsWorkloads, len(out))
+	for ns, all := range out {
+		ws := &nsWorkloads{all: all, byLabel: map[[2]string][]int32{}}
+		for i, w := range all {
+			for k, v := range w.labels {
+				ws.byLabel[[2]string{k, v}] = append(ws.byLabel[[2]string{k, v}], int32(i))
+			}
+		}
+		indexed[ns] = ws
+	}
+	return indexed
 }
 
 // kubeEndpoints are the pods, templates and WorkloadEntries of the
 // service's namespace its selector matches, per port (istio.md §1.5).
-func kubeEndpoints(s *Service, ws []workload) []Endpoint {
+func kubeEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
 	if len(s.Selector) == 0 {
 		return nil // an empty selector selects nothing automatically
 	}
 	var out []Endpoint
-	for _, w := range ws {
-		if !labelsMatch(s.Selector, w.labels) {
-			continue
-		}
+	ws.selecting(s.Selector, func(w *workload) {
 		for _, p := range s.Ports {
-			target, ok := targetPort(p, w)
+			target, ok := targetPort(p, *w)
 			if !ok {
 				continue
 			}
@@ -112,7 +156,7 @@ func kubeEndpoints(s *Service, ws []workload) []Endpoint {
 					ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta})
 			}
 		}
-	}
+	})
 	return out
 }
 
@@ -152,7 +196,7 @@ func protocolOf(p Port) string {
 }
 
 // entryEndpoints are a ServiceEntry's endpoints (istio.md §1.3).
-func entryEndpoints(s *Service, ws []workload) []Endpoint {
+func entryEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
 	spec := s.entry.Spec
 	dns := s.Resolution == DNSLB || s.Resolution == DNSRoundRobinLB
 	var out []Endpoint
@@ -169,10 +213,7 @@ func entryEndpoints(s *Service, ws []workload) []Endpoint {
 	}
 	switch {
 	case spec.GetWorkloadSelector() != nil:
-		for _, w := range ws {
-			if !labelsMatch(spec.GetWorkloadSelector().GetLabels(), w.labels) {
-				continue
-			}
+		ws.selecting(spec.GetWorkloadSelector().GetLabels(), func(w *workload) {
 			for _, a := range w.addrs {
 				if w.entry && !dns && (strings.HasPrefix(a, "unix://") || !looksLikeIP(a)) {
 					continue // hostnames and sockets serve DNS entries only
@@ -182,7 +223,7 @@ func entryEndpoints(s *Service, ws []workload) []Endpoint {
 						ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta})
 				}
 			}
-		}
+		})
 	case len(spec.GetEndpoints()) > 0:
 		for _, e := range spec.GetEndpoints() {
 			for _, p := range s.Ports {
@@ -215,7 +256,7 @@ func looksLikeIP(a string) bool {
 
 // assignEndpoints fills every service's endpoints; ServiceEntries for one
 // (namespace, host) share theirs, oldest first, as istiod concatenates them.
-func assignEndpoints(services []*Service, ws map[string][]workload) {
+func assignEndpoints(services []*Service, ws map[string]*nsWorkloads) {
 	type key struct{ ns, host string }
 	shared := map[key][]Endpoint{}
 	var order []*Service

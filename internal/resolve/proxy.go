@@ -51,7 +51,7 @@ func excludedNamespace(ns string) bool {
 // injection decides whether a pod template gets a sidecar, per the
 // injector's webhook selectors and policy (istio.md §1.6, default
 // revision). It returns the reason, or "" when there is no sidecar.
-func injection(nsLabels map[string]string, tmpl corev1.PodTemplateSpec, ns string) string {
+func injection(nsLabels map[string]string, tmpl *corev1.PodTemplateSpec, ns string) string {
 	podLabel, hasPodLabel := tmpl.Labels["sidecar.istio.io/inject"]
 	podRev := tmpl.Labels["istio.io/rev"]
 	nl, hasNL := nsLabels["istio-injection"]
@@ -93,7 +93,7 @@ func injection(nsLabels map[string]string, tmpl corev1.PodTemplateSpec, ns strin
 // nsLabels gives each namespace's final labels.
 func buildProxies(objs []model.Object, nsLabels func(string) map[string]string, gatewaySelectors []map[string]string) []*Proxy {
 	var out []*Proxy
-	add := func(meta *model.ObjectMeta, tmpl corev1.PodTemplateSpec, ips []string) {
+	add := func(meta *model.ObjectMeta, tmpl *corev1.PodTemplateSpec, ips []string) {
 		why := injection(nsLabels(meta.Namespace), tmpl, meta.Namespace)
 		if why == "" {
 			return
@@ -120,9 +120,9 @@ func buildProxies(objs []model.Object, nsLabels func(string) map[string]string, 
 	for _, o := range objs {
 		switch x := o.(type) {
 		case *model.Pod:
-			add(&x.ObjectMeta, corev1.PodTemplateSpec{ObjectMeta: podMeta(&x.ObjectMeta), Spec: x.Spec}, x.IPs)
+			add(&x.ObjectMeta, &corev1.PodTemplateSpec{ObjectMeta: podMeta(&x.ObjectMeta), Spec: x.Spec}, x.IPs)
 		case *model.Workload:
-			add(&x.ObjectMeta, x.Template, nil)
+			add(&x.ObjectMeta, &x.Template, nil)
 		}
 	}
 	slices.SortFunc(out, func(a, b *Proxy) int { return strings.Compare(a.ID(), b.ID()) })
@@ -135,7 +135,7 @@ func podMeta(m *model.ObjectMeta) metav1.ObjectMeta {
 
 // isRouter reports whether a pod runs as a gateway: injected with the
 // gateway template, or selected by a Gateway resource.
-func isRouter(tmpl corev1.PodTemplateSpec, gatewaySelectors []map[string]string) bool {
+func isRouter(tmpl *corev1.PodTemplateSpec, gatewaySelectors []map[string]string) bool {
 	if slices.Contains(strings.Split(tmpl.Annotations["inject.istio.io/templates"], ","), "gateway") {
 		return true
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"hash/fnv"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -82,6 +83,11 @@ type Service struct {
 	Endpoints []Endpoint
 	// entry is the ServiceEntry spec, for its endpoints.
 	entry *model.ServiceEntry
+	// hostID and key number the service's hostname and its (hostname,
+	// namespace) pair in the registry that holds it (see newRegistry), so
+	// scopes index services in slices instead of maps keyed by strings.
+	// Copies made for one scope keep them.
+	hostID, key int32
 }
 
 // Ref describes the service's defining object for diagnostics.
@@ -235,18 +241,38 @@ type registry struct {
 	// multiNs holds the hostnames defined in more than one namespace,
 	// the only ones de-duplication has to look at.
 	multiNs map[host.Name]bool
+	// hostIDs numbers the distinct hostnames from 0; keys counts the
+	// distinct (hostname, namespace) pairs.
+	hostIDs map[host.Name]int32
+	keys    int
+	// byHostPreferred lists byHostNs's services of each hostname, by host
+	// ID, in the order inferredService prefers them.
+	byHostPreferred [][]*Service
 }
 
+// newRegistry indexes services and numbers their hostnames and (hostname,
+// namespace) pairs (Service.hostID, Service.key), so a service belongs to
+// one registry.
 func newRegistry(services []*Service) *registry {
-	r := &registry{all: slices.Clone(services), byHostNs: map[host.Name]map[string]*Service{}, byNs: map[string][]*Service{}, multiNs: map[host.Name]bool{}}
+	r := &registry{all: slices.Clone(services), byHostNs: map[host.Name]map[string]*Service{}, byNs: map[string][]*Service{}, multiNs: map[host.Name]bool{},
+		hostIDs: map[host.Name]int32{}}
 	slices.SortStableFunc(r.all, (*Service).compare)
 	for _, s := range r.all {
 		m := r.byHostNs[s.Host]
 		if m == nil {
 			m = map[string]*Service{}
 			r.byHostNs[s.Host] = m
+			r.hostIDs[s.Host] = int32(len(r.hostIDs))
 		}
-		if prev, ok := m[s.Namespace]; !ok || (prev.Registry != Kubernetes && s.Registry == Kubernetes) {
+		s.hostID = r.hostIDs[s.Host]
+		prev, ok := m[s.Namespace]
+		if ok {
+			s.key = prev.key
+		} else {
+			s.key = int32(r.keys)
+			r.keys++
+		}
+		if !ok || (prev.Registry != Kubernetes && s.Registry == Kubernetes) {
 			m[s.Namespace] = s
 		}
 		if len(m) > 1 {
@@ -265,7 +291,24 @@ func newRegistry(services []*Service) *registry {
 			}
 		}
 	}
+	r.byHostPreferred = make([][]*Service, len(r.hostIDs))
+	for h, m := range r.byHostNs {
+		list := slices.SortedFunc(maps.Values(m), preferInferred)
+		r.byHostPreferred[r.hostIDs[h]] = list
+	}
 	return r
+}
+
+// preferInferred orders services of one hostname for VirtualService
+// destinations: Kubernetes services first, then oldest first.
+func preferInferred(a, b *Service) int {
+	if ak, bk := a.Registry == Kubernetes, b.Registry == Kubernetes; ak != bk {
+		if ak {
+			return -1
+		}
+		return 1
+	}
+	return a.compare(b)
 }
 
 // visibleTo lists the services proxies in ns see: those exported to ns by

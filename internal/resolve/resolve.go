@@ -139,18 +139,28 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	m := &Mesh{Config: mc, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs}
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
-	m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
 	m.DestinationRules = drs
-	byHost := newDRsByHost(drs, mc.DomainSuffix)
-	m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo)
+	// The proxies with the endpoints, the DestinationRule indexes and the
+	// VirtualService index do not depend on one another: build them at
+	// the same time, each writing its own fields.
+	var decider *drDecider
+	concurrently(
+		func() {
+			m.Proxies = slices.DeleteFunc(buildProxies(objs, forest.Labels, gatewaySelectors), func(p *Proxy) bool { return !watched(p.Namespace) })
+			withSidecar := make(map[*model.ObjectMeta]bool, len(m.Proxies))
+			for _, p := range m.Proxies {
+				withSidecar[p.Object] = true
+			}
+			assignEndpoints(m.reg.all, workloads(objs, func(o *model.ObjectMeta) bool { return withSidecar[o] }))
+		},
+		func() {
+			m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
+			decider = newDRDecider(m.drs, newDRsByHost(drs, mc.DomainSuffix), mc.DefaultDestinationRuleExportTo, m.reg)
+		},
+		func() { m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo) },
+	)
 	m.DelegateProblems = m.vss.delegateProblems
 	m.VirtualServices = m.vss.all
-	m.Proxies = slices.DeleteFunc(buildProxies(objs, forest.Labels, gatewaySelectors), func(p *Proxy) bool { return !watched(p.Namespace) })
-	withSidecar := make(map[*model.ObjectMeta]bool, len(m.Proxies))
-	for _, p := range m.Proxies {
-		withSidecar[p.Object] = true
-	}
-	assignEndpoints(m.reg.all, workloads(objs, func(o *model.ObjectMeta) bool { return withSidecar[o] }))
 
 	type scopeKey struct {
 		sidecar *model.Sidecar
@@ -162,6 +172,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	// worker only, so the result does not depend on scheduling.
 	index := map[scopeKey]int{}
 	var first []SidecarChoice
+	var firstNs []string
 	choices := make([]SidecarChoice, len(m.Proxies))
 	keys := make([]int, len(m.Proxies))
 	for i, p := range m.Proxies {
@@ -172,17 +183,14 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 			n = len(first)
 			index[k] = n
 			first = append(first, choices[i])
+			firstNs = append(firstNs, p.Namespace)
 		}
 		keys[i] = n
 	}
 	m.Scopes = make([]*Scope, len(first))
 	parallel(len(first), func(i int) {
-		ns := m.Proxies[slices.Index(keys, i)].Namespace
-		sc := buildScope(m.reg, m.vss, mc.DomainSuffix, first[i], ns)
-		sc.drs = make([]DRDecision, len(sc.Services))
-		for j, s := range sc.Services {
-			sc.drs[j] = m.drs.decide(byHost, ns, s, mc.DefaultDestinationRuleExportTo)
-		}
+		sc := buildScope(m.reg, m.vss, mc.DomainSuffix, first[i], firstNs[i])
+		sc.drs = decider.decisions(firstNs[i], sc.Services)
 		m.Scopes[i] = sc
 	})
 	for i, p := range m.Proxies {
@@ -213,6 +221,12 @@ func parallel(n int, f func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// concurrently runs fs, as many at a time as there are cores, starting
+// them in order, and waits for them all.
+func concurrently(fs ...func()) {
+	parallel(len(fs), func(i int) { fs[i]() })
 }
 
 // View returns the view of the proxy namespace/name.

@@ -3,6 +3,7 @@ package resolve
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -249,17 +250,34 @@ type Scope struct {
 	IgnoredHosts []string
 	// VirtualServices says, per host, which VirtualService is in force.
 	VirtualServices []VSChoice
+	// winners are the distinct winners of VirtualServices.
+	winners []*VirtualService
 	// drs is the DestinationRule decision of each service, by index.
-	drs []DRDecision
+	// Scopes share decisions, so their Service is the scope's own only
+	// once DestinationRule has set it.
+	drs []*DRDecision
 	// Proxies that have this scope, sorted.
 	Proxies []*Proxy
-	// byHost indexes Services.
-	byHost map[host.Name]int
+	// reg is the registry the scope imports from. slot indexes Services
+	// by the registry's host IDs: index+1, 0 for a hostname not held.
+	// Every service of a scope comes from reg, so one slice replaces a
+	// per-scope map.
+	reg  *registry
+	slot []int32
+}
+
+// index returns the position in Services of the service for h.
+func (sc *Scope) index(h host.Name) (int, bool) {
+	id, ok := sc.reg.hostIDs[h]
+	if !ok || sc.slot[id] == 0 {
+		return 0, false
+	}
+	return int(sc.slot[id]) - 1, true
 }
 
 // Import says why the scope holds the service of a hostname.
 func (sc *Scope) Import(h host.Name) (Import, bool) {
-	i, ok := sc.byHost[h]
+	i, ok := sc.index(h)
 	if !ok {
 		return Import{}, false
 	}
@@ -268,16 +286,36 @@ func (sc *Scope) Import(h host.Name) (Import, bool) {
 
 // DestinationRule returns the DestinationRule decision for a hostname.
 func (sc *Scope) DestinationRule(h host.Name) (DRDecision, bool) {
-	i, ok := sc.byHost[h]
+	i, ok := sc.index(h)
 	if !ok || i >= len(sc.drs) {
 		return DRDecision{}, false
 	}
-	return sc.drs[i], true
+	d := *sc.drs[i]
+	d.Service = sc.Services[i]
+	return d, true
+}
+
+// DestinationRules yields each service of Services with its
+// DestinationRule decision, in order: what DestinationRule returns for
+// each, without looking hostnames up.
+func (sc *Scope) DestinationRules() iter.Seq2[*Service, DRDecision] {
+	return func(yield func(*Service, DRDecision) bool) {
+		for i, s := range sc.Services {
+			var d DRDecision
+			if i < len(sc.drs) {
+				d = *sc.drs[i]
+				d.Service = s
+			}
+			if !yield(s, d) {
+				return
+			}
+		}
+	}
 }
 
 // Service returns the scope's service for a hostname.
 func (sc *Scope) Service(h host.Name) (*Service, bool) {
-	i, ok := sc.byHost[h]
+	i, ok := sc.index(h)
 	if !ok {
 		return nil, false
 	}
@@ -288,8 +326,7 @@ func (sc *Scope) Service(h host.Name) (*Service, bool) {
 // listener and the merged service list. vss may be nil (no
 // VirtualServices).
 func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice, proxyNs string) *Scope {
-	n := len(reg.all)
-	sc := &Scope{Namespace: proxyNs, Choice: choice, byHost: make(map[host.Name]int, n)}
+	sc := &Scope{Namespace: proxyNs, Choice: choice, reg: reg, slot: make([]int32, len(reg.hostIDs))}
 	var egress []*networking.IstioEgressListener
 	if choice.Sidecar != nil {
 		egress = choice.Sidecar.Spec.GetEgress()
@@ -298,23 +335,23 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 		egress = []*networking.IstioEgressListener{{Hosts: []string{"*/*"}}}
 	}
 	ambiguous := map[host.Name]bool{}
+	imported := 0
 	for _, eg := range egress {
 		l := &EgressListener{Port: eg.GetPort(), Bind: eg.GetBind(), Hosts: eg.GetHosts(), hosts: parseEgressHosts(eg.GetHosts(), proxyNs)}
 		sc.IgnoredHosts = append(sc.IgnoredHosts, l.hosts.ignored...)
-		picked := pickServices(reg, l, proxyNs)
-		kept, choices := dedupHosts(reg, picked, proxyNs)
+		var choices []HostChoice
+		l.Services, l.entries, choices = dedupHosts(reg, pickServices(reg, l, proxyNs), proxyNs)
 		for _, hc := range choices {
 			if !ambiguous[hc.Host] {
 				ambiguous[hc.Host] = true
 				sc.Ambiguous = append(sc.Ambiguous, hc)
 			}
 		}
-		for _, ps := range kept {
-			l.Services = append(l.Services, ps.Service)
-			l.entries = append(l.entries, ps.entry)
-		}
+		imported += len(l.Services)
 		sc.Listeners = append(sc.Listeners, l)
 	}
+	sc.Services = make([]*Service, 0, imported)
+	sc.imports = make([]Import, 0, imported)
 	for _, l := range sc.Listeners {
 		for i, s := range l.Services {
 			sc.add(s, Import{Service: s, Entry: l.entries[i], Port: l.Port.GetNumber()})
@@ -328,27 +365,30 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	// destination of an earlier listener brought the service in first.
 	for _, l := range sc.Listeners {
 		for i, s := range l.Services {
-			if j := sc.byHost[s.Host]; sc.imports[j].Entry == "" {
+			if j := sc.slot[s.hostID] - 1; sc.imports[j].Entry == "" {
 				sc.imports[j] = Import{Service: s, Entry: l.entries[i], Port: l.Port.GetNumber()}
 			}
 		}
 	}
-	sc.bindVirtualServices()
+	sc.bindVirtualServices(vss)
 	slices.SortFunc(sc.Ambiguous, func(a, b HostChoice) int { return cmp.Compare(a.Host, b.Host) })
 	return sc
 }
 
-// pickedService is a service an egress listener picked, with the egress
-// entry that let it in.
-type pickedService struct {
-	*Service
-	entry string
+// picked are the services an egress listener picked, with the egress
+// entry that let each in.
+type picked struct {
+	services []*Service
+	entries  []string
 }
 
 // pickServices is istio.md §4.3 for one listener, before de-duplication.
-func pickServices(reg *registry, l *EgressListener, proxyNs string) []pickedService {
-	var cands []*Service
+func pickServices(reg *registry, l *EgressListener, proxyNs string) picked {
+	// Candidates come in import order: the direct lookups sorted, or the
+	// services exported to proxyNs by name and then the public ones.
+	var lists [][]*Service
 	if l.hosts.allExact {
+		var cands []*Service
 		for ns, c := range l.hosts.byNs {
 			for h := range c.exact {
 				// The direct lookup checks exportTo but, unlike the
@@ -359,31 +399,66 @@ func pickServices(reg *registry, l *EgressListener, proxyNs string) []pickedServ
 			}
 		}
 		slices.SortStableFunc(cands, (*Service).compare)
+		lists = [][]*Service{cands}
 	} else {
-		cands = reg.visibleTo(proxyNs)
+		lists = [][]*Service{reg.byNs[proxyNs], reg.public}
 	}
-	picked := make([]pickedService, 0, len(cands))
+	n := 0
+	for _, list := range lists {
+		n += len(list)
+	}
+	if n == 0 {
+		return picked{}
+	}
+	p := picked{make([]*Service, 0, n), make([]string, 0, n)}
 	star := l.hosts.byNs["*"]
-	for _, s := range cands {
-		own := l.hosts.byNs[s.Namespace]
-		if _, ex := own.excludes(s.Host); ex {
-			continue
-		}
-		if _, ex := star.excludes(s.Host); ex {
-			continue
-		}
-		entry, ok := own.matches(s.Host)
-		if !ok {
-			entry, ok = star.matches(s.Host)
-		}
-		if !ok {
-			continue
-		}
-		if t := trimToPort(s, l.Port); t != nil {
-			picked = append(picked, pickedService{t, entry})
+	all, importsAll := l.hosts.importsAll()
+	for _, list := range lists {
+		for _, s := range list {
+			entry, ok := all, importsAll
+			if !importsAll {
+				entry, ok = l.hosts.imports(s, star)
+			}
+			if ok {
+				if t := trimToPort(s, l.Port); t != nil {
+					p.services = append(p.services, t)
+					p.entries = append(p.entries, entry)
+				}
+			}
 		}
 	}
-	return picked
+	if len(p.services) == 0 {
+		return picked{}
+	}
+	return p
+}
+
+// importsAll reports whether the hosts import every service, by one
+// entry, as the default "*/*" does: when the only entries are for any
+// namespace, exclude nothing, name no exact host, and the first is "*",
+// imports would always answer that entry.
+func (e egressHosts) importsAll() (string, bool) {
+	star := e.byNs["*"]
+	if len(e.byNs) != 1 || star == nil || len(star.excluded) > 0 || len(star.exact) > 0 || len(star.all) == 0 || star.all[0].name != "*" {
+		return "", false
+	}
+	return star.all[0].entry, true
+}
+
+// imports reports whether the hosts import s, and by which entry: s's own
+// namespace's entries first, then "*/"'s (star), exclusions first.
+func (e egressHosts) imports(s *Service, star *hostClass) (string, bool) {
+	own := e.byNs[s.Namespace]
+	if _, ex := own.excludes(s.Host); ex {
+		return "", false
+	}
+	if _, ex := star.excludes(s.Host); ex {
+		return "", false
+	}
+	if entry, ok := own.matches(s.Host); ok {
+		return entry, true
+	}
+	return star.matches(s.Host)
 }
 
 // trimToPort keeps only the listener's port of a service, unless the
@@ -408,36 +483,39 @@ func trimToPort(s *Service, port *networking.SidecarPort) *Service {
 // dedupHosts is istio.md §4.4: for a hostname picked from several
 // namespaces one namespace wins: the proxy's own, else a Kubernetes
 // service over a ServiceEntry, else the first in candidate order. Only
-// hosts the registry has in several namespaces need the bookkeeping.
-func dedupHosts(reg *registry, picked []pickedService, proxyNs string) ([]pickedService, []HostChoice) {
+// hosts the registry has in several namespaces need the bookkeeping. It
+// returns the services kept, in order, with their entries, reusing p's
+// memory.
+func dedupHosts(reg *registry, p picked, proxyNs string) ([]*Service, []string, []HostChoice) {
 	winner := map[host.Name]*Service{}
 	why := map[host.Name]string{}
-	for _, t := range picked {
+	for _, t := range p.services {
 		if !reg.multiNs[t.Host] {
 			continue
 		}
 		w := winner[t.Host]
 		switch {
 		case w == nil:
-			winner[t.Host], why[t.Host] = t.Service, "first in import order: exported to the proxy's namespace by name before public, oldest first"
+			winner[t.Host], why[t.Host] = t, "first in import order: exported to the proxy's namespace by name before public, oldest first"
 		case w.Namespace == t.Namespace:
 		case t.Namespace == proxyNs:
-			winner[t.Host], why[t.Host] = t.Service, "the proxy's own namespace wins"
+			winner[t.Host], why[t.Host] = t, "the proxy's own namespace wins"
 		case w.Registry != Kubernetes && t.Registry == Kubernetes && w.Namespace != proxyNs:
-			winner[t.Host], why[t.Host] = t.Service, "a Kubernetes Service wins over a ServiceEntry"
+			winner[t.Host], why[t.Host] = t, "a Kubernetes Service wins over a ServiceEntry"
 		}
 	}
 	if len(winner) == 0 {
-		return picked, nil
+		return p.services, p.entries, nil
 	}
-	kept := picked[:0:0]
+	kept := 0
 	losers := map[host.Name][]*Service{}
-	for _, s := range picked {
+	for i, s := range p.services {
 		if w, ok := winner[s.Host]; ok && s.Namespace != w.Namespace {
-			losers[s.Host] = append(losers[s.Host], s.Service)
+			losers[s.Host] = append(losers[s.Host], s)
 			continue
 		}
-		kept = append(kept, s)
+		p.services[kept], p.entries[kept] = s, p.entries[i]
+		kept++
 	}
 	var choices []HostChoice
 	for h, ls := range losers {
@@ -448,14 +526,17 @@ func dedupHosts(reg *registry, picked []pickedService, proxyNs string) ([]picked
 		}
 		choices = append(choices, HostChoice{Host: h, Winner: w, Losers: ls, TieBreak: why[h]})
 	}
-	return kept, choices
+	if kept == 0 {
+		return nil, nil, choices
+	}
+	return p.services[:kept], p.entries[:kept], choices
 }
 
 // add merges a service into the scope's list (istio.md §4.5).
 func (sc *Scope) add(s *Service, why Import) {
-	i, ok := sc.byHost[s.Host]
-	if !ok {
-		sc.byHost[s.Host] = len(sc.Services)
+	i := int(sc.slot[s.hostID]) - 1
+	if i < 0 {
+		sc.slot[s.hostID] = int32(len(sc.Services) + 1)
 		sc.Services = append(sc.Services, s)
 		sc.imports = append(sc.imports, why)
 		return

@@ -29,6 +29,10 @@ type VirtualService struct {
 	// Destinations lists every destination of the effective routes, in
 	// order, with hosts expanded in the namespace that wrote them.
 	Destinations []Destination
+	// id is the position in the index's list; hostIDs number Hosts,
+	// lower-cased, in the index's sorted host list (see newVSIndex).
+	id      int
+	hostIDs []int32
 }
 
 // Namespace is the VirtualService's namespace.
@@ -124,6 +128,9 @@ type vsIndex struct {
 	private  map[string]map[string][]*VirtualService // ns → gateway → VSs
 	exported map[string]map[string][]*VirtualService // ns → gateway → VSs
 	all      []*VirtualService
+	// hosts are the distinct lower-cased hosts of all, sorted, so that
+	// scopes bind hosts by number and get them in order without sorting.
+	hosts []host.Name
 	// delegateProblems are delegate references that could not be used.
 	delegateProblems []DelegateProblem
 }
@@ -135,9 +142,11 @@ func newVSIndex(vss []*VirtualService, domain string, meshDefault []string) *vsI
 	x.all = slices.Clone(vss)
 	slices.SortStableFunc(x.all, (*VirtualService).compare)
 	x.delegateProblems = expandDelegates(x.all, meshDefault)
-	for _, vs := range x.all {
+	for i, vs := range x.all {
 		vs.Destinations = vs.destinations(domain)
+		vs.id = i
 	}
+	x.numberHosts()
 	put := func(m map[string]map[string][]*VirtualService, ns, g string, vs *VirtualService) {
 		if m[ns] == nil {
 			m[ns] = map[string][]*VirtualService{}
@@ -167,62 +176,103 @@ func newVSIndex(vss []*VirtualService, domain string, meshDefault []string) *vsI
 	return x
 }
 
+// numberHosts sets x.hosts and every VirtualService's hostIDs.
+func (x *vsIndex) numberHosts() {
+	for _, vs := range x.all {
+		for _, h := range vs.Hosts {
+			x.hosts = append(x.hosts, lower(h))
+		}
+	}
+	slices.Sort(x.hosts)
+	x.hosts = slices.Compact(x.hosts)
+	for _, vs := range x.all {
+		vs.hostIDs = make([]int32, len(vs.Hosts))
+		for i, h := range vs.Hosts {
+			id, _ := slices.BinarySearch(x.hosts, lower(h))
+			vs.hostIDs[i] = int32(id)
+		}
+	}
+}
+
 // visible is visibleVS(ns, gateway): private, then exported by name, then
 // public.
 func (x *vsIndex) visible(ns, gateway string) []*VirtualService {
-	return slices.Concat(x.private[ns][gateway], x.exported[ns][gateway], x.public[gateway])
+	return slices.Concat(x.visibleLists(ns, gateway)...)
+}
+
+// visibleLists are the lists visible concatenates, for callers that need
+// not copy them.
+func (x *vsIndex) visibleLists(ns, gateway string) [][]*VirtualService {
+	return [][]*VirtualService{x.private[ns][gateway], x.exported[ns][gateway], x.public[gateway]}
 }
 
 // selectVirtualServices is istio.md §4.7 for one egress listener.
 func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) []*VirtualService {
 	var out []*VirtualService
 	// A VirtualService can be listed more than once (e.g. exportTo [".", "*"]).
-	seen := map[*VirtualService]bool{}
+	seen := make([]bool, len(x.all))
 	star := l.hosts.byNs["*"]
-	for _, vs := range x.visible(proxyNs, MeshGateway) {
-		if seen[vs] {
-			continue
-		}
-		seen[vs] = true
-		own := l.hosts.byNs[vs.Namespace()]
-		for _, h := range vs.Hosts {
-			if _, ex := own.excludes(h); ex {
+	// Hosts that import every service overlap every VirtualService host.
+	_, importsAll := l.hosts.importsAll()
+	for _, list := range x.visibleLists(proxyNs, MeshGateway) {
+		for _, vs := range list {
+			if seen[vs.id] {
 				continue
 			}
-			if _, ex := star.excludes(h); ex {
-				continue
-			}
-			if own.vsMatches(h) || star.vsMatches(h) {
+			seen[vs.id] = true
+			if importsAll && len(vs.Hosts) > 0 || !importsAll && l.hosts.importsVS(vs, star) {
 				out = append(out, vs)
-				break
 			}
 		}
 	}
 	return out
 }
 
+// importsVS reports whether some host of vs is imported: not excluded, and
+// overlapping an entry of vs's namespace or of "*/" (star).
+func (e egressHosts) importsVS(vs *VirtualService, star *hostClass) bool {
+	own := e.byNs[vs.Namespace()]
+	for _, h := range vs.Hosts {
+		if _, ex := own.excludes(h); ex {
+			continue
+		}
+		if _, ex := star.excludes(h); ex {
+			continue
+		}
+		if own.vsMatches(h) || star.vsMatches(h) {
+			return true
+		}
+	}
+	return false
+}
+
 // inferServices adds the services a listener's VirtualServices route to
 // (istio.md §4.6). They reach clusters, not listeners, and bypass the
 // Sidecar's hosts.
 func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualService, domain string) {
+	// Scratch space reused across VirtualServices: the destination hosts
+	// in order of first use, and the ports routed to one of them.
+	var hosts []host.Name
+	var ports []uint32
 	for _, vs := range vss {
-		ports := map[host.Name][]uint32{}
-		var order []host.Name
-		for _, d := range vs.Destinations {
-			if d.Kind != "tcp" && d.Kind != "tls" && len(d.SourceNamespaces) > 0 && !slices.Contains(d.SourceNamespaces, sc.Namespace) {
-				continue
+		hosts = hosts[:0]
+		for i := range vs.Destinations {
+			if d := &vs.Destinations[i]; sc.routesHere(d) && !slices.Contains(hosts, d.Host) {
+				hosts = append(hosts, d.Host)
 			}
-			if _, seen := ports[d.Host]; !seen {
-				order = append(order, d.Host)
-			}
-			ports[d.Host] = append(ports[d.Host], d.Port)
 		}
-		for _, h := range order {
+		for _, h := range hosts {
 			s := inferredService(reg, h, sc.Namespace)
 			if s == nil {
 				continue
 			}
-			s = trimInferred(s, l, ports[h])
+			ports = ports[:0]
+			for i := range vs.Destinations {
+				if d := &vs.Destinations[i]; d.Host == h && sc.routesHere(d) {
+					ports = append(ports, d.Port)
+				}
+			}
+			s = trimInferred(s, l, ports)
 			if s == nil {
 				continue
 			}
@@ -231,31 +281,33 @@ func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualS
 	}
 }
 
+// routesHere reports whether a destination applies to the scope's
+// proxies: TCP and TLS ones always, HTTP ones unless their route matches
+// only other source namespaces.
+func (sc *Scope) routesHere(d *Destination) bool {
+	return d.Kind == "tcp" || d.Kind == "tls" || len(d.SourceNamespaces) == 0 || slices.Contains(d.SourceNamespaces, sc.Namespace)
+}
+
 // inferredService finds the service a destination host means for proxies
 // in proxyNs: the proxy's namespace's (without a visibility check), else a
 // visible Kubernetes one, else the oldest visible one.
 func inferredService(reg *registry, h host.Name, proxyNs string) *Service {
-	byNs := reg.byHostNs[h]
-	if s := byNs[proxyNs]; s != nil {
-		return s
+	id, ok := reg.hostIDs[h]
+	if !ok {
+		return nil
 	}
-	var best *Service
+	byNs := reg.byHostPreferred[id]
 	for _, s := range byNs {
-		if !s.exportTo.visibleIn(proxyNs) {
-			continue
-		}
-		switch {
-		case best == nil:
-			best = s
-		case (s.Registry == Kubernetes) != (best.Registry == Kubernetes):
-			if s.Registry == Kubernetes {
-				best = s
-			}
-		case s.compare(best) < 0:
-			best = s
+		if s.Namespace == proxyNs {
+			return s
 		}
 	}
-	return best
+	for _, s := range byNs {
+		if s.exportTo.visibleIn(proxyNs) {
+			return s
+		}
+	}
+	return nil
 }
 
 func trimInferred(s *Service, l *EgressListener, destPorts []uint32) *Service {
@@ -294,26 +346,58 @@ type VSChoice struct {
 }
 
 // bindVirtualServices records, per VS host, the VirtualService in force for
-// the scope: the first in selection order wins, no merging.
-func (sc *Scope) bindVirtualServices() {
-	seen := map[host.Name]int{}
+// the scope: the first in selection order wins, no merging. x is the index
+// the listeners' VirtualServices come from; nil when there are none.
+func (sc *Scope) bindVirtualServices(x *vsIndex) {
+	if x == nil {
+		return
+	}
+	// Host IDs follow host order: numbering the hosts bound, in ID order,
+	// gives each its place in the sorted result.
+	slot := make([]int32, len(x.hosts)) // place+1 of each host ID
+	sc.eachVSHost(func(_ *VirtualService, id int32) { slot[id] = 1 })
+	n := int32(0)
+	for id, bound := range slot {
+		if bound > 0 {
+			n++
+			slot[id] = n
+		}
+	}
+	if n == 0 {
+		return
+	}
+	sc.VirtualServices = make([]VSChoice, n)
+	sc.eachVSHost(func(vs *VirtualService, id int32) {
+		switch c := &sc.VirtualServices[slot[id]-1]; {
+		case c.Winner == nil:
+			*c = VSChoice{Host: x.hosts[id], Winner: vs, Reason: sc.vsReason(vs)}
+		case c.Winner != vs && !slices.Contains(c.Losers, vs):
+			c.Losers = append(c.Losers, vs)
+		}
+	})
+	seen := make([]bool, len(x.all))
+	for _, c := range sc.VirtualServices {
+		if !seen[c.Winner.id] {
+			seen[c.Winner.id] = true
+			sc.winners = append(sc.winners, c.Winner)
+		}
+	}
+}
+
+// Winners lists the VirtualServices in force for some host of the scope,
+// once each, in the order of VirtualServices.
+func (sc *Scope) Winners() []*VirtualService { return sc.winners }
+
+// eachVSHost calls f with every host of the listeners' VirtualServices, in
+// selection order.
+func (sc *Scope) eachVSHost(f func(vs *VirtualService, id int32)) {
 	for _, l := range sc.Listeners {
 		for _, vs := range l.VirtualServices {
-			for _, h := range vs.Hosts {
-				h = lower(h)
-				if i, ok := seen[h]; ok {
-					c := &sc.VirtualServices[i]
-					if c.Winner != vs && !slices.Contains(c.Losers, vs) {
-						c.Losers = append(c.Losers, vs)
-					}
-					continue
-				}
-				seen[h] = len(sc.VirtualServices)
-				sc.VirtualServices = append(sc.VirtualServices, VSChoice{Host: h, Winner: vs, Reason: sc.vsReason(vs)})
+			for _, id := range vs.hostIDs {
+				f(vs, id)
 			}
 		}
 	}
-	slices.SortFunc(sc.VirtualServices, func(a, b VSChoice) int { return strings.Compare(string(a.Host), string(b.Host)) })
 }
 
 // lower lower-cases a host as sidecar routes do, without allocating when
