@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	kjson "sigs.k8s.io/json"
@@ -38,11 +39,17 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 // fields the type does not have are errors; without, they are ignored as
 // Kubernetes ignores them.
 func (g *goSchema) decode(dst reflect.Value, v any, path model.Path, strict bool, errs *[]fieldError) {
+	// Children extend one private path buffer in place instead of copying
+	// the path for every field; an error keeps a copy.
+	g.decodeAt(dst, v, append(make(model.Path, 0, len(path)+16), path...), strict, errs)
+}
+
+func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bool, errs *[]fieldError) {
 	if v == nil {
 		return // null leaves the zero value, as encoding/json does
 	}
 	t := dst.Type()
-	fail := func(msg string) { *errs = append(*errs, fieldError{Path: path, Msg: msg}) }
+	fail := func(msg string) { *errs = append(*errs, fieldError{Path: slices.Clone(path), Msg: msg}) }
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
 		// Types with their own JSON form (Quantity, IntOrString, Time)
 		// decode themselves.
@@ -58,7 +65,7 @@ func (g *goSchema) decode(dst reflect.Value, v any, path model.Path, strict bool
 	switch t.Kind() {
 	case reflect.Pointer:
 		elem := reflect.New(t.Elem())
-		g.decode(elem.Elem(), v, path, strict, errs)
+		g.decodeAt(elem.Elem(), v, path, strict, errs)
 		dst.Set(elem)
 	case reflect.Struct:
 		obj, ok := v.(map[string]any)
@@ -75,7 +82,7 @@ func (g *goSchema) decode(dst reflect.Value, v any, path model.Path, strict bool
 				}
 				continue
 			}
-			g.decode(fieldByIndex(dst, f.index), obj[k], path.Key(k), strict, errs)
+			g.decodeAt(fieldByIndex(dst, f.index), obj[k], append(path, model.PathElem{Key: k}), strict, errs)
 		}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -95,7 +102,7 @@ func (g *goSchema) decode(dst reflect.Value, v any, path model.Path, strict bool
 		}
 		out := reflect.MakeSlice(t, len(list), len(list))
 		for i, item := range list {
-			g.decode(out.Index(i), item, path.Index(i), strict, errs)
+			g.decodeAt(out.Index(i), item, append(path, model.PathElem{Index: i, IsIndex: true}), strict, errs)
 		}
 		dst.Set(out)
 	case reflect.Map:
@@ -107,7 +114,7 @@ func (g *goSchema) decode(dst reflect.Value, v any, path model.Path, strict bool
 		out := reflect.MakeMapWithSize(t, len(obj))
 		for _, k := range sortedKeys(obj) {
 			elem := reflect.New(t.Elem()).Elem()
-			g.decode(elem, obj[k], path.Key(k), strict, errs)
+			g.decodeAt(elem, obj[k], append(path, model.PathElem{Key: k}), strict, errs)
 			out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), elem)
 		}
 		dst.Set(out)

@@ -39,7 +39,14 @@ func (e fieldError) String() string {
 // also accepts snake_case names and enum numbers the API server refuses. On
 // problems, m holds whatever was valid and the caller decides its fate.
 func decodeProto(m protoreflect.Message, v any, path model.Path, errs *[]fieldError) {
-	protoDecoder{errs: errs}.message(m, v, path)
+	protoDecoder{errs: errs}.message(m, v, privatePath(path))
+}
+
+// privatePath copies a path into a buffer of its own: the walk extends it
+// in place for each field instead of copying it, and an error keeps a
+// copy (see add).
+func privatePath(p model.Path) model.Path {
+	return append(make(model.Path, 0, len(p)+16), p...)
 }
 
 // protoDecoder carries one walk's settings and findings.
@@ -51,7 +58,7 @@ type protoDecoder struct {
 }
 
 func (pd protoDecoder) add(path model.Path, msg string) {
-	*pd.errs = append(*pd.errs, fieldError{Path: path, Msg: msg})
+	*pd.errs = append(*pd.errs, fieldError{Path: slices.Clone(path), Msg: msg})
 }
 
 func (pd protoDecoder) message(m protoreflect.Message, v any, path model.Path) {
@@ -85,7 +92,7 @@ func (pd protoDecoder) message(m protoreflect.Message, v any, path model.Path) {
 			}
 			oneofs[o.FullName()] = key
 		}
-		pd.field(m, fd, val, path.Key(key))
+		pd.field(m, fd, val, append(path, model.PathElem{Key: key}))
 	}
 }
 
@@ -122,7 +129,7 @@ func (pd protoDecoder) field(m protoreflect.Message, fd protoreflect.FieldDescri
 				continue
 			}
 			val := mp.NewValue()
-			if val, ok := pd.singular(fd.MapValue(), val, obj[k], path.Key(k)); ok {
+			if val, ok := pd.singular(fd.MapValue(), val, obj[k], append(path, model.PathElem{Key: k})); ok {
 				mp.Set(key, val)
 			}
 		}
@@ -138,7 +145,7 @@ func (pd protoDecoder) field(m protoreflect.Message, fd protoreflect.FieldDescri
 				pd.add(path.Index(i), "null is not allowed in a list")
 				continue
 			}
-			if val, ok := pd.singular(fd, lst.NewElement(), item, path.Index(i)); ok {
+			if val, ok := pd.singular(fd, lst.NewElement(), item, append(path, model.PathElem{Index: i, IsIndex: true})); ok {
 				lst.Append(val)
 			}
 		}
