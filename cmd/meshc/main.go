@@ -14,9 +14,11 @@ import (
 )
 
 func main() {
-	// meshc is a short-lived batch run over many small allocations; trading
-	// memory for fewer collections cuts wall time by about a third.
-	debug.SetGCPercent(400)
+	// meshc is a short-lived batch run over many small allocations. Fewer
+	// collections save CPU, but each megabyte of heap growth costs page
+	// faults: on the generated mesh, lint takes 0.35 s at 200, 0.37 s at
+	// 400, 0.41 s at 800 and 0.57 s with no collection at all.
+	debug.SetGCPercent(200)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
