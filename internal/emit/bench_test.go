@@ -5,9 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/meshc/meshc/internal/load"
+	"github.com/meshc/meshc/internal/benchmesh"
 	"github.com/meshc/meshc/internal/meshgen"
-	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -15,15 +14,7 @@ import (
 // services, ~3,000 proxies; by default every 4th namespace has a Sidecar.
 func generatedMesh(b *testing.B, opts meshgen.Options) *resolve.Mesh {
 	b.Helper()
-	var objs []model.Object
-	for _, f := range meshgen.Generate(opts) {
-		o, ds := load.Bytes(f.Name, f.Data)
-		if len(ds) > 0 {
-			b.Fatalf("%s: %v", f.Name, ds)
-		}
-		objs = append(objs, o...)
-	}
-	mc, _ := load.MeshConfig(objs, load.MeshOptions{})
+	objs, mc := benchmesh.Load(b, opts)
 	return resolve.Resolve(objs, resolve.Options{Mesh: mc})
 }
 

@@ -30,20 +30,11 @@ func portEndpoints(s *resolve.Service, port uint32) []resolve.Endpoint {
 func subsetEndpoints(eps []resolve.Endpoint, labels map[string]string) []resolve.Endpoint {
 	var out []resolve.Endpoint
 	for _, e := range eps {
-		if hasLabels(e.Labels, labels) {
+		if resolve.LabelsMatch(labels, e.Labels) {
 			out = append(out, e)
 		}
 	}
 	return out
-}
-
-func hasLabels(have, want map[string]string) bool {
-	for k, v := range want {
-		if got, ok := have[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
 }
 
 // loadAssignment groups endpoints by locality, in locality order, as EDS

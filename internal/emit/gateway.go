@@ -249,7 +249,7 @@ func gatewayMatch(m *networking.HTTPMatchRequest, gw, vsNs string, p *resolve.Pr
 	if gws := m.GetGateways(); len(gws) > 0 && !slices.ContainsFunc(gws, func(g string) bool { return host.GatewayRef(g, vsNs) == gw }) {
 		return false
 	}
-	return hasLabels(p.Labels, m.GetSourceLabels())
+	return resolve.LabelsMatch(m.GetSourceLabels(), p.Labels)
 }
 
 func (b *builder) gatewayClusters(r *resolve.Route, port uint32) []resolve.WeightedCluster {

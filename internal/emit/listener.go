@@ -338,7 +338,7 @@ func (b *builder) tcpRouteApplies(matches []*networking.L4MatchAttributes, port 
 		case len(m.GetDestinationSubnets()) > 0:
 		case m.GetPort() != 0 && m.GetPort() != port:
 		case len(m.GetGateways()) > 0 && !slices.Contains(m.GetGateways(), resolve.MeshGateway):
-		case !hasLabels(b.view.Proxy.Labels, m.GetSourceLabels()):
+		case !resolve.LabelsMatch(m.GetSourceLabels(), b.view.Proxy.Labels):
 		case m.GetSourceNamespace() != "" && m.GetSourceNamespace() != b.view.Proxy.Namespace:
 		default:
 			return true

@@ -82,7 +82,7 @@ func factsOf(m *resolve.Mesh, sc *resolve.Scope) *scopeFacts {
 func (f *scopeFacts) variant(p *resolve.Proxy) string {
 	var b strings.Builder
 	for _, r := range f.selectorRules {
-		if r.Namespace() == p.Namespace && hasLabels(p.Labels, r.Selector) {
+		if r.Namespace() == p.Namespace && resolve.LabelsMatch(r.Selector, p.Labels) {
 			fmt.Fprintf(&b, "r%p;", r)
 		}
 	}

@@ -293,7 +293,7 @@ func (l DRLookup) RuleFor(p *Proxy) *Rule {
 			catchAll = r
 			continue
 		}
-		if r.Namespace() == p.Namespace && labelsMatch(r.Selector, p.Labels) {
+		if r.Namespace() == p.Namespace && LabelsMatch(r.Selector, p.Labels) {
 			return r
 		}
 	}

@@ -76,7 +76,7 @@ func (ws *nsWorkloads) selecting(selector map[string]string, f func(w *workload)
 		}
 	}
 	for _, i := range narrow {
-		if w := &ws.all[i]; labelsMatch(selector, w.labels) {
+		if w := &ws.all[i]; LabelsMatch(selector, w.labels) {
 			f(w)
 		}
 	}

@@ -32,7 +32,7 @@ func bindGateways(p *Proxy, gateways []*model.Gateway, vss *vsIndex) []GatewaySe
 	var out []GatewayServer
 	for _, gw := range gateways {
 		sel := gw.Spec.GetSelector()
-		if !labelsMatch(sel, p.Labels) {
+		if !LabelsMatch(sel, p.Labels) {
 			continue
 		}
 		name := gw.Namespace + "/" + gw.Name

@@ -140,16 +140,16 @@ func isRouter(tmpl *corev1.PodTemplateSpec, gatewaySelectors []map[string]string
 		return true
 	}
 	for _, sel := range gatewaySelectors {
-		if len(sel) > 0 && labelsMatch(sel, tmpl.Labels) {
+		if len(sel) > 0 && LabelsMatch(sel, tmpl.Labels) {
 			return true
 		}
 	}
 	return false
 }
 
-// labelsMatch reports whether every selector label is in labels; an empty
+// LabelsMatch reports whether every selector label is in labels; an empty
 // selector matches everything.
-func labelsMatch(selector, labels map[string]string) bool {
+func LabelsMatch(selector, labels map[string]string) bool {
 	for k, v := range selector {
 		if lv, ok := labels[k]; !ok || lv != v {
 			return false

@@ -318,7 +318,7 @@ func matchApplies(match *networking.HTTPMatchRequest, p *Proxy, port uint32) boo
 	if gws := match.GetGateways(); len(gws) > 0 {
 		return slices.Contains(gws, MeshGateway)
 	}
-	if !labelsMatch(match.GetSourceLabels(), p.Labels) {
+	if !LabelsMatch(match.GetSourceLabels(), p.Labels) {
 		return false
 	}
 	return match.GetSourceNamespace() == "" || match.GetSourceNamespace() == p.Namespace

@@ -61,7 +61,7 @@ func (idx sidecarIndex) choose(p *Proxy, rootNs string) SidecarChoice {
 		switch {
 		case c.Sidecar != nil:
 			c.Skipped = append(c.Skipped, SkippedSidecar{sc, "an earlier Sidecar already applies (" + c.Sidecar.Name + ")"})
-		case sel != nil && !labelsMatch(sel.GetLabels(), p.Labels):
+		case sel != nil && !LabelsMatch(sel.GetLabels(), p.Labels):
 			c.Skipped = append(c.Skipped, SkippedSidecar{sc, "its workloadSelector does not match the proxy's labels"})
 		case sel != nil:
 			c.Sidecar, c.Reason = sc, "workload selector"
