@@ -1,6 +1,7 @@
 package emit
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
 	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/resolve"
@@ -663,5 +665,58 @@ spec:
 	}
 	if got := proxyRoute["test-private.com:70"]; slices.Contains(got, "test-private.com") || !slices.Contains(got, "test-private.com:70") {
 		t.Errorf("(i) port-70 vhost domains %v, want only :70 forms", got)
+	}
+}
+
+// TestStaticEndpointsAndTLSModes: in a bootstrap, EDS clusters become
+// STATIC with the manifests' endpoints, or STRICT_DNS on the service name
+// with --endpoints dns; Istio mutual TLS comes from SDS, files, or not at
+// all.
+func TestStaticEndpointsAndTLSModes(t *testing.T) {
+	docs := []string{injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.5, selector: {app: web}, ports: [{name: http, port: 80, targetPort: 8080}]}`,
+		`apiVersion: v1
+kind: Pod
+metadata: {name: web-1, namespace: default, labels: {app: web}}
+spec: {containers: [{name: app, image: x, ports: [{containerPort: 8080}]}]}
+status: {podIP: 10.1.0.1}`,
+	}
+	const name = "outbound|80||web.default.svc.cluster.local"
+	address := func(c *clusterv3.Cluster) string {
+		sa := c.GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
+		return fmt.Sprintf("%s:%d", sa.GetAddress(), sa.GetPortValue())
+	}
+	inline := clusterNamed(compile(t, Options{}, "default/client", docs...), name)
+	if inline.GetType() != clusterv3.Cluster_STATIC || address(inline) != "10.1.0.1:8080" {
+		t.Errorf("inline: %v %s, want STATIC 10.1.0.1:8080", inline.GetType(), address(inline))
+	}
+	dns := clusterNamed(compile(t, Options{Endpoints: EndpointsDNS}, "default/client", docs...), name)
+	if dns.GetType() != clusterv3.Cluster_STRICT_DNS || address(dns) != "web.default.svc.cluster.local:80" {
+		t.Errorf("dns: %v %s, want STRICT_DNS web.default.svc.cluster.local:80", dns.GetType(), address(dns))
+	}
+	tlsOf := func(c *clusterv3.Cluster) *tlsv3.UpstreamTlsContext {
+		for _, m := range c.GetTransportSocketMatches() {
+			if m.GetName() == "tlsMode-istio" {
+				ctx := &tlsv3.UpstreamTlsContext{}
+				if err := m.GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx); err != nil {
+					t.Fatal(err)
+				}
+				return ctx
+			}
+		}
+		return nil
+	}
+	if ctx := tlsOf(inline); ctx.GetCommonTlsContext().GetTlsCertificateSdsSecretConfigs()[0].GetName() != "default" {
+		t.Errorf("istio mode: %v, want SDS secret default", ctx)
+	}
+	files := tlsOf(clusterNamed(compile(t, Options{TLS: TLSFiles, CertDir: "/certs"}, "default/client", docs...), name))
+	if got := files.GetCommonTlsContext().GetTlsCertificates()[0].GetCertificateChain().GetFilename(); got != "/certs/cert-chain.pem" {
+		t.Errorf("files mode: certificate %q, want /certs/cert-chain.pem", got)
+	}
+	if off := clusterNamed(compile(t, Options{TLS: TLSOff}, "default/client", docs...), name); off.GetTransportSocketMatches() != nil || off.GetTransportSocket() != nil {
+		t.Errorf("off mode: %v, want no TLS", off)
 	}
 }
