@@ -20,8 +20,8 @@ func generatedMesh(b *testing.B, opts meshgen.Options) *resolve.Mesh {
 
 // BenchmarkBuildProxy compiles, validates and serialises one proxy of the
 // generated mesh: one that sees the whole mesh, and one a Sidecar trims.
-// "first" is the first proxy of its scope, which builds the shared part;
-// "next" is another proxy of the same scope, which reuses it.
+// "first" is a proxy built by a fresh Emitter, nothing shared yet; "next"
+// is another proxy of the same scope, which reuses its shared part.
 func BenchmarkBuildProxy(b *testing.B) {
 	m := generatedMesh(b, meshgen.Options{})
 	for _, tc := range []struct{ name, ns string }{{"no-sidecar", "ns-001"}, {"sidecar", "ns-004"}} {
@@ -39,24 +39,28 @@ func BenchmarkBuildProxy(b *testing.B) {
 					name = tc.name + "/" + string(format) + "/next"
 				}
 				b.Run(name, func(b *testing.B) {
-					e := New(m, Options{Format: format})
+					opts := Options{Format: format}
+					e := New(m, opts)
 					if warm {
 						e.parts.expect(m, m.Views)
-						if _, _, err := e.Render(view); err != nil {
+						_, out, err := e.Render(view)
+						if err != nil {
 							b.Fatal(err)
 						}
+						e.Release(out)
 					}
 					b.ReportAllocs()
 					var cfg *Config
 					var out Output
 					for b.Loop() {
 						if !warm {
-							e.parts = newParts()
+							e = New(m, opts)
 						}
 						var err error
 						if cfg, out, err = e.Render(view); err != nil {
 							b.Fatal(err)
 						}
+						e.Release(out) // as Write does once the files are written
 					}
 					b.ReportMetric(float64(len(cfg.Clusters)), "clusters")
 					b.ReportMetric(float64(out.Entry.Bytes), "bytes")
