@@ -331,11 +331,3 @@ func walkAnys(m protoreflect.Message, f func(*anypb.Any)) {
 		return true
 	})
 }
-
-func messages[M proto.Message](ms []M) []proto.Message {
-	out := make([]proto.Message, len(ms))
-	for i, m := range ms {
-		out[i] = m
-	}
-	return out
-}

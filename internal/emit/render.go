@@ -2,11 +2,15 @@ package emit
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -57,50 +61,78 @@ const (
 )
 
 func (e *Emitter) render(cs []*clusterv3.Cluster, ls []*listenerv3.Listener, rs []*routev3.RouteConfiguration, eps []*endpointv3.ClusterLoadAssignment) (*rendering, error) {
-	out := &rendering{}
-	var err error
-	add := func(list *[]fragment, m proto.Message) {
-		if err != nil {
-			return
+	var jobs []renderJob
+	add := func(ms []proto.Message, cached bool) []fragment {
+		out := make([]fragment, len(ms))
+		for i, m := range ms {
+			jobs = append(jobs, renderJob{m: m, cached: cached, out: &out[i]})
 		}
-		var f fragment
-		f, err = e.fragment(m)
-		*list = append(*list, f)
-		out.wire += proto.Size(m)
+		return out
 	}
-	// Cached clusters and endpoints (registered in frags when cached) are
-	// rendered once per mesh; nothing else is kept.
-	addCached := func(list *[]fragment, m proto.Message) {
-		v, ok := e.frags.Load(m)
-		if !ok {
-			add(list, m)
-			return
-		}
-		if c := v.(cachedFragment); c.json != nil {
-			*list = append(*list, c.fragment)
-			out.wire += c.wire
-			return
-		}
-		add(list, m)
-		if err == nil {
-			e.frags.Store(m, cachedFragment{(*list)[len(*list)-1], proto.Size(m)})
-		}
-	}
-	for _, m := range cs {
-		addCached(&out.clusters, m)
-	}
-	for _, m := range ls {
-		add(&out.listeners, m)
-	}
+	r := &rendering{clusters: add(messages(cs), true), listeners: add(messages(ls), false)}
 	if e.opts.Format == XDS { // elsewhere routes and endpoints are inline
-		for _, m := range rs {
-			add(&out.routes, m)
-		}
-		for _, m := range eps {
-			addCached(&out.endpoints, m)
+		r.routes, r.endpoints = add(messages(rs), false), add(messages(eps), true)
+	}
+	// A whole-mesh part is thousands of resources, and other workers wait
+	// for it: render on every core. Each job writes its own slot, so the
+	// order does not depend on scheduling.
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(jobs)/64))
+	wires := make([]int, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(jobs); i += workers {
+				n, err := e.renderOne(jobs[i])
+				wires[w] += n
+				errs[w] = cmp.Or(errs[w], err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, n := range wires {
+		r.wire += n
+	}
+	return r, errors.Join(errs...)
+}
+
+// renderJob is one resource to render into out.
+type renderJob struct {
+	m proto.Message
+	// cached resources (registered in frags when cached) are rendered
+	// once per mesh; nothing else is kept.
+	cached bool
+	out    *fragment
+}
+
+// renderOne renders a job and returns its size on the wire.
+func (e *Emitter) renderOne(j renderJob) (int, error) {
+	if j.cached {
+		if v, ok := e.frags.Load(j.m); ok {
+			if c := v.(cachedFragment); c.json != nil {
+				*j.out = c.fragment
+				return c.wire, nil
+			}
+			f, err := e.fragment(j.m)
+			if err != nil {
+				return 0, err
+			}
+			*j.out = f
+			e.frags.Store(j.m, cachedFragment{f, proto.Size(j.m)})
+			return proto.Size(j.m), nil
 		}
 	}
-	return out, err
+	f, err := e.fragment(j.m)
+	*j.out = f
+	return proto.Size(j.m), err
+}
+
+func messages[M proto.Message](ms []M) []proto.Message {
+	out := make([]proto.Message, len(ms))
+	for i, m := range ms {
+		out[i] = m
+	}
+	return out
 }
 
 // fragment renders one resource: as itself in a bootstrap, packed in an
