@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -19,9 +20,11 @@ import (
 // does, checking as it goes so that a wrong type is reported at its exact
 // path, list indexes included, and every problem is reported, not the first.
 type goSchema struct {
-	// fields caches each struct type's JSON field table. A goSchema belongs
-	// to one worker, so the cache needs no lock.
-	fields map[reflect.Type]map[string]goField
+	// fields caches each struct type's JSON field table, and selfDecoding
+	// whether a type has its own JSON form; reflect answers both slowly. A
+	// goSchema belongs to one worker, so the caches need no lock.
+	fields       map[reflect.Type]map[string]goField
+	selfDecoding map[reflect.Type]bool
 }
 
 type goField struct {
@@ -30,7 +33,7 @@ type goField struct {
 }
 
 func newGoSchema() *goSchema {
-	return &goSchema{fields: map[reflect.Type]map[string]goField{}}
+	return &goSchema{fields: map[reflect.Type]map[string]goField{}, selfDecoding: map[reflect.Type]bool{}}
 }
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
@@ -41,7 +44,36 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 func (g *goSchema) decode(dst reflect.Value, v any, path model.Path, strict bool, errs *[]fieldError) {
 	// Children extend one private path buffer in place instead of copying
 	// the path for every field; an error keeps a copy.
+	first := len(*errs)
 	g.decodeAt(dst, v, append(make(model.Path, 0, len(path)+16), path...), strict, errs)
+	// Maps are walked in Go's random order, which is cheaper than sorting
+	// every object's keys; sorting the few errors by path restores the order
+	// of a walk through sorted keys.
+	slices.SortStableFunc((*errs)[first:], func(a, b fieldError) int { return comparePaths(a.Path, b.Path) })
+}
+
+// comparePaths orders paths as a depth-first walk through sorted keys and
+// ascending indexes meets them.
+func comparePaths(a, b model.Path) int {
+	for i := range min(len(a), len(b)) {
+		x, y := a[i], b[i]
+		if c := cmp.Compare(x.Index, y.Index); x.IsIndex && y.IsIndex && c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.Key, y.Key); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func (g *goSchema) decodesItself(t reflect.Type) bool {
+	self, ok := g.selfDecoding[t]
+	if !ok {
+		self = reflect.PointerTo(t).Implements(unmarshalerType)
+		g.selfDecoding[t] = self
+	}
+	return self
 }
 
 func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bool, errs *[]fieldError) {
@@ -50,7 +82,7 @@ func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bo
 	}
 	t := dst.Type()
 	fail := func(msg string) { *errs = append(*errs, fieldError{Path: slices.Clone(path), Msg: msg}) }
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
+	if g.decodesItself(t) {
 		// Types with their own JSON form (Quantity, IntOrString, Time)
 		// decode themselves.
 		raw, err := json.Marshal(v)
@@ -74,7 +106,7 @@ func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bo
 			return
 		}
 		fields := g.fieldsOf(t)
-		for _, k := range sortedKeys(obj) {
+		for k, val := range obj {
 			f, ok := fields[k]
 			if !ok {
 				if strict {
@@ -82,7 +114,7 @@ func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bo
 				}
 				continue
 			}
-			g.decodeAt(fieldByIndex(dst, f.index), obj[k], append(path, model.PathElem{Key: k}), strict, errs)
+			g.decodeAt(fieldByIndex(dst, f.index), val, append(path, model.PathElem{Key: k}), strict, errs)
 		}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -112,9 +144,9 @@ func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bo
 			return
 		}
 		out := reflect.MakeMapWithSize(t, len(obj))
-		for _, k := range sortedKeys(obj) {
+		for k, val := range obj {
 			elem := reflect.New(t.Elem()).Elem()
-			g.decodeAt(elem, obj[k], append(path, model.PathElem{Key: k}), strict, errs)
+			g.decodeAt(elem, val, append(path, model.PathElem{Key: k}), strict, errs)
 			out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), elem)
 		}
 		dst.Set(out)
