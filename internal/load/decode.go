@@ -27,6 +27,7 @@ const maxFieldErrors = 20
 // decoder serves one worker at a time.
 type decoder struct {
 	schema *goSchema
+	yaml   yamlfast.Parser
 	file   string
 	objs   []model.Object
 	diags  []diag.Diagnostic
@@ -80,7 +81,7 @@ func (d *decoder) document(c chunk) {
 		}
 		return
 	}
-	raw, root, errLine, msg := parseDocument(c)
+	raw, root, errLine, msg := parseDocument(&d.yaml, c)
 	if msg != "" {
 		d.report("MC1001", errLine, diag.ObjectRef{}, "%s", msg)
 		return
@@ -92,9 +93,10 @@ func (d *decoder) document(c chunk) {
 }
 
 // parseDocument parses one YAML document into its value and node tree, or
-// returns the file line and text of what is wrong with it.
-func parseDocument(c chunk) (raw any, node *yaml.Node, line int, msg string) {
-	root, ok := yamlfast.Parse(c.data)
+// returns the file line and text of what is wrong with it. The tree is
+// valid until ps parses again.
+func parseDocument(ps *yamlfast.Parser, c chunk) (raw any, node *yaml.Node, line int, msg string) {
+	root, ok := ps.Parse(c.data)
 	if !ok {
 		root = new(yaml.Node)
 		if err := yaml.Unmarshal(c.data, root); err != nil {
@@ -115,7 +117,7 @@ func parseDocument(c chunk) (raw any, node *yaml.Node, line int, msg string) {
 
 // parseYAML is parseDocument for callers that need only the value.
 func parseYAML(c chunk) (raw any, line int, msg string) {
-	raw, _, line, msg = parseDocument(c)
+	raw, _, line, msg = parseDocument(new(yamlfast.Parser), c)
 	return raw, line, msg
 }
 

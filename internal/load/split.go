@@ -70,7 +70,7 @@ func documentMarker(line []byte) (marker, content bool) {
 // of a comment: where a person sees the document begin.
 func firstContentLine(c chunk) int {
 	line := c.line
-	for _, l := range bytes.SplitAfter(c.data, []byte("\n")) {
+	for l := range bytes.Lines(c.data) {
 		t := bytes.TrimSpace(l)
 		if len(t) > 0 && t[0] != '#' && !bytes.HasPrefix(t, []byte("%")) {
 			return line
@@ -82,7 +82,7 @@ func firstContentLine(c chunk) int {
 
 // blank reports whether a chunk holds nothing but blanks and comments.
 func blank(c chunk) bool {
-	for _, l := range bytes.Split(c.data, []byte("\n")) {
+	for l := range bytes.Lines(c.data) {
 		t := bytes.TrimSpace(l)
 		if len(t) > 0 && t[0] != '#' {
 			return false

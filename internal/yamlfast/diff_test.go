@@ -93,11 +93,13 @@ func diff(got, want *yaml.Node, path string) string {
 	return ""
 }
 
-// check parses data both ways and fails t if Parse accepts it but yaml.v3
-// rejects it or reads it differently. It reports whether Parse accepted it.
-func check(t *testing.T, name string, data []byte) bool {
+// check parses data both ways and fails t if ps accepts it but yaml.v3
+// rejects it or reads it differently. It reports whether ps accepted it.
+// Tests pass one Parser for many documents, so that every comparison also
+// checks that nothing of an earlier document leaks into a later one.
+func check(t *testing.T, ps *Parser, name string, data []byte) bool {
 	t.Helper()
-	got, ok := Parse(data)
+	got, ok := ps.Parse(data)
 	if !ok {
 		return false
 	}
@@ -117,8 +119,9 @@ func TestCorpusMatchesYAMLv3(t *testing.T) {
 		t.Fatal("no documents found under", corpusDirs)
 	}
 	fast := 0
+	ps := new(Parser)
 	for _, d := range docs {
-		if check(t, d.name, d.data) {
+		if check(t, ps, d.name, d.data) {
 			fast++
 		}
 	}
@@ -128,8 +131,9 @@ func TestCorpusMatchesYAMLv3(t *testing.T) {
 // TestGeneratedMeshTakesFastPath is the point of the package: every
 // generated manifest must be parsed here, and exactly as yaml.v3 would.
 func TestGeneratedMeshTakesFastPath(t *testing.T) {
+	ps := new(Parser)
 	for _, d := range meshDocuments(testMesh) {
-		if !check(t, d.name, d.data) {
+		if !check(t, ps, d.name, d.data) {
 			t.Errorf("%s: fell back to yaml.v3:\n%s", d.name, d.data)
 		}
 	}
@@ -137,8 +141,9 @@ func TestGeneratedMeshTakesFastPath(t *testing.T) {
 
 // TestExamplesTakeFastPath keeps the hand-written examples on the fast path.
 func TestExamplesTakeFastPath(t *testing.T) {
+	ps := new(Parser)
 	for _, d := range fileDocuments(t) {
-		if strings.HasPrefix(d.name, filepath.Clean(corpusDirs[0])) && !check(t, d.name, d.data) {
+		if strings.HasPrefix(d.name, filepath.Clean(corpusDirs[0])) && !check(t, ps, d.name, d.data) {
 			t.Errorf("%s: fell back to yaml.v3:\n%s", d.name, d.data)
 		}
 	}
@@ -198,7 +203,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		check(t, "input", data)
+		check(t, new(Parser), "input", data)
 	})
 }
 
@@ -211,11 +216,12 @@ func BenchmarkParse(b *testing.B) {
 		size += len(d.data)
 	}
 	b.Run("yamlfast", func(b *testing.B) {
+		ps := new(Parser) // reused, as the loader does
 		b.SetBytes(int64(size))
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, d := range docs {
-				if _, ok := Parse(d.data); !ok {
+				if _, ok := ps.Parse(d.data); !ok {
 					b.Fatalf("%s fell back", d.name)
 				}
 			}

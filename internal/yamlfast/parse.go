@@ -50,28 +50,51 @@ type parser struct {
 	next  int
 	depth int
 	nodes []yaml.Node
-	ptrs  []*yaml.Node
+	// reused says nodes may hold an earlier document's nodes, which alloc
+	// must clear.
+	reused bool
+	ptrs   []*yaml.Node
 	// kids stacks the children of the collections being read.
 	kids []*yaml.Node
+}
+
+// Parser parses documents one after another, reusing its memory: the
+// nodes of one document go where the previous document's were, so a
+// loader reading thousands of documents neither faults in fresh pages for
+// each nor leaves the collector garbage to trace. A Parser is not safe for
+// concurrent use; its zero value is ready.
+type Parser struct {
+	nodes []yaml.Node
+	ptrs  []*yaml.Node
+	lines []line
 }
 
 // Parse parses one YAML document (no "---" separators inside; the loader
 // already splits documents) into the same *yaml.Node tree yaml.v3's
 // yaml.Unmarshal(data, &node) would produce, for the block-style subset it
 // supports. ok is false when the document uses anything outside that
-// subset; the caller then falls back to yaml.v3.
-func Parse(data []byte) (root *yaml.Node, ok bool) {
+// subset; the caller then falls back to yaml.v3. The tree is valid until
+// the next call to ps.Parse; its scalar values stay valid for good.
+func (ps *Parser) Parse(data []byte) (root *yaml.Node, ok bool) {
 	src := string(data)
-	lines, ok := splitLines(src)
+	lines, ok := splitLines(ps.lines[:0], src)
+	ps.lines = lines
 	if !ok {
 		return nil, false
 	}
 	p := &parser{src: src, lines: lines}
 	n := estimateNodes(src, lines)
-	p.nodes = make([]yaml.Node, 0, n)
+	if cap(ps.nodes) < n {
+		ps.nodes = make([]yaml.Node, 0, n)
+	}
+	p.nodes = ps.nodes[:0:n]
+	p.reused = true
 	// Every node but the document is a child, so n pointers hold every
 	// Content; the stack of pending children shares their allocation.
-	ptrs := make([]*yaml.Node, 2*n)
+	if cap(ps.ptrs) < 2*n {
+		ps.ptrs = make([]*yaml.Node, 2*n)
+	}
+	ptrs := ps.ptrs[:2*n]
 	p.ptrs, p.kids = ptrs[:0:n], ptrs[n:n]
 	first := p.skipBlank(0)
 	if first == len(lines) {
@@ -88,11 +111,15 @@ func Parse(data []byte) (root *yaml.Node, ok bool) {
 	return doc, true
 }
 
+// Parse parses one document with a Parser of its own; see Parser.Parse.
+func Parse(data []byte) (root *yaml.Node, ok bool) {
+	return new(Parser).Parse(data)
+}
+
 // splitLines cuts src into lines and rejects what the subset leaves out at
 // the character level: bytes yaml.v3 refuses or reads as line breaks other
 // than LF and CRLF, invalid UTF-8, byte-order marks and document markers.
-func splitLines(src string) ([]line, bool) {
-	lines := make([]line, 0, strings.Count(src, "\n")+1)
+func splitLines(lines []line, src string) ([]line, bool) {
 	start, ascii := 0, true
 	for i := 0; i < len(src); i++ {
 		switch c := src[i]; {
@@ -204,13 +231,18 @@ func (p *parser) column(li, off int) int {
 
 func (p *parser) alloc(kind yaml.Kind, tag string, line, column int) *yaml.Node {
 	if len(p.nodes) == cap(p.nodes) {
-		p.nodes = make([]yaml.Node, 0, 64)
+		p.nodes, p.reused = make([]yaml.Node, 0, 64), false
 	}
 	// Fields are set in place: appending a whole Node would copy it with a
 	// bulk write barrier, a cost that shows while the GC runs.
 	p.nodes = p.nodes[:len(p.nodes)+1]
 	n := &p.nodes[len(p.nodes)-1]
 	n.Kind, n.Tag, n.Line, n.Column = kind, tag, line, column
+	if p.reused {
+		// The parser sets no anchors, aliases or comments, so these are
+		// all an earlier document can have left.
+		n.Style, n.Value, n.Content = 0, "", nil
+	}
 	return n
 }
 

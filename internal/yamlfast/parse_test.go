@@ -114,7 +114,7 @@ func TestParseAccepts(t *testing.T) {
 			if s := sketch(got); s != tt.want {
 				t.Errorf("Parse(%q)\n got %s\nwant %s", tt.in, s, tt.want)
 			}
-			check(t, tt.name, []byte(tt.in))
+			check(t, new(Parser), tt.name, []byte(tt.in))
 		})
 	}
 }
