@@ -1,0 +1,45 @@
+// Package hugeheap asks Linux to back the start of the Go heap with
+// transparent huge pages.
+//
+// meshc is a short batch run that builds a heap of tens to hundreds of
+// megabytes from nothing. With 4 KiB pages every new page of heap costs a
+// page fault, and in virtual machines (CI runners, Firecracker) a fault
+// costs several microseconds; the many small pages also miss the TLB. Most
+// distributions set THP to "madvise", which gives huge pages only to memory
+// that asks for them, and the Go runtime does not ask. Measured on the
+// generated 100-namespace mesh, `meshc lint` takes 20,000 faults and
+// 0.32 s with small pages, 2,800 faults and 0.19 s with huge ones.
+package hugeheap
+
+import "os"
+
+// reserve is how much heap the advice covers: twice the peak heap of
+// linting a 3,000-proxy mesh. The block is never touched, so it costs
+// address space, not memory.
+const reserve = 256 << 20
+
+// Enable advises huge pages for the next reserve bytes of heap and reports
+// whether it did. It does nothing when MESHC_HUGEPAGES=off, where the kernel
+// would not honour the advice (THP "never", or "always" where it is not
+// needed) or where reserving address space could fail (strict overcommit).
+// Call it first thing in main, before the heap grows; it costs a garbage
+// collection, a few milliseconds.
+func Enable() bool {
+	if os.Getenv("MESHC_HUGEPAGES") == "off" {
+		return false
+	}
+	if !wanted(system) {
+		return false
+	}
+	return advise(reserve)
+}
+
+// kernel names the files that tell whether advice would help.
+type kernel struct {
+	thp, overcommit string
+}
+
+var system = kernel{
+	thp:        "/sys/kernel/mm/transparent_hugepage/enabled",
+	overcommit: "/proc/sys/vm/overcommit_memory",
+}
