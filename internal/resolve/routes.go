@@ -247,25 +247,35 @@ func vsServesPort(vs *VirtualService, services []*Service) bool {
 // may own it through a wildcard host (istio.md §6.3 rule 3): an exact-host
 // VirtualService if any, else the most specific wildcard, first on ties.
 func chosenVirtualServices(vss []*VirtualService, services []*Service) map[host.Name]*VirtualService {
+	// An exact host is found by lookup, the first VirtualService naming it
+	// winning; only wildcard hosts, usually few, are tried one by one.
+	exact := map[host.Name]*VirtualService{}
+	type wildcard struct {
+		h  host.Name
+		vs *VirtualService
+	}
+	var wildcards []wildcard
+	for _, vs := range vss {
+		for _, h := range vs.Hosts {
+			switch h = lower(h); {
+			case h.IsWildcard():
+				wildcards = append(wildcards, wildcard{h, vs})
+			case exact[h] == nil:
+				exact[h] = vs
+			}
+		}
+	}
 	out := map[host.Name]*VirtualService{}
 	for _, s := range services {
+		if vs := exact[s.Host]; vs != nil {
+			out[s.Host] = vs
+			continue
+		}
 		var best *VirtualService
 		var bestHost host.Name
-		for _, vs := range vss {
-			for _, h := range vs.Hosts {
-				h = lower(h)
-				if !h.Matches(s.Host) {
-					continue
-				}
-				if !h.IsWildcard() {
-					if h == s.Host && (best == nil || bestHost.IsWildcard()) {
-						best, bestHost = vs, h
-					}
-					continue
-				}
-				if best == nil || (bestHost.IsWildcard() && host.Compare(h, bestHost) < 0) {
-					best, bestHost = vs, h
-				}
+		for _, w := range wildcards {
+			if w.h.Matches(s.Host) && (best == nil || host.Compare(w.h, bestHost) < 0) {
+				best, bestHost = w.vs, w.h
 			}
 		}
 		if best != nil {

@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
 )
 
 // c40Mesh is istio.md C40's world: three services with VIPs and HTTP ports
@@ -326,4 +329,36 @@ func TestC41DottedShortHostsAndDuplicateDomains(t *testing.T) {
 			t.Errorf("vhosts %v", got)
 		}
 	})
+}
+
+// TestChosenVirtualServices pins istio.md §6.3 rule 3's choice of the one
+// VirtualService that owns a service: an exact host first (the first such
+// VirtualService in precedence order), else the most specific wildcard,
+// the first on ties.
+func TestChosenVirtualServices(t *testing.T) {
+	vs := func(name string, hosts ...host.Name) *VirtualService {
+		return &VirtualService{Object: &model.VirtualService{ObjectMeta: model.ObjectMeta{Name: name}}, Hosts: hosts}
+	}
+	wideFirst := vs("wide-first", "*.com")
+	wideSecond := vs("wide-second", "*.COM")
+	narrow := vs("narrow", "*.example.com")
+	exactFirst := vs("exact-first", "api.example.com")
+	exactSecond := vs("exact-second", "API.example.com", "web.example.com")
+	vss := []*VirtualService{wideFirst, wideSecond, narrow, exactFirst, exactSecond}
+	services := []*Service{{Host: "api.example.com"}, {Host: "web.example.com"}, {Host: "db.example.com"}, {Host: "x.org"}, {Host: "a.b.com"}}
+	got := chosenVirtualServices(vss, services)
+	want := map[host.Name]string{
+		"api.example.com": "exact-first",  // exact beats every wildcard before it; first of two exact
+		"web.example.com": "exact-second", // the only exact host
+		"db.example.com":  "narrow",       // the most specific wildcard
+		"a.b.com":         "wide-first",   // equal wildcards (case aside): the first
+	}
+	if len(got) != len(want) {
+		t.Errorf("chose for %d services, want %d (x.org has none)", len(got), len(want))
+	}
+	for h, name := range want {
+		if got[h] == nil || got[h].Object.Name != name {
+			t.Errorf("%s: chose %v, want %s", h, got[h], name)
+		}
+	}
 }
