@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -18,7 +19,6 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/anypb"
 )
 
 // rendering holds resources rendered as JSON fragments, each indented for
@@ -143,29 +143,54 @@ func (e *Emitter) fragment(m proto.Message) (fragment, error) {
 		return fragment{}, err
 	}
 	f := fragment{sum: sha256.Sum256(bin)}
+	raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
+	if err != nil {
+		return fragment{}, err
+	}
 	depth := bootstrapDepth
 	if e.opts.Format == XDS || e.opts.Dedup {
 		depth = xdsDepth
-		m = &anypb.Any{TypeUrl: "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName()), Value: bin}
+		raw = packedJSON(string(m.ProtoReflect().Descriptor().FullName()), raw)
 	}
-	f.json, err = indentedJSON(m, depth)
+	f.json, err = indentJSON(raw, depth)
 	return f, err
 }
 
+// packedJSON turns a message's JSON into that of an Any holding it, as
+// protojson writes one: "@type" first, then the message's own members.
+// Splicing saves protojson decoding the packed bytes back into a message,
+// which costs as much as the rendering. It is only for messages, not the
+// well-known types whose JSON is not an object.
+func packedJSON(fullName string, raw []byte) []byte {
+	body := bytes.TrimSpace(raw)
+	typ := `{"@type":"type.googleapis.com/` + fullName + `"`
+	inner := bytes.TrimSpace(body[1 : len(body)-1])
+	if len(inner) == 0 {
+		return []byte(typ + "}")
+	}
+	return slices.Concat([]byte(typ+","), inner, []byte("}"))
+}
+
+// indentJSON indents a rendered message as if it sat depth levels deep.
+// protojson varies whitespace on purpose from build to build; going
+// through encoding/json fixes the bytes (envoy-output.md §2.3).
+func indentJSON(raw []byte, depth int) ([]byte, error) {
+	var out bytes.Buffer
+	out.Grow(len(raw) + len(raw)/2)
+	if err := json.Indent(&out, raw, strings.Repeat("  ", depth), "  "); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
 // indentedJSON renders a message as JSON with Envoy's field names,
-// indented as if it sat depth levels deep. protojson varies whitespace on
-// purpose from build to build; going through encoding/json fixes the bytes
-// (envoy-output.md §2.3).
+// indented as if it sat depth levels deep.
 func indentedJSON(m proto.Message, depth int) ([]byte, error) {
 	raw, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, raw, strings.Repeat("  ", depth), "  "); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+	return indentJSON(raw, depth)
 }
 
 // document assembles a JSON object from already rendered members, in
