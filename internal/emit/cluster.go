@@ -13,6 +13,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	caresv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/network/dns_resolver/cares/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -55,6 +56,26 @@ func (b *builder) outboundClusters() {
 	}
 }
 
+// sniDnatClusters are a router's clusters named as Istio clients name
+// them in SNI, one set per service port and subset of the mesh's own
+// services, when one of its servers is AUTO_PASSTHROUGH (istio.md §7.2).
+func (b *builder) sniDnatClusters() {
+	if !slices.ContainsFunc(b.view.Gateways, func(gs resolve.GatewayServer) bool { return autoPassthrough(serverOf(gs)) }) {
+		return
+	}
+	for _, s := range b.view.Scope.Services {
+		if s.MeshExternal || s.Resolution == resolve.Alias || s.Resolution == resolve.DynamicDNS {
+			continue
+		}
+		rule := b.ruleFor(s.Host)
+		for _, port := range s.Ports {
+			if port.Protocol != protocol.UDP {
+				b.serviceClusters(s, port, rule, true)
+			}
+		}
+	}
+}
+
 // clusterKey is what a sidecar's clusters for one service port depend on:
 // the same service seen through the same DestinationRule gives the same
 // clusters in every scope.
@@ -80,7 +101,7 @@ type clusterSet struct {
 // generated mesh with a Sidecar per namespace: +13% time, 2.3x memory).
 func (b *builder) cachedServiceClusters(s *resolve.Service, port resolve.Port, rule *resolve.Rule) {
 	if !b.sidecar() || b.view.Scope.Choice.Sidecar != nil {
-		b.serviceClusters(s, port, rule)
+		b.serviceClusters(s, port, rule, false)
 		return
 	}
 	key := clusterKey{s, port.Number, rule}
@@ -96,7 +117,7 @@ func (b *builder) cachedServiceClusters(s *resolve.Service, port resolve.Port, r
 	}
 	nc, ne, np := len(b.cfg.Clusters), len(b.cfg.Endpoints), len(b.pk.problems)
 	omitted := maps.Clone(b.omitted)
-	b.serviceClusters(s, port, rule)
+	b.serviceClusters(s, port, rule, false)
 	set := &clusterSet{
 		clusters:  slices.Clone(b.cfg.Clusters[nc:]),
 		endpoints: slices.Clone(b.cfg.Endpoints[ne:]),
@@ -126,20 +147,20 @@ func (b *builder) ruleFor(h host.Name) *resolve.Rule {
 	return dec.Lookup.RuleFor(b.view.Proxy)
 }
 
-func (b *builder) serviceClusters(s *resolve.Service, port resolve.Port, rule *resolve.Rule) {
+func (b *builder) serviceClusters(s *resolve.Service, port resolve.Port, rule *resolve.Rule, sniDnat bool) {
 	eps := portEndpoints(s, port.Number)
 	dns := s.Resolution == resolve.DNSLB || s.Resolution == resolve.DNSRoundRobinLB
 	if dns && len(eps) == 0 {
 		// istiod omits DNS clusters with nothing to resolve, though
 		// listeners still name them: Envoy then refuses the connection.
-		b.omitted[resolve.ClusterName(port.Number, "", s.Host)] = true
+		b.omitted[outboundName(port.Number, "", s.Host, sniDnat)] = true
 		return
 	}
 	var top *networking.TrafficPolicy
 	if rule != nil {
 		top = rule.TrafficPolicy
 	}
-	b.serviceCluster(s, port, rule, nil, policyFor(top, nil, port.Number), eps)
+	b.serviceCluster(s, port, rule, nil, policyFor(top, nil, port.Number), eps, sniDnat)
 	if rule == nil {
 		return
 	}
@@ -148,14 +169,26 @@ func (b *builder) serviceClusters(s *resolve.Service, port resolve.Port, rule *r
 		if dns && len(subEps) == 0 {
 			continue
 		}
-		b.serviceCluster(s, port, rule, sub, policyFor(top, sub, port.Number), subEps)
+		b.serviceCluster(s, port, rule, sub, policyFor(top, sub, port.Number), subEps, sniDnat)
 	}
 }
 
+// outboundName names an outbound cluster: "outbound|port|subset|host", or
+// in SNI-DNAT form, the SNI an Istio client sends for it, for the clusters
+// an AUTO_PASSTHROUGH gateway forwards to by SNI.
+func outboundName(port uint32, subset string, h host.Name, sniDnat bool) string {
+	if sniDnat {
+		return sniName(port, subset, string(h))
+	}
+	return resolve.ClusterName(port, subset, h)
+}
+
 // serviceCluster builds one outbound cluster and, for EDS, its endpoints.
-func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *resolve.Rule, sub *networking.Subset, pol policy, eps []resolve.Endpoint) {
+// An SNI-DNAT cluster carries the client's TLS through untouched, so it
+// gets no TLS of its own.
+func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *resolve.Rule, sub *networking.Subset, pol policy, eps []resolve.Endpoint, sniDnat bool) {
 	subset := sub.GetName()
-	name := resolve.ClusterName(port.Number, subset, s.Host)
+	name := outboundName(port.Number, subset, s.Host, sniDnat)
 	c := &clusterv3.Cluster{
 		Name:           name,
 		AltStatName:    name + ";",
@@ -174,11 +207,11 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 	case s.Resolution == resolve.DNSLB:
 		setType(c, clusterv3.Cluster_STRICT_DNS)
 		b.dnsSettings(c)
-		c.LoadAssignment = loadAssignment(name, eps)
+		c.LoadAssignment = dnsLoadAssignment(name, eps)
 	case s.Resolution == resolve.DNSRoundRobinLB:
 		setType(c, clusterv3.Cluster_LOGICAL_DNS)
 		b.dnsSettings(c)
-		c.LoadAssignment = loadAssignment(name, eps[:1])
+		c.LoadAssignment = dnsLoadAssignment(name, eps[:1])
 	case b.opts.Format == XDS:
 		setType(c, clusterv3.Cluster_EDS)
 		c.EdsClusterConfig = &clusterv3.Cluster_EdsClusterConfig{ServiceName: name, EdsConfig: adsSource()}
@@ -188,7 +221,7 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 		// time; a subset cluster then reaches every pod of the service.
 		setType(c, clusterv3.Cluster_STRICT_DNS)
 		b.dnsSettings(c)
-		c.LoadAssignment = loadAssignment(name, []resolve.Endpoint{{Address: string(s.Host), Port: port.Number}})
+		c.LoadAssignment = dnsLoadAssignment(name, []resolve.Endpoint{{Address: string(s.Host), Port: port.Number}})
 	default:
 		// A static config carries EDS's endpoints in the cluster.
 		setType(c, clusterv3.Cluster_STATIC)
@@ -201,7 +234,9 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 		c.OutlierDetection = outlierDetection(pol.outlier)
 	}
 	b.applyProtocol(c, port, pol)
-	b.applyTLS(c, s, port, subset, rule, pol)
+	if !sniDnat {
+		b.applyTLS(c, s, port, subset, rule, pol)
+	}
 	b.cfg.Clusters = append(b.cfg.Clusters, c)
 }
 
@@ -235,6 +270,10 @@ func (b *builder) dnsSettings(c *clusterv3.Cluster) {
 	c.RespectDnsTtl = true
 	c.DnsRefreshRate = b.mesh.Config.GetDnsRefreshRate()
 	c.DnsLookupFamily = clusterv3.Cluster_V4_ONLY
+	// istiod's defaults (PILOT_DNS_JITTER_DURATION, PILOT_DNS_CARES_UDP_MAX_QUERIES).
+	c.DnsJitter = durationpb.New(100 * time.Millisecond)
+	c.TypedDnsResolverConfig = &corev3.TypedExtensionConfig{Name: "envoy.network.dns_resolver.cares",
+		TypedConfig: b.pk.any(c.Name+" DNS resolver", &caresv3.CaresDnsResolverConfig{UdpMaxQueries: wrapperspb.UInt32(100)})}
 }
 
 // thresholds are istiod's circuit breakers: unlimited unless the pool

@@ -182,6 +182,7 @@ func (e *Emitter) Build(v *resolve.ProxyView) *Config {
 		b := e.newBuilder(v)
 		b.outboundClusters()
 		b.specialClusters()
+		b.sniDnatClusters()
 		b.gatewayListeners()
 		b.addRoutes()
 		b.cfg.Problems = append(append(b.pk.problems, pgv(b.cfg)...), b.crossCheck(b.cfg)...)

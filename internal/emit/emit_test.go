@@ -6,11 +6,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	caresv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/network/dns_resolver/cares/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
 	"github.com/meshc/meshc/internal/load"
@@ -718,5 +722,227 @@ status: {podIP: 10.1.0.1}`,
 	}
 	if off := clusterNamed(compile(t, Options{TLS: TLSOff}, "default/client", docs...), name); off.GetTransportSocketMatches() != nil || off.GetTransportSocket() != nil {
 		t.Errorf("off mode: %v, want no TLS", off)
+	}
+}
+
+// gatewayWorld is a router with servers of every kind that is not plain
+// HTTP, and the services and VirtualServices behind them.
+var gatewayWorld = []string{
+	`apiVersion: v1
+kind: Pod
+metadata: {name: gw, namespace: istio-system, labels: {istio: eastwest, sidecar.istio.io/inject: "true"}}
+spec: {containers: [{name: istio-proxy, image: x}]}
+status: {podIP: 10.0.0.2}`,
+	`apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: default}
+spec: {clusterIP: 10.0.0.7, ports: [{name: tcp, port: 5432}]}`,
+	`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.8, ports: [{name: http, port: 80}, {name: udp, port: 53, protocol: UDP}]}`,
+	`apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: ext, namespace: default}
+spec: {hosts: [api.example.com], location: MESH_EXTERNAL, resolution: DNS, ports: [{number: 443, name: tls, protocol: TLS}]}`,
+	`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: web, namespace: default}
+spec:
+  host: web.default.svc.cluster.local
+  trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}
+  subsets: [{name: v1, labels: {version: v1}}]`,
+	`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: eastwest, namespace: istio-system}
+spec:
+  selector: {istio: eastwest}
+  servers:
+  - {port: {number: 15443, name: tls, protocol: TLS}, hosts: ["*.local"], tls: {mode: AUTO_PASSTHROUGH}}
+  - {port: {number: 31400, name: tcp, protocol: TCP}, hosts: ["*"]}
+  - {port: {number: 9443, name: tls-db, protocol: TLS}, hosts: ["*/db.example.com"], tls: {mode: SIMPLE, credentialName: db-cert}}
+  - {port: {number: 8443, name: https, protocol: HTTPS}, hosts: ["*/web.example.com"], tls: {mode: SIMPLE, credentialName: web-cert}}`,
+	`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: db, namespace: default}
+spec:
+  hosts: ["*"]
+  gateways: [istio-system/eastwest]
+  tcp:
+  - match: [{port: 9999}]
+    route: [{destination: {host: web.default.svc.cluster.local, port: {number: 80}}}]
+  - match: [{port: 31400, gateways: [istio-system/eastwest]}]
+    route: [{destination: {host: db.default.svc.cluster.local}}]
+  - route: [{destination: {host: web.default.svc.cluster.local, port: {number: 80}}}]`,
+}
+
+// TestGatewayServers: an AUTO_PASSTHROUGH server forwards by SNI to
+// SNI-DNAT clusters of the mesh's own services; a TCP server forwards
+// along the first TCP route whose match takes it; a TLS server terminates
+// and then does the same; an HTTPS server says it asks no client
+// certificate, as istiod does.
+func TestGatewayServers(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "istio-system/gw", gatewayWorld...)
+
+	t.Run("sni-dnat clusters", func(t *testing.T) {
+		var dnat []string
+		for _, c := range cfg.Clusters {
+			if strings.HasPrefix(c.GetName(), "outbound_.") {
+				dnat = append(dnat, c.GetName())
+				if c.GetTransportSocket() != nil {
+					t.Errorf("%s has TLS; an SNI-DNAT cluster passes the client's through", c.GetName())
+				}
+			}
+		}
+		// No external service, no UDP port; subsets of the DestinationRule.
+		want := []string{"outbound_.5432_._.db.default.svc.cluster.local", "outbound_.80_._.web.default.svc.cluster.local", "outbound_.80_.v1_.web.default.svc.cluster.local"}
+		if !slices.Equal(dnat, want) {
+			t.Errorf("SNI-DNAT clusters = %q, want %q", dnat, want)
+		}
+		if c := clusterNamed(cfg, "outbound|80||web.default.svc.cluster.local"); c.GetTransportSocket() == nil {
+			t.Error("the ordinary cluster lost its ISTIO_MUTUAL TLS")
+		}
+		if !slices.ContainsFunc(cfg.Endpoints, func(e *endpointv3.ClusterLoadAssignment) bool {
+			return e.GetClusterName() == "outbound_.80_.v1_.web.default.svc.cluster.local"
+		}) {
+			t.Error("no endpoints for an SNI-DNAT EDS cluster")
+		}
+	})
+
+	t.Run("auto passthrough chains", func(t *testing.T) {
+		l := listenerNamed(cfg, "0.0.0.0_15443")
+		if l == nil {
+			t.Fatalf("no listener 0.0.0.0_15443 in %v", names(cfg.Listeners))
+		}
+		var sni []string
+		for _, fc := range l.GetFilterChains() {
+			m := fc.GetFilterChainMatch()
+			sni = append(sni, m.GetServerNames()...)
+			if !slices.Equal(m.GetApplicationProtocols(), istioAnyALPN) || fc.GetTransportSocket() != nil {
+				t.Errorf("chain %v: want Istio mTLS ALPNs and no termination", m)
+			}
+			if got := tcpCluster(t, fc); got != m.GetServerNames()[0] {
+				t.Errorf("SNI %s forwards to %s", m.GetServerNames()[0], got)
+			}
+		}
+		want := []string{"outbound_.5432_._.db.default.svc.cluster.local", "outbound_.80_._.web.default.svc.cluster.local", "outbound_.80_.v1_.web.default.svc.cluster.local"}
+		if !slices.Equal(sni, want) {
+			t.Errorf("SNI names = %q, want %q", sni, want)
+		}
+		// The TLS inspector reads SNI and ALPN both; a gateway has no HTTP
+		// inspector and no inspection timeout.
+		if got := names(l.GetListenerFilters()); !slices.Equal(got, []string{tlsInspector}) || l.GetListenerFiltersTimeout() != nil {
+			t.Errorf("listener filters %v, timeout %v; want only the TLS inspector, no timeout", got, l.GetListenerFiltersTimeout())
+		}
+	})
+
+	t.Run("tcp server", func(t *testing.T) {
+		l := listenerNamed(cfg, "0.0.0.0_31400")
+		if l == nil || len(l.GetFilterChains()) != 1 {
+			t.Fatalf("want 0.0.0.0_31400 with one chain, got %v", l)
+		}
+		fc := l.GetFilterChains()[0]
+		if fc.GetFilterChainMatch() != nil || fc.GetTransportSocket() != nil {
+			t.Errorf("chain %v: want no match and no TLS", fc)
+		}
+		// The first route's port does not match; the second's does.
+		if got := tcpCluster(t, fc); got != "outbound|5432||db.default.svc.cluster.local" {
+			t.Errorf("TCP server forwards to %s", got)
+		}
+	})
+
+	t.Run("tls server terminating", func(t *testing.T) {
+		l := listenerNamed(cfg, "0.0.0.0_9443")
+		if l == nil || len(l.GetFilterChains()) != 1 {
+			t.Fatalf("want 0.0.0.0_9443 with one chain, got %v", l)
+		}
+		fc := l.GetFilterChains()[0]
+		if !slices.Equal(fc.GetFilterChainMatch().GetServerNames(), []string{"db.example.com"}) || fc.GetTransportSocket() == nil {
+			t.Errorf("chain %v: want SNI db.example.com and TLS termination", fc)
+		}
+		if fc.GetFilters()[0].GetName() != tcpProxyName {
+			t.Errorf("filter %s, want a TCP proxy (a TLS server carries TCP, not HTTP)", fc.GetFilters()[0].GetName())
+		}
+		// No route matches port 9443 but the last, which has no match.
+		if got := tcpCluster(t, fc); got != "outbound|80||web.default.svc.cluster.local" {
+			t.Errorf("TLS server forwards to %s", got)
+		}
+	})
+
+	t.Run("https server", func(t *testing.T) {
+		l := listenerNamed(cfg, "0.0.0.0_8443")
+		if l == nil || len(l.GetFilterChains()) != 1 {
+			t.Fatalf("want 0.0.0.0_8443 with one chain, got %v", l)
+		}
+		var ctx tlsv3.DownstreamTlsContext
+		if err := l.GetFilterChains()[0].GetTransportSocket().GetTypedConfig().UnmarshalTo(&ctx); err != nil {
+			t.Fatal(err)
+		}
+		if ctx.GetRequireClientCertificate() == nil || ctx.GetRequireClientCertificate().GetValue() {
+			t.Errorf("require_client_certificate = %v, want an explicit false", ctx.GetRequireClientCertificate())
+		}
+		sds := ctx.GetCommonTlsContext().GetTlsCertificateSdsSecretConfigs()
+		if len(sds) != 1 || sds[0].GetName() != "kubernetes://web-cert" || sds[0].GetSdsConfig().GetAds() == nil {
+			t.Errorf("certificate SDS = %v, want kubernetes://web-cert over ADS", sds)
+		}
+	})
+}
+
+// TestGatewayServerProblems: what meshc cannot build, or istiod would not,
+// is reported, and the rest of the gateway still builds.
+func TestGatewayServerProblems(t *testing.T) {
+	docs := append(slices.Clone(gatewayWorld[:3]),
+		`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: eastwest, namespace: istio-system}
+spec:
+  selector: {istio: eastwest}
+  servers:
+  - {port: {number: 15443, name: tls, protocol: TLS}, hosts: ["*"], tls: {mode: ISTIO_MUTUAL}}
+  - {port: {number: 31400, name: tcp, protocol: TCP}, hosts: ["*"]}
+  - {port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}`)
+	m := resolveDocs(t, docs...)
+	v, _ := m.View("istio-system", "gw")
+	cfg := New(m, Options{}).Build(v)
+	want := []string{"server 0 (TLS ISTIO_MUTUAL): not emitted", "server 1 (TCP): no VirtualService TCP route"}
+	if len(cfg.Problems) != len(want) {
+		t.Fatalf("problems = %q, want %d", cfg.Problems, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(cfg.Problems[i], w) {
+			t.Errorf("problem %d = %q, want it to contain %q", i, cfg.Problems[i], w)
+		}
+	}
+	if got := names(cfg.Listeners); !slices.Equal(got, []string{"0.0.0.0_80"}) {
+		t.Errorf("listeners = %v, want only the HTTP server's (no listener without chains)", got)
+	}
+}
+
+// TestDNSClusterShape: a DNS cluster carries istiod's resolver settings,
+// states no health for the names it resolves, and endpoint metadata leaves
+// out the default revision "latest".
+func TestDNSClusterShape(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: ext, namespace: default}
+spec: {hosts: [api.example.com], location: MESH_EXTERNAL, resolution: DNS, ports: [{number: 443, name: tls, protocol: TLS}]}`)
+	c := clusterNamed(cfg, "outbound|443||api.example.com")
+	if c == nil {
+		t.Fatalf("no DNS cluster in %v", names(cfg.Clusters))
+	}
+	if c.GetDnsJitter().AsDuration() != 100*time.Millisecond {
+		t.Errorf("dns_jitter = %v, want 100ms", c.GetDnsJitter())
+	}
+	var cares caresv3.CaresDnsResolverConfig
+	if err := c.GetTypedDnsResolverConfig().GetTypedConfig().UnmarshalTo(&cares); err != nil || cares.GetUdpMaxQueries().GetValue() != 100 {
+		t.Errorf("DNS resolver = %v (%v), want c-ares with 100 UDP queries", c.GetTypedDnsResolverConfig(), err)
+	}
+	e := c.GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0]
+	if e.GetHealthStatus() != corev3.HealthStatus_UNKNOWN {
+		t.Errorf("health_status = %v, want none stated", e.GetHealthStatus())
+	}
+	if got := e.GetMetadata().GetFilterMetadata()["istio"].GetFields()["workload"].GetStringValue(); got != "ext;default;ext;;Kubernetes" {
+		t.Errorf("workload metadata = %q, want the revision left empty", got)
 	}
 }

@@ -69,6 +69,19 @@ func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterL
 	return cla
 }
 
+// dnsLoadAssignment is the load assignment of a DNS cluster: names Envoy
+// resolves, whose health it does not know, so none is stated, as istiod
+// leaves it out.
+func dnsLoadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterLoadAssignment {
+	cla := loadAssignment(cluster, eps)
+	for _, l := range cla.Endpoints {
+		for _, e := range l.LbEndpoints {
+			e.HealthStatus = corev3.HealthStatus_UNKNOWN
+		}
+	}
+	return cla
+}
+
 // locality splits "region/zone/subzone".
 func locality(s string) *corev3.Locality {
 	parts := strings.SplitN(s, "/", 3)
@@ -98,8 +111,13 @@ func endpointMetadata(e resolve.Endpoint) *corev3.Metadata {
 		md.FilterMetadata["envoy.transport_socket_match"] = tlsModeMatch()
 	}
 	if e.Workload != nil {
-		app := cmp.Or(e.Labels["app.kubernetes.io/name"], e.Labels["app"], e.Workload.Name)
-		version := cmp.Or(e.Labels["app.kubernetes.io/version"], e.Labels["version"], "latest")
+		// The canonical service and revision, the revision left empty when
+		// it is the default "latest", as istiod sends it.
+		app := cmp.Or(e.Labels["service.istio.io/canonical-name"], e.Labels["app.kubernetes.io/name"], e.Labels["app"], e.Workload.Name)
+		version := cmp.Or(e.Labels["service.istio.io/canonical-revision"], e.Labels["app.kubernetes.io/version"], e.Labels["version"])
+		if version == "latest" {
+			version = ""
+		}
 		md.FilterMetadata["istio"] = &structpb.Struct{Fields: map[string]*structpb.Value{
 			"workload": structpb.NewStringValue(strings.Join([]string{e.Workload.Name, e.Workload.Namespace, app, version, "Kubernetes"}, ";")),
 		}}

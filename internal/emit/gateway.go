@@ -20,25 +20,46 @@ import (
 )
 
 // gatewayPort collects the servers a router proxy listens with on one
-// target port.
+// target port: plain HTTP servers share one chain, every other server
+// adds its own chains, in server order.
 type gatewayPort struct {
-	target      uint32
-	http        []resolve.GatewayServer
-	https       []resolve.GatewayServer
-	passthrough []resolve.GatewayServer
+	target uint32
+	http   []resolve.GatewayServer
+	other  []resolve.GatewayServer
+}
+
+func serverOf(gs resolve.GatewayServer) *networking.Server {
+	return gs.Gateway.Spec.GetServers()[gs.Index]
+}
+
+// autoPassthrough says whether a server forwards TLS by the SNI Istio
+// clients send, to the cluster that SNI names.
+func autoPassthrough(srv *networking.Server) bool {
+	return srv.GetTls() != nil && srv.GetTls().GetMode() == networking.ServerTLSSettings_AUTO_PASSTHROUGH
+}
+
+// terminates says whether meshc terminates a server's TLS: with its own
+// certificate (SIMPLE) or also asking the client's (MUTUAL).
+func terminates(srv *networking.Server) bool {
+	mode := srv.GetTls().GetMode()
+	return srv.GetTls() != nil && (mode == networking.ServerTLSSettings_SIMPLE || mode == networking.ServerTLSSettings_MUTUAL)
 }
 
 // gatewayListeners builds a router's listeners from the Gateway servers
-// that select it (istio.md §7.9): HTTP servers on a port share route
-// "http.<port>"; each TLS-terminating server gets its own SNI chain and
-// route "https.<port>.<portName>.<gateway>.<namespace>"; TLS passthrough
-// servers get a chain per SNI match of their TLS routes. AUTO_PASSTHROUGH
-// and plain TCP servers are not built yet and are reported.
+// that select it (istio.md §7.9). HTTP servers on a port share route
+// "http.<port>". Every other server, in order, adds chains: an HTTPS
+// server terminating TLS gets its own SNI chain and route
+// "https.<port>.<portName>.<gateway>.<namespace>"; a TLS passthrough
+// server a chain per SNI match of its TLS routes; an AUTO_PASSTHROUGH
+// server a chain per SNI-DNAT cluster its hosts cover; a TCP or TLS server
+// one chain (behind its TLS, if it terminates any) to the first TCP route
+// of its VirtualServices. Servers terminating with ISTIO_MUTUAL or
+// OPTIONAL_MUTUAL are not built yet and are reported.
 func (b *builder) gatewayListeners() {
 	var ports []*gatewayPort
 	byTarget := map[uint32]*gatewayPort{}
 	for _, gs := range b.view.Gateways {
-		srv := gs.Gateway.Spec.GetServers()[gs.Index]
+		srv := serverOf(gs)
 		target := b.targetPort(gs.Port)
 		gp := byTarget[target]
 		if gp == nil {
@@ -46,51 +67,139 @@ func (b *builder) gatewayListeners() {
 			byTarget[target] = gp
 			ports = append(ports, gp)
 		}
-		proto := protocol.Parse(srv.GetPort().GetProtocol())
 		mode := srv.GetTls().GetMode()
 		switch {
-		case proto.IsHTTP():
+		case protocol.Parse(srv.GetPort().GetProtocol()).IsHTTP():
 			gp.http = append(gp.http, gs)
-		case (proto == protocol.HTTPS || proto == protocol.TLS) && (mode == networking.ServerTLSSettings_SIMPLE || mode == networking.ServerTLSSettings_MUTUAL):
-			gp.https = append(gp.https, gs)
-		case (proto == protocol.HTTPS || proto == protocol.TLS) && mode == networking.ServerTLSSettings_PASSTHROUGH:
-			gp.passthrough = append(gp.passthrough, gs)
+		case srv.GetTls() == nil || terminates(srv) || mode == networking.ServerTLSSettings_PASSTHROUGH || mode == networking.ServerTLSSettings_AUTO_PASSTHROUGH:
+			gp.other = append(gp.other, gs)
 		default:
-			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (%s %s): not emitted; meshc builds HTTP and TLS-terminating servers only",
-				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, proto, mode))
+			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (%s %s): not emitted; meshc terminates gateway TLS with SIMPLE and MUTUAL only",
+				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, srv.GetPort().GetProtocol(), mode))
 		}
 	}
 	slices.SortStableFunc(ports, func(a, b *gatewayPort) int { return cmp.Compare(a.target, b.target) })
 	for _, gp := range ports {
-		if len(gp.http)+len(gp.https)+len(gp.passthrough) == 0 {
-			continue
-		}
 		l := &listenerv3.Listener{
 			Name:                                 wildcard + "_" + strconv.FormatUint(uint64(gp.target), 10),
 			Address:                              socketAddress(wildcard, gp.target),
 			TrafficDirection:                     corev3.TrafficDirection_OUTBOUND,
 			MaxConnectionsToAcceptPerSocketEvent: wrapperspb.UInt32(1),
 		}
-		for _, gs := range gp.https {
-			srv := gs.Gateway.Spec.GetServers()[gs.Index]
-			name := fmt.Sprintf("https.%d.%s.%s.%s", gs.Port, srv.GetPort().GetName(), gs.Gateway.Name, gs.Gateway.Namespace)
-			b.gatewayRoute(name, gs.Port, []resolve.GatewayServer{gs})
-			fc := chain(&listenerv3.FilterChainMatch{ServerNames: sniHosts(srv.GetHosts())}, b.outboundHCM("outbound_"+l.Name, name))
-			fc.TransportSocket = b.gatewayTLS(name, srv.GetTls())
-			l.FilterChains = append(l.FilterChains, fc)
-		}
 		seen := map[string]bool{}
-		for _, gs := range gp.passthrough {
-			l.FilterChains = append(l.FilterChains, b.passthroughChains(gs, seen)...)
+		for _, gs := range gp.other {
+			l.FilterChains = append(l.FilterChains, b.serverChains(l.Name, gs, seen)...)
 		}
 		if len(gp.http) > 0 {
 			name := "http." + strconv.FormatUint(uint64(gp.target), 10)
 			b.gatewayRoute(name, gp.http[0].Port, gp.http)
 			l.FilterChains = append(l.FilterChains, chain(nil, b.outboundHCM("outbound_"+l.Name, name)))
 		}
-		b.inspectors(l)
+		if len(l.FilterChains) == 0 {
+			continue // Envoy refuses a listener without chains; istiod sends none
+		}
+		b.gatewayInspectors(l)
 		b.cfg.Listeners = append(b.cfg.Listeners, l)
 	}
+}
+
+// serverChains are the filter chains of one server that is not plain
+// HTTP. seen holds the SNI names earlier passthrough chains on the port
+// took.
+func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen map[string]bool) []*listenerv3.FilterChain {
+	srv := serverOf(gs)
+	switch {
+	case autoPassthrough(srv):
+		return b.autoPassthroughChains(srv)
+	case srv.GetTls() != nil && !terminates(srv):
+		return b.passthroughChains(gs, seen)
+	case terminates(srv) && protocol.Parse(srv.GetPort().GetProtocol()) == protocol.HTTPS:
+		name := fmt.Sprintf("https.%d.%s.%s.%s", gs.Port, srv.GetPort().GetName(), gs.Gateway.Name, gs.Gateway.Namespace)
+		b.gatewayRoute(name, gs.Port, []resolve.GatewayServer{gs})
+		fc := chain(&listenerv3.FilterChainMatch{ServerNames: sniHosts(srv.GetHosts())}, b.outboundHCM("outbound_"+listener, name))
+		fc.TransportSocket = b.gatewayTLS(name, srv.GetTls())
+		return []*listenerv3.FilterChain{fc}
+	}
+	f := b.tcpServerProxy(gs)
+	if f == nil {
+		b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (%s): no VirtualService TCP route matches it; it gets no filter chain, as in istiod",
+			gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, srv.GetPort().GetProtocol()))
+		return nil
+	}
+	if srv.GetTls() == nil {
+		return []*listenerv3.FilterChain{chain(nil, f)}
+	}
+	fc := chain(&listenerv3.FilterChainMatch{ServerNames: sniHosts(srv.GetHosts())}, f)
+	fc.TransportSocket = b.gatewayTLS(fmt.Sprintf("%s/%s server %d", gs.Gateway.Namespace, gs.Gateway.Name, gs.Index), srv.GetTls())
+	return []*listenerv3.FilterChain{fc}
+}
+
+// tcpServerProxy forwards a TCP server's connections along the first TCP
+// route, of the server's VirtualServices in order, whose match (if any)
+// takes the server's port and gateway; nil when none does.
+func (b *builder) tcpServerProxy(gs resolve.GatewayServer) *listenerv3.Filter {
+	gw := gs.Gateway.Namespace + "/" + gs.Gateway.Name
+	for _, gr := range gs.Routes {
+		vs := gr.VirtualService
+		for _, r := range vs.Object.Spec.GetTcp() {
+			if len(r.GetRoute()) > 0 && l4Match(r.GetMatch(), gw, vs.Namespace(), gs.Port) {
+				return b.tcpRouteProxy(vs, r.GetRoute(), gs.Port)
+			}
+		}
+	}
+	return nil
+}
+
+// l4Match says whether any of a TCP route's matches, or the lack of any,
+// takes a gateway server: the port unset or the server's, the gateways
+// unset or naming this one.
+func l4Match(matches []*networking.L4MatchAttributes, gw, vsNs string, port uint32) bool {
+	for _, m := range matches {
+		if m.GetPort() != 0 && m.GetPort() != port {
+			continue
+		}
+		if gws := m.GetGateways(); len(gws) == 0 || slices.ContainsFunc(gws, func(g string) bool { return host.GatewayRef(g, vsNs) == gw }) {
+			return true
+		}
+	}
+	return len(matches) == 0
+}
+
+// autoPassthroughChains forward TLS unopened to the SNI-DNAT cluster the
+// client's SNI names, for every port and subset of the mesh's services
+// the server's hosts cover. Only Istio mTLS ALPNs match, so only Istio
+// clients, whose mTLS the destination then checks, get through.
+func (b *builder) autoPassthroughChains(srv *networking.Server) []*listenerv3.FilterChain {
+	var hosts []host.Name
+	for _, h := range srv.GetHosts() {
+		if _, after, ok := strings.Cut(h, "/"); ok {
+			h = after
+		}
+		hosts = append(hosts, host.Name(h))
+	}
+	var out []*listenerv3.FilterChain
+	for _, s := range b.view.Scope.Services {
+		if s.MeshExternal || s.Resolution == resolve.Alias || s.Resolution == resolve.DynamicDNS || !slices.ContainsFunc(hosts, s.Host.SubsetOf) {
+			continue
+		}
+		rule := b.ruleFor(s.Host)
+		subsets := []string{""}
+		if rule != nil {
+			for _, sub := range rule.Subsets {
+				subsets = append(subsets, sub.GetName())
+			}
+		}
+		for _, port := range s.Ports {
+			if port.Protocol == protocol.UDP {
+				continue
+			}
+			for _, subset := range subsets {
+				name := sniName(port.Number, subset, string(s.Host))
+				out = append(out, chain(&listenerv3.FilterChainMatch{ServerNames: []string{name}, ApplicationProtocols: istioAnyALPN}, b.tcpProxy(name, name)))
+			}
+		}
+	}
+	return out
 }
 
 // passthroughChains forward TLS unopened, by SNI, along the TLS routes of
@@ -159,28 +268,42 @@ func sniHosts(hosts []string) []string {
 	return out
 }
 
-// gatewayTLS terminates TLS with the server's credential, fetched by SDS
-// as istiod configures it.
+// gatewayTLS terminates TLS with the server's credential. Pushed over
+// xDS, the gateway fetches it over ADS as istiod configures it (no initial
+// fetch timeout, so a missing secret holds back no other listener); a
+// static bootstrap has no ADS, so it asks the SDS server on the agent's
+// socket instead.
 func (b *builder) gatewayTLS(name string, t *networking.ServerTLSSettings) *corev3.TransportSocket {
 	common := &tlsv3.CommonTlsContext{AlpnProtocols: []string{"h2", "http/1.1"}}
 	switch {
 	case t.GetCredentialName() != "":
-		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("kubernetes://" + t.GetCredentialName())}
+		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{b.credentialSecret("kubernetes://" + t.GetCredentialName())}
 	case t.GetServerCertificate() != "":
 		common.TlsCertificates = []*tlsv3.TlsCertificate{{CertificateChain: fileSource(t.GetServerCertificate()), PrivateKey: fileSource(t.GetPrivateKey())}}
 	}
-	ctx := &tlsv3.DownstreamTlsContext{CommonTlsContext: common}
+	// istiod says false outright for SIMPLE.
+	ctx := &tlsv3.DownstreamTlsContext{CommonTlsContext: common, RequireClientCertificate: wrapperspb.Bool(t.GetMode() == networking.ServerTLSSettings_MUTUAL)}
 	if t.GetMode() == networking.ServerTLSSettings_MUTUAL {
-		ctx.RequireClientCertificate = wrapperspb.Bool(true)
 		if t.GetCredentialName() != "" {
 			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContextSdsSecretConfig{
-				ValidationContextSdsSecretConfig: sdsSecret("kubernetes://" + t.GetCredentialName() + "-cacert")}
+				ValidationContextSdsSecretConfig: b.credentialSecret("kubernetes://" + t.GetCredentialName() + "-cacert")}
 		} else if t.GetCaCertificates() != "" {
 			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{
 				ValidationContext: &tlsv3.CertificateValidationContext{TrustedCa: fileSource(t.GetCaCertificates())}}
 		}
 	}
 	return &corev3.TransportSocket{Name: tlsSocketName, ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: b.pk.any(name+" TLS context", ctx)}}
+}
+
+// credentialSecret is the SDS config of a gateway credential.
+func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
+	if b.opts.Format != XDS {
+		return sdsSecret(name)
+	}
+	return &tlsv3.SdsSecretConfig{Name: name, SdsConfig: &corev3.ConfigSource{
+		ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}},
+		ResourceApiVersion:    corev3.ApiVersion_V3,
+	}}
 }
 
 // gatewayRoute builds a gateway route configuration: one vhost per host a

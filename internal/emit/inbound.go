@@ -10,7 +10,6 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	httpinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/http_inspector/v3"
 	origdstv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/original_dst/v3"
-	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
@@ -170,7 +169,7 @@ func (b *builder) inboundListenerFilters(httpPorts []uint32) []*listenerv3.Liste
 		return &listenerv3.ListenerFilterChainMatchPredicate{Rule: &listenerv3.ListenerFilterChainMatchPredicate_DestinationPortRange{
 			DestinationPortRange: &typev3.Int32Range{Start: int32(p), End: int32(p) + 1}}}
 	}
-	tls := b.listenerFilter(tlsInspector, &tlsinspectorv3.TlsInspector{InitialReadBufferSize: wrapperspb.UInt32(512)})
+	tls := b.tlsInspector()
 	tls.FilterDisabled = rng(virtualInboundPort)
 	http := b.listenerFilter(httpInspector, &httpinspectorv3.HttpInspector{})
 	var rules []*listenerv3.ListenerFilterChainMatchPredicate

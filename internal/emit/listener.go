@@ -495,7 +495,7 @@ func (b *builder) finishOutbound(ol *outListener) *listenerv3.Listener {
 }
 
 // inspectors adds the TLS and HTTP inspectors the chains' matches need,
-// and the time they may take, which istiod sets on every listener.
+// and the time they may take, as istiod sets them on sidecar listeners.
 func (b *builder) inspectors(l *listenerv3.Listener) {
 	var needTLS, needHTTP bool
 	for _, c := range l.FilterChains {
@@ -504,16 +504,35 @@ func (b *builder) inspectors(l *listenerv3.Listener) {
 		needHTTP = needHTTP || (len(m.GetApplicationProtocols()) > 0 && m.GetTransportProtocol() != "tls")
 	}
 	if needTLS {
-		l.ListenerFilters = append(l.ListenerFilters, b.listenerFilter(tlsInspector, &tlsinspectorv3.TlsInspector{}))
+		l.ListenerFilters = append(l.ListenerFilters, b.tlsInspector())
 	}
+	// The timeout only bounds the HTTP inspector; without one, none.
+	l.ListenerFiltersTimeout = durationpb.New(0)
 	if needHTTP {
 		l.ListenerFilters = append(l.ListenerFilters, b.listenerFilter(httpInspector, &httpinspectorv3.HttpInspector{}))
-	}
-	l.ListenerFiltersTimeout = b.mesh.Config.GetProtocolDetectionTimeout()
-	if l.ListenerFiltersTimeout == nil {
-		l.ListenerFiltersTimeout = durationpb.New(0)
+		if t := b.mesh.Config.GetProtocolDetectionTimeout(); t != nil {
+			l.ListenerFiltersTimeout = t
+		}
 	}
 	l.ContinueOnListenerFiltersTimeout = true
+}
+
+// gatewayInspectors are a gateway listener's: the TLS inspector when a
+// chain matches SNI or terminates TLS (whose ALPN it reads), nothing else
+// and no timeout, as istiod sets them.
+func (b *builder) gatewayInspectors(l *listenerv3.Listener) {
+	for _, c := range l.FilterChains {
+		if len(c.GetFilterChainMatch().GetServerNames()) > 0 || c.GetTransportSocket() != nil {
+			l.ListenerFilters = append(l.ListenerFilters, b.tlsInspector())
+			return
+		}
+	}
+}
+
+// tlsInspector reads at most 512 bytes of a ClientHello before giving up,
+// as istiod configures it (Envoy's default is 64 KiB).
+func (b *builder) tlsInspector() *listenerv3.ListenerFilter {
+	return b.listenerFilter(tlsInspector, &tlsinspectorv3.TlsInspector{InitialReadBufferSize: wrapperspb.UInt32(512)})
 }
 
 func (b *builder) listenerFilter(name string, m proto.Message) *listenerv3.ListenerFilter {
