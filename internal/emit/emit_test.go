@@ -946,3 +946,109 @@ spec: {hosts: [api.example.com], location: MESH_EXTERNAL, resolution: DNS, ports
 		t.Errorf("workload metadata = %q, want the revision left empty", got)
 	}
 }
+
+// TestSidecarTLSRoutes: a TLS port follows its VirtualServices' TLS
+// routes, one SNI chain per applicable match, the first route winning a
+// repeated match; destination subnets become prefix ranges and, as in
+// istiod, stay on every later match.
+func TestSidecarTLSRoutes(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: secure, namespace: default}
+spec: {clusterIP: 10.0.0.9, ports: [{name: https-api, port: 8443}]}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: other, namespace: default}
+spec: {clusterIP: 10.0.0.10, ports: [{name: tcp, port: 9000}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: secure, namespace: default}
+spec:
+  hosts: [secure.default.svc.cluster.local]
+  tls:
+  - match: [{sniHosts: [secure.default.svc.cluster.local], sourceLabels: {app: nobody}}]
+    route: [{destination: {host: other.default.svc.cluster.local}}]
+  - match: [{sniHosts: [secure.default.svc.cluster.local], destinationSubnets: [10.9.0.0/16, 10.2.3.4]}]
+    route: [{destination: {host: other.default.svc.cluster.local}}]
+  - match: [{sniHosts: [secure.default.svc.cluster.local]}, {sniHosts: [secure.default.svc.cluster.local], port: 8443}]
+    route: [{destination: {host: secure.default.svc.cluster.local}, weight: 90}, {destination: {host: other.default.svc.cluster.local}, weight: 10}]
+  - match: [{sniHosts: [secure.default.svc.cluster.local]}]
+    route: [{destination: {host: other.default.svc.cluster.local}}]`)
+	l := listenerNamed(cfg, "10.0.0.9_8443")
+	if l == nil {
+		t.Fatalf("no listener 10.0.0.9_8443 in %v", names(cfg.Listeners))
+	}
+	type got struct {
+		sni, ranges string
+		filter      string
+	}
+	var chains []got
+	for _, fc := range l.GetFilterChains() {
+		var ranges []string
+		for _, r := range fc.GetFilterChainMatch().GetPrefixRanges() {
+			ranges = append(ranges, fmt.Sprintf("%s/%d", r.GetAddressPrefix(), r.GetPrefixLen().GetValue()))
+		}
+		var tp tcpv3.TcpProxy
+		if err := fc.GetFilters()[0].GetTypedConfig().UnmarshalTo(&tp); err != nil {
+			t.Fatal(err)
+		}
+		chains = append(chains, got{strings.Join(fc.GetFilterChainMatch().GetServerNames(), ","), strings.Join(ranges, ","), tp.GetStatPrefix()})
+	}
+	want := []got{
+		{"secure.default.svc.cluster.local", "10.9.0.0/16,10.2.3.4/32", "outbound|9000||other.default.svc.cluster.local"},
+		// The subnets stay; the repeated SNI-only match and the last route add nothing.
+		{"secure.default.svc.cluster.local", "10.9.0.0/16,10.2.3.4/32", "secure.default"},
+	}
+	if !slices.Equal(chains, want) {
+		t.Errorf("chains = %+v, want %+v", chains, want)
+	}
+}
+
+// TestTCPSubnetRoutes: TCP routes whose applicable matches all name
+// destination subnets get chains on those subnets, in order, until a route
+// that matches any destination; that one becomes the listener's default
+// chain, as istiod moves a match-all chain there when others exist.
+func TestTCPSubnetRoutes(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: default}
+spec: {clusterIP: 10.0.0.9, ports: [{name: tcp, port: 5432}]}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: other, namespace: default}
+spec: {clusterIP: 10.0.0.10, ports: [{name: tcp, port: 9000}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: db, namespace: default}
+spec:
+  hosts: [db]
+  tcp:
+  - match: [{destinationSubnets: [10.5.0.0/16]}, {sourceLabels: {app: other}}, {destinationSubnets: [10.6.0.1]}]
+    route: [{destination: {host: other}}]
+  - match: [{sourceLabels: {app: other}}]
+    route: [{destination: {host: other}}]
+  - match: [{destinationSubnets: [10.7.0.0/16]}, {port: 5432}]
+    route: [{destination: {host: db}}]
+  - route: [{destination: {host: other}}]`)
+	l := listenerNamed(cfg, "10.0.0.9_5432")
+	if l == nil {
+		t.Fatalf("no listener; have %v", names(cfg.Listeners))
+	}
+	if len(l.GetFilterChains()) != 1 {
+		t.Fatalf("chains = %v, want the one subnet chain", l.GetFilterChains())
+	}
+	var ranges []string
+	for _, r := range l.GetFilterChains()[0].GetFilterChainMatch().GetPrefixRanges() {
+		ranges = append(ranges, fmt.Sprintf("%s/%d", r.GetAddressPrefix(), r.GetPrefixLen().GetValue()))
+	}
+	if !slices.Equal(ranges, []string{"10.5.0.0/16", "10.6.0.1/32"}) || tcpCluster(t, l.GetFilterChains()[0]) != "outbound|9000||other.default.svc.cluster.local" {
+		t.Errorf("subnet chain = %v to %s", ranges, tcpCluster(t, l.GetFilterChains()[0]))
+	}
+	// The third route's port match takes every destination: it ends the list.
+	def := l.GetDefaultFilterChain()
+	if def == nil || def.GetFilterChainMatch() != nil || tcpCluster(t, def) != "outbound|5432||db.default.svc.cluster.local" {
+		t.Errorf("default chain = %v, want the db route matching everything", def)
+	}
+}

@@ -142,7 +142,7 @@ func (b *builder) tcpServerProxy(gs resolve.GatewayServer) *listenerv3.Filter {
 	for _, gr := range gs.Routes {
 		vs := gr.VirtualService
 		for _, r := range vs.Object.Spec.GetTcp() {
-			if len(r.GetRoute()) > 0 && l4Match(r.GetMatch(), gw, vs.Namespace(), gs.Port) {
+			if len(r.GetRoute()) > 0 && gatewayTCPMatch(r.GetMatch(), gw, vs.Namespace(), gs.Port) {
 				return b.tcpRouteProxy(vs, r.GetRoute(), gs.Port)
 			}
 		}
@@ -150,10 +150,10 @@ func (b *builder) tcpServerProxy(gs resolve.GatewayServer) *listenerv3.Filter {
 	return nil
 }
 
-// l4Match says whether any of a TCP route's matches, or the lack of any,
+// gatewayTCPMatch says whether any of a TCP route's matches, or the lack of any,
 // takes a gateway server: the port unset or the server's, the gateways
 // unset or naming this one.
-func l4Match(matches []*networking.L4MatchAttributes, gw, vsNs string, port uint32) bool {
+func gatewayTCPMatch(matches []*networking.L4MatchAttributes, gw, vsNs string, port uint32) bool {
 	for _, m := range matches {
 		if m.GetPort() != 0 && m.GetPort() != port {
 			continue

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"cmp"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,6 +89,9 @@ type outbound struct {
 	b     *builder
 	byKey map[string]*outListener
 	order []*outListener
+	// vss are the VirtualServices of the egress listener being placed,
+	// whose TLS routes its TLS ports follow.
+	vss []*resolve.VirtualService
 }
 
 func (b *builder) outboundListeners() {
@@ -101,6 +105,7 @@ func (b *builder) outboundListeners() {
 }
 
 func (o *outbound) egress(l *resolve.EgressListener) {
+	o.vss = l.VirtualServices
 	if l.IsPortless() {
 		if len(l.Services) > 0 {
 			o.portless(l)
@@ -199,7 +204,10 @@ func (o *outbound) add(s *resolve.Service, svcPort, port uint32, proto protocol.
 func (o *outbound) put(s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, addr string, catchAll bool) {
 	key := addr + "_" + strconv.FormatUint(uint64(port), 10)
 	incoming := classOf(proto)
-	chains := o.b.serviceChains(s, svcPort, port, proto, addr)
+	chains := o.b.tlsRouteChains(o.vss, s, port, proto)
+	if len(chains) == 0 {
+		chains = o.b.serviceChains(o.vss, s, svcPort, port, proto, addr)
+	}
 	ol, ok := o.byKey[key]
 	if !ok {
 		stored := incoming
@@ -265,17 +273,20 @@ func tcpChains(chains []*listenerv3.FilterChain) []*listenerv3.FilterChain {
 	return out
 }
 
-// serviceChains are the filter chains of one service port on a listener.
-func (b *builder) serviceChains(s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, addr string) []*listenerv3.FilterChain {
+// serviceChains are the filter chains of one service port on a listener;
+// vss are the egress listener's VirtualServices.
+func (b *builder) serviceChains(vss []*resolve.VirtualService, s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, addr string) []*listenerv3.FilterChain {
 	clusterName := resolve.ClusterName(svcPort, "", s.Host)
 	statPrefix := "outbound_" + addr + "_" + strconv.FormatUint(uint64(port), 10)
-	tcp := func(match *listenerv3.FilterChainMatch) *listenerv3.FilterChain {
+	tcp := func(match *listenerv3.FilterChainMatch) []*listenerv3.FilterChain {
+		var out []*listenerv3.FilterChain
 		if proto != protocol.TLS && proto != protocol.HTTPS {
-			if fc := b.tcpRouteChain(s, port, match); fc != nil {
-				return fc
+			var terminal bool
+			if out, terminal = b.tcpRouteChains(vss, s, port); terminal {
+				return out
 			}
 		}
-		return chain(match, b.tcpProxy(clusterName, clusterName))
+		return append(out, chain(match, b.tcpProxy(clusterName, clusterName)))
 	}
 	httpMatch := &listenerv3.FilterChainMatch{ApplicationProtocols: plaintextALPN, TransportProtocol: "raw_buffer"}
 	switch classOf(proto) {
@@ -290,59 +301,134 @@ func (b *builder) serviceChains(s *resolve.Service, svcPort, port uint32, proto 
 		if addr != wildcard {
 			rds = string(s.Host) + ":" + rds
 		}
-		return []*listenerv3.FilterChain{tcp(nil), chain(httpMatch, b.outboundHCM(statPrefix, rds))}
+		return append(tcp(nil), chain(httpMatch, b.outboundHCM(statPrefix, rds)))
 	}
 	if (proto == protocol.TLS || proto == protocol.HTTPS) && (addr == wildcard || len(s.Addresses) == 0) {
-		return []*listenerv3.FilterChain{tcp(&listenerv3.FilterChainMatch{ServerNames: []string{string(s.Host)}})}
+		return tcp(&listenerv3.FilterChainMatch{ServerNames: []string{string(s.Host)}})
 	}
-	return []*listenerv3.FilterChain{tcp(nil)}
+	return tcp(nil)
 }
 
-// tcpRouteChain routes a TCP port by the first TCP route of the host's
-// VirtualService that applies to the proxy and port (istio.md §6.6); nil
-// when none does, or when only routes matching destination subnets do,
-// which meshc does not build.
-func (b *builder) tcpRouteChain(s *resolve.Service, port uint32, match *listenerv3.FilterChainMatch) *listenerv3.FilterChain {
-	vs := b.virtualServiceFor(s)
-	if vs == nil {
+// tlsRouteChains route a TLS or HTTPS port by the TLS routes of the
+// listener's VirtualServices for the host (istio.md §7.4): a chain per
+// route match that applies to the proxy and port, matching its SNI names
+// and destination subnets, the first route winning a repeated match. None
+// when no route applies; the port then gets its default chain.
+func (b *builder) tlsRouteChains(vss []*resolve.VirtualService, s *resolve.Service, port uint32, proto protocol.Protocol) []*listenerv3.FilterChain {
+	if proto != protocol.TLS && proto != protocol.HTTPS {
 		return nil
 	}
-	for _, r := range vs.Object.Spec.GetTcp() {
-		if len(r.GetRoute()) == 0 || !b.tcpRouteApplies(r.GetMatch(), port) {
+	var out []*listenerv3.FilterChain
+	handled := map[string]bool{}
+	// istiod keeps the last destination subnets it met for every later
+	// match too, even one without subnets; so does meshc, to predict it.
+	var subnets []string
+	for _, vs := range vss {
+		if !slices.ContainsFunc(vs.Hosts, func(h host.Name) bool { return host.Name(strings.ToLower(string(h))).Matches(s.Host) }) {
 			continue
 		}
-		fc := chain(match, b.tcpRouteProxy(vs, r.GetRoute(), port))
-		fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
-		return fc
-	}
-	return nil
-}
-
-// virtualServiceFor is the VirtualService in force for a host in the
-// proxy's scope.
-func (b *builder) virtualServiceFor(s *resolve.Service) *resolve.VirtualService {
-	for _, c := range b.view.Scope.VirtualServices {
-		if c.Host == s.Host {
-			return c.Winner
+		for _, r := range vs.Object.Spec.GetTls() {
+			if len(r.GetRoute()) == 0 {
+				continue
+			}
+			for _, m := range r.GetMatch() {
+				if !b.routeApplies(m, port) {
+					continue
+				}
+				if len(m.GetDestinationSubnets()) > 0 {
+					subnets = m.GetDestinationSubnets()
+				}
+				key := strings.Join(m.GetSniHosts(), ",") + "|" + strings.Join(m.GetDestinationSubnets(), ",")
+				if handled[key] {
+					continue
+				}
+				handled[key] = true
+				fc := chain(&listenerv3.FilterChainMatch{ServerNames: m.GetSniHosts(), PrefixRanges: cidrRanges(subnets)}, b.tcpRouteProxy(vs, r.GetRoute(), port))
+				fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
+				out = append(out, fc)
+			}
 		}
 	}
-	return nil
+	return out
 }
 
-func (b *builder) tcpRouteApplies(matches []*networking.L4MatchAttributes, port uint32) bool {
-	if len(matches) == 0 {
+// cidrRanges turns subnets ("10.0.0.0/8", or a bare address for one host)
+// into a chain's prefix ranges.
+func cidrRanges(subnets []string) []*corev3.CidrRange {
+	var out []*corev3.CidrRange
+	for _, sub := range subnets {
+		p, err := netip.ParsePrefix(sub)
+		if err != nil {
+			a, err := netip.ParseAddr(sub)
+			if err != nil {
+				continue // validation refuses it before it gets here
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, &corev3.CidrRange{AddressPrefix: p.Addr().String(), PrefixLen: wrapperspb.UInt32(uint32(p.Bits()))})
+	}
+	return out
+}
+
+// tcpRouteChains route a TCP port by the TCP routes of the listener's
+// VirtualServices for the host (istio.md §6.6), in order: a route without
+// matches, or with an applicable match on no destination subnets, ends the
+// list (terminal); before it, a route whose applicable matches all name
+// subnets gets a chain on those subnets. Without a terminal route the
+// caller adds the service's own chain.
+func (b *builder) tcpRouteChains(vss []*resolve.VirtualService, s *resolve.Service, port uint32) (chains []*listenerv3.FilterChain, terminal bool) {
+	for _, vs := range vss {
+		if !slices.ContainsFunc(vs.Hosts, func(h host.Name) bool { return host.Name(strings.ToLower(string(h))).Matches(s.Host) }) {
+			continue
+		}
+		for _, r := range vs.Object.Spec.GetTcp() {
+			if len(r.GetRoute()) == 0 {
+				continue
+			}
+			terminal := len(r.GetMatch()) == 0
+			var subnets []string
+			for _, m := range r.GetMatch() {
+				if !b.routeApplies(m, port) {
+					continue
+				}
+				if len(m.GetDestinationSubnets()) == 0 || port == 0 {
+					terminal = true
+					break
+				}
+				subnets = append(subnets, m.GetDestinationSubnets()...)
+			}
+			switch {
+			case terminal:
+				fc := chain(nil, b.tcpRouteProxy(vs, r.GetRoute(), port))
+				fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
+				return append(chains, fc), true
+			case len(subnets) > 0:
+				// istiod marks only terminal chains with their VirtualService.
+				chains = append(chains, chain(&listenerv3.FilterChainMatch{PrefixRanges: cidrRanges(subnets)}, b.tcpRouteProxy(vs, r.GetRoute(), port)))
+			}
+		}
+	}
+	return chains, false
+}
+
+// l4Route is what TCP and TLS route matches have in common.
+type l4Route interface {
+	GetGateways() []string
+	GetSourceLabels() map[string]string
+	GetSourceNamespace() string
+	GetPort() uint32
+}
+
+// routeApplies checks the predicates of a TCP or TLS route match that a
+// proxy's config can settle: gateways, source labels and namespace, port.
+func (b *builder) routeApplies(m l4Route, port uint32) bool {
+	switch {
+	case len(m.GetGateways()) > 0 && !slices.Contains(m.GetGateways(), resolve.MeshGateway):
+	case !resolve.LabelsMatch(m.GetSourceLabels(), b.view.Proxy.Labels):
+	case m.GetSourceNamespace() != "" && m.GetSourceNamespace() != b.view.Proxy.Namespace:
+	case m.GetPort() != 0 && m.GetPort() != port:
+	default:
 		return true
-	}
-	for _, m := range matches {
-		switch {
-		case len(m.GetDestinationSubnets()) > 0:
-		case m.GetPort() != 0 && m.GetPort() != port:
-		case len(m.GetGateways()) > 0 && !slices.Contains(m.GetGateways(), resolve.MeshGateway):
-		case !resolve.LabelsMatch(m.GetSourceLabels(), b.view.Proxy.Labels):
-		case m.GetSourceNamespace() != "" && m.GetSourceNamespace() != b.view.Proxy.Namespace:
-		default:
-			return true
-		}
 	}
 	return false
 }
@@ -487,7 +573,24 @@ func (b *builder) finishOutbound(ol *outListener) *listenerv3.Listener {
 		l.Name = ol.addr // istiod names a socket listener by its path
 	}
 	b.inspectors(l)
-	if !slices.ContainsFunc(ol.chains, func(c *listenerv3.FilterChain) bool { return c.GetFilterChainMatch() == nil }) {
+	// As istiod does: a chain matching everything becomes the default
+	// chain, so traffic that starts to match another chain and then does
+	// not still has somewhere to go (the last such chain wins); alone, it
+	// stays the one chain. Without one, unmatched traffic passes through.
+	var matched []*listenerv3.FilterChain
+	for _, c := range ol.chains {
+		if proto.Size(c.GetFilterChainMatch()) == 0 {
+			l.DefaultFilterChain = c
+		} else {
+			matched = append(matched, c)
+		}
+	}
+	switch {
+	case l.DefaultFilterChain != nil && len(matched) == 0:
+		l.DefaultFilterChain = nil
+	case l.DefaultFilterChain != nil:
+		l.FilterChains = matched
+	default:
 		l.DefaultFilterChain = &listenerv3.FilterChain{Name: passthroughFCN, FilterChainMatch: &listenerv3.FilterChainMatch{},
 			Filters: []*listenerv3.Filter{b.tcpProxy(b.unmatched(), b.unmatched())}}
 	}
