@@ -760,8 +760,9 @@ spec:
   servers:
   - {port: {number: 15443, name: tls, protocol: TLS}, hosts: ["*.local"], tls: {mode: AUTO_PASSTHROUGH}}
   - {port: {number: 31400, name: tcp, protocol: TCP}, hosts: ["*"]}
-  - {port: {number: 9443, name: tls-db, protocol: TLS}, hosts: ["*/db.example.com"], tls: {mode: SIMPLE, credentialName: db-cert}}
-  - {port: {number: 8443, name: https, protocol: HTTPS}, hosts: ["*/web.example.com"], tls: {mode: SIMPLE, credentialName: web-cert}}`,
+  - {port: {number: 9443, name: tls-db, protocol: TLS}, hosts: ["*/db.example.com"], tls: {mode: MUTUAL, credentialName: db-cert, subjectAltNames: [client.example.com], minProtocolVersion: TLSV1_3}}
+  - {port: {number: 8443, name: https, protocol: HTTPS}, hosts: ["*/web.example.com"], tls: {mode: SIMPLE, credentialName: web-cert}}
+  - {port: {number: 15012, name: tls-istio, protocol: TLS}, hosts: ["*"], tls: {mode: ISTIO_MUTUAL}}`,
 	`apiVersion: networking.istio.io/v1
 kind: VirtualService
 metadata: {name: db, namespace: default}
@@ -867,6 +868,31 @@ func TestGatewayServers(t *testing.T) {
 		if got := tcpCluster(t, fc); got != "outbound|80||web.default.svc.cluster.local" {
 			t.Errorf("TLS server forwards to %s", got)
 		}
+		ctx := downstreamTLS(t, fc)
+		common := ctx.GetCommonTlsContext()
+		v := common.GetCombinedValidationContext()
+		if !ctx.GetRequireClientCertificate().GetValue() || v.GetValidationContextSdsSecretConfig().GetName() != "kubernetes://db-cert-cacert" ||
+			v.GetDefaultValidationContext().GetMatchSubjectAltNames()[0].GetExact() != "client.example.com" { //nolint:staticcheck // the field istiod sets
+			t.Errorf("MUTUAL context = %v, want client certificates checked against db-cert-cacert and the SAN", ctx)
+		}
+		if common.GetTlsParams().GetTlsMinimumProtocolVersion() != tlsv3.TlsParameters_TLSv1_3 {
+			t.Errorf("TLS params = %v, want TLS 1.3 at least", common.GetTlsParams())
+		}
+	})
+
+	t.Run("istio mutual server", func(t *testing.T) {
+		l := listenerNamed(cfg, "0.0.0.0_15012")
+		if l == nil || len(l.GetFilterChains()) != 1 {
+			t.Fatalf("want 0.0.0.0_15012 with one chain, got %v", l)
+		}
+		ctx := downstreamTLS(t, l.GetFilterChains()[0])
+		common := ctx.GetCommonTlsContext()
+		if !slices.Equal(common.GetAlpnProtocols(), []string{"istio-peer-exchange", "h2", "http/1.1"}) ||
+			common.GetTlsCertificateSdsSecretConfigs()[0].GetName() != "default" ||
+			common.GetCombinedValidationContext().GetValidationContextSdsSecretConfig().GetName() != "ROOTCA" ||
+			!ctx.GetRequireClientCertificate().GetValue() {
+			t.Errorf("ISTIO_MUTUAL context = %v, want the gateway's Istio identity, ROOTCA and client certificates", ctx)
+		}
 	})
 
 	t.Run("https server", func(t *testing.T) {
@@ -874,12 +900,14 @@ func TestGatewayServers(t *testing.T) {
 		if l == nil || len(l.GetFilterChains()) != 1 {
 			t.Fatalf("want 0.0.0.0_8443 with one chain, got %v", l)
 		}
-		var ctx tlsv3.DownstreamTlsContext
-		if err := l.GetFilterChains()[0].GetTransportSocket().GetTypedConfig().UnmarshalTo(&ctx); err != nil {
-			t.Fatal(err)
-		}
+		ctx := downstreamTLS(t, l.GetFilterChains()[0])
 		if ctx.GetRequireClientCertificate() == nil || ctx.GetRequireClientCertificate().GetValue() {
 			t.Errorf("require_client_certificate = %v, want an explicit false", ctx.GetRequireClientCertificate())
+		}
+		// The one VirtualService on the server has TCP routes only: no
+		// virtual host, so the route configuration answers 404.
+		if rc := routeNamed(cfg, "https.8443.https.eastwest.istio-system"); rc == nil || !slices.Equal(names(rc.GetVirtualHosts()), []string{"blackhole:8443"}) {
+			t.Errorf("route configuration = %v, want only the blackhole virtual host", rc)
 		}
 		sds := ctx.GetCommonTlsContext().GetTlsCertificateSdsSecretConfigs()
 		if len(sds) != 1 || sds[0].GetName() != "kubernetes://web-cert" || sds[0].GetSdsConfig().GetAds() == nil {
@@ -888,8 +916,17 @@ func TestGatewayServers(t *testing.T) {
 	})
 }
 
-// TestGatewayServerProblems: what meshc cannot build, or istiod would not,
-// is reported, and the rest of the gateway still builds.
+func downstreamTLS(t *testing.T, fc *listenerv3.FilterChain) *tlsv3.DownstreamTlsContext {
+	t.Helper()
+	var ctx tlsv3.DownstreamTlsContext
+	if err := fc.GetTransportSocket().GetTypedConfig().UnmarshalTo(&ctx); err != nil {
+		t.Fatal(err)
+	}
+	return &ctx
+}
+
+// TestGatewayServerProblems: servers istiod gives no chain are reported,
+// and the rest of the gateway still builds.
 func TestGatewayServerProblems(t *testing.T) {
 	docs := append(slices.Clone(gatewayWorld[:3]),
 		`apiVersion: networking.istio.io/v1
@@ -904,7 +941,7 @@ spec:
 	m := resolveDocs(t, docs...)
 	v, _ := m.View("istio-system", "gw")
 	cfg := New(m, Options{}).Build(v)
-	want := []string{"server 0 (TLS ISTIO_MUTUAL): not emitted", "server 1 (TCP): no VirtualService TCP route"}
+	want := []string{"server 0 (TLS): no VirtualService TCP route", "server 1 (TCP): no VirtualService TCP route"}
 	if len(cfg.Problems) != len(want) {
 		t.Fatalf("problems = %q, want %d", cfg.Problems, len(want))
 	}

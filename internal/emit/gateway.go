@@ -38,11 +38,11 @@ func autoPassthrough(srv *networking.Server) bool {
 	return srv.GetTls() != nil && srv.GetTls().GetMode() == networking.ServerTLSSettings_AUTO_PASSTHROUGH
 }
 
-// terminates says whether meshc terminates a server's TLS: with its own
-// certificate (SIMPLE) or also asking the client's (MUTUAL).
+// terminates says whether a server terminates TLS: every TLS mode but the
+// two passthrough ones.
 func terminates(srv *networking.Server) bool {
 	mode := srv.GetTls().GetMode()
-	return srv.GetTls() != nil && (mode == networking.ServerTLSSettings_SIMPLE || mode == networking.ServerTLSSettings_MUTUAL)
+	return srv.GetTls() != nil && mode != networking.ServerTLSSettings_PASSTHROUGH && mode != networking.ServerTLSSettings_AUTO_PASSTHROUGH
 }
 
 // gatewayListeners builds a router's listeners from the Gateway servers
@@ -67,15 +67,10 @@ func (b *builder) gatewayListeners() {
 			byTarget[target] = gp
 			ports = append(ports, gp)
 		}
-		mode := srv.GetTls().GetMode()
-		switch {
-		case protocol.Parse(srv.GetPort().GetProtocol()).IsHTTP():
+		if protocol.Parse(srv.GetPort().GetProtocol()).IsHTTP() {
 			gp.http = append(gp.http, gs)
-		case srv.GetTls() == nil || terminates(srv) || mode == networking.ServerTLSSettings_PASSTHROUGH || mode == networking.ServerTLSSettings_AUTO_PASSTHROUGH:
+		} else {
 			gp.other = append(gp.other, gs)
-		default:
-			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (%s %s): not emitted; meshc terminates gateway TLS with SIMPLE and MUTUAL only",
-				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, srv.GetPort().GetProtocol(), mode))
 		}
 	}
 	slices.SortStableFunc(ports, func(a, b *gatewayPort) int { return cmp.Compare(a.target, b.target) })
@@ -116,8 +111,8 @@ func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen m
 	case terminates(srv) && protocol.Parse(srv.GetPort().GetProtocol()) == protocol.HTTPS:
 		name := fmt.Sprintf("https.%d.%s.%s.%s", gs.Port, srv.GetPort().GetName(), gs.Gateway.Name, gs.Gateway.Namespace)
 		b.gatewayRoute(name, gs.Port, []resolve.GatewayServer{gs})
-		fc := chain(&listenerv3.FilterChainMatch{ServerNames: sniHosts(srv.GetHosts())}, b.outboundHCM("outbound_"+listener, name))
-		fc.TransportSocket = b.gatewayTLS(name, srv.GetTls())
+		fc := chain(sniMatch(srv.GetHosts()), b.outboundHCM("outbound_"+listener, name))
+		fc.TransportSocket = b.gatewayTLS(name, srv.GetTls(), httpALPN)
 		return []*listenerv3.FilterChain{fc}
 	}
 	f := b.tcpServerProxy(gs)
@@ -129,8 +124,13 @@ func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen m
 	if srv.GetTls() == nil {
 		return []*listenerv3.FilterChain{chain(nil, f)}
 	}
-	fc := chain(&listenerv3.FilterChainMatch{ServerNames: sniHosts(srv.GetHosts())}, f)
-	fc.TransportSocket = b.gatewayTLS(fmt.Sprintf("%s/%s server %d", gs.Gateway.Namespace, gs.Gateway.Name, gs.Index), srv.GetTls())
+	fc := chain(sniMatch(srv.GetHosts()), f)
+	alpn := httpALPN
+	if srv.GetTls().GetMode() == networking.ServerTLSSettings_ISTIO_MUTUAL {
+		// An Istio client may open with metadata exchange.
+		alpn = []string{"istio-peer-exchange", "h2", "http/1.1"}
+	}
+	fc.TransportSocket = b.gatewayTLS(fmt.Sprintf("%s/%s server %d", gs.Gateway.Namespace, gs.Gateway.Name, gs.Index), srv.GetTls(), alpn)
 	return []*listenerv3.FilterChain{fc}
 }
 
@@ -249,6 +249,15 @@ func (b *builder) targetPort(port uint32) uint32 {
 	return port
 }
 
+// sniMatch matches a server's hosts by SNI; nil, matching everything, when
+// one of them is "*".
+func sniMatch(hosts []string) *listenerv3.FilterChainMatch {
+	if names := sniHosts(hosts); len(names) > 0 {
+		return &listenerv3.FilterChainMatch{ServerNames: names}
+	}
+	return nil
+}
+
 // sniHosts are a server's hosts as SNI names: namespace prefixes dropped,
 // "*" meaning any name.
 func sniHosts(hosts []string) []string {
@@ -268,35 +277,81 @@ func sniHosts(hosts []string) []string {
 	return out
 }
 
-// gatewayTLS terminates TLS with the server's credential. Pushed over
-// xDS, the gateway fetches it over ADS as istiod configures it (no initial
-// fetch timeout, so a missing secret holds back no other listener); a
-// static bootstrap has no ADS, so it asks the SDS server on the agent's
-// socket instead.
-func (b *builder) gatewayTLS(name string, t *networking.ServerTLSSettings) *corev3.TransportSocket {
-	common := &tlsv3.CommonTlsContext{AlpnProtocols: []string{"h2", "http/1.1"}}
-	switch {
-	case t.GetCredentialName() != "":
-		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{b.credentialSecret("kubernetes://" + t.GetCredentialName())}
-	case t.GetServerCertificate() != "":
-		common.TlsCertificates = []*tlsv3.TlsCertificate{{CertificateChain: fileSource(t.GetServerCertificate()), PrivateKey: fileSource(t.GetPrivateKey())}}
+// httpALPN is what a gateway terminating TLS offers.
+var httpALPN = []string{"h2", "http/1.1"}
+
+// gatewayTLS terminates a server's TLS as istiod configures it, by mode:
+// ISTIO_MUTUAL with the gateway's own Istio identity; with a credentialName,
+// the Kubernetes secret (and its "-cacert" for client certificates);
+// otherwise the certificate files, served by the agent's SDS. Pushed over
+// xDS, credentials come over ADS without an initial fetch timeout (a
+// missing secret holds back no other listener); a static bootstrap has no
+// ADS, so it asks the agent's SDS socket instead.
+func (b *builder) gatewayTLS(name string, t *networking.ServerTLSSettings, alpn []string) *corev3.TransportSocket {
+	mode := t.GetMode()
+	common := &tlsv3.CommonTlsContext{AlpnProtocols: alpn}
+	requireClient := mode == networking.ServerTLSSettings_MUTUAL || mode == networking.ServerTLSSettings_ISTIO_MUTUAL
+	validate := requireClient || mode == networking.ServerTLSSettings_OPTIONAL_MUTUAL
+	vc := &tlsv3.CertificateValidationContext{MatchSubjectAltNames: exactMatchers(t.GetSubjectAltNames())} //nolint:staticcheck // the field istiod sets
+	combined := func(ca *tlsv3.SdsSecretConfig) *tlsv3.CommonTlsContext_CombinedValidationContext {
+		return &tlsv3.CommonTlsContext_CombinedValidationContext{CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
+			DefaultValidationContext: vc, ValidationContextSdsSecretConfig: ca}}
 	}
-	// istiod says false outright for SIMPLE.
-	ctx := &tlsv3.DownstreamTlsContext{CommonTlsContext: common, RequireClientCertificate: wrapperspb.Bool(t.GetMode() == networking.ServerTLSSettings_MUTUAL)}
-	if t.GetMode() == networking.ServerTLSSettings_MUTUAL {
-		if t.GetCredentialName() != "" {
-			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContextSdsSecretConfig{
-				ValidationContextSdsSecretConfig: b.credentialSecret("kubernetes://" + t.GetCredentialName() + "-cacert")}
-		} else if t.GetCaCertificates() != "" {
-			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{
-				ValidationContext: &tlsv3.CertificateValidationContext{TrustedCa: fileSource(t.GetCaCertificates())}}
+	switch {
+	case mode == networking.ServerTLSSettings_ISTIO_MUTUAL:
+		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("default")}
+		common.ValidationContextType = combined(sdsSecret("ROOTCA"))
+	case t.GetCredentialName() != "":
+		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{b.credentialSecret(t.GetCredentialName())}
+		ca := cmp.Or(t.GetCaCertCredentialName(), t.GetCredentialName()+"-cacert")
+		switch {
+		case validate:
+			vc.VerifyCertificateSpki, vc.VerifyCertificateHash = t.GetVerifyCertificateSpki(), t.GetVerifyCertificateHash()
+			common.ValidationContextType = combined(b.credentialSecret(ca))
+		case len(vc.MatchSubjectAltNames) > 0: //nolint:staticcheck // the field istiod sets
+			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: vc}
+		}
+	default:
+		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("file-cert:" + t.GetServerCertificate() + "~" + t.GetPrivateKey())}
+		if validate {
+			root := "ROOTCA"
+			if t.GetCaCertificates() != "" {
+				root = "file-root:" + t.GetCaCertificates()
+			}
+			common.ValidationContextType = combined(sdsSecret(root))
 		}
 	}
+	if mode == networking.ServerTLSSettings_SIMPLE || mode == networking.ServerTLSSettings_MUTUAL {
+		serverTLSParams(common, t)
+	}
+	ctx := &tlsv3.DownstreamTlsContext{CommonTlsContext: common, RequireClientCertificate: wrapperspb.Bool(requireClient)}
 	return &corev3.TransportSocket{Name: tlsSocketName, ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: b.pk.any(name+" TLS context", ctx)}}
+}
+
+// serverTLSParams applies a server's TLS versions and ciphers.
+func serverTLSParams(common *tlsv3.CommonTlsContext, t *networking.ServerTLSSettings) {
+	params := func() *tlsv3.TlsParameters {
+		if common.TlsParams == nil {
+			common.TlsParams = &tlsv3.TlsParameters{}
+		}
+		return common.TlsParams
+	}
+	if v := t.GetMinProtocolVersion(); v != networking.ServerTLSSettings_TLS_AUTO {
+		params().TlsMinimumProtocolVersion = tlsv3.TlsParameters_TlsProtocol(v)
+	}
+	if len(t.GetCipherSuites()) > 0 {
+		params().CipherSuites = t.GetCipherSuites()
+	}
+	if v := t.GetMaxProtocolVersion(); v != networking.ServerTLSSettings_TLS_AUTO {
+		params().TlsMaximumProtocolVersion = tlsv3.TlsParameters_TlsProtocol(v)
+	}
 }
 
 // credentialSecret is the SDS config of a gateway credential.
 func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
+	if !strings.Contains(name, "://") {
+		name = "kubernetes://" + name
+	}
 	if b.opts.Format != XDS {
 		return sdsSecret(name)
 	}
@@ -315,6 +370,9 @@ func (b *builder) gatewayRoute(name string, port uint32, servers []resolve.Gatew
 		gw := gs.Gateway.Namespace + "/" + gs.Gateway.Name
 		for _, gr := range gs.Routes {
 			routes := b.gatewayRoutes(gr.VirtualService, gw, port)
+			if len(routes) == 0 {
+				continue // no HTTP route for this server: no virtual host either
+			}
 			for _, h := range gr.Hosts {
 				h = host.Name(strings.ToLower(string(h)))
 				vh := byHost[h]

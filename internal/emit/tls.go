@@ -187,6 +187,15 @@ func (b *builder) serviceSANs(s *resolve.Service) []string {
 	return out
 }
 
+// exactMatchers match subject alternative names exactly.
+func exactMatchers(sans []string) []*matcherv3.StringMatcher {
+	var out []*matcherv3.StringMatcher
+	for _, san := range sans {
+		out = append(out, &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: san}})
+	}
+	return out
+}
+
 // istioTLS is the client side of Istio mutual TLS; nil in TLSOff mode.
 func (b *builder) istioTLS(sni string, sans []string, h2 bool) *tlsv3.UpstreamTlsContext {
 	if b.opts.TLS == TLSOff {
@@ -196,10 +205,7 @@ func (b *builder) istioTLS(sni string, sans []string, h2 bool) *tlsv3.UpstreamTl
 	if h2 {
 		alpn = append(alpn, "h2")
 	}
-	var matchers []*matcherv3.StringMatcher
-	for _, san := range sans {
-		matchers = append(matchers, &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: san}})
-	}
+	matchers := exactMatchers(sans)
 	common := &tlsv3.CommonTlsContext{
 		TlsParams: &tlsv3.TlsParameters{
 			TlsMinimumProtocolVersion: tlsv3.TlsParameters_TLSv1_2,
@@ -232,8 +238,12 @@ func (b *builder) identity(common *tlsv3.CommonTlsContext, validation *tlsv3.Cer
 		}}
 }
 
+// sdsSecret fetches a secret from the agent's SDS server. Only the
+// proxy's own identity ("default", "ROOTCA") waits for it without a
+// timeout, as istiod sets it: any other secret may never come, and must
+// not hold its listener back.
 func sdsSecret(name string) *tlsv3.SdsSecretConfig {
-	return &tlsv3.SdsSecretConfig{Name: name, SdsConfig: &corev3.ConfigSource{
+	cfg := &tlsv3.SdsSecretConfig{Name: name, SdsConfig: &corev3.ConfigSource{
 		ConfigSourceSpecifier: &corev3.ConfigSource_ApiConfigSource{ApiConfigSource: &corev3.ApiConfigSource{
 			ApiType:                   corev3.ApiConfigSource_GRPC,
 			SetNodeOnFirstMessageOnly: true,
@@ -241,9 +251,12 @@ func sdsSecret(name string) *tlsv3.SdsSecretConfig {
 			GrpcServices: []*corev3.GrpcService{{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{
 				EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: SDSCluster}}}},
 		}},
-		InitialFetchTimeout: durationpb.New(0),
-		ResourceApiVersion:  corev3.ApiVersion_V3,
+		ResourceApiVersion: corev3.ApiVersion_V3,
 	}}
+	if name == "default" || name == "ROOTCA" {
+		cfg.SdsConfig.InitialFetchTimeout = durationpb.New(0)
+	}
+	return cfg
 }
 
 func fileSource(path string) *corev3.DataSource {
@@ -253,11 +266,7 @@ func fileSource(path string) *corev3.DataSource {
 // userTLS is a DestinationRule's SIMPLE or MUTUAL origination, as given.
 func (b *builder) userTLS(t *networking.ClientTLSSettings) *tlsv3.UpstreamTlsContext {
 	common := &tlsv3.CommonTlsContext{}
-	var matchers []*matcherv3.StringMatcher
-	for _, san := range t.GetSubjectAltNames() {
-		matchers = append(matchers, &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Exact{Exact: san}})
-	}
-	validation := &tlsv3.CertificateValidationContext{MatchSubjectAltNames: matchers} //nolint:staticcheck // the field istiod sets
+	validation := &tlsv3.CertificateValidationContext{MatchSubjectAltNames: exactMatchers(t.GetSubjectAltNames())} //nolint:staticcheck // the field istiod sets
 	if ca := t.GetCaCertificates(); ca != "" {
 		validation.TrustedCa = fileSource(ca)
 	}
