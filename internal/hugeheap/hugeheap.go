@@ -13,12 +13,15 @@ package hugeheap
 
 import "os"
 
-// reserve is how much heap the advice covers: twice the peak heap of
-// linting a 3,000-proxy mesh. The block is never touched, so it costs
-// address space, not memory.
-const reserve = 256 << 20
+// maxReserve is the most heap the advice covers: the peak heap of linting
+// a 3,000-proxy mesh several times over, and most of building one of its
+// largest proxies. The block is never touched, so it costs address space,
+// not memory; but the kernel's overcommit heuristic refuses a mapping
+// much larger than memory, which would be fatal, so the advice never
+// covers more than a quarter of it.
+const maxReserve = 1 << 30
 
-// Enable advises huge pages for the next reserve bytes of heap and reports
+// Enable advises huge pages for the first part of the heap and reports
 // whether it did. It does nothing when MESHC_HUGEPAGES=off, where the kernel
 // would not honour the advice (THP "never", or "always" where it is not
 // needed) or where reserving address space could fail (strict overcommit).
@@ -28,18 +31,20 @@ func Enable() bool {
 	if os.Getenv("MESHC_HUGEPAGES") == "off" {
 		return false
 	}
-	if !wanted(system) {
+	size, ok := reserve(system)
+	if !ok {
 		return false
 	}
-	return advise(reserve)
+	return advise(size)
 }
 
 // kernel names the files that tell whether advice would help.
 type kernel struct {
-	thp, overcommit string
+	thp, overcommit, meminfo string
 }
 
 var system = kernel{
 	thp:        "/sys/kernel/mm/transparent_hugepage/enabled",
 	overcommit: "/proc/sys/vm/overcommit_memory",
+	meminfo:    "/proc/meminfo",
 }

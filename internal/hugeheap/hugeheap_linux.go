@@ -4,20 +4,42 @@ import (
 	"bytes"
 	"os"
 	"runtime"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
-// wanted reports whether THP is in "madvise" mode and overcommit is not
-// strict.
-func wanted(k kernel) bool {
+// reserve is how much heap to advise: none unless THP is in "madvise"
+// mode and overcommit is not strict; at most a quarter of memory.
+func reserve(k kernel) (int, bool) {
 	thp, err := os.ReadFile(k.thp)
 	if err != nil || !bytes.Contains(thp, []byte("[madvise]")) {
-		return false
+		return 0, false
 	}
 	overcommit, err := os.ReadFile(k.overcommit)
-	return err == nil && !bytes.HasPrefix(overcommit, []byte("2"))
+	if err != nil || bytes.HasPrefix(overcommit, []byte("2")) {
+		return 0, false
+	}
+	meminfo, err := os.ReadFile(k.meminfo)
+	if err != nil {
+		return 0, false
+	}
+	for line := range bytes.Lines(meminfo) {
+		// "MemTotal:       24576000 kB"
+		if rest, ok := bytes.CutPrefix(line, []byte("MemTotal:")); ok {
+			kb, err := strconv.Atoi(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))))
+			if err != nil {
+				return 0, false
+			}
+			size := min(maxReserve, kb<<10/4)
+			return size, size >= minReserve
+		}
+	}
+	return 0, false
 }
+
+// minReserve is the least advice worth its garbage collection.
+const minReserve = 32 << 20
 
 func advise(size int) bool {
 	// A block this large makes the runtime map fresh heap pages for it and

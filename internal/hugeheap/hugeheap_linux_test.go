@@ -6,24 +6,29 @@ import (
 	"testing"
 )
 
-func TestWanted(t *testing.T) {
+func TestReserve(t *testing.T) {
+	const madvise, mem24G = "always [madvise] never\n", "MemTotal:       25165824 kB\nMemFree:        1000 kB\n"
 	tests := []struct {
-		name, thp, overcommit string
-		want                  bool
+		name, thp, overcommit, meminfo string
+		want                           int
 	}{
-		{"madvise mode", "always [madvise] never\n", "0\n", true},
-		{"madvise mode, overcommit always", "always [madvise] never\n", "1\n", true},
-		{"always mode needs no advice", "[always] madvise never\n", "0\n", false},
-		{"never mode ignores advice", "always madvise [never]\n", "0\n", false},
-		{"strict overcommit could refuse the block", "always [madvise] never\n", "2\n", false},
-		{"no THP support", "", "0\n", false},
-		{"unreadable overcommit", "always [madvise] never\n", "", false},
+		{"madvise mode", madvise, "0\n", mem24G, maxReserve},
+		{"madvise mode, overcommit always", madvise, "1\n", mem24G, maxReserve},
+		{"a quarter of a small machine", madvise, "0\n", "MemTotal:        1048576 kB\n", 256 << 20},
+		{"too small to bother", madvise, "0\n", "MemTotal:          65536 kB\n", 0},
+		{"always mode needs no advice", "[always] madvise never\n", "0\n", mem24G, 0},
+		{"never mode ignores advice", "always madvise [never]\n", "0\n", mem24G, 0},
+		{"strict overcommit could refuse the block", madvise, "2\n", mem24G, 0},
+		{"no THP support", "", "0\n", mem24G, 0},
+		{"unreadable overcommit", madvise, "", mem24G, 0},
+		{"unreadable meminfo", madvise, "0\n", "", 0},
+		{"garbled meminfo", madvise, "0\n", "MemTotal: lots\n", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			k := kernel{thp: filepath.Join(dir, "thp"), overcommit: filepath.Join(dir, "overcommit")}
-			for path, text := range map[string]string{k.thp: tt.thp, k.overcommit: tt.overcommit} {
+			k := kernel{thp: filepath.Join(dir, "thp"), overcommit: filepath.Join(dir, "overcommit"), meminfo: filepath.Join(dir, "meminfo")}
+			for path, text := range map[string]string{k.thp: tt.thp, k.overcommit: tt.overcommit, k.meminfo: tt.meminfo} {
 				if text == "" {
 					continue // a missing file
 				}
@@ -31,8 +36,9 @@ func TestWanted(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if got := wanted(k); got != tt.want {
-				t.Errorf("wanted = %v, want %v", got, tt.want)
+			got, ok := reserve(k)
+			if ok != (tt.want > 0) || (ok && got != tt.want) {
+				t.Errorf("reserve = %d, %v; want %d", got, ok, tt.want)
 			}
 		})
 	}
@@ -41,7 +47,7 @@ func TestWanted(t *testing.T) {
 // TestAdvise checks the advice itself where the kernel takes it: a wrong
 // range or flag would be refused.
 func TestAdvise(t *testing.T) {
-	if !wanted(system) {
+	if _, ok := reserve(system); !ok {
 		t.Skip("THP is not in madvise mode here")
 	}
 	if !advise(8 << 20) {
