@@ -558,11 +558,7 @@ spec:
 // the TLS routes of its VirtualServices, without terminating TLS.
 func TestGatewayTLSPassthrough(t *testing.T) {
 	cfg := compile(t, Options{Format: XDS}, "istio-system/gw",
-		`apiVersion: v1
-kind: Pod
-metadata: {name: gw, namespace: istio-system, labels: {istio: ingressgateway, sidecar.istio.io/inject: "true"}}
-spec: {containers: [{name: istio-proxy, image: x}]}
-status: {podIP: 10.0.0.2}`,
+		gatewayPod("ingressgateway"),
 		`apiVersion: v1
 kind: Service
 metadata: {name: backend, namespace: default}
@@ -725,14 +721,19 @@ status: {podIP: 10.1.0.1}`,
 	}
 }
 
+// gatewayPod is a router pod istio-system/gw labelled istio=<istio>.
+func gatewayPod(istio string) string {
+	return `apiVersion: v1
+kind: Pod
+metadata: {name: gw, namespace: istio-system, labels: {istio: ` + istio + `, sidecar.istio.io/inject: "true"}}
+spec: {containers: [{name: istio-proxy, image: x}]}
+status: {podIP: 10.0.0.2}`
+}
+
 // gatewayWorld is a router with servers of every kind that is not plain
 // HTTP, and the services and VirtualServices behind them.
 var gatewayWorld = []string{
-	`apiVersion: v1
-kind: Pod
-metadata: {name: gw, namespace: istio-system, labels: {istio: eastwest, sidecar.istio.io/inject: "true"}}
-spec: {containers: [{name: istio-proxy, image: x}]}
-status: {podIP: 10.0.0.2}`,
+	gatewayPod("eastwest"),
 	`apiVersion: v1
 kind: Service
 metadata: {name: db, namespace: default}

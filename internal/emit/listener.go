@@ -323,10 +323,7 @@ func (b *builder) tlsRouteChains(vss []*resolve.VirtualService, s *resolve.Servi
 	// istiod keeps the last destination subnets it met for every later
 	// match too, even one without subnets; so does meshc, to predict it.
 	var subnets []string
-	for _, vs := range vss {
-		if !slices.ContainsFunc(vs.Hosts, func(h host.Name) bool { return host.Name(strings.ToLower(string(h))).Matches(s.Host) }) {
-			continue
-		}
+	for _, vs := range forHost(vss, s.Host) {
 		for _, r := range vs.Object.Spec.GetTls() {
 			if len(r.GetRoute()) == 0 {
 				continue
@@ -377,10 +374,7 @@ func cidrRanges(subnets []string) []*corev3.CidrRange {
 // subnets gets a chain on those subnets. Without a terminal route the
 // caller adds the service's own chain.
 func (b *builder) tcpRouteChains(vss []*resolve.VirtualService, s *resolve.Service, port uint32) (chains []*listenerv3.FilterChain, terminal bool) {
-	for _, vs := range vss {
-		if !slices.ContainsFunc(vs.Hosts, func(h host.Name) bool { return host.Name(strings.ToLower(string(h))).Matches(s.Host) }) {
-			continue
-		}
+	for _, vs := range forHost(vss, s.Host) {
 		for _, r := range vs.Object.Spec.GetTcp() {
 			if len(r.GetRoute()) == 0 {
 				continue
@@ -409,6 +403,17 @@ func (b *builder) tcpRouteChains(vss []*resolve.VirtualService, s *resolve.Servi
 		}
 	}
 	return chains, false
+}
+
+// forHost are the VirtualServices, in order, with a host that matches h.
+func forHost(vss []*resolve.VirtualService, h host.Name) []*resolve.VirtualService {
+	var out []*resolve.VirtualService
+	for _, vs := range vss {
+		if slices.ContainsFunc(vs.Hosts, func(vh host.Name) bool { return host.Name(strings.ToLower(string(vh))).Matches(h) }) {
+			out = append(out, vs)
+		}
+	}
+	return out
 }
 
 // l4Route is what TCP and TLS route matches have in common.
