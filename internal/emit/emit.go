@@ -192,7 +192,7 @@ func (e *Emitter) Build(v *resolve.ProxyView) *Config {
 	p := e.parts.get(k, func() *part { return e.buildPart(v) })
 	b := e.newBuilder(v)
 	b.inboundClusters()
-	b.cfg.Listeners = append(b.cfg.Listeners, b.virtualInbound())
+	b.cfg.Listeners = append(b.cfg.Listeners, b.inboundListeners()...)
 	own := pgv(b.cfg)
 	cfg := &Config{
 		View:      v,

@@ -13,6 +13,7 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	caresv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/network/dns_resolver/cares/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -1088,5 +1089,136 @@ spec:
 	def := l.GetDefaultFilterChain()
 	if def == nil || def.GetFilterChainMatch() != nil || tcpCluster(t, def) != "outbound|5432||db.default.svc.cluster.local" {
 		t.Errorf("default chain = %v, want the db route matching everything", def)
+	}
+}
+
+// TestSidecarIngressChains: Sidecar ingress ports take their chain names
+// from the proxy's IP and their trace names from the Sidecar, carry its
+// config, and with captureMode NONE get a listener of their own that sniffs
+// TLS on that port only.
+func TestSidecarIngressChains(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: edge, namespace: default}
+spec:
+  ingress:
+  - {port: {number: 9080, protocol: HTTP, name: web}, defaultEndpoint: "127.0.0.1:8080"}
+  - {port: {number: 9090, protocol: TCP, name: admin}, defaultEndpoint: "127.0.0.1:9090", captureMode: NONE}`)
+	vi := listenerNamed(cfg, "virtualInbound")
+	var web []*listenerv3.FilterChain
+	for _, fc := range vi.GetFilterChains() {
+		switch fc.GetFilterChainMatch().GetDestinationPort().GetValue() {
+		case 9080:
+			web = append(web, fc)
+		case 9090:
+			t.Errorf("virtualInbound has a chain for the captureMode NONE port: %s", fc.GetName())
+		}
+	}
+	if len(web) != 2 {
+		t.Fatalf("port 9080 has %d chains in virtualInbound, want mTLS and plaintext", len(web))
+	}
+	for _, fc := range web {
+		if fc.GetName() != "1.1.1.1_9080" || fc.GetMetadata().GetFilterMetadata()["istio"].GetFields()["config"].GetStringValue() != "/apis/networking.istio.io/v1/namespaces/default/sidecar/edge" {
+			t.Errorf("chain %s metadata %v: want the proxy IP in its name and the Sidecar's config", fc.GetName(), fc.GetMetadata())
+		}
+	}
+	var hcm hcmv3.HttpConnectionManager
+	if err := web[0].GetFilters()[0].GetTypedConfig().UnmarshalTo(&hcm); err != nil {
+		t.Fatal(err)
+	}
+	if op := hcm.GetRouteConfig().GetVirtualHosts()[0].GetRoutes()[0].GetDecorator().GetOperation(); op != "edge.default:9080/*" {
+		t.Errorf("decorator = %q, want the Sidecar's name", op)
+	}
+
+	l := listenerNamed(cfg, "1.1.1.1_9090")
+	if l == nil {
+		t.Fatalf("no listener 1.1.1.1_9090 in %v", names(cfg.Listeners))
+	}
+	sa := l.GetAddress().GetSocketAddress()
+	if sa.GetAddress() != "1.1.1.1" || sa.GetPortValue() != 9090 || l.GetTrafficDirection() != corev3.TrafficDirection_INBOUND {
+		t.Errorf("listener at %v (%v), want inbound at 1.1.1.1:9090", sa, l.GetTrafficDirection())
+	}
+	// A TCP port under PERMISSIVE: Istio mTLS, TLS passing through, plaintext.
+	var got []string
+	for _, fc := range l.GetFilterChains() {
+		m := fc.GetFilterChainMatch()
+		got = append(got, fmt.Sprintf("%s%v mtls=%v", m.GetTransportProtocol(), m.GetApplicationProtocols(), fc.GetTransportSocket() != nil))
+	}
+	want := []string{"tls" + fmt.Sprint(istioAnyALPN) + " mtls=true", "tls[] mtls=false", "raw_buffer[] mtls=false"}
+	if !slices.Equal(got, want) {
+		t.Errorf("chains = %q, want %q", got, want)
+	}
+	// Not redirected: no original destination; TLS sniffed on 9090 only.
+	if filters := l.GetListenerFilters(); len(filters) != 1 || filters[0].GetName() != tlsInspector ||
+		filters[0].GetFilterDisabled().GetNotMatch().GetDestinationPortRange().GetStart() != 9090 {
+		t.Errorf("listener filters = %v, want the TLS inspector, on for 9090 only", filters)
+	}
+}
+
+// TestInboundChainsByMode: the chains of each port class under each
+// mutual TLS mode, and where the inspectors run.
+func TestInboundChainsByMode(t *testing.T) {
+	svc := `apiVersion: v1
+kind: Service
+metadata: {name: client, namespace: default}
+spec: {selector: {app: client}, ports: [{name: http, port: 80, targetPort: 8080}, {name: tcp, port: 81, targetPort: 8081}, {name: other, port: 82, targetPort: 8082}]}`
+	pa := func(mode string) string {
+		return `apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: default, namespace: default}
+spec: {mtls: {mode: ` + mode + `}}`
+	}
+	chains := func(l *listenerv3.Listener, port uint32) []string {
+		var out []string
+		for _, fc := range l.GetFilterChains() {
+			if m := fc.GetFilterChainMatch(); m.GetDestinationPort().GetValue() == port {
+				kind := "tcp"
+				if fc.GetFilters()[0].GetName() != tcpProxyName {
+					kind = "http"
+				}
+				out = append(out, fmt.Sprintf("%s%v %s", m.GetTransportProtocol(), m.GetApplicationProtocols(), kind))
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		mode            string
+		http, tcp, auto []string
+	}{
+		{"PERMISSIVE",
+			[]string{"tls" + fmt.Sprint(istioAnyALPN) + " http", "raw_buffer[] http"},
+			[]string{"tls" + fmt.Sprint(istioAnyALPN) + " tcp", "tls[] tcp", "raw_buffer[] tcp"},
+			[]string{"tls" + fmt.Sprint(istioHTTPALPN) + " http", "raw_buffer" + fmt.Sprint(plaintextALPN) + " http", "tls" + fmt.Sprint(istioTCPALPN) + " tcp", "raw_buffer[] tcp", "tls[] tcp"}},
+		{"STRICT",
+			[]string{"tls[] http"},
+			[]string{"tls[] tcp"},
+			[]string{"tls" + fmt.Sprint(istioHTTPALPN) + " http", "tls[] tcp"}},
+		{"DISABLE",
+			[]string{"raw_buffer[] http"},
+			[]string{"raw_buffer[] tcp"},
+			[]string{"raw_buffer" + fmt.Sprint(plaintextALPN) + " http", "raw_buffer[] tcp"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, svc, pa(tt.mode))
+			vi := listenerNamed(cfg, "virtualInbound")
+			for port, want := range map[uint32][]string{8080: tt.http, 8081: tt.tcp, 8082: tt.auto} {
+				if got := chains(vi, port); !slices.Equal(got, want) {
+					t.Errorf("port %d chains = %q, want %q", port, got, want)
+				}
+			}
+		})
+	}
+	// Under PERMISSIVE the HTTP inspector stays off where no chain matches
+	// plaintext HTTP ALPN: the declared HTTP and TCP ports and 15006.
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, svc)
+	http := listenerNamed(cfg, "virtualInbound").GetListenerFilters()[2]
+	var off []int32
+	for _, r := range http.GetFilterDisabled().GetOrMatch().GetRules() {
+		off = append(off, r.GetDestinationPortRange().GetStart())
+	}
+	if http.GetName() != httpInspector || !slices.Equal(off, []int32{8080, 8081, 15006}) {
+		t.Errorf("%s off on %v, want the HTTP inspector off on 8080, 8081, 15006", http.GetName(), off)
 	}
 }

@@ -2,6 +2,8 @@ package emit
 
 import (
 	"cmp"
+	"maps"
+	"net/netip"
 	"slices"
 	"strconv"
 
@@ -16,8 +18,10 @@ import (
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+	networking "istio.io/api/networking/v1alpha3"
 	security "istio.io/api/security/v1beta1"
 
+	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/protocol"
 	"github.com/meshc/meshc/internal/resolve"
 )
@@ -32,6 +36,16 @@ type inboundPort struct {
 	// endpoint is a Sidecar ingress listener's defaultEndpoint, where the
 	// application listens; "" to reach it at the original destination.
 	endpoint string
+	// host names the port in traces: its service's host, or for a Sidecar
+	// ingress port "<sidecar>.<namespace>", as istiod names it.
+	host string
+	// bind is the address in the port's chain names and, with bindToPort
+	// (Sidecar ingress captureMode NONE), the one a listener of its own
+	// binds.
+	bind       string
+	bindToPort bool
+	// sidecar declared the port; nil for a service's port.
+	sidecar *model.ObjectMeta
 }
 
 // inboundPorts are the workload ports the proxy's services target, by
@@ -47,7 +61,9 @@ func (b *builder) inboundPorts() []inboundPort {
 	var out []inboundPort
 	for _, in := range sc.Spec.GetIngress() {
 		p := inboundPort{target: in.GetPort().GetNumber(), port: in.GetPort().GetNumber(),
-			protocol: protocol.Parse(in.GetPort().GetProtocol()), endpoint: in.GetDefaultEndpoint()}
+			protocol: protocol.Parse(in.GetPort().GetProtocol()), endpoint: in.GetDefaultEndpoint(),
+			host: sc.Name + "." + sc.Namespace, bind: cmp.Or(in.GetBind(), b.inboundBindIP()),
+			bindToPort: in.GetCaptureMode() == networking.CaptureMode_NONE, sidecar: &sc.ObjectMeta}
 		for _, s := range services {
 			if s.target == p.target {
 				p.port, p.service = s.port, s.service
@@ -57,6 +73,17 @@ func (b *builder) inboundPorts() []inboundPort {
 	}
 	slices.SortStableFunc(out, func(a, b inboundPort) int { return cmp.Compare(a.target, b.target) })
 	return out
+}
+
+// inboundBindIP is where a Sidecar ingress port without a bind listens:
+// the proxy's first global unicast IP, or any address.
+func (b *builder) inboundBindIP() string {
+	for _, ip := range b.view.Proxy.IPs {
+		if a, err := netip.ParseAddr(ip); err == nil && a.IsGlobalUnicast() {
+			return ip
+		}
+	}
+	return wildcard
 }
 
 // inboundIndex maps each workload to the ports services target on it.
@@ -73,7 +100,7 @@ func inboundIndex(m *resolve.Mesh) map[any][]inboundPort {
 			}
 			ports := out[e.Workload]
 			if !slices.ContainsFunc(ports, func(p inboundPort) bool { return p.target == e.Port }) {
-				out[e.Workload] = append(ports, inboundPort{target: e.Port, port: port.Number, protocol: port.Protocol, service: s})
+				out[e.Workload] = append(ports, inboundPort{target: e.Port, port: port.Number, protocol: port.Protocol, service: s, host: string(s.Host), bind: wildcard})
 			}
 		}
 	}
@@ -92,7 +119,7 @@ var (
 	istioAnyALPN = []string{"istio", "istio-peer-exchange", "istio-http/1.0", "istio-http/1.1", "istio-h2"}
 )
 
-// inboundChain is one chain of virtualInbound: its match, whether it
+// inboundChain is one inbound filter chain: its match, whether it
 // terminates Istio mutual TLS, and whether it speaks HTTP.
 type inboundChain struct {
 	name      string
@@ -103,90 +130,168 @@ type inboundChain struct {
 	http      bool
 }
 
-// virtualInbound is the listener iptables sends inbound traffic to
-// (istio.md §7.7): passthrough chains for ports no service targets, then
-// the chains of each target port, sorted by port. Which chains exist
-// follows the PeerAuthentication mode: mutual TLS, plaintext, or both.
-func (b *builder) virtualInbound() *listenerv3.Listener {
+// inboundOptions are the chains of one port class under a mutual TLS
+// mode, in istiod's order (istio.md §7.7): STRICT takes Istio mutual TLS
+// only, DISABLE plaintext only, PERMISSIVE both and, for ports that may
+// carry TCP, TLS the sidecar does not terminate, which passes through.
+func inboundOptions(c class, mode security.PeerAuthentication_MutualTLS_Mode) []inboundChain {
+	mtlsHTTP := inboundChain{transport: "tls", mtls: true, http: true}
+	mtlsTCP := inboundChain{transport: "tls", mtls: true}
+	plainHTTP := inboundChain{transport: "raw_buffer", http: true}
+	plainTCP := inboundChain{transport: "raw_buffer"}
+	tlsTCP := inboundChain{transport: "tls"}
+	with := func(c inboundChain, alpn []string) inboundChain { c.alpn = alpn; return c }
+	switch c {
+	case classHTTP:
+		switch mode {
+		case security.PeerAuthentication_MutualTLS_STRICT:
+			return []inboundChain{mtlsHTTP}
+		case security.PeerAuthentication_MutualTLS_DISABLE:
+			return []inboundChain{plainHTTP}
+		}
+		return []inboundChain{with(mtlsHTTP, istioAnyALPN), plainHTTP}
+	case classTCP:
+		switch mode {
+		case security.PeerAuthentication_MutualTLS_STRICT:
+			return []inboundChain{mtlsTCP}
+		case security.PeerAuthentication_MutualTLS_DISABLE:
+			return []inboundChain{plainTCP}
+		}
+		return []inboundChain{with(mtlsTCP, istioAnyALPN), tlsTCP, plainTCP}
+	}
+	switch mode {
+	case security.PeerAuthentication_MutualTLS_STRICT:
+		return []inboundChain{with(mtlsHTTP, istioHTTPALPN), mtlsTCP}
+	case security.PeerAuthentication_MutualTLS_DISABLE:
+		return []inboundChain{with(plainHTTP, plaintextALPN), plainTCP}
+	}
+	return []inboundChain{with(mtlsHTTP, istioHTTPALPN), with(plainHTTP, plaintextALPN), with(mtlsTCP, istioTCPALPN), plainTCP, tlsTCP}
+}
+
+// inboundListeners are virtualInbound, the listener iptables sends inbound
+// traffic to (istio.md §7.7): passthrough chains for ports no service
+// targets, then the chains of each target port, sorted by port; and a
+// listener of its own for each Sidecar ingress port with captureMode NONE,
+// which nothing redirects. Which chains a port gets follows the
+// PeerAuthentication mode; with --tls-mode off, plaintext only.
+func (b *builder) inboundListeners() []*listenerv3.Listener {
 	mode := b.shared.peerMode(b.view.Proxy.Namespace)
-	mtls := mode != security.PeerAuthentication_MutualTLS_DISABLE && b.opts.TLS != TLSOff
-	plain := mode != security.PeerAuthentication_MutualTLS_STRICT || b.opts.TLS == TLSOff
-	var specs []inboundChain
-	add := func(c inboundChain) {
-		if (c.mtls && mtls) || (!c.mtls && plain) {
-			specs = append(specs, c)
-		}
+	if b.opts.TLS == TLSOff {
+		mode = security.PeerAuthentication_MutualTLS_DISABLE
 	}
-	add(inboundChain{name: "virtualInbound-catchall-http", transport: "tls", alpn: istioHTTPALPN, mtls: true, http: true})
-	add(inboundChain{name: "virtualInbound-catchall-http", transport: "raw_buffer", alpn: plaintextALPN, http: true})
-	add(inboundChain{name: "virtualInbound", transport: "tls", alpn: istioTCPALPN, mtls: true})
-	add(inboundChain{name: "virtualInbound", transport: "raw_buffer"})
-	// TLS the sidecar does not terminate passes through as it came.
-	add(inboundChain{name: "virtualInbound", transport: "tls"})
-	var plainHTTPPorts []uint32
-	for _, ip := range b.inboundPorts() {
-		name := wildcard + "_" + strconv.FormatUint(uint64(ip.target), 10)
-		switch classOf(ip.protocol) {
-		case classHTTP:
-			plainHTTPPorts = append(plainHTTPPorts, ip.target)
-			add(inboundChain{name: name, port: ip.target, transport: "tls", alpn: istioAnyALPN, mtls: true, http: true})
-			add(inboundChain{name: name, port: ip.target, transport: "raw_buffer", http: true})
-		case classTCP:
-			add(inboundChain{name: name, port: ip.target, transport: "tls", alpn: istioTCPALPN, mtls: true})
-			add(inboundChain{name: name, port: ip.target, transport: "raw_buffer"})
-		case classAuto:
-			add(inboundChain{name: name, port: ip.target, transport: "tls", alpn: istioHTTPALPN, mtls: true, http: true})
-			add(inboundChain{name: name, port: ip.target, transport: "tls", alpn: istioTCPALPN, mtls: true})
-			add(inboundChain{name: name, port: ip.target, transport: "raw_buffer", alpn: plaintextALPN, http: true})
-			add(inboundChain{name: name, port: ip.target, transport: "raw_buffer"})
-		}
-	}
-	l := &listenerv3.Listener{
-		Name:                                 "virtualInbound",
-		Address:                              socketAddress(wildcard, virtualInboundPort),
-		TrafficDirection:                     corev3.TrafficDirection_INBOUND,
-		MaxConnectionsToAcceptPerSocketEvent: wrapperspb.UInt32(1),
-		ListenerFiltersTimeout:               durationpb.New(0),
-		ContinueOnListenerFiltersTimeout:     true,
-		ListenerFilters:                      b.inboundListenerFilters(plainHTTPPorts),
+	vi := &listenerv3.Listener{
+		Name:             "virtualInbound",
+		Address:          socketAddress(wildcard, virtualInboundPort),
+		TrafficDirection: corev3.TrafficDirection_INBOUND,
 		FilterChains: []*listenerv3.FilterChain{{
 			Name:             "virtualInbound-blackhole",
 			FilterChainMatch: &listenerv3.FilterChainMatch{DestinationPort: wrapperspb.UInt32(virtualInboundPort)},
 			Filters:          []*listenerv3.Filter{b.tcpProxy(BlackHoleCluster, BlackHoleCluster)},
 		}},
 	}
-	for _, c := range specs {
-		l.FilterChains = append(l.FilterChains, b.inboundFilterChain(c))
+	for _, c := range inboundOptions(classAuto, mode) {
+		c.name = "virtualInbound"
+		if c.http {
+			c.name = "virtualInbound-catchall-http"
+		}
+		vi.FilterChains = append(vi.FilterChains, b.inboundFilterChain(c, nil))
 	}
-	return l
+	out := []*listenerv3.Listener{vi}
+	for _, ip := range b.inboundPorts() {
+		name := ip.bind + "_" + strconv.FormatUint(uint64(ip.target), 10)
+		var chains []*listenerv3.FilterChain
+		for _, c := range inboundOptions(classOf(ip.protocol), mode) {
+			c.name, c.port = name, ip.target
+			chains = append(chains, b.inboundFilterChain(c, ip.sidecar))
+		}
+		if !ip.bindToPort {
+			vi.FilterChains = append(vi.FilterChains, chains...)
+			continue
+		}
+		l := &listenerv3.Listener{Name: name, Address: socketAddress(ip.bind, ip.target), TrafficDirection: corev3.TrafficDirection_INBOUND, FilterChains: chains}
+		b.finishInbound(l, false)
+		out = append(out, l)
+	}
+	b.finishInbound(vi, true)
+	return out
 }
 
-// inboundListenerFilters find the original destination, then sniff TLS
-// and HTTP, except where the port says: nothing arrives on 15006 itself,
-// and ports declared HTTP need no HTTP sniffing.
-func (b *builder) inboundListenerFilters(httpPorts []uint32) []*listenerv3.ListenerFilter {
-	rng := func(p uint32) *listenerv3.ListenerFilterChainMatchPredicate {
-		return &listenerv3.ListenerFilterChainMatchPredicate{Rule: &listenerv3.ListenerFilterChainMatchPredicate_DestinationPortRange{
-			DestinationPortRange: &typev3.Int32Range{Start: int32(p), End: int32(p) + 1}}}
+// finishInbound sets what every inbound listener has: its inspectors,
+// the time they may take, one connection per socket event.
+func (b *builder) finishInbound(l *listenerv3.Listener, redirected bool) {
+	l.MaxConnectionsToAcceptPerSocketEvent = wrapperspb.UInt32(1)
+	l.ListenerFiltersTimeout = b.mesh.Config.GetProtocolDetectionTimeout()
+	if l.ListenerFiltersTimeout == nil {
+		l.ListenerFiltersTimeout = durationpb.New(0)
 	}
-	tls := b.tlsInspector()
-	tls.FilterDisabled = rng(virtualInboundPort)
-	http := b.listenerFilter(httpInspector, &httpinspectorv3.HttpInspector{})
+	l.ContinueOnListenerFiltersTimeout = true
+	if redirected {
+		l.ListenerFilters = append(l.ListenerFilters, b.listenerFilter(originalDstLF, &origdstv3.OriginalDst{}))
+	}
+	l.ListenerFilters = append(l.ListenerFilters, b.inboundInspectors(l.FilterChains)...)
+}
+
+// inboundInspectors sniff TLS and HTTP on the destination ports whose
+// chains match on them, as istiod decides it: TLS where a chain matches
+// the TLS transport, HTTP where one matches plaintext HTTP ALPN. Chains
+// without a port stand for every other port.
+func (b *builder) inboundInspectors(chains []*listenerv3.FilterChain) []*listenerv3.ListenerFilter {
+	type need struct{ tls, http bool }
+	byPort := map[uint32]need{}
+	for _, c := range chains {
+		m := c.GetFilterChainMatch()
+		n := byPort[m.GetDestinationPort().GetValue()]
+		n.tls = n.tls || m.GetTransportProtocol() == "tls"
+		n.http = n.http || slices.ContainsFunc(m.GetApplicationProtocols(), func(a string) bool { return a == "http/1.1" || a == "h2c" })
+		byPort[m.GetDestinationPort().GetValue()] = n
+	}
+	ports := slices.Sorted(maps.Keys(byPort))
+	var out []*listenerv3.ListenerFilter
+	if slices.ContainsFunc(ports, func(p uint32) bool { return byPort[p].tls }) {
+		tls := b.tlsInspector()
+		if byPort[0].tls {
+			// On by default: off where no chain needs it.
+			tls.FilterDisabled = portsPredicate(slices.DeleteFunc(slices.Clone(ports), func(p uint32) bool { return p == 0 || byPort[p].tls }))
+		} else {
+			// Off by default: on only where a chain needs it.
+			if on := portsPredicate(slices.DeleteFunc(slices.Clone(ports), func(p uint32) bool { return p == 0 || !byPort[p].tls })); on != nil {
+				tls.FilterDisabled = &listenerv3.ListenerFilterChainMatchPredicate{Rule: &listenerv3.ListenerFilterChainMatchPredicate_NotMatch{NotMatch: on}}
+			}
+		}
+		out = append(out, tls)
+	}
+	if slices.ContainsFunc(ports, func(p uint32) bool { return byPort[p].http }) {
+		http := b.listenerFilter(httpInspector, &httpinspectorv3.HttpInspector{})
+		http.FilterDisabled = portsPredicate(slices.DeleteFunc(slices.Clone(ports), func(p uint32) bool { return byPort[p].http }))
+		out = append(out, http)
+	}
+	return out
+}
+
+// portsPredicate matches connections to any of the ports; nil for none.
+func portsPredicate(ports []uint32) *listenerv3.ListenerFilterChainMatchPredicate {
 	var rules []*listenerv3.ListenerFilterChainMatchPredicate
-	for _, p := range httpPorts {
-		rules = append(rules, rng(p))
+	for _, p := range ports {
+		rules = append(rules, &listenerv3.ListenerFilterChainMatchPredicate{Rule: &listenerv3.ListenerFilterChainMatchPredicate_DestinationPortRange{
+			DestinationPortRange: &typev3.Int32Range{Start: int32(p), End: int32(p) + 1}}})
 	}
-	rules = append(rules, rng(virtualInboundPort))
-	http.FilterDisabled = rules[0]
-	if len(rules) > 1 {
-		http.FilterDisabled = &listenerv3.ListenerFilterChainMatchPredicate{Rule: &listenerv3.ListenerFilterChainMatchPredicate_OrMatch{
-			OrMatch: &listenerv3.ListenerFilterChainMatchPredicate_MatchSet{Rules: rules}}}
+	switch len(rules) {
+	case 0:
+		return nil
+	case 1:
+		return rules[0]
 	}
-	return []*listenerv3.ListenerFilter{b.listenerFilter(originalDstLF, &origdstv3.OriginalDst{}), tls, http}
+	return &listenerv3.ListenerFilterChainMatchPredicate{Rule: &listenerv3.ListenerFilterChainMatchPredicate_OrMatch{
+		OrMatch: &listenerv3.ListenerFilterChainMatchPredicate_MatchSet{Rules: rules}}}
 }
 
-func (b *builder) inboundFilterChain(c inboundChain) *listenerv3.FilterChain {
+// inboundFilterChain builds one chain; sidecar, when a Sidecar declared
+// the port, marks it with its config.
+func (b *builder) inboundFilterChain(c inboundChain, sidecar *model.ObjectMeta) *listenerv3.FilterChain {
 	fc := &listenerv3.FilterChain{Name: c.name, FilterChainMatch: &listenerv3.FilterChainMatch{TransportProtocol: c.transport, ApplicationProtocols: c.alpn}}
+	if sidecar != nil {
+		fc.Metadata = configMetadata("sidecar", sidecar.Namespace, sidecar.Name)
+	}
 	cluster, port, statPrefix := InboundPassthroughCluster, uint32(0), InboundPassthroughCluster
 	var proto protocol.Protocol = protocol.HTTP
 	if c.port != 0 {
@@ -243,13 +348,13 @@ func (b *builder) inboundHCM(statPrefix, cluster string, target, port uint32, pr
 	})
 }
 
-// inboundOperation names inbound requests in traces: the service host and
+// inboundOperation names inbound requests in traces: the port's host and
 // port, empty for passthrough traffic.
 func (b *builder) inboundOperation(target, port uint32) string {
 	h := ""
 	for _, ip := range b.inboundPorts() {
-		if ip.target == target && ip.service != nil {
-			h = string(ip.service.Host)
+		if ip.target == target {
+			h = ip.host
 		}
 	}
 	return h + ":" + strconv.FormatUint(uint64(port), 10) + "/*"
