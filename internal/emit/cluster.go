@@ -199,6 +199,11 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 		CommonLbConfig: &clusterv3.Cluster_CommonLbConfig{HealthyPanicThreshold: &typev3.Percent{Value: panicThreshold(pol.outlier)}},
 		Metadata:       clusterMetadata(s, rule, subset),
 	}
+	if m := pol.tls.GetMode(); rule != nil && (m == networking.ClientTLSSettings_SIMPLE || m == networking.ClientTLSSettings_MUTUAL) {
+		// The client's ALPN must not be passed on to a server that
+		// terminates TLS of its own choosing.
+		c.Metadata.FilterMetadata["istio"].Fields["alpn_override"] = structpb.NewStringValue("false")
+	}
 	passthrough := s.Resolution == resolve.Passthrough && b.sidecar()
 	switch {
 	case passthrough || pol.lb.GetSimple() == networking.LoadBalancerSettings_PASSTHROUGH:
@@ -233,7 +238,7 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 	if pol.outlier != nil {
 		c.OutlierDetection = outlierDetection(pol.outlier)
 	}
-	b.applyProtocol(c, port, pol)
+	b.applyProtocol(c, port, pol, rule)
 	if !sniDnat {
 		b.applyTLS(c, s, port, subset, rule, pol)
 	}
@@ -341,10 +346,9 @@ func applyLB(c *clusterv3.Cluster, lb *networking.LoadBalancerSettings) {
 
 func outlierDetection(od *networking.OutlierDetection) *clusterv3.OutlierDetection {
 	out := &clusterv3.OutlierDetection{
-		Interval:                       od.GetInterval(),
-		BaseEjectionTime:               od.GetBaseEjectionTime(),
-		EnforcingSuccessRate:           wrapperspb.UInt32(0),
-		SplitExternalLocalOriginErrors: od.GetSplitExternalLocalOriginErrors(),
+		Interval:             od.GetInterval(),
+		BaseEjectionTime:     od.GetBaseEjectionTime(),
+		EnforcingSuccessRate: wrapperspb.UInt32(0),
 	}
 	if p := od.GetMaxEjectionPercent(); p > 0 {
 		out.MaxEjectionPercent = wrapperspb.UInt32(uint32(p))
@@ -354,19 +358,19 @@ func outlierDetection(od *networking.OutlierDetection) *clusterv3.OutlierDetecti
 	if v := od.GetConsecutive_5XxErrors(); v != nil {
 		out.Consecutive_5Xx = wrapperspb.UInt32(v.GetValue())
 		out.EnforcingConsecutive_5Xx = wrapperspb.UInt32(enforcing(v.GetValue()))
-	} else if v := od.GetConsecutiveErrors(); v > 0 { //nolint:staticcheck // istiod still reads the deprecated field
-		out.Consecutive_5Xx = wrapperspb.UInt32(uint32(v))
-		out.EnforcingConsecutive_5Xx = wrapperspb.UInt32(100)
-	} else {
-		out.EnforcingConsecutive_5Xx = wrapperspb.UInt32(0)
 	}
 	if v := od.GetConsecutiveGatewayErrors(); v != nil {
 		out.ConsecutiveGatewayFailure = wrapperspb.UInt32(v.GetValue())
 		out.EnforcingConsecutiveGatewayFailure = wrapperspb.UInt32(enforcing(v.GetValue()))
 	}
-	if v := od.GetConsecutiveLocalOriginFailures(); v != nil {
-		out.ConsecutiveLocalOriginFailure = wrapperspb.UInt32(v.GetValue())
-		out.EnforcingConsecutiveLocalOriginFailure = wrapperspb.UInt32(100)
+	// Local-origin failures count apart only when split from the others.
+	if od.GetSplitExternalLocalOriginErrors() {
+		out.SplitExternalLocalOriginErrors = true
+		if v := od.GetConsecutiveLocalOriginFailures().GetValue(); v > 0 {
+			out.ConsecutiveLocalOriginFailure = wrapperspb.UInt32(v)
+			out.EnforcingConsecutiveLocalOriginFailure = wrapperspb.UInt32(100)
+		}
+		out.EnforcingLocalOriginSuccessRate = wrapperspb.UInt32(0)
 	}
 	return out
 }

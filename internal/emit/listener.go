@@ -555,7 +555,7 @@ func (b *builder) httpFilters() []*hcmv3.HttpFilter {
 			PerMethodStatSpecifier: &grpcstatsv3.FilterConfig_StatsForAllMethods{StatsForAllMethods: wrapperspb.Bool(false)},
 		}),
 		b.httpFilter(faultFilter, &faultv3.HTTPFault{}),
-		b.httpFilter("envoy.filters.http.cors", &corsv3.Cors{}),
+		b.httpFilter(corsFilter, &corsv3.Cors{}),
 		b.httpFilter(routerFilter, &routerv3.Router{}),
 	}
 }

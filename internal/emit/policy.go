@@ -13,44 +13,38 @@ type policy struct {
 	tls     *networking.ClientTLSSettings
 }
 
-// policyFor composes the policy of a cluster for port (istio.md §5.6): the
-// rule's policy, its port-level settings for the port, then the subset's
-// policy and the subset's port-level settings. Each later layer replaces a
-// whole section (load balancer, pool, outlier detection, TLS), never a
-// single field of it.
+// policyFor composes the policy of a cluster for port (istio.md §5.6).
+// A port-level entry for the port replaces the rule's policy wholesale:
+// what it leaves unset takes defaults, not the rule's values. A subset's
+// policy then replaces each section it sets; when it has a port-level
+// entry for the port, every section, set or not.
 func policyFor(top *networking.TrafficPolicy, subset *networking.Subset, port uint32) policy {
-	var p policy
-	p.apply(top, port)
-	if subset != nil {
-		p.apply(subset.GetTrafficPolicy(), port)
+	p, _ := forPort(top, port)
+	if sp := subset.GetTrafficPolicy(); sp != nil {
+		sub, portLevel := forPort(sp, port)
+		if sub.lb != nil || portLevel {
+			p.lb = sub.lb
+		}
+		if sub.pool != nil || portLevel {
+			p.pool = sub.pool
+		}
+		if sub.outlier != nil || portLevel {
+			p.outlier = sub.outlier
+		}
+		if sub.tls != nil || portLevel {
+			p.tls = sub.tls
+		}
 	}
 	return p
 }
 
-func (p *policy) apply(tp *networking.TrafficPolicy, port uint32) {
-	if tp == nil {
-		return
-	}
-	p.set(tp.GetLoadBalancer(), tp.GetConnectionPool(), tp.GetOutlierDetection(), tp.GetTls())
+// forPort is a traffic policy's sections for port: those of its first
+// port-level entry for the port, if any, else its own.
+func forPort(tp *networking.TrafficPolicy, port uint32) (p policy, portLevel bool) {
 	for _, ps := range tp.GetPortLevelSettings() {
 		if ps.GetPort().GetNumber() == port {
-			p.set(ps.GetLoadBalancer(), ps.GetConnectionPool(), ps.GetOutlierDetection(), ps.GetTls())
-			return // istiod uses the first entry for a port
+			return policy{lb: ps.GetLoadBalancer(), pool: ps.GetConnectionPool(), outlier: ps.GetOutlierDetection(), tls: ps.GetTls()}, true
 		}
 	}
-}
-
-func (p *policy) set(lb *networking.LoadBalancerSettings, pool *networking.ConnectionPoolSettings, od *networking.OutlierDetection, tls *networking.ClientTLSSettings) {
-	if lb != nil {
-		p.lb = lb
-	}
-	if pool != nil {
-		p.pool = pool
-	}
-	if od != nil {
-		p.outlier = od
-	}
-	if tls != nil {
-		p.tls = tls
-	}
+	return policy{lb: tp.GetLoadBalancer(), pool: tp.GetConnectionPool(), outlier: tp.GetOutlierDetection(), tls: tp.GetTls()}, false
 }

@@ -11,8 +11,10 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	faultcommonv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/common/fault/v3"
+	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
 	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
 	previoushostsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
+	previousprioritiesv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/priority/previous_priorities/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -27,6 +29,7 @@ import (
 
 const (
 	faultFilter  = "envoy.filters.http.fault"
+	corsFilter   = "envoy.filters.http.cors"
 	routerFilter = "envoy.filters.http.router"
 	// defaultRetryOn is what istiod retries when a route says nothing.
 	defaultRetryOn = "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes"
@@ -193,6 +196,15 @@ func retryPolicy(in *networking.HTTPRetry, hashed bool) *routev3.RetryPolicy {
 			out.RetryHostPredicate = previousHosts()
 		}
 	}
+	if in.GetRetryRemoteLocalities().GetValue() {
+		// Retry in other priorities (localities), moving on every 2 tries.
+		a, _ := anypb.New(&previousprioritiesv3.PreviousPrioritiesConfig{UpdateFrequency: 2})
+		out.RetryPriority = &routev3.RetryPolicy_RetryPriority{Name: "envoy.retry_priorities.previous_priorities",
+			ConfigType: &routev3.RetryPolicy_RetryPriority_TypedConfig{TypedConfig: a}}
+	}
+	if b := in.GetBackoff(); b != nil {
+		out.RetryBackOff = &routev3.RetryPolicy_RetryBackOff{BaseInterval: b}
+	}
 	return out
 }
 
@@ -258,6 +270,40 @@ func (b *builder) vsRoute(r *resolve.HTTPRoute, vs *resolve.VirtualService, port
 	out.Decorator = &routev3.Decorator{Operation: operation(out.GetRoute().GetCluster(), decoratorPath(out.Match), vsName, port)}
 	if f := in.GetFault(); f != nil {
 		out.TypedPerFilterConfig = map[string]*anypb.Any{faultFilter: b.pk.any(r.Name+" fault", fault(f))}
+	}
+	if c := in.GetCorsPolicy(); c != nil {
+		if out.TypedPerFilterConfig == nil {
+			out.TypedPerFilterConfig = map[string]*anypb.Any{}
+		}
+		out.TypedPerFilterConfig[corsFilter] = b.pk.any(r.Name+" CORS policy", corsPolicy(c))
+	}
+	return out
+}
+
+// corsPolicy translates a route's CORS policy for Envoy's CORS filter.
+func corsPolicy(in *networking.CorsPolicy) *corsv3.CorsPolicy {
+	out := &corsv3.CorsPolicy{
+		// Preflights matching no origin go on to the application unless
+		// told to be ignored (the default before Envoy 1.30).
+		ForwardNotMatchingPreflights: wrapperspb.Bool(in.GetUnmatchedPreflights() != networking.CorsPolicy_IGNORE),
+		FilterEnabled:                &corev3.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{Numerator: 100, Denominator: typev3.FractionalPercent_HUNDRED}},
+		AllowCredentials:             in.GetAllowCredentials(),
+		AllowHeaders:                 strings.Join(in.GetAllowHeaders(), ","),
+		AllowMethods:                 strings.Join(in.GetAllowMethods(), ","),
+		ExposeHeaders:                strings.Join(in.GetExposeHeaders(), ","),
+	}
+	switch {
+	case in.GetAllowOrigins() != nil:
+		for _, o := range in.GetAllowOrigins() {
+			if m := stringMatcher(o); m != nil {
+				out.AllowOriginStringMatch = append(out.AllowOriginStringMatch, m)
+			}
+		}
+	case in.GetAllowOrigin() != nil: //nolint:staticcheck // istiod still reads the deprecated field
+		out.AllowOriginStringMatch = exactMatchers(in.GetAllowOrigin()) //nolint:staticcheck // istiod still reads the deprecated field
+	}
+	if a := in.GetMaxAge(); a != nil {
+		out.MaxAge = strconv.FormatInt(a.GetSeconds(), 10)
 	}
 	return out
 }
@@ -331,12 +377,14 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 		}
 		action.ClusterSpecifier = &routev3.RouteAction_WeightedClusters{WeightedClusters: wc}
 	}
-	hashed := false
-	if len(r.Clusters) == 1 {
-		if h := b.hashPolicy(b.serviceOf(r.Clusters[0].Cluster), r.Clusters[0].Cluster); h != nil {
-			action.HashPolicy, hashed = []*routev3.RouteAction_HashPolicy{h}, true
+	// Each destination adds its DestinationRule's hash policy; only a
+	// single destination's keeps retries on the same host.
+	for _, c := range r.Clusters {
+		if h := b.hashPolicy(b.serviceOf(c.Cluster), c.Cluster); h != nil {
+			action.HashPolicy = append(action.HashPolicy, h)
 		}
 	}
+	hashed := len(r.Clusters) == 1 && len(action.HashPolicy) > 0
 	retries := in.GetRetries()
 	if retries == nil {
 		retries = b.mesh.Config.GetDefaultHttpRetryPolicy()
@@ -394,6 +442,8 @@ func (b *builder) mirrors(r *resolve.HTTPRoute, port uint32) []*routev3.RouteAct
 			Cluster:         resolve.ClusterName(p, d.GetSubset(), h),
 			RuntimeFraction: &corev3.RuntimeFractionalPercent{DefaultValue: frac},
 			TraceSampled:    wrapperspb.Bool(false),
+			// The copy keeps the original Host, not one with "-shadow".
+			DisableShadowHostSuffixAppend: true,
 		})
 	}
 	add(in.GetMirror(), in.GetMirrorPercentage(), in.GetMirrorPercent()) //nolint:staticcheck // istiod still honours mirrorPercent

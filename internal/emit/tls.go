@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -12,6 +13,7 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -58,9 +60,17 @@ var istioALPN = []string{"istio-peer-exchange", "istio"}
 // applyProtocol sets the upstream HTTP protocol (istio.md §7.3): h2 for
 // HTTP/2 and gRPC ports or when the DestinationRule upgrades, the
 // downstream's protocol for sniffed ports on sidecars.
-func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol policy) {
+func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol policy, rule *resolve.Rule) {
 	h := pol.pool.GetHttp()
 	opts := &httpv3.HttpProtocolOptions{}
+	if t := pol.tls; b.originates(t, rule) && t.GetSni() == "" {
+		// Without a fixed SNI, Envoy sends each request's host, and checks
+		// the certificate against it unless names to check are given.
+		opts.UpstreamHttpProtocolOptions = &corev3.UpstreamHttpProtocolOptions{
+			AutoSni:           true,
+			AutoSanValidation: len(t.GetSubjectAltNames()) == 0 && !t.GetInsecureSkipVerify().GetValue(),
+		}
+	}
 	if idle := h.GetIdleTimeout(); idle != nil {
 		opts.CommonHttpProtocolOptions = &corev3.HttpProtocolOptions{IdleTimeout: idle}
 	}
@@ -79,7 +89,7 @@ func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol pol
 	case b.h2(port, h):
 		opts.UpstreamProtocolOptions = explicitH2()
 	}
-	if opts.CommonHttpProtocolOptions == nil && opts.UpstreamProtocolOptions == nil {
+	if proto.Size(opts) == 0 {
 		return
 	}
 	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpOptsKey: b.pk.any(c.Name+" protocol options", opts)}
@@ -117,11 +127,9 @@ func (b *builder) applyTLS(c *clusterv3.Cluster, s *resolve.Service, port resolv
 		}
 	case t.GetMode() == networking.ClientTLSSettings_DISABLE:
 	case t.GetMode() == networking.ClientTLSSettings_SIMPLE || t.GetMode() == networking.ClientTLSSettings_MUTUAL:
-		// A Secret reference on a selector-less DR gives sidecars no TLS.
-		if t.GetCredentialName() != "" && (rule == nil || rule.Selector == nil) && b.sidecar() {
-			return
+		if b.originates(t, rule) {
+			c.TransportSocket = b.tlsSocket(c.Name, b.userTLS(t, s, h2))
 		}
-		c.TransportSocket = b.tlsSocket(c.Name, b.userTLS(t))
 	case t.GetMode() == networking.ClientTLSSettings_ISTIO_MUTUAL:
 		if ctx := b.istioTLS(cmp.Or(t.GetSni(), sni), sansOr(t.GetSubjectAltNames(), b.serviceSANs(s)), h2); ctx != nil {
 			c.TransportSocket = b.tlsSocket(c.Name, ctx)
@@ -263,32 +271,63 @@ func fileSource(path string) *corev3.DataSource {
 	return &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: path}}
 }
 
-// userTLS is a DestinationRule's SIMPLE or MUTUAL origination, as given.
-func (b *builder) userTLS(t *networking.ClientTLSSettings) *tlsv3.UpstreamTlsContext {
-	common := &tlsv3.CommonTlsContext{}
-	validation := &tlsv3.CertificateValidationContext{MatchSubjectAltNames: exactMatchers(t.GetSubjectAltNames())} //nolint:staticcheck // the field istiod sets
-	if ca := t.GetCaCertificates(); ca != "" {
-		validation.TrustedCa = fileSource(ca)
+// originates says whether a DestinationRule's SIMPLE or MUTUAL TLS is
+// built for this proxy: a Secret reference on a selector-less rule gives
+// sidecars none, lest every sidecar wait for a Secret it may not read
+// (ConfigMaps are readable by all).
+func (b *builder) originates(t *networking.ClientTLSSettings, rule *resolve.Rule) bool {
+	if t.GetMode() != networking.ClientTLSSettings_SIMPLE && t.GetMode() != networking.ClientTLSSettings_MUTUAL {
+		return false
 	}
-	if t.GetInsecureSkipVerify().GetValue() {
-		validation = &tlsv3.CertificateValidationContext{}
-	}
-	switch {
-	case t.GetCredentialName() != "":
-		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("kubernetes://" + t.GetCredentialName())}
+	cred := t.GetCredentialName()
+	secret := cred != "" && !strings.HasPrefix(cred, "configmap://")
+	return !secret || !b.sidecar() || (rule != nil && rule.Selector != nil)
+}
+
+// userTLS is a DestinationRule's SIMPLE or MUTUAL origination, as istiod
+// builds it: TLS 1.2 to 1.3; with a credentialName, the Secret (and its
+// "-cacert") over SDS; otherwise the certificate files, served by the
+// agent's SDS, the CA defaulting to the system's. A ServiceEntry's
+// subjectAltNames stand in when the rule gives none.
+func (b *builder) userTLS(t *networking.ClientTLSSettings, s *resolve.Service, h2 bool) *tlsv3.UpstreamTlsContext {
+	common := &tlsv3.CommonTlsContext{TlsParams: &tlsv3.TlsParameters{
+		TlsMinimumProtocolVersion: tlsv3.TlsParameters_TLSv1_2,
+		TlsMaximumProtocolVersion: tlsv3.TlsParameters_TLSv1_3,
+	}}
+	mutual := t.GetMode() == networking.ClientTLSSettings_MUTUAL
+	insecure := t.GetInsecureSkipVerify().GetValue()
+	combined := func(vc *tlsv3.CertificateValidationContext, ca string) {
 		common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{
 			CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
-				DefaultValidationContext:         validation,
-				ValidationContextSdsSecretConfig: sdsSecret("kubernetes://" + t.GetCredentialName() + "-cacert"),
-			}}
-	default:
-		if t.GetMode() == networking.ClientTLSSettings_MUTUAL && t.GetClientCertificate() != "" {
-			common.TlsCertificates = []*tlsv3.TlsCertificate{{
-				CertificateChain: fileSource(t.GetClientCertificate()),
-				PrivateKey:       fileSource(t.GetPrivateKey()),
-			}}
+				DefaultValidationContext: vc, ValidationContextSdsSecretConfig: sdsSecret(ca)}}
+	}
+	if cred := t.GetCredentialName(); cred != "" {
+		if mutual {
+			common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("kubernetes://" + cred)}
 		}
-		common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: validation}
+		if !insecure {
+			combined(&tlsv3.CertificateValidationContext{MatchSubjectAltNames: exactMatchers(t.GetSubjectAltNames())}, "kubernetes://"+cred+"-cacert") //nolint:staticcheck // the field istiod sets
+		}
+	} else {
+		sans := t.GetSubjectAltNames()
+		if s.Registry != resolve.Kubernetes && len(sans) == 0 {
+			sans = slices.Concat(s.EntrySubjectAltNames(), b.serviceSANs(s))
+		}
+		if mutual {
+			common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("file-cert:" + t.GetClientCertificate() + "~" + t.GetPrivateKey())}
+		}
+		if insecure {
+			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: &tlsv3.CertificateValidationContext{}}
+		} else {
+			vc := &tlsv3.CertificateValidationContext{MatchSubjectAltNames: exactMatchers(sans)} //nolint:staticcheck // the field istiod sets
+			if crl := t.GetCaCrl(); crl != "" {
+				vc.Crl = fileSource(crl)
+			}
+			combined(vc, "file-root:"+cmp.Or(t.GetCaCertificates(), "system"))
+		}
+	}
+	if h2 {
+		common.AlpnProtocols = []string{"h2"}
 	}
 	return &tlsv3.UpstreamTlsContext{CommonTlsContext: common, Sni: t.GetSni()}
 }

@@ -450,3 +450,36 @@ func TestLoadCancelled(t *testing.T) {
 		t.Error("want an error from a cancelled context")
 	}
 }
+
+// TestDurations: Istio kinds take Go durations, as istiod's jsonpb decoder
+// and the CRDs' CEL checks do, not only protojson's seconds.
+func TestDurations(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"1.5s", 1500 * time.Millisecond, true},
+		{"500ms", 500 * time.Millisecond, true},
+		{"1m30s", 90 * time.Second, true},
+		{"24h", 24 * time.Hour, true},
+		{"0", 0, true},
+		{"5 seconds", 0, false},
+		{"30", 0, false}, // a number needs its unit
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			objs, ds := Bytes("in.yaml", []byte("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: r}\nspec:\n  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n    timeout: \""+tt.in+"\"\n"))
+			if !tt.ok {
+				checkDiags(t, ds, []diagKey{{"MC1003", 8, "invalid duration"}})
+				return
+			}
+			if len(ds) > 0 {
+				t.Fatalf("diagnostics:\n%s", dump(ds))
+			}
+			if got := objs[0].(*model.VirtualService).Spec.Http[0].Timeout; got == nil || got.AsDuration() != tt.want {
+				t.Errorf("timeout = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -354,9 +355,23 @@ func (pd protoDecoder) wellKnown(m protoreflect.Message, v any, path model.Path)
 			pd.add(path, fmt.Sprintf("expected a %s string, got %s", wktWord(md), describe(v)))
 			return true
 		}
+		if md.FullName() == "google.protobuf.Duration" {
+			// istiod reads Istio kinds and mesh config with the legacy jsonpb
+			// decoder, which takes Go durations ("500ms", "1m30s", "24h")
+			// where protojson wants seconds only; the CRDs' CEL checks take
+			// them too.
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				pd.add(path, fmt.Sprintf("invalid duration %q (want a number and a unit, like \"1.5s\", \"500ms\" or \"1h\")", s))
+				return true
+			}
+			m.Set(md.Fields().ByName("seconds"), protoreflect.ValueOfInt64(int64(d/time.Second)))
+			m.Set(md.Fields().ByName("nanos"), protoreflect.ValueOfInt32(int32(d%time.Second)))
+			return true
+		}
 		// protojson knows these formats exactly; reuse it on the one value.
 		if err := protojson.Unmarshal([]byte(strconv.Quote(s)), m.Interface()); err != nil {
-			pd.add(path, fmt.Sprintf("invalid %s %q%s", wktWord(md), s, wktHint(md)))
+			pd.add(path, fmt.Sprintf("invalid %s %q", wktWord(md), s))
 		}
 		return true
 	case "google.protobuf.Struct", "google.protobuf.ListValue", "google.protobuf.Value", "google.protobuf.Any", "google.protobuf.Empty":
@@ -380,13 +395,6 @@ func wktWord(md protoreflect.MessageDescriptor) string {
 		return "RFC 3339 timestamp"
 	}
 	return "field mask"
-}
-
-func wktHint(md protoreflect.MessageDescriptor) string {
-	if md.FullName() == "google.protobuf.Duration" {
-		return " (want seconds with an s suffix, like \"1.5s\" or \"30s\")"
-	}
-	return ""
 }
 
 // describe names a JSON value's type for messages, with the value when it is

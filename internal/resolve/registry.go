@@ -112,6 +112,15 @@ func (s *Service) PortNumbered(n uint32) (Port, bool) {
 // §2.2).
 func (s *Service) VisibleIn(ns string) bool { return s.exportTo.visibleIn(ns) }
 
+// EntrySubjectAltNames are the identities a ServiceEntry says its
+// endpoints present; none for other services.
+func (s *Service) EntrySubjectAltNames() []string {
+	if s.entry == nil {
+		return nil
+	}
+	return s.entry.Spec.GetSubjectAltNames()
+}
+
 // servicesFromKube converts a Kubernetes Service (istio.md §1.1).
 func serviceFromKube(svc *model.Service, domain string, defaults []string) *Service {
 	spec := svc.Spec
