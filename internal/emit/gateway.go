@@ -283,7 +283,7 @@ var httpALPN = []string{"h2", "http/1.1"}
 // gatewayTLS terminates a server's TLS as istiod configures it, by mode:
 // ISTIO_MUTUAL with the gateway's own Istio identity; with a credentialName,
 // the Kubernetes secret (and its "-cacert" for client certificates);
-// otherwise the certificate files, served by the agent's SDS. Pushed over
+// otherwise the certificate files. Pushed over
 // xDS, credentials come over ADS without an initial fetch timeout (a
 // missing secret holds back no other listener); a static bootstrap has no
 // ADS, so it asks the agent's SDS socket instead.
@@ -293,32 +293,23 @@ func (b *builder) gatewayTLS(name string, t *networking.ServerTLSSettings, alpn 
 	requireClient := mode == networking.ServerTLSSettings_MUTUAL || mode == networking.ServerTLSSettings_ISTIO_MUTUAL
 	validate := requireClient || mode == networking.ServerTLSSettings_OPTIONAL_MUTUAL
 	vc := &tlsv3.CertificateValidationContext{MatchSubjectAltNames: exactMatchers(t.GetSubjectAltNames())} //nolint:staticcheck // the field istiod sets
-	combined := func(ca *tlsv3.SdsSecretConfig) *tlsv3.CommonTlsContext_CombinedValidationContext {
-		return &tlsv3.CommonTlsContext_CombinedValidationContext{CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
-			DefaultValidationContext: vc, ValidationContextSdsSecretConfig: ca}}
-	}
 	switch {
 	case mode == networking.ServerTLSSettings_ISTIO_MUTUAL:
-		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("default")}
-		common.ValidationContextType = combined(sdsSecret("ROOTCA"))
+		b.identity(common, vc)
 	case t.GetCredentialName() != "":
 		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{b.credentialSecret(t.GetCredentialName())}
 		ca := cmp.Or(t.GetCaCertCredentialName(), t.GetCredentialName()+"-cacert")
 		switch {
 		case validate:
 			vc.VerifyCertificateSpki, vc.VerifyCertificateHash = t.GetVerifyCertificateSpki(), t.GetVerifyCertificateHash()
-			common.ValidationContextType = combined(b.credentialSecret(ca))
+			combinedValidation(common, vc, b.credentialSecret(ca))
 		case len(vc.MatchSubjectAltNames) > 0: //nolint:staticcheck // the field istiod sets
 			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: vc}
 		}
 	default:
-		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("file-cert:" + t.GetServerCertificate() + "~" + t.GetPrivateKey())}
+		b.certificateFiles(common, t.GetServerCertificate(), t.GetPrivateKey())
 		if validate {
-			root := "ROOTCA"
-			if t.GetCaCertificates() != "" {
-				root = "file-root:" + t.GetCaCertificates()
-			}
-			common.ValidationContextType = combined(sdsSecret(root))
+			b.trustRoot(common, vc, t.GetCaCertificates())
 		}
 	}
 	if mode == networking.ServerTLSSettings_SIMPLE || mode == networking.ServerTLSSettings_MUTUAL {

@@ -42,6 +42,22 @@ type fragment struct {
 	sum [sha256.Size]byte
 }
 
+// sdsClusterRef is the agent's cluster name as an SDS config holds it (no
+// cluster or other string of istiod's naming equals it).
+var sdsClusterRef = []byte(`"` + SDSCluster + `"`)
+
+// mentions says whether a cluster or listener holds s.
+func (r *rendering) mentions(s []byte) bool {
+	for _, fs := range [][]fragment{r.clusters, r.listeners} {
+		for _, f := range fs {
+			if bytes.Contains(f.json, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (r *rendering) append(o *rendering) *rendering {
 	return &rendering{
 		clusters:  concat(r.clusters, o.clusters),

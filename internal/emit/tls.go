@@ -92,6 +92,12 @@ func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol pol
 	if proto.Size(opts) == 0 {
 		return
 	}
+	if opts.UpstreamProtocolOptions == nil {
+		// Envoy requires a protocol; istiod states HTTP/1.1.
+		opts.UpstreamProtocolOptions = &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{
+			ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_HttpProtocolOptions{HttpProtocolOptions: &corev3.Http1ProtocolOptions{}},
+		}}
+	}
 	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpOptsKey: b.pk.any(c.Name+" protocol options", opts)}
 }
 
@@ -230,20 +236,54 @@ func (b *builder) istioTLS(sni string, sans []string, h2 bool) *tlsv3.UpstreamTl
 // secrets "default" and "ROOTCA" from istio-agent, or files.
 func (b *builder) identity(common *tlsv3.CommonTlsContext, validation *tlsv3.CertificateValidationContext) {
 	if b.opts.TLS == TLSFiles {
-		common.TlsCertificates = []*tlsv3.TlsCertificate{{
-			CertificateChain: fileSource(filepath.Join(b.opts.CertDir, certChainFile)),
-			PrivateKey:       fileSource(filepath.Join(b.opts.CertDir, keyFile)),
-		}}
-		validation.TrustedCa = fileSource(filepath.Join(b.opts.CertDir, rootCertFile))
-		common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: validation}
+		b.certificateFiles(common, filepath.Join(b.opts.CertDir, certChainFile), filepath.Join(b.opts.CertDir, keyFile))
+	} else {
+		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("default")}
+	}
+	b.trustRoot(common, validation, "")
+}
+
+// systemRoots is where Debian and Ubuntu, the proxy image's base, keep
+// the system's trusted CAs, which istio-agent serves as "file-root:system".
+const systemRoots = "/etc/ssl/certs/ca-certificates.crt"
+
+// certificateFiles presents a certificate and key read from files: served
+// by istio-agent's SDS in TLSIstio mode, as istiod configures it; read by
+// Envoy itself when no agent runs beside it.
+func (b *builder) certificateFiles(common *tlsv3.CommonTlsContext, cert, key string) {
+	if b.opts.TLS == TLSIstio {
+		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("file-cert:" + cert + "~" + key)}
 		return
 	}
-	common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("default")}
+	common.TlsCertificates = []*tlsv3.TlsCertificate{{CertificateChain: fileSource(cert), PrivateKey: fileSource(key)}}
+}
+
+// trustRoot validates peers against root: "" for the mesh's root
+// ("ROOTCA" from the agent, or the root file of TLSFiles mode), "system"
+// for the system's CAs, or a file. Files are read by Envoy itself when no
+// agent runs beside it.
+func (b *builder) trustRoot(common *tlsv3.CommonTlsContext, vc *tlsv3.CertificateValidationContext, root string) {
+	switch {
+	case root == "" && b.opts.TLS == TLSFiles:
+		root = filepath.Join(b.opts.CertDir, rootCertFile)
+	case root == "":
+		combinedValidation(common, vc, sdsSecret("ROOTCA"))
+		return
+	case b.opts.TLS == TLSIstio:
+		combinedValidation(common, vc, sdsSecret("file-root:"+root))
+		return
+	case root == "system":
+		root = systemRoots
+	}
+	vc.TrustedCa = fileSource(root)
+	common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: vc}
+}
+
+// combinedValidation checks peers with vc and the CA of an SDS secret.
+func combinedValidation(common *tlsv3.CommonTlsContext, vc *tlsv3.CertificateValidationContext, ca *tlsv3.SdsSecretConfig) {
 	common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{
 		CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
-			DefaultValidationContext:         validation,
-			ValidationContextSdsSecretConfig: sdsSecret("ROOTCA"),
-		}}
+			DefaultValidationContext: vc, ValidationContextSdsSecretConfig: ca}}
 }
 
 // sdsSecret fetches a secret from the agent's SDS server. Only the
@@ -286,9 +326,9 @@ func (b *builder) originates(t *networking.ClientTLSSettings, rule *resolve.Rule
 
 // userTLS is a DestinationRule's SIMPLE or MUTUAL origination, as istiod
 // builds it: TLS 1.2 to 1.3; with a credentialName, the Secret (and its
-// "-cacert") over SDS; otherwise the certificate files, served by the
-// agent's SDS, the CA defaulting to the system's. A ServiceEntry's
-// subjectAltNames stand in when the rule gives none.
+// "-cacert") over SDS; otherwise the certificate files, the CA defaulting
+// to the system's. A ServiceEntry's subjectAltNames stand in when the rule
+// gives none.
 func (b *builder) userTLS(t *networking.ClientTLSSettings, s *resolve.Service, h2 bool) *tlsv3.UpstreamTlsContext {
 	common := &tlsv3.CommonTlsContext{TlsParams: &tlsv3.TlsParameters{
 		TlsMinimumProtocolVersion: tlsv3.TlsParameters_TLSv1_2,
@@ -296,17 +336,13 @@ func (b *builder) userTLS(t *networking.ClientTLSSettings, s *resolve.Service, h
 	}}
 	mutual := t.GetMode() == networking.ClientTLSSettings_MUTUAL
 	insecure := t.GetInsecureSkipVerify().GetValue()
-	combined := func(vc *tlsv3.CertificateValidationContext, ca string) {
-		common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{
-			CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
-				DefaultValidationContext: vc, ValidationContextSdsSecretConfig: sdsSecret(ca)}}
-	}
 	if cred := t.GetCredentialName(); cred != "" {
 		if mutual {
 			common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("kubernetes://" + cred)}
 		}
 		if !insecure {
-			combined(&tlsv3.CertificateValidationContext{MatchSubjectAltNames: exactMatchers(t.GetSubjectAltNames())}, "kubernetes://"+cred+"-cacert") //nolint:staticcheck // the field istiod sets
+			vc := &tlsv3.CertificateValidationContext{MatchSubjectAltNames: exactMatchers(t.GetSubjectAltNames())} //nolint:staticcheck // the field istiod sets
+			combinedValidation(common, vc, sdsSecret("kubernetes://"+cred+"-cacert"))
 		}
 	} else {
 		sans := t.GetSubjectAltNames()
@@ -314,7 +350,7 @@ func (b *builder) userTLS(t *networking.ClientTLSSettings, s *resolve.Service, h
 			sans = slices.Concat(s.EntrySubjectAltNames(), b.serviceSANs(s))
 		}
 		if mutual {
-			common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("file-cert:" + t.GetClientCertificate() + "~" + t.GetPrivateKey())}
+			b.certificateFiles(common, t.GetClientCertificate(), t.GetPrivateKey())
 		}
 		if insecure {
 			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: &tlsv3.CertificateValidationContext{}}
@@ -323,7 +359,7 @@ func (b *builder) userTLS(t *networking.ClientTLSSettings, s *resolve.Service, h
 			if crl := t.GetCaCrl(); crl != "" {
 				vc.Crl = fileSource(crl)
 			}
-			combined(vc, "file-root:"+cmp.Or(t.GetCaCertificates(), "system"))
+			b.trustRoot(common, vc, cmp.Or(t.GetCaCertificates(), "system"))
 		}
 	}
 	if h2 {

@@ -189,7 +189,9 @@ func safeName(s string) error {
 // with Dedup in shared files it names.
 func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering) ([]File, error) {
 	var sds *clusterv3.Cluster
-	if e.opts.TLS == TLSIstio {
+	// Without Istio TLS, secrets only istio-agent can serve (Kubernetes
+	// credentials, the mesh root of off mode) still need its socket.
+	if e.opts.TLS == TLSIstio || r.mentions(sdsClusterRef) {
 		var err error
 		if sds, err = sdsCluster(); err != nil {
 			return nil, err

@@ -1,0 +1,102 @@
+package emit
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
+	previousprioritiesv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/priority/previous_priorities/v3"
+)
+
+// TestRouteFeatures: a VirtualService route's CORS policy, mirror,
+// retries across localities with back-off, and each weighted
+// destination's consistent hash reach the Envoy route as istiod writes
+// them.
+func TestRouteFeatures(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.5, ports: [{name: http, port: 80}]}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: shadow, namespace: default}
+spec: {clusterIP: 10.0.0.6, ports: [{name: http, port: 80}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: web, namespace: default}
+spec:
+  host: web
+  trafficPolicy: {loadBalancer: {consistentHash: {httpHeaderName: x-user}}}
+  subsets: [{name: a, labels: {v: a}}, {name: b, labels: {v: b}, trafficPolicy: {loadBalancer: {consistentHash: {useSourceIp: true}}}}]`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web, namespace: default}
+spec:
+  hosts: [web]
+  http:
+  - name: split
+    corsPolicy:
+      allowOrigins: [{exact: https://a.example}, {prefix: https://b.}]
+      allowMethods: [GET, POST]
+      allowHeaders: [x-a, x-b]
+      maxAge: 24h
+      allowCredentials: true
+      unmatchedPreflights: IGNORE
+    mirror: {host: shadow}
+    mirrorPercentage: {value: 25}
+    retries: {attempts: 3, retryRemoteLocalities: true, backoff: 250ms}
+    route:
+    - {destination: {host: web, subset: a}, weight: 60}
+    - {destination: {host: web, subset: b}, weight: 40}`)
+	rc := routeNamed(cfg, "80")
+	var route *routev3.Route
+	for _, vh := range rc.GetVirtualHosts() {
+		for _, r := range vh.GetRoutes() {
+			if r.GetName() == "split" {
+				route = r
+			}
+		}
+	}
+	if route == nil {
+		t.Fatalf("no route split in %v", rc)
+	}
+	var cors corsv3.CorsPolicy
+	if err := route.GetTypedPerFilterConfig()[corsFilter].UnmarshalTo(&cors); err != nil {
+		t.Fatalf("CORS: %v", err)
+	}
+	var origins []string
+	for _, m := range cors.GetAllowOriginStringMatch() {
+		origins = append(origins, m.GetExact()+m.GetPrefix())
+	}
+	if !slices.Equal(origins, []string{"https://a.example", "https://b."}) || cors.GetAllowMethods() != "GET,POST" ||
+		cors.GetAllowHeaders() != "x-a,x-b" || cors.GetMaxAge() != "86400" || !cors.GetAllowCredentials().GetValue() ||
+		cors.GetForwardNotMatchingPreflights().GetValue() || cors.GetFilterEnabled().GetDefaultValue().GetNumerator() != 100 {
+		t.Errorf("CORS policy = %v", &cors)
+	}
+	action := route.GetRoute()
+	mirrors := action.GetRequestMirrorPolicies()
+	if len(mirrors) != 1 || mirrors[0].GetCluster() != "outbound|80||shadow.default.svc.cluster.local" ||
+		!mirrors[0].GetDisableShadowHostSuffixAppend() || mirrors[0].GetRuntimeFraction().GetDefaultValue().GetNumerator() != 250000 {
+		t.Errorf("mirror = %v, want 25%% to shadow keeping the Host", mirrors)
+	}
+	retry := action.GetRetryPolicy()
+	var prio previousprioritiesv3.PreviousPrioritiesConfig
+	if err := retry.GetRetryPriority().GetTypedConfig().UnmarshalTo(&prio); err != nil || prio.GetUpdateFrequency() != 2 {
+		t.Errorf("retry priority = %v (%v), want previous priorities every 2 tries", retry.GetRetryPriority(), err)
+	}
+	if got := retry.GetRetryBackOff().GetBaseInterval().AsDuration(); got != 250*time.Millisecond {
+		t.Errorf("retry back-off = %v, want 250ms", got)
+	}
+	// Both destinations hash, each its own way; with two, a retry may
+	// still go to another host.
+	hashes := action.GetHashPolicy()
+	if len(hashes) != 2 || hashes[0].GetHeader().GetHeaderName() != "x-user" || !hashes[1].GetConnectionProperties().GetSourceIp() {
+		t.Errorf("hash policies = %v, want subset a's header then subset b's source IP", hashes)
+	}
+	if retry.GetRetryHostPredicate() == nil {
+		t.Errorf("retries of a split route keep avoiding previous hosts: %v", retry)
+	}
+}

@@ -1,0 +1,177 @@
+package emit
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+
+	"github.com/meshc/meshc/internal/load"
+)
+
+// upstreamTLS unpacks a cluster's TLS transport socket.
+func upstreamTLS(t *testing.T, c *clusterv3.Cluster) *tlsv3.UpstreamTlsContext {
+	t.Helper()
+	ctx := &tlsv3.UpstreamTlsContext{}
+	if err := c.GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx); err != nil {
+		t.Fatalf("cluster %s: no TLS context: %v", c.GetName(), err)
+	}
+	return ctx
+}
+
+const externalAPI = `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: api, namespace: default}
+spec:
+  hosts: [api.example.com]
+  location: MESH_EXTERNAL
+  resolution: DNS
+  subjectAltNames: [api.example.com]
+  ports: [{number: 443, name: https, protocol: HTTPS}]`
+
+// TestUserTLSSources: a DestinationRule's certificate files reach Envoy
+// through istio-agent's SDS as istiod writes them; with no agent (files
+// and off modes) Envoy reads the same files itself, the system CAs from
+// the system bundle. A ServiceEntry's SANs stand in for the rule's, and
+// without a fixed SNI Envoy sends and checks each request's host.
+func TestUserTLSSources(t *testing.T) {
+	const cluster = "outbound|443||api.example.com"
+	dr := func(tls string) string {
+		return `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: api, namespace: default}
+spec: {host: api.example.com, trafficPolicy: {tls: ` + tls + `}}`
+	}
+	for _, tc := range []struct {
+		name, tls   string
+		mode        TLSMode
+		cert, roots string // SDS secret names, or file names
+		files       bool
+	}{
+		{"istio mutual files", `{mode: MUTUAL, clientCertificate: /c.pem, privateKey: /k.pem, caCertificates: /ca.pem}`, TLSIstio, "file-cert:/c.pem~/k.pem", "file-root:/ca.pem", false},
+		{"istio system roots", `{mode: SIMPLE}`, TLSIstio, "", "file-root:system", false},
+		{"files mutual", `{mode: MUTUAL, clientCertificate: /c.pem, privateKey: /k.pem, caCertificates: /ca.pem}`, TLSFiles, "/c.pem", "/ca.pem", true},
+		{"off system roots", `{mode: SIMPLE}`, TLSOff, "", systemRoots, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := clusterNamed(compile(t, Options{TLS: tc.mode, CertDir: "/certs"}, "default/client", injectedNs, clientPod, externalAPI, dr(tc.tls)), cluster)
+			common := upstreamTLS(t, c).GetCommonTlsContext()
+			var cert, roots string
+			var sans []string
+			if tc.files {
+				if cs := common.GetTlsCertificates(); len(cs) > 0 {
+					cert = cs[0].GetCertificateChain().GetFilename()
+				}
+				vc := common.GetValidationContext()
+				roots = vc.GetTrustedCa().GetFilename()
+				for _, m := range vc.GetMatchSubjectAltNames() { //nolint:staticcheck // the field istiod sets
+					sans = append(sans, m.GetExact())
+				}
+				if len(common.GetTlsCertificateSdsSecretConfigs()) > 0 || common.GetCombinedValidationContext() != nil {
+					t.Errorf("SDS without an agent: %v", common)
+				}
+			} else {
+				if ss := common.GetTlsCertificateSdsSecretConfigs(); len(ss) > 0 {
+					cert = ss[0].GetName()
+				}
+				cvc := common.GetCombinedValidationContext()
+				roots = cvc.GetValidationContextSdsSecretConfig().GetName()
+				for _, m := range cvc.GetDefaultValidationContext().GetMatchSubjectAltNames() { //nolint:staticcheck // the field istiod sets
+					sans = append(sans, m.GetExact())
+				}
+			}
+			if cert != tc.cert || roots != tc.roots {
+				t.Errorf("certificate %q, roots %q; want %q, %q", cert, roots, tc.cert, tc.roots)
+			}
+			if len(sans) != 1 || sans[0] != "api.example.com" {
+				t.Errorf("SANs %v, want the ServiceEntry's [api.example.com]", sans)
+			}
+			if v := common.GetTlsParams(); v.GetTlsMinimumProtocolVersion() != tlsv3.TlsParameters_TLSv1_2 || v.GetTlsMaximumProtocolVersion() != tlsv3.TlsParameters_TLSv1_3 {
+				t.Errorf("TLS versions %v, want 1.2 to 1.3", v)
+			}
+			var opts httpv3.HttpProtocolOptions
+			if err := c.GetTypedExtensionProtocolOptions()[httpOptsKey].UnmarshalTo(&opts); err != nil {
+				t.Fatal(err)
+			}
+			// istiod checks the host's name unless the rule itself names SANs.
+			if u := opts.GetUpstreamHttpProtocolOptions(); !u.GetAutoSni() || !u.GetAutoSanValidation() {
+				t.Errorf("upstream options %v, want auto SNI and SAN validation", u)
+			}
+			if opts.GetExplicitHttpConfig().GetHttpProtocolOptions() == nil {
+				t.Errorf("protocol %v, want HTTP/1.1 stated", opts.GetUpstreamProtocolOptions())
+			}
+		})
+	}
+}
+
+// TestSecretCredentialOnSidecars: a Kubernetes Secret named by a
+// selector-less DestinationRule gives sidecars no TLS (they may not read
+// it); a rule selecting the workload, or a ConfigMap, does.
+func TestSecretCredentialOnSidecars(t *testing.T) {
+	const cluster = "outbound|443||api.example.com"
+	for _, tc := range []struct {
+		name, extra string
+		tls         bool
+	}{
+		{"secret, no selector", `credentialName: api-cert`, false},
+		{"secret, selector", "credentialName: api-cert\n  workloadSelector: {matchLabels: {app: client}}", true},
+		{"configmap, no selector", `credentialName: configmap://api-ca`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tlsField, selector, _ := bytes.Cut([]byte(tc.extra), []byte("\n"))
+			doc := `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: api, namespace: default}
+spec:
+  host: api.example.com
+  trafficPolicy: {tls: {mode: SIMPLE, ` + string(tlsField) + `}}
+` + string(selector)
+			c := clusterNamed(compile(t, Options{}, "default/client", injectedNs, clientPod, externalAPI, doc), cluster)
+			if got := c.GetTransportSocket() != nil; got != tc.tls {
+				t.Errorf("TLS = %v, want %v", got, tc.tls)
+			}
+		})
+	}
+}
+
+// TestBootstrapAgentCluster: a bootstrap reaches istio-agent's socket
+// whenever a secret only the agent serves is named, whatever the TLS mode,
+// and not otherwise in files and off modes.
+func TestBootstrapAgentCluster(t *testing.T) {
+	credentialDR := `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: api, namespace: default}
+spec:
+  host: api.example.com
+  workloadSelector: {matchLabels: {app: client}}
+  trafficPolicy: {tls: {mode: MUTUAL, credentialName: api-cert}}`
+	for _, tc := range []struct {
+		name  string
+		mode  TLSMode
+		docs  []string
+		agent bool
+	}{
+		{"istio", TLSIstio, nil, true},
+		{"files", TLSFiles, nil, false},
+		{"off", TLSOff, nil, false},
+		{"off with a credential", TLSOff, []string{credentialDR}, true},
+		{"files with a credential", TLSFiles, []string{credentialDR}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs := append([]string{injectedNs, clientPod, externalAPI}, tc.docs...)
+			objs, _ := load.Bytes("in.yaml", []byte(strings.Join(docs, "\n---\n")))
+			files := build(t, objs, Options{TLS: tc.mode, CertDir: "/certs"}, 1)
+			boot := files[filepath.Join("default", "client.json")]
+			if boot == nil {
+				t.Fatalf("no bootstrap among %d files", len(files))
+			}
+			if got := bytes.Contains(boot, []byte(`"name": "`+SDSCluster+`"`)); got != tc.agent {
+				t.Errorf("agent cluster = %v, want %v", got, tc.agent)
+			}
+		})
+	}
+}
