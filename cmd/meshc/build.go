@@ -21,7 +21,7 @@ type buildFlags struct {
 	out, format, endpoints, tlsMode, certDir, failOn string
 	proxies                                          []string
 	maxBytes                                         int
-	quiet, dedup                                     bool
+	quiet, dedup, headlessChains                     bool
 	dedupRoot                                        string
 }
 
@@ -95,6 +95,9 @@ status as lint's.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
+			if f.quiet && len(ds) == 0 {
+				return nil // not even the count of no diagnostics
+			}
 			if err := r.Render(g.stderr, ds); err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("write diagnostics: %w", err)}
 			}
@@ -115,6 +118,7 @@ status as lint's.`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no summary")
 	fl.BoolVar(&f.dedup, "dedup", false, "write each distinct cluster and listener set once under OUT/shared/, named by content, and point bootstraps at them")
 	fl.StringVar(&f.dedupRoot, "dedup-root", "", "with --dedup, the `DIR` bootstraps find shared/ in (default: relative to Envoy's working directory, meant to be OUT)")
+	fl.BoolVar(&f.headlessChains, "headless-cidr-chains", false, "one wildcard listener per headless TCP service port, a chain per pod, as istiod does with PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER=true")
 	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	_ = cmd.MarkFlagRequired("out")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"bootstrap", "xds"}, cobra.ShellCompDirectiveNoFileComp))
@@ -129,7 +133,7 @@ func (f buildFlags) options() (emit.Options, diag.Severity, error) {
 		return emit.Options{}, 0, err
 	}
 	opts := emit.Options{Format: emit.Format(f.format), Endpoints: emit.EndpointMode(f.endpoints), TLS: emit.TLSMode(f.tlsMode), CertDir: f.certDir,
-		Dedup: f.dedup, DedupRoot: f.dedupRoot}
+		Dedup: f.dedup, DedupRoot: f.dedupRoot, HeadlessCIDRChains: f.headlessChains}
 	switch {
 	case !slices.Contains([]emit.Format{emit.Bootstrap, emit.XDS}, opts.Format):
 		return opts, 0, fmt.Errorf("--format: want bootstrap or xds, got %q", f.format)

@@ -16,6 +16,10 @@ func TestBuildCLI(t *testing.T) {
 		{name: "bad format", args: []string{"build", "../../examples/bookinfo", "-o", out, "--format", "yaml"}, code: 2, err: "--format"},
 		{name: "proxy matching nothing", args: []string{"build", "../../examples/bookinfo", "-o", out, "--proxy", "default/nope"}, code: 2, err: "matches no proxy"},
 	})
+	// Quiet and clean: nothing at all on stderr.
+	if code, _, errOut := meshc(t, "", "build", "../../examples/bookinfo", "-o", filepath.Join(t.TempDir(), "q"), "-q"); code != 0 || errOut != "" {
+		t.Errorf("quiet build: exit %d, stderr %q; want 0 and nothing", code, errOut)
+	}
 	// The last successful build (xds, reviews only) is what OUT holds.
 	data, err := os.ReadFile(filepath.Join(out, "index.json"))
 	if err != nil {

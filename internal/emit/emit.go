@@ -57,6 +57,10 @@ type Options struct {
 	// set once, content-addressed under shared/, and points the proxies'
 	// bootstraps at them through filesystem config sources.
 	Dedup bool
+	// HeadlessCIDRChains puts the pods of a headless TCP service port on
+	// one wildcard listener, a chain per pod address, instead of a
+	// listener per pod: istiod's PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER.
+	HeadlessCIDRChains bool
 	// DedupRoot prefixes the shared paths bootstraps name; "" keeps them
 	// relative to the output directory, Envoy's working directory.
 	DedupRoot string

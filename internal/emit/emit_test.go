@@ -311,8 +311,8 @@ func tcpCluster(t *testing.T, fc *listenerv3.FilterChain) string {
 	return tp.cluster
 }
 
-// TestC47HeadlessTCP: istio.md §8 G C47 (default, without the
-// headless-chain flag).
+// TestC47HeadlessTCP: istio.md §8 G C47, without and with the
+// headless-chain flag.
 func TestC47HeadlessTCP(t *testing.T) {
 	docs := []string{injectedNs, clientPod,
 		`apiVersion: v1
@@ -336,6 +336,38 @@ status: {podIP: `+ip+`}`)
 		if listenerNamed(cfg, want) == nil {
 			t.Errorf("no listener %s; have %v", want, names(cfg.Listeners))
 		}
+	}
+
+	// With the headless-chain flag: one listener on 8080, a /32 chain per
+	// pod, HTTP still reached by the listener's default chain.
+	cfg = compile(t, Options{Format: XDS, HeadlessCIDRChains: true}, "default/client", docs...)
+	var on8080 []string
+	for _, l := range cfg.Listeners {
+		if l.GetAddress().GetSocketAddress().GetPortValue() == 8080 {
+			on8080 = append(on8080, l.GetName())
+		}
+	}
+	if !slices.Equal(on8080, []string{"0.0.0.0_8080"}) {
+		t.Fatalf("listeners on 8080 = %v, want only 0.0.0.0_8080", on8080)
+	}
+	l := listenerNamed(cfg, "0.0.0.0_8080")
+	var pods []string
+	for _, fc := range l.GetFilterChains() {
+		for _, r := range fc.GetFilterChainMatch().GetPrefixRanges() {
+			if r.GetPrefixLen().GetValue() != 32 {
+				t.Errorf("chain %s matches /%d, want /32", fc.GetName(), r.GetPrefixLen().GetValue())
+			}
+			pods = append(pods, r.GetAddressPrefix())
+			if got := tcpCluster(t, fc); got != "outbound|8080||mystatefulset.default.svc.cluster.local" {
+				t.Errorf("pod %s goes to %q", r.GetAddressPrefix(), got)
+			}
+		}
+	}
+	if !slices.Equal(pods, []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}) {
+		t.Errorf("pod chains = %v, want one per pod", pods)
+	}
+	if l.GetDefaultFilterChain() == nil {
+		t.Error("no default chain on the wildcard listener")
 	}
 }
 
@@ -1035,9 +1067,10 @@ spec:
 		chains = append(chains, got{strings.Join(fc.GetFilterChainMatch().GetServerNames(), ","), strings.Join(ranges, ","), tp.GetStatPrefix()})
 	}
 	want := []got{
-		{"secure.default.svc.cluster.local", "10.9.0.0/16,10.2.3.4/32", "outbound|9000||other.default.svc.cluster.local"},
+		// Subnets are sorted as text, as istiod sorts them.
+		{"secure.default.svc.cluster.local", "10.2.3.4/32,10.9.0.0/16", "outbound|9000||other.default.svc.cluster.local"},
 		// The subnets stay; the repeated SNI-only match and the last route add nothing.
-		{"secure.default.svc.cluster.local", "10.9.0.0/16,10.2.3.4/32", "secure.default"},
+		{"secure.default.svc.cluster.local", "10.2.3.4/32,10.9.0.0/16", "secure.default"},
 	}
 	if !slices.Equal(chains, want) {
 		t.Errorf("chains = %+v, want %+v", chains, want)

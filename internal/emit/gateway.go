@@ -229,7 +229,7 @@ func (b *builder) passthroughChains(gs resolve.GatewayServer, seen map[string]bo
 				for _, h := range m.GetSniHosts() {
 					seen[h] = true
 				}
-				fc := chain(&listenerv3.FilterChainMatch{ServerNames: m.GetSniHosts()}, b.tcpRouteProxy(vs, r.GetRoute(), gs.Port))
+				fc := chain(sniMatch(m.GetSniHosts()), b.tcpRouteProxy(vs, r.GetRoute(), gs.Port))
 				fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
 				out = append(out, fc)
 			}
@@ -251,11 +251,19 @@ func (b *builder) targetPort(port uint32) uint32 {
 
 // sniMatch matches a server's hosts by SNI; nil, matching everything, when
 // one of them is "*".
-func sniMatch(hosts []string) *listenerv3.FilterChainMatch {
-	if names := sniHosts(hosts); len(names) > 0 {
-		return &listenerv3.FilterChainMatch{ServerNames: names}
+func sniMatch(hosts []string) *listenerv3.FilterChainMatch { return l4Match(hosts, nil) }
+
+// l4Match matches SNI names and destination subnets, each sorted as
+// istiod writes them; nil when it matches everything.
+func l4Match(names, subnets []string) *listenerv3.FilterChainMatch {
+	m := &listenerv3.FilterChainMatch{ServerNames: sniHosts(names)}
+	if len(subnets) > 0 {
+		m.PrefixRanges = cidrRanges(slices.Sorted(slices.Values(subnets)))
 	}
-	return nil
+	if m.ServerNames == nil && m.PrefixRanges == nil {
+		return nil
+	}
+	return m
 }
 
 // sniHosts are a server's hosts as SNI names: namespace prefixes dropped,
@@ -428,15 +436,7 @@ func (b *builder) gatewayClusters(r *resolve.Route, port uint32) []resolve.Weigh
 	var out []resolve.WeightedCluster
 	for _, d := range destinations(r.HTTPRoute) {
 		dest := d.GetDestination()
-		h := host.FQDN(dest.GetHost(), r.From.Namespace(), b.mesh.Config.DomainSuffix)
-		p := dest.GetPort().GetNumber()
-		if p == 0 {
-			p = port
-			if ss := b.mesh.ServicesNamed(h); len(ss) > 0 && len(ss[0].Ports) == 1 {
-				p = ss[0].Ports[0].Number
-			}
-		}
-		out = append(out, resolve.WeightedCluster{Cluster: resolve.ClusterName(p, dest.GetSubset(), h), Weight: d.GetWeight()})
+		out = append(out, resolve.WeightedCluster{Cluster: b.destinationCluster(dest, r.From.Namespace(), port), Weight: d.GetWeight()})
 	}
 	return out
 }

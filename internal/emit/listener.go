@@ -178,7 +178,20 @@ func (o *outbound) headless(s *resolve.Service, port resolve.Port) {
 		if e.Address == "" || slices.Contains(o.b.view.Proxy.IPs, e.Address) {
 			continue
 		}
-		o.put(s, port.Number, port.Number, port.Protocol, e.Address, true)
+		if !o.b.opts.HeadlessCIDRChains || port.Protocol != protocol.TCP {
+			o.put(s, port.Number, port.Number, port.Protocol, e.Address, true)
+			continue
+		}
+		// One wildcard listener, each pod a chain on its address. Only for
+		// plain TCP: a destination match outranks ALPN, so on a sniffed
+		// port it would take HTTP away from the HTTP chain.
+		chains := o.b.serviceChains(o.vss, s, port.Number, port.Number, port.Protocol, wildcard)
+		for _, c := range chains {
+			if len(c.GetFilterChainMatch().GetPrefixRanges()) == 0 {
+				c.FilterChainMatch = &listenerv3.FilterChainMatch{PrefixRanges: cidrRanges([]string{e.Address})}
+			}
+		}
+		o.place(wildcard, port.Number, port.Protocol, chains, true)
 	}
 }
 
@@ -202,12 +215,18 @@ func (o *outbound) add(s *resolve.Service, svcPort, port uint32, proto protocol.
 }
 
 func (o *outbound) put(s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, addr string, catchAll bool) {
-	key := addr + "_" + strconv.FormatUint(uint64(port), 10)
-	incoming := classOf(proto)
 	chains := o.b.tlsRouteChains(o.vss, s, port, proto)
 	if len(chains) == 0 {
 		chains = o.b.serviceChains(o.vss, s, svcPort, port, proto, addr)
 	}
+	o.place(addr, port, proto, chains, catchAll)
+}
+
+// place adds a service's chains to the listener on addr and port, creating
+// it or merging into it as istiod resolves protocol conflicts (§7.4).
+func (o *outbound) place(addr string, port uint32, proto protocol.Protocol, chains []*listenerv3.FilterChain, catchAll bool) {
+	key := addr + "_" + strconv.FormatUint(uint64(port), 10)
+	incoming := classOf(proto)
 	ol, ok := o.byKey[key]
 	if !ok {
 		stored := incoming
@@ -303,8 +322,10 @@ func (b *builder) serviceChains(vss []*resolve.VirtualService, s *resolve.Servic
 		}
 		return append(tcp(nil), chain(httpMatch, b.outboundHCM(statPrefix, rds)))
 	}
-	if (proto == protocol.TLS || proto == protocol.HTTPS) && (addr == wildcard || len(s.Addresses) == 0) {
-		return tcp(&listenerv3.FilterChainMatch{ServerNames: []string{string(s.Host)}})
+	// Only a listener shared by address-less services tells them apart by
+	// SNI; a pod's listener (headless) or a VIP's needs none.
+	if (proto == protocol.TLS || proto == protocol.HTTPS) && addr == wildcard && (len(s.Addresses) == 0 || s.Addresses[0] == wildcard) {
+		return tcp(sniMatch(b.mesh.ServerNames(s, b.view.Proxy)))
 	}
 	return tcp(nil)
 }
@@ -340,7 +361,7 @@ func (b *builder) tlsRouteChains(vss []*resolve.VirtualService, s *resolve.Servi
 					continue
 				}
 				handled[key] = true
-				fc := chain(&listenerv3.FilterChainMatch{ServerNames: m.GetSniHosts(), PrefixRanges: cidrRanges(subnets)}, b.tcpRouteProxy(vs, r.GetRoute(), port))
+				fc := chain(l4Match(m.GetSniHosts(), subnets), b.tcpRouteProxy(vs, r.GetRoute(), port))
 				fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
 				out = append(out, fc)
 			}
@@ -398,7 +419,7 @@ func (b *builder) tcpRouteChains(vss []*resolve.VirtualService, s *resolve.Servi
 				return append(chains, fc), true
 			case len(subnets) > 0:
 				// istiod marks only terminal chains with their VirtualService.
-				chains = append(chains, chain(&listenerv3.FilterChainMatch{PrefixRanges: cidrRanges(subnets)}, b.tcpRouteProxy(vs, r.GetRoute(), port)))
+				chains = append(chains, chain(l4Match(nil, subnets), b.tcpRouteProxy(vs, r.GetRoute(), port)))
 			}
 		}
 	}
@@ -438,20 +459,26 @@ func (b *builder) routeApplies(m l4Route, port uint32) bool {
 	return false
 }
 
+// destinationCluster names the cluster of a destination of a TCP or TLS
+// route, or of a gateway's route, on a listener port: the service found by
+// the host gives the port when the destination has none and it has one,
+// and sends an ExternalName alias to the name it holds (istio.md §6.6).
+func (b *builder) destinationCluster(d *networking.Destination, ns string, port uint32) string {
+	h := host.FQDN(d.GetHost(), ns, b.mesh.Config.DomainSuffix)
+	p := d.GetPort().GetNumber()
+	if ss := b.mesh.ServicesNamed(h); len(ss) > 0 {
+		if p == 0 && len(ss[0].Ports) == 1 {
+			p = ss[0].Ports[0].Number
+		}
+		h = ss[0].Concrete()
+	}
+	return resolve.ClusterName(cmp.Or(p, port), d.GetSubset(), h)
+}
+
 // tcpRouteProxy sends a TCP route's traffic to its one destination, or
 // splits it by weight (stat prefix "<name>.<namespace>", as istiod does).
 func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking.RouteDestination, port uint32) *listenerv3.Filter {
-	cluster := func(d *networking.Destination) string {
-		h := host.FQDN(d.GetHost(), vs.Namespace(), b.mesh.Config.DomainSuffix)
-		p := d.GetPort().GetNumber()
-		if p == 0 {
-			p = port
-			if ss := b.mesh.ServicesNamed(h); len(ss) > 0 && len(ss[0].Ports) == 1 {
-				p = ss[0].Ports[0].Number
-			}
-		}
-		return resolve.ClusterName(p, d.GetSubset(), h)
-	}
+	cluster := func(d *networking.Destination) string { return b.destinationCluster(d, vs.Namespace(), port) }
 	if len(routes) == 1 {
 		name := cluster(routes[0].GetDestination())
 		return b.tcpProxy(name, name)

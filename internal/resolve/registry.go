@@ -72,11 +72,14 @@ type Service struct {
 	// made one up (see Options.PlaceholderVIPs).
 	PlaceholderVIP bool
 	ExternalName   string
-	Labels         map[string]string
-	Selector       map[string]string
-	Registry       Registry
-	Created        time.Time
-	exportTo       exportTo
+	// Aliases are the ExternalName services naming this one, as far as
+	// the proxy's scope imports them.
+	Aliases  []ServiceAlias
+	Labels   map[string]string
+	Selector map[string]string
+	Registry Registry
+	Created  time.Time
+	exportTo exportTo
 	// Object is the manifest that defined the service.
 	Object *model.ObjectMeta
 	// Endpoints are the workloads behind the service (istio.md §1.3, §1.5).

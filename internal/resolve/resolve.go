@@ -136,6 +136,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 		}
 	}
 	assignPlaceholderVIPs(services, vips)
+	resolveAliases(services)
 	m := &Mesh{Config: mc, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs}
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all

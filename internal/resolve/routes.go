@@ -167,7 +167,7 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 	var vhosts []*VirtualHost
 	owned := map[host.Name]bool{}
 	for _, vs := range vss {
-		routes := m.translateRoutes(vs, p, port)
+		routes := m.translateRoutes(vs, p, port, services)
 		if len(routes) == 0 {
 			continue
 		}
@@ -295,12 +295,13 @@ func findService(services []*Service, h host.Name) *Service {
 }
 
 // translateRoutes turns a VirtualService's HTTP routes into routes for a
-// proxy on one port (istio.md §6.6).
-func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32) []*HTTPRoute {
+// proxy on one port (istio.md §6.6); services are the scope's services
+// with that port, which destinations are looked up in.
+func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, services []*Service) []*HTTPRoute {
 	var out []*HTTPRoute
 	for i := range vs.Routes {
 		r := &vs.Routes[i]
-		clusters := m.routeClusters(r, port)
+		clusters := m.routeClusters(r, port, services)
 		if len(r.GetMatch()) == 0 {
 			return append(out, &HTTPRoute{Name: r.GetName(), Clusters: clusters, Source: r})
 		}
@@ -344,8 +345,10 @@ func catchAllMatch(m *networking.HTTPMatchRequest) bool {
 }
 
 // routeClusters resolves a route's destinations to clusters. On a sidecar
-// the port is the destination's, else the route's own port (istio.md Q8).
-func (m *Mesh) routeClusters(r *Route, port uint32) []WeightedCluster {
+// the port is the destination's, else the route's own port (istio.md Q8);
+// a destination found among services that is an ExternalName alias goes
+// to the name it holds.
+func (m *Mesh) routeClusters(r *Route, port uint32, services []*Service) []WeightedCluster {
 	var out []WeightedCluster
 	for _, d := range r.GetRoute() {
 		dest := d.GetDestination()
@@ -357,6 +360,9 @@ func (m *Mesh) routeClusters(r *Route, port uint32) []WeightedCluster {
 			p = port
 		}
 		h := host.FQDN(dest.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
+		if s := findService(services, h); s != nil {
+			h = s.Concrete()
+		}
 		out = append(out, WeightedCluster{Cluster: ClusterName(p, dest.GetSubset(), h), Weight: d.GetWeight()})
 	}
 	return out
@@ -364,7 +370,8 @@ func (m *Mesh) routeClusters(r *Route, port uint32) []WeightedCluster {
 
 // serviceDomains lists a service vhost's domains (istio.md §7.5): the
 // host, its absolute form, the short forms the proxy's DNS search path
-// makes, wildcard twins for headless services, then VIPs.
+// makes, the same for each alias, wildcard twins for headless services,
+// then VIPs.
 func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
 	h := string(s.Host)
 	var out []string
@@ -378,6 +385,7 @@ func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
 	} else {
 		out = append([]string{h, h + "."}, shortForms(h, p.Namespace, m.Config.DomainSuffix)...)
 	}
+	out = append(out, m.ServerNames(s, p)[1:]...)
 	// Each pod of a headless Kubernetes service has a name under the
 	// service's (pod.svc.ns...), so every form gets a wildcard twin.
 	if s.Registry == Kubernetes && s.Resolution == Passthrough {
@@ -433,7 +441,7 @@ func dedupDomains(vhosts []*VirtualHost, hosts map[string]bool) []*VirtualHost {
 		}
 		var kept []string
 		for i, d := range vh.Domains {
-			short := vh.Service != nil && i >= 2 && !strings.Contains(d, ":") && d != string(vh.Service.Host)
+			short := vh.Service != nil && i >= 2 && !strings.Contains(d, ":") && !vh.Service.named(d)
 			if used[d] || (short && hosts[d]) {
 				continue
 			}

@@ -417,7 +417,10 @@ func pickServices(reg *registry, l *EgressListener, proxyNs string) picked {
 		for _, s := range list {
 			entry, ok := all, importsAll
 			if !importsAll {
-				entry, ok = l.hosts.imports(s, star)
+				var by *hostClass
+				if entry, by, ok = l.hosts.imports(s, star); ok {
+					s = aliasesImported(s, by)
+				}
 			}
 			if ok {
 				if t := trimToPort(s, l.Port); t != nil {
@@ -445,20 +448,22 @@ func (e egressHosts) importsAll() (string, bool) {
 	return star.all[0].entry, true
 }
 
-// imports reports whether the hosts import s, and by which entry: s's own
-// namespace's entries first, then "*/"'s (star), exclusions first.
-func (e egressHosts) imports(s *Service, star *hostClass) (string, bool) {
+// imports reports whether the hosts import s, by which entry of which
+// class: s's own namespace's entries first, then "*/"'s (star),
+// exclusions first.
+func (e egressHosts) imports(s *Service, star *hostClass) (string, *hostClass, bool) {
 	own := e.byNs[s.Namespace]
 	if _, ex := own.excludes(s.Host); ex {
-		return "", false
+		return "", nil, false
 	}
 	if _, ex := star.excludes(s.Host); ex {
-		return "", false
+		return "", nil, false
 	}
 	if entry, ok := own.matches(s.Host); ok {
-		return entry, true
+		return entry, own, true
 	}
-	return star.matches(s.Host)
+	entry, ok := star.matches(s.Host)
+	return entry, star, ok
 }
 
 // trimToPort keeps only the listener's port of a service, unless the
