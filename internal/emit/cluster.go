@@ -1,6 +1,7 @@
 package emit
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -160,7 +161,7 @@ func (b *builder) serviceClusters(s *resolve.Service, port resolve.Port, rule *r
 	if rule != nil {
 		top = rule.TrafficPolicy
 	}
-	b.serviceCluster(s, port, rule, nil, policyFor(top, nil, port.Number), eps, sniDnat)
+	b.serviceCluster(s, port, rule, nil, policyFor(top, nil, port.Number, b.mesh.Config.GetDefaultTrafficPolicy()), eps, sniDnat)
 	if rule == nil {
 		return
 	}
@@ -169,7 +170,7 @@ func (b *builder) serviceClusters(s *resolve.Service, port resolve.Port, rule *r
 		if dns && len(subEps) == 0 {
 			continue
 		}
-		b.serviceCluster(s, port, rule, sub, policyFor(top, sub, port.Number), subEps, sniDnat)
+		b.serviceCluster(s, port, rule, sub, policyFor(top, sub, port.Number, b.mesh.Config.GetDefaultTrafficPolicy()), subEps, sniDnat)
 	}
 }
 
@@ -192,10 +193,6 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 	c := &clusterv3.Cluster{
 		Name:           name,
 		AltStatName:    name + ";",
-		ConnectTimeout: b.connectTimeout(pol),
-		CircuitBreakers: &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{
-			thresholds(pol.pool),
-		}},
 		CommonLbConfig: &clusterv3.Cluster_CommonLbConfig{HealthyPanicThreshold: &typev3.Percent{Value: panicThreshold(pol.outlier)}},
 		Metadata:       clusterMetadata(s, rule, subset),
 	}
@@ -232,13 +229,14 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 		setType(c, clusterv3.Cluster_STATIC)
 		c.LoadAssignment = loadAssignment(name, eps)
 	}
+	b.applyPool(c, pol)
 	if c.LbPolicy != clusterv3.Cluster_CLUSTER_PROVIDED {
 		applyLB(c, pol.lb)
 	}
 	if pol.outlier != nil {
 		c.OutlierDetection = outlierDetection(pol.outlier)
 	}
-	b.applyProtocol(c, port, pol, rule)
+	b.applyProtocol(c, port, pol, rule, true)
 	if !sniDnat {
 		b.applyTLS(c, s, port, subset, rule, pol)
 	}
@@ -279,6 +277,42 @@ func (b *builder) dnsSettings(c *clusterv3.Cluster) {
 	c.DnsJitter = durationpb.New(100 * time.Millisecond)
 	c.TypedDnsResolverConfig = &corev3.TypedExtensionConfig{Name: "envoy.network.dns_resolver.cares",
 		TypedConfig: b.pk.any(c.Name+" DNS resolver", &caresv3.CaresDnsResolverConfig{UdpMaxQueries: wrapperspb.UInt32(100)})}
+}
+
+// applyPool applies a policy's connection pool as istiod does for both
+// directions: connect timeout, circuit breakers with the retry budget, and
+// TCP keepalive, the mesh's first, then the pool's field by field. The
+// HTTP settings are applyProtocol's.
+func (b *builder) applyPool(c *clusterv3.Cluster, pol policy) {
+	c.ConnectTimeout = b.connectTimeout(pol)
+	t := thresholds(pol.pool)
+	if rb := pol.budget; rb != nil {
+		t.RetryBudget = &clusterv3.CircuitBreakers_Thresholds_RetryBudget{
+			BudgetPercent:       &typev3.Percent{Value: cmp.Or(rb.GetPercent().GetValue(), 20)},
+			BudgetInterval:      rb.GetBudgetInterval(),
+			MinRetryConcurrency: wrapperspb.UInt32(cmp.Or(rb.GetMinRetryConcurrency(), 3)),
+		}
+	}
+	c.CircuitBreakers = &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{t}}
+	for _, ka := range []*networking.ConnectionPoolSettings_TCPSettings_TcpKeepalive{b.mesh.Config.GetTcpKeepalive(), pol.pool.GetTcp().GetTcpKeepalive()} {
+		if ka == nil {
+			continue
+		}
+		if c.UpstreamConnectionOptions == nil {
+			// Empty: SO_KEEPALIVE with the system's timings.
+			c.UpstreamConnectionOptions = &clusterv3.UpstreamConnectionOptions{TcpKeepalive: &corev3.TcpKeepalive{}}
+		}
+		k := c.UpstreamConnectionOptions.TcpKeepalive
+		if ka.GetProbes() > 0 {
+			k.KeepaliveProbes = wrapperspb.UInt32(ka.GetProbes())
+		}
+		if ka.GetTime() != nil {
+			k.KeepaliveTime = wrapperspb.UInt32(uint32(ka.GetTime().GetSeconds()))
+		}
+		if ka.GetInterval() != nil {
+			k.KeepaliveInterval = wrapperspb.UInt32(uint32(ka.GetInterval().GetSeconds()))
+		}
+	}
 }
 
 // thresholds are istiod's circuit breakers: unlimited unless the pool
@@ -464,47 +498,84 @@ func originalDst(name string, timeout *durationpb.Duration, bind string) *cluste
 // reaching the application through the original destination, then
 // InboundPassthroughCluster for everything else (istio.md §7.3).
 func (b *builder) inboundClusters() {
-	timeout := b.connectTimeout(policy{})
 	for _, ip := range b.inboundPorts() {
-		c := b.inboundCluster(ip, timeout)
+		pol, rule := b.inboundPolicy(ip)
+		c := b.inboundCluster(ip)
 		c.AltStatName = c.Name + ";"
 		c.CommonLbConfig = &clusterv3.Cluster_CommonLbConfig{}
+		b.applyPool(c, pol)
 		if ip.service != nil {
-			c.Metadata = clusterMetadata(ip.service, nil, "")
+			c.Metadata = clusterMetadata(ip.service, rule, "")
 		}
+		b.applyProtocol(c, resolve.Port{Number: ip.port, Protocol: ip.protocol}, pol, nil, false)
 		b.cfg.Clusters = append(b.cfg.Clusters, c)
 	}
 	b.cfg.Clusters = append(b.cfg.Clusters, b.passthrough(InboundPassthroughCluster, inboundBind))
+}
+
+// inboundPolicy is the connection pool of an inbound cluster (istio.md
+// §5.6, §4.10): the Sidecar's for the port, else its inbound pool, else
+// the service's selector-less DestinationRule's for the service port over
+// the mesh default. The rule is returned when its policy applied, for the
+// cluster's metadata.
+func (b *builder) inboundPolicy(ip inboundPort) (policy, *resolve.Rule) {
+	var rule *resolve.Rule
+	if ip.service != nil {
+		if dec, ok := b.view.Scope.DestinationRule(ip.service.Host); ok && dec.Rule != nil && dec.Rule.TrafficPolicy != nil {
+			rule = dec.Rule
+		}
+	}
+	var pol policy
+	if rule != nil {
+		pol, _ = forPort(rule.TrafficPolicy, ip.port)
+	}
+	if pol.pool == nil {
+		pol.pool = b.mesh.Config.GetDefaultTrafficPolicy().GetConnectionPool()
+	}
+	if sc := b.view.Choice.Sidecar; sc != nil {
+		pool := sc.Spec.GetInboundConnectionPool()
+		for _, in := range sc.Spec.GetIngress() {
+			if in.GetPort().GetNumber() == ip.target && in.GetConnectionPool() != nil {
+				pool = in.GetConnectionPool()
+			}
+		}
+		if pool != nil {
+			pol.pool = pool
+		}
+	}
+	return policy{pool: pol.pool, budget: pol.budget}, rule
 }
 
 // inboundCluster reaches the application: at the connection's original
 // destination, or at a Sidecar ingress listener's defaultEndpoint
 // ("127.0.0.1:8080", "unix:///path"; a wildcard address means the
 // original destination again).
-func (b *builder) inboundCluster(ip inboundPort, timeout *durationpb.Duration) *clusterv3.Cluster {
+func (b *builder) inboundCluster(ip inboundPort) *clusterv3.Cluster {
 	name := inboundName(ip.target)
 	ep := ip.endpoint
 	if path, ok := strings.CutPrefix(ep, "unix://"); ok {
-		return staticCluster(name, timeout, resolve.Endpoint{Address: "unix://" + path})
+		return staticCluster(name, &corev3.Address{Address: &corev3.Address_Pipe{Pipe: &corev3.Pipe{Path: path}}})
 	}
 	if addr, port, err := net.SplitHostPort(ep); err == nil && addr != "0.0.0.0" && addr != "::" {
 		n, _ := strconv.ParseUint(port, 10, 32)
-		return staticCluster(name, timeout, resolve.Endpoint{Address: addr, Port: uint32(n)})
+		return staticCluster(name, socketAddress(addr, uint32(n)))
 	}
-	c := originalDst(name, timeout, inboundBind)
+	c := originalDst(name, nil, inboundBind)
 	// Connections to the application are never cleaned up early:
 	// istiod's longest interval, in whole seconds.
 	c.CleanupInterval = &durationpb.Duration{Seconds: 9223372035}
 	return c
 }
 
-func staticCluster(name string, timeout *durationpb.Duration, e resolve.Endpoint) *clusterv3.Cluster {
+// staticCluster reaches one address, stated as istiod states the
+// application's: no locality, weight or health.
+func staticCluster(name string, addr *corev3.Address) *clusterv3.Cluster {
 	return &clusterv3.Cluster{
 		Name:                 name,
 		ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STATIC},
-		ConnectTimeout:       timeout,
-		CircuitBreakers:      &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{thresholds(nil)}},
-		LoadAssignment:       loadAssignment(name, []resolve.Endpoint{e}),
+		LoadAssignment: &endpointv3.ClusterLoadAssignment{ClusterName: name, Endpoints: []*endpointv3.LocalityLbEndpoints{{
+			LbEndpoints: []*endpointv3.LbEndpoint{{HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: addr}}}},
+		}}},
 	}
 }
 

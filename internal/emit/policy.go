@@ -1,6 +1,7 @@
 package emit
 
 import (
+	meshv1 "istio.io/api/mesh/v1alpha1"
 	networking "istio.io/api/networking/v1alpha3"
 )
 
@@ -11,15 +12,24 @@ type policy struct {
 	pool    *networking.ConnectionPoolSettings
 	outlier *networking.OutlierDetection
 	tls     *networking.ClientTLSSettings
+	// budget is the rule's retry budget; a port-level entry has none.
+	budget *networking.TrafficPolicy_RetryBudget
 }
 
 // policyFor composes the policy of a cluster for port (istio.md §5.6).
 // A port-level entry for the port replaces the rule's policy wholesale:
-// what it leaves unset takes defaults, not the rule's values. A subset's
-// policy then replaces each section it sets; when it has a port-level
-// entry for the port, every section, set or not.
-func policyFor(top *networking.TrafficPolicy, subset *networking.Subset, port uint32) policy {
+// what it leaves unset takes defaults, not the rule's values. The mesh's
+// default connection pool and outlier detection fill what is left unset.
+// A subset's policy then replaces each section it sets; when it has a
+// port-level entry for the port, the four port-level sections, set or not.
+func policyFor(top *networking.TrafficPolicy, subset *networking.Subset, port uint32, meshDefault *meshv1.MeshConfig_DefaultTrafficPolicy) policy {
 	p, _ := forPort(top, port)
+	if p.pool == nil {
+		p.pool = meshDefault.GetConnectionPool()
+	}
+	if p.outlier == nil {
+		p.outlier = meshDefault.GetOutlierDetection()
+	}
 	if sp := subset.GetTrafficPolicy(); sp != nil {
 		sub, portLevel := forPort(sp, port)
 		if sub.lb != nil || portLevel {
@@ -34,6 +44,10 @@ func policyFor(top *networking.TrafficPolicy, subset *networking.Subset, port ui
 		if sub.tls != nil || portLevel {
 			p.tls = sub.tls
 		}
+		// The subset's own retry budget, even beside a port-level entry.
+		if b := sp.GetRetryBudget(); b != nil {
+			p.budget = b
+		}
 	}
 	return p
 }
@@ -46,5 +60,5 @@ func forPort(tp *networking.TrafficPolicy, port uint32) (p policy, portLevel boo
 			return policy{lb: ps.GetLoadBalancer(), pool: ps.GetConnectionPool(), outlier: ps.GetOutlierDetection(), tls: ps.GetTls()}, true
 		}
 	}
-	return policy{lb: tp.GetLoadBalancer(), pool: tp.GetConnectionPool(), outlier: tp.GetOutlierDetection(), tls: tp.GetTls()}, false
+	return policy{lb: tp.GetLoadBalancer(), pool: tp.GetConnectionPool(), outlier: tp.GetOutlierDetection(), tls: tp.GetTls(), budget: tp.GetRetryBudget()}, false
 }

@@ -128,7 +128,7 @@ func (b *builder) hashPolicy(s *resolve.Service, clusterName string) *routev3.Ro
 			sub = x
 		}
 	}
-	return hashOf(policyFor(rule.TrafficPolicy, sub, port).lb.GetConsistentHash())
+	return hashOf(policyFor(rule.TrafficPolicy, sub, port, nil).lb.GetConsistentHash())
 }
 
 // clusterPortSubset reads the port and subset out of an outbound cluster

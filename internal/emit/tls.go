@@ -58,9 +58,10 @@ const (
 var istioALPN = []string{"istio-peer-exchange", "istio"}
 
 // applyProtocol sets the upstream HTTP protocol (istio.md §7.3): h2 for
-// HTTP/2 and gRPC ports or when the DestinationRule upgrades, the
-// downstream's protocol for sniffed ports on sidecars.
-func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol policy, rule *resolve.Rule) {
+// HTTP/2 and gRPC ports or, outbound only, when the DestinationRule or
+// the mesh upgrades; the downstream's protocol for sniffed ports on
+// sidecars; and the pool's HTTP settings.
+func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol policy, rule *resolve.Rule, outbound bool) {
 	h := pol.pool.GetHttp()
 	opts := &httpv3.HttpProtocolOptions{}
 	if t := pol.tls; b.originates(t, rule) && t.GetSni() == "" {
@@ -71,14 +72,13 @@ func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol pol
 			AutoSanValidation: len(t.GetSubjectAltNames()) == 0 && !t.GetInsecureSkipVerify().GetValue(),
 		}
 	}
-	if idle := h.GetIdleTimeout(); idle != nil {
-		opts.CommonHttpProtocolOptions = &corev3.HttpProtocolOptions{IdleTimeout: idle}
-	}
+	tcp := pol.pool.GetTcp()
+	common := &corev3.HttpProtocolOptions{IdleTimeout: cmp.Or(h.GetIdleTimeout(), tcp.GetIdleTimeout()), MaxConnectionDuration: tcp.GetMaxConnectionDuration()}
 	if n := h.GetMaxRequestsPerConnection(); n > 0 {
-		if opts.CommonHttpProtocolOptions == nil {
-			opts.CommonHttpProtocolOptions = &corev3.HttpProtocolOptions{}
-		}
-		opts.CommonHttpProtocolOptions.MaxRequestsPerConnection = wrapperspb.UInt32(uint32(n))
+		common.MaxRequestsPerConnection = wrapperspb.UInt32(uint32(n))
+	}
+	if proto.Size(common) > 0 {
+		opts.CommonHttpProtocolOptions = common
 	}
 	switch {
 	case h.GetUseClientProtocol() || (port.Protocol.IsHTTPOrSniffed() && !port.Protocol.IsHTTP() && !port.Protocol.IsHTTP2() && b.sidecar()):
@@ -86,8 +86,16 @@ func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol pol
 			UseDownstreamProtocolConfig: &httpv3.HttpProtocolOptions_UseDownstreamHttpConfig{
 				HttpProtocolOptions: &corev3.Http1ProtocolOptions{}, Http2ProtocolOptions: &corev3.Http2ProtocolOptions{},
 			}}
-	case b.h2(port, h):
-		opts.UpstreamProtocolOptions = explicitH2()
+	case port.Protocol.IsHTTP2() || (outbound && b.h2(port, h)):
+		h2 := explicitH2()
+		o := h2.ExplicitHttpConfig.GetHttp2ProtocolOptions()
+		if n := h.GetMaxConcurrentStreams(); n > 0 {
+			o.MaxConcurrentStreams = wrapperspb.UInt32(uint32(n))
+		}
+		if ka := h.GetHttp2KeepAlive(); ka != nil {
+			o.ConnectionKeepalive = &corev3.KeepaliveSettings{Interval: ka.GetInterval(), Timeout: ka.GetTimeout()}
+		}
+		opts.UpstreamProtocolOptions = h2
 	}
 	if proto.Size(opts) == 0 {
 		return

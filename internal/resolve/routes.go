@@ -100,35 +100,81 @@ func (l *EgressListener) RouteName() string {
 }
 
 // EgressRoutes builds the route configurations of a sidecar's portless
-// egress listeners: a vhost per service and HTTP port, whose domains carry
-// the port ("host:port"), bare too on port 80, then the catch-all.
+// egress listeners (istio.md §7.5, listener port 0): every HTTP port of the
+// listener's services in one configuration, each service port a vhost
+// whose domains carry the port ("host:port", bare too on port 80). A
+// VirtualService's routes, translated for port 0, serve every HTTP port of
+// the services it owns; its plain hosts only port 80.
 func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 	var out []*RouteConfig
 	for _, l := range v.Scope.Listeners {
 		if !l.IsPortless() {
 			continue
 		}
-		var vhosts []*VirtualHost
-		for _, s := range l.Services {
-			for _, p := range s.Ports {
-				if !p.Protocol.IsHTTPOrSniffed() {
-					continue
-				}
-				suffix := ":" + strconv.FormatUint(uint64(p.Number), 10)
-				var domains []string
-				for _, d := range m.serviceDomains(s, v.Proxy) {
-					if p.Number == 80 {
-						domains = append(domains, d)
-					}
-					domains = append(domains, d+suffix)
-				}
-				vhosts = append(vhosts, &VirtualHost{Name: string(s.Host) + suffix, Domains: domains, Service: s,
-					Routes: []*HTTPRoute{{Name: "default", Clusters: []WeightedCluster{{Cluster: ClusterName(p.Number, "", s.Host), Weight: 100}}}}})
+		services := l.Services
+		var vss []*VirtualService
+		for _, vs := range l.VirtualServices {
+			if vsServesPort(vs, services) {
+				vss = append(vss, vs)
 			}
 		}
+		chosen := chosenVirtualServices(vss, services)
+		owned := map[host.Name]bool{}
+		var vhosts []*VirtualHost
+		for _, vs := range vss {
+			routes := m.translateRoutes(vs, v.Proxy, 0, services)
+			if len(routes) == 0 {
+				continue
+			}
+			plain, mine := vsHosts(vs, services, chosen)
+			has80 := false
+			for _, s := range mine {
+				owned[s.Host] = true
+				for _, p := range s.Ports {
+					if p.Protocol.IsHTTPOrSniffed() {
+						has80 = has80 || p.Number == 80
+						vhosts = append(vhosts, &VirtualHost{Name: portName(string(s.Host), p.Number), Domains: m.portDomains(s, v.Proxy, p.Number),
+							Routes: routes, VirtualService: vs, Service: s})
+					}
+				}
+			}
+			if has80 {
+				for _, h := range plain {
+					vhosts = append(vhosts, &VirtualHost{Name: portName(string(h), 80), Domains: []string{string(h)}, Routes: routes, VirtualService: vs})
+				}
+			}
+		}
+		for _, s := range services {
+			if owned[s.Host] || s.Resolution == Alias {
+				continue
+			}
+			for _, p := range s.Ports {
+				if p.Protocol.IsHTTPOrSniffed() {
+					vhosts = append(vhosts, &VirtualHost{Name: portName(string(s.Host), p.Number), Domains: m.portDomains(s, v.Proxy, p.Number), Service: s,
+						Routes: []*HTTPRoute{{Name: "default", Clusters: []WeightedCluster{{Cluster: ClusterName(p.Number, "", s.Host), Weight: 100}}}}})
+				}
+			}
+		}
+		vhosts = dedupDomains(vhosts, m.allHosts())
 		slices.SortStableFunc(vhosts, func(a, b *VirtualHost) int { return cmp.Compare(a.Name, b.Name) })
 		vhosts = append(vhosts, m.catchAll(v.Scope))
 		out = append(out, &RouteConfig{Name: l.RouteName(), VirtualHosts: vhosts})
+	}
+	return out
+}
+
+func portName(h string, port uint32) string { return h + ":" + strconv.FormatUint(uint64(port), 10) }
+
+// portDomains are a service's domains on a portless listener: each with
+// the port, and on port 80 bare as well.
+func (m *Mesh) portDomains(s *Service, p *Proxy, port uint32) []string {
+	suffix := ":" + strconv.FormatUint(uint64(port), 10)
+	var out []string
+	for _, d := range m.serviceDomains(s, p) {
+		if port == 80 {
+			out = append(out, d)
+		}
+		out = append(out, d+suffix)
 	}
 	return out
 }
@@ -171,32 +217,7 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 		if len(routes) == 0 {
 			continue
 		}
-		var plain []host.Name
-		var mine []*Service
-		for _, h := range vs.Hosts {
-			h = lower(h)
-			switch {
-			case !h.IsWildcard():
-				if s := findService(services, h); s != nil {
-					mine = append(mine, s)
-				} else {
-					plain = append(plain, h)
-				}
-			default:
-				matched := false
-				for _, s := range services {
-					if h.Matches(s.Host) {
-						matched = true
-						if chosen[s.Host] == vs {
-							mine = append(mine, s)
-						}
-					}
-				}
-				if !matched {
-					plain = append(plain, h)
-				}
-			}
-		}
+		plain, mine := vsHosts(vs, services, chosen)
 		if len(mine) == 0 && port != 80 {
 			continue // plain hosts alone materialise only on port 80
 		}
@@ -210,7 +231,8 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 		}
 	}
 	for _, s := range services {
-		if owned[s.Host] {
+		// An alias only lends its names to its target's vhost.
+		if owned[s.Host] || s.Resolution == Alias {
 			continue
 		}
 		if pp, _ := s.PortNumbered(port); !pp.Protocol.IsHTTPOrSniffed() {
@@ -226,6 +248,36 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 }
 
 // vsServesPort is istio.md §6.2's filter for route ports other than 80.
+// vsHosts splits a VirtualService's hosts into the services it owns among
+// services (exact hosts, or through a wildcard when chosen for the
+// service) and the plain hosts that name no service.
+func vsHosts(vs *VirtualService, services []*Service, chosen map[host.Name]*VirtualService) (plain []host.Name, mine []*Service) {
+	for _, h := range vs.Hosts {
+		h = lower(h)
+		if !h.IsWildcard() {
+			if s := findService(services, h); s != nil {
+				mine = append(mine, s)
+			} else {
+				plain = append(plain, h)
+			}
+			continue
+		}
+		matched := false
+		for _, s := range services {
+			if h.Matches(s.Host) {
+				matched = true
+				if chosen[s.Host] == vs {
+					mine = append(mine, s)
+				}
+			}
+		}
+		if !matched {
+			plain = append(plain, h)
+		}
+	}
+	return plain, mine
+}
+
 func vsServesPort(vs *VirtualService, services []*Service) bool {
 	for _, h := range vs.Hosts {
 		h = lower(h)
@@ -344,10 +396,12 @@ func catchAllMatch(m *networking.HTTPMatchRequest) bool {
 	return u == nil || u.GetPrefix() == "/" || u.GetRegex() == ".*"
 }
 
-// routeClusters resolves a route's destinations to clusters. On a sidecar
-// the port is the destination's, else the route's own port (istio.md Q8);
-// a destination found among services that is an ExternalName alias goes
-// to the name it holds.
+// routeClusters resolves a route's destinations to clusters. The port is
+// the destination's, else that of the service found among services if it
+// has one, else the route's own: a sidecar's services are those with the
+// route's port, so a single-port service on another port still gets it
+// (istio.md Q8). A destination that is an ExternalName alias goes to the
+// name it holds.
 func (m *Mesh) routeClusters(r *Route, port uint32, services []*Service) []WeightedCluster {
 	var out []WeightedCluster
 	for _, d := range r.GetRoute() {
@@ -361,6 +415,9 @@ func (m *Mesh) routeClusters(r *Route, port uint32, services []*Service) []Weigh
 		}
 		h := host.FQDN(dest.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
 		if s := findService(services, h); s != nil {
+			if dest.GetPort().GetNumber() == 0 && len(s.Ports) == 1 {
+				p = s.Ports[0].Number
+			}
 			h = s.Concrete()
 		}
 		out = append(out, WeightedCluster{Cluster: ClusterName(p, dest.GetSubset(), h), Weight: d.GetWeight()})

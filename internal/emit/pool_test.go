@@ -1,0 +1,126 @@
+package emit
+
+import (
+	"testing"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+)
+
+func protocolOptions(t *testing.T, c *clusterv3.Cluster) *httpv3.HttpProtocolOptions {
+	t.Helper()
+	var o httpv3.HttpProtocolOptions
+	if a := c.GetTypedExtensionProtocolOptions()[httpOptsKey]; a != nil {
+		if err := a.UnmarshalTo(&o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &o
+}
+
+const poolServer = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.5, selector: {app: client}, ports: [{name: http, port: 80, targetPort: 8080}, {name: grpc, port: 90, targetPort: 9090}, {name: other, port: 70, targetPort: 7070}]}`
+
+// TestConnectionPool: a connection pool becomes the cluster's connect
+// timeout, circuit breakers with the retry budget, TCP keepalive (the
+// mesh's, then the rule's field by field) and HTTP settings, h2 ones on
+// h2 clusters only (istio.md §7.3).
+func TestConnectionPool(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, poolServer,
+		`apiVersion: v1
+kind: ConfigMap
+metadata: {name: istio, namespace: istio-system}
+data:
+  mesh: |
+    tcpKeepalive: {time: 600s, probes: 9}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: web, namespace: default}
+spec:
+  host: web
+  trafficPolicy:
+    retryBudget: {percent: 15}
+    connectionPool:
+      tcp: {maxConnections: 10, connectTimeout: 3s, idleTimeout: 40s, maxConnectionDuration: 1h, tcpKeepalive: {interval: 10s, probes: 3}}
+      http: {maxConcurrentStreams: 50, http2KeepAlive: {interval: 30s, timeout: 5s}}`)
+	http := clusterNamed(cfg, "outbound|80||web.default.svc.cluster.local")
+	if got := http.GetConnectTimeout().AsDuration(); got != 3*time.Second {
+		t.Errorf("connect timeout %v, want 3s", got)
+	}
+	th := http.GetCircuitBreakers().GetThresholds()[0]
+	if th.GetMaxConnections().GetValue() != 10 || th.GetRetryBudget().GetBudgetPercent().GetValue() != 15 || th.GetRetryBudget().GetMinRetryConcurrency().GetValue() != 3 {
+		t.Errorf("thresholds %v, want 10 connections and a 15%% budget of at least 3", th)
+	}
+	ka := http.GetUpstreamConnectionOptions().GetTcpKeepalive()
+	if ka.GetKeepaliveTime().GetValue() != 600 || ka.GetKeepaliveInterval().GetValue() != 10 || ka.GetKeepaliveProbes().GetValue() != 3 {
+		t.Errorf("keepalive %v, want the mesh's time with the rule's interval and probes", ka)
+	}
+	common := protocolOptions(t, http).GetCommonHttpProtocolOptions()
+	if common.GetIdleTimeout().AsDuration() != 40*time.Second || common.GetMaxConnectionDuration().AsDuration() != time.Hour {
+		t.Errorf("HTTP options %v, want the TCP idle timeout and max connection duration", common)
+	}
+	if protocolOptions(t, http).GetExplicitHttpConfig().GetHttp2ProtocolOptions() != nil {
+		t.Error("an HTTP/1 port got HTTP/2 options")
+	}
+	h2 := protocolOptions(t, clusterNamed(cfg, "outbound|90||web.default.svc.cluster.local")).GetExplicitHttpConfig().GetHttp2ProtocolOptions()
+	if h2.GetMaxConcurrentStreams().GetValue() != 50 || h2.GetConnectionKeepalive().GetInterval().AsDuration() != 30*time.Second {
+		t.Errorf("gRPC port HTTP/2 options %v, want 50 streams and 30s pings", h2)
+	}
+}
+
+// TestInboundClusterPolicy: an inbound cluster takes the selector-less
+// DestinationRule's pool for the service port (and names the rule), a
+// Sidecar's inbound pool over it and a port's over both; gRPC ports speak
+// h2 and sniffed ones the downstream's protocol, never upgraded; a
+// defaultEndpoint is stated bare, as istiod states it.
+func TestInboundClusterPolicy(t *testing.T) {
+	dr := `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: web, namespace: default}
+spec:
+  host: web
+  trafficPolicy:
+    connectionPool: {tcp: {maxConnections: 10}, http: {h2UpgradePolicy: UPGRADE}}
+    portLevelSettings: [{port: {number: 70}, connectionPool: {tcp: {maxConnections: 7}}}]`
+	maxConns := func(c *clusterv3.Cluster) uint32 {
+		return c.GetCircuitBreakers().GetThresholds()[0].GetMaxConnections().GetValue()
+	}
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, poolServer, dr)
+	web := clusterNamed(cfg, "inbound|8080||")
+	if maxConns(web) != 10 || web.GetMetadata().GetFilterMetadata()["istio"].GetFields()["config"].GetStringValue() != "/apis/networking.istio.io/v1/namespaces/default/destination-rule/web" {
+		t.Errorf("inbound|8080|| = %v, want the rule's pool and its name", web)
+	}
+	if protocolOptions(t, web).GetExplicitHttpConfig().GetHttp2ProtocolOptions() != nil {
+		t.Error("an inbound HTTP/1 port was upgraded")
+	}
+	if maxConns(clusterNamed(cfg, "inbound|7070||")) != 7 {
+		t.Error("inbound|7070|| ignores the port-level pool of service port 70")
+	}
+	if protocolOptions(t, clusterNamed(cfg, "inbound|9090||")).GetExplicitHttpConfig().GetHttp2ProtocolOptions() == nil {
+		t.Error("inbound gRPC port not h2")
+	}
+	if protocolOptions(t, clusterNamed(cfg, "inbound|7070||")).GetUseDownstreamProtocolConfig() == nil {
+		t.Error("inbound sniffed port does not follow the downstream protocol")
+	}
+
+	cfg = compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, poolServer, dr,
+		`apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: s, namespace: default}
+spec:
+  inboundConnectionPool: {tcp: {maxConnections: 2}}
+  ingress:
+  - {port: {number: 8080, protocol: HTTP, name: web}, defaultEndpoint: "127.0.0.1:8080", connectionPool: {tcp: {maxConnections: 1}}}
+  - {port: {number: 9090, protocol: GRPC, name: grpc}, defaultEndpoint: "127.0.0.1:9090"}`)
+	web, grpc := clusterNamed(cfg, "inbound|8080||"), clusterNamed(cfg, "inbound|9090||")
+	if maxConns(web) != 1 || maxConns(grpc) != 2 {
+		t.Errorf("max connections %d and %d, want the port's 1 and the Sidecar's 2", maxConns(web), maxConns(grpc))
+	}
+	ep := web.GetLoadAssignment().GetEndpoints()[0]
+	if ep.GetLocality() != nil || ep.GetLbEndpoints()[0].GetLoadBalancingWeight() != nil || ep.GetLbEndpoints()[0].GetHealthStatus() != 0 {
+		t.Errorf("defaultEndpoint stated as %v, want the address alone", ep)
+	}
+}
