@@ -665,7 +665,8 @@ spec:
 // TestC43PortlessEgress: istio.md §8 G C43 (c) and (i): a unix-socket
 // egress listener and an HTTP_PROXY one each get one listener whose route
 // configuration covers every port of their services, with "host:port"
-// domains (bare ones too on port 80).
+// domains (bare ones too on port 80); a VirtualService's routes serve all
+// HTTP ports of its host, its plain hosts port 80 only.
 func TestC43PortlessEgress(t *testing.T) {
 	docs := c43Mesh("REGISTRY_ONLY", "")
 	docs[len(docs)-1] = `apiVersion: networking.istio.io/v1
@@ -677,8 +678,9 @@ spec:
   - {port: {number: 7443, protocol: HTTP_PROXY, name: proxy}, hosts: ["not-default/*"]}
   - {hosts: ["*/*"]}`
 	cfg := compile(t, Options{Format: XDS}, "not-default/client", docs...)
-	uds := listenerNamed(cfg, "unix://foo/bar/baz")
-	if uds.GetAddress().GetPipe().GetPath() != "foo/bar/baz" {
+	// Named as istiod names them: the socket with port 0, bound for real.
+	uds := listenerNamed(cfg, "unix://foo/bar/baz_0")
+	if uds.GetAddress().GetPipe().GetPath() != "foo/bar/baz" || uds.GetBindToPort() != nil || uds.GetMaxConnectionsToAcceptPerSocketEvent().GetValue() != 1 {
 		t.Fatalf("unix listener = %v; have %v", uds, names(cfg.Listeners))
 	}
 	wantUDS := map[string][]string{
@@ -689,7 +691,8 @@ spec:
 	if got := vhostDomains(routeNamed(cfg, "unix://foo/bar/baz")); !maps.EqualFunc(got, wantUDS, slices.Equal) {
 		t.Errorf("(c) unix route vhosts = %v, want %v", got, wantUDS)
 	}
-	if l := listenerNamed(cfg, "127.0.0.1_7443"); l == nil || !l.GetBindToPort().GetValue() {
+	// An HTTP_PROXY port is captured like any other.
+	if l := listenerNamed(cfg, "0.0.0.0_7443"); l == nil || l.GetBindToPort() == nil || l.GetBindToPort().GetValue() {
 		t.Fatalf("HTTP_PROXY listener = %v; have %v", l, names(cfg.Listeners))
 	}
 	proxyRoute := vhostDomains(routeNamed(cfg, "7443"))
@@ -698,6 +701,31 @@ spec:
 	}
 	if got := proxyRoute["test-private.com:70"]; slices.Contains(got, "test-private.com") || !slices.Contains(got, "test-private.com:70") {
 		t.Errorf("(i) port-70 vhost domains %v, want only :70 forms", got)
+	}
+
+	// A VirtualService's routes, translated for port 0: a destination
+	// without a port on a two-port service gets port 0, as with istiod.
+	cfg = compile(t, Options{Format: XDS}, "not-default/client", append(docs, `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: vs, namespace: not-default}
+spec:
+  hosts: [test-private.com, plain.example.com]
+  http:
+  - name: r
+    route: [{destination: {host: test-private.com}}]`)...)
+	routes := map[string]string{}
+	for _, vh := range routeNamed(cfg, "7443").GetVirtualHosts() {
+		if r := vh.GetRoutes()[0]; r.GetName() == "r" {
+			routes[vh.GetName()] = r.GetRoute().GetCluster()
+		}
+	}
+	wantRoutes := map[string]string{
+		"test-private.com:80":  "outbound|0||test-private.com",
+		"test-private.com:70":  "outbound|0||test-private.com",
+		"plain.example.com:80": "outbound|0||test-private.com",
+	}
+	if !maps.Equal(routes, wantRoutes) {
+		t.Errorf("VirtualService routes on the HTTP_PROXY port = %v, want %v", routes, wantRoutes)
 	}
 }
 

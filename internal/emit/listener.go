@@ -92,6 +92,8 @@ type outbound struct {
 	// vss are the VirtualServices of the egress listener being placed,
 	// whose TLS routes its TLS ports follow.
 	vss []*resolve.VirtualService
+	// bindPort: the egress listener being placed binds for real.
+	bindPort bool
 }
 
 func (b *builder) outboundListeners() {
@@ -106,9 +108,16 @@ func (b *builder) outboundListeners() {
 
 func (o *outbound) egress(l *resolve.EgressListener) {
 	o.vss = l.VirtualServices
+	// A listener nothing redirects to (captureMode NONE, a unix socket)
+	// binds for real, by default on localhost (istio.md §7.4).
+	o.bindPort = l.CaptureNone || strings.HasPrefix(l.Bind, "unix://")
+	bind := l.Bind
+	if bind == "" && o.bindPort {
+		bind = "127.0.0.1"
+	}
 	if l.IsPortless() {
 		if len(l.Services) > 0 {
-			o.portless(l)
+			o.portless(l, bind)
 		}
 		return
 	}
@@ -120,7 +129,7 @@ func (o *outbound) egress(l *resolve.EgressListener) {
 			if len(s.Ports) == 1 {
 				svcPort = s.Ports[0].Number
 			}
-			o.add(s, svcPort, p, proto, l.Bind, false)
+			o.add(s, svcPort, p, proto, bind, false)
 		}
 		return
 	}
@@ -135,37 +144,32 @@ func (o *outbound) egress(l *resolve.EgressListener) {
 			if port.Protocol == protocol.UDP {
 				continue
 			}
-			if s.Resolution == resolve.Passthrough && l.Bind == "" && classOf(port.Protocol) != classHTTP {
+			if s.Resolution == resolve.Passthrough && bind == "" && classOf(port.Protocol) != classHTTP {
 				o.headless(s, port)
 				continue
 			}
-			o.add(s, port.Number, port.Number, port.Protocol, l.Bind, true)
+			o.add(s, port.Number, port.Number, port.Protocol, bind, true)
 		}
 	}
 }
 
 // portless is the one listener of a unix-socket or HTTP_PROXY egress
 // listener: an HTTP connection manager whose route configuration covers
-// every port of its services. It binds for real: a unix socket, or
-// localhost for HTTP_PROXY clients.
-func (o *outbound) portless(l *resolve.EgressListener) {
+// every port of its services. Like any egress listener it is on the
+// wildcard unless bound (istio.md §7.4); a unix socket is named by its
+// path and port 0.
+func (o *outbound) portless(l *resolve.EgressListener, bind string) {
 	b := o.b
-	name := l.RouteName()
-	b.rdsNames[name] = true
-	h := b.outboundHCMConfig("outbound_"+name, name)
-	if protocol.Parse(l.Port.GetProtocol()) == protocol.HTTPProxy {
-		// Proxy clients send absolute URLs.
-		h.HttpProtocolOptions = &corev3.Http1ProtocolOptions{AllowAbsoluteUrl: wrapperspb.Bool(true)}
-	}
-	ol := &outListener{port: l.Port.GetNumber(), bindPort: true, chains: []*listenerv3.FilterChain{chain(nil, b.hcm(h))}, stored: classHTTP, locked: true}
-	if strings.HasPrefix(l.Bind, "unix://") {
-		ol.addr = l.Bind
-	} else {
-		ol.addr = cmp.Or(l.Bind, "127.0.0.1")
-	}
-	o.byKey[name] = ol
+	rds := l.RouteName()
+	b.rdsNames[rds] = true
+	ol := &outListener{addr: cmp.Or(bind, wildcard), port: l.Port.GetNumber(), bindPort: o.bindPort, stored: classHTTP, locked: true}
+	ol.chains = []*listenerv3.FilterChain{chain(nil, b.hcm(b.outboundHCMConfig("outbound_"+ol.name(), rds)))}
+	o.byKey[ol.name()] = ol
 	o.order = append(o.order, ol)
 }
+
+// name is the listener's name: its address and port.
+func (ol *outListener) name() string { return ol.addr + "_" + strconv.FormatUint(uint64(ol.port), 10) }
 
 // headless gives each endpoint of a headless service its own listener; a
 // ServiceEntry without endpoints or selector gets the wildcard instead.
@@ -233,7 +237,7 @@ func (o *outbound) place(addr string, port uint32, proto protocol.Protocol, chai
 		if incoming == classHTTP && addr == wildcard {
 			stored = classAuto // it carries an ALPN match, so TCP can join
 		}
-		ol = &outListener{addr: addr, port: port, stored: stored, proto: proto, chains: chains}
+		ol = &outListener{addr: addr, port: port, stored: stored, proto: proto, chains: chains, bindPort: o.bindPort}
 		o.byKey[key] = ol
 		o.order = append(o.order, ol)
 		return
@@ -595,14 +599,17 @@ func (b *builder) httpFilter(name string, m proto.Message) *hcmv3.HttpFilter {
 // and a passthrough default chain when no chain matches everything.
 func (b *builder) finishOutbound(ol *outListener) *listenerv3.Listener {
 	l := &listenerv3.Listener{
-		Name:             ol.addr + "_" + strconv.FormatUint(uint64(ol.port), 10),
+		Name:             ol.name(),
 		Address:          endpointAddress(ol.addr, ol.port),
 		FilterChains:     ol.chains,
 		TrafficDirection: corev3.TrafficDirection_OUTBOUND,
-		BindToPort:       wrapperspb.Bool(ol.bindPort),
 	}
-	if strings.HasPrefix(ol.addr, "unix://") {
-		l.Name = ol.addr // istiod names a socket listener by its path
+	if ol.bindPort {
+		// Only a listener on a real socket accepts; one at a time, as
+		// istiod has it.
+		l.MaxConnectionsToAcceptPerSocketEvent = wrapperspb.UInt32(1)
+	} else {
+		l.BindToPort = wrapperspb.Bool(false)
 	}
 	b.inspectors(l)
 	// As istiod does: a chain matching everything becomes the default

@@ -347,7 +347,10 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 		action.RequestMirrorPolicies = append(action.RequestMirrorPolicies, m)
 	}
 	dests := destinations(in)
-	if len(r.Clusters) == 1 && len(dests) == 1 {
+	// Several destinations stay weighted even when weights of zero leave
+	// one, as istiod writes them.
+	single := len(in.GetRoute()) == 1
+	if single && len(r.Clusters) == 1 {
 		action.ClusterSpecifier = cluster(r.Clusters[0].Cluster)
 		if h := dests[0].GetHeaders(); h != nil {
 			req, resp := headerOps(h.GetRequest()), headerOps(h.GetResponse())
@@ -384,7 +387,7 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 			action.HashPolicy = append(action.HashPolicy, h)
 		}
 	}
-	hashed := len(r.Clusters) == 1 && len(action.HashPolicy) > 0
+	hashed := single && len(action.HashPolicy) > 0
 	retries := in.GetRetries()
 	if retries == nil {
 		retries = b.mesh.Config.GetDefaultHttpRetryPolicy()

@@ -84,16 +84,20 @@ func (m *Mesh) OutboundRoutes(v *ProxyView) []*RouteConfig {
 }
 
 // IsPortless reports whether an egress listener serves every port of its
-// services through one route configuration: a unix-socket bind, or an
-// HTTP_PROXY port (istio.md §7.5, listener port 0).
+// services through one route configuration: a unix-socket bind without a
+// port, or an HTTP_PROXY port (istio.md §7.5, listener port 0).
 func (l *EgressListener) IsPortless() bool {
-	return strings.HasPrefix(l.Bind, "unix://") || protocol.Parse(l.Port.GetProtocol()) == protocol.HTTPProxy
+	return l.unixSocket() || protocol.Parse(l.Port.GetProtocol()) == protocol.HTTPProxy
+}
+
+func (l *EgressListener) unixSocket() bool {
+	return strings.HasPrefix(l.Bind, "unix://") && l.Port.GetNumber() == 0
 }
 
 // RouteName is the route configuration a portless egress listener names:
 // its bind for a unix socket, else its port.
 func (l *EgressListener) RouteName() string {
-	if strings.HasPrefix(l.Bind, "unix://") {
+	if l.unixSocket() {
 		return l.Bind
 	}
 	return strconv.FormatUint(uint64(l.Port.GetNumber()), 10)

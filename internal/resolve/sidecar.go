@@ -223,12 +223,15 @@ type HostChoice struct {
 // EgressListener is one egress section of a Sidecar (or the implicit
 // "*/*" one).
 type EgressListener struct {
-	Port     *networking.SidecarPort
-	Bind     string
-	Hosts    []string
-	hosts    egressHosts
-	Services []*Service
-	entries  []string // the egress host that imported each of Services
+	Port *networking.SidecarPort
+	Bind string
+	// CaptureNone is captureMode NONE: the application dials the listener
+	// itself, so it binds for real.
+	CaptureNone bool
+	Hosts       []string
+	hosts       egressHosts
+	Services    []*Service
+	entries     []string // the egress host that imported each of Services
 	// VirtualServices imported by the listener, in the order istiod
 	// uses them (istio.md §4.7).
 	VirtualServices []*VirtualService
@@ -337,7 +340,8 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	ambiguous := map[host.Name]bool{}
 	imported := 0
 	for _, eg := range egress {
-		l := &EgressListener{Port: eg.GetPort(), Bind: eg.GetBind(), Hosts: eg.GetHosts(), hosts: parseEgressHosts(eg.GetHosts(), proxyNs)}
+		l := &EgressListener{Port: eg.GetPort(), Bind: eg.GetBind(), CaptureNone: eg.GetCaptureMode() == networking.CaptureMode_NONE,
+			Hosts: eg.GetHosts(), hosts: parseEgressHosts(eg.GetHosts(), proxyNs)}
 		sc.IgnoredHosts = append(sc.IgnoredHosts, l.hosts.ignored...)
 		var choices []HostChoice
 		l.Services, l.entries, choices = dedupHosts(reg, pickServices(reg, l, proxyNs), proxyNs)
