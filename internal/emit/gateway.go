@@ -364,49 +364,116 @@ func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
 // VirtualService serves on the servers, routes of several VirtualServices
 // for one host concatenated (istio.md §6.7).
 func (b *builder) gatewayRoute(name string, port uint32, servers []resolve.GatewayServer) {
-	byHost := map[host.Name]*routev3.VirtualHost{}
+	type vhost struct {
+		vh *routev3.VirtualHost
+		// groups are the (gateway, VirtualService) route lists the
+		// routes came from, in order: equal groups, equal routes.
+		groups []string
+	}
+	byHost := map[host.Name]*vhost{}
+	// A VirtualService's routes are translated once per gateway.
+	translated := map[string][]*routev3.Route{}
 	for _, gs := range servers {
 		gw := gs.Gateway.Namespace + "/" + gs.Gateway.Name
+		redirect := gs.Gateway.Spec.GetServers()[gs.Index].GetTls().GetHttpsRedirect()
+		tls := gs.Gateway.Spec.GetServers()[gs.Index].GetTls() != nil
 		for _, gr := range gs.Routes {
-			routes := b.gatewayRoutes(gr.VirtualService, gw, port)
+			key := gw + "|" + gr.VirtualService.Namespace() + "/" + gr.VirtualService.Object.Name
+			routes, ok := translated[key]
+			if !ok {
+				routes = b.gatewayRoutes(gr.VirtualService, gw, port, tls)
+				translated[key] = routes
+			}
 			if len(routes) == 0 {
 				continue // no HTTP route for this server: no virtual host either
 			}
 			for _, h := range gr.Hosts {
 				h = host.Name(strings.ToLower(string(h)))
-				vh := byHost[h]
-				if vh == nil {
-					vh = &routev3.VirtualHost{Name: string(h) + ":" + strconv.FormatUint(uint64(port), 10), Domains: []string{string(h)}, IncludeRequestAttemptCount: true}
-					byHost[h] = vh
+				v := byHost[h]
+				if v == nil {
+					v = &vhost{vh: &routev3.VirtualHost{Name: resolve.HostPort(string(h), port), Domains: []string{string(h)}, IncludeRequestAttemptCount: true}}
+					byHost[h] = v
 				}
-				vh.Routes = append(vh.Routes, routes...)
+				v.vh.Routes = append(v.vh.Routes, routes...)
+				v.groups = append(v.groups, key)
+				if redirect {
+					v.vh.RequireTls = routev3.VirtualHost_ALL
+				}
+			}
+		}
+		// httpsRedirect sends every host of the server to HTTPS, with or
+		// without routes.
+		if redirect {
+			for _, h := range gs.Hosts {
+				if _, after, ok := strings.Cut(h, "/"); ok {
+					h = after
+				}
+				h = strings.ToLower(h)
+				if v := byHost[host.Name(h)]; v != nil {
+					v.vh.RequireTls = routev3.VirtualHost_ALL
+					continue
+				}
+				byHost[host.Name(h)] = &vhost{vh: &routev3.VirtualHost{Name: resolve.HostPort(h, port), Domains: []string{h}, IncludeRequestAttemptCount: true, RequireTls: routev3.VirtualHost_ALL}}
 			}
 		}
 	}
-	rc := &routev3.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), IgnorePortInHostMatching: true,
-		MaxDirectResponseBodySizeBytes: wrapperspb.UInt32(1 << 20)}
+	// Hosts given the same routes share one virtual host, named by the
+	// first host in order; catch-all routes go last (istiod's route
+	// collapse).
+	var vhosts []*routev3.VirtualHost
+	first := map[string]*vhost{}
 	for _, h := range sortedKeys(byHost) {
-		rc.VirtualHosts = append(rc.VirtualHosts, byHost[h])
+		v := byHost[h]
+		key := strings.Join(v.groups, ",")
+		if f := first[key]; f != nil && v.groups != nil && f.vh.RequireTls == v.vh.RequireTls {
+			f.vh.Domains = append(f.vh.Domains, v.vh.Domains...)
+			continue
+		}
+		first[key] = v
+		vhosts = append(vhosts, v.vh)
 	}
+	for _, vh := range vhosts {
+		vh.Routes = catchAllLast(vh.Routes)
+	}
+	slices.SortFunc(vhosts, func(a, b *routev3.VirtualHost) int { return cmp.Compare(a.GetName(), b.GetName()) })
+	rc := &routev3.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), IgnorePortInHostMatching: true,
+		MaxDirectResponseBodySizeBytes: wrapperspb.UInt32(1 << 20), VirtualHosts: vhosts}
 	if len(rc.VirtualHosts) == 0 {
 		// Nothing routes here: Envoy answers 404.
-		rc.VirtualHosts = []*routev3.VirtualHost{{Name: "blackhole:" + strconv.FormatUint(uint64(port), 10), Domains: []string{"*"}}}
+		rc.VirtualHosts = []*routev3.VirtualHost{{Name: resolve.HostPort("blackhole", port), Domains: []string{"*"}}}
 	}
 	b.routeCache[name] = rc
+}
+
+// catchAllLast moves routes that match every request after the others,
+// keeping each group's order, as istiod sorts a gateway vhost's routes.
+func catchAllLast(routes []*routev3.Route) []*routev3.Route {
+	catchAll := func(r *routev3.Route) bool {
+		m := r.GetMatch()
+		all := m.GetPrefix() == "/" || m.GetPathSeparatedPrefix() == "/" || m.GetSafeRegex().GetRegex() == ".*"
+		return all && len(m.GetHeaders()) == 0 && len(m.GetQueryParameters()) == 0 && len(m.GetDynamicMetadata()) == 0
+	}
+	out := slices.DeleteFunc(slices.Clone(routes), catchAll)
+	for _, r := range routes {
+		if catchAll(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // gatewayRoutes translates a VirtualService's HTTP routes for a gateway:
 // matches naming other gateways, ports or source labels drop out, and a
 // destination without a port takes the only port of its service or else
 // the server's (istio.md §7.9).
-func (b *builder) gatewayRoutes(vs *resolve.VirtualService, gw string, port uint32) []*routev3.Route {
+func (b *builder) gatewayRoutes(vs *resolve.VirtualService, gw string, port uint32, tls bool) []*routev3.Route {
 	var out []*routev3.Route
 	for i := range vs.Routes {
 		r := &vs.Routes[i]
 		clusters := b.gatewayClusters(r, port)
 		matches := r.GetMatch()
 		if len(matches) == 0 {
-			return append(out, b.vsRoute(&resolve.HTTPRoute{Name: r.GetName(), Clusters: clusters, Source: r}, vs, port))
+			return append(out, b.vsRoute(&resolve.HTTPRoute{Name: r.GetName(), Clusters: clusters, Source: r}, vs, port, tls))
 		}
 		for _, m := range matches {
 			if !gatewayMatch(m, gw, vs.Namespace(), b.view.Proxy, port) {
@@ -416,7 +483,7 @@ func (b *builder) gatewayRoutes(vs *resolve.VirtualService, gw string, port uint
 			if m.GetName() != "" {
 				name += "." + m.GetName()
 			}
-			out = append(out, b.vsRoute(&resolve.HTTPRoute{Name: name, Match: m, Clusters: clusters, Source: r}, vs, port))
+			out = append(out, b.vsRoute(&resolve.HTTPRoute{Name: name, Match: m, Clusters: clusters, Source: r}, vs, port, tls))
 		}
 	}
 	return out

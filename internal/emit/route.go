@@ -73,7 +73,7 @@ func (b *builder) virtualHost(vh *resolve.VirtualHost, port uint32) *routev3.Vir
 			out.Routes = append(out.Routes, b.defaultRoute(r, vh.Service))
 			continue
 		}
-		out.Routes = append(out.Routes, b.vsRoute(r, vh.VirtualService, port))
+		out.Routes = append(out.Routes, b.vsRoute(r, vh.VirtualService, port, false))
 	}
 	return out
 }
@@ -239,8 +239,8 @@ func parseRetryOn(s string) (string, []uint32) {
 }
 
 // vsRoute translates one VirtualService route for a listener port
-// (istio.md §6.6).
-func (b *builder) vsRoute(r *resolve.HTTPRoute, vs *resolve.VirtualService, port uint32) *routev3.Route {
+// (istio.md §6.6); tls says the listener terminates TLS, for redirects.
+func (b *builder) vsRoute(r *resolve.HTTPRoute, vs *resolve.VirtualService, port uint32, tls bool) *routev3.Route {
 	in := r.Source.HTTPRoute
 	from := r.Source.From
 	out := &routev3.Route{
@@ -257,7 +257,7 @@ func (b *builder) vsRoute(r *resolve.HTTPRoute, vs *resolve.VirtualService, port
 	}
 	switch {
 	case in.GetRedirect() != nil:
-		out.Action = redirect(in.GetRedirect())
+		out.Action = redirect(in.GetRedirect(), port, tls)
 	case in.GetDirectResponse() != nil:
 		out.Action = directResponse(in.GetDirectResponse())
 	default:
@@ -554,16 +554,36 @@ func headerOps(h *networking.Headers_HeaderOperations) ops {
 	return out
 }
 
-func redirect(r *networking.HTTPRedirect) *routev3.Route_Redirect {
+// redirect is istiod's redirect: the path replaced (by prefix or whole),
+// the port the one asked for or the request's, left out when it is the
+// scheme's default.
+func redirect(r *networking.HTTPRedirect, port uint32, tls bool) *routev3.Route_Redirect {
 	a := &routev3.RedirectAction{HostRedirect: r.GetAuthority()}
+	if p := r.GetPrefixRewrite(); p != "" {
+		a.PathRewriteSpecifier = &routev3.RedirectAction_PrefixRewrite{PrefixRewrite: p}
+	} else {
+		a.PathRewriteSpecifier = &routev3.RedirectAction_PathRedirect{PathRedirect: r.GetUri()}
+	}
 	if r.GetScheme() != "" {
 		a.SchemeRewriteSpecifier = &routev3.RedirectAction_SchemeRedirect{SchemeRedirect: r.GetScheme()}
 	}
-	if r.GetUri() != "" {
-		a.PathRewriteSpecifier = &routev3.RedirectAction_PathRedirect{PathRedirect: r.GetUri()}
-	}
-	if p := r.GetPort(); p > 0 {
-		a.PortRedirect = p
+	if r.GetRedirectPort() != nil {
+		switch {
+		case r.GetPort() > 0:
+			a.PortRedirect = r.GetPort()
+		case r.GetDerivePort() == networking.HTTPRedirect_FROM_REQUEST_PORT:
+			a.PortRedirect = port
+		}
+		scheme := r.GetScheme()
+		if scheme == "" {
+			scheme = "http"
+			if tls {
+				scheme = "https"
+			}
+		}
+		if (a.PortRedirect == 80 && scheme == "http") || (a.PortRedirect == 443 && scheme == "https") {
+			a.PortRedirect = 0
+		}
 	}
 	switch r.GetRedirectCode() {
 	case 0, 301:

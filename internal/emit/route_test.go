@@ -1,7 +1,9 @@
 package emit
 
 import (
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,5 +100,69 @@ spec:
 	}
 	if retry.GetRetryHostPredicate() == nil {
 		t.Errorf("retries of a split route keep avoiding previous hosts: %v", retry)
+	}
+}
+
+// TestGatewayHTTPRoutes: on a gateway's HTTP route configuration, hosts
+// ("./" meaning the Gateway's namespace) given the same VirtualService
+// routes share one virtual host, httpsRedirect servers require TLS even
+// without routes, catch-all routes go after the others across
+// VirtualServices, and redirects take the request's port unless it is the
+// scheme's default.
+func TestGatewayHTTPRoutes(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "istio-system/gw", gatewayPod("edge"),
+		`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.8, ports: [{name: http, port: 80}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: default}
+spec:
+  selector: {istio: edge}
+  servers:
+  - {port: {number: 8080, name: http, protocol: HTTP}, hosts: [a.example.com, ./b.example.com, c.example.com, d.example.com]}
+  - {port: {number: 8080, name: http-redirect, protocol: HTTP}, hosts: ["*/secure.example.com"], tls: {httpsRedirect: true}}`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: ab, namespace: default}
+spec:
+  hosts: [d.example.com, b.example.com, a.example.com]
+  gateways: [edge]
+  http:
+  - {name: old, match: [{uri: {prefix: /old}}], redirect: {uri: /new, derivePort: FROM_REQUEST_PORT}}
+  - {name: all, route: [{destination: {host: web}}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: c, namespace: default}
+spec:
+  hosts: [c.example.com, a.example.com]
+  gateways: [edge]
+  http:
+  - {name: c, match: [{uri: {prefix: /c}}], route: [{destination: {host: web}}]}`)
+	rc := routeNamed(cfg, "http.8080")
+	type vhost struct {
+		domains, routes string
+		tls             routev3.VirtualHost_TlsRequirementType
+	}
+	got := map[string]vhost{}
+	for _, vh := range rc.GetVirtualHosts() {
+		got[vh.GetName()] = vhost{strings.Join(vh.GetDomains(), ","), strings.Join(names(vh.GetRoutes()), ","), vh.GetRequireTls()}
+	}
+	want := map[string]vhost{
+		"a.example.com:8080":      {"a.example.com", "old,c,all", routev3.VirtualHost_NONE},
+		"b.example.com:8080":      {"b.example.com,d.example.com", "old,all", routev3.VirtualHost_NONE},
+		"c.example.com:8080":      {"c.example.com", "c", routev3.VirtualHost_NONE},
+		"secure.example.com:8080": {"secure.example.com", "", routev3.VirtualHost_ALL},
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("virtual hosts = %+v\nwant %+v", got, want)
+	}
+	for _, vh := range rc.GetVirtualHosts() {
+		if r := vh.GetRoutes(); len(r) > 0 && r[0].GetName() == "old" {
+			if rd := r[0].GetRedirect(); rd.GetPathRedirect() != "/new" || rd.GetPortRedirect() != 8080 {
+				t.Errorf("redirect = %v, want /new on the request's port 8080", rd)
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/model"
@@ -37,9 +38,9 @@ func bindGateways(p *Proxy, gateways []*model.Gateway, vss *vsIndex) []GatewaySe
 		}
 		name := gw.Namespace + "/" + gw.Name
 		for i, srv := range gw.Spec.GetServers() {
-			gs := GatewayServer{Gateway: gw, Index: i, Port: srv.GetPort().GetNumber(), Hosts: srv.GetHosts()}
+			gs := GatewayServer{Gateway: gw, Index: i, Port: srv.GetPort().GetNumber(), Hosts: ownNamespace(srv.GetHosts(), gw.Namespace)}
 			for _, vs := range vss.visible(p.Namespace, name) {
-				hosts := host.Intersection(host.NamesForNamespace(srv.GetHosts(), vs.Namespace()), vs.Hosts)
+				hosts := host.Intersection(host.NamesForNamespace(gs.Hosts, vs.Namespace()), vs.Hosts)
 				if len(hosts) > 0 {
 					gs.Routes = append(gs.Routes, GatewayRoute{vs, hosts})
 				}
@@ -50,5 +51,17 @@ func bindGateways(p *Proxy, gateways []*model.Gateway, vss *vsIndex) []GatewaySe
 	slices.SortStableFunc(out, func(a, b GatewayServer) int {
 		return olderFirst(a.Gateway.Created, a.Gateway.Name, a.Gateway.Namespace, b.Gateway.Created, b.Gateway.Name, b.Gateway.Namespace)
 	})
+	return out
+}
+
+// ownNamespace spells a server host's "./" as the Gateway's namespace.
+func ownNamespace(hosts []string, ns string) []string {
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		if name, ok := strings.CutPrefix(h, "./"); ok {
+			h = ns + "/" + name
+		}
+		out[i] = h
+	}
 	return out
 }

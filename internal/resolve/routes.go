@@ -137,14 +137,14 @@ func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 				for _, p := range s.Ports {
 					if p.Protocol.IsHTTPOrSniffed() {
 						has80 = has80 || p.Number == 80
-						vhosts = append(vhosts, &VirtualHost{Name: portName(string(s.Host), p.Number), Domains: m.portDomains(s, v.Proxy, p.Number),
+						vhosts = append(vhosts, &VirtualHost{Name: HostPort(string(s.Host), p.Number), Domains: m.portDomains(s, v.Proxy, p.Number),
 							Routes: routes, VirtualService: vs, Service: s})
 					}
 				}
 			}
 			if has80 {
 				for _, h := range plain {
-					vhosts = append(vhosts, &VirtualHost{Name: portName(string(h), 80), Domains: []string{string(h)}, Routes: routes, VirtualService: vs})
+					vhosts = append(vhosts, &VirtualHost{Name: HostPort(string(h), 80), Domains: []string{string(h)}, Routes: routes, VirtualService: vs})
 				}
 			}
 		}
@@ -154,7 +154,7 @@ func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 			}
 			for _, p := range s.Ports {
 				if p.Protocol.IsHTTPOrSniffed() {
-					vhosts = append(vhosts, &VirtualHost{Name: portName(string(s.Host), p.Number), Domains: m.portDomains(s, v.Proxy, p.Number), Service: s,
+					vhosts = append(vhosts, &VirtualHost{Name: HostPort(string(s.Host), p.Number), Domains: m.portDomains(s, v.Proxy, p.Number), Service: s,
 						Routes: []*HTTPRoute{{Name: "default", Clusters: []WeightedCluster{{Cluster: ClusterName(p.Number, "", s.Host), Weight: 100}}}}})
 				}
 			}
@@ -167,7 +167,8 @@ func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 	return out
 }
 
-func portName(h string, port uint32) string { return h + ":" + strconv.FormatUint(uint64(port), 10) }
+// HostPort is "host:port", as istiod names virtual hosts.
+func HostPort(h string, port uint32) string { return h + ":" + strconv.FormatUint(uint64(port), 10) }
 
 // portDomains are a service's domains on a portless listener: each with
 // the port, and on port 80 bare as well.
