@@ -86,7 +86,7 @@ status as lint's.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("build: %w", err)}
 			}
-			ds := append(run.diags, buildDiagnostics(views, res, f.maxBytes)...)
+			ds := append(run.diags, buildDiagnostics(run.mesh, views, res, f.maxBytes)...)
 			diag.Sort(ds)
 			r, err := diag.NewRenderer("text", diag.Options{
 				Color: g.color(g.stderr),
@@ -183,8 +183,8 @@ func selectProxies(m *resolve.Mesh, patterns []string) ([]*resolve.ProxyView, er
 
 // buildDiagnostics reports each proxy's invalid resources (MC8002) and
 // oversized configs (MC8001).
-func buildDiagnostics(views []*resolve.ProxyView, res emit.Result, maxBytes int) []diag.Diagnostic {
-	var out []diag.Diagnostic
+func buildDiagnostics(m *resolve.Mesh, views []*resolve.ProxyView, res emit.Result, maxBytes int) []diag.Diagnostic {
+	out := untranslated(m, views)
 	for i, v := range views {
 		ref := v.Proxy.Object.Ref()
 		for _, p := range res.Problems[v.Proxy.ID()] {
@@ -203,6 +203,29 @@ func buildDiagnostics(views []*resolve.ProxyView, res emit.Result, maxBytes int)
 		d := diag.New("MC8001", ref, "the Envoy config of proxy %s is %d bytes on the wire (%d clusters, %d listeners), over the budget of %d; %s",
 			v.Proxy.ID(), e.WireBytes, e.Counts.Clusters, e.Counts.Listeners, maxBytes, hint)
 		d.Proxies = []string{v.Proxy.ID()}
+		out = append(out, d)
+	}
+	return out
+}
+
+// untranslated reports each policy that applies to built proxies whose
+// configs lack it (MC8003).
+func untranslated(m *resolve.Mesh, views []*resolve.ProxyView) []diag.Diagnostic {
+	affected := map[*resolve.Policy][]string{}
+	for _, v := range views {
+		for _, p := range m.PoliciesFor(v.Proxy) {
+			affected[p] = append(affected[p], v.Proxy.ID())
+		}
+	}
+	var out []diag.Diagnostic
+	for _, p := range m.Policies {
+		ids := affected[p]
+		if len(ids) == 0 {
+			continue
+		}
+		d := diag.New("MC8003", p.Object.Ref(), "%s %s/%s applies to %d of the proxies built, but meshc does not build %s",
+			p.Object.Kind, p.Object.Namespace, p.Object.Name, len(ids), p.Omits)
+		d.Proxies = ids
 		out = append(out, d)
 	}
 	return out

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +39,29 @@ func TestBuildCLI(t *testing.T) {
 	for _, p := range idx.Proxies {
 		if _, err := os.Stat(filepath.Join(out, p.Path, "clusters.json")); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestBuildReportsUntranslatedPolicies: a policy meshc does not build
+// that selects a built proxy is a warning naming it (MC8003); the build
+// still succeeds, and a policy selecting no built proxy says nothing.
+func TestBuildReportsUntranslatedPolicies(t *testing.T) {
+	authz := `apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: reviews-only, namespace: default}
+spec: {selector: {matchLabels: {app: %s}}, action: DENY, rules: [{}]}
+`
+	for _, tc := range []struct {
+		app  string
+		want bool
+	}{{"reviews", true}, {"nothing", false}} {
+		dir := writeFiles(t, map[string]string{"authz.yaml": fmt.Sprintf(authz, tc.app)})
+		out := filepath.Join(t.TempDir(), "out")
+		code, _, errOut := meshc(t, "", "build", "../../examples/bookinfo", dir, "-o", out)
+		got := strings.Contains(errOut, "warning MC8003 UntranslatedPolicy: AuthorizationPolicy default/reviews-only applies to 3 of the proxies built")
+		if code != 0 || got != tc.want {
+			t.Errorf("selector app=%s: exit %d, MC8003 reported %v (want %v)\n%s", tc.app, code, got, tc.want, errOut)
 		}
 	}
 }

@@ -276,6 +276,18 @@ balancer, and every cluster a route, a tcp_proxy or a mirror names is
 emitted. Istio would send such a config and Envoy would reject it, or
 answer 503 on the route. The message names the proxy and the resource.`,
 	},
+	{
+		Code: "MC8003", Name: "UntranslatedPolicy", Severity: Warning,
+		Summary: "A policy applies to built proxies, but meshc does not build what istiod makes of it.",
+		Doc: `istiod also turns AuthorizationPolicies into RBAC filters,
+RequestAuthentications into JWT filters, EnvoyFilters into patches,
+WasmPlugins into Wasm filters and Telemetry into access log, metric and
+tracing settings. meshc builds none of these yet, so the configs it writes
+for the proxies such a policy selects lack it: an AuthorizationPolicy, for
+one, is not enforced. The diagnostic names the policy and the proxies built
+without it. Policies attached with targetRef(s) are counted for every proxy
+of their namespace.`,
+	},
 }
 
 // Catalog returns every entry, sorted by code.

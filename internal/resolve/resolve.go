@@ -64,6 +64,9 @@ type Mesh struct {
 	VirtualServices []*VirtualService
 	// DelegateProblems are delegate references istiod would skip.
 	DelegateProblems []DelegateProblem
+	// Policies are the objects istiod would build into proxies' configs
+	// and meshc does not.
+	Policies []*Policy
 
 	reg *registry
 	drs *drIndexes
@@ -137,7 +140,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	}
 	assignPlaceholderVIPs(services, vips)
 	resolveAliases(services)
-	m := &Mesh{Config: mc, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs}
+	m := &Mesh{Config: mc, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs)}
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
 	m.DestinationRules = drs
