@@ -242,11 +242,15 @@ func parseRetryOn(s string) (string, []uint32) {
 // (istio.md §6.6); tls says the listener terminates TLS, for redirects.
 func (b *builder) vsRoute(r *resolve.HTTPRoute, vs *resolve.VirtualService, port uint32, tls bool) *routev3.Route {
 	in := r.Source.HTTPRoute
-	from := r.Source.From
+	// A delegate's routes are the root's: istiod names the root.
+	root := r.Source.From.Object
+	if vs != nil {
+		root = vs.Object
+	}
 	out := &routev3.Route{
 		Name:     r.Name,
 		Match:    routeMatch(r.Match),
-		Metadata: configMetadata("virtual-service", from.Object.Namespace, from.Object.Name),
+		Metadata: configMetadata("virtual-service", root.Namespace, root.Name),
 	}
 	authority := ""
 	if h := in.GetHeaders(); h != nil {
@@ -263,11 +267,7 @@ func (b *builder) vsRoute(r *resolve.HTTPRoute, vs *resolve.VirtualService, port
 	default:
 		out.Action = &routev3.Route_Route{Route: b.routeAction(r, out, authority, port)}
 	}
-	vsName := from.Object.Name
-	if vs != nil {
-		vsName = vs.Object.Name
-	}
-	out.Decorator = &routev3.Decorator{Operation: operation(out.GetRoute().GetCluster(), decoratorPath(out.Match), vsName, port)}
+	out.Decorator = &routev3.Decorator{Operation: operation(out.GetRoute().GetCluster(), decoratorPath(out.Match), root.Name, port)}
 	if f := in.GetFault(); f != nil {
 		out.TypedPerFilterConfig = map[string]*anypb.Any{faultFilter: b.pk.any(r.Name+" fault", fault(f))}
 	}

@@ -166,3 +166,41 @@ spec:
 		}
 	}
 }
+
+// TestDelegateRoutesNameTheRoot: routes a delegate VirtualService lends
+// its root carry the root's name in their metadata and decorator, as
+// istiod writes them.
+func TestDelegateRoutesNameTheRoot(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.5, ports: [{name: http, port: 80}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: root, namespace: default}
+spec:
+  hosts: [web]
+  http:
+  - {match: [{uri: {prefix: /api}}], delegate: {name: api, namespace: default}}`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: api, namespace: default}
+spec:
+  http:
+  - {name: v1, route: [{destination: {host: web}, weight: 100}, {destination: {host: web}, weight: 0}]}`)
+	var route *routev3.Route
+	for _, vh := range routeNamed(cfg, "80").GetVirtualHosts() {
+		for _, r := range vh.GetRoutes() {
+			if r.GetName() == "v1" {
+				route = r
+			}
+		}
+	}
+	if got := route.GetMetadata().GetFilterMetadata()["istio"].GetFields()["config"].GetStringValue(); got != "/apis/networking.istio.io/v1/namespaces/default/virtual-service/root" {
+		t.Errorf("delegated route config = %q, want the root's", got)
+	}
+	if got := route.GetDecorator().GetOperation(); got != "root:80/api*" {
+		t.Errorf("decorator = %q, want root:80/api*", got)
+	}
+}
