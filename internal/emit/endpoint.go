@@ -52,7 +52,7 @@ func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterL
 			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
 				Address: endpointAddress(e.Address, e.Port),
 			}},
-			HealthStatus:        corev3.HealthStatus_HEALTHY,
+			HealthStatus:        health(e),
 			Metadata:            endpointMetadata(e),
 			LoadBalancingWeight: wrapperspb.UInt32(w),
 		})
@@ -67,6 +67,16 @@ func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterL
 		})
 	}
 	return cla
+}
+
+// health is what istiod knows of an endpoint's health: a pod's readiness
+// (the manifests' pods count as ready); nothing of WorkloadEntries and
+// ServiceEntry endpoints, which have no probe it reads.
+func health(e resolve.Endpoint) corev3.HealthStatus {
+	if e.Workload != nil && (e.Workload.Kind == "WorkloadEntry" || e.Workload.Kind == "ServiceEntry") {
+		return corev3.HealthStatus_UNKNOWN
+	}
+	return corev3.HealthStatus_HEALTHY
 }
 
 // dnsLoadAssignment is the load assignment of a DNS cluster: names Envoy

@@ -88,7 +88,7 @@ func (b *builder) gatewayListeners() {
 		if len(gp.http) > 0 {
 			name := "http." + strconv.FormatUint(uint64(gp.target), 10)
 			b.gatewayRoute(name, gp.http[0].Port, gp.http)
-			l.FilterChains = append(l.FilterChains, chain(nil, b.outboundHCM("outbound_"+l.Name, name)))
+			l.FilterChains = append(l.FilterChains, chain(nil, b.outboundHCM("outbound_"+l.Name, name, protocol.HTTP)))
 		}
 		if len(l.FilterChains) == 0 {
 			continue // Envoy refuses a listener without chains; istiod sends none
@@ -111,20 +111,20 @@ func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen m
 	case terminates(srv) && protocol.Parse(srv.GetPort().GetProtocol()) == protocol.HTTPS:
 		name := fmt.Sprintf("https.%d.%s.%s.%s", gs.Port, srv.GetPort().GetName(), gs.Gateway.Name, gs.Gateway.Namespace)
 		b.gatewayRoute(name, gs.Port, []resolve.GatewayServer{gs})
-		fc := chain(sniMatch(srv.GetHosts()), b.outboundHCM("outbound_"+listener, name))
+		fc := chain(sniMatch(srv.GetHosts()), b.outboundHCM("outbound_"+listener, name, protocol.HTTPS))
 		fc.TransportSocket = b.gatewayTLS(name, srv.GetTls(), httpALPN)
 		return []*listenerv3.FilterChain{fc}
 	}
-	f := b.tcpServerProxy(gs)
-	if f == nil {
+	fs := b.tcpServerProxy(gs)
+	if fs == nil {
 		b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (%s): no VirtualService TCP route matches it; it gets no filter chain, as in istiod",
 			gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, srv.GetPort().GetProtocol()))
 		return nil
 	}
 	if srv.GetTls() == nil {
-		return []*listenerv3.FilterChain{chain(nil, f)}
+		return []*listenerv3.FilterChain{chain(nil, fs...)}
 	}
-	fc := chain(sniMatch(srv.GetHosts()), f)
+	fc := chain(sniMatch(srv.GetHosts()), fs...)
 	alpn := httpALPN
 	if srv.GetTls().GetMode() == networking.ServerTLSSettings_ISTIO_MUTUAL {
 		// An Istio client may open with metadata exchange.
@@ -137,13 +137,13 @@ func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen m
 // tcpServerProxy forwards a TCP server's connections along the first TCP
 // route, of the server's VirtualServices in order, whose match (if any)
 // takes the server's port and gateway; nil when none does.
-func (b *builder) tcpServerProxy(gs resolve.GatewayServer) *listenerv3.Filter {
+func (b *builder) tcpServerProxy(gs resolve.GatewayServer) []*listenerv3.Filter {
 	gw := gs.Gateway.Namespace + "/" + gs.Gateway.Name
 	for _, gr := range gs.Routes {
 		vs := gr.VirtualService
 		for _, r := range vs.Object.Spec.GetTcp() {
 			if len(r.GetRoute()) > 0 && gatewayTCPMatch(r.GetMatch(), gw, vs.Namespace(), gs.Port) {
-				return b.tcpRouteProxy(vs, r.GetRoute(), gs.Port)
+				return b.tcpRouteProxy(vs, r.GetRoute(), gs.Port, protocol.Parse(serverOf(gs).GetPort().GetProtocol()))
 			}
 		}
 	}
@@ -229,7 +229,7 @@ func (b *builder) passthroughChains(gs resolve.GatewayServer, seen map[string]bo
 				for _, h := range m.GetSniHosts() {
 					seen[h] = true
 				}
-				fc := chain(sniMatch(m.GetSniHosts()), b.tcpRouteProxy(vs, r.GetRoute(), gs.Port))
+				fc := chain(sniMatch(m.GetSniHosts()), b.tcpRouteProxy(vs, r.GetRoute(), gs.Port, protocol.TLS)...)
 				fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
 				out = append(out, fc)
 			}

@@ -306,7 +306,7 @@ func (b *builder) inboundFilterChain(c inboundChain, sidecar *model.ObjectMeta) 
 	if c.http {
 		fc.Filters = []*listenerv3.Filter{b.inboundHCM(statPrefix, cluster, c.port, port, proto)}
 	} else {
-		fc.Filters = []*listenerv3.Filter{b.tcpProxy(cluster, cluster)}
+		fc.Filters = b.l4(proto, cluster, b.tcpProxy(cluster, cluster))
 	}
 	if c.mtls {
 		alpn := []string{"h2", "http/1.1"}
@@ -341,7 +341,7 @@ func (b *builder) inboundHCM(statPrefix, cluster string, target, port uint32, pr
 	return b.hcm(&hcmv3.HttpConnectionManager{
 		StatPrefix:                  statPrefix,
 		RouteSpecifier:              &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: rc},
-		HttpFilters:                 b.httpFilters(),
+		HttpFilters:                 b.httpFilters(proto),
 		ServerName:                  "istio-envoy",
 		ForwardClientCertDetails:    hcmv3.HttpConnectionManager_APPEND_FORWARD,
 		SetCurrentClientCertDetails: &hcmv3.HttpConnectionManager_SetCurrentClientCertDetails{Subject: wrapperspb.Bool(true), Dns: true, Uri: true},

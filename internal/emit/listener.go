@@ -14,10 +14,12 @@ import (
 	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
 	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
 	grpcstatsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/grpc_stats/v3"
+	grpcwebv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/grpc_web/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	httpinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/http_inspector/v3"
 	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	mongov3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/mongo_proxy/v3"
 	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	uuidv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/request_id/uuid/v3"
 	"google.golang.org/protobuf/proto"
@@ -163,7 +165,7 @@ func (o *outbound) portless(l *resolve.EgressListener, bind string) {
 	rds := l.RouteName()
 	b.rdsNames[rds] = true
 	ol := &outListener{addr: cmp.Or(bind, wildcard), port: l.Port.GetNumber(), bindPort: o.bindPort, stored: classHTTP, locked: true}
-	ol.chains = []*listenerv3.FilterChain{chain(nil, b.hcm(b.outboundHCMConfig("outbound_"+ol.name(), rds)))}
+	ol.chains = []*listenerv3.FilterChain{chain(nil, b.hcm(b.outboundHCMConfig("outbound_"+ol.name(), rds, protocol.HTTP)))}
 	o.byKey[ol.name()] = ol
 	o.order = append(o.order, ol)
 }
@@ -305,11 +307,11 @@ func (b *builder) serviceChains(vss []*resolve.VirtualService, s *resolve.Servic
 		var out []*listenerv3.FilterChain
 		if proto != protocol.TLS && proto != protocol.HTTPS {
 			var terminal bool
-			if out, terminal = b.tcpRouteChains(vss, s, port); terminal {
+			if out, terminal = b.tcpRouteChains(vss, s, port, proto); terminal {
 				return out
 			}
 		}
-		return append(out, chain(match, b.tcpProxy(clusterName, clusterName)))
+		return append(out, chain(match, b.l4(proto, clusterName, b.tcpProxy(clusterName, clusterName))...))
 	}
 	httpMatch := &listenerv3.FilterChainMatch{ApplicationProtocols: plaintextALPN, TransportProtocol: "raw_buffer"}
 	switch classOf(proto) {
@@ -318,13 +320,13 @@ func (b *builder) serviceChains(vss []*resolve.VirtualService, s *resolve.Servic
 		if addr == wildcard {
 			match = httpMatch
 		}
-		return []*listenerv3.FilterChain{chain(match, b.outboundHCM(statPrefix, strconv.FormatUint(uint64(port), 10)))}
+		return []*listenerv3.FilterChain{chain(match, b.outboundHCM(statPrefix, strconv.FormatUint(uint64(port), 10), proto))}
 	case classAuto:
 		rds := strconv.FormatUint(uint64(port), 10)
 		if addr != wildcard {
 			rds = string(s.Host) + ":" + rds
 		}
-		return append(tcp(nil), chain(httpMatch, b.outboundHCM(statPrefix, rds)))
+		return append(tcp(nil), chain(httpMatch, b.outboundHCM(statPrefix, rds, proto)))
 	}
 	// Only a listener shared by address-less services tells them apart by
 	// SNI; a pod's listener (headless) or a VIP's needs none.
@@ -365,7 +367,7 @@ func (b *builder) tlsRouteChains(vss []*resolve.VirtualService, s *resolve.Servi
 					continue
 				}
 				handled[key] = true
-				fc := chain(l4Match(m.GetSniHosts(), subnets), b.tcpRouteProxy(vs, r.GetRoute(), port))
+				fc := chain(l4Match(m.GetSniHosts(), subnets), b.tcpRouteProxy(vs, r.GetRoute(), port, proto)...)
 				fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
 				out = append(out, fc)
 			}
@@ -398,7 +400,7 @@ func cidrRanges(subnets []string) []*corev3.CidrRange {
 // list (terminal); before it, a route whose applicable matches all name
 // subnets gets a chain on those subnets. Without a terminal route the
 // caller adds the service's own chain.
-func (b *builder) tcpRouteChains(vss []*resolve.VirtualService, s *resolve.Service, port uint32) (chains []*listenerv3.FilterChain, terminal bool) {
+func (b *builder) tcpRouteChains(vss []*resolve.VirtualService, s *resolve.Service, port uint32, proto protocol.Protocol) (chains []*listenerv3.FilterChain, terminal bool) {
 	for _, vs := range forHost(vss, s.Host) {
 		for _, r := range vs.Object.Spec.GetTcp() {
 			if len(r.GetRoute()) == 0 {
@@ -418,12 +420,12 @@ func (b *builder) tcpRouteChains(vss []*resolve.VirtualService, s *resolve.Servi
 			}
 			switch {
 			case terminal:
-				fc := chain(nil, b.tcpRouteProxy(vs, r.GetRoute(), port))
+				fc := chain(nil, b.tcpRouteProxy(vs, r.GetRoute(), port, proto)...)
 				fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
 				return append(chains, fc), true
 			case len(subnets) > 0:
 				// istiod marks only terminal chains with their VirtualService.
-				chains = append(chains, chain(l4Match(nil, subnets), b.tcpRouteProxy(vs, r.GetRoute(), port)))
+				chains = append(chains, chain(l4Match(nil, subnets), b.tcpRouteProxy(vs, r.GetRoute(), port, proto)...))
 			}
 		}
 	}
@@ -481,11 +483,11 @@ func (b *builder) destinationCluster(d *networking.Destination, ns string, port 
 
 // tcpRouteProxy sends a TCP route's traffic to its one destination, or
 // splits it by weight (stat prefix "<name>.<namespace>", as istiod does).
-func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking.RouteDestination, port uint32) *listenerv3.Filter {
+func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking.RouteDestination, port uint32, proto protocol.Protocol) []*listenerv3.Filter {
 	cluster := func(d *networking.Destination) string { return b.destinationCluster(d, vs.Namespace(), port) }
 	if len(routes) == 1 {
 		name := cluster(routes[0].GetDestination())
-		return b.tcpProxy(name, name)
+		return b.l4(proto, name, b.tcpProxy(name, name))
 	}
 	statPrefix := vs.Object.Name + "." + vs.Object.Namespace
 	wc := &tcpv3.TcpProxy_WeightedCluster{}
@@ -496,16 +498,28 @@ func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking
 			wc.Clusters = append(wc.Clusters, &tcpv3.TcpProxy_WeightedCluster_ClusterWeight{Name: name, Weight: uint32(r.GetWeight())})
 		}
 	}
-	return &listenerv3.Filter{Name: tcpProxyName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(statPrefix+" tcp_proxy", &tcpv3.TcpProxy{
+	return b.l4(proto, statPrefix, &listenerv3.Filter{Name: tcpProxyName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(statPrefix+" tcp_proxy", &tcpv3.TcpProxy{
 		StatPrefix:       statPrefix,
 		ClusterSpecifier: &tcpv3.TcpProxy_WeightedClusters{WeightedClusters: wc},
-	})}}
+	})}})
 }
 
 // chain is an outbound filter chain; a TLS handshake on it must finish in
 // istiod's 15 seconds.
-func chain(match *listenerv3.FilterChainMatch, f *listenerv3.Filter) *listenerv3.FilterChain {
-	return &listenerv3.FilterChain{FilterChainMatch: match, Filters: []*listenerv3.Filter{f}, TransportSocketConnectTimeout: durationpb.New(15 * time.Second)}
+func chain(match *listenerv3.FilterChainMatch, fs ...*listenerv3.Filter) *listenerv3.FilterChain {
+	return &listenerv3.FilterChain{FilterChainMatch: match, Filters: fs, TransportSocketConnectTimeout: durationpb.New(15 * time.Second)}
+}
+
+// l4 puts the protocol's own network filter before a proxying filter, as
+// istiod does (istio.md §7.4): MongoDB's, which reads the traffic for
+// stats; MySQL's and Redis's are off in istiod by default.
+func (b *builder) l4(proto protocol.Protocol, statPrefix string, f *listenerv3.Filter) []*listenerv3.Filter {
+	if proto != protocol.Mongo {
+		return []*listenerv3.Filter{f}
+	}
+	m := &listenerv3.Filter{Name: "envoy.filters.network.mongo_proxy", ConfigType: &listenerv3.Filter_TypedConfig{
+		TypedConfig: b.pk.any(statPrefix+" mongo_proxy", &mongov3.MongoProxy{StatPrefix: statPrefix})}}
+	return []*listenerv3.Filter{m, f}
 }
 
 func (b *builder) tcpProxy(statPrefix, clusterName string) *listenerv3.Filter {
@@ -518,7 +532,7 @@ func (b *builder) tcpProxy(statPrefix, clusterName string) *listenerv3.Filter {
 
 // outboundHCM is an outbound HTTP connection manager taking its routes
 // from RDS, or holding them inline in the bootstrap format.
-func (b *builder) outboundHCM(statPrefix, routeName string) *listenerv3.Filter {
+func (b *builder) outboundHCM(statPrefix, routeName string, proto protocol.Protocol) *listenerv3.Filter {
 	b.rdsNames[routeName] = true
 	// Every service on a port asks for the same filter, and most of those
 	// chains are then merged away: build and pack it once, since inline
@@ -527,20 +541,21 @@ func (b *builder) outboundHCM(statPrefix, routeName string) *listenerv3.Filter {
 	if f, ok := b.hcmCache[key]; ok {
 		return f
 	}
-	f := b.hcm(b.outboundHCMConfig(statPrefix, routeName))
+	// As in istiod, the first service on the port decides its protocol.
+	f := b.hcm(b.outboundHCMConfig(statPrefix, routeName, proto))
 	b.hcmCache[key] = f
 	return f
 }
 
 // outboundHCMConfig is an outbound connection manager before packing.
-func (b *builder) outboundHCMConfig(statPrefix, routeName string) *hcmv3.HttpConnectionManager {
+func (b *builder) outboundHCMConfig(statPrefix, routeName string, proto protocol.Protocol) *hcmv3.HttpConnectionManager {
 	h := &hcmv3.HttpConnectionManager{
 		StatPrefix: statPrefix,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			RouteConfigName: routeName,
 			ConfigSource:    adsSource(),
 		}},
-		HttpFilters: b.httpFilters(),
+		HttpFilters: b.httpFilters(proto),
 	}
 	if b.opts.Format == Bootstrap {
 		h.RouteSpecifier = &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: b.route(routeName)}
@@ -578,9 +593,13 @@ func (b *builder) hcm(h *hcmv3.HttpConnectionManager) *listenerv3.Filter {
 
 // httpFilters are the HTTP filters of every connection manager istiod
 // builds, less its own extensions (metadata exchange, ALPN), which
-// go-control-plane does not carry.
-func (b *builder) httpFilters() []*hcmv3.HttpFilter {
-	return []*hcmv3.HttpFilter{
+// go-control-plane does not carry; gRPC-Web ports translate first.
+func (b *builder) httpFilters(proto protocol.Protocol) []*hcmv3.HttpFilter {
+	var web []*hcmv3.HttpFilter
+	if proto == protocol.GRPCWeb {
+		web = []*hcmv3.HttpFilter{b.httpFilter("envoy.filters.http.grpc_web", &grpcwebv3.GrpcWeb{})}
+	}
+	return append(web,
 		b.httpFilter("envoy.filters.http.grpc_stats", &grpcstatsv3.FilterConfig{
 			EmitFilterState:        true,
 			PerMethodStatSpecifier: &grpcstatsv3.FilterConfig_StatsForAllMethods{StatsForAllMethods: wrapperspb.Bool(false)},
@@ -588,7 +607,7 @@ func (b *builder) httpFilters() []*hcmv3.HttpFilter {
 		b.httpFilter(faultFilter, &faultv3.HTTPFault{}),
 		b.httpFilter(corsFilter, &corsv3.Cors{}),
 		b.httpFilter(routerFilter, &routerv3.Router{}),
-	}
+	)
 }
 
 func (b *builder) httpFilter(name string, m proto.Message) *hcmv3.HttpFilter {

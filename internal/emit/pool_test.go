@@ -1,10 +1,16 @@
 package emit
 
 import (
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 )
 
@@ -122,5 +128,80 @@ spec:
 	ep := web.GetLoadAssignment().GetEndpoints()[0]
 	if ep.GetLocality() != nil || ep.GetLbEndpoints()[0].GetLoadBalancingWeight() != nil || ep.GetLbEndpoints()[0].GetHealthStatus() != 0 {
 		t.Errorf("defaultEndpoint stated as %v, want the address alone", ep)
+	}
+}
+
+// TestProtocolFilters: gRPC-Web ports get the gRPC-Web HTTP filter first
+// and MongoDB ports the Mongo proxy before tcp_proxy, outbound and
+// inbound, as istiod adds them.
+func TestProtocolFilters(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: app, namespace: default}
+spec: {clusterIP: 10.0.0.5, selector: {app: client}, ports: [{name: grpc-web, port: 81, targetPort: 8081}, {name: mongo, port: 27017}]}`)
+	filterNames := func(fs []*listenerv3.Filter) []string { return names(fs) }
+	hcm := func(fc *listenerv3.FilterChain) []string {
+		var h hcmv3.HttpConnectionManager
+		if err := fc.GetFilters()[0].GetTypedConfig().UnmarshalTo(&h); err != nil {
+			t.Fatal(err)
+		}
+		return names(h.GetHttpFilters())
+	}
+	if got := hcm(listenerNamed(cfg, "0.0.0.0_81").GetFilterChains()[0]); len(got) == 0 || got[0] != "envoy.filters.http.grpc_web" {
+		t.Errorf("gRPC-Web port HTTP filters %v, want grpc_web first", got)
+	}
+	mongo := listenerNamed(cfg, "10.0.0.5_27017")
+	if mongo == nil {
+		t.Fatalf("no mongo listener in %v", names(cfg.Listeners))
+	}
+	want := []string{"envoy.filters.network.mongo_proxy", tcpProxyName}
+	if got := filterNames(mongo.GetFilterChains()[0].GetFilters()); !slices.Equal(got, want) {
+		t.Errorf("outbound mongo filters %v, want %v", got, want)
+	}
+	inbound := 0
+	for _, fc := range listenerNamed(cfg, "virtualInbound").GetFilterChains() {
+		if fc.GetFilterChainMatch().GetDestinationPort().GetValue() != 27017 {
+			continue
+		}
+		inbound++
+		if got := filterNames(fc.GetFilters()); !slices.Equal(got, want) {
+			t.Errorf("inbound mongo chain %s filters %v, want %v", fc.GetName(), got, want)
+		}
+	}
+	if inbound == 0 {
+		t.Error("no inbound chain for the mongo port")
+	}
+}
+
+// TestEndpointHealth: pods are stated healthy; WorkloadEntries and a
+// ServiceEntry's own endpoints are not stated at all, as istiod knows
+// nothing of their health; inline endpoints are named by entry and index.
+func TestEndpointHealth(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: vms, namespace: default}
+spec: {hosts: [vm.example], addresses: [240.0.0.1], resolution: STATIC, ports: [{number: 80, name: http, protocol: HTTP}], endpoints: [{address: 10.9.0.1}, {address: 10.9.0.2}]}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.5, selector: {app: client}, ports: [{name: http, port: 80}]}`)
+	for _, cla := range cfg.Endpoints {
+		for _, l := range cla.GetEndpoints() {
+			for i, e := range l.GetLbEndpoints() {
+				want := corev3.HealthStatus_HEALTHY
+				if strings.Contains(cla.GetClusterName(), "vm.example") {
+					want = corev3.HealthStatus_UNKNOWN
+					name := strings.Split(e.GetMetadata().GetFilterMetadata()["istio"].GetFields()["workload"].GetStringValue(), ";")[0]
+					if wantName := "vms-" + strconv.Itoa(i); name != wantName {
+						t.Errorf("%s endpoint %d is workload %q, want %q", cla.GetClusterName(), i, name, wantName)
+					}
+				}
+				if e.GetHealthStatus() != want {
+					t.Errorf("%s endpoint %d health %v, want %v", cla.GetClusterName(), i, e.GetHealthStatus(), want)
+				}
+			}
+		}
 	}
 }

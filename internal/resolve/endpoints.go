@@ -3,6 +3,7 @@ package resolve
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 
 	networking "istio.io/api/networking/v1alpha3"
@@ -225,9 +226,12 @@ func entryEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
 			}
 		})
 	case len(spec.GetEndpoints()) > 0:
-		for _, e := range spec.GetEndpoints() {
+		for i, e := range spec.GetEndpoints() {
+			// istiod names an inline endpoint after its entry and index.
+			w := *s.Object
+			w.Name += "-" + strconv.Itoa(i)
 			for _, p := range s.Ports {
-				out = append(out, entryEndpoint(s, e, p, port(p, e.GetAddress(), e.GetPorts())))
+				out = append(out, entryEndpoint(&w, e, p, port(p, e.GetAddress(), e.GetPorts())))
 			}
 		}
 	case dns:
@@ -238,7 +242,7 @@ func entryEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
 	return out
 }
 
-func entryEndpoint(s *Service, e *networking.WorkloadEntry, p Port, port uint32) Endpoint {
+func entryEndpoint(w *model.ObjectMeta, e *networking.WorkloadEntry, p Port, port uint32) Endpoint {
 	mode := e.GetLabels()["security.istio.io/tlsMode"]
 	if mode == "" {
 		mode = "disabled"
@@ -247,7 +251,7 @@ func entryEndpoint(s *Service, e *networking.WorkloadEntry, p Port, port uint32)
 		}
 	}
 	return Endpoint{Address: e.GetAddress(), Port: port, ServicePort: p.Number, Labels: e.GetLabels(), TLSMode: mode,
-		ServiceAccount: e.GetServiceAccount(), Weight: e.GetWeight(), Locality: e.GetLocality(), Workload: s.Object}
+		ServiceAccount: e.GetServiceAccount(), Weight: e.GetWeight(), Locality: e.GetLocality(), Workload: w}
 }
 
 func looksLikeIP(a string) bool {

@@ -42,19 +42,21 @@ func TestKubernetesEndpoints(t *testing.T) {
 	}
 }
 
+// TestServiceEntryEndpoints: an entry's inline endpoints are workloads
+// named after the entry and their index, as istiod names them.
 func TestServiceEntryEndpoints(t *testing.T) {
 	m := mesh(t, "",
 		"apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: static, namespace: ext}\nspec: {hosts: [db.example.com], ports: [{number: 5432, name: tcp, protocol: TCP, targetPort: 15432}], resolution: STATIC, endpoints: [{address: 10.1.0.1}, {address: 10.1.0.2, ports: {tcp: 6543}}]}",
 		"apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: dns, namespace: ext}\nspec: {hosts: [api.example.com], ports: [{number: 443, name: tls, protocol: TLS}], resolution: DNS}",
 		"apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: rr, namespace: ext}\nspec: {hosts: [rr.example.com], ports: [{number: 80, name: http, protocol: HTTP}], resolution: DNS_ROUND_ROBIN, endpoints: [{address: a.example.com}, {address: b.example.com}]}",
 	)
-	if got, want := endpointsOf(m, "db.example.com"), []string{"10.1.0.1:5432->15432 disabled static", "10.1.0.2:5432->6543 disabled static"}; !slices.Equal(got, want) {
+	if got, want := endpointsOf(m, "db.example.com"), []string{"10.1.0.1:5432->15432 disabled static-0", "10.1.0.2:5432->6543 disabled static-1"}; !slices.Equal(got, want) {
 		t.Errorf("static: %q", got)
 	}
 	if got, want := endpointsOf(m, "api.example.com"), []string{"api.example.com:443->443 disabled dns"}; !slices.Equal(got, want) {
 		t.Errorf("dns: %q", got)
 	}
-	if got, want := endpointsOf(m, "rr.example.com"), []string{"a.example.com:80->80 disabled rr"}; !slices.Equal(got, want) {
+	if got, want := endpointsOf(m, "rr.example.com"), []string{"a.example.com:80->80 disabled rr-0"}; !slices.Equal(got, want) {
 		t.Errorf("round robin keeps the first endpoint per port: %q", got)
 	}
 }
