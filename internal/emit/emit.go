@@ -14,9 +14,7 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	security "istio.io/api/security/v1beta1"
 
-	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -105,10 +103,8 @@ type shared struct {
 	mesh *resolve.Mesh
 	// inbound are the ports services target, by workload.
 	inbound map[any][]inboundPort
-	// peer are namespace-wide PeerAuthentication modes; root's is the
-	// mesh-wide one.
-	peer map[string]security.PeerAuthentication_MutualTLS_Mode
-	root string
+	// peers are the PeerAuthentications, as istiod composes them.
+	peers *peerPolicies
 }
 
 // New prepares an Emitter for a resolved mesh.
@@ -116,41 +112,8 @@ func New(m *resolve.Mesh, opts Options) *Emitter {
 	opts.TLS = cmp.Or(opts.TLS, TLSIstio)
 	opts.Format = cmp.Or(opts.Format, Bootstrap)
 	opts.Endpoints = cmp.Or(opts.Endpoints, EndpointsInline)
-	sh := &shared{mesh: m, inbound: inboundIndex(m), peer: peerModes(m.Objects), root: m.Config.GetRootNamespace()}
+	sh := &shared{mesh: m, inbound: inboundIndex(m), peers: newPeerPolicies(m.Objects, m.Config.GetRootNamespace())}
 	return &Emitter{shared: sh, opts: opts, parts: newParts()}
-}
-
-// peerModes reads the namespace-wide (selector-less) PeerAuthentications.
-// The oldest wins when a namespace has several, as istiod picks.
-func peerModes(objs []model.Object) map[string]security.PeerAuthentication_MutualTLS_Mode {
-	var pas []*model.PeerAuthentication
-	for _, o := range objs {
-		if pa, ok := o.(*model.PeerAuthentication); ok && len(pa.Spec.GetSelector().GetMatchLabels()) == 0 {
-			pas = append(pas, pa)
-		}
-	}
-	slices.SortStableFunc(pas, func(a, b *model.PeerAuthentication) int {
-		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Name, b.Name))
-	})
-	out := map[string]security.PeerAuthentication_MutualTLS_Mode{}
-	for _, pa := range pas {
-		if _, seen := out[pa.Namespace]; !seen {
-			out[pa.Namespace] = pa.Spec.GetMtls().GetMode()
-		}
-	}
-	return out
-}
-
-// peerMode is the mutual TLS mode servers in a namespace accept: the
-// namespace's policy, else the mesh's, else PERMISSIVE. UNSET inherits.
-func (sh *shared) peerMode(ns string) security.PeerAuthentication_MutualTLS_Mode {
-	if m := sh.peer[ns]; m != security.PeerAuthentication_MutualTLS_UNSET {
-		return m
-	}
-	if m := sh.peer[sh.root]; m != security.PeerAuthentication_MutualTLS_UNSET {
-		return m
-	}
-	return security.PeerAuthentication_MutualTLS_PERMISSIVE
 }
 
 // builder builds one proxy's config.

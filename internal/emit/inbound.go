@@ -122,12 +122,15 @@ var (
 // inboundChain is one inbound filter chain: its match, whether it
 // terminates Istio mutual TLS, and whether it speaks HTTP.
 type inboundChain struct {
-	name      string
-	port      uint32 // destination port; 0 for the passthrough chains
-	transport string
-	alpn      []string
-	mtls      bool
-	http      bool
+	name string
+	// port is the destination port; 0 for every port.
+	port uint32
+	// passthrough chains send to the original destination.
+	passthrough bool
+	transport   string
+	alpn        []string
+	mtls        bool
+	http        bool
 }
 
 // inboundOptions are the chains of one port class under a mutual TLS
@@ -175,9 +178,9 @@ func inboundOptions(c class, mode security.PeerAuthentication_MutualTLS_Mode) []
 // which nothing redirects. Which chains a port gets follows the
 // PeerAuthentication mode; with --tls-mode off, plaintext only.
 func (b *builder) inboundListeners() []*listenerv3.Listener {
-	mode := b.shared.peerMode(b.view.Proxy.Namespace)
+	peer := b.shared.peers.forProxy(b.view.Proxy)
 	if b.opts.TLS == TLSOff {
-		mode = security.PeerAuthentication_MutualTLS_DISABLE
+		peer = serverMTLS{mode: mtlsDisable}
 	}
 	vi := &listenerv3.Listener{
 		Name:             "virtualInbound",
@@ -189,18 +192,29 @@ func (b *builder) inboundListeners() []*listenerv3.Listener {
 			Filters:          []*listenerv3.Filter{b.tcpProxy(BlackHoleCluster, BlackHoleCluster)},
 		}},
 	}
-	for _, c := range inboundOptions(classAuto, mode) {
-		c.name = "virtualInbound"
-		if c.http {
-			c.name = "virtualInbound-catchall-http"
+	ports := b.inboundPorts()
+	// Passthrough chains for every other port; and, as for every port a
+	// port-level mode names and nothing else serves, for those ports.
+	passthrough := []uint32{0}
+	for _, p := range slices.Sorted(maps.Keys(peer.perPort)) {
+		if !slices.ContainsFunc(ports, func(ip inboundPort) bool { return ip.target == p }) {
+			passthrough = append(passthrough, p)
 		}
-		vi.FilterChains = append(vi.FilterChains, b.inboundFilterChain(c, nil))
+	}
+	for _, p := range passthrough {
+		for _, c := range inboundOptions(classAuto, peer.port(p)) {
+			c.name, c.port, c.passthrough = "virtualInbound", p, true
+			if c.http {
+				c.name = "virtualInbound-catchall-http"
+			}
+			vi.FilterChains = append(vi.FilterChains, b.inboundFilterChain(c, nil))
+		}
 	}
 	out := []*listenerv3.Listener{vi}
-	for _, ip := range b.inboundPorts() {
+	for _, ip := range ports {
 		name := ip.bind + "_" + strconv.FormatUint(uint64(ip.target), 10)
 		var chains []*listenerv3.FilterChain
-		for _, c := range inboundOptions(classOf(ip.protocol), mode) {
+		for _, c := range inboundOptions(classOf(ip.protocol), peer.port(ip.target)) {
 			c.name, c.port = name, ip.target
 			chains = append(chains, b.inboundFilterChain(c, ip.sidecar))
 		}
@@ -296,6 +310,8 @@ func (b *builder) inboundFilterChain(c inboundChain, sidecar *model.ObjectMeta) 
 	var proto protocol.Protocol = protocol.HTTP
 	if c.port != 0 {
 		fc.FilterChainMatch.DestinationPort = wrapperspb.UInt32(c.port)
+	}
+	if !c.passthrough {
 		cluster, statPrefix = inboundName(c.port), "inbound_"+c.name
 		for _, ip := range b.inboundPorts() {
 			if ip.target == c.port {
