@@ -267,21 +267,35 @@ metadata: {name: headless-0, namespace: default, labels: {app: headless}}
 spec: {containers: [{name: app, image: x}]}
 status: {podIP: 1.2.3.4}`)
 	const fqdn host.Name = "headless.default.svc.cluster.local"
-	sidecarCalls(t, cfg, []call{
-		{ip: "1.2.3.4", port: 80, kind: "http", host: string(fqdn)},
-		{ip: "1.2.3.4", port: 81, kind: "http", host: string(fqdn)},
-		{ip: "1.2.3.4", port: 81, kind: "tls", host: string(fqdn)},
+	sidecarCalls(t, cfg, everyPortCalls(fqdn), defaultRouteTo(fqdn))
+}
+
+// everyPortCalls are istio.md's calls to 1.2.3.4 on ports 80 to 84 (http,
+// auto, tcp, tls, https): HTTP, TLS and TCP where each port takes them,
+// TLS naming the host in its short form.
+func everyPortCalls(h host.Name) []call {
+	short := strings.TrimSuffix(string(h), ".svc.cluster.local")
+	return []call{
+		{ip: "1.2.3.4", port: 80, kind: "http", host: string(h)},
+		{ip: "1.2.3.4", port: 81, kind: "http", host: string(h)},
+		{ip: "1.2.3.4", port: 81, kind: "tls", host: string(h)},
 		{ip: "1.2.3.4", port: 81, kind: "tcp"},
 		{ip: "1.2.3.4", port: 82, kind: "tcp"},
-		{ip: "1.2.3.4", port: 83, kind: "tls", host: "headless.default"},
-		{ip: "1.2.3.4", port: 84, kind: "tls", host: "headless.default"},
-	}, func(c call) outcome {
-		o := outcome{cluster: resolve.ClusterName(c.port, "", fqdn)}
+		{ip: "1.2.3.4", port: 83, kind: "tls", host: short},
+		{ip: "1.2.3.4", port: 84, kind: "tls", host: short},
+	}
+}
+
+// defaultRouteTo expects a call at h's cluster for its port, by the
+// default route for HTTP.
+func defaultRouteTo(h host.Name) func(call) outcome {
+	return func(c call) outcome {
+		o := outcome{cluster: resolve.ClusterName(c.port, "", h)}
 		if c.kind == "http" {
 			o.route = "default"
 		}
 		return o
-	})
+	}
 }
 
 // TestC48AliasCalls: istio.md §8 G C48, the calls: every call to the
@@ -299,23 +313,9 @@ kind: Service
 metadata: {name: concrete, namespace: default}
 spec: {clusterIP: 1.2.3.4, ports: [{name: http, port: 80}, {name: auto, port: 81}, {name: tcp, port: 82}, {name: tls, port: 83}, {name: https, port: 84}]}`}
 	const alias, concrete host.Name = "alias.default.svc.cluster.local", "concrete.default.svc.cluster.local"
-	to := func(c call) outcome {
-		o := outcome{cluster: resolve.ClusterName(c.port, "", concrete)}
-		if c.kind == "http" {
-			o.route = "default"
-		}
-		return o
-	}
+	to := defaultRouteTo(concrete)
 	t.Run("no VirtualService", func(t *testing.T) {
-		sidecarCalls(t, compile(t, Options{Format: XDS}, "default/client", docs...), []call{
-			{ip: "1.2.3.4", port: 80, kind: "http", host: string(alias)},
-			{ip: "1.2.3.4", port: 81, kind: "http", host: string(alias)},
-			{ip: "1.2.3.4", port: 81, kind: "tls", host: string(alias)},
-			{ip: "1.2.3.4", port: 81, kind: "tcp"},
-			{ip: "1.2.3.4", port: 82, kind: "tcp"},
-			{ip: "1.2.3.4", port: 83, kind: "tls", host: "alias.default"},
-			{ip: "1.2.3.4", port: 84, kind: "tls", host: "alias.default"},
-		}, to)
+		sidecarCalls(t, compile(t, Options{Format: XDS}, "default/client", docs...), everyPortCalls(alias), to)
 	})
 	t.Run("HTTP VirtualService on the alias", func(t *testing.T) {
 		cfg := compile(t, Options{Format: XDS}, "default/client", append(docs, `apiVersion: networking.istio.io/v1
