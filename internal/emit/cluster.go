@@ -15,6 +15,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	caresv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/network/dns_resolver/cares/v3"
+	proxyprotocolv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/proxy_protocol/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -236,9 +237,13 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 	if pol.outlier != nil {
 		c.OutlierDetection = outlierDetection(pol.outlier)
 	}
+	if c.LbPolicy != clusterv3.Cluster_CLUSTER_PROVIDED {
+		b.applyLocality(c, pol.lb)
+	}
 	b.applyProtocol(c, port, pol, rule, true)
 	if !sniDnat {
 		b.applyTLS(c, s, port, subset, rule, pol)
+		b.applyProxyProtocol(c, pol.proxyProtocol)
 	}
 	b.cfg.Clusters = append(b.cfg.Clusters, c)
 }
@@ -342,39 +347,103 @@ func panicThreshold(od *networking.OutlierDetection) float64 {
 }
 
 func applyLB(c *clusterv3.Cluster, lb *networking.LoadBalancerSettings) {
-	c.LbPolicy = clusterv3.Cluster_LEAST_REQUEST
 	switch lb.GetSimple() {
-	case networking.LoadBalancerSettings_ROUND_ROBIN:
-		c.LbPolicy = clusterv3.Cluster_ROUND_ROBIN
 	case networking.LoadBalancerSettings_RANDOM:
 		c.LbPolicy = clusterv3.Cluster_RANDOM
-	}
-	if ch := lb.GetConsistentHash(); ch != nil {
-		if ch.GetMaglev() != nil {
-			c.LbPolicy = clusterv3.Cluster_MAGLEV
-			if size := ch.GetMaglev().GetTableSize(); size > 0 {
-				c.LbConfig = &clusterv3.Cluster_MaglevLbConfig_{MaglevLbConfig: &clusterv3.Cluster_MaglevLbConfig{TableSize: wrapperspb.UInt64(size)}}
-			}
-			return
-		}
-		c.LbPolicy = clusterv3.Cluster_RING_HASH
-		size := ch.GetRingHash().GetMinimumRingSize()
-		if size == 0 {
-			size = ch.GetMinimumRingSize() //nolint:staticcheck // the deprecated field still applies
-		}
-		if size == 0 {
-			size = 1024
-		}
-		c.LbConfig = &clusterv3.Cluster_RingHashLbConfig_{RingHashLbConfig: &clusterv3.Cluster_RingHashLbConfig{MinimumRingSize: wrapperspb.UInt64(size)}}
-	}
-	if w := lb.GetWarmupDurationSecs(); w != nil {
-		slow := &clusterv3.Cluster_SlowStartConfig{SlowStartWindow: w}
-		switch c.LbPolicy {
-		case clusterv3.Cluster_ROUND_ROBIN:
+	case networking.LoadBalancerSettings_ROUND_ROBIN:
+		c.LbPolicy = clusterv3.Cluster_ROUND_ROBIN
+		if slow := slowStart(lb); slow != nil {
 			c.LbConfig = &clusterv3.Cluster_RoundRobinLbConfig_{RoundRobinLbConfig: &clusterv3.Cluster_RoundRobinLbConfig{SlowStartConfig: slow}}
-		case clusterv3.Cluster_LEAST_REQUEST:
+		}
+	default: // LEAST_REQUEST, LEAST_CONN and unset
+		c.LbPolicy = clusterv3.Cluster_LEAST_REQUEST
+		if slow := slowStart(lb); slow != nil {
 			c.LbConfig = &clusterv3.Cluster_LeastRequestLbConfig_{LeastRequestLbConfig: &clusterv3.Cluster_LeastRequestLbConfig{SlowStartConfig: slow}}
 		}
+	}
+	ch := lb.GetConsistentHash()
+	switch {
+	case ch == nil:
+	case ch.GetMaglev() != nil:
+		c.LbPolicy, c.LbConfig = clusterv3.Cluster_MAGLEV, nil
+		if size := ch.GetMaglev().GetTableSize(); size > 0 {
+			c.LbConfig = &clusterv3.Cluster_MaglevLbConfig_{MaglevLbConfig: &clusterv3.Cluster_MaglevLbConfig{TableSize: wrapperspb.UInt64(size)}}
+		}
+	case ch.GetRingHash() != nil:
+		c.LbPolicy, c.LbConfig = clusterv3.Cluster_RING_HASH, nil
+		if size := ch.GetRingHash().GetMinimumRingSize(); size > 0 {
+			c.LbConfig = &clusterv3.Cluster_RingHashLbConfig_{RingHashLbConfig: &clusterv3.Cluster_RingHashLbConfig{MinimumRingSize: wrapperspb.UInt64(size)}}
+		}
+	default:
+		// The deprecated ring size, Envoy's 1024 by default.
+		size := cmp.Or(ch.GetMinimumRingSize(), 1024) //nolint:staticcheck // the deprecated field still applies
+		c.LbPolicy = clusterv3.Cluster_RING_HASH
+		c.LbConfig = &clusterv3.Cluster_RingHashLbConfig_{RingHashLbConfig: &clusterv3.Cluster_RingHashLbConfig{MinimumRingSize: wrapperspb.UInt64(size)}}
+	}
+}
+
+// slowStart is a load balancer's warmup: linear from 10% unless told, as
+// istiod writes it (its runtime key "(" included); or the deprecated
+// window alone.
+func slowStart(lb *networking.LoadBalancerSettings) *clusterv3.Cluster_SlowStartConfig {
+	if w := lb.GetWarmup(); w != nil {
+		aggression, minimum := 1.0, 10.0
+		if a := w.GetAggression(); a != nil {
+			aggression = a.GetValue()
+		}
+		if m := w.GetMinimumPercent(); m != nil {
+			minimum = m.GetValue()
+		}
+		return &clusterv3.Cluster_SlowStartConfig{SlowStartWindow: w.GetDuration(),
+			Aggression: &corev3.RuntimeDouble{DefaultValue: aggression, RuntimeKey: "("}, MinWeightPercent: &typev3.Percent{Value: minimum}}
+	}
+	if d := lb.GetWarmupDurationSecs(); d != nil {
+		return &clusterv3.Cluster_SlowStartConfig{SlowStartWindow: d}
+	}
+	return nil
+}
+
+// applyLocality weights localities when failover can happen (the rule, or
+// the mesh, names failover and outlier detection is on) or traffic is
+// distributed by locality (istio.md §7.3). Endpoint priorities follow the
+// proxy's locality, which manifests do not give; meshc leaves them out.
+func (b *builder) applyLocality(c *clusterv3.Cluster, lb *networking.LoadBalancerSettings) {
+	l := lb.GetLocalityLbSetting()
+	if l == nil {
+		l = b.mesh.Config.GetLocalityLbSetting()
+	}
+	if e := l.GetEnabled(); e != nil && !e.GetValue() {
+		return
+	}
+	failover := c.OutlierDetection != nil && (len(l.GetFailover()) > 0 || len(l.GetFailoverPriority()) > 0)
+	if failover || len(l.GetDistribute()) > 0 {
+		c.CommonLbConfig.LocalityConfigSpecifier = &clusterv3.Cluster_CommonLbConfig_LocalityWeightedLbConfig_{
+			LocalityWeightedLbConfig: &clusterv3.Cluster_CommonLbConfig_LocalityWeightedLbConfig{}}
+	}
+}
+
+// applyProxyProtocol sends a PROXY protocol header first, wrapping the
+// transport sockets (or plaintext) as istiod does.
+func (b *builder) applyProxyProtocol(c *clusterv3.Cluster, pp *networking.TrafficPolicy_ProxyProtocol) {
+	if pp == nil {
+		return
+	}
+	wrap := func(inner *corev3.TransportSocket) *corev3.TransportSocket {
+		return &corev3.TransportSocket{Name: "envoy.transport_sockets.upstream_proxy_protocol", ConfigType: &corev3.TransportSocket_TypedConfig{
+			TypedConfig: b.pk.any(c.Name+" proxy protocol", &proxyprotocolv3.ProxyProtocolUpstreamTransport{
+				Config:          &corev3.ProxyProtocolConfig{Version: corev3.ProxyProtocolConfig_Version(pp.GetVersion())},
+				TransportSocket: inner,
+			})}}
+	}
+	if c.TransportSocket == nil && len(c.TransportSocketMatches) == 0 {
+		c.TransportSocket = wrap(b.rawSocket(c.Name))
+		return
+	}
+	if c.TransportSocket != nil {
+		c.TransportSocket = wrap(c.TransportSocket)
+	}
+	for _, m := range c.TransportSocketMatches {
+		m.TransportSocket = wrap(m.TransportSocket)
 	}
 }
 

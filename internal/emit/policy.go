@@ -12,8 +12,10 @@ type policy struct {
 	pool    *networking.ConnectionPoolSettings
 	outlier *networking.OutlierDetection
 	tls     *networking.ClientTLSSettings
-	// budget is the rule's retry budget; a port-level entry has none.
-	budget *networking.TrafficPolicy_RetryBudget
+	// budget and proxyProtocol are the rule's; a port-level entry has
+	// neither.
+	budget        *networking.TrafficPolicy_RetryBudget
+	proxyProtocol *networking.TrafficPolicy_ProxyProtocol
 }
 
 // policyFor composes the policy of a cluster for port (istio.md §5.6).
@@ -44,9 +46,13 @@ func policyFor(top *networking.TrafficPolicy, subset *networking.Subset, port ui
 		if sub.tls != nil || portLevel {
 			p.tls = sub.tls
 		}
-		// The subset's own retry budget, even beside a port-level entry.
+		// The subset's own retry budget and proxy protocol, even beside
+		// a port-level entry.
 		if b := sp.GetRetryBudget(); b != nil {
 			p.budget = b
+		}
+		if pp := sp.GetProxyProtocol(); pp != nil {
+			p.proxyProtocol = pp
 		}
 	}
 	return p
@@ -60,5 +66,6 @@ func forPort(tp *networking.TrafficPolicy, port uint32) (p policy, portLevel boo
 			return policy{lb: ps.GetLoadBalancer(), pool: ps.GetConnectionPool(), outlier: ps.GetOutlierDetection(), tls: ps.GetTls()}, true
 		}
 	}
-	return policy{lb: tp.GetLoadBalancer(), pool: tp.GetConnectionPool(), outlier: tp.GetOutlierDetection(), tls: tp.GetTls(), budget: tp.GetRetryBudget()}, false
+	return policy{lb: tp.GetLoadBalancer(), pool: tp.GetConnectionPool(), outlier: tp.GetOutlierDetection(), tls: tp.GetTls(),
+		budget: tp.GetRetryBudget(), proxyProtocol: tp.GetProxyProtocol()}, false
 }

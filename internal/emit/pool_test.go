@@ -205,3 +205,64 @@ spec: {clusterIP: 10.0.0.5, selector: {app: client}, ports: [{name: http, port: 
 		}
 	}
 }
+
+// TestLoadBalancerShapes: warmups, hash rings and locality weighting are
+// written as istiod writes them, and a PROXY protocol header wraps the
+// cluster's transport.
+func TestLoadBalancerShapes(t *testing.T) {
+	cluster := func(t *testing.T, tp string) *clusterv3.Cluster {
+		t.Helper()
+		cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.5, ports: [{name: http, port: 80}]}`, `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: web, namespace: default}
+spec: {host: web, trafficPolicy: `+tp+`}`)
+		return clusterNamed(cfg, "outbound|80||web.default.svc.cluster.local")
+	}
+	t.Run("warmup", func(t *testing.T) {
+		c := cluster(t, "{loadBalancer: {simple: ROUND_ROBIN, warmup: {duration: 30s, aggression: 2}}}")
+		slow := c.GetRoundRobinLbConfig().GetSlowStartConfig()
+		if c.GetLbPolicy() != clusterv3.Cluster_ROUND_ROBIN || slow.GetSlowStartWindow().AsDuration() != 30*time.Second ||
+			slow.GetAggression().GetDefaultValue() != 2 || slow.GetMinWeightPercent().GetValue() != 10 {
+			t.Errorf("cluster %v %v, want round robin warming over 30s from 10%%", c.GetLbPolicy(), slow)
+		}
+	})
+	t.Run("ring hash without a size", func(t *testing.T) {
+		c := cluster(t, "{loadBalancer: {consistentHash: {httpHeaderName: x, ringHash: {}}}}")
+		if c.GetLbPolicy() != clusterv3.Cluster_RING_HASH || c.GetLbConfig() != nil {
+			t.Errorf("cluster %v %v, want a ring hash with Envoy's own size", c.GetLbPolicy(), c.GetLbConfig())
+		}
+	})
+	t.Run("deprecated ring size", func(t *testing.T) {
+		c := cluster(t, "{loadBalancer: {consistentHash: {httpHeaderName: x}}}")
+		if c.GetRingHashLbConfig().GetMinimumRingSize().GetValue() != 1024 {
+			t.Errorf("ring %v, want 1024", c.GetRingHashLbConfig())
+		}
+	})
+	t.Run("locality failover needs outlier detection", func(t *testing.T) {
+		lb := "loadBalancer: {localityLbSetting: {enabled: true, failover: [{from: a, to: b}]}}"
+		if c := cluster(t, "{"+lb+"}"); c.GetCommonLbConfig().GetLocalityWeightedLbConfig() != nil {
+			t.Error("locality weighting without outlier detection")
+		}
+		if c := cluster(t, "{"+lb+", outlierDetection: {consecutive5xxErrors: 3}}"); c.GetCommonLbConfig().GetLocalityWeightedLbConfig() == nil {
+			t.Error("no locality weighting with failover and outlier detection")
+		}
+	})
+	t.Run("proxy protocol", func(t *testing.T) {
+		c := cluster(t, "{proxyProtocol: {version: V2}}")
+		ms := c.GetTransportSocketMatches()
+		if len(ms) != 2 {
+			t.Fatalf("transport socket matches %v, want auto mTLS's two", ms)
+		}
+		for _, m := range ms {
+			if m.GetTransportSocket().GetName() != "envoy.transport_sockets.upstream_proxy_protocol" {
+				t.Errorf("match %s transport %s, want it wrapped in the PROXY protocol", m.GetName(), m.GetTransportSocket().GetName())
+			}
+		}
+		if c := cluster(t, "{proxyProtocol: {version: V1}, tls: {mode: DISABLE}}"); c.GetTransportSocket().GetName() != "envoy.transport_sockets.upstream_proxy_protocol" {
+			t.Errorf("plaintext transport %v, want the PROXY protocol around raw buffer", c.GetTransportSocket())
+		}
+	})
+}

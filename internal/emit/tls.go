@@ -164,9 +164,13 @@ func (b *builder) autoTLS(c *clusterv3.Cluster, s *resolve.Service, sni string, 
 	}
 	c.TransportSocketMatches = []*clusterv3.Cluster_TransportSocketMatch{
 		{Name: "tlsMode-istio", Match: tlsModeMatch(), TransportSocket: b.tlsSocket(c.Name, ctx)},
-		{Name: "tlsMode-disabled", Match: &structpb.Struct{}, TransportSocket: &corev3.TransportSocket{
-			Name: rawSocketName, ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: b.pk.any(c.Name+" raw socket", &rawv3.RawBuffer{})}}},
+		{Name: "tlsMode-disabled", Match: &structpb.Struct{}, TransportSocket: b.rawSocket(c.Name)},
 	}
+}
+
+// rawSocket is the plaintext transport socket, stated.
+func (b *builder) rawSocket(cluster string) *corev3.TransportSocket {
+	return &corev3.TransportSocket{Name: rawSocketName, ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: b.pk.any(cluster+" raw socket", &rawv3.RawBuffer{})}}
 }
 
 func tlsModeMatch() *structpb.Struct {
