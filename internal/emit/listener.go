@@ -708,7 +708,7 @@ func (b *builder) unmatched() string {
 		if sc.Spec.GetOutboundTrafficPolicy().GetMode() == networking.OutboundTrafficPolicy_REGISTRY_ONLY {
 			return BlackHoleCluster
 		}
-		return PassthroughCluster
+		return cmp.Or(b.view.Scope.EgressProxy(), PassthroughCluster)
 	}
 	if mode == meshv1.MeshConfig_OutboundTrafficPolicy_REGISTRY_ONLY {
 		return BlackHoleCluster

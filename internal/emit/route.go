@@ -64,7 +64,7 @@ func (b *builder) virtualHost(vh *resolve.VirtualHost, port uint32) *routev3.Vir
 		out.Routes = []*routev3.Route{{
 			Name:   "allow_any",
 			Match:  prefixMatch("/"),
-			Action: &routev3.Route_Route{Route: noTimeout(&routev3.RouteAction{ClusterSpecifier: cluster(PassthroughCluster)})},
+			Action: &routev3.Route_Route{Route: noTimeout(&routev3.RouteAction{ClusterSpecifier: cluster(vh.Routes[0].Clusters[0].Cluster)})},
 		}}
 		return out
 	}

@@ -3,10 +3,12 @@ package emit
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
 	previousprioritiesv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/priority/previous_priorities/v3"
@@ -202,5 +204,47 @@ spec:
 	}
 	if got := route.GetDecorator().GetOperation(); got != "root:80/api*" {
 		t.Errorf("decorator = %q, want root:80/api*", got)
+	}
+}
+
+// TestEgressListenerRoutes: a port's route configuration comes from the
+// first egress listener with that port (its services and VirtualServices
+// only), and an egressProxy takes what no service claims, as istiod
+// builds them.
+func TestEgressListenerRoutes(t *testing.T) {
+	svc := func(name string) string {
+		return `apiVersion: v1
+kind: Service
+metadata: {name: ` + name + `, namespace: default}
+spec: {clusterIP: 10.0.0.` + strconv.Itoa(len(name)) + `, ports: [{name: http, port: 9080}]}`
+	}
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, svc("a"), svc("bb"), svc("proxy"),
+		`apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: client, namespace: default}
+spec:
+  outboundTrafficPolicy: {mode: ALLOW_ANY, egressProxy: {host: proxy.default.svc.cluster.local, port: {number: 9080}}}
+  egress:
+  - {port: {number: 9080, protocol: HTTP, name: http}, hosts: [./a.default.svc.cluster.local]}
+  - {hosts: ["./*"]}`)
+	const proxy = "outbound|9080||proxy.default.svc.cluster.local"
+	rc := routeNamed(cfg, "9080")
+	if got := names(rc.GetVirtualHosts()); !slices.Equal(got, []string{"a.default.svc.cluster.local:9080", "allow_any"}) {
+		t.Errorf("route 9080 vhosts = %v, want only the port's listener's service and the catch-all", got)
+	}
+	if got := rc.GetVirtualHosts()[1].GetRoutes()[0].GetRoute().GetCluster(); got != proxy {
+		t.Errorf("allow_any sends to %q, want the egress proxy", got)
+	}
+	for _, name := range []string{"virtualOutbound", "0.0.0.0_9080"} {
+		l := listenerNamed(cfg, name)
+		var def *listenerv3.FilterChain
+		if name == "virtualOutbound" {
+			def = l.GetFilterChains()[len(l.GetFilterChains())-1]
+		} else {
+			def = l.GetDefaultFilterChain()
+		}
+		if got := tcpCluster(t, def); got != proxy {
+			t.Errorf("%s sends unknown traffic to %q, want the egress proxy", name, got)
+		}
 	}
 }

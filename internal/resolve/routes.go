@@ -184,18 +184,25 @@ func (m *Mesh) portDomains(s *Service, p *Proxy, port uint32) []string {
 	return out
 }
 
-// portServices lists the egress listener services that have port, in
-// listener order, without repeats.
-func portServices(sc *Scope, port uint32) []*Service {
-	var out []*Service
+// rdsListener is the egress listener a port's route configuration is
+// built from, as istiod picks it: the first with that port, else the
+// catch-all (istio.md §7.5).
+func rdsListener(sc *Scope, port uint32) *EgressListener {
 	for _, l := range sc.Listeners {
-		if l.Port != nil && l.Port.GetNumber() != port {
-			continue
+		if l.Port == nil || l.Port.GetNumber() == port {
+			return l
 		}
-		for _, s := range l.Services {
-			if _, ok := s.PortNumbered(port); ok && !slices.ContainsFunc(out, func(o *Service) bool { return o.Host == s.Host }) {
-				out = append(out, s)
-			}
+	}
+	return nil
+}
+
+// portServices lists the listener's services that have port, without
+// repeats.
+func portServices(l *EgressListener, port uint32) []*Service {
+	var out []*Service
+	for _, s := range l.Services {
+		if _, ok := s.PortNumbered(port); ok && !slices.ContainsFunc(out, func(o *Service) bool { return o.Host == s.Host }) {
+			out = append(out, s)
 		}
 	}
 	return out
@@ -203,15 +210,15 @@ func portServices(sc *Scope, port uint32) []*Service {
 
 func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 	sc, p := v.Scope, v.Proxy
-	services := portServices(sc, port)
+	l := rdsListener(sc, port)
+	if l == nil {
+		return &RouteConfig{Name: strconv.Itoa(int(port)), Port: port, VirtualHosts: []*VirtualHost{m.catchAll(sc)}}
+	}
+	services := portServices(l, port)
 	var vss []*VirtualService
-	seen := map[*VirtualService]bool{}
-	for _, l := range sc.Listeners {
-		for _, vs := range l.VirtualServices {
-			if !seen[vs] && (port == 80 || vsServesPort(vs, services)) {
-				seen[vs] = true
-				vss = append(vss, vs)
-			}
+	for _, vs := range l.VirtualServices {
+		if port == 80 || vsServesPort(vs, services) {
+			vss = append(vss, vs)
 		}
 	}
 	chosen := chosenVirtualServices(vss, services)
@@ -535,5 +542,18 @@ func (m *Mesh) catchAll(sc *Scope) *VirtualHost {
 		return &VirtualHost{Name: "block_all", Domains: []string{"*"}, CatchAll: "block_all"}
 	}
 	return &VirtualHost{Name: "allow_any", Domains: []string{"*"}, CatchAll: "allow_any",
-		Routes: []*HTTPRoute{{Name: "allow_any", Clusters: []WeightedCluster{{Cluster: "PassthroughCluster", Weight: 100}}}}}
+		Routes: []*HTTPRoute{{Name: "allow_any", Clusters: []WeightedCluster{{Cluster: cmp.Or(sc.EgressProxy(), "PassthroughCluster"), Weight: 100}}}}}
+}
+
+// EgressProxy is the cluster a Sidecar's egressProxy sends traffic for
+// unknown destinations to (istio.md §4.9), "" without one.
+func (sc *Scope) EgressProxy() string {
+	if sc.Choice.Sidecar == nil {
+		return ""
+	}
+	ep := sc.Choice.Sidecar.Spec.GetOutboundTrafficPolicy().GetEgressProxy()
+	if ep == nil {
+		return ""
+	}
+	return ClusterName(ep.GetPort().GetNumber(), ep.GetSubset(), host.Name(ep.GetHost()))
 }
