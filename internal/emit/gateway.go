@@ -3,6 +3,7 @@ package emit
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,9 +230,9 @@ func (b *builder) passthroughChains(gs resolve.GatewayServer, seen map[string]bo
 				for _, h := range m.GetSniHosts() {
 					seen[h] = true
 				}
-				fc := chain(sniMatch(m.GetSniHosts()), b.tcpRouteProxy(vs, r.GetRoute(), gs.Port, protocol.TLS)...)
-				fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
-				out = append(out, fc)
+				// Unlike a sidecar's, istiod leaves the gateway chain
+				// without its VirtualService's name.
+				out = append(out, chain(sniMatch(m.GetSniHosts()), b.tcpRouteProxy(vs, r.GetRoute(), gs.Port, protocol.TLS)...))
 			}
 		}
 	}
@@ -418,11 +419,13 @@ func (b *builder) gatewayRoute(name string, port uint32, servers []resolve.Gatew
 		}
 	}
 	// Hosts given the same routes share one virtual host, named by the
-	// first host in order; catch-all routes go last (istiod's route
+	// most specific host; catch-all routes go last (istiod's route
 	// collapse).
 	var vhosts []*routev3.VirtualHost
 	first := map[string]*vhost{}
-	for _, h := range sortedKeys(byHost) {
+	hosts := slices.Collect(maps.Keys(byHost))
+	host.Sort(hosts)
+	for _, h := range hosts {
 		v := byHost[h]
 		key := strings.Join(v.groups, ",")
 		if f := first[key]; f != nil && v.groups != nil && f.vh.RequireTls == v.vh.RequireTls {

@@ -107,10 +107,10 @@ spec:
 
 // TestGatewayHTTPRoutes: on a gateway's HTTP route configuration, hosts
 // ("./" meaning the Gateway's namespace) given the same VirtualService
-// routes share one virtual host, httpsRedirect servers require TLS even
-// without routes, catch-all routes go after the others across
-// VirtualServices, and redirects take the request's port unless it is the
-// scheme's default.
+// routes share one virtual host named by the most specific host,
+// httpsRedirect servers require TLS even without routes, catch-all routes
+// go after the others across VirtualServices, and redirects take the
+// request's port unless it is the scheme's default.
 func TestGatewayHTTPRoutes(t *testing.T) {
 	cfg := compile(t, Options{Format: XDS}, "istio-system/gw", gatewayPod("edge"),
 		`apiVersion: v1
@@ -123,7 +123,7 @@ metadata: {name: edge, namespace: default}
 spec:
   selector: {istio: edge}
   servers:
-  - {port: {number: 8080, name: http, protocol: HTTP}, hosts: [a.example.com, ./b.example.com, c.example.com, d.example.com]}
+  - {port: {number: 8080, name: http, protocol: HTTP}, hosts: [a.example.com, ./b.example.com, c.example.com, d.example.com, "*.c.example.com"]}
   - {port: {number: 8080, name: http-redirect, protocol: HTTP}, hosts: ["*/secure.example.com"], tls: {httpsRedirect: true}}`,
 		`apiVersion: networking.istio.io/v1
 kind: VirtualService
@@ -138,7 +138,7 @@ spec:
 kind: VirtualService
 metadata: {name: c, namespace: default}
 spec:
-  hosts: [c.example.com, a.example.com]
+  hosts: ["*.c.example.com", c.example.com, a.example.com]
   gateways: [edge]
   http:
   - {name: c, match: [{uri: {prefix: /c}}], route: [{destination: {host: web}}]}`)
@@ -154,7 +154,7 @@ spec:
 	want := map[string]vhost{
 		"a.example.com:8080":      {"a.example.com", "old,c,all", routev3.VirtualHost_NONE},
 		"b.example.com:8080":      {"b.example.com,d.example.com", "old,all", routev3.VirtualHost_NONE},
-		"c.example.com:8080":      {"c.example.com", "c", routev3.VirtualHost_NONE},
+		"c.example.com:8080":      {"c.example.com,*.c.example.com", "c", routev3.VirtualHost_NONE},
 		"secure.example.com:8080": {"secure.example.com", "", routev3.VirtualHost_ALL},
 	}
 	if !maps.Equal(got, want) {
