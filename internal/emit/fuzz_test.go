@@ -54,6 +54,65 @@ kind: VirtualService
 metadata: {name: v, namespace: a}
 spec: {hosts: [p], tcp: [{route: [{destination: {host: p, subset: s}, weight: 50}, {destination: {host: q}, weight: 50}]}], http: [{fault: {abort: {grpcStatus: UNAVAILABLE}}, mirror: {host: p}, route: [{destination: {host: p}}]}]}
 `))
+	// Aliases (a loop too), port-level mutual TLS, an egress proxy, PROXY
+	// protocol, warmups and policies meshc does not build.
+	f.Add([]byte(`apiVersion: v1
+kind: Namespace
+metadata: {name: a, labels: {istio-injection: enabled}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: a, labels: {app: p}}
+spec: {containers: [{name: c, ports: [{containerPort: 8080}]}]}
+status: {podIP: 10.0.0.1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: p, namespace: a}
+spec: {clusterIP: 10.1.0.1, selector: {app: p}, ports: [{name: mongo, port: 27017}, {name: grpc-web, port: 81, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: x, namespace: a}
+spec: {type: ExternalName, externalName: p.a.svc.cluster.local, ports: [{name: http, port: 81}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: l1, namespace: a}
+spec: {type: ExternalName, externalName: l2.a.svc.cluster.local}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: l2, namespace: a}
+spec: {type: ExternalName, externalName: l1.a.svc.cluster.local}
+---
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: p, namespace: a}
+spec: {selector: {matchLabels: {app: p}}, portLevelMtls: {8080: {mode: DISABLE}, 9: {}}}
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: deny, namespace: a}
+spec: {action: DENY, rules: [{}]}
+---
+apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: s, namespace: a}
+spec:
+  outboundTrafficPolicy: {mode: ALLOW_ANY, egressProxy: {host: x.a.svc.cluster.local, port: {number: 81}}}
+  egress: [{port: {number: 81, protocol: HTTP, name: h}, hosts: ["./*"], captureMode: NONE}, {hosts: ["*/*"]}]
+---
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: d, namespace: a}
+spec: {host: p, trafficPolicy: {proxyProtocol: {version: V1}, retryBudget: {}, loadBalancer: {simple: ROUND_ROBIN, warmup: {duration: 1s}, localityLbSetting: {distribute: [{from: a, to: {b: 100}}]}}}}
+---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: v, namespace: a}
+spec: {hosts: [x], http: [{route: [{destination: {host: x}, weight: 100}, {destination: {host: p}}]}]}
+`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, _ := load.Bytes("fuzz.yaml", data)
 		mc, _ := load.MeshConfig(objs, load.MeshOptions{})
