@@ -250,3 +250,35 @@ func TestDedupSharesFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestBootstrapsLoad: every bootstrap written, for every bookinfo proxy
+// and the gateway world, in each TLS mode and with DNS endpoints, decodes
+// back as an Envoy Bootstrap that passes Envoy's validation down to the
+// configs packed inside, and has the agent's cluster if it names it.
+func TestBootstrapsLoad(t *testing.T) {
+	gw, _ := load.Bytes("gw.yaml", []byte(strings.Join(gatewayWorld, "\n---\n")))
+	for _, objs := range [][]model.Object{bookinfoObjects(t), gw} {
+		for _, opts := range []Options{{}, {TLS: TLSFiles, CertDir: "/certs"}, {TLS: TLSOff, Endpoints: EndpointsDNS}} {
+			for path, data := range build(t, objs, opts, 2) {
+				if path == "index.json" {
+					continue
+				}
+				var b bootstrapv3.Bootstrap
+				if err := protojson.Unmarshal(data, &b); err != nil {
+					t.Fatalf("%s (%v): %v", path, opts, err)
+				}
+				if err := deepValidate(&b); err != nil {
+					t.Errorf("%s (%v): %v", path, opts, err)
+				}
+				if len(b.GetStaticResources().GetClusters()) == 0 || b.GetNode().GetId() == "" {
+					t.Errorf("%s (%v): no clusters or node", path, opts)
+				}
+				// Envoy refuses an SDS config naming a cluster it lacks.
+				names := names(b.GetStaticResources().GetClusters())
+				if bytes.Contains(data, []byte(`"cluster_name": "`+SDSCluster+`"`)) && !slices.Contains(names, SDSCluster) {
+					t.Errorf("%s (%v): SDS from %s, which the bootstrap lacks", path, opts, SDSCluster)
+				}
+			}
+		}
+	}
+}
