@@ -90,6 +90,9 @@ type Emitter struct {
 	parts  *parts
 	// bufs are document buffers, reused from proxy to proxy.
 	bufs sync.Pool
+	// scratch are buffers resources are indented in before being copied
+	// out at their size.
+	scratch sync.Pool
 	// clusterCache holds sidecar clusters by clusterKey, and frags the
 	// rendered form of cached resources, for the whole mesh: a service's
 	// clusters are the same in every scope that sees it through the same
