@@ -106,8 +106,6 @@ type shared struct {
 	mesh *resolve.Mesh
 	// inbound are the ports services target, by workload.
 	inbound map[any][]inboundPort
-	// peers are the PeerAuthentications, as istiod composes them.
-	peers *peerPolicies
 }
 
 // New prepares an Emitter for a resolved mesh.
@@ -115,7 +113,7 @@ func New(m *resolve.Mesh, opts Options) *Emitter {
 	opts.TLS = cmp.Or(opts.TLS, TLSIstio)
 	opts.Format = cmp.Or(opts.Format, Bootstrap)
 	opts.Endpoints = cmp.Or(opts.Endpoints, EndpointsInline)
-	sh := &shared{mesh: m, inbound: inboundIndex(m), peers: newPeerPolicies(m.Objects, m.Config.GetRootNamespace())}
+	sh := &shared{mesh: m, inbound: inboundIndex(m)}
 	return &Emitter{shared: sh, opts: opts, parts: newParts()}
 }
 

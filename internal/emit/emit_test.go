@@ -1283,3 +1283,23 @@ spec: {mtls: {mode: ` + mode + `}}`
 		t.Errorf("%s off on %v, want the HTTP inspector off on 8080, 8081, 15006", http.GetName(), off)
 	}
 }
+
+// TestPortLevelPassthrough: a port a workload policy sets a mode for, and
+// no service targets, gets passthrough chains of its own in that mode.
+func TestPortLevelPassthrough(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: client, namespace: default}
+spec: {selector: {matchLabels: {app: client}}, mtls: {mode: STRICT}, portLevelMtls: {9999: {mode: DISABLE}}}`)
+	var got []string
+	for _, fc := range listenerNamed(cfg, "virtualInbound").GetFilterChains() {
+		if fc.GetFilterChainMatch().GetDestinationPort().GetValue() == 9999 {
+			got = append(got, fc.GetName()+" "+fc.GetFilterChainMatch().GetTransportProtocol()+" "+fc.GetFilters()[0].GetName())
+		}
+	}
+	want := []string{"virtualInbound-catchall-http raw_buffer " + hcmName, "virtualInbound raw_buffer " + tcpProxyName}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("port 9999 chains %q, want %q", got, want)
+	}
+}

@@ -178,9 +178,9 @@ func inboundOptions(c class, mode security.PeerAuthentication_MutualTLS_Mode) []
 // which nothing redirects. Which chains a port gets follows the
 // PeerAuthentication mode; with --tls-mode off, plaintext only.
 func (b *builder) inboundListeners() []*listenerv3.Listener {
-	peer := b.shared.peers.forProxy(b.view.Proxy)
+	peer := b.mesh.ProxyMTLS(b.view.Proxy)
 	if b.opts.TLS == TLSOff {
-		peer = serverMTLS{mode: mtlsDisable}
+		peer = resolve.MTLS{Mode: security.PeerAuthentication_MutualTLS_DISABLE}
 	}
 	vi := &listenerv3.Listener{
 		Name:             "virtualInbound",
@@ -196,13 +196,13 @@ func (b *builder) inboundListeners() []*listenerv3.Listener {
 	// Passthrough chains for every other port; and, as for every port a
 	// port-level mode names and nothing else serves, for those ports.
 	passthrough := []uint32{0}
-	for _, p := range slices.Sorted(maps.Keys(peer.perPort)) {
+	for _, p := range slices.Sorted(maps.Keys(peer.Ports)) {
 		if !slices.ContainsFunc(ports, func(ip inboundPort) bool { return ip.target == p }) {
 			passthrough = append(passthrough, p)
 		}
 	}
 	for _, p := range passthrough {
-		for _, c := range inboundOptions(classAuto, peer.port(p)) {
+		for _, c := range inboundOptions(classAuto, peer.Port(p)) {
 			c.name, c.port, c.passthrough = "virtualInbound", p, true
 			if c.http {
 				c.name = "virtualInbound-catchall-http"
@@ -214,7 +214,7 @@ func (b *builder) inboundListeners() []*listenerv3.Listener {
 	for _, ip := range ports {
 		name := ip.bind + "_" + strconv.FormatUint(uint64(ip.target), 10)
 		var chains []*listenerv3.FilterChain
-		for _, c := range inboundOptions(classOf(ip.protocol), peer.port(ip.target)) {
+		for _, c := range inboundOptions(classOf(ip.protocol), peer.Port(ip.target)) {
 			c.name, c.port = name, ip.target
 			chains = append(chains, b.inboundFilterChain(c, ip.sidecar))
 		}

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	networking "istio.io/api/networking/v1alpha3"
+	security "istio.io/api/security/v1beta1"
 
 	"github.com/meshc/meshc/internal/resolve"
 )
@@ -193,7 +194,7 @@ func (b *builder) autoMTLS(s *resolve.Service, c *clusterv3.Cluster) bool {
 			return false
 		}
 	}
-	return b.shared.peers.namespaceMode(s.Namespace) != mtlsDisable
+	return b.mesh.NamespaceMTLS(s.Namespace).Mode != security.PeerAuthentication_MutualTLS_DISABLE
 }
 
 // serviceSANs are the identities the service's workloads run as.

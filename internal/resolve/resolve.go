@@ -68,9 +68,10 @@ type Mesh struct {
 	// and meshc does not.
 	Policies []*Policy
 
-	reg *registry
-	drs *drIndexes
-	vss *vsIndex
+	reg   *registry
+	peers *peerIndex
+	drs   *drIndexes
+	vss   *vsIndex
 }
 
 // ProxyView is what one proxy sees.
@@ -140,7 +141,8 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	}
 	assignPlaceholderVIPs(services, vips)
 	resolveAliases(services)
-	m := &Mesh{Config: mc, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs)}
+	m := &Mesh{Config: mc, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
+		peers: newPeerIndex(objs, mc.GetRootNamespace())}
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
 	m.DestinationRules = drs
