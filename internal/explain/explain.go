@@ -6,6 +6,7 @@ package explain
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -18,14 +19,44 @@ import (
 // Report is everything explain says about a proxy. The JSON form carries
 // the same facts as the text.
 type Report struct {
-	Proxy            Proxy             `json:"proxy"`
-	Sidecar          Sidecar           `json:"sidecar"`
+	Proxy   Proxy   `json:"proxy"`
+	Sidecar Sidecar `json:"sidecar"`
+	// MTLS is what the proxy's servers accept; gateways have none, their
+	// servers' TLS comes from the Gateway.
+	MTLS             *MTLS             `json:"mtls,omitempty"`
 	Services         []Service         `json:"services"`
 	Hidden           []Hidden          `json:"hidden,omitempty"`
 	DestinationRules []DestinationRule `json:"destinationRules"`
 	VirtualServices  []VirtualService  `json:"virtualServices"`
 	Gateways         []GatewayServer   `json:"gateways,omitempty"`
 	Diagnostics      []diag.Diagnostic `json:"diagnostics"`
+	// NotBuilt are the policies istiod would build into this proxy's
+	// config and meshc does not (MC8003 in a build).
+	NotBuilt []NotBuilt `json:"notBuilt,omitempty"`
+}
+
+// MTLS is the inbound mutual TLS mode and the PeerAuthentication behind it.
+type MTLS struct {
+	Mode string `json:"mode"`
+	// Level is mesh, namespace or workload; "" for istiod's default.
+	Level string          `json:"level,omitempty"`
+	By    *diag.ObjectRef `json:"by,omitempty"`
+	Ports []PortMTLS      `json:"ports,omitempty"`
+	// PortsBy is the workload policy the port-level modes come from.
+	PortsBy *diag.ObjectRef `json:"portsBy,omitempty"`
+}
+
+// PortMTLS is a port-level mode, by workload port.
+type PortMTLS struct {
+	Port uint32 `json:"port"`
+	Mode string `json:"mode"`
+}
+
+// NotBuilt is a policy that applies to the proxy but is not in meshc's
+// output.
+type NotBuilt struct {
+	Policy diag.ObjectRef `json:"policy"`
+	Omits  string         `json:"omits"`
 }
 
 // Proxy describes the proxy itself.
@@ -126,7 +157,8 @@ type VirtualService struct {
 // run; the ones that concern the proxy are kept.
 func Build(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
 	p := v.Proxy
-	r := Report{Proxy: Proxy{
+	// Empty lists, not null, in JSON.
+	r := Report{Services: []Service{}, DestinationRules: []DestinationRule{}, VirtualServices: []VirtualService{}, Proxy: Proxy{
 		Namespace: p.Namespace, Name: p.Name, Kind: p.Kind, Type: string(p.Type),
 		Labels: p.Labels, ServiceAccount: p.ServiceAccount, Injection: p.Injection, Source: p.Object.Ref(),
 	}}
@@ -134,6 +166,12 @@ func Build(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
 		r.Proxy.Ancestry = m.Hierarchy.Ancestry(p.Namespace)
 	}
 	r.Sidecar = sidecar(v)
+	if p.Type != resolve.RouterProxy {
+		r.MTLS = mtls(m.ProxyMTLS(p))
+	}
+	for _, pol := range m.PoliciesFor(p) {
+		r.NotBuilt = append(r.NotBuilt, NotBuilt{Policy: pol.Object.Ref(), Omits: pol.Omits})
+	}
 	sc := v.Scope
 	for _, s := range sc.Services {
 		imp, _ := sc.Import(s.Host)
@@ -210,17 +248,29 @@ func Build(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
 
 func name(m *model.ObjectMeta) string { return m.Namespace + "/" + m.Name }
 
+func mtls(t resolve.MTLS) *MTLS {
+	out := &MTLS{Mode: t.Mode.String(), Level: string(t.Level), By: refOf(t.By), PortsBy: refOf(t.PortsBy)}
+	for _, port := range slices.Sorted(maps.Keys(t.Ports)) {
+		out.Ports = append(out.Ports, PortMTLS{Port: port, Mode: t.Ports[port].String()})
+	}
+	return out
+}
+
+// refOf is m's reference, nil for nil.
+func refOf(m *model.ObjectMeta) *diag.ObjectRef {
+	if m == nil {
+		return nil
+	}
+	r := m.Ref()
+	return &r
+}
+
 func sidecar(v *resolve.ProxyView) Sidecar {
 	c := v.Choice
 	s := Sidecar{Reason: c.Reason}
 	if c.Sidecar != nil {
 		s.Name = name(&c.Sidecar.ObjectMeta)
-		ref := c.Sidecar.Ref()
-		s.Source = &ref
-		if src := c.Sidecar.InheritedFrom; src != nil {
-			from := src.Ref()
-			s.InheritedFrom = &from
-		}
+		s.Source, s.InheritedFrom = refOf(&c.Sidecar.ObjectMeta), refOf(c.Sidecar.InheritedFrom)
 	}
 	for _, l := range v.Scope.Listeners {
 		s.Egress = append(s.Egress, Egress{Port: l.Port.GetNumber(), Hosts: l.Hosts})

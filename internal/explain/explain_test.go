@@ -46,3 +46,58 @@ func TestBookinfoGolden(t *testing.T) {
 		golden.Check(t, base+".json", js.Bytes())
 	}
 }
+
+// TestMutualTLSAndUnbuiltPolicies: the report names the PeerAuthentication
+// deciding the proxy's mode (a workload policy over the mesh's) and its
+// port-level modes, and the policies meshc leaves out of the proxy's
+// config; one that selects other workloads is not listed.
+func TestMutualTLSAndUnbuiltPolicies(t *testing.T) {
+	objs, ds := load.Bytes("in.yaml", []byte(`apiVersion: v1
+kind: Namespace
+metadata: {name: shop, labels: {istio-injection: enabled}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop, labels: {app: web}}
+spec: {containers: [{name: c, ports: [{containerPort: 8080}]}]}
+---
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: mesh, namespace: istio-system}
+spec: {mtls: {mode: STRICT}}
+---
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: web, namespace: shop}
+spec: {selector: {matchLabels: {app: web}}, mtls: {mode: PERMISSIVE}, portLevelMtls: {9090: {mode: DISABLE}}}
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: deny-all, namespace: shop}
+spec: {}
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: db-only, namespace: shop}
+spec: {selector: {matchLabels: {app: db}}}
+`))
+	if len(ds) > 0 {
+		t.Fatalf("load: %v", ds)
+	}
+	mc, _ := load.MeshConfig(objs, load.MeshOptions{})
+	m := resolve.Resolve(objs, resolve.Options{Mesh: mc})
+	v, ok := m.View("shop", "web")
+	if !ok {
+		t.Fatal("no proxy shop/web")
+	}
+	rep := Build(m, v, nil)
+	var text, js bytes.Buffer
+	if err := WriteText(&text, rep, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "mtls.txt"), text.Bytes())
+	golden.Check(t, filepath.Join("testdata", "mtls.json"), js.Bytes())
+}

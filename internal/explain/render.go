@@ -75,6 +75,18 @@ func WriteText(w io.Writer, r Report, opts TextOptions) error {
 		fmt.Fprintf(&b, "  %s %s: %s\n", dim.Sprint("not used:"), s.Name, s.Why)
 	}
 
+	if t := r.MTLS; t != nil {
+		fmt.Fprintf(&b, "\n%s\n", head.Sprint("Inbound mutual TLS"))
+		if t.By == nil {
+			fmt.Fprintf(&b, "  %s: no PeerAuthentication sets a mode, so istiod's default holds\n", t.Mode)
+		} else {
+			fmt.Fprintf(&b, "  %s from the %s PeerAuthentication %s/%s  %s\n", t.Mode, t.Level, t.By.Namespace, t.By.Name, dim.Sprint(t.By.Location()))
+		}
+		for _, p := range t.Ports {
+			fmt.Fprintf(&b, "  port %d: %s from %s/%s's port-level setting  %s\n", p.Port, p.Mode, t.PortsBy.Namespace, t.PortsBy.Name, dim.Sprint(t.PortsBy.Location()))
+		}
+	}
+
 	fmt.Fprintf(&b, "\n%s (%d)\n", head.Sprint("Services visible"), len(r.Services))
 	ns := ""
 	for _, s := range r.Services {
@@ -144,6 +156,13 @@ func WriteText(w io.Writer, r Report, opts TextOptions) error {
 		fmt.Fprintf(&b, "  %s  %s  %s\n", v.Host, v.VirtualService, dim.Sprint(v.Reason))
 		if len(v.Losers) > 0 {
 			fmt.Fprintf(&b, "    ignored: %s\n", strings.Join(v.Losers, ", "))
+		}
+	}
+
+	if len(r.NotBuilt) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", head.Sprint("Policies meshc does not build"))
+		for _, nb := range r.NotBuilt {
+			fmt.Fprintf(&b, "  %s %s/%s: the config lacks %s  %s\n", nb.Policy.Kind, nb.Policy.Namespace, nb.Policy.Name, nb.Omits, dim.Sprint(nb.Policy.Location()))
 		}
 	}
 

@@ -16,16 +16,27 @@ type MTLSMode = security.PeerAuthentication_MutualTLS_Mode
 // PeerAuthentications, and the policies that decided it.
 type MTLS struct {
 	Mode MTLSMode
-	// By is the PeerAuthentication that set Mode: a workload's, its
-	// namespace's or the mesh's (root namespace); nil when none did and
-	// the default PERMISSIVE holds.
-	By *model.ObjectMeta
+	// By is the PeerAuthentication that set Mode, at Level; nil when none
+	// did and the default PERMISSIVE holds.
+	By    *model.ObjectMeta
+	Level MTLSLevel
 	// Ports are the port-level modes of the workload policy, by workload
 	// port (a port-level UNSET takes the workload's Mode); Port reads them.
 	Ports map[uint32]MTLSMode
 	// PortsBy is the workload policy the port-level modes come from.
 	PortsBy *model.ObjectMeta
 }
+
+// MTLSLevel says which PeerAuthentication scope decided a mode.
+type MTLSLevel string
+
+// The scopes, narrowest last; MTLSDefault when no policy set a mode.
+const (
+	MTLSDefault   MTLSLevel = ""
+	MTLSMesh      MTLSLevel = "mesh"
+	MTLSNamespace MTLSLevel = "namespace"
+	MTLSWorkload  MTLSLevel = "workload"
+)
 
 // Port is the mode on one workload port.
 func (t MTLS) Port(p uint32) MTLSMode {
@@ -77,7 +88,11 @@ func (m *Mesh) NamespaceMTLS(ns string) MTLS {
 	for _, scope := range []string{ns, m.peers.root} {
 		if pa := m.peers.namespace[scope]; pa != nil {
 			if mode := pa.Spec.GetMtls().GetMode(); mode != security.PeerAuthentication_MutualTLS_UNSET {
-				return MTLS{Mode: mode, By: &pa.ObjectMeta}
+				level := MTLSNamespace
+				if scope == m.peers.root {
+					level = MTLSMesh
+				}
+				return MTLS{Mode: mode, By: &pa.ObjectMeta, Level: level}
 			}
 		}
 	}
@@ -93,7 +108,7 @@ func (m *Mesh) ProxyMTLS(p *Proxy) MTLS {
 			continue
 		}
 		if mode := pa.Spec.GetMtls().GetMode(); mode != security.PeerAuthentication_MutualTLS_UNSET {
-			out.Mode, out.By = mode, &pa.ObjectMeta
+			out.Mode, out.By, out.Level = mode, &pa.ObjectMeta, MTLSWorkload
 		}
 		for port, pm := range pa.Spec.GetPortLevelMtls() {
 			if out.Ports == nil {

@@ -56,15 +56,21 @@ func TestPeerAuthenticationComposition(t *testing.T) {
 			if got.Mode != tt.mode || !maps.Equal(got.Ports, tt.ports) {
 				t.Errorf("got %v %v, want %v %v", got.Mode, got.Ports, tt.mode, tt.ports)
 			}
-			if by := metaKey(got.By); by != tt.by {
-				t.Errorf("decided by %q, want %q", by, tt.by)
+			if by := metaKey(got.By); by != tt.by || (by == "") != (got.Level == MTLSDefault) {
+				t.Errorf("decided by %q (%q level), want %q", by, got.Level, tt.by)
 			}
 			if by := metaKey(got.PortsBy); by != tt.portsBy {
 				t.Errorf("ports decided by %q, want %q", by, tt.portsBy)
 			}
 		})
 	}
-	if got := m.NamespaceMTLS("shop"); got.Mode != permissive || metaKey(got.By) != "shop/ns" {
+	if got := m.ProxyMTLS(&Proxy{Namespace: "shop", Labels: map[string]string{"app": "db"}}); got.Level != MTLSWorkload {
+		t.Errorf("shop/db decided at %q, want the workload level", got.Level)
+	}
+	if got := m.ProxyMTLS(&Proxy{Namespace: "other"}); got.Level != MTLSMesh {
+		t.Errorf("other decided at %q, want the mesh level", got.Level)
+	}
+	if got := m.NamespaceMTLS("shop"); got.Mode != permissive || metaKey(got.By) != "shop/ns" || got.Level != MTLSNamespace {
 		t.Errorf("clients infer %v (%s) for shop, want the namespace's PERMISSIVE whatever the workload policies", got.Mode, metaKey(got.By))
 	}
 	if got := mesh(t, "").NamespaceMTLS("shop"); got.Mode != permissive || got.By != nil {
