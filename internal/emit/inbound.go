@@ -354,14 +354,20 @@ func (b *builder) inboundHCM(statPrefix, cluster string, target, port uint32, pr
 			Action:    &routev3.Route_Route{Route: action},
 		}}}},
 	}
-	return b.hcm(&hcmv3.HttpConnectionManager{
+	h := &hcmv3.HttpConnectionManager{
 		StatPrefix:                  statPrefix,
 		RouteSpecifier:              &hcmv3.HttpConnectionManager_RouteConfig{RouteConfig: rc},
 		HttpFilters:                 b.httpFilters(proto),
 		ServerName:                  "istio-envoy",
 		ForwardClientCertDetails:    hcmv3.HttpConnectionManager_APPEND_FORWARD,
 		SetCurrentClientCertDetails: &hcmv3.HttpConnectionManager_SetCurrentClientCertDetails{Subject: wrapperspb.Bool(true), Dns: true, Uri: true},
-	})
+	}
+	// HTTP/2, gRPC and gRPC-Web ports state HTTP/2 options (defaults) on
+	// the server side too, as istiod does.
+	if proto.IsHTTP2() {
+		h.Http2ProtocolOptions = &corev3.Http2ProtocolOptions{}
+	}
+	return b.hcm(h)
 }
 
 // inboundOperation names inbound requests in traces: the port's host and

@@ -266,3 +266,36 @@ spec: {host: web, trafficPolicy: `+tp+`}`)
 		}
 	})
 }
+
+// TestInboundHTTP2Options: inbound HTTP connection managers of HTTP/2,
+// gRPC and gRPC-Web ports state HTTP/2 options, as istiod writes them;
+// plain HTTP ports do not.
+func TestInboundHTTP2Options(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: app, namespace: default}
+spec: {clusterIP: 10.0.0.5, selector: {app: client}, ports: [{name: http, port: 80, targetPort: 8080}, {name: grpc, port: 90, targetPort: 9090}, {name: grpc-web, port: 81, targetPort: 8081}]}`)
+	want := map[uint32]bool{8080: false, 9090: true, 8081: true}
+	seen := map[uint32]int{}
+	for _, fc := range listenerNamed(cfg, "virtualInbound").GetFilterChains() {
+		port := fc.GetFilterChainMatch().GetDestinationPort().GetValue()
+		h2, ok := want[port]
+		if !ok {
+			continue
+		}
+		var h hcmv3.HttpConnectionManager
+		if err := fc.GetFilters()[0].GetTypedConfig().UnmarshalTo(&h); err != nil {
+			t.Fatalf("chain %s on %d: %v", fc.GetName(), port, err)
+		}
+		seen[port]++
+		if got := h.GetHttp2ProtocolOptions() != nil; got != h2 {
+			t.Errorf("chain %s on %d: HTTP/2 options %v, want %v", fc.GetName(), port, got, h2)
+		}
+	}
+	for port := range want {
+		if seen[port] == 0 {
+			t.Errorf("no inbound chain on %d", port)
+		}
+	}
+}
