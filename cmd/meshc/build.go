@@ -13,6 +13,7 @@ import (
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/emit"
+	"github.com/meshc/meshc/internal/outdir"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -21,7 +22,7 @@ type buildFlags struct {
 	out, format, endpoints, tlsMode, certDir, failOn string
 	proxies                                          []string
 	maxBytes                                         int
-	quiet, dedup, headlessChains                     bool
+	quiet, dedup, headlessChains, force              bool
 	dedupRoot                                        string
 }
 
@@ -60,6 +61,15 @@ status as lint's.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
+			inputs := args
+			if len(inputs) == 0 {
+				inputs = []string{"."}
+			}
+			oo := outdir.Options{Inputs: inputs, Force: f.force}
+			target, err := outdir.Check(f.out, oo)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
 			run, err := g.analyze(cmd.Context(), args, nil)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
@@ -68,11 +78,27 @@ status as lint's.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
+			// A compiler writes nothing when its input fails: findings at
+			// --fail-on stop the build before any proxy is compiled.
+			if stop := exitFor(run.diags, threshold); stop != nil {
+				return f.refuse(g, run, run.diags, stop)
+			}
+			var waiting outdir.Waiting
+			if !f.quiet {
+				waiting = func(lock string) {
+					fmt.Fprintf(g.stderr, "meshc: another build is writing %s; waiting for it (lock %s)\n", f.out, lock)
+				}
+			}
+			b, err := outdir.Begin(cmd.Context(), target, oo, waiting)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			defer b.Abort()
 			// main trades memory for speed over the small objects of
 			// loading; documents of tens of megabytes are another matter,
 			// and peak memory must follow the proxies in flight.
 			debug.SetGCPercent(100)
-			wo := emit.WriteOptions{Out: f.out}
+			wo := emit.WriteOptions{Dir: b.Dir()}
 			var bar *progressbar.ProgressBar
 			if !f.quiet && g.color(g.stderr) {
 				bar = progressbar.NewOptions(len(views), progressbar.OptionSetWriter(g.stderr),
@@ -84,27 +110,26 @@ status as lint's.`,
 				_ = bar.Finish()
 			}
 			if err != nil {
-				return &exitError{code: exitUsage, err: fmt.Errorf("build: %w", err)}
+				return &exitError{code: exitUsage, err: fmt.Errorf("build: %w; %s left as it was", err, f.out)}
 			}
 			ds := append(run.diags, buildDiagnostics(run.mesh, views, res, f.maxBytes)...)
 			diag.Sort(ds)
-			r, err := diag.NewRenderer("text", diag.Options{
-				Color: g.color(g.stderr),
-				Input: diag.Input{Files: len(run.input.Files), Objects: len(run.input.Objects)},
-			})
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
+			if stop := exitFor(ds, threshold); stop != nil {
+				return f.refuse(g, run, ds, stop)
+			}
+			if err := b.Commit(); err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("build: %w; %s left as it was", err, f.out)}
 			}
 			if f.quiet && len(ds) == 0 {
 				return nil // not even the count of no diagnostics
 			}
-			if err := r.Render(g.stderr, ds); err != nil {
-				return &exitError{code: exitUsage, err: fmt.Errorf("write diagnostics: %w", err)}
+			if err := report(g, run, ds); err != nil {
+				return err
 			}
 			if !f.quiet {
 				summary(g.stderr, res, f.out)
 			}
-			return exitFor(ds, threshold)
+			return nil
 		},
 	}
 	fl := cmd.Flags()
@@ -120,11 +145,41 @@ status as lint's.`,
 	fl.StringVar(&f.dedupRoot, "dedup-root", "", "with --dedup, the `DIR` bootstraps find shared/ in (default: relative to Envoy's working directory, meant to be OUT)")
 	fl.BoolVar(&f.headlessChains, "headless-cidr-chains", false, "one wildcard listener per headless TCP service port, a chain per pod, as istiod does with PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER=true")
 	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
+	fl.BoolVar(&f.force, "force", false, "replace OUT even if it is the home directory, a file, or a directory meshc did not write (never /, the working directory, its parents or an input)")
 	_ = cmd.MarkFlagRequired("out")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"bootstrap", "xds"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("endpoints", cobra.FixedCompletions([]string{"inline", "dns"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("tls-mode", cobra.FixedCompletions([]string{"istio", "files", "off"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// refuse reports why nothing was written: the diagnostics, then what
+// stopped the build.
+func (f buildFlags) refuse(g *globals, run analysis, ds []diag.Diagnostic, stop error) error {
+	if err := report(g, run, ds); err != nil {
+		return err
+	}
+	why := "findings reach --fail-on " + f.failOn + " (--fail-on none builds anyway)"
+	if slices.ContainsFunc(ds, func(d diag.Diagnostic) bool { return d.Code == "MC1006" }) {
+		why = "some input could not be read (MC1006)"
+	}
+	fmt.Fprintf(g.stderr, "meshc: nothing written: %s; %s left as it was\n", why, f.out)
+	return stop
+}
+
+// report prints diagnostics to stderr as lint prints them.
+func report(g *globals, run analysis, ds []diag.Diagnostic) error {
+	r, err := diag.NewRenderer("text", diag.Options{
+		Color: g.color(g.stderr),
+		Input: diag.Input{Files: len(run.input.Files), Objects: len(run.input.Objects)},
+	})
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	if err := r.Render(g.stderr, ds); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("write diagnostics: %w", err)}
+	}
+	return nil
 }
 
 func (f buildFlags) options() (emit.Options, diag.Severity, error) {

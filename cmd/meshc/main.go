@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/meshc/meshc/internal/hugeheap"
 )
@@ -22,10 +23,38 @@ func main() {
 	// 400, 0.41 s at 800 and 0.57 s with no collection at all.
 	debug.SetGCPercent(200)
 	hugeheap.Enable()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal asks every phase to stop and clean up; a
+		// second one stops at once (a build's temporary directory is then
+		// removed by the next build into the same OUT).
+		s := <-sigs
+		cancel(interrupted{s.(syscall.Signal)})
+		s = <-sigs
+		os.Exit(interrupted{s.(syscall.Signal)}.code())
+	}()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// interrupted is the cause of a context ended by a signal.
+type interrupted struct{ sig syscall.Signal }
+
+func (i interrupted) Error() string { return "interrupted by " + signalName(i.sig) }
+
+// code is the shell's exit status for death by the signal: 130 for
+// SIGINT, 143 for SIGTERM.
+func (i interrupted) code() int { return 128 + int(i.sig) }
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
 }
 
 // Exit statuses shared by every command.
@@ -57,6 +86,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	var sig interrupted
+	if errors.As(context.Cause(ctx), &sig) {
+		// Whatever the command made of it, the run was cut short; its
+		// error, if any, says what was left as it was.
+		if err == nil {
+			err = sig
+		}
+		fmt.Fprintf(stderr, "meshc: %v\n", err)
+		return sig.code()
+	}
 	if err == nil {
 		return exitOK
 	}

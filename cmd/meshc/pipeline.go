@@ -17,8 +17,28 @@ type analysis struct {
 	diags []diag.Diagnostic
 }
 
-// analyze loads paths, resolves them and runs the analyzers.
+// analyze loads paths, resolves them and runs the analyzers. These passes
+// write nothing, so when ctx ends they are left to finish unobserved and
+// analyze returns at once: an interrupt never waits for a long resolve.
 func (g *globals) analyze(ctx context.Context, paths []string, suppress []string) (analysis, error) {
+	type result struct {
+		a   analysis
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		a, err := g.analyzeNow(ctx, paths, suppress)
+		done <- result{a, err}
+	}()
+	select {
+	case r := <-done:
+		return r.a, r.err
+	case <-ctx.Done():
+		return analysis{}, context.Cause(ctx)
+	}
+}
+
+func (g *globals) analyzeNow(ctx context.Context, paths []string, suppress []string) (analysis, error) {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -78,7 +79,14 @@ func BenchmarkBuildAll(b *testing.B) {
 	e := New(m, Options{})
 	out := filepath.Join(b.TempDir(), "out")
 	for b.Loop() {
-		if _, err := e.Write(context.Background(), m.Views, WriteOptions{Out: out}); err != nil {
+		if err := os.Mkdir(out, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.Write(context.Background(), m.Views, WriteOptions{Dir: out}); err != nil {
+			b.Fatal(err)
+		}
+		// A build replaces the previous one; removing it is part of the cost.
+		if err := os.RemoveAll(out); err != nil {
 			b.Fatal(err)
 		}
 	}

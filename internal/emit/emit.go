@@ -99,6 +99,8 @@ type Emitter struct {
 	// DestinationRule.
 	clusterCache sync.Map
 	frags        sync.Map
+	// paths are where the proxies of the current build go.
+	paths layout
 }
 
 // shared is what every proxy's build reads: mesh-wide facts computed once.

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
@@ -21,7 +20,6 @@ import (
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/meshc/meshc/internal/resolve"
 )
@@ -106,11 +104,9 @@ type Counts struct {
 // An error means the proxy's names cannot become a path or a resource
 // cannot be serialised; validation problems are in cfg.Problems instead.
 func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
-	if err := safeName(v.Proxy.Namespace); err != nil {
-		return nil, Output{}, fmt.Errorf("namespace of proxy %s: %w", v.Proxy.ID(), err)
-	}
-	if err := safeName(v.Proxy.Name); err != nil {
-		return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
+	base, err := e.paths.of(v.Proxy)
+	if err != nil {
+		return nil, Output{}, err
 	}
 	cfg := e.Build(v)
 	if cfg.part != nil {
@@ -128,7 +124,7 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 	if sc := v.Choice.Sidecar; sc != nil {
 		out.Entry.Sidecar = sc.Namespace + "/" + sc.Name
 	}
-	dir := filepath.Join(v.Proxy.Namespace, v.Proxy.Name)
+	dir := filepath.FromSlash(base)
 	if e.opts.Format == XDS {
 		out.Files = []File{
 			{Path: filepath.Join(dir, "clusters.json"), Data: responseDocument(e.buffer(&out), ClusterType, r.clusters)},
@@ -138,7 +134,7 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 		}
 		out.Entry.Path = filepath.ToSlash(dir)
 	} else {
-		files, err := e.bootstrap(&out, v.Proxy, r)
+		files, err := e.bootstrap(&out, v.Proxy, r, dir+".json")
 		if err != nil {
 			return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
 		}
@@ -174,20 +170,11 @@ func (e *Emitter) rendering(cfg *Config) (*rendering, error) {
 	return p.render.append(own), nil
 }
 
-// safeName admits only names Kubernetes would: DNS-1123 subdomains, which
-// can never climb out of a directory.
-func safeName(s string) error {
-	if errs := validation.IsDNS1123Subdomain(s); len(errs) > 0 {
-		return fmt.Errorf("%q is not a valid name for a file: %s", s, strings.Join(errs, "; "))
-	}
-	return nil
-}
-
 // bootstrap is one bootstrap, identified as the sidecar would be, with
 // the admin interface on localhost; with Istio TLS it also reaches
 // istio-agent for certificates. Its listeners and clusters are static, or
 // with Dedup in shared files it names.
-func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering) ([]File, error) {
+func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering, self string) ([]File, error) {
 	var sds *clusterv3.Cluster
 	// Without Istio TLS, secrets only istio-agent can serve (Kubernetes
 	// credentials, the mesh root of off mode) still need its socket.
@@ -197,7 +184,6 @@ func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering) ([]File
 			return nil, err
 		}
 	}
-	self := filepath.Join(p.Namespace, p.Name+".json")
 	b := &bootstrapv3.Bootstrap{
 		Node:  node(p, e.shared.mesh.Config.DomainSuffix),
 		Admin: &bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)},
@@ -237,10 +223,15 @@ func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering) ([]File
 	return []File{{Path: self, Data: bootstrapDocument(e.buffer(out), node, admin, r)}}, nil
 }
 
+// SharedDir holds the content-addressed files of --dedup. The underscore
+// keeps it apart from every namespace's directory: no Kubernetes name has
+// one.
+const SharedDir = "_shared"
+
 // sharedPath names a shared file by its content.
 func sharedPath(kind string, data []byte) string {
 	sum := sha256.Sum256(data)
-	return filepath.Join("shared", kind+"-"+hex.EncodeToString(sum[:])+".json")
+	return filepath.Join(SharedDir, kind+"-"+hex.EncodeToString(sum[:])+".json")
 }
 
 func (e *Emitter) pathSource(path string) *corev3.ConfigSource {
@@ -284,7 +275,9 @@ func sdsCluster() (*clusterv3.Cluster, error) {
 
 // WriteOptions say where and how to write a build.
 type WriteOptions struct {
-	Out string
+	// Dir is the directory the files go to: a fresh one, which
+	// internal/outdir swaps into place once the build is accepted.
+	Dir string
 	// Workers bounds parallel proxy builds; 0 means GOMAXPROCS.
 	Workers int
 	// Progress, when set, is called after each proxy is written.
@@ -299,37 +292,21 @@ type Result struct {
 	Problems map[string][]string
 }
 
-// Write builds the given proxies in parallel and writes them under
-// opts.Out. Files go to a temporary sibling directory renamed into place
-// at the end, so a failed build leaves a previous output as it was. Memory
-// stays bounded: each proxy's config is dropped once written.
+// Write builds the given proxies in parallel and writes them, with
+// index.json, into opts.Dir. It stops at the first error or when ctx ends,
+// after the proxies in flight; what it wrote is then incomplete and the
+// caller discards it. Memory stays bounded: each proxy's config is dropped
+// once written.
 func (e *Emitter) Write(ctx context.Context, views []*resolve.ProxyView, opts WriteOptions) (Result, error) {
-	out, err := filepath.Abs(opts.Out)
-	if err != nil {
-		return Result{}, fmt.Errorf("output directory: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return Result{}, fmt.Errorf("output directory: %w", err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-")
-	if err != nil {
-		return Result{}, fmt.Errorf("output directory: %w", err)
-	}
-	// MkdirTemp makes a private directory; the output is for everyone.
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		os.RemoveAll(tmp)
-		return Result{}, fmt.Errorf("output directory: %w", err)
+	if err := e.Layout(views); err != nil {
+		return Result{}, err
 	}
 	e.parts.expect(e.shared.mesh, views)
-	res, err := e.writeAll(ctx, views, tmp, opts)
-	if err == nil {
-		err = writeIndex(tmp, res.Index)
-	}
-	if err == nil {
-		err = replaceDir(tmp, out)
-	}
+	res, err := e.writeAll(ctx, views, opts.Dir, opts)
 	if err != nil {
-		os.RemoveAll(tmp)
+		return Result{}, err
+	}
+	if err := writeIndex(opts.Dir, res.Index); err != nil {
 		return Result{}, err
 	}
 	return res, nil
@@ -401,11 +378,22 @@ func writeFiles(dir string, files []File) error {
 			}
 			continue
 		}
-		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+		if err := writeNew(path, f.Data); err != nil {
 			return fmt.Errorf("write %s: %w", f.Path, err)
 		}
 	}
 	return nil
+}
+
+// writeNew writes a file that must not exist yet: every proxy has paths of
+// its own, and a second writer would be a bug to report, not to hide.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	return errors.Join(werr, f.Close())
 }
 
 // writeOnce writes a content-addressed file unless it exists: the name
@@ -436,26 +424,4 @@ func writeIndex(dir string, entries []IndexEntry) error {
 		return fmt.Errorf("index: %w", err)
 	}
 	return writeFiles(dir, []File{{Path: "index.json", Data: append(data, '\n')}})
-}
-
-// replaceDir puts tmp where out is: the old output is moved aside first,
-// then removed once the new one is in place.
-func replaceDir(tmp, out string) error {
-	old := ""
-	if _, err := os.Stat(out); err == nil {
-		old = tmp + ".old"
-		if err := os.Rename(out, old); err != nil {
-			return fmt.Errorf("replace %s: %w", out, err)
-		}
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		if old != "" {
-			_ = os.Rename(old, out)
-		}
-		return fmt.Errorf("replace %s: %w", out, err)
-	}
-	if old != "" {
-		return os.RemoveAll(old)
-	}
-	return nil
 }

@@ -64,8 +64,8 @@ func TestGoldenBookinfoXDS(t *testing.T) {
 func build(t *testing.T, objs []model.Object, opts Options, workers int) map[string][]byte {
 	t.Helper()
 	m := loadMesh(t, objs)
-	out := filepath.Join(t.TempDir(), "out")
-	if _, err := New(m, opts).Write(context.Background(), m.Views, WriteOptions{Out: out, Workers: workers}); err != nil {
+	out := t.TempDir()
+	if _, err := New(m, opts).Write(context.Background(), m.Views, WriteOptions{Dir: out, Workers: workers}); err != nil {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{}
@@ -106,64 +106,116 @@ func TestDeterministic(t *testing.T) {
 	}
 }
 
-// TestWriteRefusesUnsafeNames: a name that is not a DNS-1123 subdomain
-// never becomes a path, and the failed build leaves the previous output
-// as it was.
+// TestWriteRefusesUnsafeNames: a name that is not a DNS-1123 name never
+// becomes a path: the build fails and nothing is written outside its
+// directory.
 func TestWriteRefusesUnsafeNames(t *testing.T) {
 	m := loadMesh(t, bookinfoObjects(t))
-	out := filepath.Join(t.TempDir(), "out")
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	marker := filepath.Join(out, "previous.txt")
-	if err := os.WriteFile(marker, []byte("old build"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []string{"../escape", "a/b", "..", "UPPER", ""} {
+	parent := t.TempDir()
+	for _, tc := range []struct{ namespace, name string }{
+		{"default", "../escape"}, {"default", "a/b"}, {"default", ".."}, {"default", "UPPER"}, {"default", ""},
+		{"..", "web"}, {"a.b", "web"}, {"", "web"},
+	} {
 		evil := *m.Views[0]
 		p := *evil.Proxy
-		p.Name = bad
+		p.Namespace, p.Name = tc.namespace, tc.name
 		evil.Proxy = &p
-		views := []*resolve.ProxyView{m.Views[1], &evil}
-		_, err := New(m, Options{}).Write(context.Background(), views, WriteOptions{Out: out})
+		out := filepath.Join(parent, "out")
+		if err := os.Mkdir(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err := New(m, Options{}).Write(context.Background(), []*resolve.ProxyView{m.Views[1], &evil}, WriteOptions{Dir: out})
 		if err == nil || !strings.Contains(err.Error(), "not a valid name") {
-			t.Errorf("name %q: err = %v, want a refusal", bad, err)
+			t.Errorf("%s/%s: err = %v, want a refusal", tc.namespace, tc.name, err)
+		}
+		if err := os.RemoveAll(out); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if data, err := os.ReadFile(marker); err != nil || string(data) != "old build" {
-		t.Errorf("previous output changed: %q, %v", data, err)
-	}
-	entries, _ := os.ReadDir(filepath.Dir(out))
-	if len(entries) != 1 {
-		t.Errorf("temporary directories left beside the output: %v", entries)
-	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(out), "escape")); !os.IsNotExist(err) {
-		t.Error("a file was written outside the output directory")
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("written outside the build directory: %v", entries)
 	}
 }
 
-// TestWriteReplacesOutput: a successful build replaces the whole
-// directory, dropping files of the previous build.
-func TestWriteReplacesOutput(t *testing.T) {
-	m := loadMesh(t, bookinfoObjects(t))
-	out := filepath.Join(t.TempDir(), "out")
-	if err := os.MkdirAll(filepath.Join(out, "stale"), 0o755); err != nil {
-		t.Fatal(err)
+// TestWritePathsUnique: a Deployment, a StatefulSet and a Pod of one name
+// are three proxies with three files, each named with its kind; the index
+// lists each once with the hash of its own file.
+func TestWritePathsUnique(t *testing.T) {
+	objs, ds := load.Bytes("web.yaml", []byte(strings.Join([]string{
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {istio-injection: enabled}}",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {selector: {app: web}, ports: [{port: 80, name: http}]}",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: i}]}}}",
+		"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web, namespace: shop}\nspec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web, tier: db}}, spec: {containers: [{name: c, image: i}]}}}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop, labels: {app: web}}\nspec: {containers: [{name: c, image: i}]}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: solo, namespace: shop, labels: {app: web}}\nspec: {containers: [{name: c, image: i}]}",
+	}, "\n---\n")))
+	if len(ds) > 0 {
+		t.Fatal(ds)
 	}
-	res, err := New(m, Options{}).Write(context.Background(), m.Views, WriteOptions{Out: out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(out, "stale")); !os.IsNotExist(err) {
-		t.Error("stale directory survived the build")
-	}
-	for _, e := range res.Index {
-		if _, err := os.Stat(filepath.Join(out, e.Path)); err != nil {
-			t.Errorf("index names %s: %v", e.Path, err)
+	for _, format := range []Format{Bootstrap, XDS} {
+		m := loadMesh(t, objs)
+		out := t.TempDir()
+		res, err := New(m, Options{Format: format}).Write(context.Background(), m.Views, WriteOptions{Dir: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for _, e := range res.Index {
+			paths = append(paths, e.Path)
+		}
+		slices.Sort(paths)
+		ext := map[Format]string{Bootstrap: ".json", XDS: ""}[format]
+		want := []string{"shop/solo" + ext, "shop/web_deployment" + ext, "shop/web_pod" + ext, "shop/web_statefulset" + ext}
+		if !slices.Equal(paths, want) {
+			t.Errorf("%s: paths %v, want %v", format, paths, want)
+		}
+		again, err := New(loadMesh(t, objs), Options{Format: format}).Write(context.Background(), m.Views, WriteOptions{Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range res.Index {
+			if e.SHA256 != again.Index[i].SHA256 {
+				t.Errorf("%s: %s differs between two builds", format, e.Path)
+			}
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, "index.json")); err != nil {
-		t.Error(err)
+}
+
+// TestWriteLongNames: a valid 253-character name is cut to a stable file
+// name that fits, keeping a hash of the whole; two names alike in their
+// first 200 characters still get two files.
+func TestWriteLongNames(t *testing.T) {
+	m := loadMesh(t, bookinfoObjects(t))
+	long := strings.Repeat("a", 240) + ".x"
+	views := []*resolve.ProxyView{}
+	for _, name := range []string{long + "1", long + "2"} {
+		v := *m.Views[0]
+		p := *v.Proxy
+		p.Name = name
+		v.Proxy = &p
+		views = append(views, &v)
+	}
+	for _, format := range []Format{Bootstrap, XDS} {
+		out := t.TempDir()
+		res, err := New(m, Options{Format: format}).Write(context.Background(), views, WriteOptions{Dir: out})
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if res.Index[0].Path == res.Index[1].Path {
+			t.Errorf("%s: both at %s", format, res.Index[0].Path)
+		}
+		for _, e := range res.Index {
+			if base := filepath.Base(e.Path); len(base) > 255 || !strings.HasPrefix(base, strings.Repeat("a", 150)) {
+				t.Errorf("%s: file name %q (%d bytes)", format, base, len(base))
+			}
+			if _, err := os.Stat(filepath.Join(out, e.Path)); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	first, _ := proxyPath(views[0].Proxy, false)
+	if again, _ := proxyPath(views[0].Proxy, false); first != again {
+		t.Errorf("shortened name not stable: %s, %s", first, again)
 	}
 }
 
@@ -206,12 +258,12 @@ func TestAssembledBootstrapEqualsWholeRendering(t *testing.T) {
 // DiscoveryResponses.
 func TestDedupSharesFiles(t *testing.T) {
 	m := loadMesh(t, bookinfoObjects(t))
-	out := filepath.Join(t.TempDir(), "out")
-	res, err := New(m, Options{Dedup: true}).Write(context.Background(), m.Views, WriteOptions{Out: out})
+	out := t.TempDir()
+	res, err := New(m, Options{Dedup: true}).Write(context.Background(), m.Views, WriteOptions{Dir: out})
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared, err := os.ReadDir(filepath.Join(out, "shared"))
+	shared, err := os.ReadDir(filepath.Join(out, SharedDir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/outdir"
 )
 
 // DefaultMaxFileSize is the largest input read; larger ones are MC1006.
@@ -55,28 +56,37 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 	results := make([]fileResult, len(inputs))
 	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	next := make(chan int)
+	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for range min(workers, max(len(inputs), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			dec := newDecoder()
 			for i := range next {
 				results[i] = readAndDecode(dec, inputs[i], opts)
 			}
-		}()
+		})
 	}
-	var err error
-	for i := range inputs {
-		if err = ctx.Err(); err != nil {
-			break
+	go func() {
+		defer close(next)
+		for i := range inputs {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
 		}
-		next <- i
+	}()
+	go func() { wg.Wait(); close(done) }()
+	// A read from a terminal, a pipe or a FIFO without a writer can block
+	// for good; when ctx ends, return at once and leave it behind, since
+	// nothing but the results it would fill depends on it.
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return Result{}, nil, fmt.Errorf("load: %w", context.Cause(ctx))
 	}
-	close(next)
-	wg.Wait()
-	if err != nil {
-		return Result{}, nil, fmt.Errorf("load: %w", err)
+	if err := ctx.Err(); err != nil {
+		return Result{}, nil, fmt.Errorf("load: %w", context.Cause(ctx))
 	}
 
 	var res Result
@@ -125,15 +135,20 @@ func collect(paths []string) ([]input, []diag.Diagnostic) {
 			continue
 		}
 		fi, err := os.Stat(p)
-		if err != nil {
+		switch {
+		case err != nil:
 			c.unreadable(p, "cannot read %s: %s", p, pathError(err))
-			continue
-		}
-		if fi.IsDir() {
+		case fi.IsDir() && outdir.IsOutput(p):
+			c.unreadable(p, "%s is the output of meshc build, not manifests", p)
+		case fi.IsDir():
 			c.walk(p, nil)
-			continue
+		case !fi.Mode().IsRegular():
+			// A pipe (/dev/fd/N from <(...), a FIFO) is read as a stream
+			// under the name given: its symlinks lead nowhere to open.
+			c.addStream(p)
+		default:
+			c.add(p)
 		}
-		c.add(p)
 	}
 	slices.SortFunc(c.inputs, func(a, b input) int { return cmp.Compare(a.name, b.name) })
 	return c.inputs, c.diags
@@ -147,6 +162,14 @@ type collector struct {
 
 func (c *collector) unreadable(file, format string, args ...any) {
 	c.diags = append(c.diags, diag.New("MC1006", diag.ObjectRef{File: file}, format, args...))
+}
+
+// addStream adds a named path that is not a regular file, once per name.
+func (c *collector) addStream(p string) {
+	if !c.seen[p] {
+		c.seen[p] = true
+		c.inputs = append(c.inputs, input{name: p, path: p})
+	}
 }
 
 func (c *collector) add(p string) {
@@ -200,9 +223,13 @@ func (c *collector) walk(dir string, ancestors []string) {
 		}
 		switch {
 		case err != nil:
-			if isManifestName(name) || e.Type()&fs.ModeSymlink != 0 {
+			// A directory too deep to name, a dangling link, a manifest
+			// gone: saying nothing would pass it off as read.
+			if isManifestName(name) || e.Type()&(fs.ModeSymlink|fs.ModeDir) != 0 {
 				c.unreadable(full, "cannot read %s: %s", full, pathError(err))
 			}
+		case fi.IsDir() && outdir.IsOutput(full):
+			// A build's own output inside the inputs is not manifests.
 		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && leadsUp(full, real):
 			c.unreadable(full, "symlink loop: %s leads back to a directory above it", full)
 		case fi.IsDir():

@@ -1,0 +1,179 @@
+package outdir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Build is an output being written: a temporary directory beside OUT,
+// held under OUT's lock until Commit or Abort.
+type Build struct {
+	target Target
+	tmp    string
+	unlock func()
+	done   bool
+}
+
+// Waiting is called once when another build holds OUT's lock, before
+// Begin waits for it.
+type Waiting func(lockFile string)
+
+// Begin takes OUT's lock (waiting while another build holds it, until ctx
+// ends), removes temporary directories that killed builds into the same
+// OUT left, checks the target again now that no other build can change it,
+// and makes the temporary directory the build is written to.
+func Begin(ctx context.Context, t Target, opts Options, waiting Waiting) (*Build, error) {
+	parent := filepath.Dir(t.Path)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	unlock, err := lock(ctx, lockPath(t.Path), waiting)
+	if err != nil {
+		return nil, err
+	}
+	b := &Build{target: t, unlock: unlock}
+	if err := removeStale(t.Path); err != nil {
+		b.Abort()
+		return nil, err
+	}
+	// Another build may have written OUT since Check, or a user may have
+	// dropped a file in it.
+	if again, err := Check(t.Named, opts); err != nil || again.Path != t.Path {
+		b.Abort()
+		return nil, cmpErr(err, fmt.Errorf("output directory %q now resolves to %s, not %s", t.Named, again.Path, t.Path))
+	}
+	tmp, err := os.MkdirTemp(parent, tempPrefix(t.Path))
+	if err != nil {
+		b.Abort()
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	b.tmp = tmp
+	// MkdirTemp makes a private directory; the output is for everyone.
+	// The marker goes in first, so a killed build's leftovers are known.
+	if err := errors.Join(os.Chmod(tmp, 0o755), writeMarker(tmp, t.Path, nil)); err != nil {
+		b.Abort()
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	return b, nil
+}
+
+// Dir is where the build's files go.
+func (b *Build) Dir() string { return b.tmp }
+
+// Commit records the files written and puts the build where OUT is, in one
+// step where the file system allows (see replace). The previous OUT is
+// then removed.
+func (b *Build) Commit() error {
+	if b.done {
+		return errors.New("output directory: build already finished")
+	}
+	defer b.Abort()
+	files, err := listFiles(b.tmp)
+	if err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	if err := writeMarker(b.tmp, b.target.Path, files); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	old, err := replace(b.tmp, b.target.Path)
+	if err != nil {
+		return fmt.Errorf("replace %s: %w", b.target.Named, err)
+	}
+	b.tmp = old // what Abort removes: the previous OUT, if there was one
+	return nil
+}
+
+// Abort removes the temporary directory (after Commit, the previous OUT)
+// and releases the lock. It is safe to call more than once.
+func (b *Build) Abort() {
+	if b.done {
+		return
+	}
+	b.done = true
+	if b.tmp != "" {
+		_ = os.RemoveAll(b.tmp)
+	}
+	b.unlock()
+}
+
+// replaceInTwoSteps moves out aside, under a name removeStale knows, and
+// renames dir into its place.
+func replaceInTwoSteps(dir, out string) (string, error) {
+	aside := dir + ".old"
+	if err := os.Rename(out, aside); err != nil {
+		return "", err
+	}
+	if err := os.Rename(dir, out); err != nil {
+		return "", errors.Join(err, os.Rename(aside, out))
+	}
+	return aside, nil
+}
+
+// tempPrefix names the temporary directories of builds into out: hidden
+// siblings, so that neither loading nor listing OUT's parent trips on them.
+func tempPrefix(out string) string {
+	return "." + filepath.Base(out) + ".meshc-tmp-"
+}
+
+func lockPath(out string) string {
+	return filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".meshc-lock")
+}
+
+// removeStale removes what killed builds into out left beside it: temporary
+// directories whose marker names out. It runs under out's lock, so no live
+// build into out owns one.
+func removeStale(out string) error {
+	parent := filepath.Dir(out)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), tempPrefix(out)) {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		if m, err := readMarker(dir); err == nil && m.out == out {
+			if err := os.RemoveAll(dir); err != nil {
+				return fmt.Errorf("remove %s, left by an interrupted build: %w", dir, err)
+			}
+		}
+	}
+	return nil
+}
+
+// listFiles lists the files below dir, relative and slash-separated,
+// sorted; the marker is not listed.
+func listFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel != Marker {
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	slices.Sort(files)
+	return files, err
+}
+
+// cmpErr is err, or else alt.
+func cmpErr(err, alt error) error {
+	if err != nil {
+		return err
+	}
+	return alt
+}
+
+// pollLock is how often a waiting build tries the lock again.
+const pollLock = 50 * time.Millisecond

@@ -1,0 +1,292 @@
+// Package outdir owns meshc build's output directory: it decides whether a
+// directory may be replaced, writes a build beside it under a lock, and
+// swaps the finished build into place so that readers never see it half
+// written or missing. It deletes only what meshc itself wrote: an earlier
+// build (recognised by its marker file), its own temporary directories, and
+// what the user named with --force.
+package outdir
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Marker is the file every meshc OUT holds: it names the output it belongs
+// to and lists every file meshc wrote there, so that a later build knows
+// what it may delete.
+const Marker = ".meshc-out"
+
+// IndexFile is written by every build; with Marker it makes a meshc OUT.
+const IndexFile = "index.json"
+
+const markerHeader = "# Written by meshc build for "
+
+// Options say what else Check must protect.
+type Options struct {
+	// Inputs are the paths the build reads ("-" is standard input).
+	Inputs []string
+	// Force allows replacing the home directory, a file, or a directory
+	// that is not an earlier meshc OUT, or one that holds other files.
+	Force bool
+	// Dir and Home stand for the working and home directories; empty
+	// means the process's own (tests set them).
+	Dir, Home string
+}
+
+// Target is an output directory that Check allowed.
+type Target struct {
+	// Named is OUT as the user wrote it, for messages.
+	Named string
+	// Path is the absolute path with every symlink resolved: a symlinked
+	// OUT is written through, into its target.
+	Path string
+}
+
+// RefusedError says why an OUT may not be written.
+type RefusedError struct {
+	Named, Reason string
+	// Forcible is true when --force would allow it.
+	Forcible bool
+}
+
+func (e *RefusedError) Error() string {
+	msg := fmt.Sprintf("refusing to write the build to %q: %s", e.Named, e.Reason)
+	if e.Forcible {
+		msg += "; --force replaces it whole"
+	}
+	return msg
+}
+
+// Check decides, before any work, whether the build may replace out. It
+// never allows /, the working directory or one of its ancestors, or an
+// input or one of its ancestors; without Force it also refuses the home
+// directory, a file, a mount point, and a non-empty directory that is not
+// an earlier meshc OUT or holds files meshc did not write.
+func Check(out string, opts Options) (Target, error) {
+	if strings.TrimSpace(out) == "" {
+		return Target{}, &RefusedError{Named: out, Reason: "the path is empty (an unset variable?)"}
+	}
+	path, err := canonical(out)
+	if err != nil {
+		return Target{}, fmt.Errorf("output directory %q: %w", out, err)
+	}
+	t := Target{Named: out, Path: path}
+	refuse := func(forcible bool, format string, args ...any) (Target, error) {
+		return Target{}, &RefusedError{Named: out, Reason: fmt.Sprintf(format, args...), Forcible: forcible}
+	}
+	if filepath.Dir(path) == path {
+		return refuse(false, "it is the root directory")
+	}
+	wd, err := dirOr(opts.Dir, os.Getwd)
+	if err != nil {
+		return Target{}, fmt.Errorf("working directory: %w", err)
+	}
+	if wd, err = canonical(wd); err != nil {
+		return Target{}, fmt.Errorf("working directory: %w", err)
+	}
+	if within(wd, path) {
+		return refuse(false, "it is the working directory or one of its parents")
+	}
+	for _, in := range opts.Inputs {
+		if in == "-" {
+			continue
+		}
+		p, err := canonical(in)
+		switch {
+		case err != nil:
+		case p == path:
+			return refuse(false, "it is the input %s", in)
+		case within(p, path):
+			return refuse(false, "it holds the input %s", in)
+		}
+	}
+	if home, err := dirOr(opts.Home, os.UserHomeDir); err == nil {
+		if home, err = canonical(home); err == nil && home == path && !opts.Force {
+			return refuse(true, "it is the home directory")
+		}
+	}
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return t, nil
+	}
+	if err != nil {
+		return Target{}, fmt.Errorf("output directory %q: %w", out, err)
+	}
+	if !fi.IsDir() {
+		if opts.Force {
+			return t, nil
+		}
+		return refuse(true, "it is a file, not a directory")
+	}
+	if mount, err := isMountPoint(path, fi); err == nil && mount {
+		return refuse(false, "it is a mount point, which cannot be replaced as a whole; name a directory inside it")
+	}
+	if opts.Force {
+		return t, nil
+	}
+	if foreign, err := Foreign(path); err != nil {
+		return Target{}, fmt.Errorf("output directory %q: %w", out, err)
+	} else if len(foreign) > 0 {
+		return refuse(true, "%s", describeForeign(path, foreign))
+	}
+	return t, nil
+}
+
+func dirOr(dir string, get func() (string, error)) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	return get()
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// canonical makes p absolute and resolves the symlinks of its longest
+// existing prefix, so that two names of one directory compare equal.
+func canonical(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	var rest []string
+	for cur := abs; ; cur = filepath.Dir(cur) {
+		real, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			slices.Reverse(rest)
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return "", fmt.Errorf("%s is a symlink to a path that does not resolve: %w", cur, err)
+		}
+		if filepath.Dir(cur) == cur {
+			return "", err
+		}
+		rest = append(rest, filepath.Base(cur))
+	}
+}
+
+// Foreign lists, relative to dir, the entries meshc did not write there:
+// everything, when dir is not an earlier meshc OUT. An empty directory has
+// none.
+func Foreign(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		return nil, err
+	}
+	written, err := readMarker(dir)
+	if err != nil {
+		return names(entries), nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, IndexFile)); err != nil {
+		return names(entries), nil
+	}
+	var foreign []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case rel == "." || rel == Marker:
+		case d.IsDir():
+			if !written.dirs[rel] {
+				foreign = append(foreign, rel+"/")
+				return fs.SkipDir
+			}
+		case !written.files[rel]:
+			foreign = append(foreign, rel)
+		}
+		return nil
+	})
+	return foreign, err
+}
+
+func names(entries []fs.DirEntry) []string {
+	var out []string
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() {
+			n += "/"
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func describeForeign(dir string, foreign []string) string {
+	shown := strings.Join(foreign[:min(len(foreign), 3)], ", ")
+	if len(foreign) > 3 {
+		shown += fmt.Sprintf(" and %d more", len(foreign)-3)
+	}
+	if _, err := readMarker(dir); err == nil {
+		return "it is an earlier meshc build, but holds files meshc did not write: " + shown
+	}
+	return "it is a directory meshc did not write, holding " + shown
+}
+
+// IsOutput reports whether dir is a meshc OUT or a build in progress, so
+// that loading manifests can pass over it.
+func IsOutput(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, Marker))
+	return err == nil
+}
+
+// marker is what a Marker file says.
+type marker struct {
+	// out is the output directory it was written for.
+	out   string
+	files map[string]bool
+	dirs  map[string]bool
+}
+
+func readMarker(dir string) (marker, error) {
+	f, err := os.Open(filepath.Join(dir, Marker))
+	if err != nil {
+		return marker{}, err
+	}
+	defer f.Close()
+	m := marker{files: map[string]bool{}, dirs: map[string]bool{}}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, markerHeader):
+			m.out = strings.TrimPrefix(line, markerHeader)
+		case line == "" || strings.HasPrefix(line, "#"):
+		default:
+			m.files[line] = true
+			for d := filepath.ToSlash(filepath.Dir(line)); d != "."; d = filepath.ToSlash(filepath.Dir(d)) {
+				m.dirs[d] = true
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return marker{}, err
+	}
+	if m.out == "" {
+		return marker{}, fmt.Errorf("%s is not a meshc marker", filepath.Join(dir, Marker))
+	}
+	return m, nil
+}
+
+// writeMarker writes dir's marker for out, listing files.
+func writeMarker(dir, out string, files []string) error {
+	var b strings.Builder
+	b.WriteString(markerHeader + out + "\n")
+	b.WriteString("# meshc build may replace this directory, deleting only the files listed here.\n")
+	for _, f := range files {
+		b.WriteString(f + "\n")
+	}
+	return os.WriteFile(filepath.Join(dir, Marker), []byte(b.String()), 0o644)
+}
