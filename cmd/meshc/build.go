@@ -42,20 +42,28 @@ proxy sees, and writes its Envoy configuration under OUT:
                                 as an xDS server sends it
 
 --dedup writes each distinct set of clusters and of listeners once, as a
-DiscoveryResponse under OUT/shared/ named by its content, and each
+DiscoveryResponse under OUT/_shared/ named by its content, and each
 bootstrap loads them through filesystem config sources.
 
 OUT/index.json lists every proxy with its kind, labels, Sidecar, resource
-counts, size and content hash. OUT is replaced as a whole at the end: a
-failed build leaves the previous OUT untouched.
+counts, size and content hash. Proxies of one namespace that share a name
+(a Pod and a Deployment) are written as NAME_KIND; names too long for a
+file are cut and given a hash.
+
+OUT is checked before anything else: /, the working directory and its
+parents, and the inputs are never replaced; the home directory, a file, or
+a directory meshc did not write only with --force. The build is written
+beside OUT and swapped in at once when it succeeds. A build that fails —
+unreadable input, findings at --fail-on (--fail-on none builds anyway), a
+write error, Ctrl-C — writes nothing and leaves OUT as it was.
 
 Diagnostics print to stderr as lint prints them; every emitted resource is
 validated (MC8002) and measured against --max-proxy-bytes (MC8001). Exit
-status as lint's.`,
+status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 		Example: `  meshc build examples/bookinfo -o out/
   meshc build ./manifests -o out/ --format xds --proxy 'shop/*'
   meshc build ./manifests -o out/ --endpoints dns --tls-mode off
-  meshc build ./manifests -o /etc/envoy --dedup --dedup-root /etc/envoy`,
+  meshc build ./manifests -o /etc/envoy/mesh --dedup --dedup-root /etc/envoy/mesh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, threshold, err := f.options()
 			if err != nil {
@@ -141,8 +149,8 @@ status as lint's.`,
 	fl.StringArrayVar(&f.proxies, "proxy", nil, "build only proxies matching `NAMESPACE/NAME` (a glob); repeatable")
 	fl.IntVar(&f.maxBytes, "max-proxy-bytes", 4<<20, "warn (MC8001) when a proxy's config exceeds this many `bytes` on the wire")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no summary")
-	fl.BoolVar(&f.dedup, "dedup", false, "write each distinct cluster and listener set once under OUT/shared/, named by content, and point bootstraps at them")
-	fl.StringVar(&f.dedupRoot, "dedup-root", "", "with --dedup, the `DIR` bootstraps find shared/ in (default: relative to Envoy's working directory, meant to be OUT)")
+	fl.BoolVar(&f.dedup, "dedup", false, "write each distinct cluster and listener set once under OUT/_shared/, named by content, and point bootstraps at them")
+	fl.StringVar(&f.dedupRoot, "dedup-root", "", "with --dedup, the `DIR` bootstraps find _shared/ in (default: relative to Envoy's working directory, meant to be OUT)")
 	fl.BoolVar(&f.headlessChains, "headless-cidr-chains", false, "one wildcard listener per headless TCP service port, a chain per pod, as istiod does with PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER=true")
 	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	fl.BoolVar(&f.force, "force", false, "replace OUT even if it is the home directory, a file, or a directory meshc did not write (never /, the working directory, its parents or an input)")

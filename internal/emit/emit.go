@@ -52,7 +52,7 @@ type Options struct {
 	// CertDir holds the certificate files of TLSFiles mode.
 	CertDir string
 	// Dedup, with Bootstrap, writes each distinct cluster and listener
-	// set once, content-addressed under shared/, and points the proxies'
+	// set once, content-addressed under SharedDir, and points the proxies'
 	// bootstraps at them through filesystem config sources.
 	Dedup bool
 	// HeadlessCIDRChains puts the pods of a headless TCP service port on

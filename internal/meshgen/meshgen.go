@@ -19,6 +19,7 @@ package meshgen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,6 +76,7 @@ func Generate(opts Options) []File {
 
 // Write writes Generate(opts) under dir (creating subdirectories, 0o644 files,
 // 0o755 dirs) and returns the number of files and Kubernetes objects written.
+// It never overwrites: a file that exists already is an error.
 func Write(dir string, opts Options) (files, objects int, err error) {
 	fs, objs := generate(opts)
 	made := map[string]bool{}
@@ -86,12 +88,21 @@ func Write(dir string, opts Options) (files, objects int, err error) {
 			}
 			made[d] = true
 		}
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+		if err := writeNew(p, f.Data); err != nil {
 			return files, 0, err
 		}
 		files++
 	}
 	return files, objs, nil
+}
+
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("%w (gen writes only new files)", err)
+	}
+	_, werr := f.Write(data)
+	return errors.Join(werr, f.Close())
 }
 
 // config is Options with defaults applied.

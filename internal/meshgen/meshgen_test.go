@@ -246,6 +246,27 @@ func TestWriteError(t *testing.T) {
 	}
 }
 
+// TestWriteNeverOverwrites: a second Write into the same directory fails
+// on the first file that exists and leaves it as it was.
+func TestWriteNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{Namespaces: 1, ServicesPerNS: 1}
+	first := Generate(opts)[0]
+	p := filepath.Join(dir, filepath.FromSlash(first.Name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Write(dir, opts); err == nil || !strings.Contains(err.Error(), "writes only new files") {
+		t.Errorf("err = %v, want a refusal to overwrite", err)
+	}
+	if data, _ := os.ReadFile(p); string(data) != "mine" {
+		t.Errorf("%s overwritten", first.Name)
+	}
+}
+
 func BenchmarkGenerate(b *testing.B) {
 	var size int64
 	for _, f := range Generate(Options{}) {

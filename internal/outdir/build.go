@@ -57,7 +57,7 @@ func Begin(ctx context.Context, t Target, opts Options, waiting Waiting) (*Build
 	b.tmp = tmp
 	// MkdirTemp makes a private directory; the output is for everyone.
 	// The marker goes in first, so a killed build's leftovers are known.
-	if err := errors.Join(os.Chmod(tmp, 0o755), writeMarker(tmp, t.Path, nil)); err != nil {
+	if err := errors.Join(os.Chmod(tmp, 0o755), writeMarker(tmp, nil)); err != nil {
 		b.Abort()
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
@@ -79,7 +79,7 @@ func (b *Build) Commit() error {
 	if err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
-	if err := writeMarker(b.tmp, b.target.Path, files); err != nil {
+	if err := writeMarker(b.tmp, files); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
 	old, err := replace(b.tmp, b.target.Path)
@@ -126,9 +126,11 @@ func lockPath(out string) string {
 	return filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".meshc-lock")
 }
 
-// removeStale removes what killed builds into out left beside it: temporary
-// directories whose marker names out. It runs under out's lock, so no live
-// build into out owns one.
+// removeStale removes what killed builds into out left beside it: its
+// temporary directories (MkdirTemp's digits after tempPrefix, ".old" after
+// a two-step replacement) that hold a marker. It runs under out's lock, so
+// no live build into out owns one; the digits keep the temporaries of an
+// OUT whose name merely starts like out's apart.
 func removeStale(out string) error {
 	parent := filepath.Dir(out)
 	entries, err := os.ReadDir(parent)
@@ -136,11 +138,13 @@ func removeStale(out string) error {
 		return fmt.Errorf("output directory: %w", err)
 	}
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), tempPrefix(out)) {
+		suffix, ok := strings.CutPrefix(e.Name(), tempPrefix(out))
+		suffix = strings.TrimSuffix(suffix, ".old")
+		if !ok || !e.IsDir() || suffix == "" || strings.Trim(suffix, "0123456789") != "" {
 			continue
 		}
 		dir := filepath.Join(parent, e.Name())
-		if m, err := readMarker(dir); err == nil && m.out == out {
+		if IsOutput(dir) {
 			if err := os.RemoveAll(dir); err != nil {
 				return fmt.Errorf("remove %s, left by an interrupted build: %w", dir, err)
 			}

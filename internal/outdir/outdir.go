@@ -12,20 +12,20 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 )
 
-// Marker is the file every meshc OUT holds: it names the output it belongs
-// to and lists every file meshc wrote there, so that a later build knows
-// what it may delete.
+// Marker is the file every meshc OUT holds: it lists every file meshc wrote
+// there, so that a later build knows what it may delete.
 const Marker = ".meshc-out"
 
 // IndexFile is written by every build; with Marker it makes a meshc OUT.
 const IndexFile = "index.json"
 
-const markerHeader = "# Written by meshc build for "
+const markerHeader = "# Written by meshc build. It may replace this directory, deleting only the files listed here."
 
 // Options say what else Check must protect.
 type Options struct {
@@ -151,8 +151,13 @@ func within(path, dir string) bool {
 }
 
 // canonical makes p absolute and resolves the symlinks of its longest
-// existing prefix, so that two names of one directory compare equal.
+// existing prefix, so that two names of one directory compare equal. A
+// symlink to a path that does not exist yet resolves to that path.
 func canonical(p string) (string, error) {
+	return canonicalDepth(p, 0)
+}
+
+func canonicalDepth(p string, depth int) (string, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return "", err
@@ -165,7 +170,16 @@ func canonical(p string) (string, error) {
 			return filepath.Join(append([]string{real}, rest...)...), nil
 		}
 		if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return "", fmt.Errorf("%s is a symlink to a path that does not resolve: %w", cur, err)
+			// A dangling link: go on from where it points.
+			target, rerr := os.Readlink(cur)
+			if rerr != nil || depth >= 40 {
+				return "", fmt.Errorf("%s: %w", cur, cmpErr(rerr, errors.New("too many levels of symbolic links")))
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(cur), target)
+			}
+			slices.Reverse(rest)
+			return canonicalDepth(filepath.Join(append([]string{target}, rest...)...), depth+1)
 		}
 		if filepath.Dir(cur) == cur {
 			return "", err
@@ -241,12 +255,10 @@ func IsOutput(dir string) bool {
 	return err == nil
 }
 
-// marker is what a Marker file says.
+// marker is what a Marker file says: the files meshc wrote, and the
+// directories holding them.
 type marker struct {
-	// out is the output directory it was written for.
-	out   string
-	files map[string]bool
-	dirs  map[string]bool
+	files, dirs map[string]bool
 }
 
 func readMarker(dir string) (marker, error) {
@@ -258,33 +270,26 @@ func readMarker(dir string) (marker, error) {
 	m := marker{files: map[string]bool{}, dirs: map[string]bool{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, markerHeader):
-			m.out = strings.TrimPrefix(line, markerHeader)
-		case line == "" || strings.HasPrefix(line, "#"):
-		default:
-			m.files[line] = true
-			for d := filepath.ToSlash(filepath.Dir(line)); d != "."; d = filepath.ToSlash(filepath.Dir(d)) {
-				m.dirs[d] = true
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return marker{}, err
-	}
-	if m.out == "" {
+	if !sc.Scan() || sc.Text() != markerHeader {
 		return marker{}, fmt.Errorf("%s is not a meshc marker", filepath.Join(dir, Marker))
 	}
-	return m, nil
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		m.files[line] = true
+		for d := path.Dir(line); d != "."; d = path.Dir(d) {
+			m.dirs[d] = true
+		}
+	}
+	return m, sc.Err()
 }
 
-// writeMarker writes dir's marker for out, listing files.
-func writeMarker(dir, out string, files []string) error {
+// writeMarker writes dir's marker, listing files.
+func writeMarker(dir string, files []string) error {
 	var b strings.Builder
-	b.WriteString(markerHeader + out + "\n")
-	b.WriteString("# meshc build may replace this directory, deleting only the files listed here.\n")
+	b.WriteString(markerHeader + "\n")
 	for _, f := range files {
 		b.WriteString(f + "\n")
 	}

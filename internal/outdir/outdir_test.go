@@ -1,0 +1,341 @@
+package outdir
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// tree makes files (a trailing slash makes a directory) under dir.
+func tree(t *testing.T, dir string, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		p := filepath.Join(dir, f)
+		if strings.HasSuffix(f, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// commit writes files into a new build of t and commits it.
+func commit(t *testing.T, target Target, opts Options, files ...string) {
+	t.Helper()
+	b, err := Begin(context.Background(), target, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree(t, b.Dir(), files...)
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	root := t.TempDir()
+	work := filepath.Join(root, "home", "me", "repo")
+	tree(t, root, "home/me/repo/manifests/a.yaml", "home/me/repo/notes.txt", "etc/envoy/README", "etc/envoy/sub/cert.pem", "empty/")
+	if err := os.Symlink(filepath.Join(root, "real"), filepath.Join(work, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "nowhere", "x"), filepath.Join(work, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	earlier := filepath.Join(root, "earlier")
+	commit(t, Target{Named: earlier, Path: earlier}, Options{Dir: work}, "index.json", "default/web.json")
+	touched := filepath.Join(root, "touched")
+	commit(t, Target{Named: touched, Path: touched}, Options{Dir: work}, "index.json", "default/web.json")
+	tree(t, touched, "default/notes.txt")
+
+	base := Options{Inputs: []string{"manifests", "-"}, Dir: work, Home: filepath.Join(root, "home", "me")}
+	for _, tc := range []struct {
+		name, out string
+		force     bool
+		// refused is a fragment of the refusal; "" means allowed.
+		refused  string
+		forcible bool
+		path     string // the resolved target, when allowed
+	}{
+		{name: "empty path", out: "", refused: "empty"},
+		{name: "blank path", out: " ", refused: "empty"},
+		{name: "root", out: "/", refused: "root directory"},
+		{name: "root forced", out: "/", force: true, refused: "root directory"},
+		{name: "working directory", out: ".", refused: "working directory"},
+		{name: "working directory forced", out: work, force: true, refused: "working directory"},
+		{name: "parent", out: "..", refused: "working directory or one of its parents"},
+		{name: "grandparent by another name", out: "../../me/../..", refused: "parents"},
+		{name: "input", out: "manifests", refused: "is the input /"},
+		{name: "input with slash, forced", out: "manifests/", force: true, refused: "is the input"},
+		{name: "home", out: filepath.Join(root, "home", "me"), refused: "working directory"},
+		{name: "file", out: "notes.txt", refused: "a file", forcible: true},
+		{name: "file forced", out: "notes.txt", force: true, path: filepath.Join(work, "notes.txt")},
+		{name: "directory meshc did not write", out: filepath.Join(root, "etc", "envoy"), refused: "meshc did not write, holding README, sub/", forcible: true},
+		{name: "directory meshc did not write, forced", out: filepath.Join(root, "etc", "envoy"), force: true, path: filepath.Join(root, "etc", "envoy")},
+		{name: "earlier build with a file added", out: touched, refused: "earlier meshc build, but holds files meshc did not write: default/notes.txt", forcible: true},
+		{name: "earlier build", out: earlier, path: earlier},
+		{name: "empty directory", out: filepath.Join(root, "empty"), path: filepath.Join(root, "empty")},
+		{name: "new directory", out: "out", path: filepath.Join(work, "out")},
+		{name: "new directory inside an input", out: "manifests/out", path: filepath.Join(work, "manifests", "out")},
+		{name: "symlink is written through", out: "link", path: filepath.Join(root, "real")},
+		{name: "dangling symlink is written through", out: "dangling", path: filepath.Join(root, "nowhere", "x")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := base
+			opts.Force = tc.force
+			// Relative names are the working directory's.
+			out := tc.out
+			if strings.TrimSpace(out) != "" && !filepath.IsAbs(out) {
+				out = filepath.Join(work, out)
+			}
+			// Inputs are relative to the working directory too.
+			opts.Inputs = []string{filepath.Join(work, "manifests"), "-"}
+			got, err := Check(out, opts)
+			var refused *RefusedError
+			switch {
+			case tc.refused == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.refused == "":
+				if got.Path != tc.path {
+					t.Errorf("path %s, want %s", got.Path, tc.path)
+				}
+			case err == nil:
+				t.Fatalf("allowed %s, want a refusal containing %q", got.Path, tc.refused)
+			case !strings.Contains(err.Error(), tc.refused):
+				t.Errorf("refusal %q, want it to contain %q", err, tc.refused)
+			case errors.As(err, &refused) && refused.Forcible != tc.forcible:
+				t.Errorf("forcible %v, want %v: %v", refused.Forcible, tc.forcible, err)
+			}
+		})
+	}
+	// The home directory, when it is not above the working directory.
+	opts := Options{Dir: root, Home: filepath.Join(root, "etc")}
+	if _, err := Check(filepath.Join(root, "etc"), opts); err == nil || !strings.Contains(err.Error(), "home directory") {
+		t.Errorf("home directory: %v", err)
+	}
+	opts.Force = true
+	if _, err := Check(filepath.Join(root, "etc"), opts); err != nil {
+		t.Errorf("home directory, forced: %v", err)
+	}
+}
+
+// TestCheckMountPoint: a mount point cannot be renamed, so it is refused
+// even with --force.
+func TestCheckMountPoint(t *testing.T) {
+	fi, err := os.Stat("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	if mount, err := isMountPoint("/proc", fi); err != nil || !mount {
+		t.Skip("/proc is not a mount point here")
+	}
+	_, err = Check("/proc", Options{Dir: t.TempDir(), Force: true})
+	if err == nil || !strings.Contains(err.Error(), "mount point") {
+		t.Errorf("err = %v, want a mount-point refusal", err)
+	}
+}
+
+// TestCommitReplaces: a committed build replaces OUT whole, its marker
+// lists every file written, and nothing is left beside OUT but the lock.
+func TestCommitReplaces(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	target := Target{Named: out, Path: out}
+	commit(t, target, Options{Dir: dir}, "index.json", "old/gone.json")
+	commit(t, target, Options{Dir: dir}, "index.json", "ns/web.json", "ns/api/clusters.json")
+	if _, err := os.Stat(filepath.Join(out, "old")); !os.IsNotExist(err) {
+		t.Error("the previous build's files survived")
+	}
+	m, err := readMarker(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := make([]string, 0, len(m.files))
+	for f := range m.files {
+		files = append(files, f)
+	}
+	slices.Sort(files)
+	if want := []string{"index.json", "ns/api/clusters.json", "ns/web.json"}; !slices.Equal(files, want) {
+		t.Errorf("marker lists %v, want %v", files, want)
+	}
+	if foreign, err := Foreign(out); err != nil || len(foreign) > 0 {
+		t.Errorf("foreign %v, %v", foreign, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{".out.meshc-lock", "out"}; !slices.Equal(names, want) {
+		t.Errorf("beside OUT: %v, want %v", names, want)
+	}
+}
+
+// TestAbortKeepsPrevious: an aborted build removes its temporary directory
+// and leaves OUT as it was.
+func TestAbortKeepsPrevious(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	target := Target{Named: out, Path: out}
+	commit(t, target, Options{Dir: dir}, "index.json", "ns/web.json")
+	b, err := Begin(context.Background(), target, Options{Dir: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree(t, b.Dir(), "index.json", "ns/other.json")
+	b.Abort()
+	b.Abort() // twice is harmless
+	if _, err := os.Stat(b.Dir()); !os.IsNotExist(err) {
+		t.Error("temporary directory left")
+	}
+	if data, err := os.ReadFile(filepath.Join(out, "ns", "web.json")); err != nil || string(data) != "ns/web.json" {
+		t.Errorf("previous OUT changed: %q %v", data, err)
+	}
+	if err := b.Commit(); err == nil {
+		t.Error("commit after abort succeeded")
+	}
+}
+
+// TestStaleTemporariesRemoved: what a killed build into OUT left is
+// removed by the next build into OUT; a temporary of another OUT whose
+// name starts alike, and a directory without marker, are not.
+func TestStaleTemporariesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	stale := filepath.Join(dir, ".out.meshc-tmp-123")
+	staleOld := filepath.Join(dir, ".out.meshc-tmp-456.old")
+	othersTemp := filepath.Join(dir, ".out.meshc-tmp-7.meshc-tmp-789") // OUT out.meshc-tmp-7
+	unmarked := filepath.Join(dir, ".out.meshc-tmp-1")
+	for _, d := range []string{stale, staleOld, othersTemp} {
+		tree(t, d, "ns/web.json")
+		if err := writeMarker(d, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree(t, unmarked, "keep.txt")
+	commit(t, Target{Named: out, Path: out}, Options{Dir: dir}, "index.json")
+	for _, gone := range []string{stale, staleOld} {
+		if _, err := os.Stat(gone); !os.IsNotExist(err) {
+			t.Errorf("%s survived", gone)
+		}
+	}
+	for _, kept := range []string{othersTemp, unmarked} {
+		if _, err := os.Stat(kept); err != nil {
+			t.Errorf("%s removed: %v", kept, err)
+		}
+	}
+}
+
+// TestConcurrentBuilds: builds into one OUT take turns; none fails, none
+// leaves anything beside OUT, and a reader never finds index.json missing
+// once the first build is in.
+func TestConcurrentBuilds(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	target := Target{Named: out, Path: out}
+	commit(t, target, Options{Dir: dir}, "index.json")
+	stop := make(chan struct{})
+	missing := 0
+	var reader sync.WaitGroup
+	reader.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := os.Stat(filepath.Join(out, "index.json")); err != nil {
+				missing++
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			b, err := Begin(context.Background(), target, Options{Dir: dir}, nil)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer b.Abort()
+			for j := range 50 {
+				name := filepath.Join(b.Dir(), "ns", string(rune('a'+i))+string(rune('a'+j%26))+".json")
+				if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+					errs <- err
+					return
+				}
+				if err := os.WriteFile(name, []byte("x"), 0o644); err != nil {
+					errs <- err
+					return
+				}
+			}
+			if err := os.WriteFile(filepath.Join(b.Dir(), "index.json"), []byte("{}"), 0o644); err != nil {
+				errs <- err
+				return
+			}
+			errs <- b.Commit()
+		})
+	}
+	wg.Wait()
+	close(stop)
+	reader.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if missing > 0 && exchanges(t) {
+		t.Errorf("index.json was missing %d times", missing)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("beside OUT: %v", entries)
+	}
+}
+
+// exchanges reports whether this file system swaps directories in one step.
+func exchanges(t *testing.T) bool {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	tree(t, dir, "a/", "b/")
+	aside, err := replace(a, b)
+	return err == nil && aside == a
+}
+
+// TestLockWaitEndsWithContext: a build waiting for another's lock says so
+// once and gives up when its context ends.
+func TestLockWaitEndsWithContext(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	target := Target{Named: out, Path: out}
+	held, err := Begin(context.Background(), target, Options{Dir: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Abort()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	told := 0
+	_, err = Begin(ctx, target, Options{Dir: dir}, func(string) { told++ })
+	if !errors.Is(err, context.DeadlineExceeded) || told != 1 {
+		t.Errorf("err = %v, told %d times; want the deadline, told once", err, told)
+	}
+}
