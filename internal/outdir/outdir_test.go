@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/meshc/meshc/internal/outdir/outdirtest"
 )
 
 // tree makes files (a trailing slash makes a directory) under dir.
@@ -250,21 +252,7 @@ func TestConcurrentBuilds(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	target := Target{Named: out, Path: out}
 	commit(t, target, Options{Dir: dir}, "index.json")
-	stop := make(chan struct{})
-	missing := 0
-	var reader sync.WaitGroup
-	reader.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := os.Stat(filepath.Join(out, "index.json")); err != nil {
-				missing++
-			}
-		}
-	})
+	stopWatching := outdirtest.WatchMissing(filepath.Join(out, "index.json"))
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for i := range 8 {
@@ -294,8 +282,7 @@ func TestConcurrentBuilds(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	close(stop)
-	reader.Wait()
+	missing := stopWatching()
 	close(errs)
 	for err := range errs {
 		if err != nil {
