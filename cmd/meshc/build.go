@@ -168,7 +168,7 @@ func (f buildFlags) refuse(g *globals, run analysis, ds []diag.Diagnostic, stop 
 		return err
 	}
 	why := "findings reach --fail-on " + f.failOn + " (--fail-on none builds anyway)"
-	if slices.ContainsFunc(ds, func(d diag.Diagnostic) bool { return d.Code == "MC1006" }) {
+	if slices.ContainsFunc(ds, diag.UnreadableInput.Is) {
 		why = "some input could not be read (MC1006)"
 	}
 	fmt.Fprintf(g.stderr, "meshc: nothing written: %s; %s left as it was\n", why, f.out)
@@ -251,7 +251,7 @@ func buildDiagnostics(m *resolve.Mesh, views []*resolve.ProxyView, res emit.Resu
 	for i, v := range views {
 		ref := v.Proxy.Object.Ref()
 		for _, p := range res.Problems[v.Proxy.ID()] {
-			d := diag.New("MC8002", ref, "the Envoy config of proxy %s is invalid: %s", v.Proxy.ID(), p)
+			d := diag.InvalidEnvoyConfig.At(ref, "the Envoy config of proxy %s is invalid: %s", v.Proxy.ID(), p)
 			d.Proxies = []string{v.Proxy.ID()}
 			out = append(out, d)
 		}
@@ -263,7 +263,7 @@ func buildDiagnostics(m *resolve.Mesh, views []*resolve.ProxyView, res emit.Resu
 		if sc := v.Choice.Sidecar; sc != nil {
 			hint = "its Sidecar " + sc.Namespace + "/" + sc.Name + " imports " + fmt.Sprint(len(v.Scope.Services)) + " services; narrowing its egress hosts would trim it"
 		}
-		d := diag.New("MC8001", ref, "the Envoy config of proxy %s is %d bytes on the wire (%d clusters, %d listeners), over the budget of %d; %s",
+		d := diag.ProxyConfigTooLarge.At(ref, "the Envoy config of proxy %s is %d bytes on the wire (%d clusters, %d listeners), over the budget of %d; %s",
 			v.Proxy.ID(), e.WireBytes, e.Counts.Clusters, e.Counts.Listeners, maxBytes, hint)
 		d.Proxies = []string{v.Proxy.ID()}
 		out = append(out, d)
@@ -286,7 +286,7 @@ func untranslated(m *resolve.Mesh, views []*resolve.ProxyView) []diag.Diagnostic
 		if len(ids) == 0 {
 			continue
 		}
-		d := diag.New("MC8003", p.Object.Ref(), "%s %s/%s applies to %d of the proxies built, but meshc does not build %s",
+		d := diag.UntranslatedPolicy.At(p.Object.Ref(), "%s %s/%s applies to %d of the proxies built, but meshc does not build %s",
 			p.Object.Kind, p.Object.Namespace, p.Object.Name, len(ids), p.Omits)
 		d.Proxies = ids
 		out = append(out, d)

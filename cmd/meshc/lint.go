@@ -84,7 +84,7 @@ func parseFailOn(s string) (diag.Severity, error) {
 // exitFor turns diagnostics into lint's exit status: unreadable input wins,
 // because the result does not cover what was asked.
 func exitFor(ds []diag.Diagnostic, threshold diag.Severity) error {
-	if slices.ContainsFunc(ds, func(d diag.Diagnostic) bool { return d.Code == "MC1006" }) {
+	if slices.ContainsFunc(ds, diag.UnreadableInput.Is) {
 		return &exitError{code: exitUsage}
 	}
 	if threshold > 0 && diag.AtLeast(ds, threshold) {

@@ -18,21 +18,39 @@ type Entry struct {
 	// Doc is the longer text `meshc lint --explain CODE` prints and
 	// docs/diagnostics.md shows.
 	Doc string
+	// Istio lists the istioctl analyze codes (IST0101, ...) that report
+	// the same finding; galley.istio.io/analyze-suppress honours them.
+	Istio []string
 }
 
+// At is a finding of e about obj, with e's name and default severity.
+func (e *Entry) At(obj ObjectRef, format string, args ...any) Diagnostic {
+	return Diagnostic{
+		Code:     e.Code,
+		Name:     e.Name,
+		Severity: e.Severity,
+		Message:  fmt.Sprintf(format, args...),
+		Object:   obj,
+	}
+}
+
+// Is reports whether d is a finding of e.
+func (e *Entry) Is(d Diagnostic) bool { return d.Code == e.Code }
+
 // Anchor is the fragment of the entry's section in docs/diagnostics.md.
-func (e Entry) Anchor() string { return strings.ToLower(e.Code) }
+func (e *Entry) Anchor() string { return strings.ToLower(e.Code) }
 
 // HelpURI points at the entry's section of the published catalog.
-func (e Entry) HelpURI() string { return DocsURL + "#" + e.Anchor() }
+func (e *Entry) HelpURI() string { return DocsURL + "#" + e.Anchor() }
 
 // DocsURL is where docs/diagnostics.md is published.
 const DocsURL = "https://github.com/meshc/meshc/blob/main/docs/diagnostics.md"
 
-// catalog is the one table of codes. A code is added together with the
-// pass that reports it. Keep it sorted by code.
-var catalog = [...]Entry{
-	{
+// The catalog: one typed value per code, through which passes and analyzers
+// report (diag.InvalidYAML.At(ref, ...)). A code is added together with the
+// pass that reports it. Keep them sorted by code.
+var (
+	InvalidYAML = &Entry{
 		Code: "MC1001", Name: "InvalidYAML", Severity: Error,
 		Summary: "A document cannot be parsed as YAML or JSON.",
 		Doc: `The document at this line is not valid YAML (or JSON). Nothing in it is
@@ -40,8 +58,8 @@ loaded; the other documents of the file, and every other file, still are.
 Duplicate keys in one mapping count as a syntax error, because one of the
 two values would be silently lost. Alias-heavy or very deeply nested
 documents are refused here too rather than expanded without bound.`,
-	},
-	{
+	}
+	InvalidObject = &Entry{
 		Code: "MC1002", Name: "InvalidObject", Severity: Error,
 		Summary: "An object lacks apiVersion, kind or metadata.name, has an invalid name or namespace, or a Kubernetes field of the wrong type.",
 		Doc: `A document must be a mapping with apiVersion, kind and metadata.name, as
@@ -51,8 +69,8 @@ kinds; namespaces must be DNS-1123 labels. A field of a Kubernetes kind
 (Service, Pod, Deployment, ...) with a value of the wrong type is reported
 at the field's line with its path. The object is left out, as the API
 server would refuse it. Fields Kubernetes does not know are ignored.`,
-	},
-	{
+	}
+	SchemaViolation = &Entry{
 		Code: "MC1003", Name: "SchemaViolation", Severity: Error,
 		Summary: "An Istio or HNC spec fails strict decoding: unknown field, wrong type, bad enum value, or an apiVersion the kind is not served at.",
 		Doc: `Istio (networking.istio.io, security.istio.io) and HNC (hnc.x-k8s.io)
@@ -65,16 +83,16 @@ message suggests the right one.
 The mesh config (the istio ConfigMap's mesh key, or --mesh-config) is the
 exception: istiod ignores fields it does not know there, so meshc reports
 them as warnings and applies the rest.`,
-	},
-	{
+	}
+	DuplicateObject = &Entry{
 		Code: "MC1004", Name: "DuplicateObject", Severity: Error,
 		Summary: "The same kind, namespace and name appear more than once.",
 		Doc: `Object identity is API group, kind, namespace and name (the version does not
 matter: networking.istio.io/v1 and v1beta1 VirtualServices with one name are
 one object). The first in input order (file path, then position in the file)
 is kept; the others are left out. Both places are named.`,
-	},
-	{
+	}
+	UnknownKind = &Entry{
 		Code: "MC1005", Name: "UnknownKind", Severity: Info,
 		Summary: "A kind meshc does not model; its objects count only for their namespace and for HNC propagation.",
 		Doc: `meshc reads Kubernetes Namespaces, Services, Pods, workload templates
@@ -83,24 +101,24 @@ Istio networking and security kinds, and HNC's kinds. Objects of other kinds
 are kept for their identity: their namespace exists, and HNC propagates
 them when the HNCConfiguration lists their type (Roles always). One
 diagnostic is reported per kind, at its first object, with the count.`,
-	},
-	{
+	}
+	UnreadableInput = &Entry{
 		Code: "MC1006", Name: "UnreadableInput", Severity: Error,
 		Summary: "A path cannot be read, is not text, or is over the size limit.",
 		Doc: `A path that does not exist, cannot be opened, is a symlink loop, holds
 binary data (a NUL byte or invalid UTF-8) or is larger than the size limit
 (32 MiB) is skipped. meshc lint exits with status 2 when this happens,
 because the result does not cover the whole input.`,
-	},
-	{
+	}
+	HierarchyCycle = &Entry{
 		Code: "MC2001", Name: "HierarchyCycle", Severity: Error,
 		Summary: "Namespace parents form a cycle (HNC ActivitiesHalted/InCycle).",
 		Doc: `HierarchyConfiguration parents (and subnamespace anchors) lead back to a
 namespace already on the path. HNC marks every member of the cycle
 ActivitiesHalted/InCycle: no tree labels above them, no propagation into
 them or their descendants, which are halted too.`,
-	},
-	{
+	}
+	ParentMissing = &Entry{
 		Code: "MC2002", Name: "ParentMissing", Severity: Error,
 		Summary: "A namespace's parent does not exist or is not managed by HNC (ActivitiesHalted).",
 		Doc: `spec.parent of a HierarchyConfiguration, or a subnamespace annotation, names
@@ -109,8 +127,8 @@ does not manage (IllegalParent: an excluded namespace, or one the
 included-namespace regex does not match). HNC keeps the edge but halts the
 namespace and its subtree: nothing propagates into them. A parent set on a
 namespace managed by another tool is ignored (a warning).`,
-	},
-	{
+	}
+	PropagationConflict = &Entry{
 		Code: "MC2003", Name: "PropagationConflict", Severity: Warning,
 		Summary: "A propagated object overwrites a same-named object in a descendant namespace.",
 		Doc: `HNC copies an object from an ancestor into every descendant where it is
@@ -119,8 +137,8 @@ descendant is not an override: HNC overwrites it with the copy and its own
 content is lost (it also stops being a source for its own descendants).
 Rename one of them, or exclude the descendant with a propagate.hnc.x-k8s.io
 annotation on the source.`,
-	},
-	{
+	}
+	SubnamespaceAnchorMismatch = &Entry{
 		Code: "MC2004", Name: "SubnamespaceAnchorMismatch", Severity: Warning,
 		Summary: "A subnamespace anchor and its namespace disagree (Conflict, Forbidden, missing anchor, competing anchors).",
 		Doc: `A SubnamespaceAnchor p/c creates namespace c as a child of p. When c already
@@ -130,16 +148,16 @@ anchor, c has BadConfiguration/SubnamespaceAnchorMissing (its parent is
 still p). When several anchors want to create the same namespace, meshc
 keeps the one whose parent name sorts first; a cluster keeps whichever HNC
 reconciled first.`,
-	},
-	{
+	}
+	ActivitiesHalted = &Entry{
 		Code: "MC2005", Name: "ActivitiesHalted", Severity: Warning,
 		Summary: "Propagation into a namespace is frozen because an ancestor is halted.",
 		Doc: `A namespace below a halted one (cycle, missing or illegal parent) has the
 derived condition ActivitiesHalted/AncestorHaltActivities: HNC creates,
 updates and deletes no copies there, and its tree labels stop at the
 halted ancestor. Fix the ancestor named in the diagnostic.`,
-	},
-	{
+	}
+	InheritedSlotConflict = &Entry{
 		Code: "MC2006", Name: "InheritedSlotConflict", Severity: Error,
 		Summary: "An inherited copy and a local object both fill a one-per-namespace Istio slot.",
 		Doc: `Some Istio objects hold a slot of which a namespace has one: the Sidecar
@@ -148,8 +166,8 @@ without selector (namespace-wide mTLS). HNC detects conflicts by name only,
 so a propagated copy can sit next to a local object with another name.
 Istio then picks one by age, which meshc cannot know from files. Remove one,
 or stop the propagation into this namespace.`,
-	},
-	{
+	}
+	IllegalManagedMetadata = &Entry{
 		Code: "MC2007", Name: "IllegalManagedMetadata", Severity: Warning,
 		Summary: "A HierarchyConfiguration or anchor sets a label or annotation HNC does not manage; it is dropped.",
 		Doc: `spec.labels and spec.annotations of a HierarchyConfiguration (or of a
@@ -157,8 +175,8 @@ subnamespace anchor) only take effect for keys matching the operator's
 --managed-namespace-label / --managed-namespace-annotation patterns. Other
 keys are dropped and the namespace gets BadConfiguration/IllegalManaged-
 Label (or Annotation). Propagation is not halted.`,
-	},
-	{
+	}
+	InvalidPropagationException = &Entry{
 		Code: "MC2008", Name: "InvalidPropagationException", Severity: Error,
 		Summary: "A propagate.hnc.x-k8s.io annotation cannot be parsed, so the object propagates nowhere.",
 		Doc: `The exception annotations select, treeSelect, none and all on a source
@@ -166,8 +184,8 @@ object must parse: select is a label selector, treeSelect a comma list of
 namespace names each optionally negated with "!" (at most one without),
 none and all booleans. An unparsable value makes HNC propagate the object
 nowhere and raise CannotParseSelector.`,
-	},
-	{
+	}
+	RootNamespaceInHierarchy = &Entry{
 		Code: "MC2009", Name: "RootNamespaceInHierarchy", Severity: Warning,
 		Summary: "The Istio root namespace is an HNC parent, so its mesh-wide objects are copied into children.",
 		Doc: `Objects in the mesh config's root namespace (istio-system by default) already
@@ -178,8 +196,8 @@ children, HNC turns these into per-namespace copies, which changes
 precedence: a root DestinationRule copy now beats service-namespace rules,
 and a root PeerAuthentication copy becomes namespace-level. Exclude the root
 namespace from HNC unless that is intended.`,
-	},
-	{
+	}
+	AmbiguousHost = &Entry{
 		Code: "MC3001", Name: "AmbiguousHost", Severity: Warning,
 		Summary: "A hostname visible to a proxy is defined in two or more namespaces; only one namespace's service is used.",
 		Doc: `When proxies can see one hostname from several namespaces (ServiceEntries
@@ -189,8 +207,8 @@ first, then a Kubernetes Service over a ServiceEntry, then the first in
 import order (exported to the proxy's namespace by name before public, and
 oldest first). The diagnostic names the winner, the losers and the rule that
 decided, and lists the proxies concerned.`,
-	},
-	{
+	}
+	ShadowedDestinationRule = &Entry{
 		Code: "MC4001", Name: "ShadowedDestinationRule", Severity: Warning,
 		Summary: "A DestinationRule is never chosen for some or all proxies that reach its host, because another rule wins the lookup.",
 		Doc: `For a proxy in namespace P calling a service of namespace S, istiod looks
@@ -201,8 +219,8 @@ several unmergeable rules for one host the last one. Only one rule applies;
 every other rule for the host is silently ignored for those proxies. The
 diagnostic names the winner, the lookup step and the proxy namespaces
 affected.`,
-	},
-	{
+	}
+	DestinationRuleMergeConflict = &Entry{
 		Code: "MC4002", Name: "DestinationRuleMergeConflict", Severity: Warning,
 		Summary: "DestinationRules merged for one host drop a later trafficPolicy or a duplicate subset.",
 		Doc: `istiod merges DestinationRules for the same host in the same namespace (with
@@ -210,8 +228,8 @@ compatible exportTo and selectors) into one rule: subsets are unioned and
 the oldest rule's trafficPolicy is kept whole. A later rule's trafficPolicy
 is dropped entirely (no field-level merge), and a subset whose name is
 already defined is dropped.`,
-	},
-	{
+	}
+	UnknownSubset = &Entry{
 		Code: "MC4003", Name: "UnknownSubset", Severity: Error,
 		Summary: "A route targets a subset missing from the DestinationRule chosen for a proxy that uses the route.",
 		Doc: `The subset a route sends to must exist in the DestinationRule that the
@@ -221,40 +239,40 @@ service, and a workload-selector rule replaces the plain one. When the
 subset is missing, the route points at a cluster Envoy does not have and
 requests fail with 503 (no healthy upstream). The diagnostic names the rule
 that was chosen, the one that defines the subset if any, and the proxies.`,
-	},
-	{
-		Code: "MC5001", Name: "VirtualServiceHostConflict", Severity: Warning,
+	}
+	VirtualServiceHostConflict = &Entry{
+		Code: "MC5001", Name: "VirtualServiceHostConflict", Severity: Warning, Istio: []string{"IST0109"},
 		Summary: "Several VirtualServices claim one host for the same proxies; only one is used.",
 		Doc: `Sidecars never merge VirtualServices: for each host the first one in
 istiod's order is used (exported privately to the proxy's namespace, then
 exported to it by name, then public; oldest first within each group) and
 the routes of the others are silently absent. Merge them into one, or
 narrow their exportTo.`,
-	},
-	{
-		Code: "MC5002", Name: "DestinationHostNotFound", Severity: Error,
+	}
+	DestinationHostNotFound = &Entry{
+		Code: "MC5002", Name: "DestinationHostNotFound", Severity: Error, Istio: []string{"IST0101"},
 		Summary: "A route destination is not a service visible to the proxies the VirtualService applies to.",
 		Doc: `A destination host must name a service (Kubernetes Service or
 ServiceEntry) that the proxies using the route can see, after short-name
 expansion in the VirtualService's namespace and exportTo. Otherwise Envoy
 has no cluster for it and the route answers 503. A host like
 "reviews.default" is not expanded (it has a dot) and matches nothing.`,
-	},
-	{
-		Code: "MC6001", Name: "MultipleDefaultSidecars", Severity: Error,
+	}
+	MultipleDefaultSidecars = &Entry{
+		Code: "MC6001", Name: "MultipleDefaultSidecars", Severity: Error, Istio: []string{"IST0111"},
 		Summary: "More than one Sidecar without a workloadSelector in a namespace.",
 		Doc: `A namespace may have one Sidecar without a workloadSelector (its default).
 With several, only the oldest takes effect, and which one that is depends
 on creation time, which a change to the manifests can flip.`,
-	},
-	{
-		Code: "MC6002", Name: "ConflictingSidecarSelectors", Severity: Error,
+	}
+	ConflictingSidecarSelectors = &Entry{
+		Code: "MC6002", Name: "ConflictingSidecarSelectors", Severity: Error, Istio: []string{"IST0110"},
 		Summary: "Several Sidecars select the same workload.",
 		Doc: `When more than one Sidecar's workloadSelector matches a workload, only the
 oldest applies. meshc checks workload templates (Deployments and the
 rest), not only Pods, so the conflict is found before anything runs.`,
-	},
-	{
+	}
+	ProxyConfigTooLarge = &Entry{
 		Code: "MC8001", Name: "ProxyConfigTooLarge", Severity: Warning,
 		Summary: "A proxy's Envoy configuration exceeds the size budget.",
 		Doc: `istiod pushes a proxy's whole configuration over one gRPC stream; past
@@ -263,8 +281,8 @@ a large config costs every proxy memory and CPU. The size is measured as
 xDS sends it (protobuf). A proxy without a Sidecar imports every service
 the mesh exports to it; a Sidecar with egress hosts limited to what the
 workload calls trims it. Set the budget with meshc build --max-proxy-bytes.`,
-	},
-	{
+	}
+	InvalidEnvoyConfig = &Entry{
 		Code: "MC8002", Name: "InvalidEnvoyConfig", Severity: Error,
 		Summary: "An emitted Envoy resource fails validation or a cross-reference check.",
 		Doc: `Every resource meshc emits is checked with Envoy's own generated validation
@@ -275,8 +293,8 @@ address, an original-destination cluster uses the CLUSTER_PROVIDED load
 balancer, and every cluster a route, a tcp_proxy or a mirror names is
 emitted. Istio would send such a config and Envoy would reject it, or
 answer 503 on the route. The message names the proxy and the resource.`,
-	},
-	{
+	}
+	UntranslatedPolicy = &Entry{
 		Code: "MC8003", Name: "UntranslatedPolicy", Severity: Warning,
 		Summary: "A policy applies to built proxies, but meshc does not build what istiod makes of it.",
 		Doc: `istiod also turns AuthorizationPolicies into RBAC filters,
@@ -287,20 +305,62 @@ for the proxies such a policy selects lack it: an AuthorizationPolicy, for
 one, is not enforced. The diagnostic names the policy and the proxies built
 without it. Policies attached with targetRef(s) are counted for every proxy
 of their namespace.`,
-	},
+	}
+)
+
+// catalog lists the entries in code order.
+var catalog = [...]*Entry{
+	InvalidYAML,
+	InvalidObject,
+	SchemaViolation,
+	DuplicateObject,
+	UnknownKind,
+	UnreadableInput,
+	HierarchyCycle,
+	ParentMissing,
+	PropagationConflict,
+	SubnamespaceAnchorMismatch,
+	ActivitiesHalted,
+	InheritedSlotConflict,
+	IllegalManagedMetadata,
+	InvalidPropagationException,
+	RootNamespaceInHierarchy,
+	AmbiguousHost,
+	ShadowedDestinationRule,
+	DestinationRuleMergeConflict,
+	UnknownSubset,
+	VirtualServiceHostConflict,
+	DestinationHostNotFound,
+	MultipleDefaultSidecars,
+	ConflictingSidecarSelectors,
+	ProxyConfigTooLarge,
+	InvalidEnvoyConfig,
+	UntranslatedPolicy,
 }
 
 // Catalog returns every entry, sorted by code.
-func Catalog() []Entry { return slices.Clone(catalog[:]) }
+func Catalog() []*Entry { return slices.Clone(catalog[:]) }
 
 // Lookup finds an entry by code ("MC1001") or name ("InvalidYAML").
-func Lookup(codeOrName string) (Entry, bool) {
+func Lookup(codeOrName string) (*Entry, bool) {
 	for _, e := range catalog {
 		if strings.EqualFold(e.Code, codeOrName) || strings.EqualFold(e.Name, codeOrName) {
 			return e, true
 		}
 	}
-	return Entry{}, false
+	return nil, false
+}
+
+// ByIstioCode finds the entries reporting what an istioctl analyze code
+// ("IST0101") reports.
+func ByIstioCode(code string) []*Entry {
+	var out []*Entry
+	for _, e := range catalog {
+		if slices.ContainsFunc(e.Istio, func(c string) bool { return strings.EqualFold(c, code) }) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // WriteMarkdown writes the catalog as docs/diagnostics.md.

@@ -115,23 +115,6 @@ type Diagnostic struct {
 	Proxies []string `json:"proxies,omitempty"`
 }
 
-// New builds a diagnostic for a catalog code, filling name and default
-// severity from the catalog. The catalog test checks that every code the
-// sources pass here is in the catalog.
-func New(code string, obj ObjectRef, format string, args ...any) Diagnostic {
-	e, ok := Lookup(code)
-	if !ok {
-		e = Entry{Code: code, Name: "Uncatalogued", Severity: Error}
-	}
-	return Diagnostic{
-		Code:     e.Code,
-		Name:     e.Name,
-		Severity: e.Severity,
-		Message:  fmt.Sprintf(format, args...),
-		Object:   obj,
-	}
-}
-
 // WithSeverity returns d with another severity, for the few places where a
 // code's usual consequence does not hold (see the catalog docs).
 func (d Diagnostic) WithSeverity(s Severity) Diagnostic {

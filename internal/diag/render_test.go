@@ -18,7 +18,7 @@ import (
 func sample() []Diagnostic {
 	vs := ObjectRef{Kind: "VirtualService", Namespace: "shop", Name: "reviews", File: "manifests/shop/vs.yaml", Line: 12}
 	return []Diagnostic{
-		New("MC1004", vs, "VirtualService.networking.istio.io shop/reviews is defined twice; the first definition (manifests/a.yaml:3) is kept and this one is left out"),
+		DuplicateObject.At(vs, "VirtualService.networking.istio.io shop/reviews is defined twice; the first definition (manifests/a.yaml:3) is kept and this one is left out"),
 		{
 			Code: "MC1001", Name: "InvalidYAML", Severity: Error,
 			Message: "mapping values are not allowed in this context",

@@ -123,7 +123,7 @@ func (p *propagator) frozen(byType map[GroupKind]map[string][]model.Object) {
 		if len(blocked) > 0 {
 			parts = append(parts, fmt.Sprintf("%d objects are not copied to the namespaces below (%s)", len(blocked), strings.Join(blocked[:min(len(blocked), 5)], ", ")))
 		}
-		p.diags = append(p.diags, diag.New("MC2005", h.ref(), "propagation is frozen in %s and below (%s): %s", h.Name, h.ownHalt, strings.Join(parts, "; ")))
+		p.diags = append(p.diags, diag.ActivitiesHalted.At(h.ref(), "propagation is frozen in %s and below (%s): %s", h.Name, h.ownHalt, strings.Join(parts, "; ")))
 	}
 }
 
@@ -235,7 +235,7 @@ func (p *propagator) propagateType(gk GroupKind, byNs map[string][]model.Object,
 				// deleted
 			case src != nil:
 				if own != nil && !isCopy(own) {
-					d := diag.New("MC2003", own.Meta().Ref(), "%s %s/%s is overwritten by HNC with the copy of %s/%s (its parent chain propagates a %s of the same name); this object's content is lost",
+					d := diag.PropagationConflict.At(own.Meta().Ref(), "%s %s/%s is overwritten by HNC with the copy of %s/%s (its parent chain propagates a %s of the same name); this object's content is lost",
 						gk.Kind, n.Name, name, src.Meta().Namespace, name, gk.Kind)
 					d.Related = []diag.Related{{ObjectRef: src.Meta().Ref(), Note: "the source that wins"}}
 					p.diags = append(p.diags, d)
@@ -335,7 +335,7 @@ func (p *propagator) parseError(m *model.ObjectMeta, key string, err error) {
 		return
 	}
 	p.reported[m] = true
-	p.diags = append(p.diags, diag.New("MC2008", m.RefAt(model.Path{}.Key("metadata").Key("annotations").Key(key)),
+	p.diags = append(p.diags, diag.InvalidPropagationException.At(m.RefAt(model.Path{}.Key("metadata").Key("annotations").Key(key)),
 		"%s cannot be parsed (%v), so HNC propagates %s/%s nowhere (CannotParseSelector)", key, err, m.Namespace, m.Name))
 }
 

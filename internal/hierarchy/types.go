@@ -142,13 +142,13 @@ func resolveTypes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupK
 			if r.Group != "" {
 				gr += "." + r.Group
 			}
-			diags = append(diags, diag.New("MC1003", at, "resource %q is not namespaced; the entry is ignored (HNC: BadConfiguration/ResourceNotNamespaced)", gr))
+			diags = append(diags, diag.SchemaViolation.At(at, "resource %q is not namespaced; the entry is ignored (HNC: BadConfiguration/ResourceNotNamespaced)", gr))
 			continue
 		case len(hits) == 0:
-			diags = append(diags, diag.New("MC1003", at, "HNCConfiguration resource %q (group %q) is not a namespaced type meshc knows; the entry is ignored (HNC: BadConfiguration/ResourceNotFound). A CustomResourceDefinition in the input registers its type.", r.Resource, r.Group))
+			diags = append(diags, diag.SchemaViolation.At(at, "HNCConfiguration resource %q (group %q) is not a namespaced type meshc knows; the entry is ignored (HNC: BadConfiguration/ResourceNotFound). A CustomResourceDefinition in the input registers its type.", r.Resource, r.Group))
 			continue
 		case len(hits) > 1:
-			diags = append(diags, diag.New("MC1003", at, "HNCConfiguration resource %q matches types in several groups; set its group (HNC: BadConfiguration/ResourceNotFound)", r.Resource))
+			diags = append(diags, diag.SchemaViolation.At(at, "HNCConfiguration resource %q matches types in several groups; set its group (HNC: BadConfiguration/ResourceNotFound)", r.Resource))
 			continue
 		}
 		gk := GroupKind{hits[0].group, hits[0].kind}
@@ -158,9 +158,9 @@ func resolveTypes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupK
 		}
 		switch _, isEnforced := enforced()[gk]; {
 		case isEnforced:
-			diags = append(diags, diag.New("MC1003", at, "The sync mode for %q is enforced by HNC as \"Propagate\" and cannot be overridden (HNC: BadConfiguration/MultipleConfigurationsForType)", groupResource(hits[0])).WithSeverity(diag.Warning))
+			diags = append(diags, diag.SchemaViolation.At(at, "The sync mode for %q is enforced by HNC as \"Propagate\" and cannot be overridden (HNC: BadConfiguration/MultipleConfigurationsForType)", groupResource(hits[0])).WithSeverity(diag.Warning))
 		case seen[gk]:
-			diags = append(diags, diag.New("MC1003", at, "Multiple sync mode settings found for %q; all but one (%q) will be ignored (HNC: BadConfiguration/MultipleConfigurationsForType)", groupResource(hits[0]), modes[gk]).WithSeverity(diag.Warning))
+			diags = append(diags, diag.SchemaViolation.At(at, "Multiple sync mode settings found for %q; all but one (%q) will be ignored (HNC: BadConfiguration/MultipleConfigurationsForType)", groupResource(hits[0]), modes[gk]).WithSeverity(diag.Warning))
 		default:
 			seen[gk] = true
 			modes[gk] = mode

@@ -15,7 +15,7 @@ import (
 )
 
 // MC3001: one hostname, services in several namespaces, one namespace wins.
-var ambiguousHost = &Analyzer{Code: "MC3001", Run: func(p *Pass) {
+var ambiguousHost = &Analyzer{Entry: diag.AmbiguousHost, Run: func(p *Pass) {
 	type key struct {
 		host   host.Name
 		winner *model.ObjectMeta
@@ -58,7 +58,7 @@ var ambiguousHost = &Analyzer{Code: "MC3001", Run: func(p *Pass) {
 }}
 
 // MC4001: a DR for a host loses the lookup for some proxy namespaces.
-var shadowedDestinationRule = &Analyzer{Code: "MC4001", Run: func(p *Pass) {
+var shadowedDestinationRule = &Analyzer{Entry: diag.ShadowedDestinationRule, Run: func(p *Pass) {
 	type key struct {
 		shadowed, winner *model.DestinationRule
 		step             resolve.LookupStep
@@ -99,7 +99,7 @@ var shadowedDestinationRule = &Analyzer{Code: "MC4001", Run: func(p *Pass) {
 }}
 
 // MC4002: merging DRs for one host dropped a trafficPolicy or a subset.
-var destinationRuleMergeConflict = &Analyzer{Code: "MC4002", Run: func(p *Pass) {
+var destinationRuleMergeConflict = &Analyzer{Entry: diag.DestinationRuleMergeConflict, Run: func(p *Pass) {
 	type key struct {
 		from   *model.DestinationRule
 		subset string
@@ -142,7 +142,7 @@ func eachDestination(sc *resolve.Scope, f func(d *resolve.Destination)) {
 }
 
 // MC4003: a route's subset is missing from the DR a proxy uses.
-var unknownSubset = &Analyzer{Code: "MC4003", Run: func(p *Pass) {
+var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 	type key struct {
 		vs   *resolve.VirtualService
 		path string
@@ -228,7 +228,7 @@ func subsetList(r *resolve.Rule) string {
 }
 
 // MC5001: several VirtualServices claim a host for the same proxies.
-var virtualServiceHostConflict = &Analyzer{Code: "MC5001", Run: func(p *Pass) {
+var virtualServiceHostConflict = &Analyzer{Entry: diag.VirtualServiceHostConflict, Run: func(p *Pass) {
 	type key struct {
 		host          host.Name
 		winner, loser *resolve.VirtualService
@@ -258,7 +258,7 @@ var virtualServiceHostConflict = &Analyzer{Code: "MC5001", Run: func(p *Pass) {
 }}
 
 // MC5002: a route destination is not a service the proxies can see.
-var destinationHostNotFound = &Analyzer{Code: "MC5002", Run: func(p *Pass) {
+var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run: func(p *Pass) {
 	type key struct {
 		vs   *resolve.VirtualService
 		path string
@@ -303,7 +303,7 @@ var destinationHostNotFound = &Analyzer{Code: "MC5002", Run: func(p *Pass) {
 }}
 
 // MC6001: several selector-less Sidecars in one namespace.
-var multipleDefaultSidecars = &Analyzer{Code: "MC6001", Run: func(p *Pass) {
+var multipleDefaultSidecars = &Analyzer{Entry: diag.MultipleDefaultSidecars, Run: func(p *Pass) {
 	nss := make([]string, 0, len(p.Mesh.Sidecars))
 	for ns := range p.Mesh.Sidecars {
 		nss = append(nss, ns)
@@ -326,7 +326,7 @@ var multipleDefaultSidecars = &Analyzer{Code: "MC6001", Run: func(p *Pass) {
 }}
 
 // MC6002: several Sidecars select one workload.
-var conflictingSidecarSelectors = &Analyzer{Code: "MC6002", Run: func(p *Pass) {
+var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelectors, Run: func(p *Pass) {
 	type key struct{ winner, loser *model.Sidecar }
 	found := map[key][]*resolve.Proxy{}
 	var order []key

@@ -14,17 +14,17 @@ import (
 	"github.com/meshc/meshc/internal/resolve"
 )
 
-// Analyzer reports one catalog code. Its name, severity and docs are the
-// catalog entry's, so the catalog, the docs and SARIF rules stay one table.
+// Analyzer reports one catalog entry. Its code, name, severity and docs are
+// the entry's, so the catalog, the docs and SARIF rules stay one table.
 type Analyzer struct {
-	Code string
-	Run  func(*Pass)
+	Entry *diag.Entry
+	Run   func(*Pass)
 }
 
 // Pass is what an analyzer reads and where it reports.
 type Pass struct {
 	Mesh  *resolve.Mesh
-	code  string
+	entry *diag.Entry
 	diags []diag.Diagnostic
 }
 
@@ -35,7 +35,7 @@ func (p *Pass) Report(obj *model.ObjectMeta, at model.Path, format string, args 
 	if at != nil {
 		ref = obj.RefAt(at)
 	}
-	p.diags = append(p.diags, diag.New(p.code, ref, format, args...))
+	p.diags = append(p.diags, p.entry.At(ref, format, args...))
 	return &p.diags[len(p.diags)-1]
 }
 
@@ -69,7 +69,7 @@ func Run(m *resolve.Mesh, objs []model.Object, analyzers []*Analyzer, opts Optio
 	var annotated map[string]map[string]bool
 	var wg sync.WaitGroup
 	for i, a := range analyzers {
-		passes[i] = &Pass{Mesh: m, code: a.Code}
+		passes[i] = &Pass{Mesh: m, entry: a.Entry}
 		wg.Go(func() { a.Run(passes[i]) })
 	}
 	wg.Go(func() { annotated = suppressionAnnotations(objs) })
@@ -92,18 +92,6 @@ const SuppressAnnotation = "meshc.io/suppress"
 // analyzer messages.
 const istioSuppressAnnotation = "galley.istio.io/analyze-suppress"
 
-// istioCodes maps Istio analyzer codes to the meshc codes that report the
-// same finding.
-func istioCode(code string) (string, bool) {
-	mc, ok := map[string]string{
-		"IST0109": "MC5001", // ConflictingMeshGatewayVirtualServiceHosts
-		"IST0110": "MC6002", // ConflictingSidecarWorkloadSelectors
-		"IST0111": "MC6001", // MultipleSidecarsWithoutWorkloadSelectors
-		"IST0101": "MC5002", // ReferencedResourceNotFound (destination host)
-	}[code]
-	return mc, ok
-}
-
 func subjectKey(o diag.ObjectRef) string { return o.Kind + "/" + o.Namespace + "/" + o.Name }
 
 func suppressionAnnotations(objs []model.Object) map[string]map[string]bool {
@@ -121,8 +109,8 @@ func suppressionAnnotations(objs []model.Object) map[string]map[string]bool {
 			}
 		}
 		for _, c := range strings.Split(istio, ",") {
-			if mc, ok := istioCode(strings.TrimSpace(c)); ok {
-				codes[mc] = true
+			for _, e := range diag.ByIstioCode(strings.TrimSpace(c)) {
+				codes[e.Code] = true
 			}
 		}
 		if len(codes) > 0 {

@@ -62,9 +62,9 @@ func normalizeBreaks(data []byte) []byte {
 	return out
 }
 
-func (d *decoder) report(code string, line int, obj diag.ObjectRef, format string, args ...any) {
+func (d *decoder) report(e *diag.Entry, line int, obj diag.ObjectRef, format string, args ...any) {
 	obj.File, obj.Line = d.file, line
-	d.diags = append(d.diags, diag.New(code, obj, format, args...))
+	d.diags = append(d.diags, e.At(obj, format, args...))
 }
 
 func (d *decoder) document(c chunk) {
@@ -72,7 +72,7 @@ func (d *decoder) document(c chunk) {
 	defer func() {
 		// A parser bug must cost one document, not the run.
 		if r := recover(); r != nil {
-			d.report("MC1001", line, diag.ObjectRef{}, "the document could not be parsed (parser failure: %v)", r)
+			d.report(diag.InvalidYAML, line, diag.ObjectRef{}, "the document could not be parsed (parser failure: %v)", r)
 		}
 	}()
 	if parts := jsonStream(c); len(parts) > 1 {
@@ -83,7 +83,7 @@ func (d *decoder) document(c chunk) {
 	}
 	raw, root, errLine, msg := parseDocument(&d.yaml, c)
 	if msg != "" {
-		d.report("MC1001", errLine, diag.ObjectRef{}, "%s", msg)
+		d.report(diag.InvalidYAML, errLine, diag.ObjectRef{}, "%s", msg)
 		return
 	}
 	if raw == nil {
@@ -191,7 +191,7 @@ func lineText(c chunk, line int) []byte {
 func (d *decoder) value(raw any, node *yaml.Node, doc *model.Document, base model.Path, line int) {
 	obj, ok := raw.(map[string]any)
 	if !ok {
-		d.report("MC1002", line, diag.ObjectRef{}, "a manifest must be an object with apiVersion, kind and metadata; this document is %s", describe(raw))
+		d.report(diag.InvalidObject, line, diag.ObjectRef{}, "a manifest must be an object with apiVersion, kind and metadata; this document is %s", describe(raw))
 		return
 	}
 	kind, _ := obj["kind"].(string)
@@ -236,10 +236,10 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 	ref.Kind = kind
 	switch {
 	case !okV || apiVersion == "":
-		d.report("MC1002", at(model.Path{}.Key("apiVersion")), ref, "apiVersion is missing or not a string; the object is left out")
+		d.report(diag.InvalidObject, at(model.Path{}.Key("apiVersion")), ref, "apiVersion is missing or not a string; the object is left out")
 		return
 	case !okK || kind == "":
-		d.report("MC1002", at(model.Path{}.Key("kind")), ref, "kind is missing or not a string; the object is left out")
+		d.report(diag.InvalidObject, at(model.Path{}.Key("kind")), ref, "kind is missing or not a string; the object is left out")
 		return
 	}
 	group, version := splitAPIVersion(apiVersion)
@@ -250,7 +250,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 	d.schema.decode(reflect.ValueOf(&om).Elem(), raw["metadata"], metaPath, false, &errs)
 	ref.Name, ref.Namespace = om.Name, om.Namespace
 	if len(errs) > 0 {
-		d.fieldErrors("MC1002", src, ref, errs)
+		d.fieldErrors(diag.InvalidObject, src, ref, errs)
 		return
 	}
 	if om.Name == "" {
@@ -258,13 +258,13 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		if om.GenerateName != "" {
 			hint = " (generateName only works with kubectl create, and gives no stable identity)"
 		}
-		d.report("MC1002", at(metaPath), ref, "metadata.name is missing%s; the object is left out", hint)
+		d.report(diag.InvalidObject, at(metaPath), ref, "metadata.name is missing%s; the object is left out", hint)
 		return
 	}
 
 	info, known := lookupKind(group, kind)
 	if known && !info.serves(version) {
-		d.report(info.schemaCode, at(model.Path{}.Key("apiVersion")), ref, "%s is not served at %s (served: %s); the object is left out",
+		d.report(info.invalid, at(model.Path{}.Key("apiVersion")), ref, "%s is not served at %s (served: %s); the object is left out",
 			kind, apiVersion, servedList(group, info.versions))
 		return
 	}
@@ -278,7 +278,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 	ref.Namespace = ns
 	if ns != "" {
 		if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
-			d.report("MC1002", at(metaPath.Key("namespace")), ref, "namespace %q is not a valid namespace name: %s; the object is left out", ns, strings.Join(problems, "; "))
+			d.report(diag.InvalidObject, at(metaPath.Key("namespace")), ref, "namespace %q is not a valid namespace name: %s; the object is left out", ns, strings.Join(problems, "; "))
 			return
 		}
 	}
@@ -288,11 +288,11 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 			valid = validation.IsDNS1123Subdomain
 		}
 		if problems := valid(om.Name); len(problems) > 0 {
-			d.report("MC1002", at(metaPath.Key("name")), ref, "name %q is not a valid %s name: %s; the object is left out", om.Name, kind, strings.Join(problems, "; "))
+			d.report(diag.InvalidObject, at(metaPath.Key("name")), ref, "name %q is not a valid %s name: %s; the object is left out", om.Name, kind, strings.Join(problems, "; "))
 			return
 		}
 		if info.fixedName != "" && om.Name != info.fixedName {
-			d.report(info.schemaCode, at(metaPath.Key("name")), ref, "a %s must be named %q, not %q; the object is left out", kind, info.fixedName, om.Name)
+			d.report(info.invalid, at(metaPath.Key("name")), ref, "a %s must be named %q, not %q; the object is left out", kind, info.fixedName, om.Name)
 			return
 		}
 	}
@@ -314,21 +314,21 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 	}
 	obj, errs := info.decode(d, meta, raw)
 	if len(errs) > 0 {
-		d.fieldErrors(info.schemaCode, src, ref, errs)
+		d.fieldErrors(info.invalid, src, ref, errs)
 		return
 	}
 	d.objs = append(d.objs, obj)
 }
 
 // fieldErrors reports schema problems, each at its field's line.
-func (d *decoder) fieldErrors(code string, src model.Source, ref diag.ObjectRef, errs []fieldError) {
+func (d *decoder) fieldErrors(e *diag.Entry, src model.Source, ref diag.ObjectRef, errs []fieldError) {
 	shown := errs[:min(len(errs), maxFieldErrors)]
 	lines := src.FieldLines(pathsOf(shown))
-	for i, e := range shown {
-		d.report(code, lines[i], ref, "%s; the object is left out", e)
+	for i, fe := range shown {
+		d.report(e, lines[i], ref, "%s; the object is left out", fe)
 	}
 	if rest := len(errs) - len(shown); rest > 0 {
-		d.report(code, src.Line, ref, "%d more schema problems not shown", rest)
+		d.report(e, src.Line, ref, "%d more schema problems not shown", rest)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/suggest"
 )
@@ -22,9 +23,9 @@ import (
 type kindInfo struct {
 	versions      []string
 	clusterScoped bool
-	// schemaCode is the code for spec problems: MC1002 for Kubernetes
-	// kinds, MC1003 for Istio and HNC custom resources.
-	schemaCode string
+	// invalid reports spec problems: InvalidObject for Kubernetes kinds,
+	// SchemaViolation for Istio and HNC custom resources.
+	invalid *diag.Entry
 	// validName checks metadata.name; nil means DNS-1123 subdomain.
 	validName func(string) []string
 	// fixedName is the only name the CRD allows ("" for any).
@@ -44,17 +45,17 @@ func lookupKind(group, kind string) (kindInfo, bool) {
 	case model.GroupCore:
 		switch kind {
 		case "Namespace":
-			return kindInfo{versions: v1, clusterScoped: true, schemaCode: "MC1002", validName: validation.IsDNS1123Label,
+			return kindInfo{versions: v1, clusterScoped: true, invalid: diag.InvalidObject, validName: validation.IsDNS1123Label,
 				decode: decodeK8s(func(m model.ObjectMeta, _ *corev1.Namespace) model.Object { return &model.Namespace{ObjectMeta: m} })}, true
 		case "Service":
-			return kindInfo{versions: v1, schemaCode: "MC1002", validName: validation.IsDNS1035Label,
+			return kindInfo{versions: v1, invalid: diag.InvalidObject, validName: validation.IsDNS1035Label,
 				decode: decodeK8s(func(m model.ObjectMeta, s *corev1.Service) model.Object {
 					return &model.Service{ObjectMeta: m, Spec: s.Spec}
 				})}, true
 		case "Pod":
-			return kindInfo{versions: v1, schemaCode: "MC1002", decode: decodeK8s(newPod)}, true
+			return kindInfo{versions: v1, invalid: diag.InvalidObject, decode: decodeK8s(newPod)}, true
 		case "ConfigMap":
-			return kindInfo{versions: v1, schemaCode: "MC1002",
+			return kindInfo{versions: v1, invalid: diag.InvalidObject,
 				decode: decodeK8s(func(m model.ObjectMeta, c *corev1.ConfigMap) model.Object {
 					return &model.ConfigMap{ObjectMeta: m, Data: c.Data}
 				})}, true
@@ -100,18 +101,18 @@ func lookupKind(group, kind string) (kindInfo, bool) {
 		hnc := []string{"v1alpha2"}
 		switch kind {
 		case "HierarchyConfiguration":
-			return kindInfo{versions: hnc, schemaCode: "MC1003", fixedName: "hierarchy",
+			return kindInfo{versions: hnc, invalid: diag.SchemaViolation, fixedName: "hierarchy",
 				decode: decodeHNC(func(m model.ObjectMeta, s model.HierarchySpec) model.Object {
 					return &model.HierarchyConfiguration{ObjectMeta: m, Spec: s}
 				})}, true
 		case "SubnamespaceAnchor":
 			// The anchor's name becomes a namespace name.
-			return kindInfo{versions: hnc, schemaCode: "MC1003", validName: validation.IsDNS1123Label,
+			return kindInfo{versions: hnc, invalid: diag.SchemaViolation, validName: validation.IsDNS1123Label,
 				decode: decodeHNC(func(m model.ObjectMeta, s model.AnchorSpec) model.Object {
 					return &model.SubnamespaceAnchor{ObjectMeta: m, Spec: s}
 				})}, true
 		case "HNCConfiguration":
-			return kindInfo{versions: hnc, clusterScoped: true, schemaCode: "MC1003", fixedName: "config",
+			return kindInfo{versions: hnc, clusterScoped: true, invalid: diag.SchemaViolation, fixedName: "config",
 				decode: decodeHNC(func(m model.ObjectMeta, s model.HNCConfigSpec) model.Object {
 					return &model.HNCConfiguration{ObjectMeta: m, Spec: s}
 				})}, true
@@ -123,14 +124,14 @@ func lookupKind(group, kind string) (kindInfo, bool) {
 func (k kindInfo) serves(version string) bool { return slices.Contains(k.versions, version) }
 
 func workloadKind[T any](template func(*T) corev1.PodTemplateSpec) kindInfo {
-	return kindInfo{versions: []string{"v1"}, schemaCode: "MC1002",
+	return kindInfo{versions: []string{"v1"}, invalid: diag.InvalidObject,
 		decode: decodeK8s(func(m model.ObjectMeta, o *T) model.Object {
 			return &model.Workload{ObjectMeta: m, Template: template(o)}
 		})}
 }
 
 func istioKind(versions []string, decode decodeFunc) kindInfo {
-	return kindInfo{versions: versions, schemaCode: "MC1003", decode: decode}
+	return kindInfo{versions: versions, invalid: diag.SchemaViolation, decode: decode}
 }
 
 func newPod(m model.ObjectMeta, p *corev1.Pod) model.Object {

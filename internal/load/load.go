@@ -161,7 +161,7 @@ type collector struct {
 }
 
 func (c *collector) unreadable(file, format string, args ...any) {
-	c.diags = append(c.diags, diag.New("MC1006", diag.ObjectRef{File: file}, format, args...))
+	c.diags = append(c.diags, diag.UnreadableInput.At(diag.ObjectRef{File: file}, format, args...))
 }
 
 // addStream adds a named path that is not a regular file, once per name.
@@ -315,7 +315,7 @@ func readAndDecode(dec *decoder, in input, opts Options) fileResult {
 }
 
 func unreadableResult(file, format string, args ...any) fileResult {
-	return fileResult{diags: []diag.Diagnostic{diag.New("MC1006", diag.ObjectRef{File: file}, format, args...)}}
+	return fileResult{diags: []diag.Diagnostic{diag.UnreadableInput.At(diag.ObjectRef{File: file}, format, args...)}}
 }
 
 // notText says why data is not a text manifest, or "".
@@ -349,7 +349,7 @@ func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
 		m := o.Meta()
 		id := m.ID()
 		if prev, dup := first[id]; dup {
-			d := diag.New("MC1004", m.Ref(), "%s is defined twice; the first definition (%s) is kept and this one is left out",
+			d := diag.DuplicateObject.At(m.Ref(), "%s is defined twice; the first definition (%s) is kept and this one is left out",
 				id, prev.Meta().Ref().Location())
 			d.Related = []diag.Related{{ObjectRef: prev.Meta().Ref(), Note: "first definition, kept"}}
 			diags = append(diags, d)
@@ -368,7 +368,7 @@ func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
 	}
 	for _, k := range unknownOrder {
 		metas := unknown[k]
-		d := diag.New("MC1005", metas[0].Ref(), "meshc does not model %s %s (%s); such objects count only for their namespace and for HNC propagation", metas[0].APIVersion, k.kind, countObjects(len(metas)))
+		d := diag.UnknownKind.At(metas[0].Ref(), "meshc does not model %s %s (%s); such objects count only for their namespace and for HNC propagation", metas[0].APIVersion, k.kind, countObjects(len(metas)))
 		for _, m := range metas[1:min(len(metas), 11)] {
 			d.Related = append(d.Related, diag.Related{ObjectRef: m.Ref(), Note: "also ignored"})
 		}

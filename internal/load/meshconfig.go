@@ -42,7 +42,7 @@ func MeshConfig(objs []model.Object, opts MeshOptions) (model.MeshConfig, []diag
 	mc.From = src
 	raw, line, msg := parseYAML(chunk{data: []byte(text), line: doc.Line})
 	if msg != "" {
-		return mc, append(diags, diag.New("MC1001", refAt(src, line), "mesh config: %s; istiod's defaults apply", msg))
+		return mc, append(diags, diag.InvalidYAML.At(refAt(src, line), "mesh config: %s; istiod's defaults apply", msg))
 	}
 	if raw == nil {
 		return mc, diags
@@ -53,7 +53,7 @@ func MeshConfig(objs []model.Object, opts MeshOptions) (model.MeshConfig, []diag
 	lines := doc.LinesOf(pathsOf(errs))
 	fatal := false
 	for i, e := range errs {
-		d := diag.New("MC1003", refAt(src, lines[i]), "mesh config: %s", e)
+		d := diag.SchemaViolation.At(refAt(src, lines[i]), "mesh config: %s", e)
 		if e.Unknown {
 			d = d.WithSeverity(diag.Warning)
 			d.Message += "; istiod ignores it"
@@ -80,7 +80,7 @@ func meshSource(objs []model.Object, opts MeshOptions) (string, *model.Document,
 	if opts.File != "" {
 		data, err := os.ReadFile(opts.File)
 		if err != nil {
-			return "", nil, model.Source{}, []diag.Diagnostic{diag.New("MC1006", diag.ObjectRef{File: opts.File}, "cannot read mesh config: %s", pathError(err))}
+			return "", nil, model.Source{}, []diag.Diagnostic{diag.UnreadableInput.At(diag.ObjectRef{File: opts.File}, "cannot read mesh config: %s", pathError(err))}
 		}
 		objs, diags := Bytes(opts.File, data)
 		for _, o := range objs {

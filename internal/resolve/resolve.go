@@ -103,7 +103,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	hdiags = append(hdiags, pdiags...)
 	hdiags = append(hdiags, hierarchy.SlotConflicts(objs)...)
 	if root := forest.Namespaces[mc.RootNamespace]; root != nil && root.Managed && len(root.Children) > 0 {
-		d := diag.New("MC2009", diag.ObjectRef{Kind: "Namespace", Name: root.Name}, "the Istio root namespace %s has HNC children (%s): propagated copies of its mesh-wide objects become per-namespace objects there and change precedence; exclude it with --hnc-excluded-namespace=%s",
+		d := diag.RootNamespaceInHierarchy.At(diag.ObjectRef{Kind: "Namespace", Name: root.Name}, "the Istio root namespace %s has HNC children (%s): propagated copies of its mesh-wide objects become per-namespace objects there and change precedence; exclude it with --hnc-excluded-namespace=%s",
 			root.Name, strings.Join(root.Children, ", "), root.Name)
 		if root.Object != nil {
 			d.Object = root.Object.Ref()
@@ -112,7 +112,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	}
 	watched, selErrs := discovery(mc.MeshConfig, forest)
 	for _, err := range selErrs {
-		hdiags = append(hdiags, diag.New("MC1003", diag.ObjectRef{Kind: "ConfigMap", File: mc.From.File, Line: mc.From.Line}, "mesh config discoverySelectors: %v; the selector is ignored", err))
+		hdiags = append(hdiags, diag.SchemaViolation.At(diag.ObjectRef{Kind: "ConfigMap", File: mc.From.File, Line: mc.From.Line}, "mesh config discoverySelectors: %v; the selector is ignored", err))
 	}
 	var services []*Service
 	var sidecars []*model.Sidecar
