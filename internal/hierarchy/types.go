@@ -24,53 +24,34 @@ type GroupKind struct{ Group, Kind string }
 // the API server for these; offline, the table answers.
 type resourceKind struct {
 	group, plural, singular, kind string
-	// version is what `config describe` prints; "" means v1.
+	// version is what `config describe` prints.
 	version string
 }
 
 // resourceTable lists the namespaced types meshc knows by their resource
-// names (hierarchy.md §1.1a [POLICY]).
+// names: the kind registry's, less HNC's own (docs/semantics/hierarchy.md
+// §1.1a [POLICY]).
 func resourceTable() []resourceKind {
-	return []resourceKind{
-		{"", "configmaps", "configmap", "ConfigMap", ""},
-		{"", "secrets", "secret", "Secret", ""},
-		{"", "serviceaccounts", "serviceaccount", "ServiceAccount", ""},
-		{"", "services", "service", "Service", ""},
-		{"", "limitranges", "limitrange", "LimitRange", ""},
-		{"", "resourcequotas", "resourcequota", "ResourceQuota", ""},
-		{"rbac.authorization.k8s.io", "roles", "role", "Role", ""},
-		{"rbac.authorization.k8s.io", "rolebindings", "rolebinding", "RoleBinding", ""},
-		{"networking.k8s.io", "networkpolicies", "networkpolicy", "NetworkPolicy", ""},
-		{"policy", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", ""},
-		{"networking.istio.io", "virtualservices", "virtualservice", "VirtualService", ""},
-		{"networking.istio.io", "destinationrules", "destinationrule", "DestinationRule", ""},
-		{"networking.istio.io", "gateways", "gateway", "Gateway", ""},
-		{"networking.istio.io", "serviceentries", "serviceentry", "ServiceEntry", ""},
-		{"networking.istio.io", "sidecars", "sidecar", "Sidecar", ""},
-		{"networking.istio.io", "workloadentries", "workloadentry", "WorkloadEntry", ""},
-		{"networking.istio.io", "envoyfilters", "envoyfilter", "EnvoyFilter", ""},
-		{"networking.istio.io", "proxyconfigs", "proxyconfig", "ProxyConfig", ""},
-		{"security.istio.io", "authorizationpolicies", "authorizationpolicy", "AuthorizationPolicy", ""},
-		{"security.istio.io", "peerauthentications", "peerauthentication", "PeerAuthentication", ""},
-		{"security.istio.io", "requestauthentications", "requestauthentication", "RequestAuthentication", ""},
-		{"telemetry.istio.io", "telemetries", "telemetry", "Telemetry", ""},
-		{"extensions.istio.io", "wasmplugins", "wasmplugin", "WasmPlugin", "v1alpha1"},
-		{"gateway.networking.k8s.io", "httproutes", "httproute", "HTTPRoute", ""},
-		{"gateway.networking.k8s.io", "gateways", "gateway", "Gateway", ""},
-	}
+	return registryKinds(func(k *model.Kind) bool { return !k.ClusterScoped && k.Group != model.GroupHNC })
 }
 
 // clusterScoped are resource names HNC refuses as not namespaced.
 func clusterScoped() []resourceKind {
-	return []resourceKind{
-		{"", "namespaces", "namespace", "Namespace", ""},
-		{"", "nodes", "node", "Node", ""},
-		{"", "persistentvolumes", "persistentvolume", "PersistentVolume", ""},
-		{"rbac.authorization.k8s.io", "clusterroles", "clusterrole", "ClusterRole", ""},
-		{"rbac.authorization.k8s.io", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", ""},
-		{"apiextensions.k8s.io", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition", ""},
-		{"hnc.x-k8s.io", "hncconfigurations", "hncconfiguration", "HNCConfiguration", ""},
+	return registryKinds(func(k *model.Kind) bool { return k.ClusterScoped })
+}
+
+func registryKinds(keep func(*model.Kind) bool) []resourceKind {
+	var out []resourceKind
+	for _, k := range model.Kinds() {
+		if keep(k) {
+			out = append(out, resourceOf(k))
+		}
 	}
+	return out
+}
+
+func resourceOf(k *model.Kind) resourceKind {
+	return resourceKind{k.Group, k.Plural, k.Singular, k.Kind, k.Versions[0]}
 }
 
 // crdKinds registers the namespaced types CustomResourceDefinitions in the
@@ -120,9 +101,10 @@ func typeModes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupKind
 // resolveTypes is typeModes, also returning the resource of each type.
 func resolveTypes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupKind]string, map[GroupKind]resourceKind, []diag.Diagnostic) {
 	modes := enforced()
-	kinds := map[GroupKind]resourceKind{
-		{"rbac.authorization.k8s.io", "Role"}:        {"rbac.authorization.k8s.io", "roles", "role", "Role", ""},
-		{"rbac.authorization.k8s.io", "RoleBinding"}: {"rbac.authorization.k8s.io", "rolebindings", "rolebinding", "RoleBinding", ""},
+	kinds := map[GroupKind]resourceKind{}
+	for gk := range modes {
+		k, _ := model.LookupKind(gk.Group, gk.Kind)
+		kinds[gk] = resourceOf(k)
 	}
 	if cfg == nil {
 		return modes, kinds, nil

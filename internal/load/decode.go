@@ -263,14 +263,14 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 	}
 
 	info, known := lookupKind(group, kind)
-	if known && !info.serves(version) {
-		d.report(info.invalid, at(model.Path{}.Key("apiVersion")), ref, "%s is not served at %s (served: %s); the object is left out",
-			kind, apiVersion, servedList(group, info.versions))
+	if known && !info.Serves(version) {
+		d.report(info.Family.Invalid(), at(model.Path{}.Key("apiVersion")), ref, "%s is not served at %s (served: %s); the object is left out",
+			kind, apiVersion, servedList(group, info.Versions))
 		return
 	}
 	ns := om.Namespace
 	switch {
-	case known && info.clusterScoped:
+	case known && info.ClusterScoped:
 		ns = "" // as kubectl does, a namespace on a cluster-scoped object is ignored
 	case known && ns == "":
 		ns = "default"
@@ -283,7 +283,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		}
 	}
 	if known {
-		valid := info.validName
+		valid := info.ValidName
 		if valid == nil {
 			valid = validation.IsDNS1123Subdomain
 		}
@@ -291,8 +291,8 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 			d.report(diag.InvalidObject, at(metaPath.Key("name")), ref, "name %q is not a valid %s name: %s; the object is left out", om.Name, kind, strings.Join(problems, "; "))
 			return
 		}
-		if info.fixedName != "" && om.Name != info.fixedName {
-			d.report(info.invalid, at(metaPath.Key("name")), ref, "a %s must be named %q, not %q; the object is left out", kind, info.fixedName, om.Name)
+		if info.FixedName != "" && om.Name != info.FixedName {
+			d.report(info.Family.Invalid(), at(metaPath.Key("name")), ref, "a %s must be named %q, not %q; the object is left out", kind, info.FixedName, om.Name)
 			return
 		}
 	}
@@ -312,9 +312,9 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		d.objs = append(d.objs, &model.Unknown{ObjectMeta: meta, Raw: raw})
 		return
 	}
-	obj, errs := info.decode(d, meta, raw)
+	obj, errs := d.decodeKind(info, meta, raw)
 	if len(errs) > 0 {
-		d.fieldErrors(info.invalid, src, ref, errs)
+		d.fieldErrors(info.Family.Invalid(), src, ref, errs)
 		return
 	}
 	d.objs = append(d.objs, obj)

@@ -18,29 +18,16 @@ type Policy struct {
 	targeted bool
 }
 
-// untranslatedKinds are the kinds of Policy, by group and kind, with what
-// istiod would build from them and where their selector is.
-var untranslatedKinds = map[[2]string]struct {
-	omits    string
-	selector []string
-}{
-	{model.GroupSecurity, "AuthorizationPolicy"}:   {"its RBAC filters, so nothing it allows, denies or audits is enforced", nil},
-	{model.GroupSecurity, "RequestAuthentication"}: {"its JWT authentication filter", []string{"selector", "matchLabels"}},
-	{model.GroupNetworking, "EnvoyFilter"}:         {"its patches", []string{"workloadSelector", "labels"}},
-	{"extensions.istio.io", "WasmPlugin"}:          {"its Wasm filter", []string{"selector", "matchLabels"}},
-	{"telemetry.istio.io", "Telemetry"}:            {"its access log, metrics and tracing settings", []string{"selector", "matchLabels"}},
-}
-
 // policies finds the Policies among objs.
 func policies(objs []model.Object) []*Policy {
 	var out []*Policy
 	for _, o := range objs {
 		m := o.Meta()
-		k, ok := untranslatedKinds[[2]string{m.Group(), m.Kind}]
-		if !ok {
+		k, ok := model.LookupKind(m.Group(), m.Kind)
+		if !ok || k.Untranslated == "" {
 			continue
 		}
-		p := &Policy{Object: m, Omits: k.omits}
+		p := &Policy{Object: m, Omits: k.Untranslated}
 		switch x := o.(type) {
 		case *model.AuthorizationPolicy:
 			p.selector = x.Spec.GetSelector().GetMatchLabels()
@@ -48,8 +35,8 @@ func policies(objs []model.Object) []*Policy {
 		case *model.Unknown:
 			spec, _ := x.Raw["spec"].(map[string]any)
 			p.targeted = spec["targetRef"] != nil || spec["targetRefs"] != nil
-			sel, _ := spec[k.selector[0]].(map[string]any)
-			labels, _ := sel[k.selector[1]].(map[string]any)
+			sel, _ := spec[k.SelectorPath[0]].(map[string]any)
+			labels, _ := sel[k.SelectorPath[1]].(map[string]any)
 			for key, v := range labels {
 				if s, ok := v.(string); ok {
 					if p.selector == nil {

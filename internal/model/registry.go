@@ -1,0 +1,243 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+	networking "istio.io/api/networking/v1alpha3"
+	security "istio.io/api/security/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/meshc/meshc/internal/diag"
+)
+
+// Family says how a kind's objects are decoded and which diagnostic their
+// problems are.
+type Family int
+
+const (
+	// Kubernetes kinds are built-in API types: fields are type-checked,
+	// unknown fields ignored, problems InvalidObject.
+	Kubernetes Family = iota
+	// Istio kinds decode strictly into their istio.io/api message.
+	Istio
+	// HNC kinds decode strictly into meshc's spec structs.
+	HNC
+)
+
+// Invalid is the diagnostic for an object of the family that cannot be
+// decoded: what the API server reports for a built-in type, or what a
+// custom resource's schema rejects.
+func (f Family) Invalid() *diag.Entry {
+	if f == Kubernetes {
+		return diag.InvalidObject
+	}
+	return diag.SchemaViolation
+}
+
+// Kind is everything meshc knows about one kind: how to name it, whether
+// and how it is decoded, and what it means for the mesh. Every pass reads
+// kinds from here.
+type Kind struct {
+	Group, Kind string
+	// Versions are the served versions, the preferred one first.
+	Versions []string
+	// Plural and Singular are the resource names (kubectl, HNC's
+	// HNCConfiguration).
+	Plural, Singular string
+	ClusterScoped    bool
+	Family           Family
+	// New returns the value an object is decoded into: the Kubernetes API
+	// type, the Istio spec message or the HNC spec struct, as a pointer.
+	// Nil for a kind meshc knows by name only; its objects load as
+	// Unknown.
+	New func() any
+	// Build makes the Object passes read from New's decoded value.
+	Build func(ObjectMeta, any) Object
+	// ValidName checks metadata.name; nil means a DNS-1123 subdomain.
+	ValidName func(string) []string
+	// FixedName is the only name the CRD admits ("" for any).
+	FixedName string
+	// Reads says what meshc takes from the kind, for the README's table;
+	// empty for kinds known by name only.
+	Reads string
+	// Untranslated, for a policy istiod builds into proxies and meshc does
+	// not, says what the proxies' configs lack (MC8003); SelectorPath is
+	// where its workload selector's labels are in the spec.
+	Untranslated string
+	SelectorPath []string
+}
+
+// Decoded reports whether meshc decodes the kind's objects into a type of
+// their own.
+func (k *Kind) Decoded() bool { return k.New != nil }
+
+// Serves reports whether version is one of the kind's served versions.
+func (k *Kind) Serves(version string) bool {
+	for _, v := range k.Versions {
+		if v == version {
+			return true
+		}
+	}
+	return false
+}
+
+// Kinds returns the registry: every kind meshc knows, grouped by API group.
+// Callers must not modify the entries.
+func Kinds() []*Kind { return registry() }
+
+// LookupKind finds a kind by group and kind name.
+func LookupKind(group, kind string) (*Kind, bool) {
+	k, ok := registryIndex()[[2]string{group, kind}]
+	return k, ok
+}
+
+var registry = sync.OnceValue(func() []*Kind {
+	v1 := []string{"v1"}
+	net := []string{"v1", "v1beta1", "v1alpha3"}
+	sec := []string{"v1", "v1beta1"}
+	hnc := []string{"v1alpha2"}
+	named := func(group, kind, plural string, versions []string, clusterScoped bool) *Kind {
+		return &Kind{Group: group, Kind: kind, Plural: plural, Singular: strings.ToLower(kind), Versions: versions, ClusterScoped: clusterScoped}
+	}
+	policy := func(group, kind, plural string, versions []string, omits string, selector ...string) *Kind {
+		k := named(group, kind, plural, versions, false)
+		k.Family, k.Untranslated, k.SelectorPath = Istio, omits, selector
+		k.Reads = "the workloads it applies to; not built (MC8003)"
+		return k
+	}
+	return []*Kind{
+		kube("", "Namespace", "namespaces", true, validation.IsDNS1123Label,
+			"labels (injection, discovery selectors, HNC tree labels), hierarchy",
+			func(m ObjectMeta, _ *corev1.Namespace) Object { return &Namespace{ObjectMeta: m} }),
+		kube("", "Service", "services", false, validation.IsDNS1035Label,
+			"ports, selector, cluster IP, ExternalName, exportTo annotation",
+			func(m ObjectMeta, s *corev1.Service) Object { return &Service{ObjectMeta: m, Spec: s.Spec} }),
+		kube("", "Pod", "pods", false, nil,
+			"proxies and endpoints: labels, annotations, container ports, IPs", newPod),
+		kube("", "ConfigMap", "configmaps", false, nil,
+			"`istio-system/istio`, key `mesh`: the mesh config",
+			func(m ObjectMeta, c *corev1.ConfigMap) Object { return &ConfigMap{ObjectMeta: m, Data: c.Data} }),
+		named("", "Secret", "secrets", v1, false),
+		named("", "ServiceAccount", "serviceaccounts", v1, false),
+		named("", "LimitRange", "limitranges", v1, false),
+		named("", "ResourceQuota", "resourcequotas", v1, false),
+		named("", "Node", "nodes", v1, true),
+		named("", "PersistentVolume", "persistentvolumes", v1, true),
+		workload(GroupApps, "Deployment", "deployments", func(o *appsv1.Deployment) corev1.PodTemplateSpec { return o.Spec.Template }),
+		workload(GroupApps, "StatefulSet", "statefulsets", func(o *appsv1.StatefulSet) corev1.PodTemplateSpec { return o.Spec.Template }),
+		workload(GroupApps, "DaemonSet", "daemonsets", func(o *appsv1.DaemonSet) corev1.PodTemplateSpec { return o.Spec.Template }),
+		workload(GroupApps, "ReplicaSet", "replicasets", func(o *appsv1.ReplicaSet) corev1.PodTemplateSpec { return o.Spec.Template }),
+		workload(GroupBatch, "Job", "jobs", func(o *batchv1.Job) corev1.PodTemplateSpec { return o.Spec.Template }),
+		named("rbac.authorization.k8s.io", "Role", "roles", v1, false),
+		named("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", v1, false),
+		named("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", v1, true),
+		named("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", v1, true),
+		named("networking.k8s.io", "NetworkPolicy", "networkpolicies", v1, false),
+		named("policy", "PodDisruptionBudget", "poddisruptionbudgets", v1, false),
+		named("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", v1, true),
+		istio(GroupNetworking, "VirtualService", "virtualservices", net, "routes, delegation, gateway binding", func() *networking.VirtualService { return &networking.VirtualService{} }),
+		istio(GroupNetworking, "DestinationRule", "destinationrules", net, "traffic policies and subsets", func() *networking.DestinationRule { return &networking.DestinationRule{} }),
+		istio(GroupNetworking, "Gateway", "gateways", net, "servers of gateway proxies", func() *networking.Gateway { return &networking.Gateway{} }),
+		istio(GroupNetworking, "ServiceEntry", "serviceentries", net, "mesh services and their endpoints", func() *networking.ServiceEntry { return &networking.ServiceEntry{} }),
+		istio(GroupNetworking, "Sidecar", "sidecars", net, "scopes: egress hosts, ingress ports, outbound policy", func() *networking.Sidecar { return &networking.Sidecar{} }),
+		istio(GroupNetworking, "WorkloadEntry", "workloadentries", net, "endpoints of services that select them", func() *networking.WorkloadEntry { return &networking.WorkloadEntry{} }),
+		policy(GroupNetworking, "EnvoyFilter", "envoyfilters", []string{"v1alpha3"}, "its patches", "workloadSelector", "labels"),
+		named(GroupNetworking, "ProxyConfig", "proxyconfigs", []string{"v1beta1"}, false),
+		istio(GroupSecurity, "PeerAuthentication", "peerauthentications", sec, "inbound mutual TLS modes", func() *security.PeerAuthentication { return &security.PeerAuthentication{} }),
+		untranslated(istio(GroupSecurity, "AuthorizationPolicy", "authorizationpolicies", sec, "", func() *security.AuthorizationPolicy { return &security.AuthorizationPolicy{} }),
+			"its RBAC filters, so nothing it allows, denies or audits is enforced"),
+		policy(GroupSecurity, "RequestAuthentication", "requestauthentications", sec, "its JWT authentication filter", "selector", "matchLabels"),
+		policy("telemetry.istio.io", "Telemetry", "telemetries", []string{"v1", "v1alpha1"}, "its access log, metrics and tracing settings", "selector", "matchLabels"),
+		policy("extensions.istio.io", "WasmPlugin", "wasmplugins", []string{"v1alpha1"}, "its Wasm filter", "selector", "matchLabels"),
+		named("gateway.networking.k8s.io", "HTTPRoute", "httproutes", v1, false),
+		named("gateway.networking.k8s.io", "Gateway", "gateways", v1, false),
+		hncKind("HierarchyConfiguration", "hierarchyconfigurations", hnc, false, "hierarchy", nil, "a namespace's parent",
+			func(m ObjectMeta, s *HierarchySpec) Object { return &HierarchyConfiguration{ObjectMeta: m, Spec: *s} }),
+		// The anchor's name becomes a namespace name.
+		hncKind("SubnamespaceAnchor", "subnamespaceanchors", hnc, false, "", validation.IsDNS1123Label, "a subnamespace of its namespace",
+			func(m ObjectMeta, s *AnchorSpec) Object { return &SubnamespaceAnchor{ObjectMeta: m, Spec: *s} }),
+		hncKind("HNCConfiguration", "hncconfigurations", hnc, true, "config", nil, "which types propagate",
+			func(m ObjectMeta, s *HNCConfigSpec) Object { return &HNCConfiguration{ObjectMeta: m, Spec: *s} }),
+	}
+})
+
+var registryIndex = sync.OnceValue(func() map[[2]string]*Kind {
+	out := map[[2]string]*Kind{}
+	for _, k := range registry() {
+		out[[2]string{k.Group, k.Kind}] = k
+	}
+	return out
+})
+
+// kube is a decoded Kubernetes kind served at v1.
+func kube[T any](group, kind, plural string, clusterScoped bool, validName func(string) []string, reads string, build func(ObjectMeta, *T) Object) *Kind {
+	return &Kind{Group: group, Kind: kind, Plural: plural, Singular: strings.ToLower(kind), Versions: []string{"v1"},
+		ClusterScoped: clusterScoped, Family: Kubernetes, ValidName: validName, Reads: reads,
+		New:   func() any { return new(T) },
+		Build: func(m ObjectMeta, v any) Object { return build(m, v.(*T)) },
+	}
+}
+
+// workload is a workload template kind: one proxy named after it.
+func workload[T any](group, kind, plural string, template func(*T) corev1.PodTemplateSpec) *Kind {
+	return kube(group, kind, plural, false, nil, "proxies and endpoints from the pod template",
+		func(m ObjectMeta, o *T) Object { return &Workload{ObjectMeta: m, Template: template(o)} })
+}
+
+func istio[T proto.Message](group, kind, plural string, versions []string, reads string, newSpec func() T) *Kind {
+	return &Kind{Group: group, Kind: kind, Plural: plural, Singular: strings.ToLower(kind), Versions: versions,
+		Family: Istio, Reads: reads,
+		New:   func() any { return newSpec() },
+		Build: func(m ObjectMeta, v any) Object { return &Config[T]{ObjectMeta: m, Spec: v.(T)} },
+	}
+}
+
+func untranslated(k *Kind, omits string) *Kind {
+	k.Untranslated, k.Reads = omits, "the workloads it applies to; not built (MC8003)"
+	return k
+}
+
+func hncKind[S any](kind, plural string, versions []string, clusterScoped bool, fixedName string, validName func(string) []string, reads string, build func(ObjectMeta, *S) Object) *Kind {
+	return &Kind{Group: GroupHNC, Kind: kind, Plural: plural, Singular: strings.ToLower(kind), Versions: versions,
+		ClusterScoped: clusterScoped, Family: HNC, FixedName: fixedName, ValidName: validName, Reads: reads,
+		New:   func() any { return new(S) },
+		Build: func(m ObjectMeta, v any) Object { return build(m, v.(*S)) },
+	}
+}
+
+func newPod(m ObjectMeta, p *corev1.Pod) Object {
+	var ips []string
+	for _, ip := range p.Status.PodIPs {
+		if ip.IP != "" {
+			ips = append(ips, ip.IP)
+		}
+	}
+	if len(ips) == 0 && p.Status.PodIP != "" {
+		ips = []string{p.Status.PodIP}
+	}
+	return &Pod{ObjectMeta: m, Spec: p.Spec, IPs: ips}
+}
+
+// ReadsTable is the README's "What meshc reads" table, made from the
+// registry: every kind meshc decodes or reports on.
+func ReadsTable() string {
+	var b strings.Builder
+	b.WriteString("| group | kind | versions | what meshc reads |\n| --- | --- | --- | --- |\n")
+	for _, k := range registry() {
+		if k.Reads == "" {
+			continue
+		}
+		group := k.Group
+		if group == "" {
+			group = "core"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", group, k.Kind, strings.Join(k.Versions, ", "), k.Reads)
+	}
+	return b.String()
+}
