@@ -11,10 +11,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/diag"
-	"github.com/meshc/meshc/internal/emit"
 	"github.com/meshc/meshc/internal/outdir"
-	"github.com/meshc/meshc/internal/resolve"
 )
 
 // buildFlags are meshc build's own flags.
@@ -82,14 +81,14 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			views, err := selectProxies(run.mesh, f.proxies)
+			views, err := run.SelectProxies(f.proxies)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
 			// A compiler writes nothing when its input fails: findings at
 			// --fail-on stop the build before any proxy is compiled.
-			if stop := exitFor(run.diags, threshold); stop != nil {
-				return f.refuse(g, run, run.diags, stop)
+			if stop := exitFor(run.Diagnostics, threshold); stop != nil {
+				return f.refuse(g, run, run.Diagnostics, stop)
 			}
 			var waiting outdir.Waiting
 			if !f.quiet {
@@ -106,22 +105,20 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 			// loading; documents of tens of megabytes are another matter,
 			// and peak memory must follow the proxies in flight.
 			debug.SetGCPercent(100)
-			wo := emit.WriteOptions{Dir: b.Dir()}
 			var bar *progressbar.ProgressBar
 			if !f.quiet && g.color(g.stderr) {
 				bar = progressbar.NewOptions(len(views), progressbar.OptionSetWriter(g.stderr),
 					progressbar.OptionSetDescription("compiling proxies"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-				wo.Progress = func(done, _ int) { _ = bar.Set(done) }
+				opts.Progress = func(done, _ int) { _ = bar.Set(done) }
 			}
-			res, err := emit.New(run.mesh, opts).Write(cmd.Context(), views, wo)
+			res, err := run.Build(cmd.Context(), views, b.Dir(), opts)
 			if bar != nil {
 				_ = bar.Finish()
 			}
 			if err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("build: %w; %s left as it was", err, f.out)}
 			}
-			ds := append(run.diags, buildDiagnostics(run.mesh, views, res, f.maxBytes)...)
-			diag.Sort(ds)
+			ds := res.Diagnostics
 			if stop := exitFor(ds, threshold); stop != nil {
 				return f.refuse(g, run, ds, stop)
 			}
@@ -142,12 +139,12 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "out", "o", "", "write the configs under `DIR` (required)")
-	fl.StringVar(&f.format, "format", string(emit.Bootstrap), "output `layout`: bootstrap or xds")
-	fl.StringVar(&f.endpoints, "endpoints", string(emit.EndpointsInline), "bootstrap endpoints: inline (from the manifests) or dns (each Kubernetes service by its cluster DNS name)")
-	fl.StringVar(&f.tlsMode, "tls-mode", string(emit.TLSIstio), "Istio mutual TLS: istio (SDS from istio-agent), files (certificates in --cert-dir) or off")
+	fl.StringVar(&f.format, "format", compile.Formats[0], "output `layout`: bootstrap or xds")
+	fl.StringVar(&f.endpoints, "endpoints", compile.EndpointModes[0], "bootstrap endpoints: inline (from the manifests) or dns (each Kubernetes service by its cluster DNS name)")
+	fl.StringVar(&f.tlsMode, "tls-mode", compile.TLSModes[0], "Istio mutual TLS: istio (SDS from istio-agent), files (certificates in --cert-dir) or off")
 	fl.StringVar(&f.certDir, "cert-dir", "/etc/certs", "`DIR` with cert-chain.pem, key.pem and root-cert.pem for --tls-mode files")
 	fl.StringArrayVar(&f.proxies, "proxy", nil, "build only proxies matching `NAMESPACE/NAME` (a glob); repeatable")
-	fl.IntVar(&f.maxBytes, "max-proxy-bytes", 4<<20, "warn (MC8001) when a proxy's config exceeds this many `bytes` on the wire")
+	fl.IntVar(&f.maxBytes, "max-proxy-bytes", compile.DefaultMaxProxyBytes, "warn (MC8001) when a proxy's config exceeds this many `bytes` on the wire")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no summary")
 	fl.BoolVar(&f.dedup, "dedup", false, "write each distinct cluster and listener set once under OUT/_shared/, named by content, and point bootstraps at them")
 	fl.StringVar(&f.dedupRoot, "dedup-root", "", "with --dedup, the `DIR` bootstraps find _shared/ in (default: relative to Envoy's working directory, meant to be OUT)")
@@ -155,15 +152,15 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	fl.BoolVar(&f.force, "force", false, "replace OUT even if it is the home directory, a file, or a directory meshc did not write (never /, the working directory, its parents or an input)")
 	_ = cmd.MarkFlagRequired("out")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"bootstrap", "xds"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("endpoints", cobra.FixedCompletions([]string{"inline", "dns"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("tls-mode", cobra.FixedCompletions([]string{"istio", "files", "off"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(compile.Formats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("endpoints", cobra.FixedCompletions(compile.EndpointModes, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("tls-mode", cobra.FixedCompletions(compile.TLSModes, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
 // refuse reports why nothing was written: the diagnostics, then what
 // stopped the build.
-func (f buildFlags) refuse(g *globals, run analysis, ds []diag.Diagnostic, stop error) error {
+func (f buildFlags) refuse(g *globals, run *compile.Result, ds []diag.Diagnostic, stop error) error {
 	if err := report(g, run, ds); err != nil {
 		return err
 	}
@@ -176,10 +173,10 @@ func (f buildFlags) refuse(g *globals, run analysis, ds []diag.Diagnostic, stop 
 }
 
 // report prints diagnostics to stderr as lint prints them.
-func report(g *globals, run analysis, ds []diag.Diagnostic) error {
+func report(g *globals, run *compile.Result, ds []diag.Diagnostic) error {
 	r, err := diag.NewRenderer("text", diag.Options{
 		Color: g.color(g.stderr),
-		Input: diag.Input{Files: len(run.input.Files), Objects: len(run.input.Objects)},
+		Input: diag.Input{Files: len(run.Files), Objects: len(run.Objects)},
 	})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -190,21 +187,21 @@ func report(g *globals, run analysis, ds []diag.Diagnostic) error {
 	return nil
 }
 
-func (f buildFlags) options() (emit.Options, diag.Severity, error) {
+func (f buildFlags) options() (compile.BuildOptions, diag.Severity, error) {
 	threshold, err := parseFailOn(f.failOn)
 	if err != nil {
-		return emit.Options{}, 0, err
+		return compile.BuildOptions{}, 0, err
 	}
-	opts := emit.Options{Format: emit.Format(f.format), Endpoints: emit.EndpointMode(f.endpoints), TLS: emit.TLSMode(f.tlsMode), CertDir: f.certDir,
-		Dedup: f.dedup, DedupRoot: f.dedupRoot, HeadlessCIDRChains: f.headlessChains}
+	opts := compile.BuildOptions{Format: f.format, Endpoints: f.endpoints, TLS: f.tlsMode, CertDir: f.certDir,
+		Dedup: f.dedup, DedupRoot: f.dedupRoot, HeadlessCIDRChains: f.headlessChains, MaxProxyBytes: f.maxBytes}
 	switch {
-	case !slices.Contains([]emit.Format{emit.Bootstrap, emit.XDS}, opts.Format):
+	case !slices.Contains(compile.Formats, f.format):
 		return opts, 0, fmt.Errorf("--format: want bootstrap or xds, got %q", f.format)
-	case !slices.Contains([]emit.EndpointMode{emit.EndpointsInline, emit.EndpointsDNS}, opts.Endpoints):
+	case !slices.Contains(compile.EndpointModes, f.endpoints):
 		return opts, 0, fmt.Errorf("--endpoints: want inline or dns, got %q", f.endpoints)
-	case !slices.Contains([]emit.TLSMode{emit.TLSIstio, emit.TLSFiles, emit.TLSOff}, opts.TLS):
+	case !slices.Contains(compile.TLSModes, f.tlsMode):
 		return opts, 0, fmt.Errorf("--tls-mode: want istio, files or off, got %q", f.tlsMode)
-	case f.dedup && opts.Format != emit.Bootstrap:
+	case f.dedup && f.format != "bootstrap":
 		return opts, 0, fmt.Errorf("--dedup shares files between bootstraps; it needs --format bootstrap")
 	case f.maxBytes <= 0:
 		return opts, 0, fmt.Errorf("--max-proxy-bytes: want a positive size, got %d", f.maxBytes)
@@ -217,84 +214,7 @@ func (f buildFlags) options() (emit.Options, diag.Severity, error) {
 	return opts, threshold, nil
 }
 
-// selectProxies keeps the proxies matching any pattern, all when none is
-// given; a pattern matching nothing is an error, as a typo would be.
-func selectProxies(m *resolve.Mesh, patterns []string) ([]*resolve.ProxyView, error) {
-	if len(patterns) == 0 {
-		return m.Views, nil
-	}
-	var out []*resolve.ProxyView
-	used := make([]bool, len(patterns))
-	for _, v := range m.Views {
-		hit := false
-		for i, p := range patterns {
-			if ok, _ := path.Match(p, v.Proxy.ID()); ok {
-				used[i], hit = true, true
-			}
-		}
-		if hit {
-			out = append(out, v)
-		}
-	}
-	for i, p := range patterns {
-		if !used[i] {
-			return nil, fmt.Errorf("--proxy %q matches no proxy", p)
-		}
-	}
-	return out, nil
-}
-
-// buildDiagnostics reports each proxy's invalid resources (MC8002) and
-// oversized configs (MC8001).
-func buildDiagnostics(m *resolve.Mesh, views []*resolve.ProxyView, res emit.Result, maxBytes int) []diag.Diagnostic {
-	out := untranslated(m, views)
-	for i, v := range views {
-		ref := v.Proxy.Object.Ref()
-		for _, p := range res.Problems[v.Proxy.ID()] {
-			d := diag.InvalidEnvoyConfig.At(ref, "the Envoy config of proxy %s is invalid: %s", v.Proxy.ID(), p)
-			d.Proxies = []string{v.Proxy.ID()}
-			out = append(out, d)
-		}
-		e := res.Index[i]
-		if e.WireBytes <= maxBytes {
-			continue
-		}
-		hint := "a Sidecar in namespace " + v.Proxy.Namespace + " whose egress hosts list only what the workload calls would trim it"
-		if sc := v.Choice.Sidecar; sc != nil {
-			hint = "its Sidecar " + sc.Namespace + "/" + sc.Name + " imports " + fmt.Sprint(len(v.Scope.Services)) + " services; narrowing its egress hosts would trim it"
-		}
-		d := diag.ProxyConfigTooLarge.At(ref, "the Envoy config of proxy %s is %d bytes on the wire (%d clusters, %d listeners), over the budget of %d; %s",
-			v.Proxy.ID(), e.WireBytes, e.Counts.Clusters, e.Counts.Listeners, maxBytes, hint)
-		d.Proxies = []string{v.Proxy.ID()}
-		out = append(out, d)
-	}
-	return out
-}
-
-// untranslated reports each policy that applies to built proxies whose
-// configs lack it (MC8003).
-func untranslated(m *resolve.Mesh, views []*resolve.ProxyView) []diag.Diagnostic {
-	affected := map[*resolve.Policy][]string{}
-	for _, v := range views {
-		for _, p := range m.PoliciesFor(v.Proxy) {
-			affected[p] = append(affected[p], v.Proxy.ID())
-		}
-	}
-	var out []diag.Diagnostic
-	for _, p := range m.Policies {
-		ids := affected[p]
-		if len(ids) == 0 {
-			continue
-		}
-		d := diag.UntranslatedPolicy.At(p.Object.Ref(), "%s %s/%s applies to %d of the proxies built, but meshc does not build %s",
-			p.Object.Kind, p.Object.Namespace, p.Object.Name, len(ids), p.Omits)
-		d.Proxies = ids
-		out = append(out, d)
-	}
-	return out
-}
-
-func summary(w io.Writer, res emit.Result, out string) {
+func summary(w io.Writer, res *compile.Built, out string) {
 	var files, bytes int
 	for _, e := range res.Index {
 		bytes += e.Bytes

@@ -2,14 +2,11 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/meshc/meshc/internal/explain"
-	"github.com/meshc/meshc/internal/resolve"
-	"github.com/meshc/meshc/internal/suggest"
 )
 
 func newExplainCmd(g *globals) *cobra.Command {
@@ -53,11 +50,11 @@ proxy. --verbose adds egress listeners, hidden services and merge details.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			v, ok := run.mesh.View(ns, name)
-			if !ok {
-				return &exitError{code: exitUsage, err: notFound(run.mesh, ns, name)}
+			v, err := run.Proxy(ns, name)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
 			}
-			rep := explain.Build(run.mesh, v, run.diags)
+			rep := explain.Build(run.Mesh, v, run.Diagnostics)
 			if format == "json" {
 				return explain.WriteJSON(g.stdout, rep)
 			}
@@ -69,37 +66,4 @@ proxy. --verbose adds egress listeners, hidden services and merge details.`,
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "add egress listeners, hidden services and merge details")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
-}
-
-// notFound says a proxy does not exist and lists the closest ones.
-func notFound(m *resolve.Mesh, ns, name string) error {
-	type cand struct {
-		id    string
-		score int
-	}
-	var cands []cand
-	for _, p := range m.Proxies {
-		score := suggest.Distance(p.Name, name)
-		if p.Namespace != ns {
-			score += 2
-		}
-		if strings.HasPrefix(p.Name, name) || strings.HasPrefix(name, p.Name) {
-			score = min(score, 2)
-		}
-		if score <= 4 {
-			cands = append(cands, cand{p.ID(), score})
-		}
-	}
-	slices.SortStableFunc(cands, func(a, b cand) int { return a.score - b.score })
-	msg := fmt.Sprintf("no proxy %s/%s in the input (%d proxies found)", ns, name, len(m.Proxies))
-	if len(cands) > 0 {
-		var ids []string
-		for _, c := range cands[:min(5, len(cands))] {
-			ids = append(ids, c.id)
-		}
-		msg += "; did you mean " + strings.Join(ids, ", ") + "?"
-	} else {
-		msg += "; a proxy is an injected Pod or workload (istio-injection=enabled on its namespace, or sidecar.istio.io/inject=true)"
-	}
-	return fmt.Errorf("%s", msg)
 }

@@ -38,10 +38,10 @@ usage error or when some input could not be read (MC1006).`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			res, ds := run.input, run.diags
+			ds := run.Diagnostics
 			r, err := diag.NewRenderer(format, diag.Options{
 				Color:       g.color(g.stdout),
-				Input:       diag.Input{Files: len(res.Files), Objects: len(res.Objects)},
+				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects)},
 				ToolVersion: strings.Fields(versionText())[1],
 			})
 			if err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -248,5 +250,28 @@ func TestHierarchyEndToEnd(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", tt.args, code, errOut)
 		}
 		golden.Check(t, filepath.Join("testdata", "hierarchy", tt.golden), []byte(out))
+	}
+}
+
+// TestImportsOnlyCompileAndRenderers: the commands hold flags, renderers
+// and exit codes; the passes are reached through internal/compile.
+func TestImportsOnlyCompileAndRenderers(t *testing.T) {
+	fset := token.NewFileSet()
+	files, _ := filepath.Glob("*.go")
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range src.Imports {
+			for _, pass := range []string{"load", "resolve", "hierarchy", "emit", "lint"} {
+				if imp.Path.Value == `"github.com/meshc/meshc/internal/`+pass+`"` {
+					t.Errorf("%s imports internal/%s; reach it through internal/compile", f, pass)
+				}
+			}
+		}
 	}
 }

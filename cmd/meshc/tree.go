@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/meshc/meshc/internal/hierarchy"
+	"github.com/meshc/meshc/internal/compile"
 )
 
 func newTreeCmd(g *globals) *cobra.Command {
@@ -32,16 +32,15 @@ parent is missing are listed too (--hns-compat hides them).`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			f := run.mesh.Hierarchy
 			switch {
 			case config:
-				return hierarchy.WriteConfig(g.stdout, hierarchy.ConfigStatus(f, run.input.Objects, run.mesh.Objects))
+				return run.WriteHNCConfig(g.stdout)
 			case describe:
 				for i, ns := range args {
 					if i > 0 {
 						fmt.Fprintln(g.stdout)
 					}
-					if err := hierarchy.WriteDescribe(g.stdout, f, ns); err != nil {
+					if err := run.WriteDescribe(g.stdout, ns); err != nil {
 						return &exitError{code: exitUsage, err: err}
 					}
 				}
@@ -50,13 +49,10 @@ parent is missing are listed too (--hns-compat hides them).`,
 			if format == "json" {
 				enc := json.NewEncoder(g.stdout)
 				enc.SetIndent("", "  ")
-				return enc.Encode(treeJSON(f))
+				return enc.Encode(run.Tree())
 			}
-			if err := hierarchy.WriteTree(g.stdout, f, hierarchy.TreeOptions{Roots: args, HNSCompat: compat}); err != nil {
+			if err := run.WriteTree(g.stdout, compile.TreeOptions{Roots: args, HNSCompat: compat}, propagated); err != nil {
 				return &exitError{code: exitUsage, err: err}
-			}
-			if propagated {
-				return hierarchy.WriteCopies(g.stdout, run.mesh.Objects)
 			}
 			return nil
 		},
@@ -68,30 +64,4 @@ parent is missing are listed too (--hns-compat hides them).`,
 	cmd.Flags().BoolVar(&config, "config", false, "print the HNCConfiguration status like kubectl hns config describe")
 	cmd.Flags().BoolVar(&propagated, "propagated", false, "also list, per namespace, the copies HNC propagates into it and their sources")
 	return cmd
-}
-
-// namespaceJSON is one namespace in `meshc tree -o json`.
-type namespaceJSON struct {
-	Name        string                `json:"name"`
-	Parent      string                `json:"parent,omitempty"`
-	Subns       bool                  `json:"subnamespace,omitempty"`
-	Children    []string              `json:"children,omitempty"`
-	Conditions  []hierarchy.Condition `json:"conditions,omitempty"`
-	Labels      map[string]string     `json:"labels,omitempty"`
-	Annotations map[string]string     `json:"annotations,omitempty"`
-	Implied     bool                  `json:"implied,omitempty"`
-	Synthesized bool                  `json:"synthesized,omitempty"`
-	Managed     bool                  `json:"managed"`
-}
-
-func treeJSON(f *hierarchy.Forest) []namespaceJSON {
-	var out []namespaceJSON
-	for _, n := range f.Sorted() {
-		if !n.Exists {
-			continue
-		}
-		out = append(out, namespaceJSON{Name: n.Name, Parent: n.Parent, Subns: n.IsSub, Children: n.Children, Conditions: n.Conditions,
-			Labels: n.Labels, Annotations: n.Annotations, Implied: n.Implied, Synthesized: n.Synthesized, Managed: n.Managed})
-	}
-	return out
 }

@@ -23,7 +23,9 @@ type Analyzer struct {
 
 // Pass is what an analyzer reads and where it reports.
 type Pass struct {
-	Mesh  *resolve.Mesh
+	Mesh *resolve.Mesh
+	// Build is set for the build checks.
+	Build *Build
 	entry *diag.Entry
 	diags []diag.Diagnostic
 }
@@ -58,6 +60,8 @@ type Options struct {
 	// Suppress lists "CODE" or "CODE=namespace/name" (a path.Match glob on
 	// the subject object) to leave out.
 	Suppress []string
+	// Build is the build the build checks read.
+	Build *Build
 }
 
 // Run runs the analyzers over a resolved mesh, drops suppressed findings
@@ -69,7 +73,7 @@ func Run(m *resolve.Mesh, objs []model.Object, analyzers []*Analyzer, opts Optio
 	var annotated map[string]map[string]bool
 	var wg sync.WaitGroup
 	for i, a := range analyzers {
-		passes[i] = &Pass{Mesh: m, entry: a.Entry}
+		passes[i] = &Pass{Mesh: m, Build: opts.Build, entry: a.Entry}
 		wg.Go(func() { a.Run(passes[i]) })
 	}
 	wg.Go(func() { annotated = suppressionAnnotations(objs) })

@@ -1,0 +1,138 @@
+package compile
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/emit"
+	"github.com/meshc/meshc/internal/lint"
+	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/suggest"
+)
+
+// BuildOptions shape a build's Envoy configuration and where it goes.
+type BuildOptions struct {
+	// Format is "bootstrap" (default) or "xds"; Endpoints "inline"
+	// (default) or "dns"; TLS "istio" (default), "files" or "off".
+	Format, Endpoints, TLS string
+	// CertDir holds the certificate files of TLS "files".
+	CertDir string
+	// Dedup writes shared cluster and listener sets once, under
+	// DedupRoot in the bootstraps' paths.
+	Dedup     bool
+	DedupRoot string
+	// HeadlessCIDRChains is istiod's PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER.
+	HeadlessCIDRChains bool
+	// MaxProxyBytes is MC8001's budget on the wire.
+	MaxProxyBytes int
+	// Workers bounds parallel proxy builds; 0 means GOMAXPROCS.
+	Workers int
+	// Progress, when set, is called after each proxy is written.
+	Progress func(done, total int)
+}
+
+// The values BuildOptions' string fields take.
+var (
+	Formats       = []string{string(emit.Bootstrap), string(emit.XDS)}
+	EndpointModes = []string{string(emit.EndpointsInline), string(emit.EndpointsDNS)}
+	TLSModes      = []string{string(emit.TLSIstio), string(emit.TLSFiles), string(emit.TLSOff)}
+)
+
+// DefaultMaxProxyBytes is istiod's gRPC message limit.
+const DefaultMaxProxyBytes = 4 << 20
+
+// Built is a finished build.
+type Built struct {
+	// Index lists every proxy written, as index.json does.
+	Index []emit.IndexEntry
+	// Diagnostics are the compile's and the build checks', sorted.
+	Diagnostics []diag.Diagnostic
+}
+
+// Build compiles the Envoy configuration of views (from SelectProxies)
+// into dir, a fresh directory, and runs the build checks (MC8001–MC8003)
+// over it. It stops when ctx ends; dir is then incomplete.
+func (r *Result) Build(ctx context.Context, views []*resolve.ProxyView, dir string, opts BuildOptions) (*Built, error) {
+	eo := emit.Options{Format: emit.Format(opts.Format), Endpoints: emit.EndpointMode(opts.Endpoints), TLS: emit.TLSMode(opts.TLS),
+		CertDir: opts.CertDir, Dedup: opts.Dedup, DedupRoot: opts.DedupRoot, HeadlessCIDRChains: opts.HeadlessCIDRChains}
+	res, err := emit.New(r.Mesh, eo).Write(ctx, views, emit.WriteOptions{Dir: dir, Workers: opts.Workers, Progress: opts.Progress})
+	if err != nil {
+		return nil, err
+	}
+	b := &lint.Build{Views: views, Result: res, MaxProxyBytes: opts.MaxProxyBytes}
+	if b.MaxProxyBytes <= 0 {
+		b.MaxProxyBytes = DefaultMaxProxyBytes
+	}
+	ds := append(slices.Clone(r.Diagnostics), lint.Run(r.Mesh, r.Mesh.Objects, lint.BuildAnalyzers(), lint.Options{Suppress: r.opts.Suppress, Build: b})...)
+	diag.Sort(ds)
+	return &Built{Index: res.Index, Diagnostics: ds}, nil
+}
+
+// SelectProxies keeps the proxies whose NAMESPACE/NAME matches any glob,
+// all when none is given; a pattern matching nothing is an error, as a
+// typo would be.
+func (r *Result) SelectProxies(patterns []string) ([]*resolve.ProxyView, error) {
+	if len(patterns) == 0 {
+		return r.Mesh.Views, nil
+	}
+	var out []*resolve.ProxyView
+	used := make([]bool, len(patterns))
+	for _, v := range r.Mesh.Views {
+		hit := false
+		for i, p := range patterns {
+			if ok, _ := path.Match(p, v.Proxy.ID()); ok {
+				used[i], hit = true, true
+			}
+		}
+		if hit {
+			out = append(out, v)
+		}
+	}
+	for i, p := range patterns {
+		if !used[i] {
+			return nil, fmt.Errorf("--proxy %q matches no proxy", p)
+		}
+	}
+	return out, nil
+}
+
+// Proxy finds one proxy's view; when there is none, the error lists the
+// closest names.
+func (r *Result) Proxy(namespace, name string) (*resolve.ProxyView, error) {
+	if v, ok := r.Mesh.View(namespace, name); ok {
+		return v, nil
+	}
+	type cand struct {
+		id    string
+		score int
+	}
+	var cands []cand
+	for _, p := range r.Mesh.Proxies {
+		score := suggest.Distance(p.Name, name)
+		if p.Namespace != namespace {
+			score += 2
+		}
+		if strings.HasPrefix(p.Name, name) || strings.HasPrefix(name, p.Name) {
+			score = min(score, 2)
+		}
+		if score <= 4 {
+			cands = append(cands, cand{p.ID(), score})
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return a.score - b.score })
+	msg := fmt.Sprintf("no proxy %s/%s in the input (%d proxies found)", namespace, name, len(r.Mesh.Proxies))
+	if len(cands) > 0 {
+		var ids []string
+		for _, c := range cands[:min(5, len(cands))] {
+			ids = append(ids, c.id)
+		}
+		msg += "; did you mean " + strings.Join(ids, ", ") + "?"
+	} else {
+		msg += "; a proxy is an injected Pod or workload (istio-injection=enabled on its namespace, or sidecar.istio.io/inject=true)"
+	}
+	return nil, fmt.Errorf("%s", msg)
+}

@@ -1,0 +1,111 @@
+// Package compile is meshc's pipeline as a library: inputs and options are
+// values, so two compiles can coexist in one process (a diff compiles BASE
+// and HEAD, a server recompiles in the background). Run loads the inputs,
+// reads the mesh config, builds the namespace hierarchy, resolves every
+// proxy's view and runs the analyzers; Build emits Envoy configuration on
+// demand and runs the checks that read it.
+package compile
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/hierarchy"
+	"github.com/meshc/meshc/internal/lint"
+	"github.com/meshc/meshc/internal/load"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// Inputs are what a compile reads.
+type Inputs struct {
+	// Paths are files, directories (searched recursively) and "-" for
+	// Stdin; none means the working directory.
+	Paths []string
+	Stdin io.Reader
+}
+
+// Options are a compile's settings. The zero value is istiod's defaults.
+type Options struct {
+	// MeshConfigFile, when set, is read instead of the istio ConfigMap in
+	// the inputs.
+	MeshConfigFile string
+	// Hierarchy and Propagation are HNC's operator options.
+	Hierarchy   hierarchy.Options
+	Propagation hierarchy.PropagateOptions
+	// PlaceholderVIPs is where Services without a cluster IP get one;
+	// the zero prefix means resolve's default range.
+	PlaceholderVIPs netip.Prefix
+	// Suppress lists codes, or CODE=namespace/name globs, to leave out.
+	Suppress []string
+}
+
+// Validate checks the options that can be wrong.
+func (o Options) Validate() error {
+	if err := hierarchy.ValidateOptions(o.Hierarchy); err != nil {
+		return err
+	}
+	if p := o.PlaceholderVIPs; p.IsValid() && (!p.Addr().Is4() || p.Bits() > 30) {
+		return fmt.Errorf("placeholder VIPs: want an IPv4 CIDR of at least 4 addresses, got %s", p)
+	}
+	return nil
+}
+
+// DefaultPlaceholderVIPs is the range Options.PlaceholderVIPs defaults to.
+func DefaultPlaceholderVIPs() netip.Prefix { return resolve.DefaultPlaceholderVIPs() }
+
+// Result is one compile: what was read, the resolved mesh and every
+// diagnostic, sorted. It is read-only.
+type Result struct {
+	// Files are the files read, in input order.
+	Files []string
+	// Objects are the objects loaded, before HNC propagation.
+	Objects []model.Object
+	// Mesh is the resolution, with provenance.
+	Mesh        *resolve.Mesh
+	Diagnostics []diag.Diagnostic
+	opts        Options
+}
+
+// Run compiles inputs. The passes write nothing, so when ctx ends Run
+// returns at once with its cause and leaves them to finish unobserved: an
+// interrupt never waits for a long resolve or a read that blocks. Problems
+// with the input are diagnostics; the error is ctx's.
+func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
+	type result struct {
+		r   *Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := run(ctx, in, opts)
+		done <- result{r, err}
+	}()
+	select {
+	case r := <-done:
+		return r.r, r.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+func run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
+	paths := in.Paths
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	res, ds, err := load.Paths(ctx, paths, load.Options{Stdin: in.Stdin})
+	if err != nil {
+		return nil, err
+	}
+	mc, meshDiags := load.MeshConfig(res.Objects, load.MeshOptions{File: opts.MeshConfigFile})
+	ds = append(ds, meshDiags...)
+	mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc, Hierarchy: opts.Hierarchy, Propagation: opts.Propagation, PlaceholderVIPs: opts.PlaceholderVIPs})
+	ds = append(ds, mesh.Diagnostics...)
+	ds = append(ds, lint.Run(mesh, mesh.Objects, lint.Analyzers(), lint.Options{Suppress: opts.Suppress})...)
+	diag.Sort(ds)
+	return &Result{Files: res.Files, Objects: res.Objects, Mesh: mesh, Diagnostics: ds, opts: opts}, nil
+}
