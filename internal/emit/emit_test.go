@@ -18,7 +18,7 @@ import (
 	caresv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/network/dns_resolver/cares/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
-	"github.com/meshc/meshc/internal/load"
+	"github.com/meshc/meshc/internal/meshtest"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -40,14 +40,7 @@ func compile(t *testing.T, opts Options, proxy string, docs ...string) *Config {
 
 func resolveDocs(t *testing.T, docs ...string) *resolve.Mesh {
 	t.Helper()
-	objs, ds := load.Bytes("in.yaml", []byte(strings.Join(docs, "\n---\n")))
-	for _, d := range ds {
-		if d.Code != "MC1005" {
-			t.Fatalf("load: line %d %s %s", d.Object.Line, d.Code, d.Message)
-		}
-	}
-	mc, _ := load.MeshConfig(objs, load.MeshOptions{})
-	return resolve.Resolve(objs, resolve.Options{Mesh: mc})
+	return meshtest.Mesh(t, docs...)
 }
 
 const (

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/meshc/meshc/internal/load"
-	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/meshtest"
 )
 
 // FuzzEmit compiles every proxy of arbitrary manifests in both formats:
@@ -115,8 +115,7 @@ spec: {hosts: [x], http: [{route: [{destination: {host: x}, weight: 100}, {desti
 `))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, _ := load.Bytes("fuzz.yaml", data)
-		mc, _ := load.MeshConfig(objs, load.MeshOptions{})
-		m := resolve.Resolve(objs, resolve.Options{Mesh: mc})
+		m := meshtest.Resolve(objs)
 		for _, format := range []Format{Bootstrap, XDS} {
 			e := New(m, Options{Format: format, Dedup: format == Bootstrap})
 			for _, v := range m.Views {

@@ -17,26 +17,16 @@ import (
 
 	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/load"
+	"github.com/meshc/meshc/internal/meshtest"
 	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
 const bookinfo = "../../examples/bookinfo"
 
-func loadMesh(t *testing.T, objs []model.Object) *resolve.Mesh {
-	t.Helper()
-	mc, _ := load.MeshConfig(objs, load.MeshOptions{})
-	return resolve.Resolve(objs, resolve.Options{Mesh: mc})
-}
+func loadMesh(_ *testing.T, objs []model.Object) *resolve.Mesh { return meshtest.Resolve(objs) }
 
-func bookinfoObjects(t *testing.T) []model.Object {
-	t.Helper()
-	res, ds, err := load.Paths(context.Background(), []string{bookinfo}, load.Options{})
-	if err != nil || len(ds) > 0 {
-		t.Fatalf("load bookinfo: %v %v", err, ds)
-	}
-	return res.Objects
-}
+func bookinfoObjects(t *testing.T) []model.Object { return meshtest.Dir(t, bookinfo) }
 
 // TestGoldenBookinfoXDS pins the xDS output of every bookinfo proxy,
 // sidecars and the ingress gateway. Regenerate with -update.
@@ -141,17 +131,14 @@ func TestWriteRefusesUnsafeNames(t *testing.T) {
 // are three proxies with three files, each named with its kind; the index
 // lists each once with the hash of its own file.
 func TestWritePathsUnique(t *testing.T) {
-	objs, ds := load.Bytes("web.yaml", []byte(strings.Join([]string{
+	objs := meshtest.Objects(t,
 		"apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {istio-injection: enabled}}",
 		"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {selector: {app: web}, ports: [{port: 80, name: http}]}",
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: i}]}}}",
 		"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web, namespace: shop}\nspec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web, tier: db}}, spec: {containers: [{name: c, image: i}]}}}",
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop, labels: {app: web}}\nspec: {containers: [{name: c, image: i}]}",
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: solo, namespace: shop, labels: {app: web}}\nspec: {containers: [{name: c, image: i}]}",
-	}, "\n---\n")))
-	if len(ds) > 0 {
-		t.Fatal(ds)
-	}
+	)
 	for _, format := range []Format{Bootstrap, XDS} {
 		m := loadMesh(t, objs)
 		out := t.TempDir()

@@ -2,26 +2,20 @@ package explain
 
 import (
 	"bytes"
-	"context"
 	"path/filepath"
 	"testing"
 
 	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/lint"
-	"github.com/meshc/meshc/internal/load"
-	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/meshtest"
 )
 
 // TestBookinfoGolden explains two bookinfo proxies, a sidecar and the
 // ingress gateway, in text (plain and verbose) and JSON.
 func TestBookinfoGolden(t *testing.T) {
-	res, ds, err := load.Paths(context.Background(), []string{filepath.Join("..", "..", "examples", "bookinfo")}, load.Options{})
-	if err != nil || len(ds) > 0 {
-		t.Fatalf("load: %v %v", err, ds)
-	}
-	mc, _ := load.MeshConfig(res.Objects, load.MeshOptions{})
-	m := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc})
-	diags := lint.Run(m, res.Objects, lint.Analyzers(), lint.Options{})
+	objs := meshtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo"))
+	m := meshtest.Resolve(objs)
+	diags := lint.Run(m, objs, lint.Analyzers(), lint.Options{})
 	for _, id := range []struct{ ns, name string }{{"default", "productpage-v1"}, {"istio-system", "istio-ingressgateway"}} {
 		v, ok := m.View(id.ns, id.name)
 		if !ok {
@@ -52,7 +46,7 @@ func TestBookinfoGolden(t *testing.T) {
 // port-level modes, and the policies meshc leaves out of the proxy's
 // config; one that selects other workloads is not listed.
 func TestMutualTLSAndUnbuiltPolicies(t *testing.T) {
-	objs, ds := load.Bytes("in.yaml", []byte(`apiVersion: v1
+	m := meshtest.Mesh(t, `apiVersion: v1
 kind: Namespace
 metadata: {name: shop, labels: {istio-injection: enabled}}
 ---
@@ -80,12 +74,7 @@ apiVersion: security.istio.io/v1
 kind: AuthorizationPolicy
 metadata: {name: db-only, namespace: shop}
 spec: {selector: {matchLabels: {app: db}}}
-`))
-	if len(ds) > 0 {
-		t.Fatalf("load: %v", ds)
-	}
-	mc, _ := load.MeshConfig(objs, load.MeshOptions{})
-	m := resolve.Resolve(objs, resolve.Options{Mesh: mc})
+`)
 	v, ok := m.View("shop", "web")
 	if !ok {
 		t.Fatal("no proxy shop/web")

@@ -7,7 +7,7 @@ import (
 
 	"github.com/meshc/meshc/internal/explain"
 	"github.com/meshc/meshc/internal/load"
-	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/meshtest"
 )
 
 // FuzzPipeline runs every pass after loading (hierarchy, resolution,
@@ -59,8 +59,7 @@ spec: {parent: a}
 `))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, _ := load.Bytes("fuzz.yaml", data)
-		mc, _ := load.MeshConfig(objs, load.MeshOptions{})
-		m := resolve.Resolve(objs, resolve.Options{Mesh: mc})
+		m := meshtest.Resolve(objs)
 		ds := Run(m, m.Objects, Analyzers(), Options{})
 		for _, v := range m.Views {
 			m.OutboundRoutes(v)

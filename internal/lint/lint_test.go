@@ -6,21 +6,14 @@ import (
 	"testing"
 
 	"github.com/meshc/meshc/internal/diag"
-	"github.com/meshc/meshc/internal/load"
-	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/meshtest"
 )
 
 // run loads docs, resolves them and runs every analyzer.
 func run(t *testing.T, opts Options, docs ...string) []diag.Diagnostic {
 	t.Helper()
-	objs, ds := load.Bytes("in.yaml", []byte(strings.Join(docs, "---\n")))
-	for _, d := range ds {
-		if d.Code != "MC1005" {
-			t.Fatalf("load: %s:%d %s %s", d.Object.File, d.Object.Line, d.Code, d.Message)
-		}
-	}
-	mc, _ := load.MeshConfig(objs, load.MeshOptions{})
-	return Run(resolve.Resolve(objs, resolve.Options{Mesh: mc}), objs, Analyzers(), opts)
+	objs := meshtest.Objects(t, docs...)
+	return Run(meshtest.Resolve(objs), objs, Analyzers(), opts)
 }
 
 func ns(name string) string {

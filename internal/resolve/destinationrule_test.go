@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/meshc/meshc/internal/host"
-	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/model"
 )
 
@@ -37,12 +36,8 @@ func quoteAll(ss []string) string {
 
 func loadDRs(t *testing.T, docs ...string) []*model.DestinationRule {
 	t.Helper()
-	objs, ds := load.Bytes("dr.yaml", []byte(strings.Join(docs, "---\n")))
-	if len(ds) > 0 {
-		t.Fatalf("load: %v", ds)
-	}
 	var out []*model.DestinationRule
-	for _, o := range objs {
+	for _, o := range objects(t, docs...) {
 		out = append(out, o.(*model.DestinationRule))
 	}
 	return out

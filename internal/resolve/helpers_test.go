@@ -17,12 +17,7 @@ import (
 // overrides (a MeshConfig YAML, or "").
 func mesh(t *testing.T, meshYAML string, docs ...string) *Mesh {
 	t.Helper()
-	objs, ds := load.Bytes("in.yaml", []byte(strings.Join(docs, "\n---\n")))
-	for _, d := range ds {
-		if d.Code != "MC1005" {
-			t.Fatalf("load: %s:%d %s %s", d.Object.File, d.Object.Line, d.Code, d.Message)
-		}
-	}
+	objs := objects(t, docs...)
 	var mc model.MeshConfig
 	if meshYAML != "" {
 		cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  mesh: |\n    " + strings.ReplaceAll(strings.TrimSpace(meshYAML), "\n", "\n    ") + "\n"
@@ -36,6 +31,19 @@ func mesh(t *testing.T, meshYAML string, docs ...string) *Mesh {
 		mc, _ = load.MeshConfig(nil, load.MeshOptions{})
 	}
 	return Resolve(objs, Options{Mesh: mc})
+}
+
+// objects loads YAML documents, failing t on any diagnostic but
+// UnknownKind.
+func objects(t *testing.T, docs ...string) []model.Object {
+	t.Helper()
+	objs, ds := load.Bytes("in.yaml", []byte(strings.Join(docs, "\n---\n")))
+	for _, d := range ds {
+		if !diag.UnknownKind.Is(d) {
+			t.Fatalf("load: %s:%d %s %s", d.Object.File, d.Object.Line, d.Code, d.Message)
+		}
+	}
+	return objs
 }
 
 // svc builds a mesh service directly, for cases Kubernetes could not

@@ -2,23 +2,15 @@ package resolve
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/meshc/meshc/internal/diag"
-	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/model"
 )
 
 func hierarchyMesh(t *testing.T, docs ...string) *Mesh {
 	t.Helper()
-	objs, ds := load.Bytes("h.yaml", []byte(strings.Join(docs, "\n---\n")))
-	for _, d := range ds {
-		if d.Code != "MC1005" {
-			t.Fatalf("load: %v", d)
-		}
-	}
-	return Resolve(objs, Options{Mesh: model.MeshConfig{}})
+	return mesh(t, "", docs...)
 }
 
 const orgTeam = `apiVersion: v1

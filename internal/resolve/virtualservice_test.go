@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/model"
 )
 
@@ -18,12 +16,8 @@ func vsYAML(ns, name, spec string) string {
 
 func loadVSs(t *testing.T, defaults []string, docs ...string) []*VirtualService {
 	t.Helper()
-	objs, ds := load.Bytes("vs.yaml", []byte(strings.Join(docs, "---\n")))
-	if len(ds) > 0 {
-		t.Fatalf("load: %v", ds)
-	}
 	var out []*VirtualService
-	for _, o := range objs {
+	for _, o := range objects(t, docs...) {
 		out = append(out, newVirtualService(o.(*model.VirtualService), "cluster.local", defaults))
 	}
 	return out

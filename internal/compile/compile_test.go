@@ -1,0 +1,134 @@
+package compile
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const bookinfo = "../../examples/bookinfo"
+
+// TestTwoCompilesCoexist: compiles of other inputs and options in one
+// process keep their own results (a diff needs BASE and HEAD at once).
+func TestTwoCompilesCoexist(t *testing.T) {
+	ctx := context.Background()
+	a, err := Run(ctx, Inputs{Paths: []string{bookinfo}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := netip.MustParsePrefix("100.64.0.0/16")
+	b, err := Run(ctx, Inputs{Paths: []string{"-"}, Stdin: strings.NewReader(service)}, Options{PlaceholderVIPs: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Mesh.Views) != 7 || len(a.Files) != 6 || len(b.Mesh.Views) != 0 || len(b.Files) != 1 {
+		t.Fatalf("bookinfo: %d proxies from %d files; stdin: %d proxies from %d files", len(a.Mesh.Views), len(a.Files), len(b.Mesh.Views), len(b.Files))
+	}
+	vip := func(r *Result) netip.Addr {
+		for _, s := range r.Mesh.Services {
+			if strings.HasPrefix(string(s.Host), "web.shop.") {
+				return netip.MustParseAddr(s.Addresses[0])
+			}
+		}
+		t.Fatal("no service web.shop")
+		return netip.Addr{}
+	}
+	if got := vip(b); !other.Contains(got) {
+		t.Errorf("placeholder VIP %s outside %s", got, other)
+	}
+	c, err := Run(ctx, Inputs{Paths: []string{"-"}, Stdin: strings.NewReader(service)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := vip(c); other.Contains(got) || !DefaultPlaceholderVIPs().Contains(got) {
+		t.Errorf("second compile took the first one's range: %s", got)
+	}
+}
+
+const service = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{port: 80, name: http}]}
+`
+
+// TestRunEndsWithContext: a compile blocked reading standard input returns
+// the context's cause as soon as the context ends.
+func TestRunEndsWithContext(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	cause := errors.New("interrupted")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(50*time.Millisecond, func() { cancel(cause) })
+	start := time.Now()
+	_, err := Run(ctx, Inputs{Paths: []string{"-"}, Stdin: r}, Options{})
+	if !errors.Is(err, cause) || time.Since(start) > 5*time.Second {
+		t.Errorf("err = %v after %v, want the cause at once", err, time.Since(start))
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		ok   bool
+	}{
+		{Options{}, true},
+		{Options{PlaceholderVIPs: netip.MustParsePrefix("10.0.0.0/31")}, false},
+		{Options{PlaceholderVIPs: netip.MustParsePrefix("fd00::/64")}, false},
+	} {
+		if err := tc.opts.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%+v: %v", tc.opts, err)
+		}
+	}
+}
+
+// TestBuildRunsBuildChecks: a build writes every selected proxy and adds
+// the build checks' findings to the compile's, here MC8001 under a tiny
+// budget and MC8003 for a policy meshc does not build.
+func TestBuildRunsBuildChecks(t *testing.T) {
+	authz := filepath.Join(t.TempDir(), "authz.yaml")
+	if err := os.WriteFile(authz, []byte("apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: deny, namespace: default}\nspec: {selector: {matchLabels: {app: ratings}}, action: DENY, rules: [{}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), Inputs{Paths: []string{bookinfo, authz}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	views, err := r.SelectProxies([]string{"default/ratings-*"})
+	if err != nil || len(views) != 1 {
+		t.Fatalf("%d views, %v", len(views), err)
+	}
+	if _, err := r.SelectProxies([]string{"default/nope"}); err == nil {
+		t.Error("a pattern matching nothing was accepted")
+	}
+	built, err := r.Build(context.Background(), views, t.TempDir(), BuildOptions{MaxProxyBytes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[string]int{}
+	for _, d := range built.Diagnostics {
+		codes[d.Code]++
+	}
+	if len(built.Index) != 1 || codes["MC8001"] != 1 || codes["MC8003"] != 1 {
+		t.Errorf("index %d entries, codes %v", len(built.Index), codes)
+	}
+}
+
+// TestProxySuggests: a proxy that does not exist gets the nearest names.
+func TestProxySuggests(t *testing.T) {
+	r, err := Run(context.Background(), Inputs{Paths: []string{bookinfo}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Proxy("default", "reviews-v1"); err != nil {
+		t.Error(err)
+	}
+	if _, err := r.Proxy("default", "reviews"); err == nil || !strings.Contains(err.Error(), "did you mean default/reviews-v1") {
+		t.Errorf("err = %v", err)
+	}
+}
