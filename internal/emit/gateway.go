@@ -139,31 +139,11 @@ func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen m
 // route, of the server's VirtualServices in order, whose match (if any)
 // takes the server's port and gateway; nil when none does.
 func (b *builder) tcpServerProxy(gs resolve.GatewayServer) []*listenerv3.Filter {
-	gw := gs.Gateway.Namespace + "/" + gs.Gateway.Name
-	for _, gr := range gs.Routes {
-		vs := gr.VirtualService
-		for _, r := range vs.Object.Spec.GetTcp() {
-			if len(r.GetRoute()) > 0 && gatewayTCPMatch(r.GetMatch(), gw, vs.Namespace(), gs.Port) {
-				return b.tcpRouteProxy(vs, r.GetRoute(), gs.Port, protocol.Parse(serverOf(gs).GetPort().GetProtocol()))
-			}
-		}
+	r, ok := resolve.GatewayTCPRoute(gs)
+	if !ok {
+		return nil
 	}
-	return nil
-}
-
-// gatewayTCPMatch says whether any of a TCP route's matches, or the lack of any,
-// takes a gateway server: the port unset or the server's, the gateways
-// unset or naming this one.
-func gatewayTCPMatch(matches []*networking.L4MatchAttributes, gw, vsNs string, port uint32) bool {
-	for _, m := range matches {
-		if m.GetPort() != 0 && m.GetPort() != port {
-			continue
-		}
-		if gws := m.GetGateways(); len(gws) == 0 || slices.ContainsFunc(gws, func(g string) bool { return host.GatewayRef(g, vsNs) == gw }) {
-			return true
-		}
-	}
-	return len(matches) == 0
+	return b.tcpRouteProxy(r.VirtualService, r.Destinations, gs.Port, protocol.Parse(serverOf(gs).GetPort().GetProtocol()))
 }
 
 // autoPassthroughChains forward TLS unopened to the SNI-DNAT cluster the
@@ -207,34 +187,13 @@ func (b *builder) autoPassthroughChains(srv *networking.Server) []*listenerv3.Fi
 // the server's VirtualServices (istio.md §6.7). An SNI name a previous
 // chain on the port took is skipped, as Envoy would refuse the duplicate.
 func (b *builder) passthroughChains(gs resolve.GatewayServer, seen map[string]bool) []*listenerv3.FilterChain {
-	gw := gs.Gateway.Namespace + "/" + gs.Gateway.Name
+	routes, skipped := resolve.GatewayTLSRoutes(gs, seen)
+	b.pk.problems = append(b.pk.problems, skipped...)
 	var out []*listenerv3.FilterChain
-	for _, gr := range gs.Routes {
-		vs := gr.VirtualService
-		for _, r := range vs.Object.Spec.GetTls() {
-			if len(r.GetRoute()) == 0 {
-				continue
-			}
-			for _, m := range r.GetMatch() {
-				if m.GetPort() != 0 && m.GetPort() != gs.Port {
-					continue
-				}
-				if gws := m.GetGateways(); len(gws) > 0 && !slices.ContainsFunc(gws, func(g string) bool { return host.GatewayRef(g, vs.Namespace()) == gw }) {
-					continue
-				}
-				if slices.ContainsFunc(m.GetSniHosts(), func(h string) bool { return seen[h] }) {
-					b.pk.problems = append(b.pk.problems, fmt.Sprintf("VirtualService %s/%s: TLS route on gateway %s port %d repeats an SNI name of an earlier route; skipped, as istiod does",
-						vs.Object.Namespace, vs.Object.Name, gw, gs.Port))
-					continue
-				}
-				for _, h := range m.GetSniHosts() {
-					seen[h] = true
-				}
-				// Unlike a sidecar's, istiod leaves the gateway chain
-				// without its VirtualService's name.
-				out = append(out, chain(sniMatch(m.GetSniHosts()), b.tcpRouteProxy(vs, r.GetRoute(), gs.Port, protocol.TLS)...))
-			}
-		}
+	for _, r := range routes {
+		// Unlike a sidecar's, istiod leaves the gateway chain without its
+		// VirtualService's name.
+		out = append(out, chain(sniMatch(r.SNIHosts), b.tcpRouteProxy(r.VirtualService, r.Destinations, gs.Port, protocol.TLS)...))
 	}
 	return out
 }
@@ -465,48 +424,12 @@ func catchAllLast(routes []*routev3.Route) []*routev3.Route {
 	return out
 }
 
-// gatewayRoutes translates a VirtualService's HTTP routes for a gateway:
-// matches naming other gateways, ports or source labels drop out, and a
-// destination without a port takes the only port of its service or else
-// the server's (istio.md §7.9).
+// gatewayRoutes renders a VirtualService's HTTP routes as resolve
+// translates them for a gateway server.
 func (b *builder) gatewayRoutes(vs *resolve.VirtualService, gw string, port uint32, tls bool) []*routev3.Route {
 	var out []*routev3.Route
-	for i := range vs.Routes {
-		r := &vs.Routes[i]
-		clusters := b.gatewayClusters(r, port)
-		matches := r.GetMatch()
-		if len(matches) == 0 {
-			return append(out, b.vsRoute(&resolve.HTTPRoute{Name: r.GetName(), Clusters: clusters, Source: r}, vs, port, tls))
-		}
-		for _, m := range matches {
-			if !gatewayMatch(m, gw, vs.Namespace(), b.view.Proxy, port) {
-				continue
-			}
-			name := r.GetName()
-			if m.GetName() != "" {
-				name += "." + m.GetName()
-			}
-			out = append(out, b.vsRoute(&resolve.HTTPRoute{Name: name, Match: m, Clusters: clusters, Source: r}, vs, port, tls))
-		}
-	}
-	return out
-}
-
-func gatewayMatch(m *networking.HTTPMatchRequest, gw, vsNs string, p *resolve.Proxy, port uint32) bool {
-	if m.GetPort() != 0 && m.GetPort() != port {
-		return false
-	}
-	if gws := m.GetGateways(); len(gws) > 0 && !slices.ContainsFunc(gws, func(g string) bool { return host.GatewayRef(g, vsNs) == gw }) {
-		return false
-	}
-	return resolve.LabelsMatch(m.GetSourceLabels(), p.Labels)
-}
-
-func (b *builder) gatewayClusters(r *resolve.Route, port uint32) []resolve.WeightedCluster {
-	var out []resolve.WeightedCluster
-	for _, d := range destinations(r.HTTPRoute) {
-		dest := d.GetDestination()
-		out = append(out, resolve.WeightedCluster{Cluster: b.destinationCluster(dest, r.From.Namespace(), port), Weight: d.GetWeight()})
+	for _, r := range b.mesh.GatewayHTTPRoutes(vs, gw, b.view.Proxy, port) {
+		out = append(out, b.vsRoute(r, vs, port, tls))
 	}
 	return out
 }

@@ -28,7 +28,6 @@ import (
 	meshv1 "istio.io/api/mesh/v1alpha1"
 	networking "istio.io/api/networking/v1alpha3"
 
-	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/protocol"
 	"github.com/meshc/meshc/internal/resolve"
 )
@@ -346,32 +345,10 @@ func (b *builder) tlsRouteChains(vss []*resolve.VirtualService, s *resolve.Servi
 		return nil
 	}
 	var out []*listenerv3.FilterChain
-	handled := map[string]bool{}
-	// istiod keeps the last destination subnets it met for every later
-	// match too, even one without subnets; so does meshc, to predict it.
-	var subnets []string
-	for _, vs := range forHost(vss, s.Host) {
-		for _, r := range vs.Object.Spec.GetTls() {
-			if len(r.GetRoute()) == 0 {
-				continue
-			}
-			for _, m := range r.GetMatch() {
-				if !b.routeApplies(m, port) {
-					continue
-				}
-				if len(m.GetDestinationSubnets()) > 0 {
-					subnets = m.GetDestinationSubnets()
-				}
-				key := strings.Join(m.GetSniHosts(), ",") + "|" + strings.Join(m.GetDestinationSubnets(), ",")
-				if handled[key] {
-					continue
-				}
-				handled[key] = true
-				fc := chain(l4Match(m.GetSniHosts(), subnets), b.tcpRouteProxy(vs, r.GetRoute(), port, proto)...)
-				fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
-				out = append(out, fc)
-			}
-		}
+	for _, r := range resolve.SidecarTLSRoutes(vss, s.Host, resolve.SidecarSource(b.view.Proxy, port)) {
+		fc := chain(l4Match(r.SNIHosts, r.Subnets), b.tcpRouteProxy(r.VirtualService, r.Destinations, port, proto)...)
+		fc.Metadata = configMetadata("virtual-service", r.VirtualService.Object.Namespace, r.VirtualService.Object.Name)
+		out = append(out, fc)
 	}
 	return out
 }
@@ -401,90 +378,22 @@ func cidrRanges(subnets []string) []*corev3.CidrRange {
 // subnets gets a chain on those subnets. Without a terminal route the
 // caller adds the service's own chain.
 func (b *builder) tcpRouteChains(vss []*resolve.VirtualService, s *resolve.Service, port uint32, proto protocol.Protocol) (chains []*listenerv3.FilterChain, terminal bool) {
-	for _, vs := range forHost(vss, s.Host) {
-		for _, r := range vs.Object.Spec.GetTcp() {
-			if len(r.GetRoute()) == 0 {
-				continue
-			}
-			terminal := len(r.GetMatch()) == 0
-			var subnets []string
-			for _, m := range r.GetMatch() {
-				if !b.routeApplies(m, port) {
-					continue
-				}
-				if len(m.GetDestinationSubnets()) == 0 || port == 0 {
-					terminal = true
-					break
-				}
-				subnets = append(subnets, m.GetDestinationSubnets()...)
-			}
-			switch {
-			case terminal:
-				fc := chain(nil, b.tcpRouteProxy(vs, r.GetRoute(), port, proto)...)
-				fc.Metadata = configMetadata("virtual-service", vs.Object.Namespace, vs.Object.Name)
-				return append(chains, fc), true
-			case len(subnets) > 0:
-				// istiod marks only terminal chains with their VirtualService.
-				chains = append(chains, chain(l4Match(nil, subnets), b.tcpRouteProxy(vs, r.GetRoute(), port, proto)...))
-			}
+	for _, r := range resolve.SidecarTCPRoutes(vss, s.Host, resolve.SidecarSource(b.view.Proxy, port)) {
+		fc := chain(l4Match(nil, r.Subnets), b.tcpRouteProxy(r.VirtualService, r.Destinations, port, proto)...)
+		if r.Terminal {
+			// istiod marks only terminal chains with their VirtualService.
+			fc.Metadata = configMetadata("virtual-service", r.VirtualService.Object.Namespace, r.VirtualService.Object.Name)
+			return append(chains, fc), true
 		}
+		chains = append(chains, fc)
 	}
 	return chains, false
-}
-
-// forHost are the VirtualServices, in order, with a host that matches h.
-func forHost(vss []*resolve.VirtualService, h host.Name) []*resolve.VirtualService {
-	var out []*resolve.VirtualService
-	for _, vs := range vss {
-		if slices.ContainsFunc(vs.Hosts, func(vh host.Name) bool { return host.Name(strings.ToLower(string(vh))).Matches(h) }) {
-			out = append(out, vs)
-		}
-	}
-	return out
-}
-
-// l4Route is what TCP and TLS route matches have in common.
-type l4Route interface {
-	GetGateways() []string
-	GetSourceLabels() map[string]string
-	GetSourceNamespace() string
-	GetPort() uint32
-}
-
-// routeApplies checks the predicates of a TCP or TLS route match that a
-// proxy's config can settle: gateways, source labels and namespace, port.
-func (b *builder) routeApplies(m l4Route, port uint32) bool {
-	switch {
-	case len(m.GetGateways()) > 0 && !slices.Contains(m.GetGateways(), resolve.MeshGateway):
-	case !resolve.LabelsMatch(m.GetSourceLabels(), b.view.Proxy.Labels):
-	case m.GetSourceNamespace() != "" && m.GetSourceNamespace() != b.view.Proxy.Namespace:
-	case m.GetPort() != 0 && m.GetPort() != port:
-	default:
-		return true
-	}
-	return false
-}
-
-// destinationCluster names the cluster of a destination of a TCP or TLS
-// route, or of a gateway's route, on a listener port: the service found by
-// the host gives the port when the destination has none and it has one,
-// and sends an ExternalName alias to the name it holds (istio.md §6.6).
-func (b *builder) destinationCluster(d *networking.Destination, ns string, port uint32) string {
-	h := host.FQDN(d.GetHost(), ns, b.mesh.Config.DomainSuffix)
-	p := d.GetPort().GetNumber()
-	if ss := b.mesh.ServicesNamed(h); len(ss) > 0 {
-		if p == 0 && len(ss[0].Ports) == 1 {
-			p = ss[0].Ports[0].Number
-		}
-		h = ss[0].Concrete()
-	}
-	return resolve.ClusterName(cmp.Or(p, port), d.GetSubset(), h)
 }
 
 // tcpRouteProxy sends a TCP route's traffic to its one destination, or
 // splits it by weight (stat prefix "<name>.<namespace>", as istiod does).
 func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking.RouteDestination, port uint32, proto protocol.Protocol) []*listenerv3.Filter {
-	cluster := func(d *networking.Destination) string { return b.destinationCluster(d, vs.Namespace(), port) }
+	cluster := func(d *networking.Destination) string { return b.mesh.DestinationCluster(d, vs.Namespace(), port) }
 	if len(routes) == 1 {
 		name := cluster(routes[0].GetDestination())
 		return b.l4(proto, name, b.tcpProxy(name, name))

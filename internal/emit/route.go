@@ -346,7 +346,7 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 	for _, m := range b.mirrors(r, port) {
 		action.RequestMirrorPolicies = append(action.RequestMirrorPolicies, m)
 	}
-	dests := destinations(in)
+	dests := resolve.Destinations(in)
 	// Several destinations stay weighted even when weights of zero leave
 	// one, as istiod writes them.
 	single := len(in.GetRoute()) == 1
@@ -394,19 +394,6 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 	}
 	action.RetryPolicy = retryPolicy(retries, hashed)
 	return action
-}
-
-// destinations are the route's weighted destinations as resolve counted
-// them: all of them, or those with a weight when there are several.
-func destinations(in *networking.HTTPRoute) []*networking.HTTPRouteDestination {
-	var out []*networking.HTTPRouteDestination
-	for _, d := range in.GetRoute() {
-		if d.GetDestination() == nil || (len(in.GetRoute()) > 1 && d.GetWeight() == 0) {
-			continue
-		}
-		out = append(out, d)
-	}
-	return out
 }
 
 // serviceOf finds the scope's service an outbound cluster name points at.

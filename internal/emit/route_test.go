@@ -1,6 +1,7 @@
 package emit
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -166,6 +167,66 @@ spec:
 				t.Errorf("redirect = %v, want /new on the request's port 8080", rd)
 			}
 		}
+	}
+}
+
+// gatewaySourceWorld is a gateway in istio-system serving a VirtualService
+// of namespace shop whose matches test the gateway proxy as a source.
+func gatewaySourceRoutes(t *testing.T, matches ...string) []string {
+	t.Helper()
+	http := ""
+	for i, m := range matches {
+		http += fmt.Sprintf("  - {name: r%d, match: [%s], route: [{destination: {host: web}}]}\n", i, m)
+	}
+	cfg := compile(t, Options{Format: XDS}, "istio-system/gw", gatewayPod("edge"),
+		`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {clusterIP: 10.0.0.8, ports: [{name: http, port: 80}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: public, namespace: istio-system}
+spec:
+  selector: {istio: edge}
+  servers: [{port: {number: 8080, name: http, protocol: HTTP}, hosts: ["*"]}]`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web, namespace: shop}
+spec:
+  hosts: [shop.example.com]
+  gateways: [istio-system/public]
+  http:
+`+http+`  - {name: rest, route: [{destination: {host: web}}]}`)
+	vhs := routeNamed(cfg, "http.8080").GetVirtualHosts()
+	if len(vhs) != 1 {
+		t.Fatalf("%d virtual hosts", len(vhs))
+	}
+	return names(vhs[0].GetRoutes())
+}
+
+// TestGatewayDropsOtherSourceNamespace: on a gateway, a match whose
+// sourceNamespace is not the gateway proxy's namespace never applies, as
+// on a sidecar; one naming the proxy's namespace does (checked against
+// istiod's generator).
+func TestGatewayDropsOtherSourceNamespace(t *testing.T) {
+	got := gatewaySourceRoutes(t, "{sourceNamespace: foo, uri: {prefix: /foo}}", "{sourceNamespace: istio-system, uri: {prefix: /own}}")
+	if want := []string{"r1", "rest"}; !slices.Equal(got, want) {
+		t.Errorf("routes %v, want %v", got, want)
+	}
+}
+
+// TestGatewayMatchNamingGatewaySkipsSourceLabels: a match that names the
+// gateway applies on it whatever its sourceLabels, which istiod does not
+// check then; sourceLabels without gateways are checked against the
+// gateway proxy's labels (checked against istiod's generator).
+func TestGatewayMatchNamingGatewaySkipsSourceLabels(t *testing.T) {
+	got := gatewaySourceRoutes(t,
+		"{gateways: [istio-system/public], sourceLabels: {app: nothing}, uri: {prefix: /named}}",
+		"{sourceLabels: {app: nothing}, uri: {prefix: /labels}}",
+		"{sourceLabels: {istio: edge}, uri: {prefix: /mine}}",
+		"{gateways: [other], uri: {prefix: /other}}")
+	if want := []string{"r0", "r2", "rest"}; !slices.Equal(got, want) {
+		t.Errorf("routes %v, want %v", got, want)
 	}
 }
 

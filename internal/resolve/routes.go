@@ -358,19 +358,87 @@ func findService(services []*Service, h host.Name) *Service {
 	return nil
 }
 
+// RouteSource is what a route's source predicates are checked against: a
+// sidecar, whose only gateway is "mesh", or a gateway proxy serving one
+// Gateway ("namespace/name"), with its labels and namespace, on a
+// listener port.
+type RouteSource struct {
+	Gateways  []string
+	Labels    map[string]string
+	Namespace string
+	Port      uint32
+}
+
+// SidecarSource is p as a sidecar on port.
+func SidecarSource(p *Proxy, port uint32) RouteSource {
+	return RouteSource{Gateways: []string{MeshGateway}, Labels: p.Labels, Namespace: p.Namespace, Port: port}
+}
+
+// GatewaySource is p serving gateway ("namespace/name") on port.
+func GatewaySource(p *Proxy, gateway string, port uint32) RouteSource {
+	return RouteSource{Gateways: []string{gateway}, Labels: p.Labels, Namespace: p.Namespace, Port: port}
+}
+
+// names reports whether any of refs, as written in a VirtualService of
+// namespace vsNs, is one of src's gateways.
+func (src RouteSource) names(refs []string, vsNs string) bool {
+	return slices.ContainsFunc(refs, func(g string) bool { return slices.Contains(src.Gateways, host.GatewayRef(g, vsNs)) })
+}
+
+// HTTPMatchApplies says whether an HTTP match can take src's traffic, as
+// istiod decides for sidecars and gateways alike (docs/semantics/
+// virtual-services.md §6.6): the port must agree; a match that names
+// gateways applies exactly when it names one of src's, its source labels
+// and namespace unchecked; otherwise the source labels must be a subset of
+// src's and the source namespace, if any, src's.
+func HTTPMatchApplies(m *networking.HTTPMatchRequest, src RouteSource, vsNs string) bool {
+	if m.GetPort() != 0 && m.GetPort() != src.Port {
+		return false
+	}
+	if gws := m.GetGateways(); len(gws) > 0 {
+		return src.names(gws, vsNs)
+	}
+	return LabelsMatch(m.GetSourceLabels(), src.Labels) && (m.GetSourceNamespace() == "" || m.GetSourceNamespace() == src.Namespace)
+}
+
 // translateRoutes turns a VirtualService's HTTP routes into routes for a
-// proxy on one port (istio.md §6.6); services are the scope's services
-// with that port, which destinations are looked up in.
+// sidecar on one port (docs/semantics/virtual-services.md §6.6); services
+// are the scope's services with that port, which destinations are looked
+// up in. A match of everything ends the list.
 func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, services []*Service) []*HTTPRoute {
+	return httpRoutes(vs, SidecarSource(p, port), true, func(r *Route) []WeightedCluster { return m.routeClusters(r, port, services) })
+}
+
+// GatewayHTTPRoutes translates a VirtualService's HTTP routes for p
+// serving gateway ("namespace/name") on port: matches for other gateways,
+// ports or sources drop out, and a destination without a port takes the
+// only port of its service or else the server's (docs/semantics/
+// envoy-output.md §7.9). Catch-all routes stay in place; the gateway's
+// virtual host orders them.
+func (m *Mesh) GatewayHTTPRoutes(vs *VirtualService, gateway string, p *Proxy, port uint32) []*HTTPRoute {
+	return httpRoutes(vs, GatewaySource(p, gateway, port), false, func(r *Route) []WeightedCluster {
+		var out []WeightedCluster
+		for _, d := range Destinations(r.HTTPRoute) {
+			out = append(out, WeightedCluster{Cluster: m.DestinationCluster(d.GetDestination(), r.From.Namespace(), port), Weight: d.GetWeight()})
+		}
+		return out
+	})
+}
+
+// httpRoutes is the one translation of a VirtualService's HTTP routes:
+// every route, a route per applicable match (named route.match), a route
+// without matches ending the list, and with stopAtCatchAll a match of
+// everything too.
+func httpRoutes(vs *VirtualService, src RouteSource, stopAtCatchAll bool, clustersOf func(*Route) []WeightedCluster) []*HTTPRoute {
 	var out []*HTTPRoute
 	for i := range vs.Routes {
 		r := &vs.Routes[i]
-		clusters := m.routeClusters(r, port, services)
+		clusters := clustersOf(r)
 		if len(r.GetMatch()) == 0 {
 			return append(out, &HTTPRoute{Name: r.GetName(), Clusters: clusters, Source: r})
 		}
 		for _, match := range r.GetMatch() {
-			if !matchApplies(match, p, port) {
+			if !HTTPMatchApplies(match, src, vs.Namespace()) {
 				continue
 			}
 			name := r.GetName()
@@ -378,7 +446,7 @@ func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, servic
 				name += "." + match.GetName()
 			}
 			out = append(out, &HTTPRoute{Name: name, Match: match, Clusters: clusters, Source: r})
-			if catchAllMatch(match) {
+			if stopAtCatchAll && catchAllMatch(match) {
 				return out
 			}
 		}
@@ -386,17 +454,33 @@ func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, servic
 	return out
 }
 
-func matchApplies(match *networking.HTTPMatchRequest, p *Proxy, port uint32) bool {
-	if match.GetPort() != 0 && match.GetPort() != port {
-		return false
+// Destinations are an HTTP route's destinations that carry traffic: all
+// of them but those weighted zero beside others.
+func Destinations(r *networking.HTTPRoute) []*networking.HTTPRouteDestination {
+	var out []*networking.HTTPRouteDestination
+	for _, d := range r.GetRoute() {
+		if d.GetDestination() == nil || (len(r.GetRoute()) > 1 && d.GetWeight() == 0) {
+			continue
+		}
+		out = append(out, d)
 	}
-	if gws := match.GetGateways(); len(gws) > 0 {
-		return slices.Contains(gws, MeshGateway)
+	return out
+}
+
+// DestinationCluster names the cluster of a destination of a TCP or TLS
+// route, or of a gateway's route, on a listener port: the service found by
+// the host gives the port when the destination has none and it has one,
+// else the listener's port is used; an alias goes to its target.
+func (m *Mesh) DestinationCluster(d *networking.Destination, ns string, port uint32) string {
+	h := host.FQDN(d.GetHost(), ns, m.Config.DomainSuffix)
+	p := d.GetPort().GetNumber()
+	if ss := m.ServicesNamed(h); len(ss) > 0 {
+		if p == 0 && len(ss[0].Ports) == 1 {
+			p = ss[0].Ports[0].Number
+		}
+		h = ss[0].Concrete()
 	}
-	if !LabelsMatch(match.GetSourceLabels(), p.Labels) {
-		return false
-	}
-	return match.GetSourceNamespace() == "" || match.GetSourceNamespace() == p.Namespace
+	return ClusterName(cmp.Or(p, port), d.GetSubset(), h)
 }
 
 // catchAllMatch: a match of everything ends the route list.
@@ -416,11 +500,8 @@ func catchAllMatch(m *networking.HTTPMatchRequest) bool {
 // name it holds.
 func (m *Mesh) routeClusters(r *Route, port uint32, services []*Service) []WeightedCluster {
 	var out []WeightedCluster
-	for _, d := range r.GetRoute() {
+	for _, d := range Destinations(r.HTTPRoute) {
 		dest := d.GetDestination()
-		if dest == nil || (len(r.GetRoute()) > 1 && d.GetWeight() == 0) {
-			continue
-		}
 		p := dest.GetPort().GetNumber()
 		if p == 0 {
 			p = port
