@@ -23,7 +23,7 @@ func newExplainCmd(g *globals) *cobra.Command {
 func newExplainProxyCmd(g *globals) *cobra.Command {
 	var files []string
 	var format string
-	var verbose bool
+	var verbose, routes bool
 	cmd := &cobra.Command{
 		Use:   "proxy NAMESPACE/NAME",
 		Short: "Report a proxy's Sidecar, visible services, DestinationRules, VirtualServices and diagnostics",
@@ -55,6 +55,9 @@ proxy. --verbose adds egress listeners, hidden services and merge details.`,
 				return &exitError{code: exitUsage, err: err}
 			}
 			rep := explain.Build(run.Mesh, v, run.Diagnostics)
+			if routes {
+				rep.AddRoutes(run.Mesh, v)
+			}
 			if format == "json" {
 				return explain.WriteJSON(g.stdout, rep)
 			}
@@ -64,6 +67,7 @@ proxy. --verbose adds egress listeners, hidden services and merge details.`,
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifests to read: a file, a directory or - (repeatable; default .)")
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: text or json")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "add egress listeners, hidden services and merge details")
+	cmd.Flags().BoolVar(&routes, "routes", false, "add the HTTP route tables, each route with the VirtualService rule that wrote it")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

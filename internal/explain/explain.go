@@ -29,7 +29,9 @@ type Report struct {
 	DestinationRules []DestinationRule `json:"destinationRules"`
 	VirtualServices  []VirtualService  `json:"virtualServices"`
 	Gateways         []GatewayServer   `json:"gateways,omitempty"`
-	Diagnostics      []diag.Diagnostic `json:"diagnostics"`
+	// Routes are the HTTP route tables, on request (AddRoutes).
+	Routes      []RouteTable      `json:"routes,omitempty"`
+	Diagnostics []diag.Diagnostic `json:"diagnostics"`
 	// NotBuilt are the policies istiod would build into this proxy's
 	// config and meshc does not (MC8003 in a build).
 	NotBuilt []NotBuilt `json:"notBuilt,omitempty"`

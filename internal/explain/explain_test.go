@@ -41,6 +41,50 @@ func TestBookinfoGolden(t *testing.T) {
 	}
 }
 
+// TestRoutesGolden: with AddRoutes the report carries resolve's route
+// tables, each route with the VirtualService rule that wrote it: a
+// sidecar's outbound route configurations and the gateway's routes per
+// server; without it, none.
+func TestRoutesGolden(t *testing.T) {
+	m := meshtest.Resolve(meshtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo")))
+	for _, id := range []struct {
+		ns, name string
+		table    string
+		routes   int
+	}{{"default", "productpage-v1", "9080", 6}, {"istio-system", "istio-ingressgateway", "default/bookinfo-gateway port 80", 5}} {
+		v, ok := m.View(id.ns, id.name)
+		if !ok {
+			t.Fatalf("no proxy %s/%s", id.ns, id.name)
+		}
+		rep := Build(m, v, nil)
+		if rep.Routes != nil {
+			t.Errorf("%s: routes without asking", id.name)
+		}
+		rep.AddRoutes(m, v)
+		n := 0
+		for _, table := range rep.Routes {
+			if table.Name == id.table {
+				for _, g := range table.VirtualHosts {
+					n += len(g.Routes)
+				}
+			}
+		}
+		if n != id.routes {
+			t.Errorf("%s: %d routes in table %q, want %d", id.name, n, id.table, id.routes)
+		}
+		var text, js bytes.Buffer
+		if err := WriteText(&text, rep, TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSON(&js, rep); err != nil {
+			t.Fatal(err)
+		}
+		base := filepath.Join("testdata", id.name+".routes")
+		golden.Check(t, base+".txt", text.Bytes())
+		golden.Check(t, base+".json", js.Bytes())
+	}
+}
+
 // TestMutualTLSAndUnbuiltPolicies: the report names the PeerAuthentication
 // deciding the proxy's mode (a workload policy over the mesh's) and its
 // port-level modes, and the policies meshc leaves out of the proxy's

@@ -166,6 +166,9 @@ func WriteText(w io.Writer, r Report, opts TextOptions) error {
 		}
 	}
 
+	if r.Routes != nil {
+		writeRoutes(&b, r.Routes, head.Sprint, dim.Sprint)
+	}
 	fmt.Fprintf(&b, "\n%s\n", head.Sprint("Diagnostics"))
 	if len(r.Diagnostics) == 0 {
 		b.WriteString("  none\n")
