@@ -127,20 +127,6 @@ var destinationRuleMergeConflict = &Analyzer{Entry: diag.DestinationRuleMergeCon
 	}
 }}
 
-// eachDestination calls f for every destination of the VirtualServices in
-// force for a scope that applies to the scope's namespace.
-func eachDestination(sc *resolve.Scope, f func(d *resolve.Destination)) {
-	for _, vs := range sc.Winners() {
-		for i := range vs.Destinations {
-			d := &vs.Destinations[i]
-			if len(d.SourceNamespaces) > 0 && !slices.Contains(d.SourceNamespaces, sc.Namespace) {
-				continue
-			}
-			f(d)
-		}
-	}
-}
-
 // MC4003: a route's subset is missing from the DR a proxy uses.
 var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 	type key struct {
@@ -157,7 +143,7 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 	found := map[key]*finding{}
 	var order []key
 	for _, sc := range p.Mesh.Scopes {
-		eachDestination(sc, func(dest *resolve.Destination) {
+		sc.RoutedDestinations(func(dest *resolve.Destination) {
 			if dest.Subset == "" {
 				return
 			}
@@ -271,7 +257,7 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 	found := map[key]*finding{}
 	var order []key
 	for _, sc := range p.Mesh.Scopes {
-		eachDestination(sc, func(dest *resolve.Destination) {
+		sc.RoutedDestinations(func(dest *resolve.Destination) {
 			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) {
 				return
 			}

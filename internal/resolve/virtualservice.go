@@ -281,6 +281,18 @@ func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualS
 	}
 }
 
+// RoutedDestinations calls f for every destination of the VirtualServices
+// in force in the scope that routes the scope's proxies' traffic.
+func (sc *Scope) RoutedDestinations(f func(d *Destination)) {
+	for _, vs := range sc.winners {
+		for i := range vs.Destinations {
+			if d := &vs.Destinations[i]; sc.routesHere(d) {
+				f(d)
+			}
+		}
+	}
+}
+
 // routesHere reports whether a destination applies to the scope's
 // proxies: TCP and TLS ones always, HTTP ones unless their route matches
 // only other source namespaces.
