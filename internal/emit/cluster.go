@@ -29,7 +29,7 @@ import (
 	"github.com/meshc/meshc/internal/resolve"
 )
 
-// Names of the clusters every sidecar has (istio.md §7.1).
+// Names of the clusters every sidecar has (docs/semantics/envoy-output.md §7.1).
 const (
 	BlackHoleCluster          = "BlackHoleCluster"
 	PassthroughCluster        = "PassthroughCluster"
@@ -42,7 +42,7 @@ const inboundBind = "127.0.0.6"
 
 // outboundClusters builds, for every service and port of the scope, the
 // default cluster and one per subset of the DestinationRule the proxy uses
-// (istio.md §7.2).
+// (docs/semantics/envoy-output.md §7.2).
 func (b *builder) outboundClusters() {
 	for _, s := range b.view.Scope.Services {
 		if s.Resolution == resolve.Alias || s.Resolution == resolve.DynamicDNS {
@@ -60,7 +60,7 @@ func (b *builder) outboundClusters() {
 
 // sniDnatClusters are a router's clusters named as Istio clients name
 // them in SNI, one set per service port and subset of the mesh's own
-// services, when one of its servers is AUTO_PASSTHROUGH (istio.md §7.2).
+// services, when one of its servers is AUTO_PASSTHROUGH (docs/semantics/envoy-output.md §7.2).
 func (b *builder) sniDnatClusters() {
 	if !slices.ContainsFunc(b.view.Gateways, func(gs resolve.GatewayServer) bool { return autoPassthrough(serverOf(gs)) }) {
 		return
@@ -405,7 +405,7 @@ func slowStart(lb *networking.LoadBalancerSettings) *clusterv3.Cluster_SlowStart
 
 // applyLocality weights localities when failover can happen (the rule, or
 // the mesh, names failover and outlier detection is on) or traffic is
-// distributed by locality (istio.md §7.3). Endpoint priorities follow the
+// distributed by locality (docs/semantics/envoy-output.md §7.3). Endpoint priorities follow the
 // proxy's locality, which manifests do not give; meshc leaves them out.
 func (b *builder) applyLocality(c *clusterv3.Cluster, lb *networking.LoadBalancerSettings) {
 	l := lb.GetLocalityLbSetting()
@@ -516,7 +516,7 @@ func clusterMetadata(s *resolve.Service, rule *resolve.Rule, subset string) *cor
 }
 
 // specialClusters are the clusters every sidecar has besides its services'
-// (istio.md §7.3); a router gets only BlackHoleCluster.
+// (docs/semantics/envoy-output.md §7.3); a router gets only BlackHoleCluster.
 func (b *builder) specialClusters() {
 	b.cfg.Clusters = append(b.cfg.Clusters, &clusterv3.Cluster{
 		Name:                 BlackHoleCluster,
@@ -565,7 +565,7 @@ func originalDst(name string, timeout *durationpb.Duration, bind string) *cluste
 
 // inboundClusters are one cluster per port the proxy's services target,
 // reaching the application through the original destination, then
-// InboundPassthroughCluster for everything else (istio.md §7.3).
+// InboundPassthroughCluster for everything else (docs/semantics/envoy-output.md §7.3).
 func (b *builder) inboundClusters() {
 	for _, ip := range b.inboundPorts() {
 		pol, rule := b.inboundPolicy(ip)
@@ -582,8 +582,8 @@ func (b *builder) inboundClusters() {
 	b.cfg.Clusters = append(b.cfg.Clusters, b.passthrough(InboundPassthroughCluster, inboundBind))
 }
 
-// inboundPolicy is the connection pool of an inbound cluster (istio.md
-// §5.6, §4.10): the Sidecar's for the port, else its inbound pool, else
+// inboundPolicy is the connection pool of an inbound cluster (docs/semantics/destination-rules.md
+// §5.6, docs/semantics/sidecar-scope.md §4.10): the Sidecar's for the port, else its inbound pool, else
 // the service's selector-less DestinationRule's for the service port over
 // the mesh default. The rule is returned when its policy applied, for the
 // cluster's metadata.

@@ -1,5 +1,5 @@
 // Package emit turns the resolved view of each proxy into the Envoy
-// configuration istiod would send it (istio.md §7), with go-control-plane
+// configuration istiod would send it (docs/semantics/envoy-output.md §7), with go-control-plane
 // types: clusters, listeners, route configurations and endpoints, named
 // and shaped as istiod names them, then validated and written.
 package emit

@@ -89,7 +89,7 @@ func names[T interface{ GetName() string }](xs []T) []string {
 	return out
 }
 
-// TestC44SubsetClusters: istio.md §8 G C44.
+// TestC44SubsetClusters: docs/semantics/cases.md C44.
 func TestC44SubsetClusters(t *testing.T) {
 	docs := []string{injectedNs, clientPod,
 		`apiVersion: v1
@@ -171,7 +171,7 @@ spec: {host: rr.example.com, subsets: [{name: v1}]}`,
 	}
 }
 
-// TestC45ClusterTypes: istio.md §8 G C45, and the default cluster's shape.
+// TestC45ClusterTypes: docs/semantics/cases.md C45, and the default cluster's shape.
 func TestC45ClusterTypes(t *testing.T) {
 	docs := []string{injectedNs, clientPod,
 		`apiVersion: v1
@@ -231,7 +231,7 @@ spec:
 	}
 }
 
-// TestC46ListenerConflicts: istio.md §8 G C46.
+// TestC46ListenerConflicts: docs/semantics/cases.md C46.
 func TestC46ListenerConflicts(t *testing.T) {
 	svc := func(name, created, port, proto string) string {
 		return `apiVersion: v1
@@ -304,7 +304,7 @@ func tcpCluster(t *testing.T, fc *listenerv3.FilterChain) string {
 	return tp.cluster
 }
 
-// TestC47HeadlessTCP: istio.md §8 G C47, without and with the
+// TestC47HeadlessTCP: docs/semantics/cases.md C47, without and with the
 // headless-chain flag.
 func TestC47HeadlessTCP(t *testing.T) {
 	docs := []string{injectedNs, clientPod,
@@ -364,7 +364,7 @@ status: {podIP: `+ip+`}`)
 	}
 }
 
-// TestC48ExternalNameAlias: istio.md §8 G C48, the part visible in
+// TestC48ExternalNameAlias: docs/semantics/cases.md C48, the part visible in
 // clusters and routes: no cluster for the alias.
 func TestC48ExternalNameAlias(t *testing.T) {
 	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
@@ -388,7 +388,7 @@ spec: {clusterIP: 1.2.3.4, ports: [{name: http, port: 80}, {name: auto, port: 81
 	}
 }
 
-// TestC43SidecarRoutes: istio.md §8 G C43 (b) and (f), through the
+// TestC43SidecarRoutes: docs/semantics/cases.md C43 (b) and (f), through the
 // emitted route configurations.
 func TestC43SidecarRoutes(t *testing.T) {
 	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
@@ -416,7 +416,7 @@ spec: {clusterIP: 9.9.9.9, ports: [{name: auto, port: 70}]}`)
 	}
 }
 
-// c43Mesh is istio.md §8 G C43's registry, with ServiceEntries standing in
+// c43Mesh is docs/semantics/cases.md C43's registry, with ServiceEntries standing in
 // for the model-level services (headless ones resolve NONE), and a
 // Sidecar in not-default; mode is the mesh's outboundTrafficPolicy.
 func c43Mesh(mode, sidecarMode string, extra ...string) []string {
@@ -464,7 +464,7 @@ func vhostDomains(rc *routev3.RouteConfiguration) map[string][]string {
 	return out
 }
 
-// TestC43SidecarEgressRoutes: istio.md §8 G C43 (a), (b), (d), (e), (g)
+// TestC43SidecarEgressRoutes: docs/semantics/cases.md C43 (a), (b), (d), (e), (g)
 // and (h). The unix-socket and HTTP_PROXY egress listeners of (c) and (i)
 // are not built yet.
 func TestC43SidecarEgressRoutes(t *testing.T) {
@@ -655,7 +655,7 @@ spec:
 	}
 }
 
-// TestC43PortlessEgress: istio.md §8 G C43 (c) and (i): a unix-socket
+// TestC43PortlessEgress: docs/semantics/cases.md C43 (c) and (i): a unix-socket
 // egress listener and an HTTP_PROXY one each get one listener whose route
 // configuration covers every port of their services, with "host:port"
 // domains (bare ones too on port 80); a VirtualService's routes serve all

@@ -38,7 +38,7 @@ func subsetEndpoints(eps []resolve.Endpoint, labels map[string]string) []resolve
 }
 
 // loadAssignment groups endpoints by locality, in locality order, as EDS
-// sends them (istio.md §7.8). Endpoints whose address the manifests do not
+// sends them (docs/semantics/envoy-output.md §7.8). Endpoints whose address the manifests do not
 // give (workload templates) are left out.
 func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterLoadAssignment {
 	byLocality := map[string][]*endpointv3.LbEndpoint{}

@@ -47,7 +47,7 @@ func terminates(srv *networking.Server) bool {
 }
 
 // gatewayListeners builds a router's listeners from the Gateway servers
-// that select it (istio.md §7.9). HTTP servers on a port share route
+// that select it (docs/semantics/envoy-output.md §7.9). HTTP servers on a port share route
 // "http.<port>". Every other server, in order, adds chains: an HTTPS
 // server terminating TLS gets its own SNI chain and route
 // "https.<port>.<portName>.<gateway>.<namespace>"; a TLS passthrough
@@ -184,7 +184,7 @@ func (b *builder) autoPassthroughChains(srv *networking.Server) []*listenerv3.Fi
 }
 
 // passthroughChains forward TLS unopened, by SNI, along the TLS routes of
-// the server's VirtualServices (istio.md §6.7). An SNI name a previous
+// the server's VirtualServices (docs/semantics/virtual-services.md §6.7). An SNI name a previous
 // chain on the port took is skipped, as Envoy would refuse the duplicate.
 func (b *builder) passthroughChains(gs resolve.GatewayServer, seen map[string]bool) []*listenerv3.FilterChain {
 	routes, skipped := resolve.GatewayTLSRoutes(gs, seen)
@@ -322,7 +322,7 @@ func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
 
 // gatewayRoute builds a gateway route configuration: one vhost per host a
 // VirtualService serves on the servers, routes of several VirtualServices
-// for one host concatenated (istio.md §6.7).
+// for one host concatenated (docs/semantics/virtual-services.md §6.7).
 func (b *builder) gatewayRoute(name string, port uint32, servers []resolve.GatewayServer) {
 	type vhost struct {
 		vh *routev3.VirtualHost

@@ -50,7 +50,7 @@ type inboundPort struct {
 
 // inboundPorts are the workload ports the proxy's services target, by
 // target port; the first service to claim a port sets its protocol.
-// A Sidecar's ingress listeners, when it has any, replace them (istio.md
+// A Sidecar's ingress listeners, when it has any, replace them (docs/semantics/sidecar-scope.md
 // §4.10).
 func (b *builder) inboundPorts() []inboundPort {
 	services := b.shared.inbound[b.view.Proxy.Object]
@@ -134,7 +134,7 @@ type inboundChain struct {
 }
 
 // inboundOptions are the chains of one port class under a mutual TLS
-// mode, in istiod's order (istio.md §7.7): STRICT takes Istio mutual TLS
+// mode, in istiod's order (docs/semantics/envoy-output.md §7.7): STRICT takes Istio mutual TLS
 // only, DISABLE plaintext only, PERMISSIVE both and, for ports that may
 // carry TCP, TLS the sidecar does not terminate, which passes through.
 func inboundOptions(c class, mode security.PeerAuthentication_MutualTLS_Mode) []inboundChain {
@@ -172,7 +172,7 @@ func inboundOptions(c class, mode security.PeerAuthentication_MutualTLS_Mode) []
 }
 
 // inboundListeners are virtualInbound, the listener iptables sends inbound
-// traffic to (istio.md §7.7): passthrough chains for ports no service
+// traffic to (docs/semantics/envoy-output.md §7.7): passthrough chains for ports no service
 // targets, then the chains of each target port, sorted by port; and a
 // listener of its own for each Sidecar ingress port with captureMode NONE,
 // which nothing redirects. Which chains a port gets follows the

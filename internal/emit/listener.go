@@ -32,7 +32,7 @@ import (
 	"github.com/meshc/meshc/internal/resolve"
 )
 
-// Well-known ports of a sidecar (istio.md §7.1, §7.4).
+// Well-known ports of a sidecar (docs/semantics/envoy-output.md §7.1, §7.4).
 const (
 	virtualOutboundPort = 15001
 	virtualInboundPort  = 15006
@@ -85,7 +85,7 @@ type outListener struct {
 }
 
 // outbound assembles the outbound listeners of a sidecar in istiod's order
-// and with its conflict rules (istio.md §7.4).
+// and with its conflict rules (docs/semantics/envoy-output.md §7.4).
 type outbound struct {
 	b     *builder
 	byKey map[string]*outListener
@@ -110,7 +110,7 @@ func (b *builder) outboundListeners() {
 func (o *outbound) egress(l *resolve.EgressListener) {
 	o.vss = l.VirtualServices
 	// A listener nothing redirects to (captureMode NONE, a unix socket)
-	// binds for real, by default on localhost (istio.md §7.4).
+	// binds for real, by default on localhost (docs/semantics/envoy-output.md §7.4).
 	o.bindPort = l.CaptureNone || strings.HasPrefix(l.Bind, "unix://")
 	bind := l.Bind
 	if bind == "" && o.bindPort {
@@ -157,7 +157,7 @@ func (o *outbound) egress(l *resolve.EgressListener) {
 // portless is the one listener of a unix-socket or HTTP_PROXY egress
 // listener: an HTTP connection manager whose route configuration covers
 // every port of its services. Like any egress listener it is on the
-// wildcard unless bound (istio.md §7.4); a unix socket is named by its
+// wildcard unless bound (docs/semantics/envoy-output.md §7.4); a unix socket is named by its
 // path and port 0.
 func (o *outbound) portless(l *resolve.EgressListener, bind string) {
 	b := o.b
@@ -336,7 +336,7 @@ func (b *builder) serviceChains(vss []*resolve.VirtualService, s *resolve.Servic
 }
 
 // tlsRouteChains route a TLS or HTTPS port by the TLS routes of the
-// listener's VirtualServices for the host (istio.md §7.4): a chain per
+// listener's VirtualServices for the host (docs/semantics/envoy-output.md §7.4): a chain per
 // route match that applies to the proxy and port, matching its SNI names
 // and destination subnets, the first route winning a repeated match. None
 // when no route applies; the port then gets its default chain.
@@ -372,7 +372,7 @@ func cidrRanges(subnets []string) []*corev3.CidrRange {
 }
 
 // tcpRouteChains route a TCP port by the TCP routes of the listener's
-// VirtualServices for the host (istio.md §6.6), in order: a route without
+// VirtualServices for the host (docs/semantics/virtual-services.md §6.6), in order: a route without
 // matches, or with an applicable match on no destination subnets, ends the
 // list (terminal); before it, a route whose applicable matches all name
 // subnets gets a chain on those subnets. Without a terminal route the
@@ -420,7 +420,7 @@ func chain(match *listenerv3.FilterChainMatch, fs ...*listenerv3.Filter) *listen
 }
 
 // l4 puts the protocol's own network filter before a proxying filter, as
-// istiod does (istio.md §7.4): MongoDB's, which reads the traffic for
+// istiod does (docs/semantics/envoy-output.md §7.4): MongoDB's, which reads the traffic for
 // stats; MySQL's and Redis's are off in istiod by default.
 func (b *builder) l4(proto protocol.Protocol, statPrefix string, f *listenerv3.Filter) []*listenerv3.Filter {
 	if proto != protocol.Mongo {
@@ -610,7 +610,7 @@ func (b *builder) listenerFilter(name string, m proto.Message) *listenerv3.Liste
 }
 
 // unmatched is where traffic to an unknown destination goes: through, or
-// nowhere under REGISTRY_ONLY (istio.md §4.9).
+// nowhere under REGISTRY_ONLY (docs/semantics/sidecar-scope.md §4.9).
 func (b *builder) unmatched() string {
 	mode := b.mesh.Config.GetOutboundTrafficPolicy().GetMode()
 	if sc := b.view.Scope.Choice.Sidecar; sc != nil && sc.Spec.GetOutboundTrafficPolicy() != nil {
@@ -675,7 +675,7 @@ func (b *builder) route(name string) *routev3.RouteConfiguration {
 
 // sniffedRoute derives "<host>:<port>" for a sniffed port bound to a
 // service VIP: the port's vhosts for that host, matching any authority
-// (istio.md §7.5 step 3).
+// (docs/semantics/envoy-output.md §7.5 step 3).
 func (b *builder) sniffedRoute(name string, byName map[string]*routev3.RouteConfiguration) *routev3.RouteConfiguration {
 	h, port := splitHostPort(name)
 	out := &routev3.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), IgnorePortInHostMatching: true,

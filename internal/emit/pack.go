@@ -9,7 +9,7 @@ import (
 
 // packer packs extension configs into Any, validating each message first:
 // Envoy's generated validators stop at an Any, so a message packed
-// unchecked would never be validated (envoy-output.md §3). Problems are
+// unchecked would never be validated (docs/semantics/envoy-output.md §E3). Problems are
 // collected, not panicked on, and become MC8002 for the proxy.
 type packer struct {
 	problems []string

@@ -18,7 +18,7 @@ type policy struct {
 	proxyProtocol *networking.TrafficPolicy_ProxyProtocol
 }
 
-// policyFor composes the policy of a cluster for port (istio.md §5.6).
+// policyFor composes the policy of a cluster for port (docs/semantics/destination-rules.md §5.6).
 // A port-level entry for the port replaces the rule's policy wholesale:
 // what it leaves unset takes defaults, not the rule's values. The mesh's
 // default connection pool and outlier detection fill what is left unset.

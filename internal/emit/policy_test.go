@@ -10,7 +10,7 @@ import (
 	networking "istio.io/api/networking/v1alpha3"
 )
 
-// TestPolicyFor pins istio.md §5.6: a port-level entry replaces the rule's
+// TestPolicyFor pins docs/semantics/destination-rules.md §5.6: a port-level entry replaces the rule's
 // policy wholesale (retry budget included), the mesh's defaults fill the
 // pool and outlier detection left unset, a subset replaces the sections it
 // sets, and a subset's port-level entry replaces every section.

@@ -33,7 +33,7 @@ spec: {clusterIP: 10.0.0.5, selector: {app: client}, ports: [{name: http, port: 
 // TestConnectionPool: a connection pool becomes the cluster's connect
 // timeout, circuit breakers with the retry budget, TCP keepalive (the
 // mesh's, then the rule's field by field) and HTTP settings, h2 ones on
-// h2 clusters only (istio.md §7.3).
+// h2 clusters only (docs/semantics/envoy-output.md §7.3).
 func TestConnectionPool(t *testing.T) {
 	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, poolServer,
 		`apiVersion: v1

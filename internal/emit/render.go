@@ -197,7 +197,7 @@ func packedJSON(fullName string, raw []byte) []byte {
 // json.Indent grows its destination to twice the input, which for every
 // resource of a 6,000-cluster proxy was a tenth of what it allocated.
 // protojson varies whitespace on purpose from build to build; going
-// through encoding/json fixes the bytes (envoy-output.md §2.3).
+// through encoding/json fixes the bytes (docs/semantics/envoy-output.md §E2.3).
 func indentJSON(scratch *bytes.Buffer, raw []byte, depth int) ([]byte, error) {
 	scratch.Reset()
 	if err := json.Indent(scratch, raw, strings.Repeat("  ", depth), "  "); err != nil {

@@ -36,7 +36,7 @@ const (
 )
 
 // routeConfiguration turns a resolved route configuration into Envoy's
-// (istio.md §7.5, §7.6).
+// (docs/semantics/envoy-output.md §7.5, §7.6).
 func (b *builder) routeConfiguration(rc *resolve.RouteConfig) *routev3.RouteConfiguration {
 	out := &routev3.RouteConfiguration{
 		Name:                           rc.Name,
@@ -239,7 +239,7 @@ func parseRetryOn(s string) (string, []uint32) {
 }
 
 // vsRoute translates one VirtualService route for a listener port
-// (istio.md §6.6); tls says the listener terminates TLS, for redirects.
+// (docs/semantics/virtual-services.md §6.6); tls says the listener terminates TLS, for redirects.
 func (b *builder) vsRoute(r *resolve.HTTPRoute, vs *resolve.VirtualService, port uint32, tls bool) *routev3.Route {
 	in := r.Source.HTTPRoute
 	// A delegate's routes are the root's: istiod names the root.
@@ -443,7 +443,7 @@ func (b *builder) mirrors(r *resolve.HTTPRoute, port uint32) []*routev3.RouteAct
 	return out
 }
 
-// routeMatch translates a VirtualService match (istio.md §6.6). Header
+// routeMatch translates a VirtualService match (docs/semantics/virtual-services.md §6.6). Header
 // and query matchers are sorted by name: their source is a map.
 func routeMatch(in *networking.HTTPMatchRequest) *routev3.RouteMatch {
 	out := prefixMatch("/")

@@ -249,7 +249,7 @@ func sidecarCalls(t *testing.T, cfg *Config, calls []call, want func(call) outco
 	}
 }
 
-// TestC47HeadlessCalls: istio.md §8 G C47, the calls: every port of a
+// TestC47HeadlessCalls: docs/semantics/cases.md C47, the calls: every port of a
 // headless service, whatever the protocol, reaches the service's cluster
 // when the application dials a pod.
 func TestC47HeadlessCalls(t *testing.T) {
@@ -270,7 +270,7 @@ status: {podIP: 1.2.3.4}`)
 	sidecarCalls(t, cfg, everyPortCalls(fqdn), defaultRouteTo(fqdn))
 }
 
-// everyPortCalls are istio.md's calls to 1.2.3.4 on ports 80 to 84 (http,
+// everyPortCalls are docs/semantics/cases.md C47's calls to 1.2.3.4 on ports 80 to 84 (http,
 // auto, tcp, tls, https): HTTP, TLS and TCP where each port takes them,
 // TLS naming the host in its short form.
 func everyPortCalls(h host.Name) []call {
@@ -298,7 +298,7 @@ func defaultRouteTo(h host.Name) func(call) outcome {
 	}
 }
 
-// TestC48AliasCalls: istio.md §8 G C48, the calls: every call to the
+// TestC48AliasCalls: docs/semantics/cases.md C48, the calls: every call to the
 // concrete VIP reaches the concrete service; the alias's VirtualService
 // applies only to HTTP with exactly the alias's name as Host, and a TCP
 // VirtualService on the alias changes nothing.

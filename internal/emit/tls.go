@@ -57,7 +57,7 @@ const (
 // istioALPN are the ALPN values a sidecar offers to another sidecar.
 var istioALPN = []string{"istio-peer-exchange", "istio"}
 
-// applyProtocol sets the upstream HTTP protocol (istio.md §7.3): h2 for
+// applyProtocol sets the upstream HTTP protocol (docs/semantics/envoy-output.md §7.3): h2 for
 // HTTP/2 and gRPC ports or, outbound only, when the DestinationRule or
 // the mesh upgrades; the downstream's protocol for sniffed ports on
 // sidecars; and the pool's HTTP settings.
@@ -129,7 +129,7 @@ func (b *builder) h2(port resolve.Port, h *networking.ConnectionPoolSettings_HTT
 	return port.Protocol.IsHTTP() && b.mesh.Config.GetH2UpgradePolicy().String() == "UPGRADE"
 }
 
-// applyTLS sets the cluster's transport socket (istio.md §7.3, TLS).
+// applyTLS sets the cluster's transport socket (docs/semantics/envoy-output.md §7.3, TLS).
 func (b *builder) applyTLS(c *clusterv3.Cluster, s *resolve.Service, port resolve.Port, subset string, rule *resolve.Rule, pol policy) {
 	sni := sniName(port.Number, subset, string(s.Host))
 	h2 := c.TypedExtensionProtocolOptions != nil && b.h2(port, pol.pool.GetHttp())

@@ -32,7 +32,7 @@ func pgv(cfg *Config) []string {
 	return out
 }
 
-// crossCheck makes the checks validators cannot (envoy-output.md §3):
+// crossCheck makes the checks validators cannot (docs/semantics/envoy-output.md §E3):
 // unique names, unique bound addresses, original-destination clusters
 // load balanced by the cluster, every route configuration a listener names
 // emitted, and every cluster a route or a tcp_proxy names emitted.
@@ -97,7 +97,7 @@ func (b *builder) crossCheck(cfg *Config) []string {
 // expected says whether a route's target cluster must exist: its host is
 // in the proxy's scope with that port. Routes to other hosts are lint's
 // MC5002; routes to a port the service lacks are istiod's own doing (a
-// destination without a port takes the listener's, istio.md Q8), which
+// destination without a port takes the listener's, docs/semantics/cases.md Q8), which
 // Envoy accepts and answers with 503.
 func (b *builder) expected(clusterName string) bool {
 	s := b.serviceOf(clusterName)

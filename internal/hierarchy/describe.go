@@ -8,7 +8,7 @@ import (
 )
 
 // WriteDescribe prints a namespace like `kubectl hns describe`
-// (hierarchy.md §4.2). Offline there are no events.
+// (docs/semantics/hierarchy.md §4.2). Offline there are no events.
 func WriteDescribe(w io.Writer, f *Forest, ns string) error {
 	n := f.Namespaces[ns]
 	if n == nil || !n.Exists {
@@ -70,7 +70,7 @@ func WriteDescribe(w io.Writer, f *Forest, ns string) error {
 }
 
 // WriteConfig prints the HNCConfiguration status like `kubectl hns config
-// describe` (hierarchy.md §4.3).
+// describe` (docs/semantics/hierarchy.md §4.3).
 func WriteConfig(w io.Writer, resources []ResourceStatus) error {
 	var b strings.Builder
 	b.WriteString("Synchronized resources:\n")

@@ -1,7 +1,7 @@
 // Package hierarchy computes, from manifests alone, the namespace forest
 // the Hierarchical Namespace Controller (HNC) converges to: parents from
 // HierarchyConfigurations and subnamespace anchors, the conditions HNC
-// sets, and the labels it writes (hierarchy.md §1–§2). Resolution runs it
+// sets, and the labels it writes (docs/semantics/hierarchy.md §1–§2). Resolution runs it
 // first and reads the final namespace labels.
 package hierarchy
 
@@ -48,7 +48,7 @@ const (
 	AnchorForbidden = "Forbidden"
 )
 
-// Options are HNC's operator flags (hierarchy.md §1.2).
+// Options are HNC's operator flags (docs/semantics/hierarchy.md §1.2).
 type Options struct {
 	// ExcludedNamespaces are unmanaged; nil means HNC's shipped default.
 	ExcludedNamespaces []string
@@ -59,7 +59,7 @@ type Options struct {
 	// HNC owns on namespaces.
 	ManagedLabels, ManagedAnnotations []string
 	// TKEProjects treats namespaces labelled tkestack.io/projectName as
-	// children of an abstract project node (hierarchy.md §5.2).
+	// children of an abstract project node (docs/semantics/hierarchy.md §5.2).
 	TKEProjects bool
 	// TKEProjectHomes maps a project to a real namespace that becomes the
 	// parent of the project's namespaces, so objects can propagate.
@@ -276,7 +276,7 @@ func (n *Namespace) ref() diag.ObjectRef {
 	return diag.ObjectRef{Kind: "Namespace", Name: n.Name}
 }
 
-// anchors applies subnamespace anchors (hierarchy.md §1.5).
+// anchors applies subnamespace anchors (docs/semantics/hierarchy.md §1.5).
 func (b *builder) anchors(anchors []*model.SubnamespaceAnchor) {
 	byChild := map[string][]*model.SubnamespaceAnchor{}
 	for _, a := range anchors {
@@ -323,7 +323,7 @@ func (b *builder) anchors(anchors []*model.SubnamespaceAnchor) {
 	}
 }
 
-// parents resolves each managed namespace's parent (hierarchy.md §1.4).
+// parents resolves each managed namespace's parent (docs/semantics/hierarchy.md §1.4).
 func (b *builder) parents() {
 	for _, n := range b.f.Sorted() {
 		if !n.Exists || !n.Managed || n.External {
@@ -388,7 +388,7 @@ func (b *builder) tkeProject(n *Namespace) {
 	}
 }
 
-// cycles marks every member of a parent cycle (hierarchy.md §1.4, §2.1).
+// cycles marks every member of a parent cycle (docs/semantics/hierarchy.md §1.4, §2.1).
 func (b *builder) cycles() {
 	done := map[string]bool{}
 	for _, n := range b.f.Sorted() {
@@ -469,7 +469,7 @@ func (b *builder) haltedRoot(n *Namespace) *Namespace {
 }
 
 // halts gives strict descendants of a halted namespace the derived
-// AncestorHaltActivities condition (hierarchy.md §2.1).
+// AncestorHaltActivities condition (docs/semantics/hierarchy.md §2.1).
 func (b *builder) halts() {
 	for _, n := range b.f.Sorted() {
 		if n.ownHalt != "" || !n.Managed {
@@ -500,7 +500,7 @@ func (n *Namespace) setCondition(typ, reason, msg string) {
 }
 
 // metadata computes each namespace's final labels and annotations
-// (hierarchy.md §1.7).
+// (docs/semantics/hierarchy.md §1.7).
 func (b *builder) metadata() {
 	for _, n := range b.f.Sorted() {
 		labels := map[string]string{}

@@ -15,7 +15,7 @@ import (
 	"github.com/meshc/meshc/internal/model"
 )
 
-// Manifest builders in the notation of hierarchy.md §6.
+// Manifest builders in the notation of docs/semantics/hierarchy.md §6.
 func nsDoc(name string, meta ...string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s%s}\n", name, strings.Join(meta, ""))
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/meshc/meshc/internal/model"
 )
 
-// Exception annotations on source objects (hierarchy.md §3.4).
+// Exception annotations on source objects (docs/semantics/hierarchy.md §3.4).
 const (
 	AnnotationSelect     = "propagate.hnc.x-k8s.io/select"
 	AnnotationTreeSelect = "propagate.hnc.x-k8s.io/treeSelect"
@@ -28,7 +28,7 @@ const (
 )
 
 // copyTime is the creation time of propagated copies: after every object
-// in the files, since HNC creates them later (hierarchy.md §3.7 [POLICY]).
+// in the files, since HNC creates them later (docs/semantics/hierarchy.md §3.7 [POLICY]).
 func copyTime() time.Time { return time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // PropagateOptions are HNC's propagation flags.
@@ -43,7 +43,7 @@ type PropagateOptions struct {
 
 // Propagate computes the effective object set HNC converges to: sources,
 // plus copies created or rewritten, minus stale copies removed, with
-// halted subtrees frozen (hierarchy.md §3.9).
+// halted subtrees frozen (docs/semantics/hierarchy.md §3.9).
 func Propagate(f *Forest, objs []model.Object, opts PropagateOptions) ([]model.Object, []diag.Diagnostic) {
 	var cfg *model.HNCConfiguration
 	for _, o := range objs {
@@ -88,7 +88,7 @@ type propagator struct {
 
 // frozen warns once per halted root about what propagation leaves as it
 // is below it: copies kept though they may be stale, and sources that would
-// have been copied down (hierarchy.md §3.8).
+// have been copied down (docs/semantics/hierarchy.md §3.8).
 func (p *propagator) frozen(byType map[GroupKind]map[string][]model.Object) {
 	for _, h := range p.f.Sorted() {
 		if h.ownHalt == "" {
@@ -253,7 +253,7 @@ func (p *propagator) propagateType(gk GroupKind, byNs map[string][]model.Object,
 	return out
 }
 
-// eligible is hierarchy.md §3.3: may src be copied into dst?
+// eligible is docs/semantics/hierarchy.md §3.3: may src be copied into dst?
 func (p *propagator) eligible(src model.Object, dst *Namespace, mode string) bool {
 	m := src.Meta()
 	if mode != ModePropagate && mode != ModeAllowPropagate {
@@ -339,7 +339,7 @@ func (p *propagator) parseError(m *model.ObjectMeta, key string, err error) {
 		"%s cannot be parsed (%v), so HNC propagates %s/%s nowhere (CannotParseSelector)", key, err, m.Namespace, m.Name))
 }
 
-// excluded are HNC's built-in exclusions (hierarchy.md §3.4b).
+// excluded are HNC's built-in exclusions (docs/semantics/hierarchy.md §3.4b).
 func (p *propagator) excluded(o model.Object) bool {
 	m := o.Meta()
 	if m.Group() == "" {
@@ -378,7 +378,7 @@ func hncKey(k string) bool {
 	return ok && strings.HasSuffix(prefix, "hnc.x-k8s.io")
 }
 
-// copyOf is the canonical copy of src in namespace ns (hierarchy.md §3.7):
+// copyOf is the canonical copy of src in namespace ns (docs/semantics/hierarchy.md §3.7):
 // the same object, with HNC's labels, in ns, created after every user
 // object, remembering its source.
 func (p *propagator) copyOf(src model.Object, ns string) model.Object {

@@ -10,7 +10,7 @@ import (
 
 // SlotConflicts finds namespaces where an inherited copy and a local object
 // both fill a one-per-namespace Istio slot: the selector-less Sidecar and
-// the selector-less PeerAuthentication (hierarchy.md §5.4.1). Istio would
+// the selector-less PeerAuthentication (docs/semantics/hierarchy.md §5.4.1). Istio would
 // pick one by age, which files do not tell, so meshc names no winner.
 func SlotConflicts(objs []model.Object) []diag.Diagnostic {
 	type slot struct{ kind, ns string }

@@ -21,7 +21,7 @@ type TreeOptions struct {
 }
 
 // WriteTree draws the forest in kubectl-hns's tree format
-// (hierarchy.md §4.1): one line per namespace, [s] before subnamespaces,
+// (docs/semantics/hierarchy.md §4.1): one line per namespace, [s] before subnamespaces,
 // condition footnotes, and the conditions listed at the end.
 func WriteTree(w io.Writer, f *Forest, opts TreeOptions) error {
 	t := treeWriter{f: f, numbers: map[string]int{}}

@@ -9,7 +9,7 @@ import (
 	"github.com/meshc/meshc/internal/model"
 )
 
-// Synchronization modes (hierarchy.md §1.1).
+// Synchronization modes (docs/semantics/hierarchy.md §1.1).
 const (
 	ModePropagate      = "Propagate"
 	ModeAllowPropagate = "AllowPropagate"
@@ -55,7 +55,7 @@ func resourceOf(k *model.Kind) resourceKind {
 }
 
 // crdKinds registers the namespaced types CustomResourceDefinitions in the
-// input declare, so HNCConfiguration may name them (hierarchy.md §1.1a).
+// input declare, so HNCConfiguration may name them (docs/semantics/hierarchy.md §1.1a).
 func crdKinds(objs []model.Object) []resourceKind {
 	var out []resourceKind
 	for _, o := range objs {
@@ -82,7 +82,7 @@ func crdKinds(objs []model.Object) []resourceKind {
 	return out
 }
 
-// enforced types always propagate (hierarchy.md §1.1).
+// enforced types always propagate (docs/semantics/hierarchy.md §1.1).
 func enforced() map[GroupKind]string {
 	return map[GroupKind]string{
 		{"rbac.authorization.k8s.io", "Role"}:        ModePropagate,
@@ -91,7 +91,7 @@ func enforced() map[GroupKind]string {
 }
 
 // typeModes resolves the HNCConfiguration into a mode per type
-// (hierarchy.md §1.1a): enforced types stay Propagate, the first entry for
+// (docs/semantics/hierarchy.md §1.1a): enforced types stay Propagate, the first entry for
 // a type wins, unknown or ambiguous resources are reported and ignored.
 func typeModes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupKind]string, []diag.Diagnostic) {
 	modes, _, diags := resolveTypes(cfg, known)
@@ -153,7 +153,7 @@ func resolveTypes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupK
 }
 
 // ResourceStatus is one entry of the HNCConfiguration status HNC would
-// write (hierarchy.md §2.5).
+// write (docs/semantics/hierarchy.md §2.5).
 type ResourceStatus struct {
 	Group, Version, Resource, Mode string
 	// NumPropagated counts copies; nil for Ignore.

@@ -1,7 +1,7 @@
 // Package host holds hostnames as istiod compares them: exact and wildcard
 // names, overlap (Matches) and containment (SubsetOf), the "most specific"
 // order and lookup, gateway server host scoping, short-name expansion and
-// VirtualService gateway references. See istio.md §3.
+// VirtualService gateway references. See docs/semantics/hosts.md §3.
 package host
 
 import (

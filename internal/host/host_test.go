@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestC01Matches pins istio.md case C01 plus the partial-wildcard rule of
+// TestC01Matches pins docs/semantics/cases.md C01 plus the partial-wildcard rule of
 // §3.2. Every row is also checked with the operands swapped, since Matches
 // is symmetric.
 func TestC01Matches(t *testing.T) {
@@ -54,7 +54,7 @@ func TestC01Matches(t *testing.T) {
 	}
 }
 
-// TestC02SubsetOf pins istio.md case C02.
+// TestC02SubsetOf pins docs/semantics/cases.md C02.
 func TestC02SubsetOf(t *testing.T) {
 	tests := []struct {
 		a, b Name
@@ -91,7 +91,7 @@ func TestC02SubsetOf(t *testing.T) {
 	}
 }
 
-// TestC03Sort pins istio.md case C03: sort order, Intersection and
+// TestC03Sort pins docs/semantics/cases.md C03: sort order, Intersection and
 // NamesForNamespace.
 func TestC03Sort(t *testing.T) {
 	t.Run("Sort", func(t *testing.T) {
@@ -145,7 +145,7 @@ func TestC03Sort(t *testing.T) {
 	})
 }
 
-// TestC04MostSpecificHostMatch pins istio.md case C04 for both
+// TestC04MostSpecificHostMatch pins docs/semantics/cases.md C04 for both
 // MostSpecificMatch and Index.
 func TestC04MostSpecificHostMatch(t *testing.T) {
 	tests := []struct {
@@ -187,7 +187,7 @@ func TestC04MostSpecificHostMatch(t *testing.T) {
 	}
 }
 
-// TestC05ShortNames pins istio.md case C05.
+// TestC05ShortNames pins docs/semantics/cases.md C05.
 func TestC05ShortNames(t *testing.T) {
 	tests := []struct{ h, ns, domain, want string }{
 		{"foo", "default", "cluster.local", "foo.default.svc.cluster.local"},
@@ -213,7 +213,7 @@ func TestC05ShortNames(t *testing.T) {
 	}
 }
 
-// TestC06GatewayReferences pins istio.md case C06.
+// TestC06GatewayReferences pins docs/semantics/cases.md C06.
 func TestC06GatewayReferences(t *testing.T) {
 	tests := []struct{ ref, ns, want string }{
 		{"./gateway", "default", "default/gateway"},

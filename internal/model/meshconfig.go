@@ -23,7 +23,7 @@ type MeshConfig struct {
 const DefaultDomainSuffix = "cluster.local"
 
 // DefaultMeshConfig returns the values istiod uses when the mesh config sets
-// nothing (istio.md §1.7). Each call returns a fresh value.
+// nothing (docs/semantics/registry.md §1.7). Each call returns a fresh value.
 func DefaultMeshConfig() *meshv1.MeshConfig {
 	return &meshv1.MeshConfig{
 		EnableTracing:                  true,

@@ -2,7 +2,7 @@
 // infers for a Kubernetes Service port, the protocol it reads from Istio
 // port declarations (ServiceEntry, Sidecar, Gateway), and the classes that
 // decide what kind of outbound listener and cluster a port gets. See
-// istio.md §1.2.
+// docs/semantics/registry.md §1.2.
 package protocol
 
 import "strings"

@@ -23,7 +23,7 @@ func runPortCases(t *testing.T, tests []portCase) {
 	}
 }
 
-// TestC07Protocols pins istio.md case C07, every row.
+// TestC07Protocols pins docs/semantics/cases.md C07, every row.
 func TestC07Protocols(t *testing.T) {
 	runPortCases(t, []portCase{
 		{8888, "", "TCP", "", Unsupported},
@@ -56,7 +56,7 @@ func TestC07Protocols(t *testing.T) {
 	})
 }
 
-// TestServicePortEdges adds the rest of istio.md §1.2 and its quirks.
+// TestServicePortEdges adds the rest of docs/semantics/registry.md §1.2 and its quirks.
 func TestServicePortEdges(t *testing.T) {
 	runPortCases(t, []portCase{
 		// Kubernetes-defined appProtocols.

@@ -8,7 +8,7 @@ import (
 )
 
 // ServiceAlias is an ExternalName service that names another service of
-// the mesh (istio.md §1.1): no clusters or listeners of its own, but its
+// the mesh (docs/semantics/registry.md §1.1): no clusters or listeners of its own, but its
 // names reach the concrete service.
 type ServiceAlias struct {
 	Namespace string
@@ -93,7 +93,7 @@ func (s *Service) named(d string) bool {
 }
 
 // ServerNames are the SNI names a TLS chain of s matches when its
-// listener cannot tell services apart by address (istio.md §7.4): the
+// listener cannot tell services apart by address (docs/semantics/envoy-output.md §7.4): the
 // hostname, then each alias with the names a client in the proxy's
 // namespace may use for it.
 func (m *Mesh) ServerNames(s *Service, p *Proxy) []string {

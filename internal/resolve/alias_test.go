@@ -16,7 +16,7 @@ func aliasNames(s *Service) []string {
 	return mapSlice(s.Aliases, func(a ServiceAlias) string { return a.Namespace + "/" + string(a.Host) })
 }
 
-// TestResolveAliases: istio.md §1.1 ExternalName aliases: each concrete
+// TestResolveAliases: docs/semantics/registry.md §1.1 ExternalName aliases: each concrete
 // service lists the aliases naming it, chains flattened, sorted by
 // namespace then host; a loop or a name outside the mesh names nothing.
 func TestResolveAliases(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 )
 
 // Route is an HTTP route of a VirtualService after delegation: its own, or
-// one of a delegate's merged into the root's (istio.md §6.5).
+// one of a delegate's merged into the root's (docs/semantics/virtual-services.md §6.5).
 type Route struct {
 	*networking.HTTPRoute
 	// From is the VirtualService that wrote the route: the root, or the

@@ -12,7 +12,7 @@ import (
 )
 
 // Rule is a consolidated DestinationRule: one or more DRs for the same host
-// merged as istiod merges them (istio.md §5.3). It carries the identity of
+// merged as istiod merges them (docs/semantics/destination-rules.md §5.3). It carries the identity of
 // the first.
 type Rule struct {
 	Host host.Name
@@ -52,7 +52,7 @@ func (r *Rule) HasSubset(name string) bool {
 	return slices.ContainsFunc(r.Subsets, func(s *networking.Subset) bool { return s.GetName() == name })
 }
 
-// drExport is a DR's literal exportTo as a set; "." stays "." (istio.md
+// drExport is a DR's literal exportTo as a set; "." stays "." (docs/semantics/destination-rules.md
 // §5.1), and a workload-selector DR counts as {"."}.
 type drExport map[string]bool
 
@@ -85,7 +85,7 @@ func (x *drIndex) lookup(h host.Name) (host.Name, []*Rule, bool) {
 	return k, x.rules[k], true
 }
 
-// drIndexes are istiod's three DR indexes (istio.md §5.2).
+// drIndexes are istiod's three DR indexes (docs/semantics/destination-rules.md §5.2).
 type drIndexes struct {
 	local     map[string]*drIndex
 	exported  map[string]*drIndex
@@ -149,7 +149,7 @@ func newDRIndex(m map[host.Name][]*Rule) *drIndex {
 	return &drIndex{rules: m, keys: host.NewIndex(keys)}
 }
 
-// mergeRule offers dr to the list of rules for one host key (istio.md
+// mergeRule offers dr to the list of rules for one host key (docs/semantics/destination-rules.md
 // §5.3), reproducing istiod's loop, including that whether dr is also kept
 // on its own is decided by the last entry examined (Q21).
 func mergeRule(list []*Rule, dr *model.DestinationRule, h host.Name, e drExport) []*Rule {
@@ -229,7 +229,7 @@ func (r *Rule) subsetOwner(name string) *model.DestinationRule {
 	return r.From[0]
 }
 
-// LookupStep names the step of istio.md §5.4 that found a proxy's rules.
+// LookupStep names the step of docs/semantics/destination-rules.md §5.4 that found a proxy's rules.
 type LookupStep int
 
 const (
@@ -253,7 +253,7 @@ type DRLookup struct {
 	Rules []*Rule
 }
 
-// lookup is istio.md §5.4 for proxies in proxyNs and service s.
+// lookup is docs/semantics/destination-rules.md §5.4 for proxies in proxyNs and service s.
 func (idx *drIndexes) lookup(proxyNs string, h host.Name, svcNs string) DRLookup {
 	if proxyNs != idx.rootNs {
 		if k, rules, ok := idx.local[proxyNs].lookup(h); ok {
@@ -283,7 +283,7 @@ func (idx *drIndexes) lookup(proxyNs string, h host.Name, svcNs string) DRLookup
 	return DRLookup{}
 }
 
-// RuleFor chooses one rule for a proxy from a lookup (istio.md §5.5): the
+// RuleFor chooses one rule for a proxy from a lookup (docs/semantics/destination-rules.md §5.5): the
 // first selector rule in the proxy's namespace matching its labels, else
 // the last selector-less rule.
 func (l DRLookup) RuleFor(p *Proxy) *Rule {
@@ -302,7 +302,7 @@ func (l DRLookup) RuleFor(p *Proxy) *Rule {
 
 // DRDecision is the DestinationRule outcome for one service as seen from
 // one scope: the lookup, the rule selector-less proxies use, and the DRs
-// for the host that lose (istio.md §5.7).
+// for the host that lose (docs/semantics/destination-rules.md §5.7).
 type DRDecision struct {
 	Service *Service
 	Lookup  DRLookup

@@ -8,7 +8,7 @@ import (
 	"github.com/meshc/meshc/internal/model"
 )
 
-// TestC42VirtualHostDomains: istio.md §8 G C42, for the proxy DNS domains
+// TestC42VirtualHostDomains: docs/semantics/cases.md C42, for the proxy DNS domains
 // a Kubernetes pod can have (<namespace>.svc.<cluster domain>). The
 // cases with other proxy domains (foo.local.campus.net seen from
 // local.campus.net) have no Kubernetes equivalent and are left out.

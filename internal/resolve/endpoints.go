@@ -140,7 +140,7 @@ func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[s
 }
 
 // kubeEndpoints are the pods, templates and WorkloadEntries of the
-// service's namespace its selector matches, per port (istio.md §1.5).
+// service's namespace its selector matches, per port (docs/semantics/registry.md §1.5).
 func kubeEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
 	if len(s.Selector) == 0 {
 		return nil // an empty selector selects nothing automatically
@@ -196,7 +196,7 @@ func protocolOf(p Port) string {
 	return "TCP"
 }
 
-// entryEndpoints are a ServiceEntry's endpoints (istio.md §1.3).
+// entryEndpoints are a ServiceEntry's endpoints (docs/semantics/registry.md §1.3).
 func entryEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
 	spec := s.entry.Spec
 	dns := s.Resolution == DNSLB || s.Resolution == DNSRoundRobinLB

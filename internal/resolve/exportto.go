@@ -44,7 +44,7 @@ func (e *exportTo) add(ns string) {
 	e.ns[ns] = true
 }
 
-// visibleIn is istio.md §2.2's visibleIn: "*" wins, then "~" hides even
+// visibleIn is docs/semantics/exportto.md §2.2's visibleIn: "*" wins, then "~" hides even
 // from the own namespace, then only listed namespaces see it; the own
 // namespace too only when listed (directly or as ".").
 func (e exportTo) visibleIn(ns string) bool {

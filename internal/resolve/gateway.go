@@ -9,7 +9,7 @@ import (
 )
 
 // GatewayServer is one server of a Gateway that selects a router proxy,
-// with the VirtualServices bound to it (istio.md §6.7).
+// with the VirtualServices bound to it (docs/semantics/virtual-services.md §6.7).
 type GatewayServer struct {
 	Gateway *model.Gateway
 	// Index is the server's position in spec.servers.

@@ -47,7 +47,7 @@ func objects(t *testing.T, docs ...string) []model.Object {
 }
 
 // svc builds a mesh service directly, for cases Kubernetes could not
-// produce from YAML (istio.md §8 "(model)").
+// produce from YAML (docs/semantics/cases.md §8 "(model)").
 type svcOpt func(*Service)
 
 func svc(h, ns string, opts ...svcOpt) *Service {

@@ -11,7 +11,7 @@ import (
 
 // TestInjectionReadsFinalNamespaceLabels: a managed istio-injection label
 // set on an ancestor's HierarchyConfiguration reaches the child, and a
-// manifest's own label is stripped (hierarchy.md trap 9, §5.1).
+// manifest's own label is stripped (docs/semantics/hierarchy.md T9, §5.1).
 func TestInjectionReadsFinalNamespaceLabels(t *testing.T) {
 	objs, ds := load.Bytes("h.yaml", []byte(`apiVersion: v1
 kind: Namespace
@@ -60,7 +60,7 @@ spec: {containers: [{name: c}]}
 }
 
 // TestDiscoverySelectorsReadTreeLabels: a discoverySelector on HNC's tree
-// label selects a whole subtree (hierarchy.md §5.1).
+// label selects a whole subtree (docs/semantics/hierarchy.md §5.1).
 func TestDiscoverySelectorsReadTreeLabels(t *testing.T) {
 	m := mesh(t, "discoverySelectors: [{matchExpressions: [{key: org.tree.hnc.x-k8s.io/depth, operator: Exists}]}]",
 		"apiVersion: v1\nkind: Namespace\nmetadata: {name: org, labels: {istio-injection: enabled}}",

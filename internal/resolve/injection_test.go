@@ -2,7 +2,7 @@ package resolve
 
 import "testing"
 
-// TestC49InjectionTable: istio.md §8 G C49 (derived), which pods get a
+// TestC49InjectionTable: docs/semantics/cases.md C49 (derived), which pods get a
 // sidecar.
 func TestC49InjectionTable(t *testing.T) {
 	ns := func(name, labels string) string {

@@ -157,8 +157,8 @@ func GatewayTCPRoute(gs GatewayServer) (L4Route, bool) {
 }
 
 // GatewayTLSRoutes are the routes of a TLS passthrough gateway server, by
-// SNI, along the TLS routes of its VirtualServices (docs/semantics/
-// virtual-services.md §6.7). An SNI name an earlier route on the port took
+// SNI, along the TLS routes of its VirtualServices
+// (docs/semantics/virtual-services.md §6.7). An SNI name an earlier route on the port took
 // (seen, shared by the port's servers) is skipped, as istiod does and as
 // Envoy would refuse the duplicate; skipped says why for each.
 func GatewayTLSRoutes(gs GatewayServer, seen map[string]bool) (routes []L4Route, skipped []string) {

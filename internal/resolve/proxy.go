@@ -49,7 +49,7 @@ func excludedNamespace(ns string) bool {
 }
 
 // injection decides whether a pod template gets a sidecar, per the
-// injector's webhook selectors and policy (istio.md §1.6, default
+// injector's webhook selectors and policy (docs/semantics/registry.md §1.6, default
 // revision). It returns the reason, or "" when there is no sidecar.
 func injection(nsLabels map[string]string, tmpl *corev1.PodTemplateSpec, ns string) string {
 	podLabel, hasPodLabel := tmpl.Labels["sidecar.istio.io/inject"]

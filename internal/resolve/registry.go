@@ -33,7 +33,7 @@ func (r Registry) String() string {
 	return "ServiceEntry"
 }
 
-// Resolution is how a service's endpoints are found (istio.md §1.1, §1.3).
+// Resolution is how a service's endpoints are found (docs/semantics/registry.md §1.1, §1.3).
 type Resolution int
 
 const (
@@ -56,12 +56,12 @@ type Port struct {
 }
 
 // Service is one mesh service: a Kubernetes Service, or one host of a
-// ServiceEntry. Several may share a hostname (istio.md §1.8).
+// ServiceEntry. Several may share a hostname (docs/semantics/registry.md §1.8).
 type Service struct {
 	Host      host.Name
 	Namespace string
 	// Name breaks creation-time ties: the Service name, or for a
-	// ServiceEntry the host (istio.md §1.3).
+	// ServiceEntry the host (docs/semantics/registry.md §1.3).
 	Name         string
 	Ports        []Port
 	Resolution   Resolution
@@ -82,7 +82,7 @@ type Service struct {
 	exportTo exportTo
 	// Object is the manifest that defined the service.
 	Object *model.ObjectMeta
-	// Endpoints are the workloads behind the service (istio.md §1.3, §1.5).
+	// Endpoints are the workloads behind the service (docs/semantics/registry.md §1.3, §1.5).
 	Endpoints []Endpoint
 	// entry is the ServiceEntry spec, for its endpoints.
 	entry *model.ServiceEntry
@@ -96,7 +96,7 @@ type Service struct {
 // Ref describes the service's defining object for diagnostics.
 func (s *Service) String() string { return string(s.Host) + " (" + s.Namespace + ")" }
 
-// olderThan is the creation order of services (istio.md §0).
+// olderThan is the creation order of services (docs/semantics/registry.md §0).
 func (s *Service) compare(o *Service) int {
 	return olderFirst(s.Created, s.Name, s.Namespace, o.Created, o.Name, o.Namespace)
 }
@@ -111,7 +111,7 @@ func (s *Service) PortNumbered(n uint32) (Port, bool) {
 	return Port{}, false
 }
 
-// VisibleIn reports whether proxies in ns can see the service (istio.md
+// VisibleIn reports whether proxies in ns can see the service (docs/semantics/exportto.md
 // §2.2).
 func (s *Service) VisibleIn(ns string) bool { return s.exportTo.visibleIn(ns) }
 
@@ -124,7 +124,7 @@ func (s *Service) EntrySubjectAltNames() []string {
 	return s.entry.Spec.GetSubjectAltNames()
 }
 
-// servicesFromKube converts a Kubernetes Service (istio.md §1.1).
+// servicesFromKube converts a Kubernetes Service (docs/semantics/registry.md §1.1).
 func serviceFromKube(svc *model.Service, domain string, defaults []string) *Service {
 	spec := svc.Spec
 	s := &Service{
@@ -179,7 +179,7 @@ func serviceFromKube(svc *model.Service, domain string, defaults []string) *Serv
 }
 
 // servicesFromEntry converts a ServiceEntry: one service per host and
-// address (istio.md §1.3).
+// address (docs/semantics/registry.md §1.3).
 func servicesFromEntry(se *model.ServiceEntry, defaults []string) []*Service {
 	spec := se.Spec
 	res := map[networking.ServiceEntry_Resolution]Resolution{
@@ -239,7 +239,7 @@ func servicesFromEntry(se *model.ServiceEntry, defaults []string) []*Service {
 
 // registry is the set of mesh services with the indexes istiod keeps.
 type registry struct {
-	// all services, oldest first (istio.md §1.8).
+	// all services, oldest first (docs/semantics/registry.md §1.8).
 	all []*Service
 	// byHostNs keeps one service per (host, namespace): the first seen,
 	// except that a Kubernetes service replaces a ServiceEntry one.
@@ -325,7 +325,7 @@ func preferInferred(a, b *Service) int {
 
 // visibleTo lists the services proxies in ns see: those exported to ns by
 // name (or private to it) first, then public ones, each oldest first. The
-// order matters for de-duplication (istio.md §4.4).
+// order matters for de-duplication (docs/semantics/sidecar-scope.md §4.4).
 func (r *registry) visibleTo(ns string) []*Service {
 	return slices.Concat(r.byNs[ns], r.public)
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // RouteConfig is a sidecar's outbound HTTP route configuration for one
-// port, as istiod builds it (istio.md §6.4, §7.5): virtual hosts from
+// port, as istiod builds it (docs/semantics/virtual-services.md §6.4, docs/semantics/envoy-output.md §7.5): virtual hosts from
 // VirtualServices, default ones for the other services, then a catch-all.
 type RouteConfig struct {
 	Name         string
@@ -85,7 +85,7 @@ func (m *Mesh) OutboundRoutes(v *ProxyView) []*RouteConfig {
 
 // IsPortless reports whether an egress listener serves every port of its
 // services through one route configuration: a unix-socket bind without a
-// port, or an HTTP_PROXY port (istio.md §7.5, listener port 0).
+// port, or an HTTP_PROXY port (docs/semantics/envoy-output.md §7.5, listener port 0).
 func (l *EgressListener) IsPortless() bool {
 	return l.unixSocket() || protocol.Parse(l.Port.GetProtocol()) == protocol.HTTPProxy
 }
@@ -104,7 +104,7 @@ func (l *EgressListener) RouteName() string {
 }
 
 // EgressRoutes builds the route configurations of a sidecar's portless
-// egress listeners (istio.md §7.5, listener port 0): every HTTP port of the
+// egress listeners (docs/semantics/envoy-output.md §7.5, listener port 0): every HTTP port of the
 // listener's services in one configuration, each service port a vhost
 // whose domains carry the port ("host:port", bare too on port 80). A
 // VirtualService's routes, translated for port 0, serve every HTTP port of
@@ -186,7 +186,7 @@ func (m *Mesh) portDomains(s *Service, p *Proxy, port uint32) []string {
 
 // rdsListener is the egress listener a port's route configuration is
 // built from, as istiod picks it: the first with that port, else the
-// catch-all (istio.md §7.5).
+// catch-all (docs/semantics/envoy-output.md §7.5).
 func rdsListener(sc *Scope, port uint32) *EgressListener {
 	for _, l := range sc.Listeners {
 		if l.Port == nil || l.Port.GetNumber() == port {
@@ -259,7 +259,7 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 	return &RouteConfig{Name: strconv.Itoa(int(port)), Port: port, VirtualHosts: vhosts}
 }
 
-// vsServesPort is istio.md §6.2's filter for route ports other than 80.
+// vsServesPort is docs/semantics/virtual-services.md §6.2's filter for route ports other than 80.
 // vsHosts splits a VirtualService's hosts into the services it owns among
 // services (exact hosts, or through a wildcard when chosen for the
 // service) and the plain hosts that name no service.
@@ -308,7 +308,7 @@ func vsServesPort(vs *VirtualService, services []*Service) bool {
 }
 
 // chosenVirtualServices picks, per service, the one VirtualService that
-// may own it through a wildcard host (istio.md §6.3 rule 3): an exact-host
+// may own it through a wildcard host (docs/semantics/virtual-services.md §6.3 rule 3): an exact-host
 // VirtualService if any, else the most specific wildcard, first on ties.
 func chosenVirtualServices(vss []*VirtualService, services []*Service) map[host.Name]*VirtualService {
 	// An exact host is found by lookup, the first VirtualService naming it
@@ -386,8 +386,8 @@ func (src RouteSource) names(refs []string, vsNs string) bool {
 }
 
 // HTTPMatchApplies says whether an HTTP match can take src's traffic, as
-// istiod decides for sidecars and gateways alike (docs/semantics/
-// virtual-services.md §6.6): the port must agree; a match that names
+// istiod decides for sidecars and gateways alike
+// (docs/semantics/virtual-services.md §6.6): the port must agree; a match that names
 // gateways applies exactly when it names one of src's, its source labels
 // and namespace unchecked; otherwise the source labels must be a subset of
 // src's and the source namespace, if any, src's.
@@ -412,8 +412,8 @@ func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, servic
 // GatewayHTTPRoutes translates a VirtualService's HTTP routes for p
 // serving gateway ("namespace/name") on port: matches for other gateways,
 // ports or sources drop out, and a destination without a port takes the
-// only port of its service or else the server's (docs/semantics/
-// envoy-output.md §7.9). Catch-all routes stay in place; the gateway's
+// only port of its service or else the server's
+// (docs/semantics/envoy-output.md §7.9). Catch-all routes stay in place; the gateway's
 // virtual host orders them.
 func (m *Mesh) GatewayHTTPRoutes(vs *VirtualService, gateway string, p *Proxy, port uint32) []*HTTPRoute {
 	return httpRoutes(vs, GatewaySource(p, gateway, port), false, func(r *Route) []WeightedCluster {
@@ -496,7 +496,7 @@ func catchAllMatch(m *networking.HTTPMatchRequest) bool {
 // the destination's, else that of the service found among services if it
 // has one, else the route's own: a sidecar's services are those with the
 // route's port, so a single-port service on another port still gets it
-// (istio.md Q8). A destination that is an ExternalName alias goes to the
+// (docs/semantics/cases.md Q8). A destination that is an ExternalName alias goes to the
 // name it holds.
 func (m *Mesh) routeClusters(r *Route, port uint32, services []*Service) []WeightedCluster {
 	var out []WeightedCluster
@@ -518,7 +518,7 @@ func (m *Mesh) routeClusters(r *Route, port uint32, services []*Service) []Weigh
 	return out
 }
 
-// serviceDomains lists a service vhost's domains (istio.md §7.5): the
+// serviceDomains lists a service vhost's domains (docs/semantics/envoy-output.md §7.5): the
 // host, its absolute form, the short forms the proxy's DNS search path
 // makes, the same for each alias, wildcard twins for headless services,
 // then VIPs.
@@ -552,7 +552,7 @@ func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
 }
 
 // shortForms are the names a client in namespace ns can use for host h
-// through the resolver search path <ns>.svc.<domain> (istio.md §7.5).
+// through the resolver search path <ns>.svc.<domain> (docs/semantics/envoy-output.md §7.5).
 func shortForms(h, ns, domain string) []string {
 	suffix := ".svc." + domain
 	if !strings.HasSuffix(h, suffix) {
@@ -580,7 +580,7 @@ func (m *Mesh) allHosts() map[string]bool {
 
 // dedupDomains drops, in build order, domains already taken and short forms
 // that are another service's hostname; vhosts left with no domain, or with
-// a name already used, disappear (istio.md §7.5).
+// a name already used, disappear (docs/semantics/envoy-output.md §7.5).
 func dedupDomains(vhosts []*VirtualHost, hosts map[string]bool) []*VirtualHost {
 	used := map[string]bool{}
 	names := map[string]bool{}
@@ -609,7 +609,7 @@ func dedupDomains(vhosts []*VirtualHost, hosts map[string]bool) []*VirtualHost {
 }
 
 // catchAll is the last vhost: pass through or block unknown destinations
-// (istio.md §4.9).
+// (docs/semantics/sidecar-scope.md §4.9).
 func (m *Mesh) catchAll(sc *Scope) *VirtualHost {
 	mode := m.Config.GetOutboundTrafficPolicy().GetMode()
 	if c := sc.Choice.Sidecar; c != nil && c.Spec.GetOutboundTrafficPolicy() != nil {
@@ -627,7 +627,7 @@ func (m *Mesh) catchAll(sc *Scope) *VirtualHost {
 }
 
 // EgressProxy is the cluster a Sidecar's egressProxy sends traffic for
-// unknown destinations to (istio.md §4.9), "" without one.
+// unknown destinations to (docs/semantics/sidecar-scope.md §4.9), "" without one.
 func (sc *Scope) EgressProxy() string {
 	if sc.Choice.Sidecar == nil {
 		return ""

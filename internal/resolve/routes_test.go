@@ -10,7 +10,7 @@ import (
 	"github.com/meshc/meshc/internal/model"
 )
 
-// c40Mesh is istio.md C40's world: three services with VIPs and HTTP ports
+// c40Mesh is docs/semantics/cases.md C40's world: three services with VIPs and HTTP ports
 // 80 and 8080, a proxy in default and one in not-default, plus docs.
 func c40Routes(t *testing.T, proxyNs string, docs ...string) map[string]*RouteConfig {
 	t.Helper()
@@ -331,7 +331,7 @@ func TestC41DottedShortHostsAndDuplicateDomains(t *testing.T) {
 	})
 }
 
-// TestChosenVirtualServices pins istio.md §6.3 rule 3's choice of the one
+// TestChosenVirtualServices pins docs/semantics/virtual-services.md §6.3 rule 3's choice of the one
 // VirtualService that owns a service: an exact host first (the first such
 // VirtualService in precedence order), else the most specific wildcard,
 // the first on ties.

@@ -15,7 +15,7 @@ import (
 )
 
 // SidecarChoice records which Sidecar resource shapes a proxy and why
-// (istio.md §4.1).
+// (docs/semantics/sidecar-scope.md §4.1).
 type SidecarChoice struct {
 	// Sidecar is nil for the built-in default (import everything).
 	Sidecar *model.Sidecar
@@ -82,7 +82,7 @@ func (idx sidecarIndex) choose(p *Proxy, rootNs string) SidecarChoice {
 	return c
 }
 
-// hostClass is the egress hosts of one namespace key (istio.md §4.2).
+// hostClass is the egress hosts of one namespace key (docs/semantics/sidecar-scope.md §4.2).
 type hostClass struct {
 	exact    map[host.Name]string // host → the egress entry that named it
 	all      []hostEntry
@@ -123,7 +123,7 @@ func (c *hostClass) excludes(h host.Name) (string, bool) {
 }
 
 // vsMatches is the looser test for VirtualService hosts: overlap, not
-// containment (istio.md §4.7).
+// containment (docs/semantics/sidecar-scope.md §4.7).
 func (c *hostClass) vsMatches(h host.Name) bool {
 	if c == nil {
 		return false
@@ -205,14 +205,14 @@ type Import struct {
 	// imported because a VirtualService routes to them.
 	Entry string
 	// ViaVirtualService names the VirtualService whose destination
-	// brought the service in (istio.md §4.6), when Entry is "".
+	// brought the service in (docs/semantics/sidecar-scope.md §4.6), when Entry is "".
 	ViaVirtualService *model.VirtualService
 	// Port is the egress listener port that trimmed the service, if any.
 	Port uint32
 }
 
 // HostChoice records a hostname visible from several namespaces and which
-// namespace won (istio.md §4.4).
+// namespace won (docs/semantics/sidecar-scope.md §4.4).
 type HostChoice struct {
 	Host     host.Name
 	Winner   *Service
@@ -233,7 +233,7 @@ type EgressListener struct {
 	Services    []*Service
 	entries     []string // the egress host that imported each of Services
 	// VirtualServices imported by the listener, in the order istiod
-	// uses them (istio.md §4.7).
+	// uses them (docs/semantics/sidecar-scope.md §4.7).
 	VirtualServices []*VirtualService
 }
 
@@ -243,7 +243,7 @@ type Scope struct {
 	Namespace string
 	Choice    SidecarChoice
 	Listeners []*EgressListener
-	// Services is the merged list clusters are built from (istio.md §4.5).
+	// Services is the merged list clusters are built from (docs/semantics/sidecar-scope.md §4.5).
 	Services []*Service
 	// imports explains each service of Services, by index.
 	imports []Import
@@ -386,7 +386,7 @@ type picked struct {
 	entries  []string
 }
 
-// pickServices is istio.md §4.3 for one listener, before de-duplication.
+// pickServices is docs/semantics/sidecar-scope.md §4.3 for one listener, before de-duplication.
 func pickServices(reg *registry, l *EgressListener, proxyNs string) picked {
 	// Candidates come in import order: the direct lookups sorted, or the
 	// services exported to proxyNs by name and then the public ones.
@@ -396,7 +396,7 @@ func pickServices(reg *registry, l *EgressListener, proxyNs string) picked {
 		for ns, c := range l.hosts.byNs {
 			for h := range c.exact {
 				// The direct lookup checks exportTo but, unlike the
-				// scan, not "~" mixed with names (istio.md Q1).
+				// scan, not "~" mixed with names (docs/semantics/cases.md Q1).
 				if s := reg.byHostNs[h][ns]; s != nil && (s.exportTo.public || s.exportTo.ns[proxyNs]) {
 					cands = append(cands, s)
 				}
@@ -489,7 +489,7 @@ func trimToPort(s *Service, port *networking.SidecarPort) *Service {
 	return &t
 }
 
-// dedupHosts is istio.md §4.4: for a hostname picked from several
+// dedupHosts is docs/semantics/sidecar-scope.md §4.4: for a hostname picked from several
 // namespaces one namespace wins: the proxy's own, else a Kubernetes
 // service over a ServiceEntry, else the first in candidate order. Only
 // hosts the registry has in several namespaces need the bookkeeping. It
@@ -541,7 +541,7 @@ func dedupHosts(reg *registry, p picked, proxyNs string) ([]*Service, []string, 
 	return p.services[:kept], p.entries[:kept], choices
 }
 
-// add merges a service into the scope's list (istio.md §4.5).
+// add merges a service into the scope's list (docs/semantics/sidecar-scope.md §4.5).
 func (sc *Scope) add(s *Service, why Import) {
 	i := int(sc.slot[s.hostID]) - 1
 	if i < 0 {

@@ -14,7 +14,7 @@ import (
 const MeshGateway = "mesh"
 
 // VirtualService is a VirtualService normalised as istiod binds it
-// (istio.md §6.1): hosts expanded, gateways resolved, export computed.
+// (docs/semantics/virtual-services.md §6.1): hosts expanded, gateways resolved, export computed.
 type VirtualService struct {
 	Object *model.VirtualService
 	Hosts  []host.Name
@@ -122,7 +122,7 @@ func (vs *VirtualService) destinations(domain string) []Destination {
 }
 
 // vsIndex is istiod's VirtualService visibility index per gateway
-// (istio.md §2.3), each list oldest first.
+// (docs/semantics/exportto.md §2.3), each list oldest first.
 type vsIndex struct {
 	public   map[string][]*VirtualService            // gateway → VSs
 	private  map[string]map[string][]*VirtualService // ns → gateway → VSs
@@ -206,7 +206,7 @@ func (x *vsIndex) visibleLists(ns, gateway string) [][]*VirtualService {
 	return [][]*VirtualService{x.private[ns][gateway], x.exported[ns][gateway], x.public[gateway]}
 }
 
-// selectVirtualServices is istio.md §4.7 for one egress listener.
+// selectVirtualServices is docs/semantics/sidecar-scope.md §4.7 for one egress listener.
 func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) []*VirtualService {
 	var out []*VirtualService
 	// A VirtualService can be listed more than once (e.g. exportTo [".", "*"]).
@@ -247,7 +247,7 @@ func (e egressHosts) importsVS(vs *VirtualService, star *hostClass) bool {
 }
 
 // inferServices adds the services a listener's VirtualServices route to
-// (istio.md §4.6). They reach clusters, not listeners, and bypass the
+// (docs/semantics/sidecar-scope.md §4.6). They reach clusters, not listeners, and bypass the
 // Sidecar's hosts.
 func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualService, domain string) {
 	// Scratch space reused across VirtualServices: the destination hosts
@@ -347,7 +347,7 @@ func trimInferred(s *Service, l *EgressListener, destPorts []uint32) *Service {
 }
 
 // VSChoice records which VirtualService routes a host for a scope, and
-// which others claimed it and lost (istio.md §6.3).
+// which others claimed it and lost (docs/semantics/virtual-services.md §6.3).
 type VSChoice struct {
 	Host   host.Name
 	Winner *VirtualService

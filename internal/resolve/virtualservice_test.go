@@ -248,7 +248,7 @@ func TestC38MeshDefaultVirtualServiceExportTo(t *testing.T) {
 }
 
 func TestVirtualServiceConflictOldestPublicWins(t *testing.T) {
-	// istio.md §6.3 / C40 (c) and (m): no merging, oldest public wins over
+	// docs/semantics/virtual-services.md §6.3 / docs/semantics/cases.md C40 (c) and (m): no merging, oldest public wins over
 	// a newer one in the client's own namespace.
 	route := func(dest string) string {
 		return "hosts: [known.default.svc.cluster.local], http: [{route: [{destination: {host: " + dest + "}}]}]"
