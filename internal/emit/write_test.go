@@ -17,6 +17,7 @@ import (
 
 	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/load"
+	"github.com/meshc/meshc/internal/load/loadtest"
 	"github.com/meshc/meshc/internal/meshtest"
 	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
@@ -26,7 +27,7 @@ const bookinfo = "../../examples/bookinfo"
 
 func loadMesh(_ *testing.T, objs []model.Object) *resolve.Mesh { return meshtest.Resolve(objs) }
 
-func bookinfoObjects(t *testing.T) []model.Object { return meshtest.Dir(t, bookinfo) }
+func bookinfoObjects(t *testing.T) []model.Object { return loadtest.Dir(t, bookinfo) }
 
 // TestGoldenBookinfoXDS pins the xDS output of every bookinfo proxy,
 // sidecars and the ingress gateway. Regenerate with -update.
@@ -131,7 +132,7 @@ func TestWriteRefusesUnsafeNames(t *testing.T) {
 // are three proxies with three files, each named with its kind; the index
 // lists each once with the hash of its own file.
 func TestWritePathsUnique(t *testing.T) {
-	objs := meshtest.Objects(t,
+	objs := loadtest.Objects(t,
 		"apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {istio-injection: enabled}}",
 		"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {selector: {app: web}, ports: [{port: 80, name: http}]}",
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: i}]}}}",

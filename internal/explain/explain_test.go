@@ -7,13 +7,14 @@ import (
 
 	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/lint"
+	"github.com/meshc/meshc/internal/load/loadtest"
 	"github.com/meshc/meshc/internal/meshtest"
 )
 
 // TestBookinfoGolden explains two bookinfo proxies, a sidecar and the
 // ingress gateway, in text (plain and verbose) and JSON.
 func TestBookinfoGolden(t *testing.T) {
-	objs := meshtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo"))
+	objs := loadtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo"))
 	m := meshtest.Resolve(objs)
 	diags := lint.Run(m, objs, lint.Analyzers(), lint.Options{})
 	for _, id := range []struct{ ns, name string }{{"default", "productpage-v1"}, {"istio-system", "istio-ingressgateway"}} {
@@ -46,7 +47,7 @@ func TestBookinfoGolden(t *testing.T) {
 // sidecar's outbound route configurations and the gateway's routes per
 // server; without it, none.
 func TestRoutesGolden(t *testing.T) {
-	m := meshtest.Resolve(meshtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo")))
+	m := meshtest.Resolve(loadtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo")))
 	for _, id := range []struct {
 		ns, name string
 		table    string

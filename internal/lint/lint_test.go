@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/load/loadtest"
 	"github.com/meshc/meshc/internal/meshtest"
 )
 
 // run loads docs, resolves them and runs every analyzer.
 func run(t *testing.T, opts Options, docs ...string) []diag.Diagnostic {
 	t.Helper()
-	objs := meshtest.Objects(t, docs...)
+	objs := loadtest.Objects(t, docs...)
 	return Run(meshtest.Resolve(objs), objs, Analyzers(), opts)
 }
 

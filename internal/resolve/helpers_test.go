@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshc/meshc/internal/load/loadtest"
+
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/load"
@@ -33,17 +35,10 @@ func mesh(t *testing.T, meshYAML string, docs ...string) *Mesh {
 	return Resolve(objs, Options{Mesh: mc})
 }
 
-// objects loads YAML documents, failing t on any diagnostic but
-// UnknownKind.
+// objects loads YAML documents (loadtest.Objects).
 func objects(t *testing.T, docs ...string) []model.Object {
 	t.Helper()
-	objs, ds := load.Bytes("in.yaml", []byte(strings.Join(docs, "\n---\n")))
-	for _, d := range ds {
-		if !diag.UnknownKind.Is(d) {
-			t.Fatalf("load: %s:%d %s %s", d.Object.File, d.Object.Line, d.Code, d.Message)
-		}
-	}
-	return objs
+	return loadtest.Objects(t, docs...)
 }
 
 // svc builds a mesh service directly, for cases Kubernetes could not
