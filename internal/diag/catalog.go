@@ -272,6 +272,19 @@ on creation time, which a change to the manifests can flip.`,
 oldest applies. meshc checks workload templates (Deployments and the
 rest), not only Pods, so the conflict is found before anything runs.`,
 	}
+	NoInjectedWorkloads = &Entry{
+		Code: "MC6006", Name: "NoInjectedWorkloads", Severity: Info,
+		Summary: "The input has workloads but none gets a sidecar, so no proxy is built or checked.",
+		Doc: `Most checks reason about the proxies that would run: injected Pods and
+workload templates. Injection is usually switched on in the cluster
+(kubectl label namespace ... istio-injection=enabled), so the label is often
+not in git, and a revision install (istio.io/rev=1-24) injects only when
+that revision is installed. When the input has Pods or workload templates
+and none is injected, this finding names the namespaces with workloads and
+what would inject them: the namespace label, --inject-namespace NS, or
+--revision REV for a revision the namespaces name. The same options can be
+kept in .meshc.yaml.`,
+	}
 	ProxyConfigTooLarge = &Entry{
 		Code: "MC8001", Name: "ProxyConfigTooLarge", Severity: Warning,
 		Summary: "A proxy's Envoy configuration exceeds the size budget.",
@@ -333,6 +346,7 @@ var catalog = [...]*Entry{
 	DestinationHostNotFound,
 	MultipleDefaultSidecars,
 	ConflictingSidecarSelectors,
+	NoInjectedWorkloads,
 	ProxyConfigTooLarge,
 	InvalidEnvoyConfig,
 	UntranslatedPolicy,

@@ -52,6 +52,7 @@ func Analyzers() []*Analyzer {
 		destinationHostNotFound,
 		multipleDefaultSidecars,
 		conflictingSidecarSelectors,
+		noInjectedWorkloads,
 	}
 }
 

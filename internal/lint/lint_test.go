@@ -193,3 +193,39 @@ func TestSuppression(t *testing.T) {
 		t.Errorf("a glob for another namespace must not suppress:\n%s", describe(got))
 	}
 }
+
+// TestNoInjectedWorkloads: workloads without a sidecar anywhere are one
+// info finding naming each namespace and what would inject it; any
+// proxy, or no workload at all, is a near miss.
+func TestNoInjectedWorkloads(t *testing.T) {
+	plainNS := "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n"
+	revNS := "apiVersion: v1\nkind: Namespace\nmetadata: {name: prod, labels: {istio.io/rev: 1-24}}\n"
+	for _, tc := range []struct {
+		name string
+		docs []string
+		want []string // fragments of the one finding; none: no finding
+	}{
+		{"no label", []string{plainNS, deployment("shop", "web", "{app: web}"), deployment("shop", "db", "{app: db}")},
+			[]string{"shop (2 workloads) has no injection label", "pass --inject-namespace shop"}},
+		{"revision not installed", []string{revNS, deployment("prod", "web", "{app: web}")},
+			[]string{"prod (1 workload) is labelled istio.io/rev=1-24, a revision not installed", "pass --revision 1-24"}},
+		{"injected", []string{ns("shop"), deployment("shop", "web", "{app: web}")}, nil},
+		{"no workloads", []string{plainNS, service("shop", "web")}, nil},
+	} {
+		got := only(run(t, Options{}, tc.docs...), "MC6006")
+		if len(tc.want) == 0 {
+			if len(got) > 0 {
+				t.Errorf("%s: unexpected\n%s", tc.name, describe(got))
+			}
+			continue
+		}
+		if len(got) != 1 || got[0].Severity != diag.Info {
+			t.Fatalf("%s: want one info finding, got\n%s", tc.name, describe(got))
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got[0].Message, w) {
+				t.Errorf("%s: %q lacks %q", tc.name, got[0].Message, w)
+			}
+		}
+	}
+}

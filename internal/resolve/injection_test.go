@@ -1,6 +1,9 @@
 package resolve
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestC49InjectionTable: docs/semantics/cases.md C49 (derived), which pods get a
 // sidecar.
@@ -42,6 +45,41 @@ func TestC49InjectionTable(t *testing.T) {
 	for _, tt := range tests {
 		if have[tt.id] != tt.proxy {
 			t.Errorf("%s: proxy = %v, want %v", tt.id, have[tt.id], tt.proxy)
+		}
+	}
+}
+
+// TestInjectionAsInstalled: with only revision 1-24 installed, namespaces
+// and pods labelled for it are injected and the default webhook's labels
+// are not; --inject-namespace injects a namespace whatever its labels,
+// and a pod can still opt out.
+func TestInjectionAsInstalled(t *testing.T) {
+	objs := objects(t,
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: canary, labels: {istio.io/rev: 1-24}}",
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: legacy, labels: {istio-injection: enabled}}",
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: app}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: canary}\nspec: {containers: [{name: c, image: x}]}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: b, namespace: legacy}\nspec: {containers: [{name: c, image: x}]}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: c, namespace: app, labels: {istio.io/rev: 1-24}}\nspec: {containers: [{name: c, image: x}]}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: d, namespace: app}\nspec: {containers: [{name: c, image: x}]}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: e, namespace: app, labels: {sidecar.istio.io/inject: \"false\"}}\nspec: {containers: [{name: c, image: x}]}",
+	)
+	for _, tc := range []struct {
+		in   Injection
+		want string
+	}{
+		{Injection{}, "legacy/b"},
+		{Injection{Revisions: []string{"1-24"}}, "app/c canary/a"},
+		{Injection{Revisions: []string{"default", "1-24"}}, "app/c canary/a legacy/b"},
+		{Injection{Namespaces: []string{"app"}}, "app/c app/d legacy/b"},
+	} {
+		m := Resolve(objs, Options{Injection: tc.in})
+		var got []string
+		for _, p := range m.Proxies {
+			got = append(got, p.ID())
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%+v: proxies %v, want %s", tc.in, got, tc.want)
 		}
 	}
 }

@@ -48,34 +48,64 @@ func excludedNamespace(ns string) bool {
 	return false
 }
 
+// Injection describes the sidecar injector as installed, which manifests
+// rarely say: the namespaces injected whatever their labels, and the
+// control-plane revisions whose webhooks run.
+type Injection struct {
+	// Namespaces are injected as if labelled istio-injection=enabled.
+	Namespaces []string
+	// Revisions are the installed revisions; none means "default".
+	Revisions []string
+}
+
+func (in Injection) installed(rev string) bool {
+	if len(in.Revisions) == 0 {
+		return rev == DefaultRevision
+	}
+	return slices.Contains(in.Revisions, rev)
+}
+
+// DefaultRevision is the revision (or tag) whose webhook also honours
+// istio-injection=enabled and sidecar.istio.io/inject=true.
+const DefaultRevision = "default"
+
 // injection decides whether a pod template gets a sidecar, per the
-// injector's webhook selectors and policy (docs/semantics/registry.md §1.6, default
-// revision). It returns the reason, or "" when there is no sidecar.
-func injection(nsLabels map[string]string, tmpl *corev1.PodTemplateSpec, ns string) string {
+// injector's webhook selectors and policy (docs/semantics/registry.md
+// §1.6): the default revision's webhook matches istio-injection=enabled
+// namespaces and sidecar.istio.io/inject=true pods, a revision's webhook
+// matches istio.io/rev=REV namespaces and pods, and only installed
+// revisions run. It returns the reason, or "" when there is no sidecar.
+func (in Injection) injection(nsLabels map[string]string, tmpl *corev1.PodTemplateSpec, ns string) string {
 	podLabel, hasPodLabel := tmpl.Labels["sidecar.istio.io/inject"]
 	podRev := tmpl.Labels["istio.io/rev"]
 	nl, hasNL := nsLabels["istio-injection"]
 	nr := nsLabels["istio.io/rev"]
+	def := in.installed(DefaultRevision)
 	var reason string
 	switch {
-	case hasNL && nl == "enabled":
+	case slices.Contains(in.Namespaces, ns):
+		if podLabel == "false" {
+			return ""
+		}
+		reason = "--inject-namespace " + ns
+	case hasNL && nl == "enabled" && def:
 		if podLabel == "false" {
 			return ""
 		}
 		reason = "namespace label istio-injection=enabled"
 	case hasNL:
-		return "" // any other value: no webhook matches
-	case nr == "default":
+		return "" // any other value, or no default revision: no webhook matches
+	case nr != "" && in.installed(nr):
 		if podLabel == "false" {
 			return ""
 		}
-		reason = "namespace label istio.io/rev=default"
+		reason = "namespace label istio.io/rev=" + nr
 	case nr != "":
-		return "" // another revision: not modelled as installed
-	case podLabel == "true" && podRev == "":
+		return "" // a revision that is not installed
+	case podLabel == "true" && podRev == "" && def:
 		reason = "pod label sidecar.istio.io/inject=true"
-	case podRev == "default" && podLabel != "false":
-		reason = "pod label istio.io/rev=default"
+	case podRev != "" && in.installed(podRev) && podLabel != "false":
+		reason = "pod label istio.io/rev=" + podRev
 	default:
 		return ""
 	}
@@ -91,10 +121,10 @@ func injection(nsLabels map[string]string, tmpl *corev1.PodTemplateSpec, ns stri
 
 // buildProxies finds the proxies among pods and workload templates.
 // nsLabels gives each namespace's final labels.
-func buildProxies(objs []model.Object, nsLabels func(string) map[string]string, gatewaySelectors []map[string]string) []*Proxy {
+func buildProxies(objs []model.Object, nsLabels func(string) map[string]string, gatewaySelectors []map[string]string, in Injection) []*Proxy {
 	var out []*Proxy
 	add := func(meta *model.ObjectMeta, tmpl *corev1.PodTemplateSpec, ips []string) {
-		why := injection(nsLabels(meta.Namespace), tmpl, meta.Namespace)
+		why := in.injection(nsLabels(meta.Namespace), tmpl, meta.Namespace)
 		if why == "" {
 			return
 		}

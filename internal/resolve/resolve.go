@@ -35,11 +35,15 @@ type Options struct {
 	// PlaceholderVIPs is the range for made-up cluster IPs; the zero value
 	// means DefaultPlaceholderVIPs.
 	PlaceholderVIPs netip.Prefix
+	// Injection is the injector as installed.
+	Injection Injection
 }
 
 // Mesh is the resolved view. It is read-only once Resolve returns.
 type Mesh struct {
 	Config model.MeshConfig
+	// Injection is the injector as the options describe it.
+	Injection Injection
 	// Services is every mesh service, oldest first.
 	Services []*Service
 	// Proxies sorted by namespace/name.
@@ -141,7 +145,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	}
 	assignPlaceholderVIPs(services, vips)
 	resolveAliases(services)
-	m := &Mesh{Config: mc, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
+	m := &Mesh{Config: mc, Injection: opts.Injection, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
 		peers: newPeerIndex(objs, mc.GetRootNamespace())}
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
@@ -152,7 +156,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	var decider *drDecider
 	concurrently(
 		func() {
-			m.Proxies = slices.DeleteFunc(buildProxies(objs, forest.Labels, gatewaySelectors), func(p *Proxy) bool { return !watched(p.Namespace) })
+			m.Proxies = slices.DeleteFunc(buildProxies(objs, forest.Labels, gatewaySelectors, opts.Injection), func(p *Proxy) bool { return !watched(p.Namespace) })
 			withSidecar := make(map[*model.ObjectMeta]bool, len(m.Proxies))
 			for _, p := range m.Proxies {
 				withSidecar[p.Object] = true
