@@ -23,6 +23,7 @@ type buildFlags struct {
 	maxBytes                                         int
 	quiet, dedup, headlessChains, force              bool
 	dedupRoot                                        string
+	compile                                          compileFlags
 }
 
 func newBuildCmd(g *globals) *cobra.Command {
@@ -64,20 +65,24 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
   meshc build ./manifests -o out/ --endpoints dns --tls-mode off
   meshc build ./manifests -o /etc/envoy/mesh --dedup --dedup-root /etc/envoy/mesh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, threshold, err := f.options()
+			opts, err := f.options()
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			inputs := args
-			if len(inputs) == 0 {
-				inputs = []string{"."}
+			if _, err := parseFailOn(f.failOn); err != nil {
+				return &exitError{code: exitUsage, err: err}
 			}
-			oo := outdir.Options{Inputs: inputs, Force: f.force}
+			oo := outdir.Options{Inputs: g.paths(&f.compile, args), Force: f.force}
 			target, err := outdir.Check(f.out, oo)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			run, err := g.analyze(cmd.Context(), args, nil)
+			run, err := g.compile(cmd, &f.compile, args)
+			if err != nil {
+				return err
+			}
+			f.failOn = f.compile.failOn(cmd.Flags(), f.failOn)
+			threshold, err := parseFailOn(f.failOn)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
@@ -151,6 +156,7 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 	fl.BoolVar(&f.headlessChains, "headless-cidr-chains", false, "one wildcard listener per headless TCP service port, a chain per pod, as istiod does with PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER=true")
 	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	fl.BoolVar(&f.force, "force", false, "replace OUT even if it is the home directory, a file, or a directory meshc did not write (never /, the working directory, its parents or an input)")
+	f.compile.add(cmd, true)
 	_ = cmd.MarkFlagRequired("out")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(compile.Formats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("endpoints", cobra.FixedCompletions(compile.EndpointModes, cobra.ShellCompDirectiveNoFileComp))
@@ -160,7 +166,7 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 
 // refuse reports why nothing was written: the diagnostics, then what
 // stopped the build.
-func (f buildFlags) refuse(g *globals, run *compile.Result, ds []diag.Diagnostic, stop error) error {
+func (f *buildFlags) refuse(g *globals, run *compile.Result, ds []diag.Diagnostic, stop error) error {
 	if err := report(g, run, ds); err != nil {
 		return err
 	}
@@ -176,7 +182,7 @@ func (f buildFlags) refuse(g *globals, run *compile.Result, ds []diag.Diagnostic
 func report(g *globals, run *compile.Result, ds []diag.Diagnostic) error {
 	r, err := diag.NewRenderer("text", diag.Options{
 		Color: g.color(g.stderr),
-		Input: diag.Input{Files: len(run.Files), Objects: len(run.Objects)},
+		Input: diag.Input{Files: len(run.Files), Objects: len(run.Objects), Skipped: run.Skipped},
 	})
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -187,31 +193,27 @@ func report(g *globals, run *compile.Result, ds []diag.Diagnostic) error {
 	return nil
 }
 
-func (f buildFlags) options() (compile.BuildOptions, diag.Severity, error) {
-	threshold, err := parseFailOn(f.failOn)
-	if err != nil {
-		return compile.BuildOptions{}, 0, err
-	}
+func (f *buildFlags) options() (compile.BuildOptions, error) {
 	opts := compile.BuildOptions{Format: f.format, Endpoints: f.endpoints, TLS: f.tlsMode, CertDir: f.certDir,
 		Dedup: f.dedup, DedupRoot: f.dedupRoot, HeadlessCIDRChains: f.headlessChains, MaxProxyBytes: f.maxBytes}
 	switch {
 	case !slices.Contains(compile.Formats, f.format):
-		return opts, 0, fmt.Errorf("--format: want bootstrap or xds, got %q", f.format)
+		return opts, fmt.Errorf("--format: want bootstrap or xds, got %q", f.format)
 	case !slices.Contains(compile.EndpointModes, f.endpoints):
-		return opts, 0, fmt.Errorf("--endpoints: want inline or dns, got %q", f.endpoints)
+		return opts, fmt.Errorf("--endpoints: want inline or dns, got %q", f.endpoints)
 	case !slices.Contains(compile.TLSModes, f.tlsMode):
-		return opts, 0, fmt.Errorf("--tls-mode: want istio, files or off, got %q", f.tlsMode)
+		return opts, fmt.Errorf("--tls-mode: want istio, files or off, got %q", f.tlsMode)
 	case f.dedup && f.format != "bootstrap":
-		return opts, 0, fmt.Errorf("--dedup shares files between bootstraps; it needs --format bootstrap")
+		return opts, fmt.Errorf("--dedup shares files between bootstraps; it needs --format bootstrap")
 	case f.maxBytes <= 0:
-		return opts, 0, fmt.Errorf("--max-proxy-bytes: want a positive size, got %d", f.maxBytes)
+		return opts, fmt.Errorf("--max-proxy-bytes: want a positive size, got %d", f.maxBytes)
 	}
 	for _, p := range f.proxies {
 		if _, err := path.Match(p, ""); err != nil || !strings.Contains(p, "/") {
-			return opts, 0, fmt.Errorf("--proxy %q: want NAMESPACE/NAME, globs allowed", p)
+			return opts, fmt.Errorf("--proxy %q: want NAMESPACE/NAME, globs allowed", p)
 		}
 	}
-	return opts, threshold, nil
+	return opts, nil
 }
 
 func summary(w io.Writer, res *compile.Built, out string) {
@@ -220,5 +222,9 @@ func summary(w io.Writer, res *compile.Built, out string) {
 		bytes += e.Bytes
 		files++
 	}
-	fmt.Fprintf(w, "wrote %d proxies (%.1f MB) to %s\n", files, float64(bytes)/(1<<20), out)
+	noun := "proxies"
+	if files == 1 {
+		noun = "proxy"
+	}
+	fmt.Fprintf(w, "wrote %d %s (%.1f MB) to %s\n", files, noun, float64(bytes)/(1<<20), out)
 }

@@ -21,34 +21,55 @@ func newExplainCmd(g *globals) *cobra.Command {
 }
 
 func newExplainProxyCmd(g *globals) *cobra.Command {
-	var files []string
+	var cf compileFlags
 	var format string
 	var verbose, routes bool
 	cmd := &cobra.Command{
-		Use:   "proxy NAMESPACE/NAME",
+		Use:   "proxy [NAMESPACE/]NAME [PATH...]",
 		Short: "Report a proxy's Sidecar, visible services, DestinationRules, VirtualServices and diagnostics",
-		Long: `proxy resolves the manifests under -f (default .) as istiod would and reports,
+		Long: `proxy resolves the manifests under PATH and -f (default: piped standard
+input, else .) as istiod would and reports,
 for one proxy (an injected Pod, or a workload such as a Deployment, named
 after it): the Sidecar that applies and why, each visible service and the
 egress host or VirtualService that let it in, the DestinationRule chosen per
 host with the lookup step and the rules it shadows, the VirtualService in
 force per host and the ones that lost, and the diagnostics that concern the
-proxy. --verbose adds egress listeners, hidden services and merge details.`,
+proxy. --verbose adds egress listeners, hidden services and merge details;
+--routes the HTTP route tables. A NAME without namespace is in "default",
+as kubectl has it.`,
 		Example: `  meshc explain proxy default/productpage-v1 -f examples/bookinfo
   meshc explain proxy shop/cart -f base/ -f overlays/prod/ --verbose
-  meshc explain proxy shop/cart -o json | jq .destinationRules`,
-		Args: cobra.ExactArgs(1),
+  meshc explain proxy shop/cart -o json | jq .destinationRules
+  meshc explain proxy productpage-v1 examples/bookinfo --routes`,
+		Args: cobra.MinimumNArgs(1),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveDefault // paths
+			}
+			run, err := g.compile(cmd, &cf, nil)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var ids []string
+			for _, p := range run.Mesh.Proxies {
+				ids = append(ids, p.ID()+"\t"+p.Kind)
+			}
+			return ids, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ns, name, ok := strings.Cut(args[0], "/")
-			if !ok || ns == "" || name == "" {
-				return &exitError{code: exitUsage, err: fmt.Errorf("want NAMESPACE/NAME, got %q", args[0])}
+			if !ok {
+				ns, name = "default", args[0]
+			}
+			if ns == "" || name == "" {
+				return &exitError{code: exitUsage, err: fmt.Errorf("want [NAMESPACE/]NAME, got %q", args[0])}
 			}
 			if format != "text" && format != "json" {
 				return &exitError{code: exitUsage, err: fmt.Errorf("unknown output format %q (want text or json)", format)}
 			}
-			run, err := g.analyze(cmd.Context(), files, nil)
+			run, err := g.compile(cmd, &cf, args[1:])
 			if err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return err
 			}
 			v, err := run.Proxy(ns, name)
 			if err != nil {
@@ -64,7 +85,7 @@ proxy. --verbose adds egress listeners, hidden services and merge details.`,
 			return explain.WriteText(g.stdout, rep, explain.TextOptions{Color: g.color(g.stdout), Verbose: verbose})
 		},
 	}
-	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifests to read: a file, a directory or - (repeatable; default .)")
+	cf.add(cmd, false)
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: text or json")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "add egress listeners, hidden services and merge details")
 	cmd.Flags().BoolVar(&routes, "routes", false, "add the HTTP route tables, each route with the VirtualService rule that wrote it")

@@ -12,17 +12,20 @@ import (
 
 func newLintCmd(g *globals) *cobra.Command {
 	var format, failOn, explain string
-	var suppress []string
+	var cf compileFlags
 	cmd := &cobra.Command{
 		Use:   "lint [PATH...]",
 		Short: "Report problems in manifests, with stable codes",
-		Long: `lint loads every manifest under PATH (files, directories searched recursively
-for .yaml, .yml and .json, or - for stdin; default .) and prints diagnostics.
+		Long: `lint loads every manifest under PATH and -f (files, directories searched
+recursively for .yaml, .yml and .json, or - for stdin; with none, piped
+standard input, else .) and prints diagnostics. Files without Kubernetes
+objects and unrendered Helm templates are skipped and listed.
 
 Exit status: 0 when nothing reaches --fail-on, 1 when something does, 2 on a
 usage error or when some input could not be read (MC1006).`,
 		Example: `  meshc lint ./manifests
-  kubectl get virtualservices,destinationrules -A -o yaml | meshc lint -
+  kubectl get virtualservices,destinationrules -A -o yaml | meshc lint
+  meshc lint . --exclude 'charts/**' --inject-namespace shop
   meshc lint . -o sarif > meshc.sarif
   meshc lint . -o github --fail-on warning
   meshc lint --explain MC1003`,
@@ -30,18 +33,21 @@ usage error or when some input could not be read (MC1006).`,
 			if explain != "" {
 				return explainCode(g, explain)
 			}
-			threshold, err := parseFailOn(failOn)
-			if err != nil {
+			if _, err := parseFailOn(failOn); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			run, err := g.analyze(cmd.Context(), args, suppress)
+			run, err := g.compile(cmd, &cf, args)
+			if err != nil {
+				return err
+			}
+			threshold, err := parseFailOn(cf.failOn(cmd.Flags(), failOn))
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
 			ds := run.Diagnostics
 			r, err := diag.NewRenderer(format, diag.Options{
 				Color:       g.color(g.stdout),
-				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects)},
+				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects), Skipped: run.Skipped},
 				ToolVersion: strings.Fields(versionText())[1],
 			})
 			if err != nil {
@@ -55,7 +61,7 @@ usage error or when some input could not be read (MC1006).`,
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: "+strings.Join(diag.Formats(), ", "))
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
-	cmd.Flags().StringArrayVar(&suppress, "suppress", nil, "leave out a diagnostic `CODE`, or CODE=namespace/name (a glob) for one object; repeatable")
+	cf.add(cmd, true)
 	cmd.Flags().StringVar(&explain, "explain", "", "print the documentation of a diagnostic `CODE` (or name) and exit")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(diag.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info", "none"}, cobra.ShellCompDirectiveNoFileComp))

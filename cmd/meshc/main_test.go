@@ -68,7 +68,7 @@ func TestLintExitCodes(t *testing.T) {
 		"broken.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: [x\n",
 	})
 	warning := writeFiles(t, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  mesh: |\n    rootNamespce: x\n"})
-	info := writeFiles(t, map[string]string{"s.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"})
+	info := writeFiles(t, map[string]string{"s.yaml": "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: s}\n"})
 	runCLICases(t, []cliCase{
 		{"bundled example is clean", []string{"lint", filepath.Join("..", "..", "examples", "bookinfo")}, 0, "0 errors, 0 warnings, 0 info in 21 objects from 6 files", ""},
 		{"clean folder", []string{"lint", clean}, 0, "2 objects from 1 file", ""},
@@ -158,7 +158,9 @@ func TestExplainProxy(t *testing.T) {
 		{"verbose", []string{"explain", "proxy", "default/reviews-v2", "-f", bookinfo, "--verbose"}, 0, "egress on any port: */*", ""},
 		{"near match", []string{"explain", "proxy", "default/reviews", "-f", bookinfo}, 2, "", "did you mean default/reviews-v1"},
 		{"not a proxy at all", []string{"explain", "proxy", "nowhere/zzzzzzzzzzzz", "-f", bookinfo}, 2, "", "a proxy is an injected Pod or workload"},
-		{"bad argument", []string{"explain", "proxy", "reviews", "-f", bookinfo}, 2, "", "want NAMESPACE/NAME"},
+		{"bad argument", []string{"explain", "proxy", "shop/", "-f", bookinfo}, 2, "", "want [NAMESPACE/]NAME"},
+		{"name alone is in default", []string{"explain", "proxy", "reviews", "-f", bookinfo}, 2, "", "no proxy default/reviews in the input (7 proxies found); did you mean default/reviews-v1"},
+		{"paths after the proxy", []string{"explain", "proxy", "productpage-v1", bookinfo}, 0, "Proxy default/productpage-v1", ""},
 		{"bad format", []string{"explain", "proxy", "default/reviews-v2", "-f", bookinfo, "-o", "yaml"}, 2, "", "unknown output format"},
 	})
 }

@@ -3,14 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"runtime/pprof"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
-
-	"github.com/meshc/meshc/internal/compile"
 )
 
 // globals are the flags every command shares.
@@ -19,9 +16,6 @@ type globals struct {
 	stdout, stderr io.Writer
 	noColor        bool
 	cpuProfile     string
-	placeholders   string
-	// opts are the compile options the global flags set.
-	opts compile.Options
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -31,40 +25,28 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Short: "Compile and lint Kubernetes + Istio manifests offline",
 		Long: `meshc reads Kubernetes, Istio and HNC manifests and tells, before anything
 reaches a cluster, what istiod would make of them: diagnostics with stable
-codes today, per-proxy Envoy config as the passes arrive.`,
+codes (lint), each proxy's Envoy configuration as istiod would send it
+(build), and why a proxy sees what it sees (explain).
+
+Defaults for a repository live in .meshc.yaml, found upward from the
+inputs: excludes, suppressions with reasons and expiry dates, --fail-on,
+the mesh config, injected namespaces and revisions, HNC options.`,
 		Example: `  meshc lint ./manifests
   meshc lint ./manifests -o sarif > meshc.sarif
-  cat all.yaml | meshc lint -`,
+  helm template ./chart | meshc lint
+  meshc build ./manifests -o out/
+  meshc explain proxy shop/cart -f ./manifests`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.PersistentFlags().StringVar(&g.opts.MeshConfigFile, "mesh-config", "", "read the mesh config from `FILE` (MeshConfig YAML, or a ConfigMap with a mesh key) instead of ConfigMap istio-system/istio")
 	root.PersistentFlags().BoolVar(&g.noColor, "no-color", false, "never color output (NO_COLOR in the environment does the same)")
-	root.PersistentFlags().StringArrayVar(&g.opts.Hierarchy.ExcludedNamespaces, "hnc-excluded-namespace", nil, "a namespace HNC does not manage (repeatable; default kube-system, kube-public, kube-node-lease, hnc-system)")
-	root.PersistentFlags().StringVar(&g.opts.Hierarchy.IncludedNamespaceRegex, "hnc-included-namespace-regex", "", "namespaces HNC manages must match this `REGEX` (default .*)")
-	root.PersistentFlags().StringArrayVar(&g.opts.Hierarchy.ManagedLabels, "hnc-managed-namespace-label", nil, "a `REGEX` of namespace label keys HNC manages (repeatable)")
-	root.PersistentFlags().StringArrayVar(&g.opts.Hierarchy.ManagedAnnotations, "hnc-managed-namespace-annotation", nil, "a `REGEX` of namespace annotation keys HNC manages (repeatable)")
-	root.PersistentFlags().BoolVar(&g.opts.Hierarchy.TKEProjects, "tke-projects", false, "treat namespaces labelled tkestack.io/projectName as children of an abstract TKE project")
-	root.PersistentFlags().StringToStringVar(&g.opts.Hierarchy.TKEProjectHomes, "tke-project-home", nil, "`PROJECT=NAMESPACE`: the project's namespaces become children of NAMESPACE, so objects propagate (with --tke-projects)")
-	root.PersistentFlags().StringArrayVar(&g.opts.Propagation.NoPropagationLabels, "hnc-nopropagation-label", nil, "objects with this exact `KEY=VALUE` label are never propagated (repeatable; default cattle.io/creator=norman)")
-	root.PersistentFlags().StringArrayVar(&g.opts.Propagation.UnpropagatedLabels, "hnc-unpropagated-label", nil, "a label `KEY` stripped from propagated copies (repeatable)")
-	root.PersistentFlags().StringArrayVar(&g.opts.Propagation.UnpropagatedAnnotations, "hnc-unpropagated-annotation", nil, "an annotation `KEY` stripped from propagated copies (repeatable)")
-	root.PersistentFlags().StringVar(&g.placeholders, "placeholder-vips", compile.DefaultPlaceholderVIPs().String(), "IPv4 `CIDR` for made-up cluster IPs of Services the manifests give none")
 	root.PersistentFlags().StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` (for performance reports)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	var stopProfile func()
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
-		p, err := netip.ParsePrefix(g.placeholders)
-		if err != nil || !p.Addr().Is4() || p.Bits() > 30 {
-			return &exitError{code: exitUsage, err: fmt.Errorf("--placeholder-vips: want an IPv4 CIDR of at least 4 addresses, got %q", g.placeholders)}
-		}
-		g.opts.PlaceholderVIPs = p
-		if err := g.opts.Validate(); err != nil {
-			return &exitError{code: exitUsage, err: err}
-		}
 		if g.cpuProfile == "" {
 			return nil
 		}

@@ -10,27 +10,38 @@ import (
 )
 
 func newTreeCmd(g *globals) *cobra.Command {
-	var files []string
+	var cf compileFlags
 	var format string
 	var compat, propagated, describe, config bool
 	cmd := &cobra.Command{
 		Use:   "tree [NAMESPACE...]",
 		Short: "Draw the namespace hierarchy HNC would build, with its conditions",
 		Long: `tree computes, from HierarchyConfigurations and SubnamespaceAnchors in the
-manifests, the namespace forest the Hierarchical Namespace Controller would
+manifests under -f (default: piped standard input, else .), the namespace forest the Hierarchical Namespace Controller would
 converge to, and draws it like "kubectl hns tree -A": subnamespaces marked
 [s], conditions as numbered footnotes. Unlike kubectl-hns, namespaces whose
 parent is missing are listed too (--hns-compat hides them).`,
 		Example: `  meshc tree -f ./manifests
   meshc tree acme-org -f ./manifests --propagated
   meshc tree -f ./manifests -o json`,
+		ValidArgsFunction: func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+			run, err := g.compile(cmd, &cf, nil)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []string
+			for _, n := range run.Tree() {
+				names = append(names, n.Name)
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return &exitError{code: exitUsage, err: fmt.Errorf("unknown output format %q (want text or json)", format)}
 			}
-			run, err := g.analyze(cmd.Context(), files, nil)
+			run, err := g.compile(cmd, &cf, nil)
 			if err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return err
 			}
 			switch {
 			case config:
@@ -57,7 +68,7 @@ parent is missing are listed too (--hns-compat hides them).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifests to read: a file, a directory or - (repeatable; default .)")
+	cf.add(cmd, false)
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: text or json")
 	cmd.Flags().BoolVar(&compat, "hns-compat", false, "hide namespaces with a missing parent, as kubectl-hns does")
 	cmd.Flags().BoolVar(&describe, "describe", false, "describe each NAMESPACE like kubectl hns describe (parent, children with anchor states, conditions)")

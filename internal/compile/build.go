@@ -67,7 +67,7 @@ func (r *Result) Build(ctx context.Context, views []*resolve.ProxyView, dir stri
 	if b.MaxProxyBytes <= 0 {
 		b.MaxProxyBytes = DefaultMaxProxyBytes
 	}
-	ds := append(slices.Clone(r.Diagnostics), lint.Run(r.Mesh, r.Mesh.Objects, lint.BuildAnalyzers(), lint.Options{Suppress: r.opts.Suppress, Build: b})...)
+	ds := append(slices.Clone(r.Diagnostics), r.suppressed.Filter(lint.Run(r.Mesh, lint.BuildAnalyzers(), lint.Options{Build: b}))...)
 	diag.Sort(ds)
 	return &Built{Index: res.Index, Diagnostics: ds}, nil
 }

@@ -7,10 +7,12 @@
 package compile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"net/netip"
+	"time"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/hierarchy"
@@ -18,6 +20,7 @@ import (
 	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/suppress"
 )
 
 // Inputs are what a compile reads.
@@ -26,6 +29,9 @@ type Inputs struct {
 	// Stdin; none means the working directory.
 	Paths []string
 	Stdin io.Reader
+	// Exclude are globs of paths that walking directories leaves out
+	// (load.Options.Exclude).
+	Exclude []string
 }
 
 // Options are a compile's settings. The zero value is istiod's defaults.
@@ -39,14 +45,24 @@ type Options struct {
 	// PlaceholderVIPs is where Services without a cluster IP get one;
 	// the zero prefix means resolve's default range.
 	PlaceholderVIPs netip.Prefix
-	// Suppress lists codes, or CODE=namespace/name globs, to leave out.
-	Suppress []string
+	// Injection is the sidecar injector as installed.
+	Injection resolve.Injection
+	// Suppress are the suppression rules (flags, .meshc.yaml); the
+	// objects' annotations apply too.
+	Suppress []suppress.Rule
+	// Now dates suppression expiry; zero means the current time.
+	Now time.Time
 }
 
 // Validate checks the options that can be wrong.
 func (o Options) Validate() error {
 	if err := hierarchy.ValidateOptions(o.Hierarchy); err != nil {
 		return err
+	}
+	for _, r := range o.Suppress {
+		if err := r.Check(); err != nil {
+			return err
+		}
 	}
 	if p := o.PlaceholderVIPs; p.IsValid() && (!p.Addr().Is4() || p.Bits() > 30) {
 		return fmt.Errorf("placeholder VIPs: want an IPv4 CIDR of at least 4 addresses, got %s", p)
@@ -62,12 +78,16 @@ func DefaultPlaceholderVIPs() netip.Prefix { return resolve.DefaultPlaceholderVI
 type Result struct {
 	// Files are the files read, in input order.
 	Files []string
+	// Skipped are files read but passed over (no Kubernetes objects, or
+	// unrendered Helm templates).
+	Skipped []diag.Skipped
 	// Objects are the objects loaded, before HNC propagation.
 	Objects []model.Object
 	// Mesh is the resolution, with provenance.
 	Mesh        *resolve.Mesh
 	Diagnostics []diag.Diagnostic
-	opts        Options
+	// suppressed filters the build checks' findings as Run filtered these.
+	suppressed *suppress.Set
 }
 
 // Run compiles inputs. The passes write nothing, so when ctx ends Run
@@ -97,15 +117,18 @@ func run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	res, ds, err := load.Paths(ctx, paths, load.Options{Stdin: in.Stdin})
+	res, ds, err := load.Paths(ctx, paths, load.Options{Stdin: in.Stdin, Exclude: in.Exclude})
 	if err != nil {
 		return nil, err
 	}
 	mc, meshDiags := load.MeshConfig(res.Objects, load.MeshOptions{File: opts.MeshConfigFile})
 	ds = append(ds, meshDiags...)
-	mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc, Hierarchy: opts.Hierarchy, Propagation: opts.Propagation, PlaceholderVIPs: opts.PlaceholderVIPs})
+	mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc, Hierarchy: opts.Hierarchy, Propagation: opts.Propagation,
+		PlaceholderVIPs: opts.PlaceholderVIPs, Injection: opts.Injection})
 	ds = append(ds, mesh.Diagnostics...)
-	ds = append(ds, lint.Run(mesh, mesh.Objects, lint.Analyzers(), lint.Options{Suppress: opts.Suppress})...)
+	ds = append(ds, lint.Run(mesh, lint.Analyzers(), lint.Options{})...)
+	set, expired := suppress.New(opts.Suppress, mesh.Objects, cmp.Or(opts.Now, time.Now()))
+	ds = append(set.Filter(ds), expired...)
 	diag.Sort(ds)
-	return &Result{Files: res.Files, Objects: res.Objects, Mesh: mesh, Diagnostics: ds, opts: opts}, nil
+	return &Result{Files: res.Files, Skipped: res.Skipped, Objects: res.Objects, Mesh: mesh, Diagnostics: ds, suppressed: set}, nil
 }

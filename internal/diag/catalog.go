@@ -110,6 +110,15 @@ binary data (a NUL byte or invalid UTF-8) or is larger than the size limit
 (32 MiB) is skipped. meshc lint exits with status 2 when this happens,
 because the result does not cover the whole input.`,
 	}
+	ExpiredSuppression = &Entry{
+		Code: "MC1007", Name: "ExpiredSuppression", Severity: Warning,
+		Summary: "A suppression in .meshc.yaml has passed its expiry date, so its findings are reported again.",
+		Doc: `A suppression written in .meshc.yaml may carry an expires date, so that an
+accepted risk is looked at again. From that day on the suppression no
+longer applies: the findings it hid are reported, and this warning points
+at the suppression's line with its reason. Renew the date or fix what it
+suppressed.`,
+	}
 	HierarchyCycle = &Entry{
 		Code: "MC2001", Name: "HierarchyCycle", Severity: Error,
 		Summary: "Namespace parents form a cycle (HNC ActivitiesHalted/InCycle).",
@@ -329,6 +338,7 @@ var catalog = [...]*Entry{
 	DuplicateObject,
 	UnknownKind,
 	UnreadableInput,
+	ExpiredSuppression,
 	HierarchyCycle,
 	ParentMissing,
 	PropagationConflict,

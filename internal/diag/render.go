@@ -16,6 +16,51 @@ type Renderer interface {
 type Input struct {
 	Files   int `json:"files"`
 	Objects int `json:"objects"`
+	// Skipped are files read but passed over, with why.
+	Skipped []Skipped `json:"skipped,omitempty"`
+}
+
+// Skipped is a file that holds no Kubernetes objects, or an unrendered
+// Helm template.
+type Skipped struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+}
+
+// Reasons files are skipped for.
+const (
+	NotKubernetes = "no Kubernetes objects"
+	HelmTemplate  = "unrendered Helm template"
+)
+
+// skippedSummary is one line about the skipped files, or "".
+func (in Input) skippedSummary() string {
+	var parts []string
+	for _, reason := range []string{NotKubernetes, HelmTemplate} {
+		var files []string
+		for _, s := range in.Skipped {
+			if s.Reason == reason {
+				files = append(files, s.File)
+			}
+		}
+		if len(files) == 0 {
+			continue
+		}
+		shown := strings.Join(files[:min(len(files), 3)], ", ")
+		if len(files) > 3 {
+			shown += fmt.Sprintf(" and %d more", len(files)-3)
+		}
+		switch reason {
+		case NotKubernetes:
+			parts = append(parts, fmt.Sprintf("%s without Kubernetes objects (%s)", plural(len(files), "file"), shown))
+		default:
+			parts = append(parts, fmt.Sprintf("%s (%s): render them with `helm template CHART | meshc lint -`", plural(len(files), "unrendered Helm template"), shown))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "skipped " + strings.Join(parts, "; ") + "\n"
 }
 
 // Options configure renderers.

@@ -88,6 +88,7 @@ func (r *textRenderer) Render(w io.Writer, ds []Diagnostic) error {
 		r.colorCount(s.Error, "error", r.err), r.colorCount(s.Warning, "warning", r.warn),
 		fmt.Sprintf("%d info", s.Info),
 		plural(r.opts.Input.Objects, "object"), plural(r.opts.Input.Files, "file"))
+	b.WriteString(r.opts.Input.skippedSummary())
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -16,7 +16,7 @@ import (
 func TestBookinfoGolden(t *testing.T) {
 	objs := loadtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo"))
 	m := meshtest.Resolve(objs)
-	diags := lint.Run(m, objs, lint.Analyzers(), lint.Options{})
+	diags := lint.Run(m, lint.Analyzers(), lint.Options{})
 	for _, id := range []struct{ ns, name string }{{"default", "productpage-v1"}, {"istio-system", "istio-ingressgateway"}} {
 		v, ok := m.View(id.ns, id.name)
 		if !ok {

@@ -17,7 +17,7 @@ func BenchmarkRun(b *testing.B) {
 	b.ResetTimer()
 	var ds int
 	for b.Loop() {
-		ds = len(Run(m, m.Objects, Analyzers(), Options{}))
+		ds = len(Run(m, Analyzers(), Options{}))
 	}
 	b.ReportMetric(float64(ds), "diagnostics")
 }

@@ -60,7 +60,7 @@ spec: {parent: a}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, _ := load.Bytes("fuzz.yaml", data)
 		m := meshtest.Resolve(objs)
-		ds := Run(m, m.Objects, Analyzers(), Options{})
+		ds := Run(m, Analyzers(), Options{})
 		for _, v := range m.Views {
 			m.OutboundRoutes(v)
 			var b bytes.Buffer

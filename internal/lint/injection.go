@@ -12,10 +12,16 @@ import (
 )
 
 // noInjectedWorkloads (MC6006) explains an empty result: workloads in the
-// input, and not one injected. It names what would inject them.
+// input, and not one with a sidecar (gateways, which inject themselves,
+// do not count). It names the namespaces of the workloads without one and
+// what would inject them.
 var noInjectedWorkloads = &Analyzer{Entry: diag.NoInjectedWorkloads, Run: func(p *Pass) {
-	if len(p.Mesh.Proxies) > 0 {
-		return
+	proxied := map[*model.ObjectMeta]bool{}
+	for _, px := range p.Mesh.Proxies {
+		if px.Type == resolve.SidecarProxy {
+			return
+		}
+		proxied[px.Object] = true
 	}
 	var first *model.ObjectMeta
 	count := map[string]int{}
@@ -23,7 +29,7 @@ var noInjectedWorkloads = &Analyzer{Entry: diag.NoInjectedWorkloads, Run: func(p
 		switch o.(type) {
 		case *model.Pod, *model.Workload:
 			m := o.Meta()
-			if m.InheritedFrom != nil {
+			if m.InheritedFrom != nil || proxied[m] {
 				continue
 			}
 			if first == nil || m.Seq < first.Seq {
@@ -60,7 +66,7 @@ var noInjectedWorkloads = &Analyzer{Entry: diag.NoInjectedWorkloads, Run: func(p
 	if len(fixes) == 0 {
 		fixes = append(fixes, "pass --revision "+resolve.DefaultRevision+" if the default revision is installed")
 	}
-	p.Report(first, nil, "no workload in the input gets a sidecar, so no proxy is built or checked: %s; %s",
+	p.Report(first, nil, "no workload in the input gets a sidecar, so no sidecar proxy is built or checked: %s; %s",
 		strings.Join(parts, "; "), strings.Join(fixes, "; "))
 }}
 

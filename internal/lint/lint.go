@@ -4,7 +4,6 @@ package lint
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -58,87 +57,29 @@ func Analyzers() []*Analyzer {
 
 // Options configure a lint run.
 type Options struct {
-	// Suppress lists "CODE" or "CODE=namespace/name" (a path.Match glob on
-	// the subject object) to leave out.
-	Suppress []string
 	// Build is the build the build checks read.
 	Build *Build
 }
 
-// Run runs the analyzers over a resolved mesh, drops suppressed findings
-// and returns the rest sorted.
-func Run(m *resolve.Mesh, objs []model.Object, analyzers []*Analyzer, opts Options) []diag.Diagnostic {
+// Run runs the analyzers over a resolved mesh and returns their findings
+// sorted; suppression is the caller's (internal/suppress), as it applies
+// to every pass's findings.
+func Run(m *resolve.Mesh, analyzers []*Analyzer, opts Options) []diag.Diagnostic {
 	// Analyzers only read the mesh, so they run at the same time, each
 	// with its own Pass; their findings are joined in analyzer order.
 	passes := make([]*Pass, len(analyzers))
-	var annotated map[string]map[string]bool
 	var wg sync.WaitGroup
 	for i, a := range analyzers {
 		passes[i] = &Pass{Mesh: m, Build: opts.Build, entry: a.Entry}
 		wg.Go(func() { a.Run(passes[i]) })
 	}
-	wg.Go(func() { annotated = suppressionAnnotations(objs) })
 	wg.Wait()
 	var out []diag.Diagnostic
 	for _, p := range passes {
 		out = append(out, p.diags...)
 	}
-	out = slices.DeleteFunc(out, func(d diag.Diagnostic) bool {
-		return suppressed(d, opts.Suppress) || annotated[subjectKey(d.Object)][d.Code]
-	})
 	diag.Sort(out)
 	return out
-}
-
-// SuppressAnnotation on an object lists codes not to report about it.
-const SuppressAnnotation = "meshc.io/suppress"
-
-// istioSuppressAnnotation is honoured for the codes that mirror Istio's
-// analyzer messages.
-const istioSuppressAnnotation = "galley.istio.io/analyze-suppress"
-
-func subjectKey(o diag.ObjectRef) string { return o.Kind + "/" + o.Namespace + "/" + o.Name }
-
-func suppressionAnnotations(objs []model.Object) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
-	for _, o := range objs {
-		m := o.Meta()
-		own, istio := m.Annotations[SuppressAnnotation], m.Annotations[istioSuppressAnnotation]
-		if own == "" && istio == "" {
-			continue // the common case: nothing to suppress
-		}
-		codes := map[string]bool{}
-		for _, c := range strings.Split(own, ",") {
-			if c = strings.TrimSpace(c); c != "" {
-				codes[strings.ToUpper(c)] = true
-			}
-		}
-		for _, c := range strings.Split(istio, ",") {
-			for _, e := range diag.ByIstioCode(strings.TrimSpace(c)) {
-				codes[e.Code] = true
-			}
-		}
-		if len(codes) > 0 {
-			out[subjectKey(m.Ref())] = codes
-		}
-	}
-	return out
-}
-
-func suppressed(d diag.Diagnostic, rules []string) bool {
-	for _, r := range rules {
-		code, glob, scoped := strings.Cut(r, "=")
-		if !strings.EqualFold(code, d.Code) && !strings.EqualFold(code, d.Name) {
-			continue
-		}
-		if !scoped {
-			return true
-		}
-		if ok, _ := path.Match(glob, d.Object.Namespace+"/"+d.Object.Name); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // proxyIDs lists proxies as "namespace/name", sorted.

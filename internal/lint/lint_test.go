@@ -14,7 +14,7 @@ import (
 func run(t *testing.T, opts Options, docs ...string) []diag.Diagnostic {
 	t.Helper()
 	objs := loadtest.Objects(t, docs...)
-	return Run(meshtest.Resolve(objs), objs, Analyzers(), opts)
+	return Run(meshtest.Resolve(objs), Analyzers(), opts)
 }
 
 func ns(name string) string {
@@ -171,26 +171,6 @@ func TestAnalyzers(t *testing.T) {
 				t.Errorf("diagnostic lacks its subject's position: %+v", d.Object)
 			}
 		})
-	}
-}
-
-func TestSuppression(t *testing.T) {
-	docs := []string{ns("web"),
-		obj("Sidecar", "web", "a", "egress: [{hosts: ['./*']}]", at(1)),
-		obj("Sidecar", "web", "b", "egress: [{hosts: ['*/*']}]", at(2)),
-		obj("Sidecar", "web", "c", "egress: [{hosts: ['*/*']}]", at(3), "annotations: {meshc.io/suppress: 'MC6001'}"),
-	}
-	if got := only(run(t, Options{}, docs...), "MC6001"); len(got) != 1 || got[0].Object.Name != "b" {
-		t.Errorf("annotation should suppress c only:\n%s", describe(got))
-	}
-	if got := only(run(t, Options{Suppress: []string{"MC6001=web/b"}}, docs...), "MC6001"); len(got) != 0 {
-		t.Errorf("--suppress CODE=ns/name:\n%s", describe(got))
-	}
-	if got := only(run(t, Options{Suppress: []string{"MultipleDefaultSidecars"}}, docs...), "MC6001"); len(got) != 0 {
-		t.Errorf("--suppress by name:\n%s", describe(got))
-	}
-	if got := only(run(t, Options{Suppress: []string{"MC6001=other/*"}}, docs...), "MC6001"); len(got) != 1 {
-		t.Errorf("a glob for another namespace must not suppress:\n%s", describe(got))
 	}
 }
 

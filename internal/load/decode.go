@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,20 +32,31 @@ type decoder struct {
 	file   string
 	objs   []model.Object
 	diags  []diag.Diagnostic
+	// objectLike is set once a document of the file is a mapping with
+	// kind or metadata.
+	objectLike bool
 }
 
 func newDecoder() *decoder { return &decoder{schema: newGoSchema()} }
 
-// decodeFile decodes every document of one file. It never stops early: a
-// broken document is reported and the next one is read.
-func (d *decoder) decodeFile(file string, data []byte) ([]model.Object, []diag.Diagnostic) {
-	d.file, d.objs, d.diags = file, nil, nil
+// decodeFile decodes every document of a file. It never stops early: a
+// broken document is reported and the next one is read. notObjects reports a file
+// that parses but none of whose documents looks like a Kubernetes object
+// (a mapping with kind or metadata): package.json, values.yaml, an OpenAPI
+// document; its diagnostics are dropped, as it is no manifest at all.
+func (d *decoder) decodeFile(file string, data []byte) (objs []model.Object, diags []diag.Diagnostic, notObjects bool) {
+	d.file, d.objs, d.diags, d.objectLike = file, nil, nil, false
+	docs := 0
 	for _, c := range splitDocuments(normalizeBreaks(data)) {
 		if !blank(c) {
+			docs++
 			d.document(c)
 		}
 	}
-	return d.objs, d.diags
+	if docs > 0 && !d.objectLike && len(d.objs) == 0 && !slices.ContainsFunc(d.diags, diag.InvalidYAML.Is) {
+		return nil, nil, true
+	}
+	return d.objs, d.diags, false
 }
 
 // normalizeBreaks turns a lone CR, which YAML counts as a line break, into
@@ -194,6 +206,11 @@ func (d *decoder) value(raw any, node *yaml.Node, doc *model.Document, base mode
 		d.report(diag.InvalidObject, line, diag.ObjectRef{}, "a manifest must be an object with apiVersion, kind and metadata; this document is %s", describe(raw))
 		return
 	}
+	if _, kind := obj["kind"]; kind {
+		d.objectLike = true
+	} else if _, meta := obj["metadata"]; meta {
+		d.objectLike = true
+	}
 	kind, _ := obj["kind"].(string)
 	items, isList := obj["items"].([]any)
 	if isList && strings.HasSuffix(kind, "List") {
@@ -243,6 +260,9 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		return
 	}
 	group, version := splitAPIVersion(apiVersion)
+	if k, ok := model.LookupKind(group, kind); ok && k.Local {
+		return // a tool's own file (kustomization.yaml): never applied
+	}
 
 	var errs []fieldError
 	metaPath := model.Path{}.Key("metadata")

@@ -12,12 +12,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -38,6 +41,11 @@ type Options struct {
 	MaxFileSize int64
 	// Workers is the number of files decoded at once; 0 means GOMAXPROCS.
 	Workers int
+	// Exclude are globs (** allowed) of paths, relative to the directory
+	// named as input, that walking directories leaves out; a pattern
+	// without "/" matches a file or directory name anywhere. Paths named
+	// on the command line are always read.
+	Exclude []string
 }
 
 // Result is what was loaded.
@@ -46,13 +54,16 @@ type Result struct {
 	Objects []model.Object
 	// Files read, in input order.
 	Files []string
+	// Skipped are files read but passed over: no Kubernetes objects in
+	// them, or unrendered Helm templates.
+	Skipped []diag.Skipped
 }
 
 // Paths loads files, directories (recursively: .yaml, .yml and .json files,
 // skipping hidden entries) and "-" for stdin. The only error is ctx's;
 // problems with the input are diagnostics.
 func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Diagnostic, error) {
-	inputs, diags := collect(paths)
+	inputs, diags := collect(paths, opts.Exclude)
 	results := make([]fileResult, len(inputs))
 	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	next := make(chan int)
@@ -96,6 +107,9 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 		if r.read {
 			res.Files = append(res.Files, inputs[i].name)
 		}
+		if r.skipped != "" {
+			res.Skipped = append(res.Skipped, diag.Skipped{File: inputs[i].name, Reason: r.skipped})
+		}
 		objs = append(objs, r.objs)
 	}
 	var more []diag.Diagnostic
@@ -105,7 +119,7 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 
 // Bytes loads one file's content, as Paths would, for tests and fuzzing.
 func Bytes(file string, data []byte) ([]model.Object, []diag.Diagnostic) {
-	objs, diags := newDecoder().decodeFile(file, data)
+	objs, diags, _ := newDecoder().decodeFile(file, data)
 	objs, more := finish(objs)
 	return objs, append(diags, more...)
 }
@@ -114,18 +128,22 @@ type input struct {
 	name  string // as the user named it, or StdinName
 	path  string // what to open; "" for stdin
 	stdin bool
+	// chart marks a file in a Helm chart's templates directory.
+	chart bool
 }
 
 type fileResult struct {
 	objs  []model.Object
 	diags []diag.Diagnostic
 	read  bool
+	// skipped says why a file read was passed over, if it was.
+	skipped string
 }
 
 // collect expands paths into the files to read, sorted by name. A file
 // reached twice (named twice, or through a symlink) is read once.
-func collect(paths []string) ([]input, []diag.Diagnostic) {
-	c := collector{seen: map[string]bool{}}
+func collect(paths, exclude []string) ([]input, []diag.Diagnostic) {
+	c := collector{seen: map[string]bool{}, exclude: exclude}
 	for _, p := range paths {
 		if p == "-" {
 			if !c.seen[StdinName] {
@@ -141,13 +159,13 @@ func collect(paths []string) ([]input, []diag.Diagnostic) {
 		case fi.IsDir() && outdir.IsOutput(p):
 			c.unreadable(p, "%s is the output of meshc build, not manifests", p)
 		case fi.IsDir():
-			c.walk(p, nil)
+			c.walk(p, "", nil)
 		case !fi.Mode().IsRegular():
 			// A pipe (/dev/fd/N from <(...), a FIFO) is read as a stream
 			// under the name given: its symlinks lead nowhere to open.
 			c.addStream(p)
 		default:
-			c.add(p)
+			c.add(p, false)
 		}
 	}
 	slices.SortFunc(c.inputs, func(a, b input) int { return cmp.Compare(a.name, b.name) })
@@ -155,9 +173,26 @@ func collect(paths []string) ([]input, []diag.Diagnostic) {
 }
 
 type collector struct {
-	inputs []input
-	diags  []diag.Diagnostic
-	seen   map[string]bool // real paths already added
+	inputs  []input
+	diags   []diag.Diagnostic
+	seen    map[string]bool // real paths already added
+	exclude []string
+}
+
+// excluded reports whether the walked entry at rel (slash-separated,
+// relative to the directory named as input) is left out.
+func (c *collector) excluded(rel string) bool {
+	for _, pattern := range c.exclude {
+		if ok, _ := doublestar.Match(pattern, rel); ok {
+			return true
+		}
+		if !strings.Contains(pattern, "/") {
+			if ok, _ := doublestar.Match(pattern, path.Base(rel)); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (c *collector) unreadable(file, format string, args ...any) {
@@ -172,7 +207,7 @@ func (c *collector) addStream(p string) {
 	}
 }
 
-func (c *collector) add(p string) {
+func (c *collector) add(p string, chart bool) {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		c.unreadable(p, "cannot read %s: %s", p, pathError(err))
@@ -185,12 +220,13 @@ func (c *collector) add(p string) {
 		return
 	}
 	c.seen[real] = true
-	c.inputs = append(c.inputs, input{name: filepath.Clean(p), path: p})
+	c.inputs = append(c.inputs, input{name: filepath.Clean(p), path: p, chart: chart})
 }
 
-// walk adds the manifests below dir. ancestors holds the real paths of the
-// directories above, to stop at a symlink that leads back up.
-func (c *collector) walk(dir string, ancestors []string) {
+// walk adds the manifests below dir, rel below the directory named as
+// input. ancestors holds the real paths of the directories above, to stop
+// at a symlink that leads back up.
+func (c *collector) walk(dir, rel string, ancestors []string) {
 	real, err := filepath.EvalSymlinks(dir)
 	if err == nil {
 		real, err = filepath.Abs(real)
@@ -209,12 +245,19 @@ func (c *collector) walk(dir string, ancestors []string) {
 		return
 	}
 	ancestors = append(ancestors, real)
+	// The templates of a Helm chart are not manifests until rendered.
+	_, err = os.Stat(filepath.Join(filepath.Dir(dir), "Chart.yaml"))
+	chart := filepath.Base(dir) == "templates" && err == nil
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
 			continue // .git, .github and editor files are not manifests
 		}
 		full := filepath.Join(dir, name)
+		entryRel := path.Join(rel, name)
+		if c.excluded(entryRel) {
+			continue
+		}
 		var fi fs.FileInfo
 		if e.Type()&fs.ModeSymlink != 0 {
 			fi, err = os.Stat(full)
@@ -233,12 +276,12 @@ func (c *collector) walk(dir string, ancestors []string) {
 		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && leadsUp(full, real):
 			c.unreadable(full, "symlink loop: %s leads back to a directory above it", full)
 		case fi.IsDir():
-			c.walk(full, ancestors)
+			c.walk(full, entryRel, ancestors)
 		case !isManifestName(name):
 		case !fi.Mode().IsRegular():
 			c.unreadable(full, "%s is not a regular file", full)
 		default:
-			c.add(full)
+			c.add(full, chart)
 		}
 	}
 }
@@ -310,7 +353,18 @@ func readAndDecode(dec *decoder, in input, opts Options) fileResult {
 		return unreadableResult(in.name, "%s %s", in.name, msg)
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	objs, diags := dec.decodeFile(in.name, data)
+	if in.chart && bytes.Contains(data, []byte("{{")) {
+		return fileResult{read: true, skipped: diag.HelmTemplate}
+	}
+	objs, diags, notObjects := dec.decodeFile(in.name, data)
+	switch {
+	case notObjects:
+		return fileResult{read: true, skipped: diag.NotKubernetes}
+	case len(objs) == 0 && bytes.Contains(data, []byte("{{")) && slices.ContainsFunc(diags, diag.InvalidYAML.Is):
+		// Template actions that break the YAML: a chart's template
+		// outside its templates directory.
+		return fileResult{read: true, skipped: diag.HelmTemplate}
+	}
 	return fileResult{objs: objs, diags: diags, read: true}
 }
 
@@ -359,6 +413,9 @@ func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
 		m.Seq = len(kept)
 		kept = append(kept, o)
 		if _, ok := o.(*model.Unknown); ok {
+			if known, ok := model.LookupKind(m.Group(), m.Kind); ok && known.Quiet() {
+				continue // a Secret or a ServiceAccount: nothing the mesh reads
+			}
 			k := unknownKind{m.Group(), m.Kind}
 			if unknown[k] == nil {
 				unknownOrder = append(unknownOrder, k)
@@ -369,6 +426,9 @@ func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
 	for _, k := range unknownOrder {
 		metas := unknown[k]
 		d := diag.UnknownKind.At(metas[0].Ref(), "meshc does not model %s %s (%s); such objects count only for their namespace and for HNC propagation", metas[0].APIVersion, k.kind, countObjects(len(metas)))
+		if known, ok := model.LookupKind(k.group, k.kind); ok {
+			d = diag.UnknownKind.At(metas[0].Ref(), "meshc does not model %s %s (%s): %s", metas[0].APIVersion, k.kind, countObjects(len(metas)), known.Meaning())
+		}
 		for _, m := range metas[1:min(len(metas), 11)] {
 			d.Related = append(d.Related, diag.Related{ObjectRef: m.Ref(), Note: "also ignored"})
 		}

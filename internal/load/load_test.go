@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -204,7 +205,7 @@ func TestLoadBadDocuments(t *testing.T) {
 		{"mapping value in the wrong place", "a: b: c\n", []diagKey{{"MC1001", 1, "mapping values are not allowed"}}, 0},
 		{"duplicate key", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\nkind: Service\n", []diagKey{{"MC1001", 4, "already set"}}, 0},
 		{"tab indentation", "apiVersion: v1\nkind: Namespace\nmetadata:\n\tname: a\n", []diagKey{{"MC1001", 4, "tab"}}, 0},
-		{"scalar document", "just a string\n", []diagKey{{"MC1002", 1, "this document is a string"}}, 0},
+		{"scalar document beside an object", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\njust a string\n", []diagKey{{"MC1002", 5, "this document is a string"}}, 1},
 		{"missing apiVersion", "kind: Namespace\nmetadata: {name: a}\n", []diagKey{{"MC1002", 1, "apiVersion is missing"}}, 0},
 		{"missing kind", "apiVersion: v1\nmetadata: {name: a}\n", []diagKey{{"MC1002", 1, "kind is missing"}}, 0},
 		{"missing name", "apiVersion: v1\nkind: Service\nmetadata:\n  generateName: web-\n", []diagKey{{"MC1002", 3, "generateName"}}, 0},
@@ -257,8 +258,11 @@ func TestLoadBadDocuments(t *testing.T) {
 		{"same name in two namespaces is no duplicate",
 			"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: b}\n", nil, 2},
 		{"unknown kinds reported once per kind",
-			"apiVersion: v1\nkind: Secret\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: c}\n",
-			[]diagKey{{"MC1005", 1, "v1 Secret (2 objects)"}, {"MC1005", 9, "policy/v1 PodDisruptionBudget (1 object)"}}, 3},
+			"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: a}\n---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: b}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: c}\n",
+			[]diagKey{{"MC1005", 1, "example.com/v1 Widget (2 objects); such objects count only"}, {"MC1005", 9, "gateway.networking.k8s.io/v1 HTTPRoute (1 object): Gateway API resources are not modelled"}}, 3},
+		{"kinds that do not touch the mesh load quietly",
+			"apiVersion: v1\nkind: Secret\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: b}\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: c}\n---\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n",
+			nil, 3},
 		{"field errors in a list item point into the list",
 			"apiVersion: v1\nkind: List\nitems:\n- apiVersion: networking.istio.io/v1\n  kind: Sidecar\n  metadata: {name: s}\n  spec:\n    egress:\n    - hosts: './*'\n",
 			[]diagKey{{"MC1003", 9, "spec.egress[0].hosts: expected a list"}}, 0},
@@ -481,5 +485,62 @@ func TestDurations(t *testing.T) {
 				t.Errorf("timeout = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestMixedRepository: in an application repository, files without
+// Kubernetes objects and a chart's unrendered templates are skipped and
+// listed, excluded paths are not read, and the manifests load without a
+// word.
+func TestMixedRepository(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"package.json":                      `{"name": "shop", "version": "1.0.0"}`,
+		"api/swagger.yaml":                  "swagger: '2.0'\ninfo: {title: shop}\npaths: {}\n",
+		"chart/Chart.yaml":                  "apiVersion: v2\nname: shop\nversion: 0.1.0\n",
+		"chart/values.yaml":                 "replicas: 2\nimage: {tag: latest}\n",
+		"chart/templates/deployment.yaml":   "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n",
+		"chart/templates/service.yaml":      "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports: [{port: {{ .Values.port }}}]\n",
+		"kustomization.yaml":                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deploy/ns.yaml]\n",
+		"deploy/ns.yaml":                    "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
+		"deploy/sa.yaml":                    "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: web, namespace: shop}\n",
+		"node_modules/x/package.json":       `{"name": "x"}`,
+		"node_modules/x/broken.yaml":        "a: [\n",
+		"loose/template.yaml":               "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Name }}\n",
+		"deploy/generated/skip-me.yaml":     "a: [\n",
+		"deploy/generated/keep/not-me.yaml": "a: [\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, ds, err := Paths(context.Background(), []string{dir}, Options{Exclude: []string{"node_modules", "deploy/generated/**"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) > 0 || len(res.Objects) != 2 {
+		t.Errorf("%d objects, diagnostics %v", len(res.Objects), ds)
+	}
+	got := map[string]string{}
+	for _, s := range res.Skipped {
+		rel, _ := filepath.Rel(dir, s.File)
+		got[filepath.ToSlash(rel)] = s.Reason
+	}
+	want := map[string]string{
+		"package.json": diag.NotKubernetes, "api/swagger.yaml": diag.NotKubernetes, "chart/Chart.yaml": diag.NotKubernetes, "chart/values.yaml": diag.NotKubernetes,
+		"chart/templates/deployment.yaml": diag.HelmTemplate, "chart/templates/service.yaml": diag.HelmTemplate, "loose/template.yaml": diag.HelmTemplate,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("skipped %v\nwant %v", got, want)
+	}
+	// A real manifest that is only broken stays an error.
+	res, ds, _ = Paths(context.Background(), []string{filepath.Join(dir, "deploy", "generated", "skip-me.yaml")}, Options{})
+	if len(ds) != 1 || ds[0].Code != "MC1001" || len(res.Skipped) != 0 {
+		t.Errorf("a broken file named on the command line: %v, skipped %v", ds, res.Skipped)
 	}
 }

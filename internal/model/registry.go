@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"sync"
@@ -71,7 +72,22 @@ type Kind struct {
 	// where its workload selector's labels are in the spec.
 	Untranslated string
 	SelectorPath []string
+	// Local marks a tool's own configuration (kustomization.yaml), which
+	// is never applied to a cluster: documents of it are passed over.
+	Local bool
+	// Effect, for a kind that changes what istiod computes but meshc does
+	// not model, says what the results miss; UnknownKind names it once.
+	// A kind known by name with neither Effect nor Untranslated does not
+	// touch the mesh, and its objects load quietly.
+	Effect string
 }
+
+// Quiet reports whether objects of the kind load without a word: known,
+// not decoded, and without effect on what meshc computes.
+func (k *Kind) Quiet() bool { return !k.Decoded() && k.Effect == "" && k.Untranslated == "" }
+
+// Meaning says what meshc makes of a kind it does not decode.
+func (k *Kind) Meaning() string { return cmp.Or(k.Effect, k.Untranslated) }
 
 // Decoded reports whether meshc decodes the kind's objects into a type of
 // their own.
@@ -129,6 +145,10 @@ var registry = sync.OnceValue(func() []*Kind {
 		named("", "ResourceQuota", "resourcequotas", v1, false),
 		named("", "Node", "nodes", v1, true),
 		named("", "PersistentVolume", "persistentvolumes", v1, true),
+		named("", "PersistentVolumeClaim", "persistentvolumeclaims", v1, false),
+		named("", "ReplicationController", "replicationcontrollers", v1, false),
+		effect(named("", "Endpoints", "endpoints", v1, false), "endpoints are taken from the Pods and workloads Services select, not from Endpoints objects"),
+		effect(named("discovery.k8s.io", "EndpointSlice", "endpointslices", v1, false), "endpoints are taken from the Pods and workloads Services select, not from EndpointSlices"),
 		workload(GroupApps, "Deployment", "deployments", func(o *appsv1.Deployment) corev1.PodTemplateSpec { return o.Spec.Template }),
 		workload(GroupApps, "StatefulSet", "statefulsets", func(o *appsv1.StatefulSet) corev1.PodTemplateSpec { return o.Spec.Template }),
 		workload(GroupApps, "DaemonSet", "daemonsets", func(o *appsv1.DaemonSet) corev1.PodTemplateSpec { return o.Spec.Template }),
@@ -139,8 +159,24 @@ var registry = sync.OnceValue(func() []*Kind {
 		named("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", v1, true),
 		named("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", v1, true),
 		named("networking.k8s.io", "NetworkPolicy", "networkpolicies", v1, false),
+		named("networking.k8s.io", "IngressClass", "ingressclasses", v1, true),
+		effect(named("networking.k8s.io", "Ingress", "ingresses", v1, false), "istiod's Kubernetes Ingress support is not modelled: no gateway routes come from it"),
 		named("policy", "PodDisruptionBudget", "poddisruptionbudgets", v1, false),
+		named("autoscaling", "HorizontalPodAutoscaler", "horizontalpodautoscalers", []string{"v2", "v1"}, false),
+		named(GroupBatch, "CronJob", "cronjobs", v1, false),
+		named("scheduling.k8s.io", "PriorityClass", "priorityclasses", v1, true),
+		named("storage.k8s.io", "StorageClass", "storageclasses", v1, true),
+		named("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", v1, true),
+		named("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", v1, true),
 		named("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", v1, true),
+		local(named("kustomize.config.k8s.io", "Kustomization", "kustomizations", []string{"v1beta1"}, false)),
+		local(named("kustomize.config.k8s.io", "Component", "components", []string{"v1alpha1"}, false)),
+		named("monitoring.coreos.com", "ServiceMonitor", "servicemonitors", v1, false),
+		named("monitoring.coreos.com", "PodMonitor", "podmonitors", v1, false),
+		named("monitoring.coreos.com", "PrometheusRule", "prometheusrules", v1, false),
+		named("cert-manager.io", "Certificate", "certificates", v1, false),
+		named("cert-manager.io", "Issuer", "issuers", v1, false),
+		named("cert-manager.io", "ClusterIssuer", "clusterissuers", v1, true),
 		istio(GroupNetworking, "VirtualService", "virtualservices", net, "routes, delegation, gateway binding", func() *networking.VirtualService { return &networking.VirtualService{} }),
 		istio(GroupNetworking, "DestinationRule", "destinationrules", net, "traffic policies and subsets", func() *networking.DestinationRule { return &networking.DestinationRule{} }),
 		istio(GroupNetworking, "Gateway", "gateways", net, "servers of gateway proxies", func() *networking.Gateway { return &networking.Gateway{} }),
@@ -148,15 +184,20 @@ var registry = sync.OnceValue(func() []*Kind {
 		istio(GroupNetworking, "Sidecar", "sidecars", net, "scopes: egress hosts, ingress ports, outbound policy", func() *networking.Sidecar { return &networking.Sidecar{} }),
 		istio(GroupNetworking, "WorkloadEntry", "workloadentries", net, "endpoints of services that select them", func() *networking.WorkloadEntry { return &networking.WorkloadEntry{} }),
 		policy(GroupNetworking, "EnvoyFilter", "envoyfilters", []string{"v1alpha3"}, "its patches", "workloadSelector", "labels"),
-		named(GroupNetworking, "ProxyConfig", "proxyconfigs", []string{"v1beta1"}, false),
+		effect(named(GroupNetworking, "ProxyConfig", "proxyconfigs", []string{"v1beta1"}, false), "its proxy settings (concurrency, image, environment) are not applied"),
+		effect(named(GroupNetworking, "WorkloadGroup", "workloadgroups", net, false), "its template for auto-registered WorkloadEntries is not applied"),
 		istio(GroupSecurity, "PeerAuthentication", "peerauthentications", sec, "inbound mutual TLS modes", func() *security.PeerAuthentication { return &security.PeerAuthentication{} }),
 		untranslated(istio(GroupSecurity, "AuthorizationPolicy", "authorizationpolicies", sec, "", func() *security.AuthorizationPolicy { return &security.AuthorizationPolicy{} }),
 			"its RBAC filters, so nothing it allows, denies or audits is enforced"),
 		policy(GroupSecurity, "RequestAuthentication", "requestauthentications", sec, "its JWT authentication filter", "selector", "matchLabels"),
 		policy("telemetry.istio.io", "Telemetry", "telemetries", []string{"v1", "v1alpha1"}, "its access log, metrics and tracing settings", "selector", "matchLabels"),
 		policy("extensions.istio.io", "WasmPlugin", "wasmplugins", []string{"v1alpha1"}, "its Wasm filter", "selector", "matchLabels"),
-		named("gateway.networking.k8s.io", "HTTPRoute", "httproutes", v1, false),
-		named("gateway.networking.k8s.io", "Gateway", "gateways", v1, false),
+		gatewayAPI("HTTPRoute", "httproutes"),
+		gatewayAPI("GRPCRoute", "grpcroutes"),
+		gatewayAPI("TCPRoute", "tcproutes"),
+		gatewayAPI("TLSRoute", "tlsroutes"),
+		gatewayAPI("Gateway", "gateways"),
+		gatewayAPI("ReferenceGrant", "referencegrants"),
 		hncKind("HierarchyConfiguration", "hierarchyconfigurations", hnc, false, "hierarchy", nil, "a namespace's parent",
 			func(m ObjectMeta, s *HierarchySpec) Object { return &HierarchyConfiguration{ObjectMeta: m, Spec: *s} }),
 		// The anchor's name becomes a namespace name.
@@ -166,6 +207,26 @@ var registry = sync.OnceValue(func() []*Kind {
 			func(m ObjectMeta, s *HNCConfigSpec) Object { return &HNCConfiguration{ObjectMeta: m, Spec: *s} }),
 	}
 })
+
+// effect marks a kind meshc does not model although it changes what
+// istiod computes.
+func effect(k *Kind, what string) *Kind {
+	k.Effect = what
+	return k
+}
+
+// local marks a tool's own configuration kind.
+func local(k *Kind) *Kind {
+	k.Local = true
+	return k
+}
+
+// gatewayAPI is a Kubernetes Gateway API kind, which istiod turns into
+// gateways and routes and meshc does not model.
+func gatewayAPI(kind, plural string) *Kind {
+	return effect(&Kind{Group: "gateway.networking.k8s.io", Kind: kind, Plural: plural, Singular: strings.ToLower(kind), Versions: []string{"v1", "v1beta1"}},
+		"Gateway API resources are not modelled: the gateways and routes istiod makes of them are missing from the results")
+}
 
 var registryIndex = sync.OnceValue(func() map[[2]string]*Kind {
 	out := map[[2]string]*Kind{}

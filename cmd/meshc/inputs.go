@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/projectconfig"
+	"github.com/meshc/meshc/internal/suppress"
+)
+
+// compileFlags are the flags of the commands that compile manifests
+// (lint, build, explain, tree); .meshc.yaml gives their defaults.
+type compileFlags struct {
+	files, exclude, suppress, inject, revisions []string
+	config, placeholders                        string
+	// opts holds what flags bind directly: the mesh config file and
+	// HNC's options.
+	opts compile.Options
+	// project is the .meshc.yaml in effect, once compile has run.
+	project *projectconfig.Config
+}
+
+func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&f.files, "filename", "f", nil, "manifests to read: a file, a directory or - (repeatable; added to PATH arguments)")
+	fl.StringVar(&f.config, "project-config", "", "read repository defaults from `FILE` instead of the nearest .meshc.yaml above the inputs")
+	fl.StringArrayVar(&f.exclude, "exclude", nil, "leave out paths matching this `GLOB` when searching directories (** allowed; a pattern without / matches a name anywhere; repeatable)")
+	fl.StringArrayVar(&f.inject, "inject-namespace", nil, "treat `NAMESPACE` as injected whatever its labels (repeatable)")
+	fl.StringArrayVar(&f.revisions, "revision", nil, "an installed control-plane `REVISION`: istio.io/rev=REVISION injects (repeatable; default: default)")
+	fl.StringVar(&f.opts.MeshConfigFile, "mesh-config", "", "read the mesh config from `FILE` (MeshConfig YAML, or a ConfigMap with a mesh key) instead of ConfigMap istio-system/istio")
+	fl.StringVar(&f.placeholders, "placeholder-vips", compile.DefaultPlaceholderVIPs().String(), "IPv4 `CIDR` for made-up cluster IPs of Services the manifests give none")
+	if suppression {
+		fl.StringArrayVar(&f.suppress, "suppress", nil, "leave out a diagnostic `CODE` (MC or IST code, or name), or CODE=namespace/name (a glob) for one object; repeatable")
+	}
+	h, p := &f.opts.Hierarchy, &f.opts.Propagation
+	fl.StringArrayVar(&h.ExcludedNamespaces, "hnc-excluded-namespace", nil, "a namespace HNC does not manage (repeatable; default kube-system, kube-public, kube-node-lease, hnc-system)")
+	fl.StringVar(&h.IncludedNamespaceRegex, "hnc-included-namespace-regex", "", "namespaces HNC manages must match this `REGEX` (default .*)")
+	fl.StringArrayVar(&h.ManagedLabels, "hnc-managed-namespace-label", nil, "a `REGEX` of namespace label keys HNC manages (repeatable)")
+	fl.StringArrayVar(&h.ManagedAnnotations, "hnc-managed-namespace-annotation", nil, "a `REGEX` of namespace annotation keys HNC manages (repeatable)")
+	fl.BoolVar(&h.TKEProjects, "tke-projects", false, "treat namespaces labelled tkestack.io/projectName as children of an abstract TKE project")
+	fl.StringToStringVar(&h.TKEProjectHomes, "tke-project-home", nil, "`PROJECT=NAMESPACE`: the project's namespaces become children of NAMESPACE, so objects propagate (with --tke-projects)")
+	fl.StringArrayVar(&p.NoPropagationLabels, "hnc-nopropagation-label", nil, "objects with this exact `KEY=VALUE` label are never propagated (repeatable; default cattle.io/creator=norman)")
+	fl.StringArrayVar(&p.UnpropagatedLabels, "hnc-unpropagated-label", nil, "a label `KEY` stripped from propagated copies (repeatable)")
+	fl.StringArrayVar(&p.UnpropagatedAnnotations, "hnc-unpropagated-annotation", nil, "an annotation `KEY` stripped from propagated copies (repeatable)")
+}
+
+// paths are the inputs: PATH arguments and -f, else standard input when
+// something is piped in, else the working directory.
+func (g *globals) paths(f *compileFlags, args []string) []string {
+	paths := append(slices.Clone(f.files), args...)
+	if len(paths) > 0 {
+		return paths
+	}
+	if file, ok := g.stdin.(*os.File); ok {
+		if fi, err := file.Stat(); err == nil && (fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular()) {
+			return []string{"-"}
+		}
+	}
+	return []string{"."}
+}
+
+// compile runs the pipeline over the inputs with the options the flags
+// and .meshc.yaml give; a flag given on the command line wins.
+func (g *globals) compile(cmd *cobra.Command, f *compileFlags, args []string) (*compile.Result, error) {
+	paths := g.paths(f, args)
+	opts, exclude, err := f.options(cmd.Flags(), paths)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	run, err := compile.Run(cmd.Context(), compile.Inputs{Paths: paths, Stdin: g.stdin, Exclude: exclude}, opts)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return run, nil
+}
+
+// options merges .meshc.yaml and the flags.
+func (f *compileFlags) options(fl *pflag.FlagSet, paths []string) (compile.Options, []string, error) {
+	if err := f.loadProject(paths); err != nil {
+		return compile.Options{}, nil, err
+	}
+	opts := f.opts
+	c := f.project
+	if c == nil {
+		c = &projectconfig.Config{}
+	}
+	changed := fl.Changed
+	if !changed("mesh-config") && c.MeshConfig != "" {
+		opts.MeshConfigFile = c.MeshConfig
+	}
+	placeholders := f.placeholders
+	if !changed("placeholder-vips") && c.PlaceholderVIPs != "" {
+		placeholders = c.PlaceholderVIPs
+	}
+	p, err := netip.ParsePrefix(placeholders)
+	if err != nil || !p.Addr().Is4() || p.Bits() > 30 {
+		return opts, nil, fmt.Errorf("--placeholder-vips: want an IPv4 CIDR of at least 4 addresses, got %q", placeholders)
+	}
+	opts.PlaceholderVIPs = p
+	opts.Injection.Namespaces = pick(changed("inject-namespace"), f.inject, c.InjectNamespaces)
+	opts.Injection.Revisions = pick(changed("revision"), f.revisions, c.Revisions)
+	h, ch := &opts.Hierarchy, c.HNC
+	h.ExcludedNamespaces = pick(changed("hnc-excluded-namespace"), h.ExcludedNamespaces, ch.ExcludedNamespaces)
+	h.ManagedLabels = pick(changed("hnc-managed-namespace-label"), h.ManagedLabels, ch.ManagedLabels)
+	h.ManagedAnnotations = pick(changed("hnc-managed-namespace-annotation"), h.ManagedAnnotations, ch.ManagedAnnotations)
+	if !changed("hnc-included-namespace-regex") && ch.IncludedNamespaceRegex != "" {
+		h.IncludedNamespaceRegex = ch.IncludedNamespaceRegex
+	}
+	if !changed("tke-projects") {
+		h.TKEProjects = h.TKEProjects || ch.TKEProjects
+	}
+	if !changed("tke-project-home") && len(ch.TKEProjectHomes) > 0 {
+		h.TKEProjectHomes = ch.TKEProjectHomes
+	}
+	pr := &opts.Propagation
+	pr.NoPropagationLabels = pick(changed("hnc-nopropagation-label"), pr.NoPropagationLabels, ch.NoPropagationLabels)
+	pr.UnpropagatedLabels = pick(changed("hnc-unpropagated-label"), pr.UnpropagatedLabels, ch.UnpropagatedLabels)
+	pr.UnpropagatedAnnotations = pick(changed("hnc-unpropagated-annotation"), pr.UnpropagatedAnnotations, ch.UnpropagatedAnnotations)
+	// Suppressions and exclusions add up: the repository's, then the
+	// command line's.
+	opts.Suppress, err = c.Rules()
+	if err != nil {
+		return opts, nil, err
+	}
+	for _, s := range f.suppress {
+		r, err := suppress.Parse(s)
+		if err != nil {
+			return opts, nil, fmt.Errorf("--suppress: %w", err)
+		}
+		opts.Suppress = append(opts.Suppress, r)
+	}
+	return opts, append(slices.Clone(c.Exclude), f.exclude...), opts.Validate()
+}
+
+// pick is the flag's value when given, else the config's.
+func pick(flagGiven bool, flag, config []string) []string {
+	if flagGiven || len(config) == 0 {
+		return flag
+	}
+	return config
+}
+
+// loadProject reads --project-config, or the nearest .meshc.yaml above the first
+// input (the working directory for standard input).
+func (f *compileFlags) loadProject(paths []string) error {
+	file := f.config
+	if file == "" {
+		start := "."
+		if paths[0] != "-" {
+			start = paths[0]
+			if fi, err := os.Stat(start); err != nil || !fi.IsDir() {
+				start = filepath.Dir(start)
+			}
+		}
+		var err error
+		if file, err = projectconfig.Find(start); err != nil || file == "" {
+			return err
+		}
+	}
+	c, err := projectconfig.Load(file)
+	if err != nil {
+		return err
+	}
+	f.project = c
+	return nil
+}
+
+// failOn is the --fail-on threshold: the flag's when given, else the
+// project's, else the flag's default.
+func (f *compileFlags) failOn(fl *pflag.FlagSet, flag string) string {
+	if !fl.Changed("fail-on") && f.project != nil && f.project.FailOn != "" {
+		return f.project.FailOn
+	}
+	return flag
+}

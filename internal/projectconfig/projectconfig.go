@@ -1,0 +1,153 @@
+// Package projectconfig reads .meshc.yaml, a repository's defaults for
+// meshc: what to leave out of the inputs, which findings to suppress (each
+// with a reason, optionally until a date), the --fail-on threshold, the
+// mesh config, the injector as installed and HNC's options. Flags given on
+// the command line win over it.
+package projectconfig
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/suppress"
+)
+
+// FileName is the file Find looks for.
+const FileName = ".meshc.yaml"
+
+// Config is a .meshc.yaml.
+type Config struct {
+	// Path is the file the config was read from.
+	Path string `yaml:"-"`
+	// Exclude are globs (** allowed) of input paths to leave out.
+	Exclude []string `yaml:"exclude"`
+	// FailOn is lint's and build's --fail-on.
+	FailOn string `yaml:"failOn"`
+	// MeshConfig is a mesh config file, relative to the config's folder.
+	MeshConfig      string   `yaml:"meshConfig"`
+	PlaceholderVIPs string   `yaml:"placeholderVIPs"`
+	Revisions       []string `yaml:"revisions"`
+	// InjectNamespaces are injected whatever their labels.
+	InjectNamespaces []string      `yaml:"injectNamespaces"`
+	Suppress         []Suppression `yaml:"suppress"`
+	HNC              HNC           `yaml:"hnc"`
+}
+
+// Suppression is one entry of suppress.
+type Suppression struct {
+	Code   string `yaml:"code"`
+	Object string `yaml:"object"`
+	// Reason is required: a suppression nobody can explain is a bug.
+	Reason string `yaml:"reason"`
+	// Expires is a date (YYYY-MM-DD) from which it no longer applies.
+	Expires string `yaml:"expires"`
+	line    int
+}
+
+// HNC holds HNC's operator options, as the --hnc-* and --tke-* flags.
+type HNC struct {
+	ExcludedNamespaces      []string          `yaml:"excludedNamespaces"`
+	IncludedNamespaceRegex  string            `yaml:"includedNamespaceRegex"`
+	ManagedLabels           []string          `yaml:"managedLabels"`
+	ManagedAnnotations      []string          `yaml:"managedAnnotations"`
+	NoPropagationLabels     []string          `yaml:"noPropagationLabels"`
+	UnpropagatedLabels      []string          `yaml:"unpropagatedLabels"`
+	UnpropagatedAnnotations []string          `yaml:"unpropagatedAnnotations"`
+	TKEProjects             bool              `yaml:"tkeProjects"`
+	TKEProjectHomes         map[string]string `yaml:"tkeProjectHomes"`
+}
+
+// Find looks for FileName in dir and its parents and returns its path, or
+// "" when there is none.
+func Find(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, FileName)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%s: %w", p, err)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", nil
+		}
+		dir = parent
+	}
+}
+
+// Load reads a config file strictly: an unknown key, a value of the wrong
+// type, a suppression without code or reason, or a bad date is an error
+// naming the file and line.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	c := &Config{Path: path}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// Decode again as nodes for the suppressions' lines.
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err == nil && len(root.Content) > 0 {
+		m := root.Content[0]
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == "suppress" {
+				for j, item := range m.Content[i+1].Content {
+					if j < len(c.Suppress) {
+						c.Suppress[j].line = item.Line
+					}
+				}
+			}
+		}
+	}
+	if c.MeshConfig != "" && !filepath.IsAbs(c.MeshConfig) {
+		c.MeshConfig = filepath.Join(filepath.Dir(path), c.MeshConfig)
+	}
+	if _, err := c.Rules(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Rules are the suppressions as suppress rules.
+func (c *Config) Rules() ([]suppress.Rule, error) {
+	var out []suppress.Rule
+	for _, s := range c.Suppress {
+		at := fmt.Sprintf("%s:%d", c.Path, s.line)
+		r := suppress.Rule{Code: s.Code, Object: s.Object, Reason: s.Reason, Source: diag.ObjectRef{File: c.Path, Line: s.line}}
+		switch {
+		case s.Code == "":
+			return nil, fmt.Errorf("%s: a suppression needs a code", at)
+		case s.Reason == "":
+			return nil, fmt.Errorf("%s: the suppression of %s needs a reason", at, s.Code)
+		}
+		if s.Expires != "" {
+			d, err := time.Parse(time.DateOnly, s.Expires)
+			if err != nil {
+				return nil, fmt.Errorf("%s: expires %q: want a date such as 2026-12-31", at, s.Expires)
+			}
+			r.Expires = d
+		}
+		if err := r.Check(); err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

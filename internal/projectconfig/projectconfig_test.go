@@ -1,0 +1,80 @@
+package projectconfig
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, dir, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, FileName)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestFindUpward: the nearest .meshc.yaml above a directory is found; none
+// is "".
+func TestFindUpward(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Find(deep); err != nil || got != "" {
+		t.Fatalf("Find with no config = %q, %v", got, err)
+	}
+	want := write(t, filepath.Join(root, "a"), "failOn: warning\n")
+	if got, err := Find(deep); err != nil || got != want {
+		t.Errorf("Find = %q, %v; want %s", got, err, want)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, `exclude: ["charts/**"]
+failOn: warning
+meshConfig: mesh.yaml
+revisions: [default, 1-24]
+injectNamespaces: [shop]
+suppress:
+  - code: MC4001
+    object: "shop/*"
+    reason: migrating DestinationRules
+    expires: 2027-01-31
+  - {code: IST0101, reason: known}
+hnc: {excludedNamespaces: [team-x], tkeProjects: true}
+`)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := c.Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.FailOn != "warning" || c.MeshConfig != filepath.Join(dir, "mesh.yaml") || len(c.Revisions) != 2 || !c.HNC.TKEProjects ||
+		len(rules) != 2 || rules[0].Source.Line != 7 || rules[0].Expires.Format("2006-01-02") != "2027-01-31" || rules[1].Source.Line != 11 {
+		t.Errorf("config %+v, rules %+v", c, rules)
+	}
+}
+
+// TestLoadRejects: what would be silently wrong is an error at file:line.
+func TestLoadRejects(t *testing.T) {
+	for _, tc := range []struct{ content, want string }{
+		{"failon: warning\n", "field failon not found"},
+		{"revisions: 1-24\n", "cannot unmarshal"},
+		{"suppress: [{code: MC4001}]\n", ":1: the suppression of MC4001 needs a reason"},
+		{"suppress:\n  - {reason: x}\n", ":2: a suppression needs a code"},
+		{"suppress:\n  - {code: MC9999, reason: x}\n", `:2: unknown diagnostic code "MC9999"`},
+		{"suppress:\n  - {code: MC4001, reason: x, expires: soon}\n", `expires "soon"`},
+	} {
+		_, err := Load(write(t, t.TempDir(), tc.content))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.content, err, tc.want)
+		}
+	}
+}
