@@ -94,13 +94,18 @@ is kept; the others are left out. Both places are named.`,
 	}
 	UnknownKind = &Entry{
 		Code: "MC1005", Name: "UnknownKind", Severity: Info,
-		Summary: "A kind meshc does not model; its objects count only for their namespace and for HNC propagation.",
+		Summary: "A kind meshc does not model that may change what istiod computes; named once per kind with what the results miss.",
 		Doc: `meshc reads Kubernetes Namespaces, Services, Pods, workload templates
 (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job) and ConfigMaps, the
 Istio networking and security kinds, and HNC's kinds. Objects of other kinds
 are kept for their identity: their namespace exists, and HNC propagates
-them when the HNCConfiguration lists their type (Roles always). One
-diagnostic is reported per kind, at its first object, with the count.`,
+them when the HNCConfiguration lists their type (Roles always). Kinds known
+not to touch the mesh (ServiceAccount, Secret, RBAC, HorizontalPodAutoscaler,
+PodDisruptionBudget, NetworkPolicy, CustomResourceDefinition and the like)
+load quietly. For the others one diagnostic is reported per kind, at its
+first object, with the count and, for kinds istiod acts on (Gateway API
+routes, Ingress, EndpointSlice, EnvoyFilter, Telemetry, WasmPlugin, ...),
+what the results lack because meshc does not model them.`,
 	}
 	UnreadableInput = &Entry{
 		Code: "MC1006", Name: "UnreadableInput", Severity: Error,
