@@ -13,6 +13,7 @@ import (
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // want describes one loaded object: Go type, identity and line.
@@ -493,8 +494,7 @@ func TestDurations(t *testing.T) {
 // listed, excluded paths are not read, and the manifests load without a
 // word.
 func TestMixedRepository(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{
+	dir := testfiles.Write(t, map[string]string{
 		"package.json":                      `{"name": "shop", "version": "1.0.0"}`,
 		"api/swagger.yaml":                  "swagger: '2.0'\ninfo: {title: shop}\npaths: {}\n",
 		"chart/Chart.yaml":                  "apiVersion: v2\nname: shop\nversion: 0.1.0\n",
@@ -509,16 +509,7 @@ func TestMixedRepository(t *testing.T) {
 		"loose/template.yaml":               "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ .Name }}\n",
 		"deploy/generated/skip-me.yaml":     "a: [\n",
 		"deploy/generated/keep/not-me.yaml": "a: [\n",
-	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	res, ds, err := Paths(context.Background(), []string{dir}, Options{Exclude: []string{"node_modules", "deploy/generated/**"}})
 	if err != nil {
 		t.Fatal(err)
