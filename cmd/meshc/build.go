@@ -21,8 +21,8 @@ type buildFlags struct {
 	out, format, endpoints, tlsMode, certDir, failOn string
 	proxies                                          []string
 	maxBytes                                         int
-	quiet, dedup, headlessChains, force              bool
-	dedupRoot                                        string
+	quiet, dedup, headlessChains, force, whole       bool
+	sharedRoot                                       string
 	compile                                          compileFlags
 }
 
@@ -41,9 +41,14 @@ proxy sees, and writes its Envoy configuration under OUT:
                                 listeners,routes}.json, each a DiscoveryResponse
                                 as an xDS server sends it
 
---dedup writes each distinct set of clusters and of listeners once, as a
-DiscoveryResponse under OUT/_shared/ named by its content, and each
-bootstrap loads them through filesystem config sources.
+What proxies share is written once: each distinct set of outbound clusters
+and listeners (with xds also route configurations and endpoints) is a
+DiscoveryResponse under OUT/_shared/ named by its content; a bootstrap holds
+the proxy's own resources (inbound listeners and clusters, identity) and
+loads the shared files through filesystem config sources, and an xds
+directory holds the proxy's own resources while index.json names its shared
+files. --self-contained writes each proxy's whole configuration in its own
+files instead.
 
 OUT/index.json lists every proxy with its kind, labels, Sidecar, resource
 counts, size and content hash. Proxies of one namespace that share a name
@@ -63,7 +68,8 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 		Example: `  meshc build examples/bookinfo -o out/
   meshc build ./manifests -o out/ --format xds --proxy 'shop/*'
   meshc build ./manifests -o out/ --endpoints dns --tls-mode off
-  meshc build ./manifests -o /etc/envoy/mesh --dedup --dedup-root /etc/envoy/mesh`,
+  meshc build ./manifests -o /etc/envoy/mesh --shared-root /etc/envoy/mesh
+  meshc build ./manifests -o out/ --self-contained --proxy 'shop/cart'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := f.options()
 			if err != nil {
@@ -151,8 +157,12 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 	fl.StringArrayVar(&f.proxies, "proxy", nil, "build only proxies matching `NAMESPACE/NAME` (a glob); repeatable")
 	fl.IntVar(&f.maxBytes, "max-proxy-bytes", compile.DefaultMaxProxyBytes, "warn (MC8001) when a proxy's config exceeds this many `bytes` on the wire")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no summary")
-	fl.BoolVar(&f.dedup, "dedup", false, "write each distinct cluster and listener set once under OUT/_shared/, named by content, and point bootstraps at them")
-	fl.StringVar(&f.dedupRoot, "dedup-root", "", "with --dedup, the `DIR` bootstraps find _shared/ in (default: relative to Envoy's working directory, meant to be OUT)")
+	fl.BoolVar(&f.whole, "self-contained", false, "write each proxy's whole configuration in its own files instead of sharing what proxies share under OUT/_shared/")
+	fl.StringVar(&f.sharedRoot, "shared-root", "", "the `DIR` bootstraps find _shared/ in (default: relative to Envoy's working directory, meant to be OUT)")
+	fl.BoolVar(&f.dedup, "dedup", false, "")
+	_ = fl.MarkDeprecated("dedup", "sharing is the default now; --self-contained writes whole per-proxy files")
+	fl.StringVar(&f.sharedRoot, "dedup-root", "", "")
+	_ = fl.MarkDeprecated("dedup-root", "use --shared-root")
 	fl.BoolVar(&f.headlessChains, "headless-cidr-chains", false, "one wildcard listener per headless TCP service port, a chain per pod, as istiod does with PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER=true")
 	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	fl.BoolVar(&f.force, "force", false, "replace OUT even if it is the home directory, a file, or a directory meshc did not write (never /, the working directory, its parents or an input)")
@@ -195,7 +205,7 @@ func report(g *globals, run *compile.Result, ds []diag.Diagnostic) error {
 
 func (f *buildFlags) options() (compile.BuildOptions, error) {
 	opts := compile.BuildOptions{Format: f.format, Endpoints: f.endpoints, TLS: f.tlsMode, CertDir: f.certDir,
-		Dedup: f.dedup, DedupRoot: f.dedupRoot, HeadlessCIDRChains: f.headlessChains, MaxProxyBytes: f.maxBytes}
+		SelfContained: f.whole, SharedRoot: f.sharedRoot, HeadlessCIDRChains: f.headlessChains, MaxProxyBytes: f.maxBytes}
 	switch {
 	case !slices.Contains(compile.Formats, f.format):
 		return opts, fmt.Errorf("--format: want bootstrap or xds, got %q", f.format)
@@ -203,8 +213,8 @@ func (f *buildFlags) options() (compile.BuildOptions, error) {
 		return opts, fmt.Errorf("--endpoints: want inline or dns, got %q", f.endpoints)
 	case !slices.Contains(compile.TLSModes, f.tlsMode):
 		return opts, fmt.Errorf("--tls-mode: want istio, files or off, got %q", f.tlsMode)
-	case f.dedup && f.format != "bootstrap":
-		return opts, fmt.Errorf("--dedup shares files between bootstraps; it needs --format bootstrap")
+	case f.dedup && f.whole:
+		return opts, fmt.Errorf("--dedup and --self-contained contradict each other")
 	case f.maxBytes <= 0:
 		return opts, fmt.Errorf("--max-proxy-bytes: want a positive size, got %d", f.maxBytes)
 	}

@@ -283,6 +283,7 @@ spec: {containers: [{name: c, image: i}]}
 type indexFile struct {
 	Proxies []struct {
 		Name, Kind, Path, SHA256 string
+		Shared                   []string
 	}
 }
 
@@ -317,8 +318,15 @@ func TestBuildSameNameWorkloads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := sha256.Sum256(append([]byte(p.Path), data...))
-			if hex.EncodeToString(h[:]) != p.SHA256 || seen[p.Path] {
+			// The hash covers the proxy's own file, path and content, and
+			// the names of its shared files, which are content hashes.
+			h := sha256.New()
+			h.Write([]byte(p.Path))
+			h.Write(data)
+			for _, s := range p.Shared {
+				h.Write([]byte(s))
+			}
+			if hex.EncodeToString(h.Sum(nil)) != p.SHA256 || seen[p.Path] || len(p.Shared) != 2 {
 				t.Errorf("%s %s: path %s listed twice or hash does not match", p.Kind, p.Name, p.Path)
 			}
 			seen[p.Path] = true

@@ -21,10 +21,12 @@ type BuildOptions struct {
 	Format, Endpoints, TLS string
 	// CertDir holds the certificate files of TLS "files".
 	CertDir string
-	// Dedup writes shared cluster and listener sets once, under
-	// DedupRoot in the bootstraps' paths.
-	Dedup     bool
-	DedupRoot string
+	// SelfContained writes every proxy's whole configuration in its own
+	// files; otherwise what proxies share is written once under _shared/
+	// (emit.Options.Shared), and bootstraps name those files under
+	// SharedRoot (default: relative to Envoy's working directory).
+	SelfContained bool
+	SharedRoot    string
 	// HeadlessCIDRChains is istiod's PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER.
 	HeadlessCIDRChains bool
 	// MaxProxyBytes is MC8001's budget on the wire.
@@ -58,7 +60,7 @@ type Built struct {
 // over it. It stops when ctx ends; dir is then incomplete.
 func (r *Result) Build(ctx context.Context, views []*resolve.ProxyView, dir string, opts BuildOptions) (*Built, error) {
 	eo := emit.Options{Format: emit.Format(opts.Format), Endpoints: emit.EndpointMode(opts.Endpoints), TLS: emit.TLSMode(opts.TLS),
-		CertDir: opts.CertDir, Dedup: opts.Dedup, DedupRoot: opts.DedupRoot, HeadlessCIDRChains: opts.HeadlessCIDRChains}
+		CertDir: opts.CertDir, Shared: !opts.SelfContained, SharedRoot: opts.SharedRoot, HeadlessCIDRChains: opts.HeadlessCIDRChains}
 	res, err := emit.New(r.Mesh, eo).Write(ctx, views, emit.WriteOptions{Dir: dir, Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {
 		return nil, err

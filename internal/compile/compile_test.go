@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,32 @@ func TestProxySuggests(t *testing.T) {
 	}
 	if _, err := r.Proxy("default", "reviews"); err == nil || !strings.Contains(err.Error(), "did you mean default/reviews-v1") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestProxyConfigTooLargeGroupedByScope: bookinfo's six sidecars share one
+// scope and the gateway has its own, so a tiny budget gives two MC8001,
+// naming six proxies and one.
+func TestProxyConfigTooLargeGroupedByScope(t *testing.T) {
+	r, err := Run(context.Background(), Inputs{Paths: []string{bookinfo}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := r.Build(context.Background(), r.Mesh.Views, t.TempDir(), BuildOptions{MaxProxyBytes: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, d := range built.Diagnostics {
+		if d.Code == "MC8001" {
+			sizes = append(sizes, len(d.Proxies))
+			if !strings.Contains(d.Message, "over the budget of 100") {
+				t.Errorf("message %q", d.Message)
+			}
+		}
+	}
+	slices.Sort(sizes)
+	if !slices.Equal(sizes, []int{1, 6}) {
+		t.Errorf("MC8001 groups of %v proxies, want [1 6]", sizes)
 	}
 }

@@ -301,13 +301,17 @@ kept in .meshc.yaml.`,
 	}
 	ProxyConfigTooLarge = &Entry{
 		Code: "MC8001", Name: "ProxyConfigTooLarge", Severity: Warning,
-		Summary: "A proxy's Envoy configuration exceeds the size budget.",
+		Summary: "The Envoy configurations of a scope's proxies exceed the size budget; one diagnostic per scope.",
 		Doc: `istiod pushes a proxy's whole configuration over one gRPC stream; past
 its message limit (4 MiB by default) the push fails, and long before that
 a large config costs every proxy memory and CPU. The size is measured as
 xDS sends it (protobuf). A proxy without a Sidecar imports every service
 the mesh exports to it; a Sidecar with egress hosts limited to what the
-workload calls trims it. Set the budget with meshc build --max-proxy-bytes.`,
+workload calls trims it. Set the budget with meshc build --max-proxy-bytes.
+Proxies of one scope (the same Sidecar, or the same namespace without one)
+share their outbound configuration and are over the budget together, so
+one diagnostic per scope names them all, with the largest size; its
+subject is the Sidecar, or the first proxy when there is none.`,
 	}
 	InvalidEnvoyConfig = &Entry{
 		Code: "MC8002", Name: "InvalidEnvoyConfig", Severity: Error,

@@ -131,10 +131,10 @@ func (b *builder) cachedServiceClusters(s *resolve.Service, port resolve.Port, r
 		}
 	}
 	for _, c := range set.clusters {
-		b.frags.Store(c, cachedFragment{})
+		b.frags.Store(c, fragSlots{})
 	}
 	for _, cla := range set.endpoints {
-		b.frags.Store(cla, cachedFragment{})
+		b.frags.Store(cla, fragSlots{})
 	}
 	b.clusterCache.Store(key, set)
 }

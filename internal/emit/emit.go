@@ -51,17 +51,21 @@ type Options struct {
 	TLS TLSMode
 	// CertDir holds the certificate files of TLSFiles mode.
 	CertDir string
-	// Dedup, with Bootstrap, writes each distinct cluster and listener
-	// set once, content-addressed under SharedDir, and points the proxies'
-	// bootstraps at them through filesystem config sources.
-	Dedup bool
+	// Shared writes what proxies share once: each distinct set of
+	// outbound clusters and listeners (with xDS, also route
+	// configurations and endpoints) goes to a content-addressed file under
+	// SharedDir, and a proxy's own files hold only its own resources
+	// (inbound listeners and clusters, identity) and point at the shared
+	// ones: filesystem config sources in a bootstrap, index entries with
+	// xDS. Otherwise every proxy's files are whole.
+	Shared bool
 	// HeadlessCIDRChains puts the pods of a headless TCP service port on
 	// one wildcard listener, a chain per pod address, instead of a
 	// listener per pod: istiod's PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER.
 	HeadlessCIDRChains bool
-	// DedupRoot prefixes the shared paths bootstraps name; "" keeps them
+	// SharedRoot prefixes the shared paths bootstraps name; "" keeps them
 	// relative to the output directory, Envoy's working directory.
-	DedupRoot string
+	SharedRoot string
 }
 
 // Config is the Envoy configuration of one proxy, as xDS would deliver it:
@@ -98,7 +102,7 @@ type Emitter struct {
 	// clusters are the same in every scope that sees it through the same
 	// DestinationRule.
 	clusterCache sync.Map
-	frags        sync.Map
+	frags sync.Map
 	// paths are where the proxies of the current build go.
 	paths layout
 }
@@ -196,7 +200,7 @@ func (e *Emitter) buildPart(v *resolve.ProxyView) *part {
 		problems: append(b.pk.problems, pgv(b.cfg)...),
 		rdsNames: b.rdsNames, refs: b.refs, omitted: b.omitted,
 	}
-	p.render, p.err = e.render(p.clusters, p.listeners, p.routes, p.endpoints)
+	p.render, p.err = e.render(p.clusters, p.listeners, p.routes, p.endpoints, e.opts.Format == XDS || e.opts.Shared)
 	return p
 }
 

@@ -117,9 +117,11 @@ spec: {hosts: [x], http: [{route: [{destination: {host: x}, weight: 100}, {desti
 		objs, _ := load.Bytes("fuzz.yaml", data)
 		m := meshtest.Resolve(objs)
 		for _, format := range []Format{Bootstrap, XDS} {
-			e := New(m, Options{Format: format, Dedup: format == Bootstrap})
-			for _, v := range m.Views {
-				_, _, _ = e.Render(v)
+			for _, shared := range []bool{false, true} {
+				e := New(m, Options{Format: format, Shared: shared})
+				for _, v := range m.Views {
+					_, _, _ = e.Render(v)
+				}
 			}
 		}
 	})

@@ -69,19 +69,21 @@ func (r *rendering) append(o *rendering) *rendering {
 }
 
 // Depths of a resource in each format: bootstrap lists sit in
-// static_resources, DiscoveryResponse resources (xds, and the shared files
-// of Dedup) one level down from the top.
+// static_resources, DiscoveryResponse resources (xds, and shared files)
+// one level down from the top.
 const (
 	bootstrapDepth = 3
 	xdsDepth       = 2
 )
 
-func (e *Emitter) render(cs []*clusterv3.Cluster, ls []*listenerv3.Listener, rs []*routev3.RouteConfiguration, eps []*endpointv3.ClusterLoadAssignment) (*rendering, error) {
+// render renders resources, packed in Any for a DiscoveryResponse or
+// plain for a bootstrap's static resources.
+func (e *Emitter) render(cs []*clusterv3.Cluster, ls []*listenerv3.Listener, rs []*routev3.RouteConfiguration, eps []*endpointv3.ClusterLoadAssignment, packed bool) (*rendering, error) {
 	var jobs []renderJob
 	add := func(ms []proto.Message, cached bool) []fragment {
 		out := make([]fragment, len(ms))
 		for i, m := range ms {
-			jobs = append(jobs, renderJob{m: m, cached: cached, out: &out[i]})
+			jobs = append(jobs, renderJob{m: m, cached: cached, packed: packed, out: &out[i]})
 		}
 		return out
 	}
@@ -118,27 +120,42 @@ type renderJob struct {
 	// cached resources (registered in frags when cached) are rendered
 	// once per mesh; nothing else is kept.
 	cached bool
+	packed bool
 	out    *fragment
+}
+
+// fragSlots hold a registered resource's renderings, plain and packed.
+type fragSlots [2]cachedFragment
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // renderOne renders a job and returns its size on the wire.
 func (e *Emitter) renderOne(j renderJob) (int, error) {
 	if j.cached {
 		if v, ok := e.frags.Load(j.m); ok {
-			if c := v.(cachedFragment); c.json != nil {
+			slots := v.(fragSlots)
+			if c := slots[boolIndex(j.packed)]; c.json != nil {
 				*j.out = c.fragment
 				return c.wire, nil
 			}
-			f, err := e.fragment(j.m)
+			f, err := e.fragment(j.m, j.packed)
 			if err != nil {
 				return 0, err
 			}
 			*j.out = f
-			e.frags.Store(j.m, cachedFragment{f, proto.Size(j.m)})
+			// Two workers may fill the two slots at once and one store
+			// lose the other's: it is rendered again, to the same bytes.
+			slots[boolIndex(j.packed)] = cachedFragment{f, proto.Size(j.m)}
+			e.frags.Store(j.m, slots)
 			return proto.Size(j.m), nil
 		}
 	}
-	f, err := e.fragment(j.m)
+	f, err := e.fragment(j.m, j.packed)
 	*j.out = f
 	return proto.Size(j.m), err
 }
@@ -153,7 +170,7 @@ func messages[M proto.Message](ms []M) []proto.Message {
 
 // fragment renders one resource: as itself in a bootstrap, packed in an
 // Any in a DiscoveryResponse.
-func (e *Emitter) fragment(m proto.Message) (fragment, error) {
+func (e *Emitter) fragment(m proto.Message, packed bool) (fragment, error) {
 	bin, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
 		return fragment{}, err
@@ -164,7 +181,7 @@ func (e *Emitter) fragment(m proto.Message) (fragment, error) {
 		return fragment{}, err
 	}
 	depth := bootstrapDepth
-	if e.opts.Format == XDS || e.opts.Dedup {
+	if packed {
 		depth = xdsDepth
 		raw = packedJSON(string(m.ProtoReflect().Descriptor().FullName()), raw)
 	}
@@ -285,10 +302,11 @@ func (d *document) list(key string, depth int, items []fragment) {
 }
 
 // bootstrapDocument is the Envoy bootstrap of a proxy: node, static
-// listeners and clusters, admin, in protojson's field order.
-func bootstrapDocument(buf *bytes.Buffer, node, admin []byte, r *rendering) []byte {
+// listeners and clusters, dynamic resources (rendered, or nil), admin, in
+// protojson's field order.
+func bootstrapDocument(buf *bytes.Buffer, node, dynamic, admin []byte, r *rendering) []byte {
 	d := document{buf: buf}
-	d.grow(len(node)+len(admin), r.listeners, r.clusters)
+	d.grow(len(node)+len(dynamic)+len(admin), r.listeners, r.clusters)
 	d.open("", 0, '{')
 	d.raw("node", 1, node)
 	if len(r.listeners)+len(r.clusters) > 0 {
@@ -296,6 +314,9 @@ func bootstrapDocument(buf *bytes.Buffer, node, admin []byte, r *rendering) []by
 		d.list("listeners", 2, r.listeners)
 		d.list("clusters", 2, r.clusters)
 		d.close(1, '}')
+	}
+	if dynamic != nil {
+		d.raw("dynamic_resources", 1, dynamic)
 	}
 	d.raw("admin", 1, admin)
 	d.close(0, '}')

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
@@ -85,7 +87,8 @@ type IndexEntry struct {
 	Bytes    int    `json:"bytes"`
 	SHA256   string `json:"sha256"`
 	Problems int    `json:"problems,omitempty"`
-	// Shared are the content-addressed files the bootstrap names (Dedup).
+	// Shared are the content-addressed files the proxy's resources are
+	// also in (Options.Shared).
 	Shared []string `json:"shared,omitempty"`
 	// WireBytes is the size of the resources as xDS would send them in
 	// protobuf, which istiod's push size limit applies to.
@@ -112,29 +115,34 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 	if cfg.part != nil {
 		defer e.parts.done(cfg.key)
 	}
-	r, err := e.rendering(cfg)
+	own, shared, err := e.renderings(cfg)
 	if err != nil {
 		return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
 	}
 	out := Output{Entry: IndexEntry{
 		Namespace: v.Proxy.Namespace, Name: v.Proxy.Name, Kind: v.Proxy.Kind, Type: string(v.Proxy.Type),
-		Labels: v.Proxy.Labels, Problems: len(cfg.Problems), WireBytes: r.wire,
+		Labels: v.Proxy.Labels, Problems: len(cfg.Problems), WireBytes: own.wire,
 		Counts: Counts{len(cfg.Clusters), len(cfg.Listeners), len(cfg.Routes), len(cfg.Endpoints)},
 	}}
+	var sharedFiles []File
+	if shared != nil {
+		sharedFiles = e.sharedFiles(shared)
+		out.Entry.WireBytes += shared.render.wire
+	}
 	if sc := v.Choice.Sidecar; sc != nil {
 		out.Entry.Sidecar = sc.Namespace + "/" + sc.Name
 	}
 	dir := filepath.FromSlash(base)
 	if e.opts.Format == XDS {
-		out.Files = []File{
-			{Path: filepath.Join(dir, "clusters.json"), Data: responseDocument(e.buffer(&out), ClusterType, r.clusters)},
-			{Path: filepath.Join(dir, "endpoints.json"), Data: responseDocument(e.buffer(&out), EndpointType, r.endpoints)},
-			{Path: filepath.Join(dir, "listeners.json"), Data: responseDocument(e.buffer(&out), ListenerType, r.listeners)},
-			{Path: filepath.Join(dir, "routes.json"), Data: responseDocument(e.buffer(&out), RouteType, r.routes)},
-		}
+		out.Files = append([]File{
+			{Path: filepath.Join(dir, "clusters.json"), Data: responseDocument(e.buffer(&out), ClusterType, own.clusters)},
+			{Path: filepath.Join(dir, "endpoints.json"), Data: responseDocument(e.buffer(&out), EndpointType, own.endpoints)},
+			{Path: filepath.Join(dir, "listeners.json"), Data: responseDocument(e.buffer(&out), ListenerType, own.listeners)},
+			{Path: filepath.Join(dir, "routes.json"), Data: responseDocument(e.buffer(&out), RouteType, own.routes)},
+		}, sharedFiles...)
 		out.Entry.Path = filepath.ToSlash(dir)
 	} else {
-		files, err := e.bootstrap(&out, v.Proxy, r, dir+".json")
+		files, err := e.bootstrap(&out, v.Proxy, own, sharedFiles, dir+".json")
 		if err != nil {
 			return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
 		}
@@ -143,84 +151,105 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 	}
 	h := sha256.New()
 	for _, f := range out.Files {
-		if f.Shared {
-			out.Entry.Shared = append(out.Entry.Shared, filepath.ToSlash(f.Path))
-		}
 		out.Entry.Bytes += len(f.Data)
 		h.Write([]byte(f.Path))
+		if f.Shared {
+			// The name is the content's hash: hashing megabytes again for
+			// every proxy would cost more than the build.
+			out.Entry.Shared = append(out.Entry.Shared, filepath.ToSlash(f.Path))
+			continue
+		}
 		h.Write(f.Data)
 	}
 	out.Entry.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return cfg, out, nil
 }
 
-// rendering renders a proxy's resources, reusing its shared part's.
-func (e *Emitter) rendering(cfg *Config) (*rendering, error) {
+// renderings renders a proxy's resources, reusing its part's: all of them
+// in own, or with Shared its own resources in own and the part it
+// shares, whose resources go to shared files.
+func (e *Emitter) renderings(cfg *Config) (own *rendering, shared *part, err error) {
+	packed := e.opts.Format == XDS
 	p := cfg.part
 	if p == nil {
-		return e.render(cfg.Clusters, cfg.Listeners, cfg.Routes, cfg.Endpoints)
+		own, err = e.render(cfg.Clusters, cfg.Listeners, cfg.Routes, cfg.Endpoints, packed)
+		return own, nil, err
 	}
 	if p.err != nil {
-		return nil, p.err
+		return nil, nil, p.err
 	}
-	own, err := e.render(cfg.Clusters[len(p.clusters):], cfg.Listeners[len(p.listeners):], nil, nil)
-	if err != nil {
-		return nil, err
+	own, err = e.render(cfg.Clusters[len(p.clusters):], cfg.Listeners[len(p.listeners):], nil, nil, packed)
+	if err != nil || e.opts.Shared {
+		return own, p, err
 	}
-	return p.render.append(own), nil
+	return p.render.append(own), nil, nil
+}
+
+// sharedFiles are a part's content-addressed files, made once per part:
+// its clusters and listeners, and with xDS its routes and endpoints, each
+// a DiscoveryResponse.
+func (e *Emitter) sharedFiles(p *part) []File {
+	p.filesOnce.Do(func() {
+		type doc struct {
+			kind, typeURL string
+			items         []fragment
+		}
+		docs := []doc{{"clusters", ClusterType, p.render.clusters}, {"listeners", ListenerType, p.render.listeners}}
+		if e.opts.Format == XDS {
+			docs = append(docs, doc{"routes", RouteType, p.render.routes}, doc{"endpoints", EndpointType, p.render.endpoints})
+		}
+		for _, d := range docs {
+			data := responseDocument(new(bytes.Buffer), d.typeURL, d.items)
+			p.files = append(p.files, File{Path: sharedPath(d.kind, data), Data: data, Shared: true})
+		}
+	})
+	return p.files
 }
 
 // bootstrap is one bootstrap, identified as the sidecar would be, with
 // the admin interface on localhost; with Istio TLS it also reaches
-// istio-agent for certificates. Its listeners and clusters are static, or
-// with Dedup in shared files it names.
-func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering, self string) ([]File, error) {
-	var sds *clusterv3.Cluster
+// istio-agent for certificates. Its own listeners and clusters are
+// static; shared ones, when given, it loads from their files through
+// filesystem config sources (dynamic_resources).
+func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering, shared []File, self string) ([]File, error) {
 	// Without Istio TLS, secrets only istio-agent can serve (Kubernetes
 	// credentials, the mesh root of off mode) still need its socket.
-	if e.opts.TLS == TLSIstio || r.mentions(sdsClusterRef) {
-		var err error
-		if sds, err = sdsCluster(); err != nil {
-			return nil, err
-		}
-	}
-	b := &bootstrapv3.Bootstrap{
-		Node:  node(p, e.shared.mesh.Config.DomainSuffix),
-		Admin: &bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)},
-	}
-	if e.opts.Dedup {
-		clusters := File{Data: responseDocument(e.buffer(out), ClusterType, r.clusters), Shared: true}
-		listeners := File{Data: responseDocument(e.buffer(out), ListenerType, r.listeners), Shared: true}
-		clusters.Path, listeners.Path = sharedPath("clusters", clusters.Data), sharedPath("listeners", listeners.Data)
-		b.DynamicResources = &bootstrapv3.Bootstrap_DynamicResources{
-			CdsConfig: e.pathSource(clusters.Path),
-			LdsConfig: e.pathSource(listeners.Path),
-		}
-		if sds != nil {
-			b.StaticResources = &bootstrapv3.Bootstrap_StaticResources{Clusters: []*clusterv3.Cluster{sds}}
-		}
-		data, err := indentedJSON(b, 0)
+	if e.opts.TLS == TLSIstio || r.mentions(sdsClusterRef) || slices.ContainsFunc(shared, func(f File) bool { return bytes.Contains(f.Data, sdsClusterRef) }) {
+		sds, err := sdsCluster()
 		if err != nil {
 			return nil, err
 		}
-		return []File{{Path: self, Data: append(data, '\n')}, clusters, listeners}, nil
-	}
-	if sds != nil {
-		f, err := e.fragment(sds)
+		f, err := e.fragment(sds, false)
 		if err != nil {
 			return nil, err
 		}
 		r = r.append(&rendering{clusters: []fragment{f}})
 	}
-	node, err := indentedJSON(b.Node, 1)
+	node, err := indentedJSON(node(p, e.shared.mesh.Config.DomainSuffix), 1)
 	if err != nil {
 		return nil, err
 	}
-	admin, err := indentedJSON(b.Admin, 1)
+	admin, err := indentedJSON(&bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)}, 1)
 	if err != nil {
 		return nil, err
 	}
-	return []File{{Path: self, Data: bootstrapDocument(e.buffer(out), node, admin, r)}}, nil
+	var dynamic []byte
+	if len(shared) > 0 {
+		dyn := &bootstrapv3.Bootstrap_DynamicResources{}
+		for _, f := range shared {
+			switch {
+			case strings.HasPrefix(filepath.Base(f.Path), "clusters-"):
+				dyn.CdsConfig = e.pathSource(f.Path)
+			case strings.HasPrefix(filepath.Base(f.Path), "listeners-"):
+				dyn.LdsConfig = e.pathSource(f.Path)
+			}
+		}
+		if dynamic, err = indentedJSON(dyn, 1); err != nil {
+			return nil, err
+		}
+	}
+	doc := File{Path: self, Data: bootstrapDocument(e.buffer(out), node, dynamic, admin, r)}
+	return append([]File{doc}, shared...), nil
 }
 
 // SharedDir holds the content-addressed files of --dedup. The underscore
@@ -237,7 +266,7 @@ func sharedPath(kind string, data []byte) string {
 func (e *Emitter) pathSource(path string) *corev3.ConfigSource {
 	return &corev3.ConfigSource{
 		ConfigSourceSpecifier: &corev3.ConfigSource_PathConfigSource{PathConfigSource: &corev3.PathConfigSource{
-			Path: filepath.ToSlash(filepath.Join(e.opts.DedupRoot, path)),
+			Path: filepath.ToSlash(filepath.Join(e.opts.SharedRoot, path)),
 		}},
 		ResourceApiVersion: corev3.ApiVersion_V3,
 	}

@@ -3,6 +3,7 @@ package emit
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,12 +13,16 @@ import (
 	"testing"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/load/loadtest"
+	"github.com/meshc/meshc/internal/meshgen"
 	"github.com/meshc/meshc/internal/meshtest"
 	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
@@ -240,55 +245,150 @@ func TestAssembledBootstrapEqualsWholeRendering(t *testing.T) {
 	}
 }
 
-// TestDedupSharesFiles: bookinfo's sidecars share one scope and one
-// inbound port, so with Dedup the versions of one service share their
-// files (the inbound side names the service); the files load back as
-// DiscoveryResponses.
-func TestDedupSharesFiles(t *testing.T) {
+// TestSharedLayout: with Shared, bookinfo's sidecars (one scope) name the
+// same shared files, which load back as DiscoveryResponses; a bootstrap
+// holds only its own resources and loads the shared ones through
+// filesystem config sources.
+func TestSharedLayout(t *testing.T) {
 	m := loadMesh(t, bookinfoObjects(t))
-	out := t.TempDir()
-	res, err := New(m, Options{Dedup: true}).Write(context.Background(), m.Views, WriteOptions{Dir: out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	shared, err := os.ReadDir(filepath.Join(out, SharedDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Clusters and listeners: one each per service (details, productpage,
-	// ratings, reviews) and for the gateway.
-	if len(shared) != 10 {
-		t.Errorf("%d shared files, want 10: %v", len(shared), shared)
-	}
-	byName := map[string][]string{}
-	for _, e := range res.Index {
-		byName[e.Name] = e.Shared
-	}
-	if !slices.Equal(byName["reviews-v1"], byName["reviews-v3"]) {
-		t.Errorf("reviews-v1 and reviews-v3 do not share files: %v, %v", byName["reviews-v1"], byName["reviews-v3"])
-	}
-	for _, e := range res.Index {
-		if len(e.Shared) != 2 {
-			t.Fatalf("%s/%s names %d shared files", e.Namespace, e.Name, len(e.Shared))
-		}
-		boot, err := os.ReadFile(filepath.Join(out, e.Path))
+	for _, format := range []Format{Bootstrap, XDS} {
+		out := t.TempDir()
+		res, err := New(m, Options{Format: format, Shared: true}).Write(context.Background(), m.Views, WriteOptions{Dir: out})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range e.Shared {
-			if !bytes.Contains(boot, []byte(`"path": "`+s+`"`)) {
-				t.Errorf("%s does not name %s", e.Path, s)
+		want := map[Format]int{Bootstrap: 2, XDS: 4}[format]
+		var sidecarShared []string
+		for _, e := range res.Index {
+			if e.Type != "sidecar" {
+				continue
 			}
-			data, err := os.ReadFile(filepath.Join(out, s))
-			if err != nil {
-				t.Fatal(err)
+			if len(e.Shared) != want {
+				t.Fatalf("%s: %s names %d shared files, want %d", format, e.Name, len(e.Shared), want)
 			}
-			var resp discoveryv3.DiscoveryResponse
-			if err := protojson.Unmarshal(data, &resp); err != nil || len(resp.GetResources()) == 0 {
-				t.Errorf("%s: %v, %d resources", s, err, len(resp.GetResources()))
+			if sidecarShared == nil {
+				sidecarShared = e.Shared
+			} else if !slices.Equal(sidecarShared, e.Shared) {
+				t.Errorf("%s: %s shares %v, the first sidecar %v", format, e.Name, e.Shared, sidecarShared)
+			}
+			for _, s := range e.Shared {
+				data, err := os.ReadFile(filepath.Join(out, s))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var resp discoveryv3.DiscoveryResponse
+				if err := protojson.Unmarshal(data, &resp); err != nil || len(resp.GetResources()) == 0 && !strings.Contains(s, "routes") && !strings.Contains(s, "endpoints") {
+					t.Errorf("%s: %v, %d resources", s, err, len(resp.GetResources()))
+				}
 			}
 		}
 	}
+}
+
+// TestSharedEqualsSelfContained: every proxy's resources, own and shared
+// together, are those of the self-contained layout, name for name and
+// field for field, in both formats, for bookinfo, the gateway world and a
+// generated mesh with and without Sidecars.
+func TestSharedEqualsSelfContained(t *testing.T) {
+	gw, _ := load.Bytes("gw.yaml", []byte(strings.Join(gatewayWorld, "\n---\n")))
+	var gen []model.Object
+	for _, f := range meshgen.Generate(meshgen.Options{Namespaces: 3, ServicesPerNS: 3, SidecarEveryNth: 2}) {
+		objs, _ := load.Bytes(f.Name, f.Data)
+		gen = append(gen, objs...)
+	}
+	for _, objs := range [][]model.Object{bookinfoObjects(t), gw, gen} {
+		m := loadMesh(t, objs)
+		for _, format := range []Format{Bootstrap, XDS} {
+			whole, shared := t.TempDir(), t.TempDir()
+			a, err := New(m, Options{Format: format}).Write(context.Background(), m.Views, WriteOptions{Dir: whole})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := New(m, Options{Format: format, Shared: true}).Write(context.Background(), m.Views, WriteOptions{Dir: shared})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range a.Index {
+				got, want := proxyResources(t, shared, b.Index[i]), proxyResources(t, whole, a.Index[i])
+				if len(got) != len(want) || len(want) == 0 {
+					t.Errorf("%s %s: %d resources shared, %d whole", format, a.Index[i].Path, len(got), len(want))
+				}
+				for name, w := range want {
+					if g, ok := got[name]; !ok || !proto.Equal(g, w) {
+						t.Errorf("%s %s: %s differs or is missing", format, a.Index[i].Path, name)
+					}
+				}
+			}
+		}
+	}
+}
+
+// proxyResources reads a proxy's resources from a build, by type and
+// name: a bootstrap's static ones and those its config sources load, or
+// the xDS files and the shared files the index names.
+func proxyResources(t *testing.T, out string, e IndexEntry) map[string]proto.Message {
+	t.Helper()
+	res := map[string]proto.Message{}
+	addResponse := func(path string) {
+		data, err := os.ReadFile(filepath.Join(out, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resp discoveryv3.DiscoveryResponse
+		if err := protojson.Unmarshal(data, &resp); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		for _, a := range resp.GetResources() {
+			m, err := a.UnmarshalNew()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := deepValidate(m); err != nil {
+				t.Errorf("%s: %v", path, err)
+			}
+			res[resourceKey(m)] = m
+		}
+	}
+	if strings.HasSuffix(e.Path, ".json") {
+		data, err := os.ReadFile(filepath.Join(out, e.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bootstrapv3.Bootstrap
+		if err := protojson.Unmarshal(data, &b); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range b.GetStaticResources().GetListeners() {
+			res[resourceKey(l)] = l
+		}
+		for _, c := range b.GetStaticResources().GetClusters() {
+			res[resourceKey(c)] = c
+		}
+		for _, src := range []*corev3.ConfigSource{b.GetDynamicResources().GetCdsConfig(), b.GetDynamicResources().GetLdsConfig()} {
+			if p := src.GetPathConfigSource().GetPath(); p != "" {
+				addResponse(p)
+			}
+		}
+		return res
+	}
+	for _, f := range []string{"clusters.json", "endpoints.json", "listeners.json", "routes.json"} {
+		addResponse(filepath.Join(e.Path, f))
+	}
+	for _, s := range e.Shared {
+		addResponse(s)
+	}
+	return res
+}
+
+func resourceKey(m proto.Message) string {
+	name := ""
+	switch r := m.(type) {
+	case interface{ GetClusterName() string }:
+		name = r.GetClusterName()
+	case interface{ GetName() string }:
+		name = r.GetName()
+	}
+	return string(m.ProtoReflect().Descriptor().Name()) + "/" + name
 }
 
 // TestBootstrapsLoad: every bootstrap written, for every bookinfo proxy
@@ -299,26 +399,66 @@ func TestBootstrapsLoad(t *testing.T) {
 	gw, _ := load.Bytes("gw.yaml", []byte(strings.Join(gatewayWorld, "\n---\n")))
 	for _, objs := range [][]model.Object{bookinfoObjects(t), gw} {
 		for _, opts := range []Options{{}, {TLS: TLSFiles, CertDir: "/certs"}, {TLS: TLSOff, Endpoints: EndpointsDNS}} {
-			for path, data := range build(t, objs, opts, 2) {
-				if path == "index.json" {
-					continue
-				}
-				var b bootstrapv3.Bootstrap
-				if err := protojson.Unmarshal(data, &b); err != nil {
-					t.Fatalf("%s (%v): %v", path, opts, err)
-				}
-				if err := deepValidate(&b); err != nil {
-					t.Errorf("%s (%v): %v", path, opts, err)
-				}
-				if len(b.GetStaticResources().GetClusters()) == 0 || b.GetNode().GetId() == "" {
-					t.Errorf("%s (%v): no clusters or node", path, opts)
-				}
-				// Envoy refuses an SDS config naming a cluster it lacks.
-				names := names(b.GetStaticResources().GetClusters())
-				if bytes.Contains(data, []byte(`"cluster_name": "`+SDSCluster+`"`)) && !slices.Contains(names, SDSCluster) {
-					t.Errorf("%s (%v): SDS from %s, which the bootstrap lacks", path, opts, SDSCluster)
+			for _, shared := range []bool{false, true} {
+				opts.Shared = shared
+				files := build(t, objs, opts, 2)
+				for path, data := range files {
+					if path == "index.json" || strings.HasPrefix(path, SharedDir) {
+						continue
+					}
+					checkBootstrap(t, fmt.Sprintf("%s (%+v)", path, opts), data, files)
 				}
 			}
 		}
+	}
+}
+
+// checkBootstrap decodes a bootstrap and validates it, down to configs
+// packed inside and the resources of the files its config sources name
+// (in files, by path); protojson must render it to the same bytes; the
+// agent's cluster must be there when an SDS config names it.
+func checkBootstrap(t *testing.T, what string, data []byte, files map[string][]byte) {
+	t.Helper()
+	var b bootstrapv3.Bootstrap
+	if err := protojson.Unmarshal(data, &b); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if err := deepValidate(&b); err != nil {
+		t.Errorf("%s: %v", what, err)
+	}
+	if again, err := indentedJSON(&b, 0); err != nil || !bytes.Equal(append(again, '\n'), data) {
+		t.Errorf("%s: not protojson's rendering of itself (%v)", what, err)
+	}
+	clusters := names(b.GetStaticResources().GetClusters())
+	loaded := 0
+	for _, src := range []*corev3.ConfigSource{b.GetDynamicResources().GetCdsConfig(), b.GetDynamicResources().GetLdsConfig()} {
+		p := src.GetPathConfigSource().GetPath()
+		if p == "" {
+			continue
+		}
+		var resp discoveryv3.DiscoveryResponse
+		if err := protojson.Unmarshal(files[filepath.FromSlash(p)], &resp); err != nil {
+			t.Fatalf("%s: %s: %v", what, p, err)
+		}
+		for _, a := range resp.GetResources() {
+			m, err := a.UnmarshalNew()
+			if err == nil {
+				err = deepValidate(m)
+			}
+			if err != nil {
+				t.Errorf("%s: %s: %v", what, p, err)
+			}
+			if c, ok := m.(*clusterv3.Cluster); ok {
+				clusters = append(clusters, c.GetName())
+			}
+			loaded++
+		}
+	}
+	if len(clusters) == 0 || b.GetNode().GetId() == "" || (b.GetDynamicResources() != nil && loaded == 0) {
+		t.Errorf("%s: no clusters, node or loaded resources", what)
+	}
+	// Envoy refuses an SDS config naming a cluster it lacks.
+	if bytes.Contains(data, []byte(`"cluster_name": "`+SDSCluster+`"`)) && !slices.Contains(clusters, SDSCluster) {
+		t.Errorf("%s: SDS from %s, which the bootstrap lacks", what, SDSCluster)
 	}
 }

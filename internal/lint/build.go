@@ -22,19 +22,47 @@ func BuildAnalyzers() []*Analyzer {
 	return []*Analyzer{proxyConfigTooLarge, invalidEnvoyConfig, untranslatedPolicy}
 }
 
+// proxyConfigTooLarge (MC8001) reports once per scope: its proxies share
+// their outbound configuration, so they are over the budget together and
+// one Sidecar trims them all.
 var proxyConfigTooLarge = &Analyzer{Entry: diag.ProxyConfigTooLarge, Run: func(p *Pass) {
+	type group struct {
+		views   []*resolve.ProxyView
+		largest emit.IndexEntry
+	}
+	groups := map[*resolve.Scope]*group{}
+	var order []*resolve.Scope
 	for i, v := range p.Build.Views {
 		e := p.Build.Result.Index[i]
 		if e.WireBytes <= p.Build.MaxProxyBytes {
 			continue
 		}
-		hint := "a Sidecar in namespace " + v.Proxy.Namespace + " whose egress hosts list only what the workload calls would trim it"
-		if sc := v.Choice.Sidecar; sc != nil {
-			hint = "its Sidecar " + sc.Namespace + "/" + sc.Name + " imports " + fmt.Sprint(len(v.Scope.Services)) + " services; narrowing its egress hosts would trim it"
+		g := groups[v.Scope]
+		if g == nil {
+			g = &group{}
+			groups[v.Scope] = g
+			order = append(order, v.Scope)
 		}
-		d := p.Report(v.Proxy.Object, nil, "the Envoy config of proxy %s is %d bytes on the wire (%d clusters, %d listeners), over the budget of %d; %s",
-			v.Proxy.ID(), e.WireBytes, e.Counts.Clusters, e.Counts.Listeners, p.Build.MaxProxyBytes, hint)
-		d.Proxies = []string{v.Proxy.ID()}
+		g.views = append(g.views, v)
+		if e.WireBytes > g.largest.WireBytes {
+			g.largest = e
+		}
+	}
+	for _, sc := range order {
+		g := groups[sc]
+		first := g.views[0]
+		subject, what := first.Proxy.Object, "namespace "+first.Proxy.Namespace+" (no Sidecar)"
+		hint := "a Sidecar in namespace " + first.Proxy.Namespace + " whose egress hosts list only what the workloads call would trim them"
+		if s := first.Choice.Sidecar; s != nil {
+			subject, what = &s.ObjectMeta, "Sidecar "+s.Namespace+"/"+s.Name
+			hint = "the Sidecar imports " + fmt.Sprint(len(sc.Services)) + " services; narrowing its egress hosts would trim them"
+		}
+		e := g.largest
+		d := p.Report(subject, nil, "the Envoy configs of %s of %s are up to %d bytes on the wire (%d clusters, %d listeners), over the budget of %d; %s",
+			plural(len(g.views), "1 proxy", fmt.Sprintf("%d proxies", len(g.views))), what, e.WireBytes, e.Counts.Clusters, e.Counts.Listeners, p.Build.MaxProxyBytes, hint)
+		for _, v := range g.views {
+			d.Proxies = append(d.Proxies, v.Proxy.ID())
+		}
 	}
 }}
 
