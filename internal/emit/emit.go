@@ -102,7 +102,7 @@ type Emitter struct {
 	// clusters are the same in every scope that sees it through the same
 	// DestinationRule.
 	clusterCache sync.Map
-	frags sync.Map
+	frags        sync.Map
 	// paths are where the proxies of the current build go.
 	paths layout
 }
