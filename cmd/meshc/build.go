@@ -10,6 +10,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/diag"
@@ -22,8 +23,10 @@ type buildFlags struct {
 	proxies                                          []string
 	maxBytes                                         int
 	quiet, dedup, headlessChains, force, whole       bool
-	sharedRoot                                       string
+	sharedRoot, maxOutput                            string
 	compile                                          compileFlags
+	// budget is --max-output-bytes in bytes.
+	budget int64
 }
 
 func newBuildCmd(g *globals) *cobra.Command {
@@ -101,6 +104,10 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 			if stop := exitFor(run.Diagnostics, threshold); stop != nil {
 				return f.refuse(g, run, run.Diagnostics, stop)
 			}
+			// Say what a build would cost before spending it.
+			if est := run.Estimate(views, opts); f.budget > 0 && est.Bytes > f.budget {
+				return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing written, %s left as it was", &compile.OverBudgetError{Estimate: est, Budget: f.budget}, f.out)}
+			}
 			var waiting outdir.Waiting
 			if !f.quiet {
 				waiting = func(lock string) {
@@ -157,6 +164,7 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 	fl.StringArrayVar(&f.proxies, "proxy", nil, "build only proxies matching `NAMESPACE/NAME` (a glob); repeatable")
 	fl.IntVar(&f.maxBytes, "max-proxy-bytes", compile.DefaultMaxProxyBytes, "warn (MC8001) when a proxy's config exceeds this many `bytes` on the wire")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no summary")
+	fl.StringVar(&f.maxOutput, "max-output-bytes", "1Gi", "stop before writing when the build is estimated to exceed this `SIZE` (1Gi, 500M, ...; 0 for no limit)")
 	fl.BoolVar(&f.whole, "self-contained", false, "write each proxy's whole configuration in its own files instead of sharing what proxies share under OUT/_shared/")
 	fl.StringVar(&f.sharedRoot, "shared-root", "", "the `DIR` bootstraps find _shared/ in (default: relative to Envoy's working directory, meant to be OUT)")
 	fl.BoolVar(&f.dedup, "dedup", false, "")
@@ -218,6 +226,11 @@ func (f *buildFlags) options() (compile.BuildOptions, error) {
 	case f.maxBytes <= 0:
 		return opts, fmt.Errorf("--max-proxy-bytes: want a positive size, got %d", f.maxBytes)
 	}
+	q, err := resource.ParseQuantity(f.maxOutput)
+	if err != nil || q.Sign() < 0 {
+		return opts, fmt.Errorf("--max-output-bytes: want a size such as 1Gi or 500M, got %q", f.maxOutput)
+	}
+	f.budget = q.Value()
 	for _, p := range f.proxies {
 		if _, err := path.Match(p, ""); err != nil || !strings.Contains(p, "/") {
 			return opts, fmt.Errorf("--proxy %q: want NAMESPACE/NAME, globs allowed", p)

@@ -65,3 +65,22 @@ spec: {selector: {matchLabels: {app: %s}}, action: DENY, rules: [{}]}
 		}
 	}
 }
+
+// TestBuildStopsOverBudget: a build estimated over --max-output-bytes
+// says so, names the scope, writes nothing; 0 lifts the limit.
+func TestBuildStopsOverBudget(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, errOut := meshc(t, "", "build", bookinfoDir, "-o", out, "--max-output-bytes", "100Ki")
+	if code != exitUsage || !strings.Contains(errOut, "this build would write about") || !strings.Contains(errOut, "namespace default") || !strings.Contains(errOut, "nothing written") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Error("OUT written over budget")
+	}
+	if code, _, errOut := meshc(t, "", "build", bookinfoDir, "-o", out, "--max-output-bytes", "0", "-q"); code != 0 {
+		t.Errorf("--max-output-bytes 0: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := meshc(t, "", "build", bookinfoDir, "-o", out, "--max-output-bytes", "lots"); code != exitUsage || !strings.Contains(errOut, "--max-output-bytes") {
+		t.Errorf("bad size: exit %d\n%s", code, errOut)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/meshc/meshc/internal/meshgen"
 )
 
 const bookinfo = "../../examples/bookinfo"
@@ -158,5 +161,45 @@ func TestProxyConfigTooLargeGroupedByScope(t *testing.T) {
 	slices.Sort(sizes)
 	if !slices.Equal(sizes, []int{1, 6}) {
 		t.Errorf("MC8001 groups of %v proxies, want [1 6]", sizes)
+	}
+}
+
+// TestEstimateWithinAFactorOfTwo: on a generated mesh with and without
+// Sidecars, the estimate of both layouts is within a factor of two of
+// what the build writes, and sharing is estimated smaller.
+func TestEstimateWithinAFactorOfTwo(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := meshgen.Write(dir, meshgen.Options{Namespaces: 6, ServicesPerNS: 5, SidecarEveryNth: 2}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), Inputs{Paths: []string{dir}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var estimates [2]int64
+	for i, selfContained := range []bool{false, true} {
+		opts := BuildOptions{SelfContained: selfContained}
+		est := r.Estimate(r.Mesh.Views, opts)
+		out := t.TempDir()
+		if _, err := r.Build(context.Background(), r.Mesh.Views, out, opts); err != nil {
+			t.Fatal(err)
+		}
+		var written int64
+		_ = filepath.WalkDir(out, func(_ string, d fs.DirEntry, _ error) error {
+			if info, err := d.Info(); err == nil && !d.IsDir() {
+				written += info.Size()
+			}
+			return nil
+		})
+		if ratio := float64(est.Bytes) / float64(written); ratio < 0.5 || ratio > 2 {
+			t.Errorf("self-contained %v: estimated %d bytes, wrote %d (ratio %.2f)", selfContained, est.Bytes, written, ratio)
+		}
+		if len(est.Scopes) == 0 || est.Scopes[0].Proxies == 0 {
+			t.Errorf("no scopes in the estimate: %+v", est)
+		}
+		estimates[i] = est.Bytes
+	}
+	if estimates[0] >= estimates[1] {
+		t.Errorf("shared %d not below self-contained %d", estimates[0], estimates[1])
 	}
 }

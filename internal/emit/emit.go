@@ -103,6 +103,8 @@ type Emitter struct {
 	// DestinationRule.
 	clusterCache sync.Map
 	frags        sync.Map
+	// sharedDocs are the shared documents made so far, by path.
+	sharedDocs sync.Map
 	// paths are where the proxies of the current build go.
 	paths layout
 }

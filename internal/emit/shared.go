@@ -34,9 +34,9 @@ type part struct {
 	// render holds the part's resources rendered for the output format.
 	render *rendering
 	err    error
-	// files are the part's shared files (Options.Shared), made once.
+	// docs are the part's shared documents (Options.Shared), listed once.
 	filesOnce sync.Once
-	files     []File
+	docs      []partDoc
 }
 
 // scopeFacts are what decides a proxy's variant within a scope, found

@@ -40,9 +40,12 @@ const sdsSocket = "./var/run/secrets/workload-spiffe-uds/socket"
 // File is one output file, relative to the output directory.
 type File struct {
 	Path string
+	// Data is nil for a shared file another proxy of the build carries;
+	// Size is then its size.
 	Data []byte
-	// Shared files are content-addressed: written once, whoever needs
-	// them first.
+	Size int
+	// Shared files are content-addressed: written once, by the proxy
+	// that carries their bytes.
 	Shared bool
 }
 
@@ -151,7 +154,7 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 	}
 	h := sha256.New()
 	for _, f := range out.Files {
-		out.Entry.Bytes += len(f.Data)
+		out.Entry.Bytes += max(f.Size, len(f.Data))
 		h.Write([]byte(f.Path))
 		if f.Shared {
 			// The name is the content's hash: hashing megabytes again for
@@ -185,25 +188,46 @@ func (e *Emitter) renderings(cfg *Config) (own *rendering, shared *part, err err
 	return p.render.append(own), nil, nil
 }
 
-// sharedFiles are a part's content-addressed files, made once per part:
-// its clusters and listeners, and with xDS its routes and endpoints, each
-// a DiscoveryResponse.
+// sharedFiles are a part's content-addressed files: its clusters and
+// listeners, and with xDS its routes and endpoints, each a
+// DiscoveryResponse named by the hash of its resources. Parts of many
+// scopes share files (a mesh-wide cluster set is the same for every
+// namespace without a Sidecar), so each document is made once per Emitter:
+// the first proxy to need it gets its bytes to write, the others only its
+// name and size.
 func (e *Emitter) sharedFiles(p *part) []File {
 	p.filesOnce.Do(func() {
-		type doc struct {
-			kind, typeURL string
-			items         []fragment
-		}
-		docs := []doc{{"clusters", ClusterType, p.render.clusters}, {"listeners", ListenerType, p.render.listeners}}
+		docs := []partDoc{{"clusters", ClusterType, p.render.clusters}, {"listeners", ListenerType, p.render.listeners}}
 		if e.opts.Format == XDS {
-			docs = append(docs, doc{"routes", RouteType, p.render.routes}, doc{"endpoints", EndpointType, p.render.endpoints})
+			docs = append(docs, partDoc{"routes", RouteType, p.render.routes}, partDoc{"endpoints", EndpointType, p.render.endpoints})
 		}
-		for _, d := range docs {
-			data := responseDocument(new(bytes.Buffer), d.typeURL, d.items)
-			p.files = append(p.files, File{Path: sharedPath(d.kind, data), Data: data, Shared: true})
-		}
+		p.docs = docs
 	})
-	return p.files
+	out := make([]File, 0, len(p.docs))
+	for _, d := range p.docs {
+		path := sharedPath(d.kind, d.items)
+		v, _ := e.sharedDocs.LoadOrStore(path, &sharedDoc{})
+		sd := v.(*sharedDoc)
+		var data []byte
+		sd.once.Do(func() {
+			data = responseDocument(new(bytes.Buffer), d.typeURL, d.items)
+			sd.size = len(data)
+		})
+		out = append(out, File{Path: path, Data: data, Size: sd.size, Shared: true})
+	}
+	return out
+}
+
+// partDoc is one of a part's shared documents.
+type partDoc struct {
+	kind, typeURL string
+	items         []fragment
+}
+
+// sharedDoc is a shared document made by this Emitter, and its size.
+type sharedDoc struct {
+	once sync.Once
+	size int
 }
 
 // bootstrap is one bootstrap, identified as the sidecar would be, with
@@ -257,10 +281,15 @@ func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering, shared 
 // one.
 const SharedDir = "_shared"
 
-// sharedPath names a shared file by its content.
-func sharedPath(kind string, data []byte) string {
-	sum := sha256.Sum256(data)
-	return filepath.Join(SharedDir, kind+"-"+hex.EncodeToString(sum[:])+".json")
+// sharedPath names a shared file by its content: the hash of its
+// resources' deterministic protobuf forms, in order.
+func sharedPath(kind string, items []fragment) string {
+	h := sha256.New()
+	h.Write([]byte(kind))
+	for _, f := range items {
+		h.Write(f.sum[:])
+	}
+	return filepath.Join(SharedDir, kind+"-"+hex.EncodeToString(h.Sum(nil))+".json")
 }
 
 func (e *Emitter) pathSource(path string) *corev3.ConfigSource {
@@ -402,6 +431,9 @@ func writeFiles(dir string, files []File) error {
 			return fmt.Errorf("write %s: %w", f.Path, err)
 		}
 		if f.Shared {
+			if f.Data == nil {
+				continue // another proxy of the build writes it
+			}
 			if err := writeOnce(path, f.Data); err != nil {
 				return fmt.Errorf("write %s: %w", f.Path, err)
 			}

@@ -84,12 +84,13 @@ func build(t *testing.T, objs []model.Object, opts Options, workers int) map[str
 // parallelism, gives byte-identical files in both formats.
 func TestDeterministic(t *testing.T) {
 	objs := bookinfoObjects(t)
-	for _, format := range []Format{Bootstrap, XDS} {
-		first := build(t, objs, Options{Format: format}, 1)
+	for _, opts := range []Options{{Format: Bootstrap}, {Format: XDS}, {Format: Bootstrap, Shared: true}, {Format: XDS, Shared: true}} {
+		format := fmt.Sprintf("%+v", opts)
+		first := build(t, objs, opts, 1)
 		shuffled := append([]model.Object(nil), objs...)
 		rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 		prev := runtime.GOMAXPROCS(4)
-		second := build(t, shuffled, Options{Format: format}, 8)
+		second := build(t, shuffled, opts, 8)
 		runtime.GOMAXPROCS(prev)
 		if len(first) != len(second) || len(first) < 2 {
 			t.Fatalf("%s: %d files vs %d", format, len(first), len(second))
