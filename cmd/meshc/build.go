@@ -240,14 +240,9 @@ func (f *buildFlags) options() (compile.BuildOptions, error) {
 }
 
 func summary(w io.Writer, res *compile.Built, out string) {
-	var files, bytes int
-	for _, e := range res.Index {
-		bytes += e.Bytes
-		files++
-	}
 	noun := "proxies"
-	if files == 1 {
+	if len(res.Index) == 1 {
 		noun = "proxy"
 	}
-	fmt.Fprintf(w, "wrote %d %s (%.1f MB) to %s\n", files, noun, float64(bytes)/(1<<20), out)
+	fmt.Fprintf(w, "wrote %d %s (%.1f MB) to %s\n", len(res.Index), noun, float64(res.Written)/(1<<20), out)
 }

@@ -53,6 +53,8 @@ type Built struct {
 	Index []emit.IndexEntry
 	// Diagnostics are the compile's and the build checks', sorted.
 	Diagnostics []diag.Diagnostic
+	// Written is the bytes of the proxies' files, each shared file once.
+	Written int64
 }
 
 // Build compiles the Envoy configuration of views (from SelectProxies)
@@ -71,7 +73,7 @@ func (r *Result) Build(ctx context.Context, views []*resolve.ProxyView, dir stri
 	}
 	ds := append(slices.Clone(r.Diagnostics), r.suppressed.Filter(lint.Run(r.Mesh, lint.BuildAnalyzers(), lint.Options{Build: b}))...)
 	diag.Sort(ds)
-	return &Built{Index: res.Index, Diagnostics: ds}, nil
+	return &Built{Index: res.Index, Diagnostics: ds, Written: res.Written}, nil
 }
 
 // SelectProxies keeps the proxies whose NAMESPACE/NAME matches any glob,

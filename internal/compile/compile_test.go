@@ -181,16 +181,23 @@ func TestEstimateWithinAFactorOfTwo(t *testing.T) {
 		opts := BuildOptions{SelfContained: selfContained}
 		est := r.Estimate(r.Mesh.Views, opts)
 		out := t.TempDir()
-		if _, err := r.Build(context.Background(), r.Mesh.Views, out, opts); err != nil {
+		built, err := r.Build(context.Background(), r.Mesh.Views, out, opts)
+		if err != nil {
 			t.Fatal(err)
 		}
-		var written int64
-		_ = filepath.WalkDir(out, func(_ string, d fs.DirEntry, _ error) error {
+		var written, proxyFiles int64
+		_ = filepath.WalkDir(out, func(p string, d fs.DirEntry, _ error) error {
 			if info, err := d.Info(); err == nil && !d.IsDir() {
 				written += info.Size()
+				if d.Name() != "index.json" {
+					proxyFiles += info.Size()
+				}
 			}
 			return nil
 		})
+		if built.Written != proxyFiles {
+			t.Errorf("self-contained %v: Written %d, the proxies' files on disk %d", selfContained, built.Written, proxyFiles)
+		}
 		if ratio := float64(est.Bytes) / float64(written); ratio < 0.5 || ratio > 2 {
 			t.Errorf("self-contained %v: estimated %d bytes, wrote %d (ratio %.2f)", selfContained, est.Bytes, written, ratio)
 		}

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -348,6 +349,8 @@ type Result struct {
 	// Problems are the validation problems of each proxy with any, by
 	// proxy ID.
 	Problems map[string][]string
+	// Written is the bytes of the proxies' files, each shared file once.
+	Written int64
 }
 
 // Write builds the given proxies in parallel and writes them, with
@@ -380,12 +383,16 @@ func (e *Emitter) writeAll(ctx context.Context, views []*resolve.ProxyView, dir 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
+	var written atomic.Int64
 	for range workers {
 		wg.Go(func() {
 			for i := range jobs {
 				cfg, o, err := e.Render(views[i])
 				if err == nil {
 					err = writeFiles(dir, o.Files)
+					for _, f := range o.Files {
+						written.Add(int64(len(f.Data)))
+					}
 					e.Release(o)
 				}
 				if err != nil {
@@ -415,7 +422,7 @@ feed:
 	if err := context.Cause(ctx); err != nil {
 		return Result{}, err
 	}
-	res := Result{Index: entries, Problems: map[string][]string{}}
+	res := Result{Index: entries, Problems: map[string][]string{}, Written: written.Load()}
 	for i, p := range problems {
 		if len(p) > 0 {
 			res.Problems[views[i].Proxy.ID()] = p
