@@ -13,6 +13,7 @@ import (
 func newGenCmd(g *globals) *cobra.Command {
 	var out string
 	var opts meshgen.Options
+	var random bool
 	cmd := &cobra.Command{
 		Use:    "gen -o DIR",
 		Short:  "Write a synthetic mesh (developer command)",
@@ -23,6 +24,14 @@ func newGenCmd(g *globals) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			if out == "" {
 				return &exitError{code: exitUsage, err: fmt.Errorf("gen needs -o DIR")}
+			}
+			if random {
+				files, err := meshgen.WriteFiles(out, meshgen.Random(opts.Seed))
+				if err != nil {
+					return &exitError{code: exitUsage, err: err}
+				}
+				_, err = fmt.Fprintf(g.stdout, "wrote a random mesh (seed %d) in %d files to %s\n", opts.Seed, files, out)
+				return err
 			}
 			files, objects, err := meshgen.Write(out, opts)
 			if err != nil {
@@ -38,5 +47,6 @@ func newGenCmd(g *globals) *cobra.Command {
 	cmd.Flags().IntVar(&opts.VersionsPerSvc, "versions", 0, "workloads per service (default: alternate 1 and 2)")
 	cmd.Flags().IntVar(&opts.SidecarEveryNth, "sidecar-every", 0, "a default Sidecar in every Nth namespace (default 4, negative for none)")
 	cmd.Flags().Int64Var(&opts.Seed, "seed", 0, "seed for the few random choices (default 1)")
+	cmd.Flags().BoolVar(&random, "random", false, "a small mesh whose whole shape the seed decides (mixed protocols, ServiceEntries, Sidecars, DestinationRules, VirtualServices, PeerAuthentications, a gateway), for comparing with istiod")
 	return cmd
 }

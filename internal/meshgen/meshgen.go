@@ -79,21 +79,29 @@ func Generate(opts Options) []File {
 // It never overwrites: a file that exists already is an error.
 func Write(dir string, opts Options) (files, objects int, err error) {
 	fs, objs := generate(opts)
+	files, err = WriteFiles(dir, fs)
+	if err != nil {
+		return files, 0, err
+	}
+	return files, objs, nil
+}
+
+// WriteFiles writes files under dir as Write does and returns how many.
+func WriteFiles(dir string, fs []File) (int, error) {
 	made := map[string]bool{}
-	for _, f := range fs {
+	for i, f := range fs {
 		p := filepath.Join(dir, filepath.FromSlash(f.Name))
 		if d := filepath.Dir(p); !made[d] {
 			if err := os.MkdirAll(d, 0o755); err != nil {
-				return files, 0, err
+				return i, err
 			}
 			made[d] = true
 		}
 		if err := writeNew(p, f.Data); err != nil {
-			return files, 0, err
+			return i, err
 		}
-		files++
 	}
-	return files, objs, nil
+	return len(fs), nil
 }
 
 func writeNew(path string, data []byte) error {

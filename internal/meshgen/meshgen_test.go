@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/meshc/meshc/internal/load"
 )
 
 // countKinds counts the objects in files by their top-level kind.
@@ -276,5 +278,32 @@ func BenchmarkGenerate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Generate(Options{})
+	}
+}
+
+// TestRandom: a seed gives the same files every time, other seeds other
+// meshes, and every file loads without a problem.
+func TestRandom(t *testing.T) {
+	seen := map[string]bool{}
+	for seed := int64(1); seed <= 20; seed++ {
+		a, b := Random(seed), Random(seed)
+		if len(a) != len(b) {
+			t.Fatalf("seed %d: %d files, then %d", seed, len(a), len(b))
+		}
+		var all []byte
+		for i := range a {
+			if a[i].Name != b[i].Name || !bytes.Equal(a[i].Data, b[i].Data) {
+				t.Fatalf("seed %d: %s differs between two calls", seed, a[i].Name)
+			}
+			all = append(all, a[i].Data...)
+			objs, ds := load.Bytes(a[i].Name, a[i].Data)
+			if len(ds) > 0 || len(objs) == 0 {
+				t.Fatalf("seed %d: %s: %d objects, %v", seed, a[i].Name, len(objs), ds)
+			}
+		}
+		seen[string(all)] = true
+	}
+	if len(seen) < 18 {
+		t.Errorf("20 seeds gave only %d distinct meshes", len(seen))
 	}
 }

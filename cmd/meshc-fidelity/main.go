@@ -1,0 +1,217 @@
+// Command meshc-fidelity compares meshc's Envoy configuration with
+// istiod's on random meshes: for each seed it writes meshgen.Random's
+// mesh, builds it with meshc (xds, whole per-proxy files), runs istiod's
+// generator on the same files (a program built beside the project, named
+// by -oracle), and compares every resource of every proxy field by field,
+// after the audited exclusions of internal/fidelity. It is a developer's
+// tool: no test depends on it or on the oracle.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/fidelity"
+	"github.com/meshc/meshc/internal/meshgen"
+)
+
+func main() {
+	oracle := flag.String("oracle", "", "the istiod generator program (required)")
+	from := flag.Int64("from", 1, "first seed")
+	to := flag.Int64("to", 10, "last seed")
+	work := flag.String("work", "", "keep meshes, builds and oracle output under `DIR` (default: a temporary directory)")
+	verbose := flag.Bool("v", false, "print every difference in full")
+	flag.Parse()
+	if *oracle == "" {
+		fmt.Fprintln(os.Stderr, "meshc-fidelity: -oracle is required")
+		os.Exit(2)
+	}
+	dir := *work
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "meshc-fidelity-"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		defer os.RemoveAll(dir)
+	}
+	var total tally
+	kinds := map[string][]string{}
+	for seed := *from; seed <= *to; seed++ {
+		reports, err := runSeed(*oracle, filepath.Join(dir, fmt.Sprintf("seed-%d", seed)), seed)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "seed %d: %v\n", seed, err)
+			os.Exit(1)
+		}
+		var t tally
+		for _, r := range reports {
+			t.add(r)
+			for _, d := range r.Differ {
+				sig := signature(d)
+				kinds[sig] = append(kinds[sig], fmt.Sprintf("seed %d %s %s", seed, r.ID, d.Key))
+				if *verbose {
+					fmt.Printf("seed %d %s %s:\n%s\n", seed, r.ID, d.Key, d.Diff)
+				}
+			}
+			for _, k := range r.Missing {
+				kinds["missing "+typeOf(k)] = append(kinds["missing "+typeOf(k)], fmt.Sprintf("seed %d %s %s", seed, r.ID, k))
+			}
+			for _, k := range r.Extra {
+				kinds["extra "+typeOf(k)] = append(kinds["extra "+typeOf(k)], fmt.Sprintf("seed %d %s %s", seed, r.ID, k))
+			}
+		}
+		fmt.Printf("seed %d: %s\n", seed, t)
+		total.merge(t)
+	}
+	fmt.Printf("\nall seeds: %s\n", total)
+	sigs := make([]string, 0, len(kinds))
+	for s := range kinds {
+		sigs = append(sigs, s)
+	}
+	sort.Slice(sigs, func(i, j int) bool { return len(kinds[sigs[i]]) > len(kinds[sigs[j]]) })
+	if len(sigs) > 0 {
+		fmt.Printf("\n%d kinds of difference:\n", len(sigs))
+	}
+	for _, s := range sigs {
+		fmt.Printf("%5d  %s\n       e.g. %s\n", len(kinds[s]), s, kinds[s][0])
+	}
+	if total.differ+total.missing+total.extra > 0 {
+		os.Exit(1)
+	}
+}
+
+// runSeed builds one random mesh with meshc and the oracle and compares.
+func runSeed(oracle, dir string, seed int64) ([]fidelity.Report, error) {
+	mesh, out := filepath.Join(dir, "mesh"), filepath.Join(dir, "meshc")
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if _, err := meshgen.WriteFiles(mesh, meshgen.Random(seed)); err != nil {
+		return nil, err
+	}
+	run, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{mesh}}, compile.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := run.Build(context.Background(), run.Mesh.Views, out, compile.BuildOptions{Format: "xds", SelfContained: true}); err != nil {
+		return nil, err
+	}
+	got, err := fidelity.LoadBuild(out)
+	if err != nil {
+		return nil, err
+	}
+	var sidecars, routers []string
+	for _, v := range run.Mesh.Views {
+		if v.Proxy.Type == "router" {
+			routers = append(routers, v.Proxy.ID())
+		} else {
+			sidecars = append(sidecars, v.Proxy.ID())
+		}
+	}
+	var want []fidelity.Proxy
+	for _, group := range []struct {
+		ids    []string
+		router bool
+	}{{sidecars, false}, {routers, true}} {
+		if len(group.ids) == 0 {
+			continue
+		}
+		args := []string{"-dir", mesh, "-proxy", strings.Join(group.ids, ",")}
+		if group.router {
+			args = append(args, "-router")
+		}
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(oracle, args...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("oracle: %v\n%s", err, stderr.String())
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("oracle-router-%v.json", group.router)), stdout.Bytes(), 0o644); err != nil {
+			return nil, err
+		}
+		ps, err := fidelity.LoadOracle(stdout.Bytes())
+		if err != nil {
+			return nil, err
+		}
+		want = append(want, ps...)
+	}
+	byID := map[string]fidelity.Proxy{}
+	for _, p := range got {
+		byID[p.ID] = p
+	}
+	var reports []fidelity.Report
+	for _, w := range want {
+		g, ok := byID[w.ID]
+		if !ok {
+			return nil, fmt.Errorf("istiod built proxy %s, meshc did not", w.ID)
+		}
+		reports = append(reports, fidelity.Compare(w, g, fidelity.Exclusions))
+	}
+	return reports, nil
+}
+
+type tally struct{ proxies, identical, equal, differ, missing, extra int }
+
+func (t *tally) add(r fidelity.Report) {
+	t.proxies++
+	if len(r.Differ)+len(r.Missing)+len(r.Extra) == 0 {
+		t.identical++
+	}
+	t.equal += r.Equal
+	t.differ += len(r.Differ)
+	t.missing += len(r.Missing)
+	t.extra += len(r.Extra)
+}
+
+func (t *tally) merge(o tally) {
+	t.proxies += o.proxies
+	t.identical += o.identical
+	t.equal += o.equal
+	t.differ += o.differ
+	t.missing += o.missing
+	t.extra += o.extra
+}
+
+func (t tally) String() string {
+	resources := t.equal + t.differ + t.missing + t.extra
+	return fmt.Sprintf("%d of %d proxies identical; %d of %d resources equal, %d differ, %d only in istiod's, %d only in meshc's",
+		t.identical, t.proxies, t.equal, resources, t.differ, t.missing, t.extra)
+}
+
+// signature groups differences of one kind: the resource type and the
+// fields the diff touches.
+func signature(d fidelity.Difference) string {
+	var fields []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(d.Diff, "\n") {
+		l := strings.TrimSpace(line)
+		if !strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "+") {
+			continue
+		}
+		l = strings.TrimSpace(l[1:])
+		if i := strings.IndexAny(l, ":("); i > 0 {
+			f := strings.Trim(l[:i], `"{}[] `)
+			if f != "" && !seen[f] && len(fields) < 4 {
+				seen[f] = true
+				fields = append(fields, f)
+			}
+		}
+	}
+	return typeOf(d.Key) + ": " + strings.Join(fields, ", ")
+}
+
+func typeOf(key string) string {
+	t, _, _ := strings.Cut(key, "/")
+	return t
+}

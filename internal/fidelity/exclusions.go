@@ -1,0 +1,102 @@
+package fidelity
+
+import (
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+// Exclusion is one thing meshc deliberately does not reproduce, with why:
+// resources to leave out of the comparison (Skip), or fields to clear on
+// both sides first (Normalize).
+type Exclusion struct {
+	Name, Why string
+	Skip      func(key string) bool
+	Normalize func(m proto.Message)
+}
+
+// Exclusions is the audited list; docs/fidelity.md explains each entry.
+var Exclusions = []Exclusion{
+	{
+		Name: "HTTP tracing",
+		Why: "istiod's tracing takes its tags from injector-set labels, the mesh and cluster ids, and the tracer " +
+			"from istio-agent's bootstrap; a static config has no tracer to point it at",
+		Normalize: eachHCM(func(h *hcmv3.HttpConnectionManager) { h.Tracing = nil }),
+	},
+	{
+		Name: "Istio's own Envoy extensions",
+		Why: "metadata exchange, ALPN override and stats filters are Istio's builds of Envoy; go-control-plane " +
+			"has no types for them and stock Envoy does not load them",
+		Normalize: func(m proto.Message) {
+			eachHCM(func(h *hcmv3.HttpConnectionManager) {
+				kept := h.HttpFilters[:0]
+				for _, f := range h.GetHttpFilters() {
+					if !istioExtension(f.GetTypedConfig()) {
+						kept = append(kept, f)
+					}
+				}
+				h.HttpFilters = kept
+			})(m)
+			if c, ok := m.(*clusterv3.Cluster); ok {
+				kept := c.Filters[:0]
+				for _, f := range c.GetFilters() {
+					if !istioExtension(f.GetTypedConfig()) {
+						kept = append(kept, f)
+					}
+				}
+				c.Filters = kept
+			}
+			if l, ok := m.(*listenerv3.Listener); ok {
+				for _, fc := range append(l.GetFilterChains(), l.GetDefaultFilterChain()) {
+					if fc == nil {
+						continue
+					}
+					kept := fc.Filters[:0]
+					for _, f := range fc.GetFilters() {
+						if !istioExtension(f.GetTypedConfig()) {
+							kept = append(kept, f)
+						}
+					}
+					fc.Filters = kept
+				}
+			}
+		},
+	},
+}
+
+// istioExtension reports an Any LoadOracle turned into a placeholder: a
+// type go-control-plane does not know.
+func istioExtension(a *anypb.Any) bool {
+	var s structpb.Struct
+	if a.GetTypeUrl() != "type.googleapis.com/google.protobuf.Struct" || a.UnmarshalTo(&s) != nil {
+		return false
+	}
+	_, ok := s.GetFields()["unknownType"]
+	return ok
+}
+
+// eachHCM applies f to every HTTP connection manager of a listener,
+// repacking it.
+func eachHCM(f func(*hcmv3.HttpConnectionManager)) func(proto.Message) {
+	return func(m proto.Message) {
+		l, ok := m.(*listenerv3.Listener)
+		if !ok {
+			return
+		}
+		for _, fc := range append(l.GetFilterChains(), l.GetDefaultFilterChain()) {
+			for _, flt := range fc.GetFilters() {
+				var h hcmv3.HttpConnectionManager
+				if flt.GetTypedConfig().UnmarshalTo(&h) != nil {
+					continue
+				}
+				f(&h)
+				if a, err := anypb.New(&h); err == nil {
+					flt.ConfigType = &listenerv3.Filter_TypedConfig{TypedConfig: a}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package fidelity
+
+import (
+	"strings"
+	"testing"
+)
+
+// oracleJSON is a proxy as the oracle prints it: camelCase, an Istio
+// extension filter, tracing on the connection manager, an endpoint.
+const oracleJSON = `{"proxy": "web.shop",
+ "clusters": [{"name": "outbound|80||a.shop.svc.cluster.local", "type": "EDS", "connectTimeout": "10s",
+   "filters": [{"name": "istio.metadata_exchange", "typedConfig": {"@type": "type.googleapis.com/io.istio.whatever.Config", "protocol": "istio-peer-exchange"}}]},
+  {"name": "only-istiod", "type": "STATIC"}],
+ "listeners": [{"name": "0.0.0.0_80", "filterChains": [{"filters": [{"name": "envoy.filters.network.http_connection_manager",
+   "typedConfig": {"@type": "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+     "statPrefix": "outbound_0.0.0.0_80", "tracing": {"clientSampling": {"value": 100}},
+     "httpFilters": [{"name": "istio.alpn", "typedConfig": {"@type": "type.googleapis.com/istio.envoy.config.filter.http.alpn.v2alpha1.FilterConfig"}},
+                     {"name": "envoy.filters.http.router", "typedConfig": {"@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}}]}}]}]}],
+ "routes": [], "endpoints": [{"clusterName": "outbound|80||a.shop.svc.cluster.local"}]}`
+
+func TestLoadOracleAndCompare(t *testing.T) {
+	want, err := LoadOracle([]byte(oracleJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 1 || want[0].ID != "shop/web" || len(want[0].Resources) != 4 {
+		t.Fatalf("loaded %+v", want)
+	}
+	// meshc's side: the same without Istio's extensions and tracing, one
+	// cluster of its own, the endpoint with another cluster name inside.
+	mine, err := LoadOracle([]byte(strings.NewReplacer(
+		`"filters": [{"name": "istio.metadata_exchange", "typedConfig": {"@type": "type.googleapis.com/io.istio.whatever.Config", "protocol": "istio-peer-exchange"}}]`, `"filters": []`,
+		`"tracing": {"clientSampling": {"value": 100}},`, ``,
+		`{"name": "istio.alpn", "typedConfig": {"@type": "type.googleapis.com/istio.envoy.config.filter.http.alpn.v2alpha1.FilterConfig"}},`, ``,
+		`{"name": "only-istiod", "type": "STATIC"}`, `{"name": "only-meshc", "type": "STATIC"}`,
+		`"connectTimeout": "10s"`, `"connectTimeout": "5s"`,
+	).Replace(oracleJSON)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Compare(want[0], mine[0], Exclusions)
+	if r.Equal != 2 || len(r.Differ) != 1 || !strings.Contains(r.Differ[0].Diff, "seconds") ||
+		len(r.Missing) != 1 || r.Missing[0] != "Cluster/only-istiod" || len(r.Extra) != 1 || r.Extra[0] != "Cluster/only-meshc" {
+		t.Errorf("report %+v", r)
+	}
+	// Without the exclusions, the listener differs too.
+	if r := Compare(want[0], mine[0], nil); len(r.Differ) != 2 {
+		t.Errorf("without exclusions: %d resources differ, want 2 (the cluster, the listener)", len(r.Differ))
+	}
+}
