@@ -42,7 +42,7 @@ type randomPort struct {
 }
 
 func (g *randomMesh) pick(options ...string) string { return options[g.r.IntN(len(options))] }
-func (g *randomMesh) chance(p float64) bool        { return g.r.Float64() < p }
+func (g *randomMesh) chance(p float64) bool         { return g.r.Float64() < p }
 
 func (g *randomMesh) generate() []File {
 	n := 2 + g.r.IntN(4)
@@ -83,7 +83,9 @@ func (g *randomMesh) generate() []File {
 	return g.files
 }
 
-func (g *randomMesh) add(name, data string) { g.files = append(g.files, File{Name: name, Data: []byte(data)}) }
+func (g *randomMesh) add(name, data string) {
+	g.files = append(g.files, File{Name: name, Data: []byte(data)})
+}
 
 // service writes a Service and its Pods.
 func (g *randomMesh) service(b *strings.Builder, ns, name string) {
