@@ -83,9 +83,16 @@ func (g *randomMesh) generate() []File {
 	return g.files
 }
 
+// add keeps a file, every object stamped with one creation time, as one
+// kubectl apply of the whole mesh leaves them: ties go to names in meshc
+// and istiod alike, whatever time each side would give an object without
+// one.
 func (g *randomMesh) add(name, data string) {
+	data = strings.ReplaceAll(data, "metadata: {name: ", "metadata: {creationTimestamp: \""+appliedAt+"\", name: ")
 	g.files = append(g.files, File{Name: name, Data: []byte(data)})
 }
+
+const appliedAt = "2026-01-01T00:00:00Z"
 
 // service writes a Service and its Pods.
 func (g *randomMesh) service(b *strings.Builder, ns, name string) {
