@@ -600,8 +600,10 @@ func directResponse(d *networking.HTTPDirectResponse) *routev3.Route_DirectRespo
 	return &routev3.Route_DirectResponse{DirectResponse: a}
 }
 
-// fault translates fault injection; a percentage of nothing means all
-// requests.
+// fault translates fault injection as istiod does: a delay or abort
+// without a percentage affects no request (docs/semantics/virtual-services.md
+// §6.6) — a delay gets 0/HUNDRED, an abort no percentage, which Envoy reads
+// as zero too.
 func fault(f *networking.HTTPFaultInjection) *faultv3.HTTPFault {
 	out := &faultv3.HTTPFault{}
 	if d := f.GetDelay(); d != nil {
@@ -611,7 +613,10 @@ func fault(f *networking.HTTPFaultInjection) *faultv3.HTTPFault {
 		}
 	}
 	if a := f.GetAbort(); a != nil {
-		out.Abort = &faultv3.FaultAbort{Percentage: percent(a.GetPercentage(), 0)}
+		out.Abort = &faultv3.FaultAbort{}
+		if p := a.GetPercentage(); p != nil {
+			out.Abort.Percentage = percent(p, 0)
+		}
 		switch {
 		case a.GetGrpcStatus() != "":
 			out.Abort.ErrorType = &faultv3.FaultAbort_GrpcStatus{GrpcStatus: grpcCode(a.GetGrpcStatus())}
@@ -622,14 +627,13 @@ func fault(f *networking.HTTPFaultInjection) *faultv3.HTTPFault {
 	return out
 }
 
+// percent is a Percent in millionths, else the deprecated integer percent
+// in hundredths: 0 when neither is set.
 func percent(p *networking.Percent, legacy int32) *typev3.FractionalPercent {
-	switch {
-	case p != nil:
+	if p != nil {
 		return &typev3.FractionalPercent{Numerator: uint32(p.GetValue() * 10000), Denominator: typev3.FractionalPercent_MILLION}
-	case legacy > 0:
-		return &typev3.FractionalPercent{Numerator: uint32(legacy), Denominator: typev3.FractionalPercent_HUNDRED}
 	}
-	return &typev3.FractionalPercent{Numerator: 100, Denominator: typev3.FractionalPercent_HUNDRED}
+	return &typev3.FractionalPercent{Numerator: uint32(max(legacy, 0)), Denominator: typev3.FractionalPercent_HUNDRED}
 }
 
 // grpcCodes are the gRPC status names a fault may abort with.

@@ -12,7 +12,9 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
+	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
 	previousprioritiesv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/priority/previous_priorities/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 )
 
 // TestRouteFeatures: a VirtualService route's CORS policy, mirror,
@@ -307,5 +309,66 @@ spec:
 		if got := tcpCluster(t, def); got != proxy {
 			t.Errorf("%s sends unknown traffic to %q, want the egress proxy", name, got)
 		}
+	}
+}
+
+// routesOf finds a route configuration's routes by name, in order.
+func routesOf(t *testing.T, rc *routev3.RouteConfiguration, vhost string) []*routev3.Route {
+	t.Helper()
+	for _, vh := range rc.GetVirtualHosts() {
+		if vh.GetName() == vhost {
+			return vh.GetRoutes()
+		}
+	}
+	t.Fatalf("no virtual host %s in %v", vhost, names(rc.GetVirtualHosts()))
+	return nil
+}
+
+// webService is an HTTP service web on port 80 in default.
+const webService = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.5, ports: [{name: http, port: 80}]}`
+
+// TestFaultWithoutPercentageAffectsNoRequest: a delay or abort without
+// percentage affects no request, as istiod translates it (a delay at
+// 0/HUNDRED, an abort with no percentage); a percentage or the deprecated
+// integer percent still applies.
+func TestFaultWithoutPercentageAffectsNoRequest(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, webService,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web, namespace: default}
+spec:
+  hosts: [web]
+  http:
+  - name: bare
+    match: [{uri: {prefix: /bare}}]
+    fault: {delay: {fixedDelay: 1s}, abort: {httpStatus: 503}}
+    route: [{destination: {host: web}}]
+  - name: set
+    fault: {delay: {fixedDelay: 1s, percentage: {value: 12.5}}, abort: {httpStatus: 503, percentage: {value: 50}}}
+    route: [{destination: {host: web}}]`)
+	routes := routesOf(t, routeNamed(cfg, "80"), "web.default.svc.cluster.local:80")
+	faultOf := func(r *routev3.Route) *faultv3.HTTPFault {
+		var f faultv3.HTTPFault
+		if err := r.GetTypedPerFilterConfig()[faultFilter].UnmarshalTo(&f); err != nil {
+			t.Fatalf("%s: fault: %v", r.GetName(), err)
+		}
+		return &f
+	}
+	bare := faultOf(routes[0])
+	if p := bare.GetDelay().GetPercentage(); p == nil || p.GetNumerator() != 0 || p.GetDenominator() != typev3.FractionalPercent_HUNDRED {
+		t.Errorf("delay without percentage = %v, want 0/HUNDRED", p)
+	}
+	if p := bare.GetAbort().GetPercentage(); p != nil || bare.GetAbort().GetHttpStatus() != 503 {
+		t.Errorf("abort without percentage = %v, want no percentage (none aborted)", bare.GetAbort())
+	}
+	set := faultOf(routes[1])
+	if p := set.GetDelay().GetPercentage(); p.GetNumerator() != 125000 || p.GetDenominator() != typev3.FractionalPercent_MILLION {
+		t.Errorf("delay at 12.5%% = %v, want 125000/MILLION", p)
+	}
+	if p := set.GetAbort().GetPercentage(); p.GetNumerator() != 500000 || p.GetDenominator() != typev3.FractionalPercent_MILLION {
+		t.Errorf("abort at 50%% = %v, want 500000/MILLION", p)
 	}
 }
