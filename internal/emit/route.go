@@ -413,15 +413,18 @@ func (b *builder) mirrors(r *resolve.HTTPRoute, port uint32) []*routev3.RouteAct
 		if d == nil {
 			return
 		}
-		frac := &typev3.FractionalPercent{Numerator: 1000000, Denominator: typev3.FractionalPercent_MILLION}
+		// istiod writes a percentage in millionths, the deprecated
+		// integer and the default of all requests in hundredths; an
+		// explicit zero drops the mirror
+		// (docs/semantics/virtual-services.md §6.6).
+		frac := &typev3.FractionalPercent{Numerator: 100, Denominator: typev3.FractionalPercent_HUNDRED}
 		switch {
-		case pct != nil:
-			frac.Numerator = uint32(pct.GetValue() * 10000)
-		case legacy != nil:
-			frac.Numerator = legacy.GetValue() * 10000
-		}
-		if frac.Numerator == 0 {
+		case pct != nil && pct.GetValue() <= 0, pct == nil && legacy != nil && legacy.GetValue() == 0:
 			return
+		case pct != nil:
+			frac = percent(pct, 0)
+		case legacy != nil:
+			frac.Numerator = legacy.GetValue()
 		}
 		p := d.GetPort().GetNumber()
 		if p == 0 {

@@ -372,3 +372,49 @@ spec:
 		t.Errorf("abort at 50%% = %v, want 500000/MILLION", p)
 	}
 }
+
+// TestMirrorWithoutPercentageIsHundredPercent: a mirror without a
+// percentage is written as istiod writes it, 100/HUNDRED; the deprecated
+// integer mirrorPercent in hundredths too, a percentage in millionths,
+// and an explicit zero drops the mirror.
+func TestMirrorWithoutPercentageIsHundredPercent(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, webService,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: web, namespace: default}
+spec: {host: web, subsets: [{name: a, labels: {v: a}}, {name: b, labels: {v: b}}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web, namespace: default}
+spec:
+  hosts: [web]
+  http:
+  - name: bare
+    match: [{uri: {prefix: /bare}}]
+    mirrors: [{destination: {host: web}}, {destination: {host: web, subset: a}}, {destination: {host: web, subset: b}, percentage: {value: 0}}]
+    route: [{destination: {host: web}}]
+  - name: legacy
+    match: [{uri: {prefix: /legacy}}]
+    mirror: {host: web}
+    mirrorPercent: 30
+    route: [{destination: {host: web}}]
+  - name: set
+    mirror: {host: web}
+    mirrorPercentage: {value: 2.5}
+    route: [{destination: {host: web}}]`)
+	routes := routesOf(t, routeNamed(cfg, "80"), "web.default.svc.cluster.local:80")
+	for i, want := range [][]string{
+		{"outbound|80||web.default.svc.cluster.local 100/HUNDRED", "outbound|80|a|web.default.svc.cluster.local 100/HUNDRED"},
+		{"outbound|80||web.default.svc.cluster.local 30/HUNDRED"},
+		{"outbound|80||web.default.svc.cluster.local 25000/MILLION"},
+	} {
+		var got []string
+		for _, m := range routes[i].GetRoute().GetRequestMirrorPolicies() {
+			f := m.GetRuntimeFraction().GetDefaultValue()
+			got = append(got, fmt.Sprintf("%s %d/%s", m.GetCluster(), f.GetNumerator(), f.GetDenominator()))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("route %s mirrors = %q, want %q", routes[i].GetName(), got, want)
+		}
+	}
+}
