@@ -483,13 +483,25 @@ func (m *Mesh) DestinationCluster(d *networking.Destination, ns string, port uin
 	return ClusterName(cmp.Or(p, port), d.GetSubset(), h)
 }
 
-// catchAllMatch: a match of everything ends the route list.
+// catchAllMatch: a match of everything ends the route list. istiod tests
+// the translated Envoy match (docs/semantics/virtual-services.md §6.6):
+// path prefix "/" (also a uri without a match type) or regex ".*", and no
+// header matcher — method, authority and scheme are headers too — nor query
+// parameter.
 func catchAllMatch(m *networking.HTTPMatchRequest) bool {
-	if len(m.GetHeaders()) > 0 || len(m.GetQueryParams()) > 0 || len(m.GetWithoutHeaders()) > 0 {
+	if len(m.GetHeaders()) > 0 || len(m.GetQueryParams()) > 0 || len(m.GetWithoutHeaders()) > 0 ||
+		m.GetMethod() != nil || m.GetAuthority() != nil || m.GetScheme() != nil {
 		return false
 	}
-	u := m.GetUri()
-	return u == nil || u.GetPrefix() == "/" || u.GetRegex() == ".*"
+	switch u := m.GetUri().GetMatchType().(type) {
+	case *networking.StringMatch_Prefix:
+		return u.Prefix == "/"
+	case *networking.StringMatch_Regex:
+		return u.Regex == ".*"
+	case *networking.StringMatch_Exact:
+		return false
+	}
+	return true
 }
 
 // routeClusters resolves a route's destinations to clusters. The port is
