@@ -393,7 +393,9 @@ func (b *builder) tcpRouteChains(vss []*resolve.VirtualService, s *resolve.Servi
 // tcpRouteProxy sends a TCP route's traffic to its one destination, or
 // splits it by weight (stat prefix "<name>.<namespace>", as istiod does).
 func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking.RouteDestination, port uint32, proto protocol.Protocol) []*listenerv3.Filter {
-	cluster := func(d *networking.Destination) string { return b.mesh.DestinationCluster(d, vs.Namespace(), port) }
+	cluster := func(d *networking.Destination) string {
+		return b.mesh.DestinationCluster(b.view.Scope, d, vs.Namespace(), port)
+	}
 	if len(routes) == 1 {
 		name := cluster(routes[0].GetDestination())
 		return b.l4(proto, name, b.tcpProxy(name, name))

@@ -343,7 +343,7 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 	if authority != "" {
 		action.HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: authority}
 	}
-	for _, m := range b.mirrors(r, port) {
+	for _, m := range mirrors(r) {
 		action.RequestMirrorPolicies = append(action.RequestMirrorPolicies, m)
 	}
 	dests := resolve.Destinations(in)
@@ -406,7 +406,9 @@ func (b *builder) serviceOf(clusterName string) *resolve.Service {
 	return s
 }
 
-func (b *builder) mirrors(r *resolve.HTTPRoute, port uint32) []*routev3.RouteAction_RequestMirrorPolicy {
+// mirrors are a route's mirror policies, to the clusters resolve found
+// for them as for its destinations.
+func mirrors(r *resolve.HTTPRoute) []*routev3.RouteAction_RequestMirrorPolicy {
 	in := r.Source.HTTPRoute
 	var out []*routev3.RouteAction_RequestMirrorPolicy
 	add := func(d *networking.Destination, pct *networking.Percent, legacy *wrapperspb.UInt32Value) {
@@ -426,13 +428,8 @@ func (b *builder) mirrors(r *resolve.HTTPRoute, port uint32) []*routev3.RouteAct
 		case legacy != nil:
 			frac.Numerator = legacy.GetValue()
 		}
-		p := d.GetPort().GetNumber()
-		if p == 0 {
-			p = port
-		}
-		h := host.FQDN(d.GetHost(), r.Source.From.Namespace(), b.mesh.Config.DomainSuffix)
 		out = append(out, &routev3.RouteAction_RequestMirrorPolicy{
-			Cluster:         resolve.ClusterName(p, d.GetSubset(), h),
+			Cluster:         r.Mirrors[d],
 			RuntimeFraction: &corev3.RuntimeFractionalPercent{DefaultValue: frac},
 			TraceSampled:    wrapperspb.Bool(false),
 			// The copy keeps the original Host, not one with "-shadow".

@@ -418,3 +418,80 @@ spec:
 		}
 	}
 }
+
+// hiddenService is other/hidden, a single-port service exported to its
+// own namespace only.
+const hiddenService = `apiVersion: v1
+kind: Service
+metadata: {name: hidden, namespace: other, annotations: {networking.istio.io/exportTo: "."}}
+spec: {clusterIP: 10.0.0.9, ports: [{name: http, port: 9000}]}`
+
+// TestPortlessDestinationToHiddenServiceTakesListenerPort: a destination
+// without a port whose service the proxy cannot see takes the listener's
+// port, as istiod looks it up among the proxy's own services (a sidecar's
+// TCP route, a gateway's HTTP route); a gateway's port-less mirror takes
+// its service's only port, as its destinations do. Checked against
+// istiod's generator.
+func TestPortlessDestinationToHiddenServiceTakesListenerPort(t *testing.T) {
+	t.Run("sidecar tcp route", func(t *testing.T) {
+		cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, hiddenService,
+			`apiVersion: v1
+kind: Service
+metadata: {name: front, namespace: default}
+spec: {clusterIP: 10.0.0.7, ports: [{name: tcp, port: 8000}]}`,
+			`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: front, namespace: default}
+spec:
+  hosts: [front]
+  tcp: [{route: [{destination: {host: hidden.other.svc.cluster.local}}]}]`)
+		l := listenerNamed(cfg, "10.0.0.7_8000")
+		if l == nil {
+			t.Fatalf("no listener 10.0.0.7_8000 in %v", names(cfg.Listeners))
+		}
+		if got, want := tcpCluster(t, l.GetFilterChains()[0]), "outbound|8000||hidden.other.svc.cluster.local"; got != want {
+			t.Errorf("tcp_proxy cluster = %q, want %q", got, want)
+		}
+	})
+	t.Run("gateway", func(t *testing.T) {
+		cfg := compile(t, Options{Format: XDS}, "istio-system/gw", gatewayPod("edge"), hiddenService,
+			`apiVersion: v1
+kind: Service
+metadata: {name: mirror, namespace: default}
+spec: {clusterIP: 10.0.0.10, ports: [{name: http, port: 7000}]}`,
+			`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.11, ports: [{name: http, port: 7000}]}`,
+			`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: default}
+spec:
+  selector: {istio: edge}
+  servers: [{port: {number: 8080, name: http, protocol: HTTP}, hosts: ["*"]}]`,
+			`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: edge, namespace: default}
+spec:
+  hosts: ["*"]
+  gateways: [edge]
+  http:
+  - name: hidden
+    match: [{uri: {prefix: /hidden}}]
+    route: [{destination: {host: hidden.other.svc.cluster.local}}]
+  - name: web
+    mirror: {host: mirror}
+    route: [{destination: {host: web}}]`)
+		routes := routesOf(t, routeNamed(cfg, "http.8080"), "*:8080")
+		if got, want := routes[0].GetRoute().GetCluster(), "outbound|8080||hidden.other.svc.cluster.local"; got != want {
+			t.Errorf("route to the hidden service: cluster %q, want %q", got, want)
+		}
+		var got []string
+		for _, m := range routes[1].GetRoute().GetRequestMirrorPolicies() {
+			got = append(got, m.GetCluster())
+		}
+		if want := []string{"outbound|7000||mirror.default.svc.cluster.local"}; !slices.Equal(got, want) {
+			t.Errorf("mirror clusters = %q, want %q", got, want)
+		}
+	})
+}
