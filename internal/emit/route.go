@@ -98,9 +98,12 @@ func noTimeout(a *routev3.RouteAction) *routev3.RouteAction {
 func (b *builder) defaultRoute(r *resolve.HTTPRoute, s *resolve.Service) *routev3.Route {
 	name := r.Clusters[0].Cluster
 	action := noTimeout(&routev3.RouteAction{ClusterSpecifier: cluster(name)})
-	hash := b.hashPolicy(s, name)
-	action.RetryPolicy = retryPolicy(b.mesh.Config.GetDefaultHttpRetryPolicy(), hash != nil)
-	if hash != nil {
+	// istiod builds the default route's retries before it knows of a
+	// hash: they keep avoiding previous hosts under one
+	// (docs/semantics/envoy-output.md §7.6).
+	action.RetryPolicy = retryPolicy(b.mesh.Config.GetDefaultHttpRetryPolicy(), false)
+	port, _ := clusterPortSubset(name)
+	if hash := hashOf(b.serviceHash(s, port)); hash != nil {
 		action.HashPolicy = []*routev3.RouteAction_HashPolicy{hash}
 	}
 	return &routev3.Route{
@@ -111,9 +114,12 @@ func (b *builder) defaultRoute(r *resolve.HTTPRoute, s *resolve.Service) *routev
 	}
 }
 
-// hashPolicy is the consistent-hash policy of the DestinationRule the
-// proxy uses for a cluster's service, nil for none.
-func (b *builder) hashPolicy(s *resolve.Service, clusterName string) *routev3.RouteAction_HashPolicy {
+// serviceHash is the consistent hash of a service port's default route,
+// from the DestinationRule the proxy uses for the service, as istiod picks
+// it (docs/semantics/envoy-output.md §7.6): the top-level hash, unless the
+// port-level entry for the port sets one — an entry without a hash keeps
+// the top-level one, unlike the cluster, which the entry replaces.
+func (b *builder) serviceHash(s *resolve.Service, port uint32) *networking.LoadBalancerSettings_ConsistentHashLB {
 	if s == nil {
 		return nil
 	}
@@ -121,14 +127,56 @@ func (b *builder) hashPolicy(s *resolve.Service, clusterName string) *routev3.Ro
 	if rule == nil {
 		return nil
 	}
-	port, subset := clusterPortSubset(clusterName)
-	var sub *networking.Subset
-	for _, x := range rule.Subsets {
-		if x.GetName() == subset {
-			sub = x
+	ch := rule.TrafficPolicy.GetLoadBalancer().GetConsistentHash()
+	for _, ps := range rule.TrafficPolicy.GetPortLevelSettings() {
+		if ps.GetPort().GetNumber() == port {
+			if h := ps.GetLoadBalancer().GetConsistentHash(); h != nil {
+				ch = h
+			}
+			break
 		}
 	}
-	return hashOf(policyFor(rule.TrafficPolicy, sub, port, nil).lb.GetConsistentHash())
+	return ch
+}
+
+// destinationHash is the consistent hash of a VirtualService destination
+// to service s, as istiod picks it (docs/semantics/envoy-output.md §7.6):
+// the subset's port-level hash, else the subset's, else the rule's
+// port-level hash, else its top-level one. Port-level entries are found
+// by the destination's own port only: a destination without one uses
+// none, whatever port its cluster gets.
+func (b *builder) destinationHash(s *resolve.Service, d *networking.Destination) *networking.LoadBalancerSettings_ConsistentHashLB {
+	if s == nil {
+		return nil
+	}
+	rule := b.ruleFor(s.Host)
+	if rule == nil {
+		return nil
+	}
+	var subHash, subPortHash *networking.LoadBalancerSettings_ConsistentHashLB
+	for _, x := range rule.Subsets {
+		if x.GetName() == d.GetSubset() {
+			subHash = x.GetTrafficPolicy().GetLoadBalancer().GetConsistentHash()
+			subPortHash = portLevelHash(d, x.GetTrafficPolicy().GetPortLevelSettings())
+			break
+		}
+	}
+	return cmp.Or(subPortHash, subHash, portLevelHash(d, rule.TrafficPolicy.GetPortLevelSettings()),
+		rule.TrafficPolicy.GetLoadBalancer().GetConsistentHash())
+}
+
+// portLevelHash is the hash of the first port-level entry for the
+// destination's port, nil when it has no port.
+func portLevelHash(d *networking.Destination, settings []*networking.TrafficPolicy_PortTrafficPolicy) *networking.LoadBalancerSettings_ConsistentHashLB {
+	if d.GetPort() == nil {
+		return nil
+	}
+	for _, ps := range settings {
+		if ps.GetPort().GetNumber() == d.GetPort().GetNumber() {
+			return ps.GetLoadBalancer().GetConsistentHash()
+		}
+	}
+	return nil
 }
 
 // clusterPortSubset reads the port and subset out of an outbound cluster
@@ -382,12 +430,17 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 	}
 	// Each destination adds its DestinationRule's hash policy; only a
 	// single destination's keeps retries on the same host.
-	for _, c := range r.Clusters {
-		if h := b.hashPolicy(b.serviceOf(c.Cluster), c.Cluster); h != nil {
+	hashed := false
+	for i, c := range r.Clusters {
+		if i >= len(dests) {
+			break
+		}
+		ch := b.destinationHash(b.serviceOf(c.Cluster), dests[i].GetDestination())
+		if h := hashOf(ch); h != nil {
 			action.HashPolicy = append(action.HashPolicy, h)
 		}
+		hashed = hashed || (single && ch != nil)
 	}
-	hashed := single && len(action.HashPolicy) > 0
 	retries := in.GetRetries()
 	if retries == nil {
 		retries = b.mesh.Config.GetDefaultHttpRetryPolicy()

@@ -13,6 +13,7 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
 	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
+	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	previousprioritiesv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/priority/previous_priorities/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 )
@@ -494,4 +495,129 @@ spec:
 			t.Errorf("mirror clusters = %q, want %q", got, want)
 		}
 	})
+}
+
+// TestConsistentHashAsIstiodPicksIt: route hash policies, tcp_proxy
+// source-IP hashing and retries under a hash, as istiod's generator writes
+// them: a port-level entry without a hash keeps the top-level hash on
+// routes (the cluster it replaces); a destination without a port uses no
+// port-level hash, whatever port its cluster gets; tcp_proxy hashes on the
+// source IP by the top-level or the subset's load balancer, outbound and
+// on AUTO_PASSTHROUGH chains; a default route keeps avoiding previous hosts
+// under a hash, while a VirtualService's single hashed destination does not.
+func TestConsistentHashAsIstiodPicksIt(t *testing.T) {
+	svc := func(name string, ip, port int) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata: {name: %s, namespace: default}
+spec: {clusterIP: 10.0.2.%d, selector: {app: backend}, ports: [{name: p, port: %d, appProtocol: %s}]}`, name, ip, port, map[bool]string{true: "tcp", false: "http"}[port >= 9000])
+	}
+	dr := func(name, spec string) string {
+		return `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: ` + name + `, namespace: default}
+spec:
+  host: ` + name + "\n" + spec
+	}
+	vs := func(name, spec string) string {
+		return `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: ` + name + `, namespace: default}
+spec:
+  hosts: [` + name + "]\n" + spec
+	}
+	plsNoHash := `  trafficPolicy:
+    loadBalancer: {consistentHash: {httpHeaderName: x-user}}
+    portLevelSettings: [{port: {number: 80}, connectionPool: {http: {maxRetries: 3}}}]`
+	docs := []string{injectedNs, clientPod,
+		`apiVersion: v1
+kind: Pod
+metadata: {name: backend, namespace: default, labels: {app: backend, v: a}}
+spec: {containers: [{name: c, image: x}]}`,
+		svc("plain", 1, 80), dr("plain", plsNoHash),
+		svc("routed", 2, 80), dr("routed", plsNoHash), vs("routed", "  http: [{route: [{destination: {host: routed, port: {number: 80}}}]}]"),
+		svc("portless", 3, 80), dr("portless", `  trafficPolicy:
+    loadBalancer: {consistentHash: {httpHeaderName: x-a}}
+    portLevelSettings: [{port: {number: 80}, loadBalancer: {consistentHash: {httpHeaderName: x-b}}}]`),
+		vs("portless", "  http: [{route: [{destination: {host: portless}}]}]"),
+		svc("source", 4, 80), dr("source", "  trafficPolicy: {loadBalancer: {consistentHash: {useSourceIp: true}}}"),
+		svc("tcp", 5, 9000), dr("tcp", "  trafficPolicy: {loadBalancer: {consistentHash: {useSourceIp: true}}}"),
+		svc("tcpsub", 6, 9001), dr("tcpsub", "  subsets: [{name: a, labels: {v: a}, trafficPolicy: {loadBalancer: {consistentHash: {useSourceIp: true}}}}]"),
+		vs("tcpsub", "  tcp: [{route: [{destination: {host: tcpsub, subset: a}}]}]"),
+		svc("tcpoff", 7, 9002), dr("tcpoff", `  trafficPolicy: {loadBalancer: {consistentHash: {useSourceIp: true}}}
+  subsets: [{name: a, labels: {v: a}, trafficPolicy: {loadBalancer: {simple: RANDOM}}}]`),
+		vs("tcpoff", "  tcp: [{route: [{destination: {host: tcpoff, subset: a}}]}]"),
+	}
+	cfg := compile(t, Options{Format: XDS}, "default/client", docs...)
+	rc := routeNamed(cfg, "80")
+	for _, tc := range []struct {
+		host          string
+		hash          string // the one hash policy, "" for none
+		previousHosts bool
+	}{
+		{"plain", "header x-user", true},
+		{"routed", "header x-user", false},
+		{"portless", "header x-a", false},
+		{"source", "source ip", true},
+	} {
+		r := routesOf(t, rc, tc.host+".default.svc.cluster.local:80")[0]
+		var got []string
+		for _, h := range r.GetRoute().GetHashPolicy() {
+			switch {
+			case h.GetHeader() != nil:
+				got = append(got, "header "+h.GetHeader().GetHeaderName())
+			case h.GetConnectionProperties().GetSourceIp():
+				got = append(got, "source ip")
+			}
+		}
+		if want := []string{tc.hash}; !slices.Equal(got, want) {
+			t.Errorf("%s: hash policies %q, want %q", tc.host, got, want)
+		}
+		if ph := r.GetRoute().GetRetryPolicy().GetRetryHostPredicate() != nil; ph != tc.previousHosts {
+			t.Errorf("%s: retries avoid previous hosts: %v, want %v", tc.host, ph, tc.previousHosts)
+		}
+	}
+	for _, tc := range []struct {
+		listener string
+		sourceIP bool
+	}{{"10.0.2.5_9000", true}, {"10.0.2.6_9001", true}, {"10.0.2.7_9002", false}} {
+		if got := tcpSourceIPHash(t, listenerNamed(cfg, tc.listener).GetFilterChains()[0]); got != tc.sourceIP {
+			t.Errorf("%s: tcp_proxy hashes on the source IP: %v, want %v", tc.listener, got, tc.sourceIP)
+		}
+	}
+
+	gw := compile(t, Options{Format: XDS}, "istio-system/gw", append(docs, gatewayPod("eastwest"), `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: eastwest, namespace: istio-system}
+spec:
+  selector: {istio: eastwest}
+  servers: [{port: {number: 15443, name: tls, protocol: TLS}, tls: {mode: AUTO_PASSTHROUGH}, hosts: ["*.local"]}]`)...)
+	var hashed []string
+	for _, fc := range listenerNamed(gw, "0.0.0.0_15443").GetFilterChains() {
+		if tcpSourceIPHash(t, fc) {
+			hashed = append(hashed, fc.GetFilterChainMatch().GetServerNames()...)
+		}
+	}
+	want := []string{"outbound_.80_._.source.default.svc.cluster.local", "outbound_.9000_._.tcp.default.svc.cluster.local",
+		"outbound_.9001_.a_.tcpsub.default.svc.cluster.local", "outbound_.9002_._.tcpoff.default.svc.cluster.local"}
+	if slices.Sort(hashed); !slices.Equal(hashed, want) {
+		t.Errorf("AUTO_PASSTHROUGH chains hashing on the source IP: %q, want %q", hashed, want)
+	}
+}
+
+// tcpSourceIPHash says whether a chain's tcp_proxy hashes on the source
+// IP.
+func tcpSourceIPHash(t *testing.T, fc *listenerv3.FilterChain) bool {
+	t.Helper()
+	for _, f := range fc.GetFilters() {
+		var tp tcpv3.TcpProxy
+		if f.GetName() == "envoy.filters.network.tcp_proxy" {
+			if err := f.GetTypedConfig().UnmarshalTo(&tp); err != nil {
+				t.Fatal(err)
+			}
+			hp := tp.GetHashPolicy()
+			return len(hp) == 1 && hp[0].GetSourceIp() != nil
+		}
+	}
+	return false
 }
