@@ -80,6 +80,9 @@ enum value that does not exist or two members of one oneof are reported at
 the field's line with its path, and the object is left out. Field names are
 the camelCase JSON names of the CRDs; a snake_case name is unknown and the
 message suggests the right one.
+A few rules of istiod's own validation that the schemas leave out are
+checked the same way, since istiod ignores such an object: a VirtualService
+route timeout under 1 ms or not in whole milliseconds.
 The mesh config (the istio ConfigMap's mesh key, or --mesh-config) is the
 exception: istiod ignores fields it does not know there, so meshc reports
 them as warnings and applies the rest.`,

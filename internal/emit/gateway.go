@@ -428,7 +428,7 @@ func catchAllLast(routes []*routev3.Route) []*routev3.Route {
 // translates them for a gateway server.
 func (b *builder) gatewayRoutes(vs *resolve.VirtualService, gw string, port uint32, tls bool) []*routev3.Route {
 	var out []*routev3.Route
-	for _, r := range b.mesh.GatewayHTTPRoutes(vs, gw, b.view.Proxy, port) {
+	for _, r := range b.mesh.GatewayHTTPRoutes(vs, gw, b.view, port) {
 		out = append(out, b.vsRoute(r, vs, port, tls))
 	}
 	return out

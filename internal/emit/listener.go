@@ -22,12 +22,14 @@ import (
 	mongov3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/mongo_proxy/v3"
 	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	uuidv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/request_id/uuid/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	meshv1 "istio.io/api/mesh/v1alpha1"
 	networking "istio.io/api/networking/v1alpha3"
 
+	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/protocol"
 	"github.com/meshc/meshc/internal/resolve"
 )
@@ -393,7 +395,9 @@ func (b *builder) tcpRouteChains(vss []*resolve.VirtualService, s *resolve.Servi
 // tcpRouteProxy sends a TCP route's traffic to its one destination, or
 // splits it by weight (stat prefix "<name>.<namespace>", as istiod does).
 func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking.RouteDestination, port uint32, proto protocol.Protocol) []*listenerv3.Filter {
-	cluster := func(d *networking.Destination) string { return b.mesh.DestinationCluster(d, vs.Namespace(), port) }
+	cluster := func(d *networking.Destination) string {
+		return b.mesh.DestinationCluster(b.view.Scope, d, vs.Namespace(), port)
+	}
 	if len(routes) == 1 {
 		name := cluster(routes[0].GetDestination())
 		return b.l4(proto, name, b.tcpProxy(name, name))
@@ -407,9 +411,12 @@ func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking
 			wc.Clusters = append(wc.Clusters, &tcpv3.TcpProxy_WeightedCluster_ClusterWeight{Name: name, Weight: uint32(r.GetWeight())})
 		}
 	}
+	// A split hashes by the first destination's rule, top level only.
+	first, _ := clusterHostSubset(cluster(routes[0].GetDestination()))
 	return b.l4(proto, statPrefix, &listenerv3.Filter{Name: tcpProxyName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(statPrefix+" tcp_proxy", &tcpv3.TcpProxy{
 		StatPrefix:       statPrefix,
 		ClusterSpecifier: &tcpv3.TcpProxy_WeightedClusters{WeightedClusters: wc},
+		HashPolicy:       b.sourceIPHash(first, ""),
 	})}})
 }
 
@@ -433,10 +440,56 @@ func (b *builder) l4(proto protocol.Protocol, statPrefix string, f *listenerv3.F
 
 func (b *builder) tcpProxy(statPrefix, clusterName string) *listenerv3.Filter {
 	b.refs[clusterName] = "tcp_proxy " + statPrefix
+	h, subset := clusterHostSubset(clusterName)
 	return &listenerv3.Filter{Name: tcpProxyName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(statPrefix+" tcp_proxy", &tcpv3.TcpProxy{
 		StatPrefix:       statPrefix,
 		ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: clusterName},
+		HashPolicy:       b.sourceIPHash(h, subset),
 	})}}
+}
+
+// sourceIPHash is a tcp_proxy's hash on the client's address, when the
+// DestinationRule the proxy uses for host hashes on it, as istiod sets it
+// (docs/semantics/envoy-output.md §7.4): the subset's load balancer
+// decides if it has one (any other kind turning it off), else the
+// top-level one; port-level entries play no part.
+func (b *builder) sourceIPHash(h host.Name, subset string) []*typev3.HashPolicy {
+	if h == "" {
+		return nil
+	}
+	s, ok := b.view.Scope.Service(h)
+	if !ok {
+		return nil
+	}
+	rule := b.ruleFor(s.Host)
+	if rule == nil {
+		return nil
+	}
+	use := rule.TrafficPolicy.GetLoadBalancer().GetConsistentHash().GetUseSourceIp()
+	for _, x := range rule.Subsets {
+		if x.GetName() == subset {
+			if lb := x.GetTrafficPolicy().GetLoadBalancer(); lb != nil {
+				use = lb.GetConsistentHash().GetUseSourceIp()
+			}
+			break
+		}
+	}
+	if !use {
+		return nil
+	}
+	return []*typev3.HashPolicy{{PolicySpecifier: &typev3.HashPolicy_SourceIp_{SourceIp: &typev3.HashPolicy_SourceIp{}}}}
+}
+
+// clusterHostSubset reads the host and subset out of an outbound cluster
+// name, "outbound|port|subset|host" or the SNI-DNAT form
+// "outbound_.port_.subset_.host"; "" for any other cluster.
+func clusterHostSubset(name string) (host.Name, string) {
+	for _, sep := range []string{"|", "_."} {
+		if parts := strings.SplitN(name, sep, 4); len(parts) == 4 && parts[0] == "outbound" {
+			return host.Name(parts[3]), parts[2]
+		}
+	}
+	return "", ""
 }
 
 // outboundHCM is an outbound HTTP connection manager taking its routes

@@ -98,9 +98,12 @@ func noTimeout(a *routev3.RouteAction) *routev3.RouteAction {
 func (b *builder) defaultRoute(r *resolve.HTTPRoute, s *resolve.Service) *routev3.Route {
 	name := r.Clusters[0].Cluster
 	action := noTimeout(&routev3.RouteAction{ClusterSpecifier: cluster(name)})
-	hash := b.hashPolicy(s, name)
-	action.RetryPolicy = retryPolicy(b.mesh.Config.GetDefaultHttpRetryPolicy(), hash != nil)
-	if hash != nil {
+	// istiod builds the default route's retries before it knows of a
+	// hash: they keep avoiding previous hosts under one
+	// (docs/semantics/envoy-output.md §7.6).
+	action.RetryPolicy = retryPolicy(b.mesh.Config.GetDefaultHttpRetryPolicy(), false)
+	port, _ := clusterPortSubset(name)
+	if hash := hashOf(b.serviceHash(s, port)); hash != nil {
 		action.HashPolicy = []*routev3.RouteAction_HashPolicy{hash}
 	}
 	return &routev3.Route{
@@ -111,9 +114,12 @@ func (b *builder) defaultRoute(r *resolve.HTTPRoute, s *resolve.Service) *routev
 	}
 }
 
-// hashPolicy is the consistent-hash policy of the DestinationRule the
-// proxy uses for a cluster's service, nil for none.
-func (b *builder) hashPolicy(s *resolve.Service, clusterName string) *routev3.RouteAction_HashPolicy {
+// serviceHash is the consistent hash of a service port's default route,
+// from the DestinationRule the proxy uses for the service, as istiod picks
+// it (docs/semantics/envoy-output.md §7.6): the top-level hash, unless the
+// port-level entry for the port sets one — an entry without a hash keeps
+// the top-level one, unlike the cluster, which the entry replaces.
+func (b *builder) serviceHash(s *resolve.Service, port uint32) *networking.LoadBalancerSettings_ConsistentHashLB {
 	if s == nil {
 		return nil
 	}
@@ -121,14 +127,56 @@ func (b *builder) hashPolicy(s *resolve.Service, clusterName string) *routev3.Ro
 	if rule == nil {
 		return nil
 	}
-	port, subset := clusterPortSubset(clusterName)
-	var sub *networking.Subset
-	for _, x := range rule.Subsets {
-		if x.GetName() == subset {
-			sub = x
+	ch := rule.TrafficPolicy.GetLoadBalancer().GetConsistentHash()
+	for _, ps := range rule.TrafficPolicy.GetPortLevelSettings() {
+		if ps.GetPort().GetNumber() == port {
+			if h := ps.GetLoadBalancer().GetConsistentHash(); h != nil {
+				ch = h
+			}
+			break
 		}
 	}
-	return hashOf(policyFor(rule.TrafficPolicy, sub, port, nil).lb.GetConsistentHash())
+	return ch
+}
+
+// destinationHash is the consistent hash of a VirtualService destination
+// to service s, as istiod picks it (docs/semantics/envoy-output.md §7.6):
+// the subset's port-level hash, else the subset's, else the rule's
+// port-level hash, else its top-level one. Port-level entries are found
+// by the destination's own port only: a destination without one uses
+// none, whatever port its cluster gets.
+func (b *builder) destinationHash(s *resolve.Service, d *networking.Destination) *networking.LoadBalancerSettings_ConsistentHashLB {
+	if s == nil {
+		return nil
+	}
+	rule := b.ruleFor(s.Host)
+	if rule == nil {
+		return nil
+	}
+	var subHash, subPortHash *networking.LoadBalancerSettings_ConsistentHashLB
+	for _, x := range rule.Subsets {
+		if x.GetName() == d.GetSubset() {
+			subHash = x.GetTrafficPolicy().GetLoadBalancer().GetConsistentHash()
+			subPortHash = portLevelHash(d, x.GetTrafficPolicy().GetPortLevelSettings())
+			break
+		}
+	}
+	return cmp.Or(subPortHash, subHash, portLevelHash(d, rule.TrafficPolicy.GetPortLevelSettings()),
+		rule.TrafficPolicy.GetLoadBalancer().GetConsistentHash())
+}
+
+// portLevelHash is the hash of the first port-level entry for the
+// destination's port, nil when it has no port.
+func portLevelHash(d *networking.Destination, settings []*networking.TrafficPolicy_PortTrafficPolicy) *networking.LoadBalancerSettings_ConsistentHashLB {
+	if d.GetPort() == nil {
+		return nil
+	}
+	for _, ps := range settings {
+		if ps.GetPort().GetNumber() == d.GetPort().GetNumber() {
+			return ps.GetLoadBalancer().GetConsistentHash()
+		}
+	}
+	return nil
 }
 
 // clusterPortSubset reads the port and subset out of an outbound cluster
@@ -343,7 +391,7 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 	if authority != "" {
 		action.HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: authority}
 	}
-	for _, m := range b.mirrors(r, port) {
+	for _, m := range mirrors(r) {
 		action.RequestMirrorPolicies = append(action.RequestMirrorPolicies, m)
 	}
 	dests := resolve.Destinations(in)
@@ -382,12 +430,17 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 	}
 	// Each destination adds its DestinationRule's hash policy; only a
 	// single destination's keeps retries on the same host.
-	for _, c := range r.Clusters {
-		if h := b.hashPolicy(b.serviceOf(c.Cluster), c.Cluster); h != nil {
+	hashed := false
+	for i, c := range r.Clusters {
+		if i >= len(dests) {
+			break
+		}
+		ch := b.destinationHash(b.serviceOf(c.Cluster), dests[i].GetDestination())
+		if h := hashOf(ch); h != nil {
 			action.HashPolicy = append(action.HashPolicy, h)
 		}
+		hashed = hashed || (single && ch != nil)
 	}
-	hashed := single && len(action.HashPolicy) > 0
 	retries := in.GetRetries()
 	if retries == nil {
 		retries = b.mesh.Config.GetDefaultHttpRetryPolicy()
@@ -406,30 +459,30 @@ func (b *builder) serviceOf(clusterName string) *resolve.Service {
 	return s
 }
 
-func (b *builder) mirrors(r *resolve.HTTPRoute, port uint32) []*routev3.RouteAction_RequestMirrorPolicy {
+// mirrors are a route's mirror policies, to the clusters resolve found
+// for them as for its destinations.
+func mirrors(r *resolve.HTTPRoute) []*routev3.RouteAction_RequestMirrorPolicy {
 	in := r.Source.HTTPRoute
 	var out []*routev3.RouteAction_RequestMirrorPolicy
 	add := func(d *networking.Destination, pct *networking.Percent, legacy *wrapperspb.UInt32Value) {
 		if d == nil {
 			return
 		}
-		frac := &typev3.FractionalPercent{Numerator: 1000000, Denominator: typev3.FractionalPercent_MILLION}
+		// istiod writes a percentage in millionths, the deprecated
+		// integer and the default of all requests in hundredths; an
+		// explicit zero drops the mirror
+		// (docs/semantics/virtual-services.md §6.6).
+		frac := &typev3.FractionalPercent{Numerator: 100, Denominator: typev3.FractionalPercent_HUNDRED}
 		switch {
-		case pct != nil:
-			frac.Numerator = uint32(pct.GetValue() * 10000)
-		case legacy != nil:
-			frac.Numerator = legacy.GetValue() * 10000
-		}
-		if frac.Numerator == 0 {
+		case pct != nil && pct.GetValue() <= 0, pct == nil && legacy != nil && legacy.GetValue() == 0:
 			return
+		case pct != nil:
+			frac = percent(pct, 0)
+		case legacy != nil:
+			frac.Numerator = legacy.GetValue()
 		}
-		p := d.GetPort().GetNumber()
-		if p == 0 {
-			p = port
-		}
-		h := host.FQDN(d.GetHost(), r.Source.From.Namespace(), b.mesh.Config.DomainSuffix)
 		out = append(out, &routev3.RouteAction_RequestMirrorPolicy{
-			Cluster:         resolve.ClusterName(p, d.GetSubset(), h),
+			Cluster:         r.Mirrors[d],
 			RuntimeFraction: &corev3.RuntimeFractionalPercent{DefaultValue: frac},
 			TraceSampled:    wrapperspb.Bool(false),
 			// The copy keeps the original Host, not one with "-shadow".
@@ -600,8 +653,10 @@ func directResponse(d *networking.HTTPDirectResponse) *routev3.Route_DirectRespo
 	return &routev3.Route_DirectResponse{DirectResponse: a}
 }
 
-// fault translates fault injection; a percentage of nothing means all
-// requests.
+// fault translates fault injection as istiod does: a delay or abort
+// without a percentage affects no request (docs/semantics/virtual-services.md
+// §6.6) — a delay gets 0/HUNDRED, an abort no percentage, which Envoy reads
+// as zero too.
 func fault(f *networking.HTTPFaultInjection) *faultv3.HTTPFault {
 	out := &faultv3.HTTPFault{}
 	if d := f.GetDelay(); d != nil {
@@ -611,7 +666,10 @@ func fault(f *networking.HTTPFaultInjection) *faultv3.HTTPFault {
 		}
 	}
 	if a := f.GetAbort(); a != nil {
-		out.Abort = &faultv3.FaultAbort{Percentage: percent(a.GetPercentage(), 0)}
+		out.Abort = &faultv3.FaultAbort{}
+		if p := a.GetPercentage(); p != nil {
+			out.Abort.Percentage = percent(p, 0)
+		}
 		switch {
 		case a.GetGrpcStatus() != "":
 			out.Abort.ErrorType = &faultv3.FaultAbort_GrpcStatus{GrpcStatus: grpcCode(a.GetGrpcStatus())}
@@ -622,14 +680,13 @@ func fault(f *networking.HTTPFaultInjection) *faultv3.HTTPFault {
 	return out
 }
 
+// percent is a Percent in millionths, else the deprecated integer percent
+// in hundredths: 0 when neither is set.
 func percent(p *networking.Percent, legacy int32) *typev3.FractionalPercent {
-	switch {
-	case p != nil:
+	if p != nil {
 		return &typev3.FractionalPercent{Numerator: uint32(p.GetValue() * 10000), Denominator: typev3.FractionalPercent_MILLION}
-	case legacy > 0:
-		return &typev3.FractionalPercent{Numerator: uint32(legacy), Denominator: typev3.FractionalPercent_HUNDRED}
 	}
-	return &typev3.FractionalPercent{Numerator: 100, Denominator: typev3.FractionalPercent_HUNDRED}
+	return &typev3.FractionalPercent{Numerator: uint32(max(legacy, 0)), Denominator: typev3.FractionalPercent_HUNDRED}
 }
 
 // grpcCodes are the gRPC status names a fault may abort with.

@@ -12,7 +12,10 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	corsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/cors/v3"
+	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
+	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	previousprioritiesv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/priority/previous_priorities/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 )
 
 // TestRouteFeatures: a VirtualService route's CORS policy, mirror,
@@ -308,4 +311,313 @@ spec:
 			t.Errorf("%s sends unknown traffic to %q, want the egress proxy", name, got)
 		}
 	}
+}
+
+// routesOf finds a route configuration's routes by name, in order.
+func routesOf(t *testing.T, rc *routev3.RouteConfiguration, vhost string) []*routev3.Route {
+	t.Helper()
+	for _, vh := range rc.GetVirtualHosts() {
+		if vh.GetName() == vhost {
+			return vh.GetRoutes()
+		}
+	}
+	t.Fatalf("no virtual host %s in %v", vhost, names(rc.GetVirtualHosts()))
+	return nil
+}
+
+// webService is an HTTP service web on port 80 in default.
+const webService = `apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.5, ports: [{name: http, port: 80}]}`
+
+// TestFaultWithoutPercentageAffectsNoRequest: a delay or abort without
+// percentage affects no request, as istiod translates it (a delay at
+// 0/HUNDRED, an abort with no percentage); a percentage or the deprecated
+// integer percent still applies.
+func TestFaultWithoutPercentageAffectsNoRequest(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, webService,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web, namespace: default}
+spec:
+  hosts: [web]
+  http:
+  - name: bare
+    match: [{uri: {prefix: /bare}}]
+    fault: {delay: {fixedDelay: 1s}, abort: {httpStatus: 503}}
+    route: [{destination: {host: web}}]
+  - name: set
+    fault: {delay: {fixedDelay: 1s, percentage: {value: 12.5}}, abort: {httpStatus: 503, percentage: {value: 50}}}
+    route: [{destination: {host: web}}]`)
+	routes := routesOf(t, routeNamed(cfg, "80"), "web.default.svc.cluster.local:80")
+	faultOf := func(r *routev3.Route) *faultv3.HTTPFault {
+		var f faultv3.HTTPFault
+		if err := r.GetTypedPerFilterConfig()[faultFilter].UnmarshalTo(&f); err != nil {
+			t.Fatalf("%s: fault: %v", r.GetName(), err)
+		}
+		return &f
+	}
+	bare := faultOf(routes[0])
+	if p := bare.GetDelay().GetPercentage(); p == nil || p.GetNumerator() != 0 || p.GetDenominator() != typev3.FractionalPercent_HUNDRED {
+		t.Errorf("delay without percentage = %v, want 0/HUNDRED", p)
+	}
+	if p := bare.GetAbort().GetPercentage(); p != nil || bare.GetAbort().GetHttpStatus() != 503 {
+		t.Errorf("abort without percentage = %v, want no percentage (none aborted)", bare.GetAbort())
+	}
+	set := faultOf(routes[1])
+	if p := set.GetDelay().GetPercentage(); p.GetNumerator() != 125000 || p.GetDenominator() != typev3.FractionalPercent_MILLION {
+		t.Errorf("delay at 12.5%% = %v, want 125000/MILLION", p)
+	}
+	if p := set.GetAbort().GetPercentage(); p.GetNumerator() != 500000 || p.GetDenominator() != typev3.FractionalPercent_MILLION {
+		t.Errorf("abort at 50%% = %v, want 500000/MILLION", p)
+	}
+}
+
+// TestMirrorWithoutPercentageIsHundredPercent: a mirror without a
+// percentage is written as istiod writes it, 100/HUNDRED; the deprecated
+// integer mirrorPercent in hundredths too, a percentage in millionths,
+// and an explicit zero drops the mirror.
+func TestMirrorWithoutPercentageIsHundredPercent(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, webService,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: web, namespace: default}
+spec: {host: web, subsets: [{name: a, labels: {v: a}}, {name: b, labels: {v: b}}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web, namespace: default}
+spec:
+  hosts: [web]
+  http:
+  - name: bare
+    match: [{uri: {prefix: /bare}}]
+    mirrors: [{destination: {host: web}}, {destination: {host: web, subset: a}}, {destination: {host: web, subset: b}, percentage: {value: 0}}]
+    route: [{destination: {host: web}}]
+  - name: legacy
+    match: [{uri: {prefix: /legacy}}]
+    mirror: {host: web}
+    mirrorPercent: 30
+    route: [{destination: {host: web}}]
+  - name: set
+    mirror: {host: web}
+    mirrorPercentage: {value: 2.5}
+    route: [{destination: {host: web}}]`)
+	routes := routesOf(t, routeNamed(cfg, "80"), "web.default.svc.cluster.local:80")
+	for i, want := range [][]string{
+		{"outbound|80||web.default.svc.cluster.local 100/HUNDRED", "outbound|80|a|web.default.svc.cluster.local 100/HUNDRED"},
+		{"outbound|80||web.default.svc.cluster.local 30/HUNDRED"},
+		{"outbound|80||web.default.svc.cluster.local 25000/MILLION"},
+	} {
+		var got []string
+		for _, m := range routes[i].GetRoute().GetRequestMirrorPolicies() {
+			f := m.GetRuntimeFraction().GetDefaultValue()
+			got = append(got, fmt.Sprintf("%s %d/%s", m.GetCluster(), f.GetNumerator(), f.GetDenominator()))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("route %s mirrors = %q, want %q", routes[i].GetName(), got, want)
+		}
+	}
+}
+
+// hiddenService is other/hidden, a single-port service exported to its
+// own namespace only.
+const hiddenService = `apiVersion: v1
+kind: Service
+metadata: {name: hidden, namespace: other, annotations: {networking.istio.io/exportTo: "."}}
+spec: {clusterIP: 10.0.0.9, ports: [{name: http, port: 9000}]}`
+
+// TestPortlessDestinationToHiddenServiceTakesListenerPort: a destination
+// without a port whose service the proxy cannot see takes the listener's
+// port, as istiod looks it up among the proxy's own services (a sidecar's
+// TCP route, a gateway's HTTP route); a gateway's port-less mirror takes
+// its service's only port, as its destinations do. Checked against
+// istiod's generator.
+func TestPortlessDestinationToHiddenServiceTakesListenerPort(t *testing.T) {
+	t.Run("sidecar tcp route", func(t *testing.T) {
+		cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, hiddenService,
+			`apiVersion: v1
+kind: Service
+metadata: {name: front, namespace: default}
+spec: {clusterIP: 10.0.0.7, ports: [{name: tcp, port: 8000}]}`,
+			`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: front, namespace: default}
+spec:
+  hosts: [front]
+  tcp: [{route: [{destination: {host: hidden.other.svc.cluster.local}}]}]`)
+		l := listenerNamed(cfg, "10.0.0.7_8000")
+		if l == nil {
+			t.Fatalf("no listener 10.0.0.7_8000 in %v", names(cfg.Listeners))
+		}
+		if got, want := tcpCluster(t, l.GetFilterChains()[0]), "outbound|8000||hidden.other.svc.cluster.local"; got != want {
+			t.Errorf("tcp_proxy cluster = %q, want %q", got, want)
+		}
+	})
+	t.Run("gateway", func(t *testing.T) {
+		cfg := compile(t, Options{Format: XDS}, "istio-system/gw", gatewayPod("edge"), hiddenService,
+			`apiVersion: v1
+kind: Service
+metadata: {name: mirror, namespace: default}
+spec: {clusterIP: 10.0.0.10, ports: [{name: http, port: 7000}]}`,
+			`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.11, ports: [{name: http, port: 7000}]}`,
+			`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: default}
+spec:
+  selector: {istio: edge}
+  servers: [{port: {number: 8080, name: http, protocol: HTTP}, hosts: ["*"]}]`,
+			`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: edge, namespace: default}
+spec:
+  hosts: ["*"]
+  gateways: [edge]
+  http:
+  - name: hidden
+    match: [{uri: {prefix: /hidden}}]
+    route: [{destination: {host: hidden.other.svc.cluster.local}}]
+  - name: web
+    mirror: {host: mirror}
+    route: [{destination: {host: web}}]`)
+		routes := routesOf(t, routeNamed(cfg, "http.8080"), "*:8080")
+		if got, want := routes[0].GetRoute().GetCluster(), "outbound|8080||hidden.other.svc.cluster.local"; got != want {
+			t.Errorf("route to the hidden service: cluster %q, want %q", got, want)
+		}
+		var got []string
+		for _, m := range routes[1].GetRoute().GetRequestMirrorPolicies() {
+			got = append(got, m.GetCluster())
+		}
+		if want := []string{"outbound|7000||mirror.default.svc.cluster.local"}; !slices.Equal(got, want) {
+			t.Errorf("mirror clusters = %q, want %q", got, want)
+		}
+	})
+}
+
+// TestConsistentHashAsIstiodPicksIt: route hash policies, tcp_proxy
+// source-IP hashing and retries under a hash, as istiod's generator writes
+// them: a port-level entry without a hash keeps the top-level hash on
+// routes (the cluster it replaces); a destination without a port uses no
+// port-level hash, whatever port its cluster gets; tcp_proxy hashes on the
+// source IP by the top-level or the subset's load balancer, outbound and
+// on AUTO_PASSTHROUGH chains; a default route keeps avoiding previous hosts
+// under a hash, while a VirtualService's single hashed destination does not.
+func TestConsistentHashAsIstiodPicksIt(t *testing.T) {
+	svc := func(name string, ip, port int) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata: {name: %s, namespace: default}
+spec: {clusterIP: 10.0.2.%d, selector: {app: backend}, ports: [{name: p, port: %d, appProtocol: %s}]}`, name, ip, port, map[bool]string{true: "tcp", false: "http"}[port >= 9000])
+	}
+	dr := func(name, spec string) string {
+		return `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: ` + name + `, namespace: default}
+spec:
+  host: ` + name + "\n" + spec
+	}
+	vs := func(name, spec string) string {
+		return `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: ` + name + `, namespace: default}
+spec:
+  hosts: [` + name + "]\n" + spec
+	}
+	plsNoHash := `  trafficPolicy:
+    loadBalancer: {consistentHash: {httpHeaderName: x-user}}
+    portLevelSettings: [{port: {number: 80}, connectionPool: {http: {maxRetries: 3}}}]`
+	docs := []string{injectedNs, clientPod,
+		`apiVersion: v1
+kind: Pod
+metadata: {name: backend, namespace: default, labels: {app: backend, v: a}}
+spec: {containers: [{name: c, image: x}]}`,
+		svc("plain", 1, 80), dr("plain", plsNoHash),
+		svc("routed", 2, 80), dr("routed", plsNoHash), vs("routed", "  http: [{route: [{destination: {host: routed, port: {number: 80}}}]}]"),
+		svc("portless", 3, 80), dr("portless", `  trafficPolicy:
+    loadBalancer: {consistentHash: {httpHeaderName: x-a}}
+    portLevelSettings: [{port: {number: 80}, loadBalancer: {consistentHash: {httpHeaderName: x-b}}}]`),
+		vs("portless", "  http: [{route: [{destination: {host: portless}}]}]"),
+		svc("source", 4, 80), dr("source", "  trafficPolicy: {loadBalancer: {consistentHash: {useSourceIp: true}}}"),
+		svc("tcp", 5, 9000), dr("tcp", "  trafficPolicy: {loadBalancer: {consistentHash: {useSourceIp: true}}}"),
+		svc("tcpsub", 6, 9001), dr("tcpsub", "  subsets: [{name: a, labels: {v: a}, trafficPolicy: {loadBalancer: {consistentHash: {useSourceIp: true}}}}]"),
+		vs("tcpsub", "  tcp: [{route: [{destination: {host: tcpsub, subset: a}}]}]"),
+		svc("tcpoff", 7, 9002), dr("tcpoff", `  trafficPolicy: {loadBalancer: {consistentHash: {useSourceIp: true}}}
+  subsets: [{name: a, labels: {v: a}, trafficPolicy: {loadBalancer: {simple: RANDOM}}}]`),
+		vs("tcpoff", "  tcp: [{route: [{destination: {host: tcpoff, subset: a}}]}]"),
+	}
+	cfg := compile(t, Options{Format: XDS}, "default/client", docs...)
+	rc := routeNamed(cfg, "80")
+	for _, tc := range []struct {
+		host          string
+		hash          string // the one hash policy, "" for none
+		previousHosts bool
+	}{
+		{"plain", "header x-user", true},
+		{"routed", "header x-user", false},
+		{"portless", "header x-a", false},
+		{"source", "source ip", true},
+	} {
+		r := routesOf(t, rc, tc.host+".default.svc.cluster.local:80")[0]
+		var got []string
+		for _, h := range r.GetRoute().GetHashPolicy() {
+			switch {
+			case h.GetHeader() != nil:
+				got = append(got, "header "+h.GetHeader().GetHeaderName())
+			case h.GetConnectionProperties().GetSourceIp():
+				got = append(got, "source ip")
+			}
+		}
+		if want := []string{tc.hash}; !slices.Equal(got, want) {
+			t.Errorf("%s: hash policies %q, want %q", tc.host, got, want)
+		}
+		if ph := r.GetRoute().GetRetryPolicy().GetRetryHostPredicate() != nil; ph != tc.previousHosts {
+			t.Errorf("%s: retries avoid previous hosts: %v, want %v", tc.host, ph, tc.previousHosts)
+		}
+	}
+	for _, tc := range []struct {
+		listener string
+		sourceIP bool
+	}{{"10.0.2.5_9000", true}, {"10.0.2.6_9001", true}, {"10.0.2.7_9002", false}} {
+		if got := tcpSourceIPHash(t, listenerNamed(cfg, tc.listener).GetFilterChains()[0]); got != tc.sourceIP {
+			t.Errorf("%s: tcp_proxy hashes on the source IP: %v, want %v", tc.listener, got, tc.sourceIP)
+		}
+	}
+
+	gw := compile(t, Options{Format: XDS}, "istio-system/gw", append(docs, gatewayPod("eastwest"), `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: eastwest, namespace: istio-system}
+spec:
+  selector: {istio: eastwest}
+  servers: [{port: {number: 15443, name: tls, protocol: TLS}, tls: {mode: AUTO_PASSTHROUGH}, hosts: ["*.local"]}]`)...)
+	var hashed []string
+	for _, fc := range listenerNamed(gw, "0.0.0.0_15443").GetFilterChains() {
+		if tcpSourceIPHash(t, fc) {
+			hashed = append(hashed, fc.GetFilterChainMatch().GetServerNames()...)
+		}
+	}
+	want := []string{"outbound_.80_._.source.default.svc.cluster.local", "outbound_.9000_._.tcp.default.svc.cluster.local",
+		"outbound_.9001_.a_.tcpsub.default.svc.cluster.local", "outbound_.9002_._.tcpoff.default.svc.cluster.local"}
+	if slices.Sort(hashed); !slices.Equal(hashed, want) {
+		t.Errorf("AUTO_PASSTHROUGH chains hashing on the source IP: %q, want %q", hashed, want)
+	}
+}
+
+// tcpSourceIPHash says whether a chain's tcp_proxy hashes on the source
+// IP.
+func tcpSourceIPHash(t *testing.T, fc *listenerv3.FilterChain) bool {
+	t.Helper()
+	for _, f := range fc.GetFilters() {
+		var tp tcpv3.TcpProxy
+		if f.GetName() == "envoy.filters.network.tcp_proxy" {
+			if err := f.GetTypedConfig().UnmarshalTo(&tp); err != nil {
+				t.Fatal(err)
+			}
+			hp := tp.GetHashPolicy()
+			return len(hp) == 1 && hp[0].GetSourceIp() != nil
+		}
+	}
+	return false
 }

@@ -51,7 +51,7 @@ func (r *Report) AddRoutes(m *resolve.Mesh, v *resolve.ProxyView) {
 				for _, h := range gr.Hosts {
 					g.Domains = append(g.Domains, string(h))
 				}
-				g.Routes = routeLines(m.GatewayHTTPRoutes(gr.VirtualService, gw, v.Proxy, gs.Port))
+				g.Routes = routeLines(m.GatewayHTTPRoutes(gr.VirtualService, gw, v, gs.Port))
 				t.VirtualHosts = append(t.VirtualHosts, g)
 			}
 			r.Routes = append(r.Routes, t)

@@ -35,6 +35,9 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[strin
 	case model.Istio:
 		errs = checkTopLevel(raw)
 		decodeProto(v.(proto.Message).ProtoReflect(), raw["spec"], model.Path{}.Key("spec"), &errs)
+		if len(errs) == 0 {
+			errs = checkIstio(v.(proto.Message))
+		}
 	case model.HNC:
 		errs = checkTopLevel(raw)
 		d.schema.decode(reflect.ValueOf(v).Elem(), raw["spec"], model.Path{}.Key("spec"), true, &errs)

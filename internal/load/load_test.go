@@ -462,21 +462,21 @@ func TestDurations(t *testing.T) {
 	tests := []struct {
 		in   string
 		want time.Duration
-		ok   bool
+		err  string // the problem, "" for none
 	}{
-		{"1.5s", 1500 * time.Millisecond, true},
-		{"500ms", 500 * time.Millisecond, true},
-		{"1m30s", 90 * time.Second, true},
-		{"24h", 24 * time.Hour, true},
-		{"0", 0, true},
-		{"5 seconds", 0, false},
-		{"30", 0, false}, // a number needs its unit
+		{"1.5s", 1500 * time.Millisecond, ""},
+		{"500ms", 500 * time.Millisecond, ""},
+		{"1m30s", 90 * time.Second, ""},
+		{"24h", 24 * time.Hour, ""},
+		{"0", 0, "at least 1ms"}, // parsed, then refused by istiod's rule for a timeout
+		{"5 seconds", 0, "invalid duration"},
+		{"30", 0, "invalid duration"}, // a number needs its unit
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			objs, ds := Bytes("in.yaml", []byte("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: r}\nspec:\n  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n    timeout: \""+tt.in+"\"\n"))
-			if !tt.ok {
-				checkDiags(t, ds, []diagKey{{"MC1003", 8, "invalid duration"}})
+			if tt.err != "" {
+				checkDiags(t, ds, []diagKey{{"MC1003", 8, tt.err}})
 				return
 			}
 			if len(ds) > 0 {
@@ -484,6 +484,32 @@ func TestDurations(t *testing.T) {
 			}
 			if got := objs[0].(*model.VirtualService).Spec.Http[0].Timeout; got == nil || got.AsDuration() != tt.want {
 				t.Errorf("timeout = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestVirtualServiceZeroTimeoutIsRejected: istiod's validation refuses a
+// VirtualService route timeout under 1 ms or not in whole milliseconds,
+// so the object is left out with MC1003 at the timeout's line, as schema
+// problems are; 1ms itself and a route without timeout load.
+func TestVirtualServiceZeroTimeoutIsRejected(t *testing.T) {
+	for _, tt := range []struct {
+		timeout string
+		want    []diagKey
+	}{
+		{"0s", []diagKey{{"MC1003", 9, "spec.http[1].timeout: duration 0s is rejected by istiod's validation: it must be at least 1ms"}}},
+		{"500us", []diagKey{{"MC1003", 9, "at least 1ms"}}},
+		{"-1s", []diagKey{{"MC1003", 9, "at least 1ms"}}},
+		{"1500us", []diagKey{{"MC1003", 9, "duration 1.5ms is rejected by istiod's validation: it must be whole milliseconds"}}},
+		{"1ms", nil},
+		{"10s", nil},
+	} {
+		t.Run(tt.timeout, func(t *testing.T) {
+			objs, ds := Bytes("in.yaml", []byte("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: r}\nspec:\n  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n  - route: [{destination: {host: r}}]\n    timeout: "+tt.timeout+"\n"))
+			checkDiags(t, ds, tt.want)
+			if want := len(tt.want) == 0; (len(objs) == 1) != want {
+				t.Errorf("loaded %d objects, want the VirtualService loaded: %v", len(objs), want)
 			}
 		})
 	}

@@ -48,6 +48,9 @@ type HTTPRoute struct {
 	Clusters []WeightedCluster
 	// Source is the VirtualService route, nil for a default route.
 	Source *Route
+	// Mirrors are the clusters of the route's mirror destinations (mirror
+	// and mirrors), found as its destinations are.
+	Mirrors map[*networking.Destination]string
 }
 
 // WeightedCluster is a destination cluster and its weight.
@@ -403,39 +406,65 @@ func HTTPMatchApplies(m *networking.HTTPMatchRequest, src RouteSource, vsNs stri
 
 // translateRoutes turns a VirtualService's HTTP routes into routes for a
 // sidecar on one port (docs/semantics/virtual-services.md §6.6); services
-// are the scope's services with that port, which destinations are looked
-// up in. A match of everything ends the list.
+// are the scope's services with that port, which destinations and mirrors
+// are looked up in, so a single-port service on another port still gets
+// the route's port (docs/semantics/cases.md Q8). A match of everything
+// ends the list.
 func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, services []*Service) []*HTTPRoute {
-	return httpRoutes(vs, SidecarSource(p, port), true, func(r *Route) []WeightedCluster { return m.routeClusters(r, port, services) })
+	return httpRoutes(vs, SidecarSource(p, port), true, func(r *Route, d *networking.Destination) string {
+		h := host.FQDN(d.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
+		return destinationCluster(d, h, findService(services, h), port)
+	})
 }
 
-// GatewayHTTPRoutes translates a VirtualService's HTTP routes for p
-// serving gateway ("namespace/name") on port: matches for other gateways,
-// ports or sources drop out, and a destination without a port takes the
-// only port of its service or else the server's
-// (docs/semantics/envoy-output.md §7.9). Catch-all routes stay in place; the gateway's
-// virtual host orders them.
-func (m *Mesh) GatewayHTTPRoutes(vs *VirtualService, gateway string, p *Proxy, port uint32) []*HTTPRoute {
-	return httpRoutes(vs, GatewaySource(p, gateway, port), false, func(r *Route) []WeightedCluster {
-		var out []WeightedCluster
-		for _, d := range Destinations(r.HTTPRoute) {
-			out = append(out, WeightedCluster{Cluster: m.DestinationCluster(d.GetDestination(), r.From.Namespace(), port), Weight: d.GetWeight()})
-		}
-		return out
+// GatewayHTTPRoutes translates a VirtualService's HTTP routes for v, a
+// router, serving gateway ("namespace/name") on port: matches for other
+// gateways, ports or sources drop out, and a destination or mirror without
+// a port takes the only port of its service or else the server's
+// (docs/semantics/envoy-output.md §7.9). Catch-all routes stay in place;
+// the gateway's virtual host orders them.
+func (m *Mesh) GatewayHTTPRoutes(vs *VirtualService, gateway string, v *ProxyView, port uint32) []*HTTPRoute {
+	return httpRoutes(vs, GatewaySource(v.Proxy, gateway, port), false, func(r *Route, d *networking.Destination) string {
+		h := host.FQDN(d.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
+		return destinationCluster(d, h, m.gatewayService(v, vs.Namespace(), h), port)
 	})
+}
+
+// gatewayService is the service a gateway's HTTP route finds for a
+// destination host: the one in the VirtualService's namespace if the proxy
+// may see it, else the proxy's own for that host, else none
+// (docs/semantics/virtual-services.md §6.6).
+func (m *Mesh) gatewayService(v *ProxyView, vsNs string, h host.Name) *Service {
+	if s := m.reg.byHostNs[h][vsNs]; s != nil && s.VisibleIn(v.Proxy.Namespace) {
+		return s
+	}
+	s, _ := v.Scope.Service(h)
+	return s
 }
 
 // httpRoutes is the one translation of a VirtualService's HTTP routes:
 // every route, a route per applicable match (named route.match), a route
 // without matches ending the list, and with stopAtCatchAll a match of
-// everything too.
-func httpRoutes(vs *VirtualService, src RouteSource, stopAtCatchAll bool, clustersOf func(*Route) []WeightedCluster) []*HTTPRoute {
+// everything too. clusterOf names a destination's cluster.
+func httpRoutes(vs *VirtualService, src RouteSource, stopAtCatchAll bool, clusterOf func(*Route, *networking.Destination) string) []*HTTPRoute {
 	var out []*HTTPRoute
 	for i := range vs.Routes {
 		r := &vs.Routes[i]
-		clusters := clustersOf(r)
+		var clusters []WeightedCluster
+		for _, d := range Destinations(r.HTTPRoute) {
+			clusters = append(clusters, WeightedCluster{Cluster: clusterOf(r, d.GetDestination()), Weight: d.GetWeight()})
+		}
+		var mirrors map[*networking.Destination]string
+		for _, d := range append([]*networking.Destination{r.GetMirror()}, mirrorDestinations(r.HTTPRoute)...) {
+			if d != nil {
+				if mirrors == nil {
+					mirrors = map[*networking.Destination]string{}
+				}
+				mirrors[d] = clusterOf(r, d)
+			}
+		}
 		if len(r.GetMatch()) == 0 {
-			return append(out, &HTTPRoute{Name: r.GetName(), Clusters: clusters, Source: r})
+			return append(out, &HTTPRoute{Name: r.GetName(), Clusters: clusters, Source: r, Mirrors: mirrors})
 		}
 		for _, match := range r.GetMatch() {
 			if !HTTPMatchApplies(match, src, vs.Namespace()) {
@@ -445,7 +474,7 @@ func httpRoutes(vs *VirtualService, src RouteSource, stopAtCatchAll bool, cluste
 			if match.GetName() != "" {
 				name += "." + match.GetName()
 			}
-			out = append(out, &HTTPRoute{Name: name, Match: match, Clusters: clusters, Source: r})
+			out = append(out, &HTTPRoute{Name: name, Match: match, Clusters: clusters, Source: r, Mirrors: mirrors})
 			if stopAtCatchAll && catchAllMatch(match) {
 				return out
 			}
@@ -467,55 +496,59 @@ func Destinations(r *networking.HTTPRoute) []*networking.HTTPRouteDestination {
 	return out
 }
 
+func mirrorDestinations(r *networking.HTTPRoute) []*networking.Destination {
+	var out []*networking.Destination
+	for _, m := range r.GetMirrors() {
+		out = append(out, m.GetDestination())
+	}
+	return out
+}
+
 // DestinationCluster names the cluster of a destination of a TCP or TLS
-// route, or of a gateway's route, on a listener port: the service found by
-// the host gives the port when the destination has none and it has one,
-// else the listener's port is used; an alias goes to its target.
-func (m *Mesh) DestinationCluster(d *networking.Destination, ns string, port uint32) string {
+// route, written in namespace ns, for a proxy with scope sc on a listener
+// port. The service is looked up among the proxy's own, as istiod does: a
+// host the proxy cannot see has none, so a destination without a port
+// takes the listener's (docs/semantics/virtual-services.md §6.6).
+func (m *Mesh) DestinationCluster(sc *Scope, d *networking.Destination, ns string, port uint32) string {
 	h := host.FQDN(d.GetHost(), ns, m.Config.DomainSuffix)
+	s, _ := sc.Service(h)
+	return destinationCluster(d, h, s, port)
+}
+
+// destinationCluster is istiod's cluster for destination d (host h) on a
+// listener port, s the service the proxy found for h or nil: the
+// destination's port, else the service's only port, else the listener's;
+// an alias goes to its target.
+func destinationCluster(d *networking.Destination, h host.Name, s *Service, port uint32) string {
 	p := d.GetPort().GetNumber()
-	if ss := m.ServicesNamed(h); len(ss) > 0 {
-		if p == 0 && len(ss[0].Ports) == 1 {
-			p = ss[0].Ports[0].Number
+	if s != nil {
+		if p == 0 && len(s.Ports) == 1 {
+			p = s.Ports[0].Number
 		}
-		h = ss[0].Concrete()
+		h = s.Concrete()
 	}
 	return ClusterName(cmp.Or(p, port), d.GetSubset(), h)
 }
 
-// catchAllMatch: a match of everything ends the route list.
+// catchAllMatch: a match of everything ends the route list. istiod tests
+// the translated Envoy match (docs/semantics/virtual-services.md §6.6):
+// path prefix "/" (also a uri without a match type) or regex ".*", and no
+// header matcher — method, authority and scheme are headers too — nor query
+// parameter.
 func catchAllMatch(m *networking.HTTPMatchRequest) bool {
-	if len(m.GetHeaders()) > 0 || len(m.GetQueryParams()) > 0 || len(m.GetWithoutHeaders()) > 0 {
+	if len(m.GetHeaders()) > 0 || len(m.GetQueryParams()) > 0 || len(m.GetWithoutHeaders()) > 0 ||
+		m.GetMethod() != nil || m.GetAuthority() != nil || m.GetScheme() != nil {
 		return false
 	}
-	u := m.GetUri()
-	return u == nil || u.GetPrefix() == "/" || u.GetRegex() == ".*"
-}
-
-// routeClusters resolves a route's destinations to clusters. The port is
-// the destination's, else that of the service found among services if it
-// has one, else the route's own: a sidecar's services are those with the
-// route's port, so a single-port service on another port still gets it
-// (docs/semantics/cases.md Q8). A destination that is an ExternalName alias goes to the
-// name it holds.
-func (m *Mesh) routeClusters(r *Route, port uint32, services []*Service) []WeightedCluster {
-	var out []WeightedCluster
-	for _, d := range Destinations(r.HTTPRoute) {
-		dest := d.GetDestination()
-		p := dest.GetPort().GetNumber()
-		if p == 0 {
-			p = port
-		}
-		h := host.FQDN(dest.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
-		if s := findService(services, h); s != nil {
-			if dest.GetPort().GetNumber() == 0 && len(s.Ports) == 1 {
-				p = s.Ports[0].Number
-			}
-			h = s.Concrete()
-		}
-		out = append(out, WeightedCluster{Cluster: ClusterName(p, dest.GetSubset(), h), Weight: d.GetWeight()})
+	switch u := m.GetUri().GetMatchType().(type) {
+	case *networking.StringMatch_Prefix:
+		return u.Prefix == "/"
+	case *networking.StringMatch_Regex:
+		return u.Regex == ".*"
+	case *networking.StringMatch_Exact:
+		return false
 	}
-	return out
+	return true
 }
 
 // serviceDomains lists a service vhost's domains (docs/semantics/envoy-output.md §7.5): the

@@ -3,6 +3,7 @@ package resolve
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -360,5 +361,56 @@ func TestChosenVirtualServices(t *testing.T) {
 		if got[h] == nil || got[h].Object.Name != name {
 			t.Errorf("%s: chose %v, want %s", h, got[h], name)
 		}
+	}
+}
+
+// TestMethodMatchIsNotCatchAll: a match with prefix "/" that also names a
+// method (or authority, scheme, headers, query parameters or
+// withoutHeaders) is no catch-all, alone or beside other match entries:
+// later routes stay, as istiod translates them. Only a prefix "/", a regex
+// ".*" or a uri without a match type, with nothing else, ends the list.
+func TestMethodMatchIsNotCatchAll(t *testing.T) {
+	for _, tc := range []struct {
+		name, match string
+		want        []string
+	}{
+		{"method", `[{method: {exact: GET}}]`, []string{"first", "last"}},
+		{"method and prefix", `[{uri: {prefix: /}, method: {exact: GET}}]`, []string{"first", "last"}},
+		{"method among entries", `[{uri: {prefix: /a}}, {method: {exact: GET}}]`, []string{"first", "first", "last"}},
+		{"authority", `[{authority: {exact: a.example}}]`, []string{"first", "last"}},
+		{"scheme", `[{scheme: {exact: https}}]`, []string{"first", "last"}},
+		{"without headers", `[{withoutHeaders: {x-a: {}}}]`, []string{"first", "last"}},
+		{"query", `[{queryParams: {a: {exact: b}}}]`, []string{"first", "last"}},
+		{"exact root", `[{uri: {exact: /}}]`, []string{"first", "last"}},
+		{"prefix root", `[{uri: {prefix: /}}]`, []string{"first"}},
+		{"regex all", `[{uri: {regex: ".*"}}]`, []string{"first"}},
+		{"empty uri", `[{uri: {}}]`, []string{"first"}},
+		{"empty match", `[{name: any}]`, []string{"first.any"}},
+		{"catch-all after method", `[{method: {exact: GET}}, {uri: {prefix: /}}]`, []string{"first", "first"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rcs := c40Routes(t, "default", `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: known, namespace: default}
+spec:
+  hosts: [known]
+  http:
+  - name: first
+    match: `+tc.match+`
+    route: [{destination: {host: known}}]
+  - name: last
+    route: [{destination: {host: known}}]`)
+			var got []string
+			for _, vh := range rcs["80"].VirtualHosts {
+				if vh.Name == "known.default.svc.cluster.local:80" {
+					for _, r := range vh.Routes {
+						got = append(got, r.Name)
+					}
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("routes = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
