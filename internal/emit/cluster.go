@@ -203,6 +203,7 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 		c.Metadata.FilterMetadata["istio"].Fields["alpn_override"] = structpb.NewStringValue("false")
 	}
 	passthrough := s.Resolution == resolve.Passthrough && b.sidecar()
+	mtls := b.endpointMTLS(s, rule, sub, port.Number)
 	switch {
 	case passthrough || pol.lb.GetSimple() == networking.LoadBalancerSettings_PASSTHROUGH:
 		setType(c, clusterv3.Cluster_ORIGINAL_DST)
@@ -210,25 +211,25 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 	case s.Resolution == resolve.DNSLB:
 		setType(c, clusterv3.Cluster_STRICT_DNS)
 		b.dnsSettings(c)
-		c.LoadAssignment = dnsLoadAssignment(name, eps)
+		c.LoadAssignment = dnsLoadAssignment(name, eps, mtls, sniDnat)
 	case s.Resolution == resolve.DNSRoundRobinLB:
 		setType(c, clusterv3.Cluster_LOGICAL_DNS)
 		b.dnsSettings(c)
-		c.LoadAssignment = dnsLoadAssignment(name, eps[:1])
+		c.LoadAssignment = dnsLoadAssignment(name, eps[:1], mtls, sniDnat)
 	case b.opts.Format == XDS:
 		setType(c, clusterv3.Cluster_EDS)
 		c.EdsClusterConfig = &clusterv3.Cluster_EdsClusterConfig{ServiceName: name, EdsConfig: adsSource()}
-		b.cfg.Endpoints = append(b.cfg.Endpoints, loadAssignment(name, eps))
+		b.cfg.Endpoints = append(b.cfg.Endpoints, tlsLoadAssignment(name, eps, mtls, sniDnat))
 	case b.opts.Endpoints == EndpointsDNS && s.Registry == resolve.Kubernetes:
 		// The service's DNS name stands in for pods unknown at build
 		// time; a subset cluster then reaches every pod of the service.
 		setType(c, clusterv3.Cluster_STRICT_DNS)
 		b.dnsSettings(c)
-		c.LoadAssignment = dnsLoadAssignment(name, []resolve.Endpoint{{Address: string(s.Host), Port: port.Number}})
+		c.LoadAssignment = dnsLoadAssignment(name, []resolve.Endpoint{{Address: string(s.Host), Port: port.Number}}, nil, false)
 	default:
 		// A static config carries EDS's endpoints in the cluster.
 		setType(c, clusterv3.Cluster_STATIC)
-		c.LoadAssignment = loadAssignment(name, eps)
+		c.LoadAssignment = tlsLoadAssignment(name, eps, mtls, sniDnat)
 	}
 	b.applyPool(c, pol)
 	if c.LbPolicy != clusterv3.Cluster_CLUSTER_PROVIDED {
