@@ -241,7 +241,13 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 	if c.LbPolicy != clusterv3.Cluster_CLUSTER_PROVIDED {
 		b.applyLocality(c, pol.lb)
 	}
-	b.applyProtocol(c, port, pol, rule, true)
+	protoPol := pol
+	if sniDnat {
+		// Its TLS dropped, an SNI-DNAT cluster has no SNI or SAN of its
+		// own to take from the request either.
+		protoPol.tls = nil
+	}
+	b.applyProtocol(c, port, protoPol, rule, true)
 	if !sniDnat {
 		b.applyTLS(c, s, port, subset, rule, pol)
 		b.applyProxyProtocol(c, pol.proxyProtocol)
@@ -487,8 +493,8 @@ func enforcing(v uint32) uint32 {
 }
 
 // clusterMetadata is the "istio" filter metadata istiod attaches: the
-// services behind the cluster, the DestinationRule that shaped it and the
-// subset.
+// services behind the cluster, the DestinationRule that shaped it, the
+// subset, and whether the service is external.
 func clusterMetadata(s *resolve.Service, rule *resolve.Rule, subset string) *corev3.Metadata {
 	name, ns := string(s.Host), s.Namespace
 	if s.Registry == resolve.Kubernetes {
@@ -510,7 +516,8 @@ func clusterMetadata(s *resolve.Service, rule *resolve.Rule, subset string) *cor
 	if subset != "" {
 		fields["subset"] = structpb.NewStringValue(subset)
 	}
-	if s.MeshExternal {
+	if s.MeshExternal && subset == "" {
+		// istiod marks only the default cluster of an external service.
 		fields["external"] = structpb.NewBoolValue(true)
 	}
 	return &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{"istio": {Fields: fields}}}
