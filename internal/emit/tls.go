@@ -338,7 +338,7 @@ func (b *builder) originates(t *networking.ClientTLSSettings, rule *resolve.Rule
 
 // userTLS is a DestinationRule's SIMPLE or MUTUAL origination, as istiod
 // builds it: TLS 1.2 to 1.3; with a credentialName, the Secret (and its
-// "-cacert") over SDS; otherwise the certificate files, the CA defaulting
+// "-cacert") as a gateway credential (credentialSecret); otherwise the certificate files, the CA defaulting
 // to the system's. A ServiceEntry's subjectAltNames stand in when the rule
 // gives none.
 func (b *builder) userTLS(t *networking.ClientTLSSettings, s *resolve.Service, h2 bool) *tlsv3.UpstreamTlsContext {
@@ -349,12 +349,14 @@ func (b *builder) userTLS(t *networking.ClientTLSSettings, s *resolve.Service, h
 	mutual := t.GetMode() == networking.ClientTLSSettings_MUTUAL
 	insecure := t.GetInsecureSkipVerify().GetValue()
 	if cred := t.GetCredentialName(); cred != "" {
+		// istiod serves the credential itself over ADS, as it serves
+		// gateway credentials; the agent's SDS cannot read Secrets.
 		if mutual {
-			common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("kubernetes://" + cred)}
+			common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{b.credentialSecret(cred)}
 		}
 		if !insecure {
 			vc := &tlsv3.CertificateValidationContext{MatchSubjectAltNames: exactMatchers(t.GetSubjectAltNames())} //nolint:staticcheck // the field istiod sets
-			combinedValidation(common, vc, sdsSecret("kubernetes://"+cred+"-cacert"))
+			combinedValidation(common, vc, b.credentialSecret(cred+"-cacert"))
 		}
 	} else {
 		sans := t.GetSubjectAltNames()

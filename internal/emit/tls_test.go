@@ -175,3 +175,54 @@ spec:
 		})
 	}
 }
+
+// TestDestinationRuleCredentialOverADS (issue 15 item 14): a
+// DestinationRule's credentialName is fetched from istiod over ADS, on
+// gateways and on the sidecars a selector rule gives it to, as istiod
+// sends it; a static bootstrap, without ADS, asks the agent.
+func TestDestinationRuleCredentialOverADS(t *testing.T) {
+	docs := []string{injectedNs, clientPod, externalAPI,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: api, namespace: default}
+spec: {host: api.example.com, workloadSelector: {matchLabels: {app: client}}, trafficPolicy: {tls: {mode: MUTUAL, credentialName: api-cert}}}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: api-gw, namespace: gw}
+spec: {host: api.example.com, trafficPolicy: {tls: {mode: MUTUAL, credentialName: api-cert}}}`,
+		`apiVersion: v1
+kind: Namespace
+metadata: {name: gw}`,
+		`apiVersion: v1
+kind: Pod
+metadata: {name: gw-1, namespace: gw, labels: {istio: gw, sidecar.istio.io/inject: "true"}}
+spec: {containers: [{name: istio-proxy, image: x}]}
+status: {podIP: 10.2.0.1}`,
+		`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: gw}
+spec:
+  selector: {istio: gw}
+  servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]`,
+	}
+	for _, tc := range []struct {
+		proxy  string
+		format Format
+		ads    bool
+	}{
+		{"gw/gw-1", XDS, true},
+		{"default/client", XDS, true},
+		{"gw/gw-1", Bootstrap, false},
+	} {
+		common := upstreamTLS(t, clusterNamed(compile(t, Options{Format: tc.format}, tc.proxy, docs...), "outbound|443||api.example.com")).GetCommonTlsContext()
+		for _, sc := range []*tlsv3.SdsSecretConfig{common.GetTlsCertificateSdsSecretConfigs()[0], common.GetCombinedValidationContext().GetValidationContextSdsSecretConfig()} {
+			src := sc.GetSdsConfig()
+			if got := src.GetAds() != nil; got != tc.ads || (tc.ads && src.GetInitialFetchTimeout() != nil) {
+				t.Errorf("%s %v: secret %s from %v; want ADS %v without a fetch timeout", tc.proxy, tc.format, sc.GetName(), src, tc.ads)
+			}
+			if !strings.HasPrefix(sc.GetName(), "kubernetes://api-cert") {
+				t.Errorf("secret %s, want kubernetes://api-cert...", sc.GetName())
+			}
+		}
+	}
+}
