@@ -247,9 +247,9 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 		// own to take from the request either.
 		protoPol.tls = nil
 	}
-	b.applyProtocol(c, port, protoPol, rule, true)
+	h2 := b.applyProtocol(c, port, protoPol, rule, true)
 	if !sniDnat {
-		b.applyTLS(c, s, port, subset, rule, pol)
+		b.applyTLS(c, s, port, subset, rule, pol, h2)
 		b.applyProxyProtocol(c, pol.proxyProtocol)
 	}
 	b.cfg.Clusters = append(b.cfg.Clusters, c)

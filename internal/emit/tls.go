@@ -60,8 +60,9 @@ var istioALPN = []string{"istio-peer-exchange", "istio"}
 // applyProtocol sets the upstream HTTP protocol (docs/semantics/envoy-output.md §7.3): h2 for
 // HTTP/2 and gRPC ports or, outbound only, when the DestinationRule or
 // the mesh upgrades; the downstream's protocol for sniffed ports on
-// sidecars; and the pool's HTTP settings.
-func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol policy, rule *resolve.Rule, outbound bool) {
+// sidecars; and the pool's HTTP settings. It says whether the cluster
+// speaks HTTP/2 explicitly, which alone gives its TLS the h2 ALPN.
+func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol policy, rule *resolve.Rule, outbound bool) (h2 bool) {
 	h := pol.pool.GetHttp()
 	opts := &httpv3.HttpProtocolOptions{}
 	if t := pol.tls; b.originates(t, rule) && t.GetSni() == "" {
@@ -87,18 +88,18 @@ func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol pol
 				HttpProtocolOptions: &corev3.Http1ProtocolOptions{}, Http2ProtocolOptions: &corev3.Http2ProtocolOptions{},
 			}}
 	case port.Protocol.IsHTTP2() || (outbound && b.h2(port, h)):
-		h2 := explicitH2()
-		o := h2.ExplicitHttpConfig.GetHttp2ProtocolOptions()
+		explicit := explicitH2()
+		o := explicit.ExplicitHttpConfig.GetHttp2ProtocolOptions()
 		if n := h.GetMaxConcurrentStreams(); n > 0 {
 			o.MaxConcurrentStreams = wrapperspb.UInt32(uint32(n))
 		}
 		if ka := h.GetHttp2KeepAlive(); ka != nil {
 			o.ConnectionKeepalive = &corev3.KeepaliveSettings{Interval: ka.GetInterval(), Timeout: ka.GetTimeout()}
 		}
-		opts.UpstreamProtocolOptions = h2
+		opts.UpstreamProtocolOptions = explicit
 	}
 	if proto.Size(opts) == 0 {
-		return
+		return false
 	}
 	if opts.UpstreamProtocolOptions == nil {
 		// Envoy requires a protocol; istiod states HTTP/1.1.
@@ -107,6 +108,7 @@ func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol pol
 		}}
 	}
 	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpOptsKey: b.pk.any(c.Name+" protocol options", opts)}
+	return opts.GetExplicitHttpConfig().GetHttp2ProtocolOptions() != nil
 }
 
 func explicitH2() *httpv3.HttpProtocolOptions_ExplicitHttpConfig_ {
@@ -129,10 +131,12 @@ func (b *builder) h2(port resolve.Port, h *networking.ConnectionPoolSettings_HTT
 	return port.Protocol.IsHTTP() && b.mesh.Config.GetH2UpgradePolicy().String() == "UPGRADE"
 }
 
-// applyTLS sets the cluster's transport socket (docs/semantics/envoy-output.md §7.3, TLS).
-func (b *builder) applyTLS(c *clusterv3.Cluster, s *resolve.Service, port resolve.Port, subset string, rule *resolve.Rule, pol policy) {
+// applyTLS sets the cluster's transport socket (docs/semantics/envoy-output.md §7.3, TLS),
+// offering h2 by ALPN when the cluster speaks HTTP/2 explicitly (not when
+// it keeps the client's protocol, as under useClientProtocol or on a
+// sidecar's sniffed port, whatever the upgrade policy).
+func (b *builder) applyTLS(c *clusterv3.Cluster, s *resolve.Service, port resolve.Port, subset string, rule *resolve.Rule, pol policy, h2 bool) {
 	sni := sniName(port.Number, subset, string(s.Host))
-	h2 := c.TypedExtensionProtocolOptions != nil && b.h2(port, pol.pool.GetHttp())
 	// DISABLE is the enum's zero value: an unset policy is not DISABLE.
 	switch t := pol.tls; {
 	case t == nil:
