@@ -12,6 +12,7 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	"google.golang.org/protobuf/proto"
 )
 
 func protocolOptions(t *testing.T, c *clusterv3.Cluster) *httpv3.HttpProtocolOptions {
@@ -296,6 +297,40 @@ spec: {clusterIP: 10.0.0.5, selector: {app: client}, ports: [{name: http, port: 
 	for port := range want {
 		if seen[port] == 0 {
 			t.Errorf("no inbound chain on %d", port)
+		}
+	}
+}
+
+// TestPoolHTTPOptionsWithoutCommonFields (issue 15 item 18): HTTP/2-only
+// pool settings on an HTTP/1.1 (or TCP) cluster map to no option there,
+// yet istiod still writes the protocol options: empty common options and
+// HTTP/1.1 stated. Settings that are only circuit breakers write none.
+func TestPoolHTTPOptionsWithoutCommonFields(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: default}
+spec: {clusterIP: 10.0.0.6, ports: [{name: http, port: 80}, {name: http-b, port: 81}, {name: tcp, port: 82}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: api, namespace: default}
+spec:
+  host: api
+  trafficPolicy:
+    connectionPool: {http: {http1MaxPendingRequests: 10, maxRetries: 3}}
+    portLevelSettings:
+    - port: {number: 81}
+      connectionPool: {http: {maxConcurrentStreams: 10}}
+    - port: {number: 82}
+      connectionPool: {http: {http2KeepAlive: {interval: 10s, timeout: 5s}}}`)
+	if o := clusterNamed(cfg, "outbound|80||api.default.svc.cluster.local").GetTypedExtensionProtocolOptions(); o != nil {
+		t.Errorf("circuit breakers only: protocol options %v, want none", o)
+	}
+	for _, port := range []string{"81", "82"} {
+		c := clusterNamed(cfg, "outbound|"+port+"||api.default.svc.cluster.local")
+		o := protocolOptions(t, c)
+		if o.GetCommonHttpProtocolOptions() == nil || proto.Size(o.GetCommonHttpProtocolOptions()) != 0 || o.GetExplicitHttpConfig().GetHttpProtocolOptions() == nil {
+			t.Errorf("%s: protocol options %v, want empty common options and HTTP/1.1", c.GetName(), o)
 		}
 	}
 }

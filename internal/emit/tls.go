@@ -78,7 +78,10 @@ func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol pol
 	if n := h.GetMaxRequestsPerConnection(); n > 0 {
 		common.MaxRequestsPerConnection = wrapperspb.UInt32(uint32(n))
 	}
-	if proto.Size(common) > 0 {
+	// istiod writes the common options, even empty, whenever the pool sets
+	// one of these, h2-only ones on an HTTP/1.1 cluster included.
+	if common.IdleTimeout != nil || common.MaxConnectionDuration != nil || common.MaxRequestsPerConnection != nil ||
+		h.GetMaxConcurrentStreams() > 0 || h.GetHttp2KeepAlive() != nil {
 		opts.CommonHttpProtocolOptions = common
 	}
 	switch {
