@@ -14,6 +14,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	caresv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/network/dns_resolver/cares/v3"
 	proxyprotocolv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/proxy_protocol/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
@@ -306,7 +307,13 @@ func (b *builder) applyPool(c *clusterv3.Cluster, pol policy) {
 		}
 	}
 	c.CircuitBreakers = &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{t}}
-	for _, ka := range []*networking.ConnectionPoolSettings_TCPSettings_TcpKeepalive{b.mesh.Config.GetTcpKeepalive(), pol.pool.GetTcp().GetTcpKeepalive()} {
+	b.applyKeepalive(c, pol.pool.GetTcp().GetTcpKeepalive())
+}
+
+// applyKeepalive sets TCP keepalive: the mesh's, then the pool's (own)
+// field by field.
+func (b *builder) applyKeepalive(c *clusterv3.Cluster, own *networking.ConnectionPoolSettings_TCPSettings_TcpKeepalive) {
+	for _, ka := range []*networking.ConnectionPoolSettings_TCPSettings_TcpKeepalive{b.mesh.Config.GetTcpKeepalive(), own} {
 		if ka == nil {
 			continue
 		}
@@ -545,6 +552,8 @@ func (b *builder) specialClusters() {
 func (b *builder) passthrough(name, bind string) *clusterv3.Cluster {
 	c := originalDst(name, b.connectTimeout(policy{}), bind)
 	c.AltStatName = PassthroughCluster + ";"
+	// The mesh's keepalive holds here too, as istiod applies it.
+	b.applyKeepalive(c, nil)
 	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpOptsKey: b.pk.any(name+" protocol options", &httpv3.HttpProtocolOptions{
 		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{IdleTimeout: durationpb.New(300 * time.Second)},
 		UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_UseDownstreamProtocolConfig{
@@ -658,4 +667,33 @@ func staticCluster(name string, addr *corev3.Address) *clusterv3.Cluster {
 
 func inboundName(target uint32) string {
 	return "inbound|" + strconv.FormatUint(uint64(target), 10) + "||"
+}
+
+// tcpProxyLimits applies to an outbound tcp_proxy the idle timeout and
+// maximum connection duration of the DestinationRule of the service its
+// cluster (or its first route's) reaches, as istiod does: the rule's
+// top-level pool only, port-level settings not consulted. Other clusters
+// (inbound, passthrough, black hole) get none.
+func (b *builder) tcpProxyLimits(tp *tcpv3.TcpProxy, cluster string) {
+	var h string
+	if rest, ok := strings.CutPrefix(cluster, "outbound|"); ok {
+		if parts := strings.SplitN(rest, "|", 3); len(parts) == 3 {
+			h = parts[2]
+		}
+	} else if rest, ok := strings.CutPrefix(cluster, "outbound_."); ok {
+		// SNI-DNAT: "outbound_.<port>_.<subset>_.<host>"
+		if parts := strings.SplitN(rest, "_.", 3); len(parts) == 3 {
+			h = parts[2]
+		}
+	}
+	if h == "" {
+		return
+	}
+	rule := b.ruleFor(host.Name(h))
+	if rule == nil {
+		return
+	}
+	tcp := rule.TrafficPolicy.GetConnectionPool().GetTcp()
+	tp.IdleTimeout = tcp.GetIdleTimeout()
+	tp.MaxDownstreamConnectionDuration = tcp.GetMaxConnectionDuration()
 }
