@@ -163,16 +163,20 @@ func (b *builder) serviceClusters(s *resolve.Service, port resolve.Port, rule *r
 	if rule != nil {
 		top = rule.TrafficPolicy
 	}
-	b.serviceCluster(s, port, rule, nil, policyFor(top, nil, port.Number, b.mesh.Config.GetDefaultTrafficPolicy()), eps, sniDnat)
+	def := b.serviceCluster(s, port, rule, nil, policyFor(top, nil, port.Number, b.mesh.Config.GetDefaultTrafficPolicy()), eps, sniDnat, false)
 	if rule == nil {
 		return
 	}
 	for _, sub := range rule.Subsets {
+		// A subset cluster starts as the default cluster's type, or as
+		// ORIGINAL_DST when the subset's own load balancer is PASSTHROUGH;
+		// its merged policy applies only after (docs/semantics/envoy-output.md §7.3).
+		origDst := def.GetType() == clusterv3.Cluster_ORIGINAL_DST || sub.GetTrafficPolicy().GetLoadBalancer().GetSimple() == networking.LoadBalancerSettings_PASSTHROUGH
 		subEps := subsetEndpoints(eps, sub.GetLabels())
-		if dns && len(subEps) == 0 {
+		if dns && len(subEps) == 0 && !origDst {
 			continue
 		}
-		b.serviceCluster(s, port, rule, sub, policyFor(top, sub, port.Number, b.mesh.Config.GetDefaultTrafficPolicy()), subEps, sniDnat)
+		b.serviceCluster(s, port, rule, sub, policyFor(top, sub, port.Number, b.mesh.Config.GetDefaultTrafficPolicy()), subEps, sniDnat, origDst)
 	}
 }
 
@@ -188,8 +192,9 @@ func outboundName(port uint32, subset string, h host.Name, sniDnat bool) string 
 
 // serviceCluster builds one outbound cluster and, for EDS, its endpoints.
 // An SNI-DNAT cluster carries the client's TLS through untouched, so it
-// gets no TLS of its own.
-func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *resolve.Rule, sub *networking.Subset, pol policy, eps []resolve.Endpoint, sniDnat bool) {
+// gets no TLS of its own. origDst makes a subset cluster ORIGINAL_DST
+// from the start, whatever its load balancer.
+func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *resolve.Rule, sub *networking.Subset, pol policy, eps []resolve.Endpoint, sniDnat, origDst bool) *clusterv3.Cluster {
 	subset := sub.GetName()
 	name := outboundName(port.Number, subset, s.Host, sniDnat)
 	c := &clusterv3.Cluster{
@@ -206,9 +211,17 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 	passthrough := s.Resolution == resolve.Passthrough && b.sidecar()
 	mtls := b.endpointMTLS(s, rule, sub, port.Number)
 	switch {
-	case passthrough || pol.lb.GetSimple() == networking.LoadBalancerSettings_PASSTHROUGH:
+	case passthrough || origDst:
 		setType(c, clusterv3.Cluster_ORIGINAL_DST)
 		c.LbPolicy = clusterv3.Cluster_CLUSTER_PROVIDED
+	case pol.lb.GetSimple() == networking.LoadBalancerSettings_PASSTHROUGH:
+		// The load balancer turns a built cluster into ORIGINAL_DST: its
+		// endpoints go, a DNS cluster's resolver settings stay.
+		setType(c, clusterv3.Cluster_ORIGINAL_DST)
+		c.LbPolicy = clusterv3.Cluster_CLUSTER_PROVIDED
+		if s.Resolution == resolve.DNSLB || s.Resolution == resolve.DNSRoundRobinLB {
+			b.dnsSettings(c)
+		}
 	case s.Resolution == resolve.DNSLB:
 		setType(c, clusterv3.Cluster_STRICT_DNS)
 		b.dnsSettings(c)
@@ -250,10 +263,17 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 	}
 	h2 := b.applyProtocol(c, port, protoPol, rule, true)
 	if !sniDnat {
-		b.applyTLS(c, s, port, subset, rule, pol, h2)
+		// istiod infers the server's mode from the rule's top-level policy
+		// for the default cluster, from the subset's own for a subset.
+		inferFrom := sub.GetTrafficPolicy()
+		if sub == nil && rule != nil {
+			inferFrom = rule.TrafficPolicy
+		}
+		b.applyTLS(c, s, port, subset, rule, pol, h2, b.autoMTLS(s, port.Number, inferFrom))
 		b.applyProxyProtocol(c, pol.proxyProtocol)
 	}
 	b.cfg.Clusters = append(b.cfg.Clusters, c)
+	return c
 }
 
 func (b *builder) sidecar() bool { return b.view.Proxy.Type == resolve.SidecarProxy }

@@ -138,12 +138,12 @@ func (b *builder) h2(port resolve.Port, h *networking.ConnectionPoolSettings_HTT
 // offering h2 by ALPN when the cluster speaks HTTP/2 explicitly (not when
 // it keeps the client's protocol, as under useClientProtocol or on a
 // sidecar's sniffed port, whatever the upgrade policy).
-func (b *builder) applyTLS(c *clusterv3.Cluster, s *resolve.Service, port resolve.Port, subset string, rule *resolve.Rule, pol policy, h2 bool) {
+func (b *builder) applyTLS(c *clusterv3.Cluster, s *resolve.Service, port resolve.Port, subset string, rule *resolve.Rule, pol policy, h2, auto bool) {
 	sni := sniName(port.Number, subset, string(s.Host))
 	// DISABLE is the enum's zero value: an unset policy is not DISABLE.
 	switch t := pol.tls; {
 	case t == nil:
-		if b.autoMTLS(s, c) {
+		if auto {
 			b.autoTLS(c, s, sni, h2)
 		}
 	case t.GetMode() == networking.ClientTLSSettings_DISABLE:
@@ -190,14 +190,20 @@ func sniName(port uint32, subset, h string) string {
 	return "outbound_." + strconv.FormatUint(uint64(port), 10) + "_." + subset + "_." + h
 }
 
-// autoMTLS says whether istiod turns on mutual TLS by itself: the mesh
-// allows it, the service is in the mesh, and its server side accepts it.
-func (b *builder) autoMTLS(s *resolve.Service, c *clusterv3.Cluster) bool {
+// autoMTLS says whether istiod turns on mutual TLS by itself
+// (docs/semantics/envoy-output.md §7.3, TLS rule 3): the mesh allows it,
+// the service is in the mesh, and the server mode it infers is not
+// DISABLE. It infers from tp, a traffic policy's top level (port-level
+// settings not consulted): for a Passthrough service, or under a
+// PASSTHROUGH load balancer, the service port's endpoints must all have
+// sidecars; then the namespace's or the mesh's PeerAuthentication decides.
+func (b *builder) autoMTLS(s *resolve.Service, port uint32, tp *networking.TrafficPolicy) bool {
 	if !b.mesh.Config.GetEnableAutoMtls().GetValue() || s.MeshExternal {
 		return false
 	}
-	if c.GetType() == clusterv3.Cluster_ORIGINAL_DST {
-		if len(s.Endpoints) == 0 || slices.ContainsFunc(s.Endpoints, func(e resolve.Endpoint) bool { return e.TLSMode == "disabled" }) {
+	if s.Resolution == resolve.Passthrough || tp.GetLoadBalancer().GetSimple() == networking.LoadBalancerSettings_PASSTHROUGH {
+		eps := portEndpoints(s, port)
+		if len(eps) == 0 || slices.ContainsFunc(eps, func(e resolve.Endpoint) bool { return e.TLSMode == "disabled" }) {
 			return false
 		}
 	}
