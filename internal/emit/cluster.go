@@ -14,6 +14,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	caresv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/network/dns_resolver/cares/v3"
 	proxyprotocolv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/proxy_protocol/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
@@ -162,16 +163,20 @@ func (b *builder) serviceClusters(s *resolve.Service, port resolve.Port, rule *r
 	if rule != nil {
 		top = rule.TrafficPolicy
 	}
-	b.serviceCluster(s, port, rule, nil, policyFor(top, nil, port.Number, b.mesh.Config.GetDefaultTrafficPolicy()), eps, sniDnat)
+	def := b.serviceCluster(s, port, rule, nil, policyFor(top, nil, port.Number, b.mesh.Config.GetDefaultTrafficPolicy()), eps, sniDnat, false)
 	if rule == nil {
 		return
 	}
 	for _, sub := range rule.Subsets {
+		// A subset cluster starts as the default cluster's type, or as
+		// ORIGINAL_DST when the subset's own load balancer is PASSTHROUGH;
+		// its merged policy applies only after (docs/semantics/envoy-output.md §7.3).
+		origDst := def.GetType() == clusterv3.Cluster_ORIGINAL_DST || sub.GetTrafficPolicy().GetLoadBalancer().GetSimple() == networking.LoadBalancerSettings_PASSTHROUGH
 		subEps := subsetEndpoints(eps, sub.GetLabels())
-		if dns && len(subEps) == 0 {
+		if dns && len(subEps) == 0 && !origDst {
 			continue
 		}
-		b.serviceCluster(s, port, rule, sub, policyFor(top, sub, port.Number, b.mesh.Config.GetDefaultTrafficPolicy()), subEps, sniDnat)
+		b.serviceCluster(s, port, rule, sub, policyFor(top, sub, port.Number, b.mesh.Config.GetDefaultTrafficPolicy()), subEps, sniDnat, origDst)
 	}
 }
 
@@ -187,8 +192,9 @@ func outboundName(port uint32, subset string, h host.Name, sniDnat bool) string 
 
 // serviceCluster builds one outbound cluster and, for EDS, its endpoints.
 // An SNI-DNAT cluster carries the client's TLS through untouched, so it
-// gets no TLS of its own.
-func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *resolve.Rule, sub *networking.Subset, pol policy, eps []resolve.Endpoint, sniDnat bool) {
+// gets no TLS of its own. origDst makes a subset cluster ORIGINAL_DST
+// from the start, whatever its load balancer.
+func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *resolve.Rule, sub *networking.Subset, pol policy, eps []resolve.Endpoint, sniDnat, origDst bool) *clusterv3.Cluster {
 	subset := sub.GetName()
 	name := outboundName(port.Number, subset, s.Host, sniDnat)
 	c := &clusterv3.Cluster{
@@ -203,32 +209,41 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 		c.Metadata.FilterMetadata["istio"].Fields["alpn_override"] = structpb.NewStringValue("false")
 	}
 	passthrough := s.Resolution == resolve.Passthrough && b.sidecar()
+	mtls := b.endpointMTLS(s, rule, sub, port.Number)
 	switch {
-	case passthrough || pol.lb.GetSimple() == networking.LoadBalancerSettings_PASSTHROUGH:
+	case passthrough || origDst:
 		setType(c, clusterv3.Cluster_ORIGINAL_DST)
 		c.LbPolicy = clusterv3.Cluster_CLUSTER_PROVIDED
+	case pol.lb.GetSimple() == networking.LoadBalancerSettings_PASSTHROUGH:
+		// The load balancer turns a built cluster into ORIGINAL_DST: its
+		// endpoints go, a DNS cluster's resolver settings stay.
+		setType(c, clusterv3.Cluster_ORIGINAL_DST)
+		c.LbPolicy = clusterv3.Cluster_CLUSTER_PROVIDED
+		if s.Resolution == resolve.DNSLB || s.Resolution == resolve.DNSRoundRobinLB {
+			b.dnsSettings(c)
+		}
 	case s.Resolution == resolve.DNSLB:
 		setType(c, clusterv3.Cluster_STRICT_DNS)
 		b.dnsSettings(c)
-		c.LoadAssignment = dnsLoadAssignment(name, eps)
+		c.LoadAssignment = dnsLoadAssignment(name, eps, mtls, sniDnat)
 	case s.Resolution == resolve.DNSRoundRobinLB:
 		setType(c, clusterv3.Cluster_LOGICAL_DNS)
 		b.dnsSettings(c)
-		c.LoadAssignment = dnsLoadAssignment(name, eps[:1])
+		c.LoadAssignment = dnsLoadAssignment(name, eps[:1], mtls, sniDnat)
 	case b.opts.Format == XDS:
 		setType(c, clusterv3.Cluster_EDS)
 		c.EdsClusterConfig = &clusterv3.Cluster_EdsClusterConfig{ServiceName: name, EdsConfig: adsSource()}
-		b.cfg.Endpoints = append(b.cfg.Endpoints, loadAssignment(name, eps))
+		b.cfg.Endpoints = append(b.cfg.Endpoints, tlsLoadAssignment(name, eps, mtls, sniDnat))
 	case b.opts.Endpoints == EndpointsDNS && s.Registry == resolve.Kubernetes:
 		// The service's DNS name stands in for pods unknown at build
 		// time; a subset cluster then reaches every pod of the service.
 		setType(c, clusterv3.Cluster_STRICT_DNS)
 		b.dnsSettings(c)
-		c.LoadAssignment = dnsLoadAssignment(name, []resolve.Endpoint{{Address: string(s.Host), Port: port.Number}})
+		c.LoadAssignment = dnsLoadAssignment(name, []resolve.Endpoint{{Address: string(s.Host), Port: port.Number}}, nil, false)
 	default:
 		// A static config carries EDS's endpoints in the cluster.
 		setType(c, clusterv3.Cluster_STATIC)
-		c.LoadAssignment = loadAssignment(name, eps)
+		c.LoadAssignment = tlsLoadAssignment(name, eps, mtls, sniDnat)
 	}
 	b.applyPool(c, pol)
 	if c.LbPolicy != clusterv3.Cluster_CLUSTER_PROVIDED {
@@ -240,12 +255,25 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 	if c.LbPolicy != clusterv3.Cluster_CLUSTER_PROVIDED {
 		b.applyLocality(c, pol.lb)
 	}
-	b.applyProtocol(c, port, pol, rule, true)
+	protoPol := pol
+	if sniDnat {
+		// Its TLS dropped, an SNI-DNAT cluster has no SNI or SAN of its
+		// own to take from the request either.
+		protoPol.tls = nil
+	}
+	h2 := b.applyProtocol(c, port, protoPol, rule, true)
 	if !sniDnat {
-		b.applyTLS(c, s, port, subset, rule, pol)
+		// istiod infers the server's mode from the rule's top-level policy
+		// for the default cluster, from the subset's own for a subset.
+		inferFrom := sub.GetTrafficPolicy()
+		if sub == nil && rule != nil {
+			inferFrom = rule.TrafficPolicy
+		}
+		b.applyTLS(c, s, port, subset, rule, pol, h2, b.autoMTLS(s, port.Number, inferFrom))
 		b.applyProxyProtocol(c, pol.proxyProtocol)
 	}
 	b.cfg.Clusters = append(b.cfg.Clusters, c)
+	return c
 }
 
 func (b *builder) sidecar() bool { return b.view.Proxy.Type == resolve.SidecarProxy }
@@ -299,7 +327,13 @@ func (b *builder) applyPool(c *clusterv3.Cluster, pol policy) {
 		}
 	}
 	c.CircuitBreakers = &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{t}}
-	for _, ka := range []*networking.ConnectionPoolSettings_TCPSettings_TcpKeepalive{b.mesh.Config.GetTcpKeepalive(), pol.pool.GetTcp().GetTcpKeepalive()} {
+	b.applyKeepalive(c, pol.pool.GetTcp().GetTcpKeepalive())
+}
+
+// applyKeepalive sets TCP keepalive: the mesh's, then the pool's (own)
+// field by field.
+func (b *builder) applyKeepalive(c *clusterv3.Cluster, own *networking.ConnectionPoolSettings_TCPSettings_TcpKeepalive) {
+	for _, ka := range []*networking.ConnectionPoolSettings_TCPSettings_TcpKeepalive{b.mesh.Config.GetTcpKeepalive(), own} {
 		if ka == nil {
 			continue
 		}
@@ -486,8 +520,8 @@ func enforcing(v uint32) uint32 {
 }
 
 // clusterMetadata is the "istio" filter metadata istiod attaches: the
-// services behind the cluster, the DestinationRule that shaped it and the
-// subset.
+// services behind the cluster, the DestinationRule that shaped it, the
+// subset, and whether the service is external.
 func clusterMetadata(s *resolve.Service, rule *resolve.Rule, subset string) *corev3.Metadata {
 	name, ns := string(s.Host), s.Namespace
 	if s.Registry == resolve.Kubernetes {
@@ -509,7 +543,8 @@ func clusterMetadata(s *resolve.Service, rule *resolve.Rule, subset string) *cor
 	if subset != "" {
 		fields["subset"] = structpb.NewStringValue(subset)
 	}
-	if s.MeshExternal {
+	if s.MeshExternal && subset == "" {
+		// istiod marks only the default cluster of an external service.
 		fields["external"] = structpb.NewBoolValue(true)
 	}
 	return &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{"istio": {Fields: fields}}}
@@ -537,6 +572,8 @@ func (b *builder) specialClusters() {
 func (b *builder) passthrough(name, bind string) *clusterv3.Cluster {
 	c := originalDst(name, b.connectTimeout(policy{}), bind)
 	c.AltStatName = PassthroughCluster + ";"
+	// The mesh's keepalive holds here too, as istiod applies it.
+	b.applyKeepalive(c, nil)
 	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpOptsKey: b.pk.any(name+" protocol options", &httpv3.HttpProtocolOptions{
 		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{IdleTimeout: durationpb.New(300 * time.Second)},
 		UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_UseDownstreamProtocolConfig{
@@ -650,4 +687,33 @@ func staticCluster(name string, addr *corev3.Address) *clusterv3.Cluster {
 
 func inboundName(target uint32) string {
 	return "inbound|" + strconv.FormatUint(uint64(target), 10) + "||"
+}
+
+// tcpProxyLimits applies to an outbound tcp_proxy the idle timeout and
+// maximum connection duration of the DestinationRule of the service its
+// cluster (or its first route's) reaches, as istiod does: the rule's
+// top-level pool only, port-level settings not consulted. Other clusters
+// (inbound, passthrough, black hole) get none.
+func (b *builder) tcpProxyLimits(tp *tcpv3.TcpProxy, cluster string) {
+	var h string
+	if rest, ok := strings.CutPrefix(cluster, "outbound|"); ok {
+		if parts := strings.SplitN(rest, "|", 3); len(parts) == 3 {
+			h = parts[2]
+		}
+	} else if rest, ok := strings.CutPrefix(cluster, "outbound_."); ok {
+		// SNI-DNAT: "outbound_.<port>_.<subset>_.<host>"
+		if parts := strings.SplitN(rest, "_.", 3); len(parts) == 3 {
+			h = parts[2]
+		}
+	}
+	if h == "" {
+		return
+	}
+	rule := b.ruleFor(host.Name(h))
+	if rule == nil {
+		return
+	}
+	tcp := rule.TrafficPolicy.GetConnectionPool().GetTcp()
+	tp.IdleTimeout = tcp.GetIdleTimeout()
+	tp.MaxDownstreamConnectionDuration = tcp.GetMaxConnectionDuration()
 }

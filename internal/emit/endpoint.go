@@ -11,6 +11,9 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	networking "istio.io/api/networking/v1alpha3"
+	security "istio.io/api/security/v1beta1"
+
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -41,10 +44,27 @@ func subsetEndpoints(eps []resolve.Endpoint, labels map[string]string) []resolve
 // sends them (docs/semantics/envoy-output.md §7.8). Endpoints whose address the manifests do not
 // give (workload templates) are left out.
 func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterLoadAssignment {
+	return tlsLoadAssignment(cluster, eps, nil, false)
+}
+
+// tlsLoadAssignment is loadAssignment with istiod's per-endpoint mutual
+// TLS check: an endpoint keeps its tlsMode-istio mark only when mtls says
+// the client will use mutual TLS to it (nil: always). With mtlsOnly (the
+// SNI-DNAT clusters of an AUTO_PASSTHROUGH gateway, which cannot tell
+// whether the TLS they pass on is Istio's) unmarked endpoints are dropped,
+// their locality kept without weight, as istiod sends it.
+func tlsLoadAssignment(cluster string, eps []resolve.Endpoint, mtls func(resolve.Endpoint) bool, mtlsOnly bool) *endpointv3.ClusterLoadAssignment {
 	byLocality := map[string][]*endpointv3.LbEndpoint{}
 	weights := map[string]uint32{}
 	for _, e := range eps {
 		if e.Address == "" {
+			continue
+		}
+		marked := e.TLSMode == "istio" && (mtls == nil || mtls(e))
+		if _, ok := byLocality[e.Locality]; !ok {
+			byLocality[e.Locality] = nil
+		}
+		if mtlsOnly && !marked {
 			continue
 		}
 		w := max(e.Weight, 1)
@@ -53,20 +73,66 @@ func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterL
 				Address: endpointAddress(e.Address, e.Port),
 			}},
 			HealthStatus:        health(e),
-			Metadata:            endpointMetadata(e),
+			Metadata:            endpointMetadata(e, marked),
 			LoadBalancingWeight: wrapperspb.UInt32(w),
 		})
 		weights[e.Locality] += w
 	}
 	cla := &endpointv3.ClusterLoadAssignment{ClusterName: cluster}
 	for _, loc := range slices.Sorted(maps.Keys(byLocality)) {
-		cla.Endpoints = append(cla.Endpoints, &endpointv3.LocalityLbEndpoints{
-			Locality:            locality(loc),
-			LbEndpoints:         byLocality[loc],
-			LoadBalancingWeight: wrapperspb.UInt32(weights[loc]),
-		})
+		l := &endpointv3.LocalityLbEndpoints{Locality: locality(loc), LbEndpoints: byLocality[loc]}
+		if len(l.LbEndpoints) > 0 {
+			l.LoadBalancingWeight = wrapperspb.UInt32(weights[loc])
+		}
+		cla.Endpoints = append(cla.Endpoints, l)
 	}
 	return cla
+}
+
+// endpointMTLS is istiod's check whether a client uses mutual TLS to an
+// endpoint (docs/semantics/envoy-output.md §7.3, §7.8): the TLS mode the
+// DestinationRule names for the cluster's subset and port, if any, decides
+// (ISTIO_MUTUAL or not); otherwise the endpoint's own PeerAuthentication,
+// workload policy and port-level mode included, must not be DISABLE.
+func (b *builder) endpointMTLS(s *resolve.Service, rule *resolve.Rule, sub *networking.Subset, port uint32) func(resolve.Endpoint) bool {
+	var mode *networking.ClientTLSSettings_TLSmode
+	if rule != nil {
+		mode = ruleTLSMode(rule.TrafficPolicy, port)
+		if sub != nil {
+			if m := ruleTLSMode(sub.GetTrafficPolicy(), port); m != nil {
+				mode = m
+			}
+		}
+	}
+	if mode != nil {
+		on := *mode == networking.ClientTLSSettings_ISTIO_MUTUAL
+		return func(resolve.Endpoint) bool { return on }
+	}
+	return func(e resolve.Endpoint) bool {
+		ns := s.Namespace
+		if e.Workload != nil {
+			ns = e.Workload.Namespace
+		}
+		return b.mesh.ProxyMTLS(&resolve.Proxy{Namespace: ns, Labels: e.Labels}).Port(e.Port) != security.PeerAuthentication_MutualTLS_DISABLE
+	}
+}
+
+// ruleTLSMode is the TLS mode a traffic policy sets for port: a port-level
+// entry's when it has TLS settings, else the policy's own; nil when unset.
+// Unlike cluster policies, a port-level entry without TLS does not hide
+// the top-level mode here.
+func ruleTLSMode(tp *networking.TrafficPolicy, port uint32) *networking.ClientTLSSettings_TLSmode {
+	var mode *networking.ClientTLSSettings_TLSmode
+	if t := tp.GetTls(); t != nil {
+		mode = &t.Mode
+	}
+	for _, ps := range tp.GetPortLevelSettings() {
+		if ps.GetPort().GetNumber() == port && ps.GetTls() != nil {
+			mode = &ps.GetTls().Mode
+			break
+		}
+	}
+	return mode
 }
 
 // health is what istiod knows of an endpoint's health: a pod's readiness
@@ -82,8 +148,8 @@ func health(e resolve.Endpoint) corev3.HealthStatus {
 // dnsLoadAssignment is the load assignment of a DNS cluster: names Envoy
 // resolves, whose health it does not know, so none is stated, as istiod
 // leaves it out.
-func dnsLoadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterLoadAssignment {
-	cla := loadAssignment(cluster, eps)
+func dnsLoadAssignment(cluster string, eps []resolve.Endpoint, mtls func(resolve.Endpoint) bool, mtlsOnly bool) *endpointv3.ClusterLoadAssignment {
+	cla := tlsLoadAssignment(cluster, eps, mtls, mtlsOnly)
 	for _, l := range cla.Endpoints {
 		for _, e := range l.LbEndpoints {
 			e.HealthStatus = corev3.HealthStatus_UNKNOWN
@@ -113,11 +179,12 @@ func socketAddress(addr string, port uint32) *corev3.Address {
 	}}}
 }
 
-// endpointMetadata marks sidecar-injected endpoints for the tlsMode-istio
-// transport socket match, and names the workload as istiod does.
-func endpointMetadata(e resolve.Endpoint) *corev3.Metadata {
+// endpointMetadata marks endpoints reached with mutual TLS for the
+// tlsMode-istio transport socket match, and names the workload as istiod
+// does.
+func endpointMetadata(e resolve.Endpoint, marked bool) *corev3.Metadata {
 	md := &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{}}
-	if e.TLSMode == "istio" {
+	if marked {
 		md.FilterMetadata["envoy.transport_socket_match"] = tlsModeMatch()
 	}
 	if e.Workload != nil {

@@ -411,13 +411,16 @@ func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking
 			wc.Clusters = append(wc.Clusters, &tcpv3.TcpProxy_WeightedCluster_ClusterWeight{Name: name, Weight: uint32(r.GetWeight())})
 		}
 	}
-	// A split hashes by the first destination's rule, top level only.
+	// A split hashes by the first destination's rule, top level only,
+	// and takes that rule's pool limits.
 	first, _ := clusterHostSubset(cluster(routes[0].GetDestination()))
-	return b.l4(proto, statPrefix, &listenerv3.Filter{Name: tcpProxyName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(statPrefix+" tcp_proxy", &tcpv3.TcpProxy{
+	tp := &tcpv3.TcpProxy{
 		StatPrefix:       statPrefix,
 		ClusterSpecifier: &tcpv3.TcpProxy_WeightedClusters{WeightedClusters: wc},
 		HashPolicy:       b.sourceIPHash(first, ""),
-	})}})
+	}
+	b.tcpProxyLimits(tp, cluster(routes[0].GetDestination()))
+	return b.l4(proto, statPrefix, &listenerv3.Filter{Name: tcpProxyName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(statPrefix+" tcp_proxy", tp)}})
 }
 
 // chain is an outbound filter chain; a TLS handshake on it must finish in
@@ -441,11 +444,13 @@ func (b *builder) l4(proto protocol.Protocol, statPrefix string, f *listenerv3.F
 func (b *builder) tcpProxy(statPrefix, clusterName string) *listenerv3.Filter {
 	b.refs[clusterName] = "tcp_proxy " + statPrefix
 	h, subset := clusterHostSubset(clusterName)
-	return &listenerv3.Filter{Name: tcpProxyName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(statPrefix+" tcp_proxy", &tcpv3.TcpProxy{
+	tp := &tcpv3.TcpProxy{
 		StatPrefix:       statPrefix,
 		ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: clusterName},
 		HashPolicy:       b.sourceIPHash(h, subset),
-	})}}
+	}
+	b.tcpProxyLimits(tp, clusterName)
+	return &listenerv3.Filter{Name: tcpProxyName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(statPrefix+" tcp_proxy", tp)}}
 }
 
 // sourceIPHash is a tcp_proxy's hash on the client's address, when the

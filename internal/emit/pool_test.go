@@ -11,7 +11,9 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	"google.golang.org/protobuf/proto"
 )
 
 func protocolOptions(t *testing.T, c *clusterv3.Cluster) *httpv3.HttpProtocolOptions {
@@ -296,6 +298,143 @@ spec: {clusterIP: 10.0.0.5, selector: {app: client}, ports: [{name: http, port: 
 	for port := range want {
 		if seen[port] == 0 {
 			t.Errorf("no inbound chain on %d", port)
+		}
+	}
+}
+
+// TestPoolHTTPOptionsWithoutCommonFields (issue 15 item 18): HTTP/2-only
+// pool settings on an HTTP/1.1 (or TCP) cluster map to no option there,
+// yet istiod still writes the protocol options: empty common options and
+// HTTP/1.1 stated. Settings that are only circuit breakers write none.
+func TestPoolHTTPOptionsWithoutCommonFields(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: default}
+spec: {clusterIP: 10.0.0.6, ports: [{name: http, port: 80}, {name: http-b, port: 81}, {name: tcp, port: 82}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: api, namespace: default}
+spec:
+  host: api
+  trafficPolicy:
+    connectionPool: {http: {http1MaxPendingRequests: 10, maxRetries: 3}}
+    portLevelSettings:
+    - port: {number: 81}
+      connectionPool: {http: {maxConcurrentStreams: 10}}
+    - port: {number: 82}
+      connectionPool: {http: {http2KeepAlive: {interval: 10s, timeout: 5s}}}`)
+	if o := clusterNamed(cfg, "outbound|80||api.default.svc.cluster.local").GetTypedExtensionProtocolOptions(); o != nil {
+		t.Errorf("circuit breakers only: protocol options %v, want none", o)
+	}
+	for _, port := range []string{"81", "82"} {
+		c := clusterNamed(cfg, "outbound|"+port+"||api.default.svc.cluster.local")
+		o := protocolOptions(t, c)
+		if o.GetCommonHttpProtocolOptions() == nil || proto.Size(o.GetCommonHttpProtocolOptions()) != 0 || o.GetExplicitHttpConfig().GetHttpProtocolOptions() == nil {
+			t.Errorf("%s: protocol options %v, want empty common options and HTTP/1.1", c.GetName(), o)
+		}
+	}
+}
+
+// TestTCPProxyPoolLimitsAndPassthroughKeepalive (issue 15 item 10): an
+// outbound tcp_proxy takes the idle timeout and maximum connection
+// duration of its destination's DestinationRule (top level only, on
+// weighted routes the first destination's, on an AUTO_PASSTHROUGH
+// gateway's SNI-DNAT chains too); inbound ones none. The passthrough
+// clusters keep the mesh's TCP keepalive.
+func TestTCPProxyPoolLimitsAndPassthroughKeepalive(t *testing.T) {
+	docs := []string{injectedNs, clientPod,
+		`apiVersion: v1
+kind: ConfigMap
+metadata: {name: istio, namespace: istio-system}
+data:
+  mesh: |
+    tcpKeepalive: {time: 600s, probes: 9}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: client, namespace: default}
+spec: {clusterIP: 10.0.0.2, selector: {app: client}, ports: [{name: tcp, port: 7000}]}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: default}
+spec: {clusterIP: 10.0.0.6, ports: [{name: tcp, port: 5432}, {name: tcp-b, port: 81}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: db, namespace: default}
+spec:
+  host: db
+  trafficPolicy:
+    connectionPool: {tcp: {idleTimeout: 30s, maxConnectionDuration: 1h}}
+    portLevelSettings: [{port: {number: 81}, connectionPool: {tcp: {idleTimeout: 5s}}}]
+  subsets: [{name: v1, labels: {version: v1}}]`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: mq, namespace: default}
+spec: {clusterIP: 10.0.0.7, ports: [{name: tcp, port: 5672}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: mq, namespace: default}
+spec:
+  hosts: [mq]
+  tcp:
+  - route:
+    - {destination: {host: db, port: {number: 5432}}, weight: 50}
+    - {destination: {host: db, subset: v1, port: {number: 5432}}, weight: 50}`,
+		`apiVersion: v1
+kind: Namespace
+metadata: {name: gw}`,
+		`apiVersion: v1
+kind: Pod
+metadata: {name: gw-1, namespace: gw, labels: {istio: gw, sidecar.istio.io/inject: "true"}}
+spec: {containers: [{name: istio-proxy, image: x}]}
+status: {podIP: 10.2.0.1}`,
+		`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: gw}
+spec:
+  selector: {istio: gw}
+  servers: [{port: {number: 15443, name: tls, protocol: TLS}, tls: {mode: AUTO_PASSTHROUGH}, hosts: ["*.local"]}]`,
+	}
+	sidecar := compile(t, Options{Format: XDS}, "default/client", docs...)
+	router := compile(t, Options{Format: XDS}, "gw/gw-1", docs...)
+	// tcpProxies are the tcp_proxy configs of a listener, by stat prefix.
+	tcpProxies := func(l *listenerv3.Listener) map[string]*tcpv3.TcpProxy {
+		out := map[string]*tcpv3.TcpProxy{}
+		for _, fc := range append(l.GetFilterChains(), l.GetDefaultFilterChain()) {
+			for _, f := range fc.GetFilters() {
+				var tp tcpv3.TcpProxy
+				if f.GetName() == tcpProxyName && f.GetTypedConfig().UnmarshalTo(&tp) == nil {
+					out[tp.GetStatPrefix()] = &tp
+				}
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		cfg               *Config
+		listener, prefix  string
+		idle, maxDuration time.Duration
+	}{
+		{sidecar, "10.0.0.6_5432", "outbound|5432||db.default.svc.cluster.local", 30 * time.Second, time.Hour},
+		{sidecar, "10.0.0.6_81", "outbound|81||db.default.svc.cluster.local", 30 * time.Second, time.Hour}, // not the port-level 5s
+		{sidecar, "10.0.0.7_5672", "mq.default", 30 * time.Second, time.Hour},
+		{sidecar, "virtualInbound", "inbound|7000||", 0, 0},
+		{router, "0.0.0.0_15443", "outbound_.5432_.v1_.db.default.svc.cluster.local", 30 * time.Second, time.Hour},
+		{router, "0.0.0.0_15443", "outbound_.7000_._.client.default.svc.cluster.local", 0, 0},
+	} {
+		tp := tcpProxies(listenerNamed(tc.cfg, tc.listener))[tc.prefix]
+		if tp == nil {
+			t.Errorf("%s: no tcp_proxy %s", tc.listener, tc.prefix)
+			continue
+		}
+		if tp.GetIdleTimeout().AsDuration() != tc.idle || tp.GetMaxDownstreamConnectionDuration().AsDuration() != tc.maxDuration {
+			t.Errorf("%s %s: idle %v, max duration %v; want %v, %v", tc.listener, tc.prefix, tp.GetIdleTimeout(), tp.GetMaxDownstreamConnectionDuration(), tc.idle, tc.maxDuration)
+		}
+	}
+	for _, name := range []string{PassthroughCluster, InboundPassthroughCluster} {
+		ka := clusterNamed(sidecar, name).GetUpstreamConnectionOptions().GetTcpKeepalive()
+		if ka.GetKeepaliveTime().GetValue() != 600 || ka.GetKeepaliveProbes().GetValue() != 9 {
+			t.Errorf("%s: keepalive %v, want the mesh's", name, ka)
 		}
 	}
 }

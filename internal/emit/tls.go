@@ -60,8 +60,9 @@ var istioALPN = []string{"istio-peer-exchange", "istio"}
 // applyProtocol sets the upstream HTTP protocol (docs/semantics/envoy-output.md §7.3): h2 for
 // HTTP/2 and gRPC ports or, outbound only, when the DestinationRule or
 // the mesh upgrades; the downstream's protocol for sniffed ports on
-// sidecars; and the pool's HTTP settings.
-func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol policy, rule *resolve.Rule, outbound bool) {
+// sidecars; and the pool's HTTP settings. It says whether the cluster
+// speaks HTTP/2 explicitly, which alone gives its TLS the h2 ALPN.
+func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol policy, rule *resolve.Rule, outbound bool) (h2 bool) {
 	h := pol.pool.GetHttp()
 	opts := &httpv3.HttpProtocolOptions{}
 	if t := pol.tls; b.originates(t, rule) && t.GetSni() == "" {
@@ -77,7 +78,10 @@ func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol pol
 	if n := h.GetMaxRequestsPerConnection(); n > 0 {
 		common.MaxRequestsPerConnection = wrapperspb.UInt32(uint32(n))
 	}
-	if proto.Size(common) > 0 {
+	// istiod writes the common options, even empty, whenever the pool sets
+	// one of these, h2-only ones on an HTTP/1.1 cluster included.
+	if common.IdleTimeout != nil || common.MaxConnectionDuration != nil || common.MaxRequestsPerConnection != nil ||
+		h.GetMaxConcurrentStreams() > 0 || h.GetHttp2KeepAlive() != nil {
 		opts.CommonHttpProtocolOptions = common
 	}
 	switch {
@@ -87,18 +91,18 @@ func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol pol
 				HttpProtocolOptions: &corev3.Http1ProtocolOptions{}, Http2ProtocolOptions: &corev3.Http2ProtocolOptions{},
 			}}
 	case port.Protocol.IsHTTP2() || (outbound && b.h2(port, h)):
-		h2 := explicitH2()
-		o := h2.ExplicitHttpConfig.GetHttp2ProtocolOptions()
+		explicit := explicitH2()
+		o := explicit.ExplicitHttpConfig.GetHttp2ProtocolOptions()
 		if n := h.GetMaxConcurrentStreams(); n > 0 {
 			o.MaxConcurrentStreams = wrapperspb.UInt32(uint32(n))
 		}
 		if ka := h.GetHttp2KeepAlive(); ka != nil {
 			o.ConnectionKeepalive = &corev3.KeepaliveSettings{Interval: ka.GetInterval(), Timeout: ka.GetTimeout()}
 		}
-		opts.UpstreamProtocolOptions = h2
+		opts.UpstreamProtocolOptions = explicit
 	}
 	if proto.Size(opts) == 0 {
-		return
+		return false
 	}
 	if opts.UpstreamProtocolOptions == nil {
 		// Envoy requires a protocol; istiod states HTTP/1.1.
@@ -107,6 +111,7 @@ func (b *builder) applyProtocol(c *clusterv3.Cluster, port resolve.Port, pol pol
 		}}
 	}
 	c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpOptsKey: b.pk.any(c.Name+" protocol options", opts)}
+	return opts.GetExplicitHttpConfig().GetHttp2ProtocolOptions() != nil
 }
 
 func explicitH2() *httpv3.HttpProtocolOptions_ExplicitHttpConfig_ {
@@ -129,14 +134,16 @@ func (b *builder) h2(port resolve.Port, h *networking.ConnectionPoolSettings_HTT
 	return port.Protocol.IsHTTP() && b.mesh.Config.GetH2UpgradePolicy().String() == "UPGRADE"
 }
 
-// applyTLS sets the cluster's transport socket (docs/semantics/envoy-output.md §7.3, TLS).
-func (b *builder) applyTLS(c *clusterv3.Cluster, s *resolve.Service, port resolve.Port, subset string, rule *resolve.Rule, pol policy) {
+// applyTLS sets the cluster's transport socket (docs/semantics/envoy-output.md §7.3, TLS),
+// offering h2 by ALPN when the cluster speaks HTTP/2 explicitly (not when
+// it keeps the client's protocol, as under useClientProtocol or on a
+// sidecar's sniffed port, whatever the upgrade policy).
+func (b *builder) applyTLS(c *clusterv3.Cluster, s *resolve.Service, port resolve.Port, subset string, rule *resolve.Rule, pol policy, h2, auto bool) {
 	sni := sniName(port.Number, subset, string(s.Host))
-	h2 := c.TypedExtensionProtocolOptions != nil && b.h2(port, pol.pool.GetHttp())
 	// DISABLE is the enum's zero value: an unset policy is not DISABLE.
 	switch t := pol.tls; {
 	case t == nil:
-		if b.autoMTLS(s, c) {
+		if auto {
 			b.autoTLS(c, s, sni, h2)
 		}
 	case t.GetMode() == networking.ClientTLSSettings_DISABLE:
@@ -183,14 +190,20 @@ func sniName(port uint32, subset, h string) string {
 	return "outbound_." + strconv.FormatUint(uint64(port), 10) + "_." + subset + "_." + h
 }
 
-// autoMTLS says whether istiod turns on mutual TLS by itself: the mesh
-// allows it, the service is in the mesh, and its server side accepts it.
-func (b *builder) autoMTLS(s *resolve.Service, c *clusterv3.Cluster) bool {
+// autoMTLS says whether istiod turns on mutual TLS by itself
+// (docs/semantics/envoy-output.md §7.3, TLS rule 3): the mesh allows it,
+// the service is in the mesh, and the server mode it infers is not
+// DISABLE. It infers from tp, a traffic policy's top level (port-level
+// settings not consulted): for a Passthrough service, or under a
+// PASSTHROUGH load balancer, the service port's endpoints must all have
+// sidecars; then the namespace's or the mesh's PeerAuthentication decides.
+func (b *builder) autoMTLS(s *resolve.Service, port uint32, tp *networking.TrafficPolicy) bool {
 	if !b.mesh.Config.GetEnableAutoMtls().GetValue() || s.MeshExternal {
 		return false
 	}
-	if c.GetType() == clusterv3.Cluster_ORIGINAL_DST {
-		if len(s.Endpoints) == 0 || slices.ContainsFunc(s.Endpoints, func(e resolve.Endpoint) bool { return e.TLSMode == "disabled" }) {
+	if s.Resolution == resolve.Passthrough || tp.GetLoadBalancer().GetSimple() == networking.LoadBalancerSettings_PASSTHROUGH {
+		eps := portEndpoints(s, port)
+		if len(eps) == 0 || slices.ContainsFunc(eps, func(e resolve.Endpoint) bool { return e.TLSMode == "disabled" }) {
 			return false
 		}
 	}
@@ -338,7 +351,7 @@ func (b *builder) originates(t *networking.ClientTLSSettings, rule *resolve.Rule
 
 // userTLS is a DestinationRule's SIMPLE or MUTUAL origination, as istiod
 // builds it: TLS 1.2 to 1.3; with a credentialName, the Secret (and its
-// "-cacert") over SDS; otherwise the certificate files, the CA defaulting
+// "-cacert") as a gateway credential (credentialSecret); otherwise the certificate files, the CA defaulting
 // to the system's. A ServiceEntry's subjectAltNames stand in when the rule
 // gives none.
 func (b *builder) userTLS(t *networking.ClientTLSSettings, s *resolve.Service, h2 bool) *tlsv3.UpstreamTlsContext {
@@ -349,12 +362,14 @@ func (b *builder) userTLS(t *networking.ClientTLSSettings, s *resolve.Service, h
 	mutual := t.GetMode() == networking.ClientTLSSettings_MUTUAL
 	insecure := t.GetInsecureSkipVerify().GetValue()
 	if cred := t.GetCredentialName(); cred != "" {
+		// istiod serves the credential itself over ADS, as it serves
+		// gateway credentials; the agent's SDS cannot read Secrets.
 		if mutual {
-			common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret("kubernetes://" + cred)}
+			common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{b.credentialSecret(cred)}
 		}
 		if !insecure {
 			vc := &tlsv3.CertificateValidationContext{MatchSubjectAltNames: exactMatchers(t.GetSubjectAltNames())} //nolint:staticcheck // the field istiod sets
-			combinedValidation(common, vc, sdsSecret("kubernetes://"+cred+"-cacert"))
+			combinedValidation(common, vc, b.credentialSecret(cred+"-cacert"))
 		}
 	} else {
 		sans := t.GetSubjectAltNames()

@@ -3,6 +3,7 @@ package emit
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,5 +174,121 @@ spec:
 				t.Errorf("agent cluster = %v, want %v", got, tc.agent)
 			}
 		})
+	}
+}
+
+// TestDestinationRuleCredentialOverADS (issue 15 item 14): a
+// DestinationRule's credentialName is fetched from istiod over ADS, on
+// gateways and on the sidecars a selector rule gives it to, as istiod
+// sends it; a static bootstrap, without ADS, asks the agent.
+func TestDestinationRuleCredentialOverADS(t *testing.T) {
+	docs := []string{injectedNs, clientPod, externalAPI,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: api, namespace: default}
+spec: {host: api.example.com, workloadSelector: {matchLabels: {app: client}}, trafficPolicy: {tls: {mode: MUTUAL, credentialName: api-cert}}}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: api-gw, namespace: gw}
+spec: {host: api.example.com, trafficPolicy: {tls: {mode: MUTUAL, credentialName: api-cert}}}`,
+		`apiVersion: v1
+kind: Namespace
+metadata: {name: gw}`,
+		`apiVersion: v1
+kind: Pod
+metadata: {name: gw-1, namespace: gw, labels: {istio: gw, sidecar.istio.io/inject: "true"}}
+spec: {containers: [{name: istio-proxy, image: x}]}
+status: {podIP: 10.2.0.1}`,
+		`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: gw}
+spec:
+  selector: {istio: gw}
+  servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]`,
+	}
+	for _, tc := range []struct {
+		proxy  string
+		format Format
+		ads    bool
+	}{
+		{"gw/gw-1", XDS, true},
+		{"default/client", XDS, true},
+		{"gw/gw-1", Bootstrap, false},
+	} {
+		common := upstreamTLS(t, clusterNamed(compile(t, Options{Format: tc.format}, tc.proxy, docs...), "outbound|443||api.example.com")).GetCommonTlsContext()
+		for _, sc := range []*tlsv3.SdsSecretConfig{common.GetTlsCertificateSdsSecretConfigs()[0], common.GetCombinedValidationContext().GetValidationContextSdsSecretConfig()} {
+			src := sc.GetSdsConfig()
+			if got := src.GetAds() != nil; got != tc.ads || (tc.ads && src.GetInitialFetchTimeout() != nil) {
+				t.Errorf("%s %v: secret %s from %v; want ADS %v without a fetch timeout", tc.proxy, tc.format, sc.GetName(), src, tc.ads)
+			}
+			if !strings.HasPrefix(sc.GetName(), "kubernetes://api-cert") {
+				t.Errorf("secret %s, want kubernetes://api-cert...", sc.GetName())
+			}
+		}
+	}
+}
+
+// TestALPNFollowsExplicitHTTP2 (issue 15 item 13): Istio mutual TLS
+// offers h2 only on clusters that speak HTTP/2 explicitly: not under
+// useClientProtocol, even on a gRPC port, nor on a sidecar's sniffed port
+// whose rule upgrades (the client's protocol is kept); a gateway, which
+// does not keep it, upgrades and offers h2.
+func TestALPNFollowsExplicitHTTP2(t *testing.T) {
+	docs := []string{injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: default}
+spec: {clusterIP: 10.0.0.6, selector: {app: api}, ports: [{name: grpc, port: 80}, {name: other, port: 81}, {name: http, port: 82}, {name: grpc-b, port: 83}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: api, namespace: default}
+spec:
+  host: api
+  trafficPolicy:
+    tls: {mode: ISTIO_MUTUAL}
+    connectionPool: {http: {useClientProtocol: true}}
+    portLevelSettings:
+    - port: {number: 81}
+      tls: {mode: ISTIO_MUTUAL}
+      connectionPool: {http: {h2UpgradePolicy: UPGRADE}}
+    - port: {number: 82}
+      tls: {mode: ISTIO_MUTUAL}
+      connectionPool: {http: {h2UpgradePolicy: UPGRADE}}
+    - port: {number: 83}
+      tls: {mode: ISTIO_MUTUAL}`,
+		`apiVersion: v1
+kind: Namespace
+metadata: {name: gw}`,
+		`apiVersion: v1
+kind: Pod
+metadata: {name: gw-1, namespace: gw, labels: {istio: gw, sidecar.istio.io/inject: "true"}}
+spec: {containers: [{name: istio-proxy, image: x}]}
+status: {podIP: 10.2.0.1}`,
+		`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: gw}
+spec:
+  selector: {istio: gw}
+  servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]`,
+	}
+	sidecar := compile(t, Options{Format: XDS}, "default/client", docs...)
+	router := compile(t, Options{Format: XDS}, "gw/gw-1", docs...)
+	for _, tc := range []struct {
+		cfg  *Config
+		port string
+		h2   bool
+	}{
+		{sidecar, "80", false}, // useClientProtocol on a gRPC port
+		{sidecar, "81", false}, // UPGRADE on a sniffed port
+		{sidecar, "82", true},  // UPGRADE on an HTTP port
+		{sidecar, "83", true},  // a gRPC port
+		{router, "80", false},
+		{router, "81", true}, // a gateway does not keep the client's protocol
+	} {
+		name := "outbound|" + tc.port + "||api.default.svc.cluster.local"
+		alpn := upstreamTLS(t, clusterNamed(tc.cfg, name)).GetCommonTlsContext().GetAlpnProtocols()
+		if got := slices.Contains(alpn, "h2"); got != tc.h2 {
+			t.Errorf("%s %s: ALPN %v, want h2 %v", tc.cfg.View.Proxy.ID(), name, alpn, tc.h2)
+		}
 	}
 }
