@@ -143,6 +143,9 @@ type builder struct {
 	hcmCache map[string]*listenerv3.Filter
 	// omitted are clusters istiod leaves out on purpose.
 	omitted map[string]bool
+	// servers are a router's Gateway servers once merged, nil until
+	// gatewayServers is first asked.
+	servers []resolve.GatewayServer
 }
 
 func (e *Emitter) newBuilder(v *resolve.ProxyView) *builder {
