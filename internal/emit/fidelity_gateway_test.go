@@ -79,3 +79,29 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestIssue15Item15AutoPassthroughMongo: issue 15 item 15, checked against
+// istiod's generator. An AUTO_PASSTHROUGH chain to a Mongo port carries
+// the Mongo proxy filter before its tcp_proxy, stat prefix the SNI-DNAT
+// cluster's name; other ports only the tcp_proxy.
+func TestIssue15Item15AutoPassthroughMongo(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "istio-system/gw", autoPassthroughWorld(`["*.local"]`, `["*.local"]`)[:3]...)
+	l := listenerNamed(cfg, "0.0.0.0_15443")
+	if l == nil {
+		t.Fatalf("no listener 0.0.0.0_15443 in %v", names(cfg.Listeners))
+	}
+	want := map[string][]string{
+		"outbound_.27017_._.web.default.svc.cluster.local": {"envoy.filters.network.mongo_proxy", tcpProxyName},
+		"outbound_.8080_._.web.default.svc.cluster.local":  {tcpProxyName},
+	}
+	for _, fc := range l.GetFilterChains() {
+		sni := fc.GetFilterChainMatch().GetServerNames()[0]
+		if got := names(fc.GetFilters()); !slices.Equal(got, want[sni]) {
+			t.Errorf("chain %s: filters %v, want %v", sni, got, want[sni])
+		}
+		delete(want, sni)
+	}
+	if len(want) > 0 {
+		t.Errorf("no chains for %v", want)
+	}
+}

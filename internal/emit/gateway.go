@@ -234,7 +234,9 @@ func (b *builder) autoPassthroughChains(srv *networking.Server) []*listenerv3.Fi
 			}
 			for _, subset := range subsets {
 				name := sniName(port.Number, subset, string(s.Host))
-				out = append(out, chain(&listenerv3.FilterChainMatch{ServerNames: []string{name}, ApplicationProtocols: istioAnyALPN}, b.tcpProxy(name, name)))
+				// The port's protocol filter (Mongo's) reads the
+				// forwarded traffic as on any TCP chain.
+				out = append(out, chain(&listenerv3.FilterChainMatch{ServerNames: []string{name}, ApplicationProtocols: istioAnyALPN}, b.l4(port.Protocol, name, b.tcpProxy(name, name))...))
 			}
 		}
 	}
