@@ -59,3 +59,39 @@ spec:
 		}
 	}
 }
+
+// TestIssue15Item20DiscardedHTTPChainRoute: issue 15 item 20, checked
+// against istiod's generator. An older Mongo ServiceEntry holds 0.0.0.0_27017,
+// so a newer HTTP Service on the port is discarded
+// (docs/semantics/envoy-output.md §7.4); its HTTP chain never reaches the
+// listener and the xDS output names no route configuration "27017", as
+// neither istiod nor the bootstrap format has one.
+func TestIssue15Item20DiscardedHTTPChainRoute(t *testing.T) {
+	docs := []string{injectedNs, clientPod,
+		`apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: mongo, namespace: default, creationTimestamp: "2020-01-01T00:00:00Z"}
+spec:
+  hosts: [mongo.example.com]
+  ports: [{number: 27017, name: mongo, protocol: MONGO}]
+  resolution: DNS`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default, creationTimestamp: "2021-01-01T00:00:00Z"}
+spec: {clusterIP: 10.0.0.8, ports: [{name: http, port: 27017}]}`}
+	for _, format := range []Format{XDS, Bootstrap} {
+		cfg := compile(t, Options{Format: format}, "default/client", docs...)
+		l := listenerNamed(cfg, "0.0.0.0_27017")
+		if l == nil {
+			t.Fatalf("%s: no listener 0.0.0.0_27017 in %v", format, names(cfg.Listeners))
+		}
+		for _, fc := range append(l.GetFilterChains(), l.GetDefaultFilterChain()) {
+			if fc != nil && fc.GetFilters()[0].GetName() == hcmName {
+				t.Errorf("%s: 0.0.0.0_27017 has an HTTP chain; the Mongo entry holds the port", format)
+			}
+		}
+		if got := names(cfg.Routes); len(got) > 0 {
+			t.Errorf("%s: route configurations %v, want none", format, got)
+		}
+	}
+}

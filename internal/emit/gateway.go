@@ -94,6 +94,7 @@ func (b *builder) gatewayListeners() {
 		if len(l.FilterChains) == 0 {
 			continue // Envoy refuses a listener without chains; istiod sends none
 		}
+		b.useRoutes(l.FilterChains...)
 		b.gatewayInspectors(l)
 		b.cfg.Listeners = append(b.cfg.Listeners, l)
 	}

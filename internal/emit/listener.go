@@ -482,7 +482,6 @@ func (b *builder) tcpProxy(statPrefix, clusterName string) *listenerv3.Filter {
 // outboundHCM is an outbound HTTP connection manager taking its routes
 // from RDS, or holding them inline in the bootstrap format.
 func (b *builder) outboundHCM(statPrefix, routeName string, proto protocol.Protocol) *listenerv3.Filter {
-	b.rdsNames[routeName] = true
 	// Every service on a port asks for the same filter, and most of those
 	// chains are then merged away: build and pack it once, since inline
 	// it holds the port's whole route configuration.
@@ -493,7 +492,21 @@ func (b *builder) outboundHCM(statPrefix, routeName string, proto protocol.Proto
 	// As in istiod, the first service on the port decides its protocol.
 	f := b.hcm(b.outboundHCMConfig(statPrefix, routeName, proto))
 	b.hcmCache[key] = f
+	b.hcmRoutes[f] = routeName
 	return f
+}
+
+// useRoutes marks the route configurations the chains' connection
+// managers name as wanted. Only chains a listener kept count: a service's
+// HTTP chain discarded in a port conflict asks for nothing, as in istiod.
+func (b *builder) useRoutes(chains ...*listenerv3.FilterChain) {
+	for _, c := range chains {
+		for _, f := range c.GetFilters() {
+			if name, ok := b.hcmRoutes[f]; ok {
+				b.rdsNames[name] = true
+			}
+		}
+	}
 }
 
 // outboundHCMConfig is an outbound connection manager before packing.
@@ -592,6 +605,7 @@ func (b *builder) finishOutbound(ol *outListener) *listenerv3.Listener {
 			matched = append(matched, c)
 		}
 	}
+	b.useRoutes(ol.chains...)
 	switch {
 	case l.DefaultFilterChain != nil && len(matched) == 0:
 		l.DefaultFilterChain = nil
