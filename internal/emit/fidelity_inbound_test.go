@@ -3,6 +3,8 @@ package emit
 import (
 	"slices"
 	"testing"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 )
 
 // inboundChainPorts are the destination ports of virtualInbound's chains
@@ -117,6 +119,60 @@ spec:
 	for _, p := range []uint32{9125, 53} {
 		if got := chains[p]; !slices.Equal(got, []string{tcpProxyName}) {
 			t.Errorf("chains of port %d end in %v, want only %s", p, got, tcpProxyName)
+		}
+	}
+}
+
+// TestIssue15Item12WildcardDefaultEndpoint: issue 15 item 12, checked
+// against istiod's generator (docs/semantics/sidecar-scope.md §4.10). A
+// Sidecar ingress defaultEndpoint on the wildcard address sends to the
+// pod's own IP: a STATIC cluster to it, bound from 127.0.0.6 like the
+// original-destination cluster; "[::]" without an IPv6 pod address falls
+// back to ::1, a loopback, which needs no bind. A workload template, whose
+// pods have no IP in the manifests, gets loopback as istiod's fallback.
+func TestIssue15Item12WildcardDefaultEndpoint(t *testing.T) {
+	sidecar := `apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: default, namespace: default}
+spec:
+  ingress:
+  - {port: {number: 8080, protocol: HTTP, name: http}, defaultEndpoint: "0.0.0.0:8080"}
+  - {port: {number: 9090, protocol: TCP, name: tcp}, defaultEndpoint: "0.0.0.0:9191"}
+  - {port: {number: 7070, protocol: TCP, name: tcp2}, defaultEndpoint: "[::]:7070"}`
+	deployment := `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tmpl, namespace: default}
+spec:
+  selector: {matchLabels: {app: tmpl}}
+  template:
+    metadata: {labels: {app: tmpl}}
+    spec: {containers: [{name: app, image: x}]}`
+	tests := []struct {
+		proxy, cluster, addr string
+		port                 uint32
+		bind                 bool
+	}{
+		{"default/client", "inbound|8080||", "1.1.1.1", 8080, true},
+		{"default/client", "inbound|9090||", "1.1.1.1", 9191, true},
+		{"default/client", "inbound|7070||", "::1", 7070, false},
+		{"default/tmpl", "inbound|8080||", "127.0.0.1", 8080, false},
+	}
+	for _, tt := range tests {
+		cfg := compile(t, Options{Format: XDS}, tt.proxy, injectedNs, clientPod, deployment, sidecar)
+		c := clusterNamed(cfg, tt.cluster)
+		if c.GetType() != clusterv3.Cluster_STATIC {
+			t.Errorf("%s %s: type %v, want STATIC", tt.proxy, tt.cluster, c.GetType())
+			continue
+		}
+		sa := c.GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
+		if sa.GetAddress() != tt.addr || sa.GetPortValue() != tt.port {
+			t.Errorf("%s %s goes to %s:%d, want %s:%d", tt.proxy, tt.cluster, sa.GetAddress(), sa.GetPortValue(), tt.addr, tt.port)
+		}
+		if got := c.GetUpstreamBindConfig().GetSourceAddress().GetAddress(); (got == inboundBind) != tt.bind {
+			t.Errorf("%s %s: upstream bind %q, want bound from %s: %v", tt.proxy, tt.cluster, got, inboundBind, tt.bind)
+		}
+		if c.GetLbPolicy() == clusterv3.Cluster_CLUSTER_PROVIDED || c.GetCleanupInterval() != nil {
+			t.Errorf("%s %s keeps original-destination settings: %v", tt.proxy, tt.cluster, c)
 		}
 	}
 }
