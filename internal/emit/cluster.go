@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,7 +64,7 @@ func (b *builder) outboundClusters() {
 // them in SNI, one set per service port and subset of the mesh's own
 // services, when one of its servers is AUTO_PASSTHROUGH (docs/semantics/envoy-output.md §7.2).
 func (b *builder) sniDnatClusters() {
-	if !slices.ContainsFunc(b.view.Gateways, func(gs resolve.GatewayServer) bool { return autoPassthrough(serverOf(gs)) }) {
+	if !slices.ContainsFunc(b.gatewayServers(), func(gs resolve.GatewayServer) bool { return autoPassthrough(serverOf(gs)) }) {
 		return
 	}
 	for _, s := range b.view.Scope.Services {
@@ -654,23 +655,48 @@ func (b *builder) inboundPolicy(ip inboundPort) (policy, *resolve.Rule) {
 
 // inboundCluster reaches the application: at the connection's original
 // destination, or at a Sidecar ingress listener's defaultEndpoint
-// ("127.0.0.1:8080", "unix:///path"; a wildcard address means the
-// original destination again).
+// ("127.0.0.1:8080", "unix:///path"; a wildcard address means the pod's
+// own address, docs/semantics/sidecar-scope.md §4.10).
 func (b *builder) inboundCluster(ip inboundPort) *clusterv3.Cluster {
 	name := inboundName(ip.target)
 	ep := ip.endpoint
 	if path, ok := strings.CutPrefix(ep, "unix://"); ok {
 		return staticCluster(name, &corev3.Address{Address: &corev3.Address_Pipe{Pipe: &corev3.Pipe{Path: path}}})
 	}
-	if addr, port, err := net.SplitHostPort(ep); err == nil && addr != "0.0.0.0" && addr != "::" {
+	if addr, port, err := net.SplitHostPort(ep); err == nil {
 		n, _ := strconv.ParseUint(port, 10, 32)
-		return staticCluster(name, socketAddress(addr, uint32(n)))
+		if addr != "0.0.0.0" && addr != "::" {
+			return staticCluster(name, socketAddress(addr, uint32(n)))
+		}
+		addr = b.podAddress(addr == "::")
+		c := staticCluster(name, socketAddress(addr, uint32(n)))
+		if addr != "127.0.0.1" && addr != "::1" {
+			// As for the original destination: the sidecar's own traffic
+			// to its pod address must not be captured again.
+			c.UpstreamBindConfig = &corev3.BindConfig{SourceAddress: socketAddress(inboundBind, 0).GetSocketAddress()}
+		}
+		return c
 	}
 	c := originalDst(name, nil, inboundBind)
 	// Connections to the application are never cleaned up early:
 	// istiod's longest interval, in whole seconds.
 	c.CleanupInterval = &durationpb.Duration{Seconds: 9223372035}
 	return c
+}
+
+// podAddress is the proxy's first IP of the family, as istiod resolves a
+// wildcard defaultEndpoint; loopback when the proxy has none (a workload
+// template's pods have no IP in the manifests).
+func (b *builder) podAddress(v6 bool) string {
+	for _, ip := range b.view.Proxy.IPs {
+		if a, err := netip.ParseAddr(ip); err == nil && a.Is6() == v6 {
+			return ip
+		}
+	}
+	if v6 {
+		return "::1"
+	}
+	return "127.0.0.1"
 }
 
 // staticCluster reaches one address, stated as istiod states the

@@ -139,16 +139,21 @@ type builder struct {
 	outRoutes  map[string]*routev3.RouteConfiguration
 	// refs are the clusters tcp_proxy filters send to, with where.
 	refs map[string]string
-	// hcmCache holds outbound connection managers by stat prefix and route.
-	hcmCache map[string]*listenerv3.Filter
+	// hcmCache holds outbound connection managers by stat prefix and route;
+	// hcmRoutes the route configuration each of them names.
+	hcmCache  map[string]*listenerv3.Filter
+	hcmRoutes map[*listenerv3.Filter]string
 	// omitted are clusters istiod leaves out on purpose.
 	omitted map[string]bool
+	// servers are a router's Gateway servers once merged, nil until
+	// gatewayServers is first asked.
+	servers []resolve.GatewayServer
 }
 
 func (e *Emitter) newBuilder(v *resolve.ProxyView) *builder {
 	return &builder{Emitter: e, mesh: e.shared.mesh, view: v, cfg: &Config{View: v},
 		rdsNames: map[string]bool{}, refs: map[string]string{}, omitted: map[string]bool{},
-		hcmCache: map[string]*listenerv3.Filter{}, routeCache: map[string]*routev3.RouteConfiguration{}}
+		hcmCache: map[string]*listenerv3.Filter{}, hcmRoutes: map[*listenerv3.Filter]string{}, routeCache: map[string]*routev3.RouteConfiguration{}}
 }
 
 // Build compiles the config of one proxy. A sidecar's outbound part comes

@@ -59,7 +59,7 @@ func terminates(srv *networking.Server) bool {
 func (b *builder) gatewayListeners() {
 	var ports []*gatewayPort
 	byTarget := map[uint32]*gatewayPort{}
-	for _, gs := range b.view.Gateways {
+	for _, gs := range b.gatewayServers() {
 		srv := serverOf(gs)
 		target := b.targetPort(gs.Port)
 		gp := byTarget[target]
@@ -94,9 +94,68 @@ func (b *builder) gatewayListeners() {
 		if len(l.FilterChains) == 0 {
 			continue // Envoy refuses a listener without chains; istiod sends none
 		}
+		b.useRoutes(l.FilterChains...)
 		b.gatewayInspectors(l)
 		b.cfg.Listeners = append(b.cfg.Listeners, l)
 	}
+}
+
+// gatewayServers are the servers a router builds, in order: as istiod
+// merges Gateways, a TLS server (any mode) naming a host that an earlier
+// TLS server on the same target port and bind already named is left out
+// whole; Envoy would refuse the repeated SNI matches. Two AUTO_PASSTHROUGH
+// servers for one host thus give one set of SNI-DNAT chains
+// (docs/semantics/virtual-services.md §6.7).
+func (b *builder) gatewayServers() []resolve.GatewayServer {
+	if b.servers != nil {
+		return b.servers
+	}
+	b.servers = []resolve.GatewayServer{}
+	known := map[uint32]map[string]string{} // target port → host → bind
+	for _, gs := range b.view.Gateways {
+		srv := serverOf(gs)
+		if srv.GetTls() == nil {
+			b.servers = append(b.servers, gs)
+			continue
+		}
+		target := b.targetPort(gs.Port)
+		if known[target] == nil {
+			known[target] = map[string]string{}
+		}
+		hosts := mergeHosts(gs.Hosts)
+		var dup []string
+		for _, h := range hosts {
+			if bind, ok := known[target][h]; ok && bind == srv.GetBind() {
+				dup = append(dup, h)
+			}
+		}
+		if len(dup) > 0 {
+			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (port %d): hosts %v are already served with TLS on the port; the server is left out, as in istiod",
+				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port, dup))
+			continue
+		}
+		for _, h := range hosts {
+			known[target][h] = srv.GetBind()
+		}
+		b.servers = append(b.servers, gs)
+	}
+	return b.servers
+}
+
+// mergeHosts are a server's hosts as istiod compares them when merging
+// Gateways: "*/host" is "host", and "*/*" alone stands for all.
+func mergeHosts(hosts []string) []string {
+	var out []string
+	for _, h := range hosts {
+		if name, ok := strings.CutPrefix(h, "*/"); ok {
+			if name == "*" {
+				return []string{"*"}
+			}
+			h = name
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 // serverChains are the filter chains of one server that is not plain
@@ -176,7 +235,9 @@ func (b *builder) autoPassthroughChains(srv *networking.Server) []*listenerv3.Fi
 			}
 			for _, subset := range subsets {
 				name := sniName(port.Number, subset, string(s.Host))
-				out = append(out, chain(&listenerv3.FilterChainMatch{ServerNames: []string{name}, ApplicationProtocols: istioAnyALPN}, b.tcpProxy(name, name)))
+				// The port's protocol filter (Mongo's) reads the
+				// forwarded traffic as on any TCP chain.
+				out = append(out, chain(&listenerv3.FilterChainMatch{ServerNames: []string{name}, ApplicationProtocols: istioAnyALPN}, b.l4(port.Protocol, name, b.tcpProxy(name, name))...))
 			}
 		}
 	}

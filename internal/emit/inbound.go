@@ -94,8 +94,11 @@ func inboundIndex(m *resolve.Mesh) map[any][]inboundPort {
 			if e.Workload == nil || e.Port == 0 {
 				continue
 			}
+			// UDP ports (and TCP ones named "udp-…") keep their inbound
+			// cluster and chains, as TCP: only outbound generators skip
+			// them (docs/semantics/registry.md §1.2).
 			port, ok := s.PortNumbered(e.ServicePort)
-			if !ok || port.Protocol == protocol.UDP {
+			if !ok {
 				continue
 			}
 			ports := out[e.Workload]

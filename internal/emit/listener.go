@@ -128,6 +128,9 @@ func (o *outbound) egress(l *resolve.EgressListener) {
 		p := l.Port.GetNumber()
 		proto := protocol.Parse(l.Port.GetProtocol())
 		for _, s := range l.Services {
+			if s.Resolution == resolve.Alias {
+				continue // an alias gets no listener of its own (docs/semantics/registry.md §1.1)
+			}
 			svcPort := p
 			if len(s.Ports) == 1 {
 				svcPort = s.Ports[0].Number
@@ -147,7 +150,11 @@ func (o *outbound) egress(l *resolve.EgressListener) {
 			if port.Protocol == protocol.UDP {
 				continue
 			}
-			if s.Resolution == resolve.Passthrough && bind == "" && classOf(port.Protocol) != classHTTP {
+			// Only an address-less passthrough service is reached by its
+			// endpoints' addresses; one with an address (a wildcard-host
+			// ServiceEntry's, a CIDR) takes the standard path
+			// (docs/semantics/envoy-output.md §7.4).
+			if s.Resolution == resolve.Passthrough && bind == "" && classOf(port.Protocol) != classHTTP && !hasAddress(s) {
 				o.headless(s, port)
 				continue
 			}
@@ -178,7 +185,7 @@ func (ol *outListener) name() string { return ol.addr + "_" + strconv.FormatUint
 // ServiceEntry without endpoints or selector gets the wildcard instead.
 func (o *outbound) headless(s *resolve.Service, port resolve.Port) {
 	if len(s.Endpoints) == 0 && s.Registry != resolve.Kubernetes && len(s.Selector) == 0 {
-		o.put(s, port.Number, port.Number, port.Protocol, wildcard, true)
+		o.put(s, port.Number, port.Number, port.Protocol, wildcard, "", true)
 		return
 	}
 	for _, e := range portEndpoints(s, port.Number) {
@@ -186,7 +193,7 @@ func (o *outbound) headless(s *resolve.Service, port resolve.Port) {
 			continue
 		}
 		if !o.b.opts.HeadlessCIDRChains || port.Protocol != protocol.TCP {
-			o.put(s, port.Number, port.Number, port.Protocol, e.Address, true)
+			o.put(s, port.Number, port.Number, port.Protocol, e.Address, "", true)
 			continue
 		}
 		// One wildcard listener, each pod a chain on its address. Only for
@@ -202,14 +209,33 @@ func (o *outbound) headless(s *resolve.Service, port resolve.Port) {
 	}
 }
 
+// hasAddress says whether a service has an address of its own: a VIP or
+// a CIDR, not the unspecified 0.0.0.0.
+func hasAddress(s *resolve.Service) bool {
+	return len(s.Addresses) > 0 && s.Addresses[0] != wildcard
+}
+
+// cidrAddress is a service's address when it is a range, not one IP.
+func cidrAddress(s *resolve.Service) string {
+	if len(s.Addresses) > 0 && strings.Contains(s.Addresses[0], "/") {
+		return s.Addresses[0]
+	}
+	return ""
+}
+
 // add places a service port on the standard path: HTTP on the wildcard,
-// anything else on the service's VIP when it has one.
+// anything else on the service's VIP when it has one; a CIDR address is
+// no socket address, so its service goes on the wildcard, its chains
+// matching the range (docs/semantics/envoy-output.md §7.4).
 func (o *outbound) add(s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, bind string, catchAll bool) {
 	addr := bind
+	cidr := ""
 	if addr == "" {
 		addr = wildcard
 		if classOf(proto) != classHTTP && len(s.Addresses) > 0 {
-			addr = s.Addresses[0]
+			if cidr = cidrAddress(s); cidr == "" {
+				addr = s.Addresses[0]
+			}
 		}
 	}
 	if addr == wildcard && classOf(proto) == classHTTP {
@@ -218,13 +244,27 @@ func (o *outbound) add(s *resolve.Service, svcPort, port uint32, proto protocol.
 			return
 		}
 	}
-	o.put(s, svcPort, port, proto, addr, catchAll)
+	o.put(s, svcPort, port, proto, addr, cidr, catchAll)
 }
 
-func (o *outbound) put(s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, addr string, catchAll bool) {
+// put builds a service port's chains and places them; cidr, when set,
+// is the destination range its TCP and TLS chains match unless a route
+// names subnets of its own.
+func (o *outbound) put(s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, addr, cidr string, catchAll bool) {
 	chains := o.b.tlsRouteChains(o.vss, s, port, proto)
 	if len(chains) == 0 {
 		chains = o.b.serviceChains(o.vss, s, svcPort, port, proto, addr)
+	}
+	if cidr != "" {
+		for _, c := range chains {
+			if c.GetFilters()[0].GetName() == hcmName || len(c.GetFilterChainMatch().GetPrefixRanges()) > 0 {
+				continue
+			}
+			if c.FilterChainMatch == nil {
+				c.FilterChainMatch = &listenerv3.FilterChainMatch{}
+			}
+			c.FilterChainMatch.PrefixRanges = cidrRanges([]string{cidr})
+		}
 	}
 	o.place(addr, port, proto, chains, catchAll)
 }
@@ -329,9 +369,9 @@ func (b *builder) serviceChains(vss []*resolve.VirtualService, s *resolve.Servic
 		}
 		return append(tcp(nil), chain(httpMatch, b.outboundHCM(statPrefix, rds, proto)))
 	}
-	// Only a listener shared by address-less services tells them apart by
-	// SNI; a pod's listener (headless) or a VIP's needs none.
-	if (proto == protocol.TLS || proto == protocol.HTTPS) && addr == wildcard && (len(s.Addresses) == 0 || s.Addresses[0] == wildcard) {
+	// Only a listener shared by address-less or CIDR services tells them
+	// apart by SNI; a pod's listener (headless) or a VIP's needs none.
+	if (proto == protocol.TLS || proto == protocol.HTTPS) && addr == wildcard && (!hasAddress(s) || cidrAddress(s) != "") {
 		return tcp(sniMatch(b.mesh.ServerNames(s, b.view.Proxy)))
 	}
 	return tcp(nil)
@@ -500,7 +540,6 @@ func clusterHostSubset(name string) (host.Name, string) {
 // outboundHCM is an outbound HTTP connection manager taking its routes
 // from RDS, or holding them inline in the bootstrap format.
 func (b *builder) outboundHCM(statPrefix, routeName string, proto protocol.Protocol) *listenerv3.Filter {
-	b.rdsNames[routeName] = true
 	// Every service on a port asks for the same filter, and most of those
 	// chains are then merged away: build and pack it once, since inline
 	// it holds the port's whole route configuration.
@@ -511,7 +550,21 @@ func (b *builder) outboundHCM(statPrefix, routeName string, proto protocol.Proto
 	// As in istiod, the first service on the port decides its protocol.
 	f := b.hcm(b.outboundHCMConfig(statPrefix, routeName, proto))
 	b.hcmCache[key] = f
+	b.hcmRoutes[f] = routeName
 	return f
+}
+
+// useRoutes marks the route configurations the chains' connection
+// managers name as wanted. Only chains a listener kept count: a service's
+// HTTP chain discarded in a port conflict asks for nothing, as in istiod.
+func (b *builder) useRoutes(chains ...*listenerv3.FilterChain) {
+	for _, c := range chains {
+		for _, f := range c.GetFilters() {
+			if name, ok := b.hcmRoutes[f]; ok {
+				b.rdsNames[name] = true
+			}
+		}
+	}
 }
 
 // outboundHCMConfig is an outbound connection manager before packing.
@@ -610,6 +663,7 @@ func (b *builder) finishOutbound(ol *outListener) *listenerv3.Listener {
 			matched = append(matched, c)
 		}
 	}
+	b.useRoutes(ol.chains...)
 	switch {
 	case l.DefaultFilterChain != nil && len(matched) == 0:
 		l.DefaultFilterChain = nil

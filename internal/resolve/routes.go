@@ -233,6 +233,12 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 			continue
 		}
 		plain, mine := vsHosts(vs, services, chosen)
+		// A service whose port is TCP here gets no vhost from the
+		// VirtualService either (docs/semantics/virtual-services.md §6.4).
+		mine = slices.DeleteFunc(mine, func(s *Service) bool {
+			pp, _ := s.PortNumbered(port)
+			return !pp.Protocol.IsHTTPOrSniffed()
+		})
 		if len(mine) == 0 && port != 80 {
 			continue // plain hosts alone materialise only on port 80
 		}

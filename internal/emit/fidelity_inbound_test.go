@@ -1,0 +1,178 @@
+package emit
+
+import (
+	"slices"
+	"testing"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+)
+
+// inboundChainPorts are the destination ports of virtualInbound's chains
+// and the network filter each port's chains end in.
+func inboundChainPorts(cfg *Config) map[uint32][]string {
+	out := map[uint32][]string{}
+	for _, fc := range listenerNamed(cfg, "virtualInbound").GetFilterChains() {
+		p := fc.GetFilterChainMatch().GetDestinationPort().GetValue()
+		fs := fc.GetFilters()
+		if name := fs[len(fs)-1].GetName(); !slices.Contains(out[p], name) {
+			out[p] = append(out[p], name)
+		}
+	}
+	return out
+}
+
+// httpInspected says whether virtualInbound's HTTP inspector runs on a
+// destination port: it is disabled by port ranges.
+func httpInspected(t *testing.T, cfg *Config, port uint32) bool {
+	t.Helper()
+	for _, lf := range listenerNamed(cfg, "virtualInbound").GetListenerFilters() {
+		if lf.GetName() != httpInspector {
+			continue
+		}
+		d := lf.GetFilterDisabled()
+		rules := d.GetOrMatch().GetRules()
+		if d.GetDestinationPortRange() != nil {
+			rules = append(rules, d)
+		}
+		for _, r := range rules {
+			if rg := r.GetDestinationPortRange(); uint32(rg.GetStart()) <= port && port < uint32(rg.GetEnd()) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// TestIssue15Item11UDPInbound: issue 15 item 11, checked against istiod's
+// generator. A Service port with protocol UDP still gets its inbound
+// cluster and virtualInbound chains, proxied as TCP (mutual TLS, TLS and
+// plaintext chains under PERMISSIVE), and HTTP inspection stays off on it.
+func TestIssue15Item11UDPInbound(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/server", injectedNs,
+		`apiVersion: v1
+kind: Pod
+metadata: {name: server, namespace: default, labels: {app: server}}
+spec: {containers: [{name: app, image: x, ports: [{containerPort: 5353, protocol: UDP}, {containerPort: 8080}]}]}
+status: {podIP: 10.1.0.9}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: server, namespace: default}
+spec:
+  clusterIP: 10.0.0.8
+  selector: {app: server}
+  ports:
+  - {name: dns, port: 53, targetPort: 5353, protocol: UDP}
+  - {name: http, port: 8080}`)
+	if clusterNamed(cfg, "inbound|5353||") == nil {
+		t.Errorf("no cluster inbound|5353||; have %v", names(cfg.Clusters))
+	}
+	chains := inboundChainPorts(cfg)
+	if got := chains[5353]; !slices.Equal(got, []string{tcpProxyName}) {
+		t.Errorf("chains of port 5353 end in %v, want only %s", got, tcpProxyName)
+	}
+	n := 0
+	for _, fc := range listenerNamed(cfg, "virtualInbound").GetFilterChains() {
+		if fc.GetFilterChainMatch().GetDestinationPort().GetValue() == 5353 {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d chains for port 5353, want 3 (mutual TLS, TLS, plaintext)", n)
+	}
+	if httpInspected(t, cfg, 5353) {
+		t.Error("the HTTP inspector runs on port 5353")
+	}
+	if !httpInspected(t, cfg, 1234) {
+		t.Error("the HTTP inspector does not run on other ports")
+	}
+}
+
+// TestIssue15Item21UDPNamedPorts: issue 15 item 21, checked against
+// istiod's generator. A TCP port named "udp-…" (UDP by its name,
+// docs/semantics/cases.md Q19) and a kube-dns style port 53 declared for
+// UDP and TCP keep their inbound clusters, inbound|9125|| and inbound|53||;
+// on 53 the first port, UDP, decides: TCP chains.
+func TestIssue15Item21UDPNamedPorts(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/server", injectedNs,
+		`apiVersion: v1
+kind: Pod
+metadata: {name: server, namespace: default, labels: {app: server}}
+spec: {containers: [{name: app, image: x, ports: [{containerPort: 9125}, {containerPort: 53, protocol: UDP}, {containerPort: 53}]}]}
+status: {podIP: 10.1.0.9}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: server, namespace: default}
+spec:
+  clusterIP: 10.0.0.8
+  selector: {app: server}
+  ports:
+  - {name: udp-stats, port: 9125}
+  - {name: dns, port: 53, protocol: UDP}
+  - {name: dns-tcp, port: 53, protocol: TCP}`)
+	for _, c := range []string{"inbound|9125||", "inbound|53||"} {
+		if clusterNamed(cfg, c) == nil {
+			t.Errorf("no cluster %s; have %v", c, names(cfg.Clusters))
+		}
+	}
+	chains := inboundChainPorts(cfg)
+	for _, p := range []uint32{9125, 53} {
+		if got := chains[p]; !slices.Equal(got, []string{tcpProxyName}) {
+			t.Errorf("chains of port %d end in %v, want only %s", p, got, tcpProxyName)
+		}
+	}
+}
+
+// TestIssue15Item12WildcardDefaultEndpoint: issue 15 item 12, checked
+// against istiod's generator (docs/semantics/sidecar-scope.md §4.10). A
+// Sidecar ingress defaultEndpoint on the wildcard address sends to the
+// pod's own IP: a STATIC cluster to it, bound from 127.0.0.6 like the
+// original-destination cluster; "[::]" without an IPv6 pod address falls
+// back to ::1, a loopback, which needs no bind. A workload template, whose
+// pods have no IP in the manifests, gets loopback as istiod's fallback.
+func TestIssue15Item12WildcardDefaultEndpoint(t *testing.T) {
+	sidecar := `apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: default, namespace: default}
+spec:
+  ingress:
+  - {port: {number: 8080, protocol: HTTP, name: http}, defaultEndpoint: "0.0.0.0:8080"}
+  - {port: {number: 9090, protocol: TCP, name: tcp}, defaultEndpoint: "0.0.0.0:9191"}
+  - {port: {number: 7070, protocol: TCP, name: tcp2}, defaultEndpoint: "[::]:7070"}`
+	deployment := `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tmpl, namespace: default}
+spec:
+  selector: {matchLabels: {app: tmpl}}
+  template:
+    metadata: {labels: {app: tmpl}}
+    spec: {containers: [{name: app, image: x}]}`
+	tests := []struct {
+		proxy, cluster, addr string
+		port                 uint32
+		bind                 bool
+	}{
+		{"default/client", "inbound|8080||", "1.1.1.1", 8080, true},
+		{"default/client", "inbound|9090||", "1.1.1.1", 9191, true},
+		{"default/client", "inbound|7070||", "::1", 7070, false},
+		{"default/tmpl", "inbound|8080||", "127.0.0.1", 8080, false},
+	}
+	for _, tt := range tests {
+		cfg := compile(t, Options{Format: XDS}, tt.proxy, injectedNs, clientPod, deployment, sidecar)
+		c := clusterNamed(cfg, tt.cluster)
+		if c.GetType() != clusterv3.Cluster_STATIC {
+			t.Errorf("%s %s: type %v, want STATIC", tt.proxy, tt.cluster, c.GetType())
+			continue
+		}
+		sa := c.GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
+		if sa.GetAddress() != tt.addr || sa.GetPortValue() != tt.port {
+			t.Errorf("%s %s goes to %s:%d, want %s:%d", tt.proxy, tt.cluster, sa.GetAddress(), sa.GetPortValue(), tt.addr, tt.port)
+		}
+		if got := c.GetUpstreamBindConfig().GetSourceAddress().GetAddress(); (got == inboundBind) != tt.bind {
+			t.Errorf("%s %s: upstream bind %q, want bound from %s: %v", tt.proxy, tt.cluster, got, inboundBind, tt.bind)
+		}
+		if c.GetLbPolicy() == clusterv3.Cluster_CLUSTER_PROVIDED || c.GetCleanupInterval() != nil {
+			t.Errorf("%s %s keeps original-destination settings: %v", tt.proxy, tt.cluster, c)
+		}
+	}
+}
