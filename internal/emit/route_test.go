@@ -233,6 +233,16 @@ func TestGatewayMatchNamingGatewaySkipsSourceLabels(t *testing.T) {
 	}
 }
 
+// TestGatewayCatchAllEndsVirtualServiceRoutes: on a gateway as on a
+// sidecar, a match of everything ends the VirtualService's routes; later
+// ones never reach Envoy (checked against istiod's generator).
+func TestGatewayCatchAllEndsVirtualServiceRoutes(t *testing.T) {
+	got := gatewaySourceRoutes(t, "{uri: {prefix: /}}", "{uri: {prefix: /x}}")
+	if want := []string{"r0"}; !slices.Equal(got, want) {
+		t.Errorf("routes %v, want %v", got, want)
+	}
+}
+
 // TestDelegateRoutesNameTheRoot: routes a delegate VirtualService lends
 // its root carry the root's name in their metadata and decorator, as
 // istiod writes them.

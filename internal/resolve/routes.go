@@ -417,7 +417,7 @@ func HTTPMatchApplies(m *networking.HTTPMatchRequest, src RouteSource, vsNs stri
 // the route's port (docs/semantics/cases.md Q8). A match of everything
 // ends the list.
 func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, services []*Service) []*HTTPRoute {
-	return httpRoutes(vs, SidecarSource(p, port), true, func(r *Route, d *networking.Destination) string {
+	return httpRoutes(vs, SidecarSource(p, port), func(r *Route, d *networking.Destination) string {
 		h := host.FQDN(d.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
 		return destinationCluster(d, h, findService(services, h), port)
 	})
@@ -427,10 +427,11 @@ func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, servic
 // router, serving gateway ("namespace/name") on port: matches for other
 // gateways, ports or sources drop out, and a destination or mirror without
 // a port takes the only port of its service or else the server's
-// (docs/semantics/envoy-output.md §7.9). Catch-all routes stay in place;
-// the gateway's virtual host orders them.
+// (docs/semantics/envoy-output.md §7.9). As on a sidecar, a match of
+// everything ends the VirtualService's list; the gateway's virtual host
+// then puts catch-alls after the other VirtualServices' routes.
 func (m *Mesh) GatewayHTTPRoutes(vs *VirtualService, gateway string, v *ProxyView, port uint32) []*HTTPRoute {
-	return httpRoutes(vs, GatewaySource(v.Proxy, gateway, port), false, func(r *Route, d *networking.Destination) string {
+	return httpRoutes(vs, GatewaySource(v.Proxy, gateway, port), func(r *Route, d *networking.Destination) string {
 		h := host.FQDN(d.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
 		return destinationCluster(d, h, m.gatewayService(v, vs.Namespace(), h), port)
 	})
@@ -450,9 +451,9 @@ func (m *Mesh) gatewayService(v *ProxyView, vsNs string, h host.Name) *Service {
 
 // httpRoutes is the one translation of a VirtualService's HTTP routes:
 // every route, a route per applicable match (named route.match), a route
-// without matches ending the list, and with stopAtCatchAll a match of
-// everything too. clusterOf names a destination's cluster.
-func httpRoutes(vs *VirtualService, src RouteSource, stopAtCatchAll bool, clusterOf func(*Route, *networking.Destination) string) []*HTTPRoute {
+// without matches or a match of everything ending the list, on sidecars
+// and gateways alike. clusterOf names a destination's cluster.
+func httpRoutes(vs *VirtualService, src RouteSource, clusterOf func(*Route, *networking.Destination) string) []*HTTPRoute {
 	var out []*HTTPRoute
 	for i := range vs.Routes {
 		r := &vs.Routes[i]
@@ -481,7 +482,7 @@ func httpRoutes(vs *VirtualService, src RouteSource, stopAtCatchAll bool, cluste
 				name += "." + match.GetName()
 			}
 			out = append(out, &HTTPRoute{Name: name, Match: match, Clusters: clusters, Source: r, Mirrors: mirrors})
-			if stopAtCatchAll && catchAllMatch(match) {
+			if catchAllMatch(match) {
 				return out
 			}
 		}
