@@ -152,13 +152,23 @@ func (g *randomMesh) destinationRule(b *strings.Builder, s randomService) {
 	if g.chance(0.3) {
 		policy = append(policy, fmt.Sprintf("outlierDetection: {consecutive5xxErrors: %d, interval: %ds, baseEjectionTime: 30s}", 1+g.r.IntN(9), 1+g.r.IntN(30)))
 	}
+	if g.chance(0.3) {
+		policy = append(policy, fmt.Sprintf("portLevelSettings: [{port: {number: %d}, %s}]", s.ports[0].number, g.pick(
+			"tls: {mode: DISABLE}", "tls: {mode: ISTIO_MUTUAL}", "loadBalancer: {simple: LEAST_REQUEST}",
+			"loadBalancer: {consistentHash: {httpHeaderName: x-port}}", "connectionPool: {tcp: {maxConnections: 7}}")))
+	}
 	fmt.Fprintf(b, "---\napiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: %s, namespace: %s}\nspec:\n  host: %s\n", s.name, s.ns, g.host(s))
 	if len(policy) > 0 {
 		fmt.Fprintf(b, "  trafficPolicy: {%s}\n", strings.Join(policy, ", "))
 	}
 	b.WriteString("  subsets:\n")
 	for v := 1; v <= 2; v++ {
-		fmt.Fprintf(b, "  - {name: v%d, labels: {version: v%d}}\n", v, v)
+		extra := ""
+		if g.chance(0.25) {
+			extra = ", trafficPolicy: {" + g.pick("tls: {mode: ISTIO_MUTUAL}", "tls: {mode: DISABLE}", "loadBalancer: {simple: ROUND_ROBIN}",
+				"connectionPool: {http: {http2MaxRequests: 100}}") + "}"
+		}
+		fmt.Fprintf(b, "  - {name: v%d, labels: {version: v%d}%s}\n", v, v, extra)
 	}
 }
 
@@ -238,15 +248,37 @@ metadata: {name: ingress, namespace: istio-system}
 spec: {clusterIP: 10.96.200.1, selector: {istio: ingressgateway}, ports: [{name: http, port: 8080}, {name: https, port: 8443}, {name: tls, port: 15443}]}
 `)
 	servers := []string{"{port: {number: 8080, name: http, protocol: HTTP}, hosts: [\"*\"]}"}
+	var passthrough, tcp bool
 	if g.chance(0.5) {
 		servers = append(servers, "{port: {number: 8443, name: https, protocol: HTTPS}, hosts: [\"*\"], tls: {mode: SIMPLE, credentialName: ingress-cert}}")
 	}
-	if g.chance(0.4) {
+	switch g.pick("auto", "passthrough", "mutual", "istio", "none") {
+	case "auto":
 		servers = append(servers, "{port: {number: 15443, name: tls, protocol: TLS}, hosts: [\"*.local\"], tls: {mode: AUTO_PASSTHROUGH}}")
+	case "passthrough":
+		servers = append(servers, "{port: {number: 15443, name: tls, protocol: TLS}, hosts: [\"*.example.net\"], tls: {mode: PASSTHROUGH}}")
+		passthrough = true
+	case "mutual":
+		servers = append(servers, "{port: {number: 15443, name: https-mtls, protocol: HTTPS}, hosts: [\"*\"], tls: {mode: MUTUAL, credentialName: ingress-mtls}}")
+	case "istio":
+		servers = append(servers, "{port: {number: 15443, name: tls-istio, protocol: TLS}, hosts: [\"*\"], tls: {mode: ISTIO_MUTUAL}}")
+		tcp = true
 	}
 	fmt.Fprintf(b, "---\napiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: public, namespace: istio-system}\nspec:\n  selector: {istio: ingressgateway}\n  servers:\n")
 	for _, s := range servers {
 		fmt.Fprintf(b, "  - %s\n", s)
+	}
+	for _, s := range g.svcs {
+		if passthrough && !s.ports[0].http {
+			passthrough = false
+			fmt.Fprintf(b, "---\napiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: %s-passthrough, namespace: %s}\nspec:\n  hosts: [\"%s.example.net\"]\n  gateways: [istio-system/public]\n  tls:\n  - {match: [{sniHosts: [\"%s.example.net\"]}], route: [{destination: {host: %s, port: {number: %d}}}]}\n",
+				s.name, s.ns, s.name, s.name, s.name, s.ports[0].number)
+		}
+		if tcp && !s.ports[0].http {
+			tcp = false
+			fmt.Fprintf(b, "---\napiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: %s-tcp, namespace: %s}\nspec:\n  hosts: [\"*\"]\n  gateways: [istio-system/public]\n  tcp:\n  - {match: [{port: 15443}], route: [{destination: {host: %s, port: {number: %d}}}]}\n",
+				s.name, s.ns, s.name, s.ports[0].number)
+		}
 	}
 	for _, s := range g.svcs {
 		if s.ports[0].http {
