@@ -237,3 +237,47 @@ spec:
 		}
 	}
 }
+
+// TestDefaultEndpointUnixBind: a Sidecar ingress defaultEndpoint on a unix
+// socket gives a STATIC cluster bound from istiod's inbound source address,
+// as every inbound cluster not to loopback is (checked against istiod's
+// generator): 127.0.0.6, ::6 on an IPv6-only proxy, and so too for the
+// original-destination and wildcard clusters beside it.
+func TestDefaultEndpointUnixBind(t *testing.T) {
+	sidecar := `apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: default, namespace: default}
+spec:
+  ingress:
+  - {port: {number: 9090, protocol: TCP, name: sock}, defaultEndpoint: "unix:///var/run/app.sock"}
+  - {port: {number: 9091, protocol: TCP, name: orig}}
+  - {port: {number: 9092, protocol: TCP, name: pod6}, defaultEndpoint: "[::]:9092"}`
+	pod := func(name, ips string) string {
+		return `apiVersion: v1
+kind: Pod
+metadata: {name: ` + name + `, namespace: default, labels: {app: ` + name + `}}
+spec: {containers: [{name: app, image: x}]}
+status: {podIPs: [` + ips + `]}`
+	}
+	docs := []string{injectedNs, sidecar, pod("v4", "{ip: 10.1.0.4}"), pod("v6", `{ip: "fd00::6"}`),
+		pod("dual", `{ip: 10.1.0.5}, {ip: "fd00::5"}`)}
+	tests := []struct {
+		proxy, sock, orig, pod6 string // the bind of each cluster, "" for none
+	}{
+		{"default/v4", "127.0.0.6", "127.0.0.6", ""},
+		{"default/dual", "127.0.0.6", "127.0.0.6", "127.0.0.6"},
+		{"default/v6", "::6", "::6", "::6"},
+	}
+	for _, tt := range tests {
+		cfg := compile(t, Options{Format: XDS}, tt.proxy, docs...)
+		if pipe := clusterNamed(cfg, "inbound|9090||").GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetPipe(); pipe.GetPath() != "/var/run/app.sock" {
+			t.Errorf("%s inbound|9090|| reaches %v, want the socket", tt.proxy, pipe)
+		}
+		for cluster, want := range map[string]string{"inbound|9090||": tt.sock, "inbound|9091||": tt.orig, "inbound|9092||": tt.pod6} {
+			bc := clusterNamed(cfg, cluster).GetUpstreamBindConfig()
+			if got := bc.GetSourceAddress().GetAddress(); got != want || (want != "" && bc.GetSourceAddress().GetPortValue() != 0) || len(bc.GetExtraSourceAddresses()) > 0 {
+				t.Errorf("%s %s: upstream bind %v, want %q port 0", tt.proxy, cluster, bc, want)
+			}
+		}
+	}
+}
