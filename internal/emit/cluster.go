@@ -42,6 +42,9 @@ const (
 // application, so that the connection is not captured again.
 const inboundBind = "127.0.0.6"
 
+// inboundBind6 is inboundBind on an IPv6-only proxy.
+const inboundBind6 = "::6"
+
 // outboundClusters builds, for every service and port of the scope, the
 // default cluster and one per subset of the DestinationRule the proxy uses
 // (docs/semantics/envoy-output.md §7.2).
@@ -655,33 +658,86 @@ func (b *builder) inboundPolicy(ip inboundPort) (policy, *resolve.Rule) {
 
 // inboundCluster reaches the application: at the connection's original
 // destination, or at a Sidecar ingress listener's defaultEndpoint
-// ("127.0.0.1:8080", "unix:///path"; a wildcard address means the pod's
-// own address, docs/semantics/sidecar-scope.md §4.10).
+// ("127.0.0.1:8080", "unix:///path"; localhost of the proxy's family; a
+// wildcard address means the pod's own address,
+// docs/semantics/sidecar-scope.md §4.10).
 func (b *builder) inboundCluster(ip inboundPort) *clusterv3.Cluster {
 	name := inboundName(ip.target)
 	ep := ip.endpoint
-	if path, ok := strings.CutPrefix(ep, "unix://"); ok {
-		return staticCluster(name, &corev3.Address{Address: &corev3.Address_Pipe{Pipe: &corev3.Pipe{Path: path}}})
-	}
-	if addr, port, err := net.SplitHostPort(ep); err == nil {
-		n, _ := strconv.ParseUint(port, 10, 32)
-		if addr != "0.0.0.0" && addr != "::" {
-			return staticCluster(name, socketAddress(addr, uint32(n)))
-		}
-		addr = b.podAddress(addr == "::")
-		c := staticCluster(name, socketAddress(addr, uint32(n)))
-		if addr != "127.0.0.1" && addr != "::1" {
-			// As for the original destination: the sidecar's own traffic
-			// to its pod address must not be captured again.
-			c.UpstreamBindConfig = &corev3.BindConfig{SourceAddress: socketAddress(inboundBind, 0).GetSocketAddress()}
-		}
+	bound := func(c *clusterv3.Cluster) *clusterv3.Cluster {
+		// As for the original destination: the sidecar's own traffic to
+		// the application must not be captured again. istiod binds every
+		// inbound cluster but those to loopback, a unix socket's too.
+		c.UpstreamBindConfig = &corev3.BindConfig{SourceAddress: socketAddress(b.inboundSource(), 0).GetSocketAddress()}
 		return c
 	}
-	c := originalDst(name, nil, inboundBind)
+	if path, ok := strings.CutPrefix(ep, "unix://"); ok {
+		return bound(staticCluster(name, &corev3.Address{Address: &corev3.Address_Pipe{Pipe: &corev3.Pipe{Path: path}}}))
+	}
+	// Only the four addresses istiod knows pick an address; any other
+	// host (":8080") leaves the original destination, as in istiod.
+	if addr, port, err := net.SplitHostPort(ep); err == nil {
+		n, _ := strconv.ParseUint(port, 10, 32)
+		switch addr {
+		case "127.0.0.1", "::1":
+			return staticCluster(name, socketAddress(b.loopback(addr == "::1"), uint32(n)))
+		case "0.0.0.0", "::":
+			addr = b.podAddress(addr == "::")
+			c := staticCluster(name, socketAddress(addr, uint32(n)))
+			if addr == "127.0.0.1" || addr == "::1" {
+				return c
+			}
+			return bound(c)
+		}
+	}
+	c := originalDst(name, nil, b.inboundSource())
 	// Connections to the application are never cleaned up early:
 	// istiod's longest interval, in whole seconds.
 	c.CleanupInterval = &durationpb.Duration{Seconds: 9223372035}
 	return c
+}
+
+// inboundSource is the address inbound clusters bind to, which iptables
+// lets through: 127.0.0.6, or ::6 on an IPv6-only proxy, as istiod binds
+// them (the first of its passthrough bind IPs).
+func (b *builder) inboundSource() string {
+	if b.ipv6Only() {
+		return inboundBind6
+	}
+	return inboundBind
+}
+
+// ipv6Only says whether every address of the proxy is IPv6 (istiod's IP
+// mode IPv6); a proxy without addresses counts as IPv4.
+func (b *builder) ipv6Only() bool {
+	v6 := false
+	for _, ip := range b.view.Proxy.IPs {
+		if a, err := netip.ParseAddr(ip); err == nil {
+			if a.Is4() {
+				return false
+			}
+			v6 = true
+		}
+	}
+	return v6
+}
+
+// loopback is the localhost a defaultEndpoint of 127.0.0.1 or [::1]
+// reaches, as istiod picks it among the proxy's localhosts: 127.0.0.1 on
+// an IPv4 proxy (one without addresses included), ::1 on an IPv6-only
+// one, and on a dual-stack proxy the one named (v6: ::1).
+func (b *builder) loopback(v6 bool) string {
+	var has4, has6 bool
+	for _, ip := range b.view.Proxy.IPs {
+		if a, err := netip.ParseAddr(ip); err == nil {
+			has4 = has4 || a.Is4()
+			has6 = has6 || !a.Is4()
+		}
+	}
+	if has6 && (v6 || !has4) {
+		return "::1"
+	}
+	return "127.0.0.1"
 }
 
 // podAddress is the proxy's first IP of the family, as istiod resolves a

@@ -17,11 +17,23 @@ import (
 	"github.com/meshc/meshc/internal/resolve"
 )
 
-// portEndpoints are a service's endpoints for one service port.
+// portEndpoints are a service's endpoints for one service port: those of
+// the port that serves the number (resolve.Service.PortServing), as istiod
+// matches endpoints to a cluster's port by name, so that a number declared
+// for UDP and TCP (53) lists each workload once, at that port's target.
+// The match is by name for Kubernetes services, whose endpoints are their
+// own, even when a scope's copy keeps one port of the number (a Sidecar
+// egress port's merge), and for any service declaring the number twice;
+// ServiceEntries of one host share endpoints, which match by number.
 func portEndpoints(s *resolve.Service, port uint32) []resolve.Endpoint {
+	name, byName := "", false
+	if s.Registry == resolve.Kubernetes || s.PortsNumbered(port) > 1 {
+		p, _ := s.PortServing(port)
+		name, byName = p.Name, true
+	}
 	var out []resolve.Endpoint
 	for _, e := range s.Endpoints {
-		if e.ServicePort == port {
+		if e.ServicePort == port && (!byName || e.PortName == name) {
 			out = append(out, e)
 		}
 	}

@@ -1,6 +1,9 @@
 package emit
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -155,5 +158,126 @@ func TestEndpointTLSModeWithoutMTLS(t *testing.T) {
 		if l := cla.GetEndpoints(); tc.n == 0 && (len(l) != 1 || l[0].GetLoadBalancingWeight() != nil) {
 			t.Errorf("%s: localities %v, want one, empty and without weight", tc.cluster, l)
 		}
+	}
+}
+
+// TestDualProtocolPort: a Service declaring one port number for two
+// protocols (UDP and TCP 53, kube-dns style), checked against istiod's
+// generator. The number is served by its first port that is not UDP, as
+// istiod looks ports up: the endpoints of outbound|P|| list each pod once,
+// at that port's target, whichever comes first; a route configuration on
+// the number has the service's vhost when that port may carry HTTP; and
+// on the pod each target port takes the protocol of its own port.
+func TestDualProtocolPort(t *testing.T) {
+	docs := []string{injectedNs, clientPod, `apiVersion: v1
+kind: Pod
+metadata: {name: dns, namespace: default, labels: {app: dns}}
+spec: {containers: [{name: app, image: x, ports: [{name: dns, containerPort: 5353, protocol: UDP}, {name: dns-tcp, containerPort: 5353}, {name: alt, containerPort: 7000}]}]}
+status: {podIP: 10.1.0.3}`, `apiVersion: v1
+kind: Service
+metadata: {name: dns, namespace: default}
+spec:
+  clusterIP: 10.0.0.53
+  selector: {app: dns}
+  ports:
+  - {name: dns, port: 53, protocol: UDP}
+  - {name: dns-tcp, port: 53, protocol: TCP}
+  - {name: named-udp, port: 54, targetPort: dns, protocol: UDP}
+  - {name: named-tcp, port: 54, targetPort: dns-tcp, protocol: TCP}
+  - {name: diff-udp, port: 55, targetPort: 5353, protocol: UDP}
+  - {name: diff-tcp, port: 55, targetPort: 7000, protocol: TCP}
+  - {name: tcp-first, port: 56, targetPort: 7000, protocol: TCP}
+  - {name: udp-second, port: 56, targetPort: 5353, protocol: UDP}`}
+	tests := []struct {
+		port, target uint32
+		vhost        bool // the port's route configuration has the service
+	}{
+		{53, 53, false},
+		{54, 5353, true},
+		{55, 7000, true},
+		{56, 7000, false},
+	}
+	for _, proxy := range []string{"default/client", "default/dns"} {
+		cfg := compile(t, Options{Format: XDS}, proxy, docs...)
+		for _, tt := range tests {
+			cluster := fmt.Sprintf("outbound|%d||dns.default.svc.cluster.local", tt.port)
+			var got []string
+			for _, l := range endpointsNamed(cfg, cluster).GetEndpoints() {
+				for _, e := range l.GetLbEndpoints() {
+					sa := e.GetEndpoint().GetAddress().GetSocketAddress()
+					got = append(got, fmt.Sprintf("%s:%d/%d", sa.GetAddress(), sa.GetPortValue(), e.GetLoadBalancingWeight().GetValue()))
+				}
+				if w := l.GetLoadBalancingWeight().GetValue(); w != 1 {
+					t.Errorf("%s %s: locality weight %d, want 1", proxy, cluster, w)
+				}
+			}
+			if want := []string{fmt.Sprintf("10.1.0.3:%d/1", tt.target)}; !slices.Equal(got, want) {
+				t.Errorf("%s %s: endpoints %v, want %v", proxy, cluster, got, want)
+			}
+			route := fmt.Sprintf("dns.default.svc.cluster.local:%d", tt.port)
+			_, has := vhostDomains(routeNamed(cfg, route))[route]
+			if has != tt.vhost {
+				t.Errorf("%s route %s: vhost for the service %v, want %v", proxy, route, has, tt.vhost)
+			}
+		}
+	}
+	// On the pod, 5353 is first targeted by UDP 53 (TCP chains), 7000 by
+	// diff-tcp, a sniffed port (HTTP and TCP chains).
+	chains := inboundChainPorts(compile(t, Options{Format: XDS}, "default/dns", docs...))
+	if got := chains[5353]; !slices.Equal(got, []string{tcpProxyName}) {
+		t.Errorf("chains of port 5353 end in %v, want only %s", got, tcpProxyName)
+	}
+	if got := chains[7000]; !slices.Contains(got, hcmName) || !slices.Contains(got, tcpProxyName) {
+		t.Errorf("chains of port 7000 end in %v, want HTTP and TCP ones", got)
+	}
+}
+
+// TestDualProtocolPortSidecarEgress: the same root cause through a Sidecar
+// egress port, checked against istiod's generator. The egress port 53
+// keeps the service's first port of that number, UDP; the catch-all
+// listener's copy then adds only numbers not yet there, so UDP 54 and 55
+// stay and TCP 56 joins: clusters for 56 alone. The listener on 53 still
+// names outbound|53||, which istiod writes without a cluster, and that is
+// no problem of meshc's. The cluster for 56 lists the pod once.
+func TestDualProtocolPortSidecarEgress(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, `apiVersion: v1
+kind: Pod
+metadata: {name: dns, namespace: default, labels: {app: dns}}
+spec: {containers: [{name: app, image: x}]}
+status: {podIP: 10.1.0.3}`, `apiVersion: v1
+kind: Service
+metadata: {name: dns, namespace: default}
+spec:
+  clusterIP: 10.0.0.53
+  selector: {app: dns}
+  ports:
+  - {name: dns, port: 53, protocol: UDP}
+  - {name: dns-tcp, port: 53, protocol: TCP}
+  - {name: a-udp, port: 54, protocol: UDP}
+  - {name: a-tcp, port: 54, protocol: TCP}
+  - {name: b-tcp, port: 56, protocol: TCP}
+  - {name: b-udp, port: 56, protocol: UDP}`, `apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: default, namespace: default}
+spec:
+  egress:
+  - {port: {number: 53, protocol: TCP, name: dns}, hosts: ["*/*"]}
+  - {hosts: ["*/*"]}`)
+	var got []string
+	for _, c := range cfg.Clusters {
+		if strings.HasPrefix(c.GetName(), "outbound|") {
+			got = append(got, c.GetName())
+		}
+	}
+	if want := []string{"outbound|56||dns.default.svc.cluster.local"}; !slices.Equal(got, want) {
+		t.Errorf("outbound clusters %v, want %v", got, want)
+	}
+	// The scope's copy keeps TCP 56 alone; its endpoints are still that
+	// port's only, the pod once.
+	if n, _ := tlsMarks(endpointsNamed(cfg, "outbound|56||dns.default.svc.cluster.local")); n != 1 {
+		t.Errorf("outbound|56|| has %d endpoints, want 1", n)
+	}
+	if l := listenerNamed(cfg, "10.0.0.53_53"); l == nil {
+		t.Errorf("no listener 10.0.0.53_53; have %v", names(cfg.Listeners))
 	}
 }

@@ -176,3 +176,108 @@ spec:
 		}
 	}
 }
+
+// TestDefaultEndpointLoopback: a Sidecar ingress defaultEndpoint on
+// localhost reaches the loopback of the proxy's family, as istiod picks it
+// (checked against istiod's generator): an IPv4 proxy (or one without
+// addresses) gets 127.0.0.1 for [::1] too, an IPv6-only one ::1 for
+// 127.0.0.1 too, a dual-stack one the address named. A host istiod does
+// not know (":P") leaves the original destination.
+func TestDefaultEndpointLoopback(t *testing.T) {
+	sidecar := `apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: default, namespace: default}
+spec:
+  ingress:
+  - {port: {number: 8080, protocol: HTTP, name: http}, defaultEndpoint: "[::1]:8080"}
+  - {port: {number: 8081, protocol: HTTP, name: http2}, defaultEndpoint: "127.0.0.1:8081"}
+  - {port: {number: 9091, protocol: TCP, name: tcp}, defaultEndpoint: ":9191"}`
+	pod := func(name, ips string) string {
+		return `apiVersion: v1
+kind: Pod
+metadata: {name: ` + name + `, namespace: default, labels: {app: ` + name + `}}
+spec: {containers: [{name: app, image: x}]}
+status: {podIPs: [` + ips + `]}`
+	}
+	deployment := `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tmpl, namespace: default}
+spec:
+  selector: {matchLabels: {app: tmpl}}
+  template:
+    metadata: {labels: {app: tmpl}}
+    spec: {containers: [{name: app, image: x}]}`
+	docs := []string{injectedNs, sidecar, deployment, pod("v4", "{ip: 10.1.0.4}"), pod("v6", `{ip: "fd00::6"}`),
+		pod("dual", `{ip: 10.1.0.5}, {ip: "fd00::5"}`)}
+	tests := []struct {
+		proxy, v6, v4 string // where [::1]:8080 and 127.0.0.1:8081 go
+	}{
+		{"default/v4", "127.0.0.1", "127.0.0.1"},
+		{"default/tmpl", "127.0.0.1", "127.0.0.1"},
+		{"default/v6", "::1", "::1"},
+		{"default/dual", "::1", "127.0.0.1"},
+	}
+	for _, tt := range tests {
+		cfg := compile(t, Options{Format: XDS}, tt.proxy, docs...)
+		for _, want := range []struct {
+			cluster, addr string
+			port          uint32
+		}{{"inbound|8080||", tt.v6, 8080}, {"inbound|8081||", tt.v4, 8081}} {
+			c := clusterNamed(cfg, want.cluster)
+			sa := c.GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
+			if c.GetType() != clusterv3.Cluster_STATIC || sa.GetAddress() != want.addr || sa.GetPortValue() != want.port {
+				t.Errorf("%s %s: %v to %s:%d, want STATIC to %s:%d", tt.proxy, want.cluster, c.GetType(), sa.GetAddress(), sa.GetPortValue(), want.addr, want.port)
+			}
+			if c.GetUpstreamBindConfig() != nil {
+				t.Errorf("%s %s: upstream bind %v, want none to loopback", tt.proxy, want.cluster, c.GetUpstreamBindConfig())
+			}
+		}
+		if c := clusterNamed(cfg, "inbound|9091||"); c.GetType() != clusterv3.Cluster_ORIGINAL_DST || c.GetLoadAssignment() != nil {
+			t.Errorf("%s inbound|9091||: %v with %v, want ORIGINAL_DST", tt.proxy, c.GetType(), c.GetLoadAssignment())
+		}
+	}
+}
+
+// TestDefaultEndpointUnixBind: a Sidecar ingress defaultEndpoint on a unix
+// socket gives a STATIC cluster bound from istiod's inbound source address,
+// as every inbound cluster not to loopback is (checked against istiod's
+// generator): 127.0.0.6, ::6 on an IPv6-only proxy, and so too for the
+// original-destination and wildcard clusters beside it.
+func TestDefaultEndpointUnixBind(t *testing.T) {
+	sidecar := `apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: default, namespace: default}
+spec:
+  ingress:
+  - {port: {number: 9090, protocol: TCP, name: sock}, defaultEndpoint: "unix:///var/run/app.sock"}
+  - {port: {number: 9091, protocol: TCP, name: orig}}
+  - {port: {number: 9092, protocol: TCP, name: pod6}, defaultEndpoint: "[::]:9092"}`
+	pod := func(name, ips string) string {
+		return `apiVersion: v1
+kind: Pod
+metadata: {name: ` + name + `, namespace: default, labels: {app: ` + name + `}}
+spec: {containers: [{name: app, image: x}]}
+status: {podIPs: [` + ips + `]}`
+	}
+	docs := []string{injectedNs, sidecar, pod("v4", "{ip: 10.1.0.4}"), pod("v6", `{ip: "fd00::6"}`),
+		pod("dual", `{ip: 10.1.0.5}, {ip: "fd00::5"}`)}
+	tests := []struct {
+		proxy, sock, orig, pod6 string // the bind of each cluster, "" for none
+	}{
+		{"default/v4", "127.0.0.6", "127.0.0.6", ""},
+		{"default/dual", "127.0.0.6", "127.0.0.6", "127.0.0.6"},
+		{"default/v6", "::6", "::6", "::6"},
+	}
+	for _, tt := range tests {
+		cfg := compile(t, Options{Format: XDS}, tt.proxy, docs...)
+		if pipe := clusterNamed(cfg, "inbound|9090||").GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetPipe(); pipe.GetPath() != "/var/run/app.sock" {
+			t.Errorf("%s inbound|9090|| reaches %v, want the socket", tt.proxy, pipe)
+		}
+		for cluster, want := range map[string]string{"inbound|9090||": tt.sock, "inbound|9091||": tt.orig, "inbound|9092||": tt.pod6} {
+			bc := clusterNamed(cfg, cluster).GetUpstreamBindConfig()
+			if got := bc.GetSourceAddress().GetAddress(); got != want || (want != "" && bc.GetSourceAddress().GetPortValue() != 0) || len(bc.GetExtraSourceAddresses()) > 0 {
+				t.Errorf("%s %s: upstream bind %v, want %q port 0", tt.proxy, cluster, bc, want)
+			}
+		}
+	}
+}

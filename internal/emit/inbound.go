@@ -97,10 +97,13 @@ func inboundIndex(m *resolve.Mesh) map[any][]inboundPort {
 			// UDP ports (and TCP ones named "udp-…") keep their inbound
 			// cluster and chains, as TCP: only outbound generators skip
 			// them (docs/semantics/registry.md §1.2).
-			port, ok := s.PortNumbered(e.ServicePort)
-			if !ok {
+			// The endpoint's own port: a number declared for UDP and TCP
+			// may target two workload ports.
+			i := slices.IndexFunc(s.Ports, func(p resolve.Port) bool { return p.Number == e.ServicePort && p.Name == e.PortName })
+			if i < 0 {
 				continue
 			}
+			port := s.Ports[i]
 			ports := out[e.Workload]
 			if !slices.ContainsFunc(ports, func(p inboundPort) bool { return p.target == e.Port }) {
 				out[e.Workload] = append(ports, inboundPort{target: e.Port, port: port.Number, protocol: port.Protocol, service: s, host: string(s.Host), bind: wildcard})

@@ -106,15 +106,27 @@ func (b *builder) expected(clusterName string) bool {
 		return false
 	}
 	port, _ := clusterPortSubset(clusterName)
-	_, ok := s.PortNumbered(port)
+	_, ok := s.PortServing(port)
 	return ok
 }
 
 // outOfScope says whether an outbound cluster names a host the proxy
 // cannot see: a TCP route to it is lint's MC5002, and Envoy accepts a
-// tcp_proxy whose cluster is missing (the connection is closed).
+// tcp_proxy whose cluster is missing (the connection is closed). So too
+// for a port the proxy sees its service declare for UDP only: a Sidecar
+// egress port trims a service to its first port of the number (UDP 53
+// before TCP 53), and istiod still writes the listener, no cluster.
 func (b *builder) outOfScope(clusterName string) bool {
-	return strings.HasPrefix(clusterName, "outbound|") && b.serviceOf(clusterName) == nil
+	if !strings.HasPrefix(clusterName, "outbound|") {
+		return false
+	}
+	s := b.serviceOf(clusterName)
+	if s == nil {
+		return true
+	}
+	port, _ := clusterPortSubset(clusterName)
+	_, served := s.PortServing(port)
+	return !served && s.PortsNumbered(port) > 0
 }
 
 // routeTargets are the clusters a route configuration sends to.

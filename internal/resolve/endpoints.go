@@ -18,8 +18,11 @@ type Endpoint struct {
 	// path; empty for a workload template, whose pod IPs the manifests do
 	// not know.
 	Address string
-	// Port is the workload port; ServicePort the service port it serves.
+	// Port is the workload port; ServicePort the service port it serves,
+	// and PortName that port's name, which tells apart two ports of one
+	// number (UDP and TCP 53).
 	Port, ServicePort uint32
+	PortName          string
 	Labels            map[string]string
 	// TLSMode is "istio" when the workload has a sidecar (or says so),
 	// else "disabled".
@@ -153,7 +156,7 @@ func kubeEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
 				continue
 			}
 			for _, a := range w.addrs {
-				out = append(out, Endpoint{Address: a, Port: target, ServicePort: p.Number, Labels: w.labels, TLSMode: w.tlsMode,
+				out = append(out, Endpoint{Address: a, Port: target, ServicePort: p.Number, PortName: p.Name, Labels: w.labels, TLSMode: w.tlsMode,
 					ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta})
 			}
 		}
@@ -220,7 +223,7 @@ func entryEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
 					continue // hostnames and sockets serve DNS entries only
 				}
 				for _, p := range s.Ports {
-					out = append(out, Endpoint{Address: a, Port: port(p, a, w.ports), ServicePort: p.Number, Labels: w.labels, TLSMode: w.tlsMode,
+					out = append(out, Endpoint{Address: a, Port: port(p, a, w.ports), ServicePort: p.Number, PortName: p.Name, Labels: w.labels, TLSMode: w.tlsMode,
 						ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta})
 				}
 			}
@@ -236,7 +239,7 @@ func entryEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
 		}
 	case dns:
 		for _, p := range s.Ports {
-			out = append(out, Endpoint{Address: string(s.Host), Port: port(p, "", nil), ServicePort: p.Number, TLSMode: "disabled", Workload: s.Object})
+			out = append(out, Endpoint{Address: string(s.Host), Port: port(p, "", nil), ServicePort: p.Number, PortName: p.Name, TLSMode: "disabled", Workload: s.Object})
 		}
 	}
 	return out
@@ -250,7 +253,7 @@ func entryEndpoint(w *model.ObjectMeta, e *networking.WorkloadEntry, p Port, por
 			mode = "istio"
 		}
 	}
-	return Endpoint{Address: e.GetAddress(), Port: port, ServicePort: p.Number, Labels: e.GetLabels(), TLSMode: mode,
+	return Endpoint{Address: e.GetAddress(), Port: port, ServicePort: p.Number, PortName: p.Name, Labels: e.GetLabels(), TLSMode: mode,
 		ServiceAccount: e.GetServiceAccount(), Weight: e.GetWeight(), Locality: e.GetLocality(), Workload: w}
 }
 

@@ -101,7 +101,8 @@ func (s *Service) compare(o *Service) int {
 	return olderFirst(s.Created, s.Name, s.Namespace, o.Created, o.Name, o.Namespace)
 }
 
-// PortNumbered returns the port with number n.
+// PortNumbered returns the first port with number n, whatever its
+// protocol.
 func (s *Service) PortNumbered(n uint32) (Port, bool) {
 	for _, p := range s.Ports {
 		if p.Number == n {
@@ -109,6 +110,31 @@ func (s *Service) PortNumbered(n uint32) (Port, bool) {
 		}
 	}
 	return Port{}, false
+}
+
+// PortServing returns the port that serves number n to clients, as istiod
+// looks a service port up by number (PortList.GetByPort): the first with
+// that number that is not UDP. Routes, clusters and endpoints of port n
+// follow it; a port declared for UDP and TCP (53) is its TCP one.
+func (s *Service) PortServing(n uint32) (Port, bool) {
+	for _, p := range s.Ports {
+		if p.Number == n && p.Protocol != protocol.UDP {
+			return p, true
+		}
+	}
+	return Port{}, false
+}
+
+// PortsNumbered counts the service's ports with number n: more than one
+// when a number is declared for two protocols (UDP and TCP 53).
+func (s *Service) PortsNumbered(n uint32) int {
+	c := 0
+	for _, p := range s.Ports {
+		if p.Number == n {
+			c++
+		}
+	}
+	return c
 }
 
 // VisibleIn reports whether proxies in ns can see the service (docs/semantics/exportto.md

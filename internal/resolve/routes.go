@@ -204,7 +204,7 @@ func rdsListener(sc *Scope, port uint32) *EgressListener {
 func portServices(l *EgressListener, port uint32) []*Service {
 	var out []*Service
 	for _, s := range l.Services {
-		if _, ok := s.PortNumbered(port); ok && !slices.ContainsFunc(out, func(o *Service) bool { return o.Host == s.Host }) {
+		if _, ok := s.PortServing(port); ok && !slices.ContainsFunc(out, func(o *Service) bool { return o.Host == s.Host }) {
 			out = append(out, s)
 		}
 	}
@@ -236,7 +236,7 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 		// A service whose port is TCP here gets no vhost from the
 		// VirtualService either (docs/semantics/virtual-services.md §6.4).
 		mine = slices.DeleteFunc(mine, func(s *Service) bool {
-			pp, _ := s.PortNumbered(port)
+			pp, _ := s.PortServing(port)
 			return !pp.Protocol.IsHTTPOrSniffed()
 		})
 		if len(mine) == 0 && port != 80 {
@@ -256,7 +256,7 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 		if owned[s.Host] || s.Resolution == Alias {
 			continue
 		}
-		if pp, _ := s.PortNumbered(port); !pp.Protocol.IsHTTPOrSniffed() {
+		if pp, _ := s.PortServing(port); !pp.Protocol.IsHTTPOrSniffed() {
 			continue
 		}
 		vhosts = append(vhosts, &VirtualHost{Name: fmt.Sprintf("%s:%d", s.Host, port), Domains: m.serviceDomains(s, p), Service: s,

@@ -559,8 +559,10 @@ func (sc *Scope) add(s *Service, why Import) {
 	case mergeable(e, s):
 		m := *e
 		m.Ports = slices.Clone(e.Ports)
+		// A number already there, the new ones included, is kept: of
+		// UDP and TCP 53 only the first (docs/semantics/sidecar-scope.md §4.5).
 		for _, p := range s.Ports {
-			if _, ok := e.PortNumbered(p.Number); !ok {
+			if _, ok := m.PortNumbered(p.Number); !ok {
 				m.Ports = append(m.Ports, p)
 			}
 		}
