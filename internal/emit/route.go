@@ -199,8 +199,11 @@ func hashOf(ch *networking.LoadBalancerSettings_ConsistentHashLB) *routev3.Route
 			Header: &routev3.RouteAction_HashPolicy_Header{HeaderName: ch.GetHttpHeaderName()}}}
 	case ch.GetHttpCookie() != nil:
 		c := ch.GetHttpCookie()
-		return &routev3.RouteAction_HashPolicy{PolicySpecifier: &routev3.RouteAction_HashPolicy_Cookie_{
-			Cookie: &routev3.RouteAction_HashPolicy_Cookie{Name: c.GetName(), Path: c.GetPath(), Ttl: c.GetTtl()}}}
+		cookie := &routev3.RouteAction_HashPolicy_Cookie{Name: c.GetName(), Path: c.GetPath(), Ttl: c.GetTtl()}
+		for _, a := range c.GetAttributes() {
+			cookie.Attributes = append(cookie.Attributes, &routev3.RouteAction_HashPolicy_CookieAttribute{Name: a.GetName(), Value: a.GetValue()})
+		}
+		return &routev3.RouteAction_HashPolicy{PolicySpecifier: &routev3.RouteAction_HashPolicy_Cookie_{Cookie: cookie}}
 	case ch.GetUseSourceIp():
 		return &routev3.RouteAction_HashPolicy{PolicySpecifier: &routev3.RouteAction_HashPolicy_ConnectionProperties_{
 			ConnectionProperties: &routev3.RouteAction_HashPolicy_ConnectionProperties{SourceIp: true}}}

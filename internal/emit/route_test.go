@@ -16,6 +16,8 @@ import (
 	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	previousprioritiesv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/priority/previous_priorities/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // TestRouteFeatures: a VirtualService route's CORS policy, mirror,
@@ -630,4 +632,35 @@ func tcpSourceIPHash(t *testing.T, fc *listenerv3.FilterChain) bool {
 		}
 	}
 	return false
+}
+
+// TestCookieHashKeepsAttributes: a consistent hash by cookie carries the
+// cookie's attributes (name and value, in order, a value left empty when
+// not given) into the route's hash policy, as istiod's generator writes it.
+func TestCookieHashKeepsAttributes(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.5, ports: [{name: http, port: 80}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: web, namespace: default}
+spec:
+  host: web
+  trafficPolicy:
+    loadBalancer:
+      consistentHash:
+        httpCookie:
+          name: sess
+          path: /
+          ttl: 10s
+          attributes: [{name: SameSite, value: Strict}, {name: Secure}]`)
+	r := routesOf(t, routeNamed(cfg, "80"), "web.default.svc.cluster.local:80")[0]
+	want := &routev3.RouteAction_HashPolicy{PolicySpecifier: &routev3.RouteAction_HashPolicy_Cookie_{
+		Cookie: &routev3.RouteAction_HashPolicy_Cookie{Name: "sess", Path: "/", Ttl: durationpb.New(10 * time.Second),
+			Attributes: []*routev3.RouteAction_HashPolicy_CookieAttribute{{Name: "SameSite", Value: "Strict"}, {Name: "Secure"}}}}}
+	if got := r.GetRoute().GetHashPolicy(); len(got) != 1 || !proto.Equal(got[0], want) {
+		t.Errorf("hash policies = %v, want only %v", got, want)
+	}
 }
