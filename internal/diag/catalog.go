@@ -82,7 +82,14 @@ the camelCase JSON names of the CRDs; a snake_case name is unknown and the
 message suggests the right one.
 A few rules of istiod's own validation that the schemas leave out are
 checked the same way, since istiod ignores such an object: a VirtualService
-route timeout under 1 ms or not in whole milliseconds.
+route timeout, retries.perTryTimeout or retries.backoff, or a
+DestinationRule connection pool duration (HTTP idleTimeout, http2KeepAlive
+interval and timeout, TCP connectTimeout, maxConnectionDuration,
+tcpKeepalive time and interval, a TCP idleTimeout of 1 ms or more), under
+1 ms or not in whole milliseconds; an http2KeepAlive without interval or
+timeout; a configmap:// credentialName without namespace and name, or in
+another namespace than the DestinationRule's; an HTTP route with both
+mirror and mirrors.
 The mesh config (the istio ConfigMap's mesh key, or --mesh-config) is the
 exception: istiod ignores fields it does not know there, so meshc reports
 them as warnings and applies the rest.`,

@@ -772,26 +772,15 @@ func inboundName(target uint32) string {
 }
 
 // tcpProxyLimits applies to an outbound tcp_proxy the idle timeout and
-// maximum connection duration of the DestinationRule of the service its
-// cluster (or its first route's) reaches, as istiod does: the rule's
-// top-level pool only, port-level settings not consulted. Other clusters
-// (inbound, passthrough, black hole) get none.
-func (b *builder) tcpProxyLimits(tp *tcpv3.TcpProxy, cluster string) {
-	var h string
-	if rest, ok := strings.CutPrefix(cluster, "outbound|"); ok {
-		if parts := strings.SplitN(rest, "|", 3); len(parts) == 3 {
-			h = parts[2]
-		}
-	} else if rest, ok := strings.CutPrefix(cluster, "outbound_."); ok {
-		// SNI-DNAT: "outbound_.<port>_.<subset>_.<host>"
-		if parts := strings.SplitN(rest, "_.", 3); len(parts) == 3 {
-			h = parts[2]
-		}
-	}
+// maximum connection duration of the DestinationRule for host h (its
+// cluster's, or its first route destination's own host), as istiod does:
+// the rule's top-level pool only, port-level settings not consulted. Other
+// clusters (inbound, passthrough, black hole) have no host and get none.
+func (b *builder) tcpProxyLimits(tp *tcpv3.TcpProxy, h host.Name) {
 	if h == "" {
 		return
 	}
-	rule := b.ruleFor(host.Name(h))
+	rule := b.ruleFor(h)
 	if rule == nil {
 		return
 	}

@@ -438,9 +438,14 @@ func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking
 	cluster := func(d *networking.Destination) string {
 		return b.mesh.DestinationCluster(b.view.Scope, d, vs.Namespace(), port)
 	}
+	// The DestinationRule is the one for the first destination's own
+	// host, an ExternalName alias's rather than its target's, as istiod
+	// looks it up (docs/semantics/envoy-output.md §7.4).
+	d := routes[0].GetDestination()
+	ruleHost := host.FQDN(d.GetHost(), vs.Namespace(), b.mesh.Config.DomainSuffix)
 	if len(routes) == 1 {
-		name := cluster(routes[0].GetDestination())
-		return b.l4(proto, name, b.tcpProxy(name, name))
+		name := cluster(d)
+		return b.l4(proto, name, b.tcpProxyTo(name, name, ruleHost, d.GetSubset()))
 	}
 	statPrefix := vs.Object.Name + "." + vs.Object.Namespace
 	wc := &tcpv3.TcpProxy_WeightedCluster{}
@@ -453,13 +458,12 @@ func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking
 	}
 	// A split hashes by the first destination's rule, top level only,
 	// and takes that rule's pool limits.
-	first, _ := clusterHostSubset(cluster(routes[0].GetDestination()))
 	tp := &tcpv3.TcpProxy{
 		StatPrefix:       statPrefix,
 		ClusterSpecifier: &tcpv3.TcpProxy_WeightedClusters{WeightedClusters: wc},
-		HashPolicy:       b.sourceIPHash(first, ""),
+		HashPolicy:       b.sourceIPHash(ruleHost, ""),
 	}
-	b.tcpProxyLimits(tp, cluster(routes[0].GetDestination()))
+	b.tcpProxyLimits(tp, ruleHost)
 	return b.l4(proto, statPrefix, &listenerv3.Filter{Name: tcpProxyName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(statPrefix+" tcp_proxy", tp)}})
 }
 
@@ -481,15 +485,23 @@ func (b *builder) l4(proto protocol.Protocol, statPrefix string, f *listenerv3.F
 	return []*listenerv3.Filter{m, f}
 }
 
+// tcpProxy sends to a cluster, with the hash and limits of the
+// DestinationRule for the cluster's host and subset.
 func (b *builder) tcpProxy(statPrefix, clusterName string) *listenerv3.Filter {
-	b.refs[clusterName] = "tcp_proxy " + statPrefix
 	h, subset := clusterHostSubset(clusterName)
+	return b.tcpProxyTo(statPrefix, clusterName, h, subset)
+}
+
+// tcpProxyTo sends to a cluster, with the hash and limits of the
+// DestinationRule for ruleHost and subset.
+func (b *builder) tcpProxyTo(statPrefix, clusterName string, ruleHost host.Name, subset string) *listenerv3.Filter {
+	b.refs[clusterName] = "tcp_proxy " + statPrefix
 	tp := &tcpv3.TcpProxy{
 		StatPrefix:       statPrefix,
 		ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: clusterName},
-		HashPolicy:       b.sourceIPHash(h, subset),
+		HashPolicy:       b.sourceIPHash(ruleHost, subset),
 	}
-	b.tcpProxyLimits(tp, clusterName)
+	b.tcpProxyLimits(tp, ruleHost)
 	return &listenerv3.Filter{Name: tcpProxyName, ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: b.pk.any(statPrefix+" tcp_proxy", tp)}}
 }
 

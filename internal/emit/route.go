@@ -140,16 +140,15 @@ func (b *builder) serviceHash(s *resolve.Service, port uint32) *networking.LoadB
 }
 
 // destinationHash is the consistent hash of a VirtualService destination
-// to service s, as istiod picks it (docs/semantics/envoy-output.md §7.6):
+// written in namespace ns, as istiod picks it (docs/semantics/envoy-output.md §7.6):
 // the subset's port-level hash, else the subset's, else the rule's
-// port-level hash, else its top-level one. Port-level entries are found
-// by the destination's own port only: a destination without one uses
-// none, whatever port its cluster gets.
-func (b *builder) destinationHash(s *resolve.Service, d *networking.Destination) *networking.LoadBalancerSettings_ConsistentHashLB {
-	if s == nil {
-		return nil
-	}
-	rule := b.ruleFor(s.Host)
+// port-level hash, else its top-level one. The rule is the one the proxy
+// uses for the destination's own host, an ExternalName alias's rather
+// than its target's, though the route goes to the target's cluster.
+// Port-level entries are found by the destination's own port only: a
+// destination without one uses none, whatever port its cluster gets.
+func (b *builder) destinationHash(ns string, d *networking.Destination) *networking.LoadBalancerSettings_ConsistentHashLB {
+	rule := b.ruleFor(host.FQDN(d.GetHost(), ns, b.mesh.Config.DomainSuffix))
 	if rule == nil {
 		return nil
 	}
@@ -199,8 +198,11 @@ func hashOf(ch *networking.LoadBalancerSettings_ConsistentHashLB) *routev3.Route
 			Header: &routev3.RouteAction_HashPolicy_Header{HeaderName: ch.GetHttpHeaderName()}}}
 	case ch.GetHttpCookie() != nil:
 		c := ch.GetHttpCookie()
-		return &routev3.RouteAction_HashPolicy{PolicySpecifier: &routev3.RouteAction_HashPolicy_Cookie_{
-			Cookie: &routev3.RouteAction_HashPolicy_Cookie{Name: c.GetName(), Path: c.GetPath(), Ttl: c.GetTtl()}}}
+		cookie := &routev3.RouteAction_HashPolicy_Cookie{Name: c.GetName(), Path: c.GetPath(), Ttl: c.GetTtl()}
+		for _, a := range c.GetAttributes() {
+			cookie.Attributes = append(cookie.Attributes, &routev3.RouteAction_HashPolicy_CookieAttribute{Name: a.GetName(), Value: a.GetValue()})
+		}
+		return &routev3.RouteAction_HashPolicy{PolicySpecifier: &routev3.RouteAction_HashPolicy_Cookie_{Cookie: cookie}}
 	case ch.GetUseSourceIp():
 		return &routev3.RouteAction_HashPolicy{PolicySpecifier: &routev3.RouteAction_HashPolicy_ConnectionProperties_{
 			ConnectionProperties: &routev3.RouteAction_HashPolicy_ConnectionProperties{SourceIp: true}}}
@@ -431,11 +433,11 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 	// Each destination adds its DestinationRule's hash policy; only a
 	// single destination's keeps retries on the same host.
 	hashed := false
-	for i, c := range r.Clusters {
+	for i := range r.Clusters {
 		if i >= len(dests) {
 			break
 		}
-		ch := b.destinationHash(b.serviceOf(c.Cluster), dests[i].GetDestination())
+		ch := b.destinationHash(r.Source.From.Namespace(), dests[i].GetDestination())
 		if h := hashOf(ch); h != nil {
 			action.HashPolicy = append(action.HashPolicy, h)
 		}

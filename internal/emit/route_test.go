@@ -16,6 +16,8 @@ import (
 	tcpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	previousprioritiesv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/priority/previous_priorities/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // TestRouteFeatures: a VirtualService route's CORS policy, mirror,
@@ -630,4 +632,147 @@ func tcpSourceIPHash(t *testing.T, fc *listenerv3.FilterChain) bool {
 		}
 	}
 	return false
+}
+
+// TestCookieHashKeepsAttributes: a consistent hash by cookie carries the
+// cookie's attributes (name and value, in order, a value left empty when
+// not given) into the route's hash policy, as istiod's generator writes it.
+func TestCookieHashKeepsAttributes(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.5, ports: [{name: http, port: 80}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: web, namespace: default}
+spec:
+  host: web
+  trafficPolicy:
+    loadBalancer:
+      consistentHash:
+        httpCookie:
+          name: sess
+          path: /
+          ttl: 10s
+          attributes: [{name: SameSite, value: Strict}, {name: Secure}]`)
+	r := routesOf(t, routeNamed(cfg, "80"), "web.default.svc.cluster.local:80")[0]
+	want := &routev3.RouteAction_HashPolicy{PolicySpecifier: &routev3.RouteAction_HashPolicy_Cookie_{
+		Cookie: &routev3.RouteAction_HashPolicy_Cookie{Name: "sess", Path: "/", Ttl: durationpb.New(10 * time.Second),
+			Attributes: []*routev3.RouteAction_HashPolicy_CookieAttribute{{Name: "SameSite", Value: "Strict"}, {Name: "Secure"}}}}}
+	if got := r.GetRoute().GetHashPolicy(); len(got) != 1 || !proto.Equal(got[0], want) {
+		t.Errorf("hash policies = %v, want only %v", got, want)
+	}
+}
+
+// TestAliasDestinationHashesByItsOwnRule: a VirtualService destination
+// naming an ExternalName alias goes to the concrete service's cluster, but
+// its hash policy comes from the DestinationRule for the alias's own host,
+// as istiod looks the rule up by the destination's host: the alias's rule
+// when it has one, no hash when only the concrete service has a rule. A
+// TCP route's tcp_proxy likewise takes the alias's rule: its source-IP
+// hash, idle timeout and maximum connection duration.
+func TestAliasDestinationHashesByItsOwnRule(t *testing.T) {
+	t.Run("tcp", func(t *testing.T) {
+		cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod,
+			`apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: default}
+spec: {clusterIP: 10.0.0.7, ports: [{name: tcp, port: 9000}]}`,
+			`apiVersion: v1
+kind: Service
+metadata: {name: dbfront, namespace: default}
+spec: {clusterIP: 10.0.0.8, ports: [{name: tcp, port: 9000}]}`,
+			`apiVersion: v1
+kind: Service
+metadata: {name: dbalias, namespace: default}
+spec: {type: ExternalName, externalName: db.default.svc.cluster.local, ports: [{name: tcp, port: 9000}]}`,
+			`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: dbalias, namespace: default}
+spec:
+  host: dbalias
+  trafficPolicy:
+    loadBalancer: {consistentHash: {useSourceIp: true}}
+    connectionPool: {tcp: {idleTimeout: 30s, maxConnectionDuration: 60s}}`,
+			`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: dbfront, namespace: default}
+spec:
+  hosts: [dbfront]
+  tcp: [{route: [{destination: {host: dbalias}}]}]`)
+		var tp tcpv3.TcpProxy
+		for _, f := range listenerNamed(cfg, "10.0.0.8_9000").GetFilterChains()[0].GetFilters() {
+			if f.GetName() == "envoy.filters.network.tcp_proxy" {
+				if err := f.GetTypedConfig().UnmarshalTo(&tp); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		want := &tcpv3.TcpProxy{StatPrefix: "outbound|9000||db.default.svc.cluster.local",
+			ClusterSpecifier: &tcpv3.TcpProxy_Cluster{Cluster: "outbound|9000||db.default.svc.cluster.local"},
+			HashPolicy:       []*typev3.HashPolicy{{PolicySpecifier: &typev3.HashPolicy_SourceIp_{SourceIp: &typev3.HashPolicy_SourceIp{}}}},
+			IdleTimeout:      durationpb.New(30 * time.Second), MaxDownstreamConnectionDuration: durationpb.New(60 * time.Second)}
+		if !proto.Equal(&tp, want) {
+			t.Errorf("tcp_proxy = %v, want %v", &tp, want)
+		}
+	})
+	docs := []string{injectedNs, clientPod,
+		`apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {clusterIP: 10.0.0.5, ports: [{name: http, port: 80}]}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: front, namespace: default}
+spec: {clusterIP: 10.0.0.6, ports: [{name: http, port: 80}]}`,
+		`apiVersion: v1
+kind: Service
+metadata: {name: alias, namespace: default}
+spec: {type: ExternalName, externalName: web.default.svc.cluster.local, ports: [{name: http, port: 80}]}`,
+		`apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: web, namespace: default}
+spec: {host: web, trafficPolicy: {loadBalancer: {consistentHash: {httpHeaderName: x-web}}}}`,
+		`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: front, namespace: default}
+spec:
+  hosts: [front]
+  http: [{route: [{destination: {host: alias}}]}]`,
+	}
+	aliasRule := `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: alias, namespace: default}
+spec: {host: alias, trafficPolicy: {loadBalancer: {consistentHash: {httpHeaderName: x-alias}}}}`
+	for _, tc := range []struct {
+		name string
+		docs []string
+		hash string // the header hashed on, "" for no hash
+	}{
+		{"alias rule", append(slices.Clone(docs), aliasRule), "x-alias"},
+		{"target rule only", docs, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := compile(t, Options{Format: XDS}, "default/client", tc.docs...)
+			r := routesOf(t, routeNamed(cfg, "80"), "front.default.svc.cluster.local:80")[0]
+			if c := r.GetRoute().GetCluster(); c != "outbound|80||web.default.svc.cluster.local" {
+				t.Errorf("cluster %q, want the concrete service's", c)
+			}
+			var got []string
+			for _, h := range r.GetRoute().GetHashPolicy() {
+				got = append(got, h.GetHeader().GetHeaderName())
+			}
+			var want []string
+			if tc.hash != "" {
+				want = []string{tc.hash}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("hash headers %q, want %q", got, want)
+			}
+			if ph := r.GetRoute().GetRetryPolicy().GetRetryHostPredicate() != nil; ph != (tc.hash == "") {
+				t.Errorf("retries avoid previous hosts: %v, want %v", ph, tc.hash == "")
+			}
+		})
+	}
 }

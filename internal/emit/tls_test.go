@@ -120,7 +120,7 @@ func TestSecretCredentialOnSidecars(t *testing.T) {
 	}{
 		{"secret, no selector", `credentialName: api-cert`, false},
 		{"secret, selector", "credentialName: api-cert\n  workloadSelector: {matchLabels: {app: client}}", true},
-		{"configmap, no selector", `credentialName: configmap://api-ca`, true},
+		{"configmap, no selector", `credentialName: configmap://default/api-ca`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tlsField, selector, _ := bytes.Cut([]byte(tc.extra), []byte("\n"))

@@ -36,7 +36,7 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[strin
 		errs = checkTopLevel(raw)
 		decodeProto(v.(proto.Message).ProtoReflect(), raw["spec"], model.Path{}.Key("spec"), &errs)
 		if len(errs) == 0 {
-			errs = checkIstio(v.(proto.Message))
+			errs = checkIstio(v.(proto.Message), meta.Namespace)
 		}
 	case model.HNC:
 		errs = checkTopLevel(raw)

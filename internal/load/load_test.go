@@ -515,6 +515,77 @@ func TestVirtualServiceZeroTimeoutIsRejected(t *testing.T) {
 	}
 }
 
+// TestIstiodWebhookRejectsPoolDurationsKeepaliveConfigMapAndMirrors: rules
+// of istiod's validation the schemas leave out, checked against istiod's
+// generator, which rejects each of these objects: every duration of a
+// DestinationRule connection pool (top level, port level, subsets) and a
+// VirtualService's retries.perTryTimeout and backoff at least 1 ms in whole
+// milliseconds, except a TCP idle timeout under 1 ms (0s turns it off); an
+// http2KeepAlive needs both interval and timeout; a configmap:// credential
+// names a namespace, the DestinationRule's own, and a name; a route takes
+// mirror or mirrors, not both. Each is MC1003 at the field's line and the
+// object is left out; the near misses load.
+func TestIstiodWebhookRejectsPoolDurationsKeepaliveConfigMapAndMirrors(t *testing.T) {
+	dr := func(spec string) string {
+		return "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: r, namespace: team}\nspec:\n  host: r\n" + spec
+	}
+	vs := func(route string) string {
+		return "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: r}\nspec:\n  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n" + route
+	}
+	for _, tt := range []struct {
+		name, yaml string
+		want       []diagKey // nil: the object loads
+	}{
+		{"http2KeepAlive without timeout", dr("  trafficPolicy:\n    connectionPool:\n      http:\n        http2KeepAlive:\n          interval: 10s\n"),
+			[]diagKey{{"MC1003", 9, "spec.trafficPolicy.connectionPool.http.http2KeepAlive: http2KeepAlive without timeout is rejected by istiod's validation"}}},
+		{"http2KeepAlive without interval", dr("  trafficPolicy: {connectionPool: {http: {http2KeepAlive: {timeout: 10s}}}}\n"),
+			[]diagKey{{"MC1003", 6, "without interval"}}},
+		{"http2KeepAlive timeout 0s", dr("  trafficPolicy:\n    connectionPool:\n      http:\n        http2KeepAlive:\n          interval: 10s\n          timeout: 0s\n"),
+			[]diagKey{{"MC1003", 11, "http2KeepAlive.timeout: duration 0s is rejected by istiod's validation: it must be at least 1ms"}}},
+		{"http2KeepAlive whole", dr("  trafficPolicy: {connectionPool: {http: {http2KeepAlive: {interval: 10s, timeout: 5s}}}}\n"), nil},
+		{"http idleTimeout 0s", dr("  trafficPolicy:\n    connectionPool:\n      http:\n        idleTimeout: 0s\n"),
+			[]diagKey{{"MC1003", 9, "spec.trafficPolicy.connectionPool.http.idleTimeout: duration 0s is rejected by istiod's validation: it must be at least 1ms"}}},
+		{"http idleTimeout in microseconds", dr("  trafficPolicy: {connectionPool: {http: {idleTimeout: 1500us}}}\n"),
+			[]diagKey{{"MC1003", 6, "whole milliseconds"}}},
+		{"tcp idleTimeout 0s turns it off", dr("  trafficPolicy: {connectionPool: {tcp: {idleTimeout: 0s}}}\n"), nil},
+		{"tcp idleTimeout under 1ms", dr("  trafficPolicy: {connectionPool: {tcp: {idleTimeout: 500us}}}\n"), nil},
+		{"tcp idleTimeout in microseconds", dr("  trafficPolicy: {connectionPool: {tcp: {idleTimeout: 1500us}}}\n"),
+			[]diagKey{{"MC1003", 6, "tcp.idleTimeout: duration 1.5ms is rejected"}}},
+		{"tcp connectTimeout 0s", dr("  trafficPolicy: {connectionPool: {tcp: {connectTimeout: 0s}}}\n"), []diagKey{{"MC1003", 6, "tcp.connectTimeout"}}},
+		{"tcp maxConnectionDuration 0s", dr("  trafficPolicy: {connectionPool: {tcp: {maxConnectionDuration: 0s}}}\n"), []diagKey{{"MC1003", 6, "tcp.maxConnectionDuration"}}},
+		{"tcp keepalive time 0s", dr("  trafficPolicy: {connectionPool: {tcp: {tcpKeepalive: {time: 0s}}}}\n"), []diagKey{{"MC1003", 6, "tcpKeepalive.time"}}},
+		{"tcp keepalive interval 0s", dr("  trafficPolicy: {connectionPool: {tcp: {tcpKeepalive: {interval: 0s}}}}\n"), []diagKey{{"MC1003", 6, "tcpKeepalive.interval"}}},
+		{"port-level pool", dr("  trafficPolicy:\n    portLevelSettings:\n    - port: {number: 80}\n      connectionPool: {http: {idleTimeout: 0s}}\n"),
+			[]diagKey{{"MC1003", 9, "spec.trafficPolicy.portLevelSettings[0].connectionPool.http.idleTimeout"}}},
+		{"subset's port-level pool", dr("  subsets:\n  - name: a\n    trafficPolicy:\n      portLevelSettings:\n      - port: {number: 80}\n        connectionPool:\n          tcp: {connectTimeout: 0s}\n"),
+			[]diagKey{{"MC1003", 12, "spec.subsets[0].trafficPolicy.portLevelSettings[0].connectionPool.tcp.connectTimeout"}}},
+		{"configmap without namespace", dr("  trafficPolicy:\n    tls:\n      mode: SIMPLE\n      credentialName: configmap://name\n"),
+			[]diagKey{{"MC1003", 9, `spec.trafficPolicy.tls.credentialName: credentialName "configmap://name" is rejected by istiod's validation: configmap:// takes a namespace and a name, configmap://team/NAME`}}},
+		{"configmap with empty namespace", dr("  trafficPolicy: {tls: {mode: SIMPLE, credentialName: \"configmap:///name\"}}\n"), []diagKey{{"MC1003", 6, "takes a namespace and a name"}}},
+		{"configmap with empty name", dr("  trafficPolicy: {tls: {mode: SIMPLE, credentialName: \"configmap://team/\"}}\n"), []diagKey{{"MC1003", 6, "takes a namespace and a name"}}},
+		{"configmap in another namespace", dr("  subsets:\n  - name: a\n    trafficPolicy:\n      portLevelSettings:\n      - port: {number: 443}\n        tls: {mode: SIMPLE, credentialName: configmap://other/name}\n"),
+			[]diagKey{{"MC1003", 11, `spec.subsets[0].trafficPolicy.portLevelSettings[0].tls.credentialName: credentialName "configmap://other/name" is rejected by istiod's validation: a configmap:// credential must be in the DestinationRule's namespace "team"`}}},
+		{"configmap in its namespace", dr("  trafficPolicy: {tls: {mode: SIMPLE, credentialName: configmap://team/name}}\n"), nil},
+		{"kubernetes secret without namespace", dr("  trafficPolicy: {tls: {mode: SIMPLE, credentialName: name}}\n"), nil},
+		{"perTryTimeout 0s", vs("    retries:\n      attempts: 2\n      perTryTimeout: 0s\n"),
+			[]diagKey{{"MC1003", 10, "spec.http[0].retries.perTryTimeout: duration 0s is rejected by istiod's validation: it must be at least 1ms"}}},
+		{"perTryTimeout in microseconds", vs("    retries: {attempts: 2, perTryTimeout: 1500us}\n"), []diagKey{{"MC1003", 8, "whole milliseconds"}}},
+		{"backoff 0s", vs("    retries: {attempts: 2, backoff: 0s}\n"), []diagKey{{"MC1003", 8, "retries.backoff"}}},
+		{"perTryTimeout 2s", vs("    retries: {attempts: 2, perTryTimeout: 2s, backoff: 25ms}\n"), nil},
+		{"mirror and mirrors", vs("    mirror: {host: s}\n    mirrors:\n    - destination: {host: s}\n"),
+			[]diagKey{{"MC1003", 9, "spec.http[0].mirrors: a route with both mirror and mirrors is rejected by istiod's validation"}}},
+		{"mirrors alone", vs("    mirrors:\n    - destination: {host: s}\n"), nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, ds := Bytes("in.yaml", []byte(tt.yaml))
+			checkDiags(t, ds, tt.want)
+			if loaded := len(objs) == 1; loaded != (tt.want == nil) {
+				t.Errorf("loaded: %v, want %v", loaded, tt.want == nil)
+			}
+		})
+	}
+}
+
 // TestMixedRepository: in an application repository, files without
 // Kubernetes objects and a chart's unrendered templates are skipped and
 // listed, excluded paths are not read, and the manifests load without a
