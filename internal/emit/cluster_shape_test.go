@@ -33,23 +33,10 @@ spec: {clusterIP: 10.0.0.6, selector: {app: api}, ports: [{name: http, port: 80,
 kind: DestinationRule
 metadata: {name: api, namespace: default}
 spec: {host: api, trafficPolicy: {tls: {mode: SIMPLE}}, subsets: [{name: v1, labels: {version: v1}}]}`,
-		`apiVersion: v1
-kind: Namespace
-metadata: {name: gw}`,
-		`apiVersion: v1
-kind: Pod
-metadata: {name: gw-1, namespace: gw, labels: {istio: gw, sidecar.istio.io/inject: "true"}}
-spec: {containers: [{name: istio-proxy, image: x}]}
-status: {podIP: 10.2.0.1}`,
-		`apiVersion: networking.istio.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: gw}
-spec:
-  selector: {istio: gw}
-  servers:
+		gwNamespace, gwPod, gwGateway(`  servers:
   - port: {number: 15443, name: tls, protocol: TLS}
     tls: {mode: AUTO_PASSTHROUGH}
-    hosts: ["*.local"]`,
+    hosts: ["*.local"]`),
 	}
 	router := compile(t, Options{Format: XDS}, "gw/gw-1", docs...)
 	for _, name := range []string{"outbound_.80_._.api.default.svc.cluster.local", "outbound_.80_.v1_.api.default.svc.cluster.local"} {
@@ -140,20 +127,7 @@ spec:
   host: dns.internal
   trafficPolicy: {portLevelSettings: [{port: {number: 81}, loadBalancer: {simple: PASSTHROUGH}}]}
   subsets: [{name: v1, labels: {version: v1}}]`,
-		`apiVersion: v1
-kind: Namespace
-metadata: {name: gw}`,
-		`apiVersion: v1
-kind: Pod
-metadata: {name: gw-1, namespace: gw, labels: {istio: gw, sidecar.istio.io/inject: "true"}}
-spec: {containers: [{name: istio-proxy, image: x}]}
-status: {podIP: 10.2.0.1}`,
-		`apiVersion: networking.istio.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: gw}
-spec:
-  selector: {istio: gw}
-  servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]`,
+		gwNamespace, gwPod, gwGateway(`  servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]`),
 	}
 	sidecar := compile(t, Options{Format: XDS}, "default/client", docs...)
 	router := compile(t, Options{Format: XDS}, "gw/gw-1", docs...)

@@ -784,6 +784,30 @@ spec: {containers: [{name: istio-proxy, image: x}]}
 status: {podIP: 10.0.0.2}`
 }
 
+// A router of its own namespace gw, for the tests of gateway clusters and
+// endpoints: the namespace, the Pod, and a Gateway with the given servers.
+const (
+	gwNamespace = `apiVersion: v1
+kind: Namespace
+metadata: {name: gw}`
+	gwPod = `apiVersion: v1
+kind: Pod
+metadata: {name: gw-1, namespace: gw, labels: {istio: gw, sidecar.istio.io/inject: "true"}}
+spec: {containers: [{name: istio-proxy, image: x}]}
+status: {podIP: 10.2.0.1}`
+)
+
+// gwGateway is Gateway gw/gw selecting gwPod, with servers (YAML under
+// spec, starting "  servers:").
+func gwGateway(servers string) string {
+	return `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: gw}
+spec:
+  selector: {istio: gw}
+` + servers
+}
+
 // gatewayWorld is a router with servers of every kind that is not plain
 // HTTP, and the services and VirtualServices behind them.
 var gatewayWorld = []string{

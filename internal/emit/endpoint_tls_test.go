@@ -99,23 +99,10 @@ spec:
   selector: {matchLabels: {app: db}}
   mtls: {mode: STRICT}
   portLevelMtls: {9090: {mode: DISABLE}}`,
-	`apiVersion: v1
-kind: Namespace
-metadata: {name: gw}`,
-	`apiVersion: v1
-kind: Pod
-metadata: {name: gw-1, namespace: gw, labels: {istio: gw, sidecar.istio.io/inject: "true"}}
-spec: {containers: [{name: istio-proxy, image: x}]}
-status: {podIP: 10.2.0.1}`,
-	`apiVersion: networking.istio.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: gw}
-spec:
-  selector: {istio: gw}
-  servers:
+	gwNamespace, gwPod, gwGateway(`  servers:
   - port: {number: 15443, name: tls, protocol: TLS}
     tls: {mode: AUTO_PASSTHROUGH}
-    hosts: ["*.local"]`,
+    hosts: ["*.local"]`),
 }
 
 // TestEndpointTLSModeWithoutMTLS (issue 15 item 3): istiod marks an

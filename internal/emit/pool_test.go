@@ -380,20 +380,7 @@ spec:
   - route:
     - {destination: {host: db, port: {number: 5432}}, weight: 50}
     - {destination: {host: db, subset: v1, port: {number: 5432}}, weight: 50}`,
-		`apiVersion: v1
-kind: Namespace
-metadata: {name: gw}`,
-		`apiVersion: v1
-kind: Pod
-metadata: {name: gw-1, namespace: gw, labels: {istio: gw, sidecar.istio.io/inject: "true"}}
-spec: {containers: [{name: istio-proxy, image: x}]}
-status: {podIP: 10.2.0.1}`,
-		`apiVersion: networking.istio.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: gw}
-spec:
-  selector: {istio: gw}
-  servers: [{port: {number: 15443, name: tls, protocol: TLS}, tls: {mode: AUTO_PASSTHROUGH}, hosts: ["*.local"]}]`,
+		gwNamespace, gwPod, gwGateway(`  servers: [{port: {number: 15443, name: tls, protocol: TLS}, tls: {mode: AUTO_PASSTHROUGH}, hosts: ["*.local"]}]`),
 	}
 	sidecar := compile(t, Options{Format: XDS}, "default/client", docs...)
 	router := compile(t, Options{Format: XDS}, "gw/gw-1", docs...)

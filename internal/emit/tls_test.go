@@ -191,20 +191,7 @@ spec: {host: api.example.com, workloadSelector: {matchLabels: {app: client}}, tr
 kind: DestinationRule
 metadata: {name: api-gw, namespace: gw}
 spec: {host: api.example.com, trafficPolicy: {tls: {mode: MUTUAL, credentialName: api-cert}}}`,
-		`apiVersion: v1
-kind: Namespace
-metadata: {name: gw}`,
-		`apiVersion: v1
-kind: Pod
-metadata: {name: gw-1, namespace: gw, labels: {istio: gw, sidecar.istio.io/inject: "true"}}
-spec: {containers: [{name: istio-proxy, image: x}]}
-status: {podIP: 10.2.0.1}`,
-		`apiVersion: networking.istio.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: gw}
-spec:
-  selector: {istio: gw}
-  servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]`,
+		gwNamespace, gwPod, gwGateway(`  servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]`),
 	}
 	for _, tc := range []struct {
 		proxy  string
@@ -256,20 +243,7 @@ spec:
       connectionPool: {http: {h2UpgradePolicy: UPGRADE}}
     - port: {number: 83}
       tls: {mode: ISTIO_MUTUAL}`,
-		`apiVersion: v1
-kind: Namespace
-metadata: {name: gw}`,
-		`apiVersion: v1
-kind: Pod
-metadata: {name: gw-1, namespace: gw, labels: {istio: gw, sidecar.istio.io/inject: "true"}}
-spec: {containers: [{name: istio-proxy, image: x}]}
-status: {podIP: 10.2.0.1}`,
-		`apiVersion: networking.istio.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: gw}
-spec:
-  selector: {istio: gw}
-  servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]`,
+		gwNamespace, gwPod, gwGateway(`  servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*"]}]`),
 	}
 	sidecar := compile(t, Options{Format: XDS}, "default/client", docs...)
 	router := compile(t, Options{Format: XDS}, "gw/gw-1", docs...)
