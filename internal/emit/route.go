@@ -393,9 +393,7 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 	if authority != "" {
 		action.HostRewriteSpecifier = &routev3.RouteAction_HostRewriteLiteral{HostRewriteLiteral: authority}
 	}
-	for _, m := range mirrors(r) {
-		action.RequestMirrorPolicies = append(action.RequestMirrorPolicies, m)
-	}
+	action.RequestMirrorPolicies = append(action.RequestMirrorPolicies, mirrors(r)...)
 	dests := resolve.Destinations(in)
 	// Several destinations stay weighted even when weights of zero leave
 	// one, as istiod writes them.
