@@ -27,6 +27,15 @@ func protocolOptions(t *testing.T, c *clusterv3.Cluster) *httpv3.HttpProtocolOpt
 	return &o
 }
 
+// meshKeepalive is a mesh config with a TCP keepalive, which clusters
+// without a rule of their own take.
+const meshKeepalive = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: istio, namespace: istio-system}
+data:
+  mesh: |
+    tcpKeepalive: {time: 600s, probes: 9}`
+
 const poolServer = `apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: default}
@@ -38,12 +47,7 @@ spec: {clusterIP: 10.0.0.5, selector: {app: client}, ports: [{name: http, port: 
 // h2 clusters only (docs/semantics/envoy-output.md §7.3).
 func TestConnectionPool(t *testing.T) {
 	cfg := compile(t, Options{Format: XDS}, "default/client", injectedNs, clientPod, poolServer,
-		`apiVersion: v1
-kind: ConfigMap
-metadata: {name: istio, namespace: istio-system}
-data:
-  mesh: |
-    tcpKeepalive: {time: 600s, probes: 9}`,
+		meshKeepalive,
 		`apiVersion: networking.istio.io/v1
 kind: DestinationRule
 metadata: {name: web, namespace: default}
@@ -344,12 +348,7 @@ spec:
 // clusters keep the mesh's TCP keepalive.
 func TestTCPProxyPoolLimitsAndPassthroughKeepalive(t *testing.T) {
 	docs := []string{injectedNs, clientPod,
-		`apiVersion: v1
-kind: ConfigMap
-metadata: {name: istio, namespace: istio-system}
-data:
-  mesh: |
-    tcpKeepalive: {time: 600s, probes: 9}`,
+		meshKeepalive,
 		`apiVersion: v1
 kind: Service
 metadata: {name: client, namespace: default}
