@@ -2,6 +2,7 @@ package compile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -138,5 +139,5 @@ func (r *Result) Proxy(namespace, name string) (*resolve.ProxyView, error) {
 	} else {
 		msg += "; a proxy is an injected Pod or workload (istio-injection=enabled on its namespace, or sidecar.istio.io/inject=true)"
 	}
-	return nil, fmt.Errorf("%s", msg)
+	return nil, errors.New(msg)
 }

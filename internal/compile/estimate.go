@@ -54,10 +54,9 @@ func (r *Result) Estimate(views []*resolve.ProxyView, opts BuildOptions) Estimat
 		se := byScope[v.Scope]
 		if se == nil {
 			clusters, services := scopeSize(v.Scope)
-			se = &ScopeEstimate{Namespace: v.Proxy.Namespace, Services: services, What: "namespace " + v.Proxy.Namespace + " (no Sidecar)"}
+			se = &ScopeEstimate{Namespace: v.Proxy.Namespace, Services: services, What: v.Scope.Name()}
 			if sc := v.Choice.Sidecar; sc != nil {
 				se.Sidecar = sc.Namespace + "/" + sc.Name
-				se.What = "Sidecar " + se.Sidecar
 			}
 			clusterBytes, routeBytes := int64(clusters)*bytesPerCluster, int64(services)*bytesPerService
 			se.PerProxy = clusterBytes + routeBytes + bytesPerProxy

@@ -51,15 +51,15 @@ var proxyConfigTooLarge = &Analyzer{Entry: diag.ProxyConfigTooLarge, Run: func(p
 	for _, sc := range order {
 		g := groups[sc]
 		first := g.views[0]
-		subject, what := first.Proxy.Object, "namespace "+first.Proxy.Namespace+" (no Sidecar)"
+		subject := first.Proxy.Object
 		hint := "a Sidecar in namespace " + first.Proxy.Namespace + " whose egress hosts list only what the workloads call would trim them"
 		if s := first.Choice.Sidecar; s != nil {
-			subject, what = &s.ObjectMeta, "Sidecar "+s.Namespace+"/"+s.Name
+			subject = &s.ObjectMeta
 			hint = "the Sidecar imports " + fmt.Sprint(len(sc.Services)) + " services; narrowing its egress hosts would trim them"
 		}
 		e := g.largest
 		d := p.Report(subject, nil, "the Envoy configs of %s of %s are up to %d bytes on the wire (%d clusters, %d listeners), over the budget of %d; %s",
-			plural(len(g.views), "1 proxy", fmt.Sprintf("%d proxies", len(g.views))), what, e.WireBytes, e.Counts.Clusters, e.Counts.Listeners, p.Build.MaxProxyBytes, hint)
+			plural(len(g.views), "1 proxy", fmt.Sprintf("%d proxies", len(g.views))), sc.Name(), e.WireBytes, e.Counts.Clusters, e.Counts.Listeners, p.Build.MaxProxyBytes, hint)
 		for _, v := range g.views {
 			d.Proxies = append(d.Proxies, v.Proxy.ID())
 		}

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/meshc/meshc/internal/model"
 )
 
 func TestC08ServiceIndex(t *testing.T) {
@@ -373,4 +375,21 @@ func sameMultiset(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestScopeName: a scope is named by its Sidecar, or by its namespace when
+// none applies, as MC8001 and the build estimate say it.
+func TestScopeName(t *testing.T) {
+	sidecar := &model.Sidecar{ObjectMeta: model.ObjectMeta{Namespace: "istio-system", Name: "default"}}
+	for _, tt := range []struct {
+		scope *Scope
+		want  string
+	}{
+		{&Scope{Namespace: "shop", Choice: SidecarChoice{Sidecar: sidecar}}, "Sidecar istio-system/default"},
+		{&Scope{Namespace: "shop"}, "namespace shop (no Sidecar)"},
+	} {
+		if got := tt.scope.Name(); got != tt.want {
+			t.Errorf("Name() = %q, want %q", got, tt.want)
+		}
+	}
 }

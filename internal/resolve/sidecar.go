@@ -269,6 +269,15 @@ type Scope struct {
 	slot []int32
 }
 
+// Name names the scope for people: its Sidecar, or its namespace when no
+// Sidecar applies.
+func (sc *Scope) Name() string {
+	if s := sc.Choice.Sidecar; s != nil {
+		return "Sidecar " + s.Namespace + "/" + s.Name
+	}
+	return "namespace " + sc.Namespace + " (no Sidecar)"
+}
+
 // index returns the position in Services of the service for h.
 func (sc *Scope) index(h host.Name) (int, bool) {
 	id, ok := sc.reg.hostIDs[h]
