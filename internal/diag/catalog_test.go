@@ -51,7 +51,7 @@ func TestNoCodeLiterals(t *testing.T) {
 		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == filepath.Join(root, "internal", "diag", "catalog.go") {
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || isCatalogFile(root, path) {
 			return nil
 		}
 		src, err := os.ReadFile(path)
@@ -100,4 +100,10 @@ func TestREADMEListsEveryCode(t *testing.T) {
 			t.Errorf("README.md does not list %s %s", e.Code, e.Name)
 		}
 	}
+}
+
+// isCatalogFile: the catalog's own files are where codes are spelt.
+func isCatalogFile(root, path string) bool {
+	dir, file := filepath.Split(path)
+	return filepath.Clean(dir) == filepath.Join(root, "internal", "diag") && strings.HasPrefix(file, "catalog")
 }

@@ -1,0 +1,4 @@
+package diag
+
+// destinationRuleEntries: MC4004 and up: DestinationRules.
+var destinationRuleEntries = []*Entry{}

@@ -1,0 +1,4 @@
+package diag
+
+// routeEntries: MC5003 and up: VirtualServices and routes.
+var routeEntries = []*Entry{}

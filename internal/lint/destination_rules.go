@@ -1,0 +1,4 @@
+package lint
+
+// destinationRuleAnalyzers check DestinationRules (MC4xxx).
+var destinationRuleAnalyzers = []*Analyzer{}

@@ -1,0 +1,4 @@
+package lint
+
+// gatewayAnalyzers check Sidecars, workload selectors, listeners and gateways (MC6xxx, MC7xxx).
+var gatewayAnalyzers = []*Analyzer{}

@@ -1,0 +1,4 @@
+package lint
+
+// registryAnalyzers check the service registry, hosts, exportTo and ports (MC3xxx).
+var registryAnalyzers = []*Analyzer{}
