@@ -3,6 +3,7 @@ package lint
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/meshc/meshc/internal/explain"
@@ -16,7 +17,13 @@ import (
 func FuzzPipeline(f *testing.F) {
 	// Small seeds: the fuzzer's mutator slows to a crawl on inputs of
 	// tens of kilobytes, such as a whole example directory.
-	for _, file := range []string{"../../examples/bookinfo/virtual-services.yaml", "../../examples/hierarchy/hierarchy.yaml", "../../examples/hierarchy/mesh-policy.yaml"} {
+	// testdata/seeds holds one small manifest per diagnostic code: the
+	// case that makes it fire.
+	seeds, err := filepath.Glob("testdata/seeds/*.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range append([]string{"../../examples/bookinfo/virtual-services.yaml", "../../examples/hierarchy/hierarchy.yaml", "../../examples/hierarchy/mesh-policy.yaml"}, seeds...) {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
