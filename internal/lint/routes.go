@@ -1,4 +1,334 @@
 package lint
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	networking "istio.io/api/networking/v1alpha3"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
 // routeAnalyzers check VirtualServices and routes (MC5xxx).
-var routeAnalyzers = []*Analyzer{}
+var routeAnalyzers = []*Analyzer{
+	unreachableRoute,
+	gatewayNotFound,
+	destinationPortRequired,
+	virtualServiceLeaksHosts,
+	sidecarBypassedByRoute,
+	virtualServiceHostNotInGateway,
+	routeToUnknownPort,
+	ingressRouteSkipsMeshRules,
+	sidecarHidesRoutedHost,
+	jwtClaimRouteWithoutAuthentication,
+}
+
+// ruleMatches is one route of a VirtualService's http, tcp or tls list as
+// MC5003 compares them: its matches, and whether it takes everything.
+type ruleMatches struct {
+	name     string
+	matches  []proto.Message
+	catchAll bool
+}
+
+// MC5003: a route, or a match of one, that an earlier route of the same
+// VirtualService always takes first (docs/semantics/virtual-services.md
+// §6.6: the first matching route wins). A per-object check: copies HNC
+// made say nothing their source does not.
+var unreachableRoute = &Analyzer{Entry: diag.UnreachableRoute, Run: func(p *Pass) {
+	for _, vs := range p.Mesh.VirtualServices {
+		o := vs.Object
+		if o.InheritedFrom != nil {
+			continue
+		}
+		var http, tcp, tls []ruleMatches
+		for _, r := range o.Spec.GetHttp() {
+			rm := ruleMatches{name: r.GetName(), catchAll: len(r.GetMatch()) == 0}
+			for _, m := range r.GetMatch() {
+				// A match's name only labels it; it routes nothing.
+				c := proto.Clone(m).(*networking.HTTPMatchRequest)
+				c.Name = ""
+				rm.matches = append(rm.matches, c)
+				rm.catchAll = rm.catchAll || resolve.CatchAllMatch(m)
+			}
+			http = append(http, rm)
+		}
+		for _, r := range o.Spec.GetTcp() {
+			rm := ruleMatches{catchAll: len(r.GetMatch()) == 0}
+			for _, m := range r.GetMatch() {
+				rm.matches = append(rm.matches, m)
+			}
+			tcp = append(tcp, rm)
+		}
+		for _, r := range o.Spec.GetTls() {
+			rm := ruleMatches{catchAll: len(r.GetMatch()) == 0}
+			for _, m := range r.GetMatch() {
+				rm.matches = append(rm.matches, m)
+			}
+			tls = append(tls, rm)
+		}
+		reportUnreachable(p, &o.ObjectMeta, "http", http)
+		reportUnreachable(p, &o.ObjectMeta, "tcp", tcp)
+		reportUnreachable(p, &o.ObjectMeta, "tls", tls)
+	}
+}}
+
+// reportUnreachable reports the dead routes and matches of one route list
+// (spec.<kind>) of a VirtualService. Matches are compared by their
+// deterministic encoding, so the cost is linear in the matches.
+func reportUnreachable(p *Pass, vs *model.ObjectMeta, kind string, routes []ruleMatches) {
+	spec := model.Path{}.Key("spec").Key(kind)
+	label := func(i int) string {
+		if routes[i].name != "" {
+			return fmt.Sprintf("spec.%s[%d] (%q)", kind, i, routes[i].name)
+		}
+		return fmt.Sprintf("spec.%s[%d]", kind, i)
+	}
+	type at struct{ route, match int }
+	seen := map[string]at{}
+	catchAll := -1
+	for i, r := range routes {
+		if catchAll >= 0 {
+			why := "has no match and takes everything"
+			if len(routes[catchAll].matches) > 0 {
+				why = "matches every request (uri prefix \"/\" and nothing else)"
+			}
+			p.Report(vs, spec.Index(i), "%s of %s is never used: %s before it %s, and the first route that matches wins; move it before %s or remove it",
+				label(i), objName(vs), label(catchAll), why, label(catchAll))
+			continue
+		}
+		var dups []int // indexes of r's matches an earlier route has
+		var first []at
+		for j, m := range r.matches {
+			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+			if err != nil {
+				continue
+			}
+			if prev, ok := seen[string(b)]; ok && prev.route < i {
+				dups = append(dups, j)
+				first = append(first, prev)
+				continue
+			}
+			if _, ok := seen[string(b)]; !ok {
+				seen[string(b)] = at{i, j}
+			}
+		}
+		switch {
+		case len(dups) > 0 && len(dups) == len(r.matches):
+			p.Report(vs, spec.Index(i).Key("match"), "%s of %s is never used: each of its matches repeats a match of an earlier route (%s), which takes the traffic first; remove it or change its matches",
+				label(i), objName(vs), label(first[0].route))
+		default:
+			for k, j := range dups {
+				p.Report(vs, spec.Index(i).Key("match").Index(j), "match[%d] of %s of %s never takes traffic: it repeats %s.match[%d], which comes first; remove it",
+					j, label(i), objName(vs), label(first[k].route), first[k].match)
+			}
+		}
+		if r.catchAll {
+			catchAll = i
+		}
+	}
+}
+
+// gatewayIndex knows the Gateways of the input: Istio's, and the Gateway
+// API's, which a VirtualService may bind too.
+type gatewayIndex struct {
+	byRef  map[string]model.Object // "namespace/name"
+	byName map[string][]string     // name → namespaces, sorted
+}
+
+func newGatewayIndex(m *resolve.Mesh) gatewayIndex {
+	x := gatewayIndex{byRef: map[string]model.Object{}, byName: map[string][]string{}}
+	for _, o := range m.Objects {
+		meta := o.Meta()
+		if meta.Kind != "Gateway" || (meta.Group() != model.GroupNetworking && meta.Group() != "gateway.networking.k8s.io") {
+			continue
+		}
+		ref := meta.Namespace + "/" + meta.Name
+		if _, dup := x.byRef[ref]; !dup {
+			x.byRef[ref] = o
+			x.byName[meta.Name] = append(x.byName[meta.Name], meta.Namespace)
+		}
+	}
+	for _, nss := range x.byName {
+		slices.Sort(nss)
+	}
+	return x
+}
+
+// MC5004: a gateway reference naming no Gateway. Per object, whatever
+// else the input holds, as istioctl does.
+var gatewayNotFound = &Analyzer{Entry: diag.GatewayNotFound, Run: func(p *Pass) {
+	gws := newGatewayIndex(p.Mesh)
+	for _, vs := range p.Mesh.VirtualServices {
+		o := vs.Object
+		check := func(ref string, at model.Path) {
+			if ref == resolve.MeshGateway {
+				return
+			}
+			full := host.GatewayRef(ref, o.Namespace)
+			if _, ok := gws.byRef[full]; ok {
+				return
+			}
+			hint := ""
+			_, name, _ := strings.Cut(full, "/")
+			if nss := gws.byName[name]; len(nss) > 0 {
+				hint = fmt.Sprintf(" (a Gateway %s exists in %s %s: write %s/%s)", name, plural(len(nss), "namespace", "namespaces"), list(nss, 3), nss[0], name)
+			}
+			p.Report(&o.ObjectMeta, at, "%s binds gateway %q, but there is no Gateway %s%s; nothing serves the routes meant for it, and the gateway answers 404",
+				objName(&o.ObjectMeta), ref, full, hint)
+		}
+		spec := model.Path{}.Key("spec")
+		for i, g := range o.Spec.GetGateways() {
+			check(g, spec.Key("gateways").Index(i))
+		}
+		for i, r := range o.Spec.GetHttp() {
+			for j, m := range r.GetMatch() {
+				for k, g := range m.GetGateways() {
+					check(g, spec.Key("http").Index(i).Key("match").Index(j).Key("gateways").Index(k))
+				}
+			}
+		}
+		for i, r := range o.Spec.GetTcp() {
+			for j, m := range r.GetMatch() {
+				for k, g := range m.GetGateways() {
+					check(g, spec.Key("tcp").Index(i).Key("match").Index(j).Key("gateways").Index(k))
+				}
+			}
+		}
+		for i, r := range o.Spec.GetTls() {
+			for j, m := range r.GetMatch() {
+				for k, g := range m.GetGateways() {
+					check(g, spec.Key("tls").Index(i).Key("match").Index(j).Key("gateways").Index(k))
+				}
+			}
+		}
+	}
+}}
+
+// MC5008: a VirtualService bound to a Gateway that serves none of its
+// hosts (docs/semantics/virtual-services.md §6.7).
+var virtualServiceHostNotInGateway = &Analyzer{Entry: diag.VirtualServiceHostNotInGateway, Run: func(p *Pass) {
+	gws := newGatewayIndex(p.Mesh)
+	for _, vs := range p.Mesh.VirtualServices {
+		if vs.Delegate {
+			continue
+		}
+		o := vs.Object
+		for i, ref := range o.Spec.GetGateways() {
+			full := host.GatewayRef(ref, o.Namespace)
+			gw, ok := gws.byRef[full].(*model.Gateway)
+			if !ok {
+				continue // MC5004's, or a Gateway API Gateway
+			}
+			served := resolve.ServerHosts(gw, o.Namespace)
+			if len(host.Intersection(served, vs.Hosts)) > 0 {
+				continue
+			}
+			names := make([]string, 0, len(served))
+			for _, h := range served {
+				names = append(names, string(h))
+			}
+			offered := "none for this namespace"
+			if len(names) > 0 {
+				offered = list(names, 5)
+			}
+			d := p.Report(&o.ObjectMeta, model.Path{}.Key("spec").Key("gateways").Index(i),
+				"%s binds gateway %s, but no server of that Gateway serves any of its hosts (%s); the servers offer %s, so the gateway takes none of these routes",
+				objName(&o.ObjectMeta), full, list(hostStrings(vs.Hosts), 5), offered)
+			d.Related = append(d.Related, related(&gw.ObjectMeta, "its servers' hosts"))
+		}
+	}
+}}
+
+func hostStrings(hs []host.Name) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = string(h)
+	}
+	return out
+}
+
+// serviceFor is the service a VirtualService of namespace ns means by
+// destination host h, for the port checks: the one of ns, else the oldest
+// visible to ns. ExternalName aliases have their target's ports, so they
+// are left out; nil when none is known.
+func serviceFor(m *resolve.Mesh, h host.Name, ns string) *resolve.Service {
+	var visible *resolve.Service
+	for _, s := range m.ServicesNamed(h) {
+		switch {
+		case s.Resolution == resolve.Alias:
+		case s.Namespace == ns:
+			return s
+		case visible == nil && s.VisibleIn(ns):
+			visible = s
+		}
+	}
+	return visible
+}
+
+// ownDestinations calls f with each destination a VirtualService wrote
+// itself (a delegate's are its own, not its roots').
+func ownDestinations(m *resolve.Mesh, f func(vs *resolve.VirtualService, d *resolve.Destination)) {
+	for _, vs := range m.VirtualServices {
+		for i := range vs.Destinations {
+			if d := &vs.Destinations[i]; d.In == vs {
+				f(vs, d)
+			}
+		}
+	}
+}
+
+func portNumbers(s *resolve.Service) []string {
+	var out []string
+	for _, pt := range s.Ports {
+		n := fmt.Sprint(pt.Number)
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// MC5005: a destination without a port, to a service with several.
+var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run: func(p *Pass) {
+	ownDestinations(p.Mesh, func(vs *resolve.VirtualService, d *resolve.Destination) {
+		if d.Port != 0 {
+			return
+		}
+		s := serviceFor(p.Mesh, d.Host, vs.Namespace())
+		if s == nil {
+			return
+		}
+		ports := portNumbers(s)
+		if len(ports) < 2 {
+			return
+		}
+		dd := p.Report(&vs.Object.ObjectMeta, d.Path, "%s routes to %s without a port, but the service has ports %s; a sidecar then uses the port the request came in on and a gateway its server's port: set port.number",
+			objName(&vs.Object.ObjectMeta), d.Host, list(ports, 8))
+		dd.Related = append(dd.Related, related(s.Object, "defines %s", s.Host))
+	})
+}}
+
+// MC5009: a destination port the service does not have.
+var routeToUnknownPort = &Analyzer{Entry: diag.RouteToUnknownPort, Run: func(p *Pass) {
+	ownDestinations(p.Mesh, func(vs *resolve.VirtualService, d *resolve.Destination) {
+		if d.Port == 0 {
+			return
+		}
+		s := serviceFor(p.Mesh, d.Host, vs.Namespace())
+		if s == nil || len(s.Ports) == 0 {
+			return
+		}
+		if _, ok := s.PortNumbered(d.Port); ok {
+			return
+		}
+		dd := p.Report(&vs.Object.ObjectMeta, d.Path.Key("port").Key("number"), "%s routes to port %d of %s, which has only %s %s; the route names cluster %s, which istiod never builds, so its requests fail with 503",
+			objName(&vs.Object.ObjectMeta), d.Port, d.Host, plural(len(portNumbers(s)), "port", "ports"), list(portNumbers(s), 8), resolve.ClusterName(d.Port, d.Subset, d.Host))
+		dd.Related = append(dd.Related, related(s.Object, "defines %s", s.Host))
+	})
+}}
