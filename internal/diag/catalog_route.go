@@ -116,7 +116,9 @@ that a RequestAuthentication has validated on the same proxy. On a gateway
 proxy without one, there are no claims: a match on a claim never holds
 (and a withoutHeaders match on one always does), so the route does not do
 what it says. Add a RequestAuthentication selecting the gateway's
-workloads, in their namespace or the root namespace. Checked for the
-gateway proxies in the input.`,
+workloads, in their namespace or the root namespace. Gateway workloads of
+the input are checked one by one; when the input has none, the finding is
+made only if no RequestAuthentication of the input selects the Gateway's
+selector labels.`,
 	}
 )

@@ -110,11 +110,15 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // MC5012: a gateway route on a JWT claim, on gateway proxies no
-// RequestAuthentication applies to. Like istioctl, it looks at the
-// gateway workloads of the input only, and at RequestAuthentications of
-// their namespace and the root namespace (resolve.Mesh.PoliciesFor).
+// RequestAuthentication applies to. Like istioctl, it judges the gateway
+// workloads of the input, with the RequestAuthentications of their
+// namespace and the root namespace (resolve.Mesh.PoliciesFor). A Gateway
+// whose workloads are not in the input is judged by its selector: it is
+// reported only when no RequestAuthentication anywhere in the input
+// selects those labels, since the workloads' namespace is unknown.
 var jwtClaimRouteWithoutAuthentication = &Analyzer{Entry: diag.JWTClaimRouteWithoutAuthentication, Run: func(p *Pass) {
 	var byGateway map[string][]*resolve.Proxy // "namespace/name" → its proxies
+	var gateways gatewayIndex
 	authenticated := map[*resolve.Proxy]bool{}
 	for _, vs := range p.Mesh.VirtualServices {
 		gws := gatewayRefs(vs)
@@ -127,10 +131,23 @@ var jwtClaimRouteWithoutAuthentication = &Analyzer{Entry: diag.JWTClaimRouteWith
 		}
 		if byGateway == nil {
 			byGateway = gatewayProxies(p.Mesh, authenticated)
+			gateways = newGatewayIndex(p.Mesh)
 		}
 		for _, g := range gws {
+			proxies := byGateway[g]
+			if len(proxies) == 0 {
+				gw, ok := gateways.byRef[g].(*model.Gateway)
+				if !ok || requestAuthnSelects(p.Mesh, gw.Spec.GetSelector()) {
+					continue // MC5004's, or possibly authenticated
+				}
+				d := p.Report(&in.Object.ObjectMeta, at,
+					"%s routes on JWT claim %q through gateway %s, but no RequestAuthentication in the input selects its workloads (%s); without a validated token there are no claims, so the match never holds: add a RequestAuthentication selecting the gateway's workloads",
+					objName(&vs.Object.ObjectMeta), header, g, labelString(gw.Spec.GetSelector()))
+				d.Related = append(d.Related, related(&gw.ObjectMeta, "selects the gateway workloads"))
+				continue
+			}
 			var bare []*resolve.Proxy
-			for _, px := range byGateway[g] {
+			for _, px := range proxies {
 				if !authenticated[px] {
 					bare = append(bare, px)
 				}
@@ -146,6 +163,26 @@ var jwtClaimRouteWithoutAuthentication = &Analyzer{Entry: diag.JWTClaimRouteWith
 		}
 	}
 }}
+
+// requestAuthnSelects reports whether some RequestAuthentication of the
+// input, in any namespace, selects workloads labelled labels.
+func requestAuthnSelects(m *resolve.Mesh, labels map[string]string) bool {
+	return slices.ContainsFunc(m.Policies, func(pol *resolve.Policy) bool {
+		return pol.Object.Kind == "RequestAuthentication" && pol.Selects(labels)
+	})
+}
+
+// labelString renders labels as "k=v, ...", sorted.
+func labelString(labels map[string]string) string {
+	if len(labels) == 0 {
+		return "every workload"
+	}
+	var out []string
+	for _, k := range sortedKeys(labels) {
+		out = append(out, k+"="+labels[k])
+	}
+	return strings.Join(out, ", ")
+}
 
 // gatewayProxies lists, per Gateway, the router proxies it selects, and
 // records in authenticated those a RequestAuthentication applies to.

@@ -123,6 +123,15 @@ func TestRouteAnalyzers(t *testing.T) {
 		{"MC5012 claim route on a gateway without RequestAuthentication", "MC5012", with(append(gatewayFixture("shop.example.com"),
 			vs("ingress", "front", "hosts: [shop.example.com], gateways: [public], http: [{match: [{headers: {'@request.auth.claims.group': {exact: admin}}}], route: [{destination: {host: api.web.svc.cluster.local}}]}]"))...),
 			1, "ingress/front", `routes on JWT claim "@request.auth.claims.group" through gateway ingress/public, but no RequestAuthentication applies to its proxy ingress/gw`, "ingress/gw"},
+		{"MC5012 without gateway workloads: judged by the Gateway's selector", "MC5012", []string{
+			obj("Gateway", "ingress", "public", "selector: {istio: ingressgateway}, servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: [shop.example.com]}]"),
+			vs("ingress", "front", "hosts: [shop.example.com], gateways: [public], http: [{match: [{withoutHeaders: {'@request.auth.claims[group]': {exact: admin}}}], route: [{destination: {host: api.web.svc.cluster.local}}]}]")},
+			1, "ingress/front", "no RequestAuthentication in the input selects its workloads (istio=ingressgateway)", ""},
+		{"MC5012 near miss: without workloads, a RequestAuthentication selects the labels", "MC5012", []string{
+			obj("Gateway", "ingress", "public", "selector: {istio: ingressgateway}, servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: [shop.example.com]}]"),
+			strings.Replace(requestAuthn, "namespace: ingress", "namespace: istio-system", 1),
+			vs("ingress", "front", "hosts: [shop.example.com], gateways: [public], http: [{match: [{headers: {'@request.auth.claims.group': {exact: admin}}}], route: [{destination: {host: api.web.svc.cluster.local}}]}]")},
+			0, "", "", ""},
 		{"MC5012 near miss: RequestAuthentication selects the gateway", "MC5012", with(append(gatewayFixture("shop.example.com"), requestAuthn,
 			vs("ingress", "front", "hosts: [shop.example.com], gateways: [public], http: [{match: [{headers: {'@request.auth.claims.group': {exact: admin}}}], route: [{destination: {host: api.web.svc.cluster.local}}]}]"))...),
 			0, "", "", ""},

@@ -51,3 +51,7 @@ func ServerHosts(gw *model.Gateway, vsNs string) []host.Name {
 	}
 	return out
 }
+
+// Selects reports whether the policy's selector matches labels: a policy
+// without one selects every workload of the namespaces it applies to.
+func (p *Policy) Selects(labels map[string]string) bool { return LabelsMatch(p.selector, labels) }
