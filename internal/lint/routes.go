@@ -32,8 +32,40 @@ var routeAnalyzers = []*Analyzer{
 // MC5003 compares them: its matches, and whether it takes everything.
 type ruleMatches struct {
 	name     string
-	matches  []proto.Message
+	matches  []matchKey
 	catchAll bool
+}
+
+// matchKey is a match as MC5003 compares it: its deterministic encoding
+// (a match's name only labels it, so it is left out) and, for an HTTP
+// match on a uri prefix or exact path, the encoding of the rest and the
+// path, so that a prefix can be found to cover a later match.
+type matchKey struct {
+	full, rest string
+	uri        string
+	prefix     bool // uri is a prefix; else exact, or no uri when rest is ""
+}
+
+func encode(m proto.Message) string {
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	return string(b)
+}
+
+func httpMatchKey(m *networking.HTTPMatchRequest) matchKey {
+	c := proto.Clone(m).(*networking.HTTPMatchRequest)
+	c.Name = ""
+	k := matchKey{full: encode(c)}
+	switch u := c.GetUri().GetMatchType().(type) {
+	case *networking.StringMatch_Prefix:
+		k.uri, k.prefix = u.Prefix, true
+	case *networking.StringMatch_Exact:
+		k.uri = u.Exact
+	default:
+		return k
+	}
+	c.Uri = nil
+	k.rest = encode(c)
+	return k
 }
 
 // MC5003: a route, or a match of one, that an earlier route of the same
@@ -50,10 +82,7 @@ var unreachableRoute = &Analyzer{Entry: diag.UnreachableRoute, Run: func(p *Pass
 		for _, r := range o.Spec.GetHttp() {
 			rm := ruleMatches{name: r.GetName(), catchAll: len(r.GetMatch()) == 0}
 			for _, m := range r.GetMatch() {
-				// A match's name only labels it; it routes nothing.
-				c := proto.Clone(m).(*networking.HTTPMatchRequest)
-				c.Name = ""
-				rm.matches = append(rm.matches, c)
+				rm.matches = append(rm.matches, httpMatchKey(m))
 				rm.catchAll = rm.catchAll || resolve.CatchAllMatch(m)
 			}
 			http = append(http, rm)
@@ -61,14 +90,14 @@ var unreachableRoute = &Analyzer{Entry: diag.UnreachableRoute, Run: func(p *Pass
 		for _, r := range o.Spec.GetTcp() {
 			rm := ruleMatches{catchAll: len(r.GetMatch()) == 0}
 			for _, m := range r.GetMatch() {
-				rm.matches = append(rm.matches, m)
+				rm.matches = append(rm.matches, matchKey{full: encode(m)})
 			}
 			tcp = append(tcp, rm)
 		}
 		for _, r := range o.Spec.GetTls() {
 			rm := ruleMatches{catchAll: len(r.GetMatch()) == 0}
 			for _, m := range r.GetMatch() {
-				rm.matches = append(rm.matches, m)
+				rm.matches = append(rm.matches, matchKey{full: encode(m)})
 			}
 			tls = append(tls, rm)
 		}
@@ -79,8 +108,11 @@ var unreachableRoute = &Analyzer{Entry: diag.UnreachableRoute, Run: func(p *Pass
 }}
 
 // reportUnreachable reports the dead routes and matches of one route list
-// (spec.<kind>) of a VirtualService. Matches are compared by their
-// deterministic encoding, so the cost is linear in the matches.
+// (spec.<kind>) of a VirtualService: after a route that takes everything,
+// and matches that repeat an earlier route's match or that an earlier
+// uri prefix with otherwise identical conditions covers. Matches are
+// looked up by encoding, so the cost grows with the matches, and with the
+// prefixes sharing the same other conditions.
 func reportUnreachable(p *Pass, vs *model.ObjectMeta, kind string, routes []ruleMatches) {
 	spec := model.Path{}.Key("spec").Key(kind)
 	label := func(i int) string {
@@ -90,7 +122,13 @@ func reportUnreachable(p *Pass, vs *model.ObjectMeta, kind string, routes []rule
 		return fmt.Sprintf("spec.%s[%d]", kind, i)
 	}
 	type at struct{ route, match int }
+	type dead struct {
+		match int
+		by    at
+		why   string // "" for a repeat
+	}
 	seen := map[string]at{}
+	prefixes := map[string][]at{} // by the encoding of the other conditions
 	catchAll := -1
 	for i, r := range routes {
 		if catchAll >= 0 {
@@ -102,30 +140,41 @@ func reportUnreachable(p *Pass, vs *model.ObjectMeta, kind string, routes []rule
 				label(i), objName(vs), label(catchAll), why, label(catchAll))
 			continue
 		}
-		var dups []int // indexes of r's matches an earlier route has
-		var first []at
+		var deads []dead
 		for j, m := range r.matches {
-			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-			if err != nil {
+			if prev, ok := seen[m.full]; ok {
+				if prev.route < i {
+					deads = append(deads, dead{match: j, by: prev})
+				}
 				continue
 			}
-			if prev, ok := seen[string(b)]; ok && prev.route < i {
-				dups = append(dups, j)
-				first = append(first, prev)
+			seen[m.full] = at{i, j}
+			if m.rest == "" {
 				continue
 			}
-			if _, ok := seen[string(b)]; !ok {
-				seen[string(b)] = at{i, j}
+			if k := slices.IndexFunc(prefixes[m.rest], func(a at) bool {
+				return a.route < i && strings.HasPrefix(m.uri, routes[a.route].matches[a.match].uri)
+			}); k >= 0 {
+				by := prefixes[m.rest][k]
+				deads = append(deads, dead{match: j, by: by, why: fmt.Sprintf("its uri prefix %q covers %q", routes[by.route].matches[by.match].uri, m.uri)})
+				continue
+			}
+			if m.prefix {
+				prefixes[m.rest] = append(prefixes[m.rest], at{i, j})
 			}
 		}
 		switch {
-		case len(dups) > 0 && len(dups) == len(r.matches):
-			p.Report(vs, spec.Index(i).Key("match"), "%s of %s is never used: each of its matches repeats a match of an earlier route (%s), which takes the traffic first; remove it or change its matches",
-				label(i), objName(vs), label(first[0].route))
+		case len(deads) > 0 && len(deads) == len(r.matches):
+			p.Report(vs, spec.Index(i).Key("match"), "%s of %s is never used: each of its matches repeats or is covered by a match of an earlier route (%s), which takes the traffic first; remove it or move it before",
+				label(i), objName(vs), label(deads[0].by.route))
 		default:
-			for k, j := range dups {
-				p.Report(vs, spec.Index(i).Key("match").Index(j), "match[%d] of %s of %s never takes traffic: it repeats %s.match[%d], which comes first; remove it",
-					j, label(i), objName(vs), label(first[k].route), first[k].match)
+			for _, d := range deads {
+				how := "it repeats " + label(d.by.route) + fmt.Sprintf(".match[%d], which comes first", d.by.match)
+				if d.why != "" {
+					how = label(d.by.route) + fmt.Sprintf(".match[%d] comes first and takes all its requests: %s", d.by.match, d.why)
+				}
+				p.Report(vs, spec.Index(i).Key("match").Index(d.match), "match[%d] of %s of %s never takes traffic: %s; remove it or move it before",
+					d.match, label(i), objName(vs), how)
 			}
 		}
 		if r.catchAll {
@@ -294,24 +343,48 @@ func portNumbers(s *resolve.Service) []string {
 	return out
 }
 
-// MC5005: a destination without a port, to a service with several.
+// MC5005: destinations without a port, to a service with several: one
+// finding per VirtualService and host, at the first such destination.
 var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run: func(p *Pass) {
+	type key struct {
+		vs   *resolve.VirtualService
+		host host.Name
+	}
+	type finding struct {
+		first model.Path
+		svc   *resolve.Service
+		count int
+	}
+	found := map[key]*finding{}
+	var order []key
 	ownDestinations(p.Mesh, func(vs *resolve.VirtualService, d *resolve.Destination) {
 		if d.Port != 0 {
 			return
 		}
+		k := key{vs, d.Host}
+		if f := found[k]; f != nil {
+			f.count++
+			return
+		}
 		s := serviceFor(p.Mesh, d.Host, vs.Namespace())
-		if s == nil {
+		if s == nil || len(portNumbers(s)) < 2 {
+			found[k] = &finding{} // nothing to report; count is not read
 			return
 		}
-		ports := portNumbers(s)
-		if len(ports) < 2 {
-			return
-		}
-		dd := p.Report(&vs.Object.ObjectMeta, d.Path, "%s routes to %s without a port, but the service has ports %s; a sidecar then uses the port the request came in on and a gateway its server's port: set port.number",
-			objName(&vs.Object.ObjectMeta), d.Host, list(ports, 8))
-		dd.Related = append(dd.Related, related(s.Object, "defines %s", s.Host))
+		found[k] = &finding{first: d.Path, svc: s, count: 1}
+		order = append(order, k)
 	})
+	for _, k := range order {
+		f := found[k]
+		more := ""
+		if f.count > 1 {
+			more = fmt.Sprintf(" (%d destinations)", f.count)
+		}
+		vsMeta := &k.vs.Object.ObjectMeta
+		d := p.Report(vsMeta, f.first, "%s routes to %s without a port%s, but the service has ports %s; a sidecar then uses the port the request came in on and a gateway its server's port: set port.number",
+			objName(vsMeta), k.host, more, list(portNumbers(f.svc), 8))
+		d.Related = append(d.Related, related(f.svc.Object, "defines %s", f.svc.Host))
+	}
 }}
 
 // MC5009: a destination port the service does not have.

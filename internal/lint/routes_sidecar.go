@@ -167,9 +167,8 @@ var sidecarHidesRoutedHost = &Analyzer{Entry: diag.SidecarHidesRoutedHost, Run: 
 		vsMeta := &k.vs.Object.ObjectMeta
 		ids := proxyIDs(found[k])
 		d := p.Report(vsMeta, model.Path{}.Key("spec").Key("hosts"),
-			"%s routes %s for the mesh, but Sidecar %s, which applies to %s in %s, imports none of its hosts; its routes never apply to them: import %s in the Sidecar or remove the VirtualService",
-			objName(vsMeta), list(hostStrings(k.vs.Hosts), 3), objName(&k.sidecar.ObjectMeta), plural(len(ids), "proxy", "proxies"), k.vs.Namespace(),
-			plural(len(k.vs.Hosts), "the host", "its hosts"))
+			"%s routes %s for the mesh, but Sidecar %s, which applies to %s, imports none of its hosts, so its routes never apply there: import %s in the Sidecar or remove the VirtualService",
+			objName(vsMeta), list(hostStrings(k.vs.Hosts), 3), objName(&k.sidecar.ObjectMeta), list(ids, 5), plural(len(k.vs.Hosts), "the host", "its hosts"))
 		d.Related = append(d.Related, related(&k.sidecar.ObjectMeta, "egress hosts %s", list(sidecarHosts(k.sidecar), 5)))
 		d.Proxies = ids
 	}
