@@ -175,3 +175,26 @@ func entryOf(code string) *diag.Entry {
 	}
 	return nil
 }
+
+// TestRouteAnalyzersOddInput: the route analyzers must not panic on
+// empty, partial or strange VirtualServices, Gateways and Sidecars.
+func TestRouteAnalyzersOddInput(t *testing.T) {
+	docs := []string{
+		ns("web"), deployment("web", "w", "{app: w}"), deployment("web", "gw", "{istio: gw}"),
+		service("web", "api", "{port: 80, name: http}", "{port: 81, name: http-b}"),
+		obj("Gateway", "web", "empty", "selector: {istio: gw}"),
+		obj("Gateway", "web", "nosel", "servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ['./*', '*/*', 'x/']}]"),
+		obj("Sidecar", "web", "default", "egress: [{hosts: ['~/*', './*', 'bad', '*/*.example.com']}, {port: {number: 80, protocol: HTTP, name: h}, hosts: ['*/*']}]"),
+		vs("web", "empty", ""),
+		vs("web", "no-hosts", "http: [{}, {match: [{}], route: [{destination: {host: api}}]}, {match: [{}]}]"),
+		vs("web", "odd", "hosts: ['*', api, ''], gateways: ['', '/', a/b/c, ., ./, mesh, empty, nosel, web.svc.cluster.local], "+
+			"http: [{match: [{uri: {prefix: ''}, gateways: ['']}, {uri: {regex: '.*'}}, {headers: {'@request.auth.claims': {exact: 'x'}, '@request.auth.claims[]': {exact: 'y'}, '@request.auth.claims.a': {}}}], "+
+			"route: [{destination: {host: ''}}, {destination: {host: api, port: {number: 0}}}, {}], mirror: {host: api, port: {number: 7}}}, {delegate: {name: no-hosts}}, {delegate: {name: missing}}], "+
+			"tcp: [{}, {match: [{}]}, {route: [{destination: {host: '*'}}]}], tls: [{match: [{sniHosts: ['*']}]}, {match: [{sniHosts: ['*']}], route: [{destination: {host: api}}]}]"),
+	}
+	for _, d := range run(t, Options{}, docs...) {
+		if d.Message == "" {
+			t.Errorf("empty message: %+v", d)
+		}
+	}
+}
