@@ -260,7 +260,9 @@ var gatewayNotFound = &Analyzer{Entry: diag.GatewayNotFound, Run: func(p *Pass) 
 }}
 
 // MC5008: a VirtualService bound to a Gateway that serves none of its
-// hosts (docs/semantics/virtual-services.md §6.7).
+// hosts, as istioctl reports it; and, for a VirtualService bound to
+// gateways only, the hosts none of them serves, whose routes nothing uses
+// (docs/semantics/virtual-services.md §6.7).
 var virtualServiceHostNotInGateway = &Analyzer{Entry: diag.VirtualServiceHostNotInGateway, Run: func(p *Pass) {
 	gws := newGatewayIndex(p.Mesh)
 	for _, vs := range p.Mesh.VirtualServices {
@@ -268,28 +270,49 @@ var virtualServiceHostNotInGateway = &Analyzer{Entry: diag.VirtualServiceHostNot
 			continue
 		}
 		o := vs.Object
+		var servedAll []host.Name // by the Gateways that serve some host
+		var serving []string
+		allKnown := !slices.Contains(vs.Gateways, resolve.MeshGateway)
 		for i, ref := range o.Spec.GetGateways() {
 			full := host.GatewayRef(ref, o.Namespace)
 			gw, ok := gws.byRef[full].(*model.Gateway)
 			if !ok {
+				allKnown = false
 				continue // MC5004's, or a Gateway API Gateway
 			}
 			served := resolve.ServerHosts(gw, o.Namespace)
 			if len(host.Intersection(served, vs.Hosts)) > 0 {
+				servedAll = append(servedAll, served...)
+				serving = append(serving, full)
 				continue
 			}
-			names := make([]string, 0, len(served))
-			for _, h := range served {
-				names = append(names, string(h))
-			}
 			offered := "none for this namespace"
-			if len(names) > 0 {
-				offered = list(names, 5)
+			if len(served) > 0 {
+				offered = list(hostStrings(served), 5)
 			}
 			d := p.Report(&o.ObjectMeta, model.Path{}.Key("spec").Key("gateways").Index(i),
 				"%s binds gateway %s, but no server of that Gateway serves any of its hosts (%s); the servers offer %s, so the gateway takes none of these routes",
 				objName(&o.ObjectMeta), full, list(hostStrings(vs.Hosts), 5), offered)
 			d.Related = append(d.Related, related(&gw.ObjectMeta, "its servers' hosts"))
+		}
+		if !allKnown || len(serving) == 0 {
+			continue
+		}
+		var unserved []string
+		first := -1
+		for j, h := range vs.Hosts {
+			if len(host.Intersection(servedAll, []host.Name{h})) == 0 {
+				unserved = append(unserved, string(h))
+				if first < 0 {
+					first = j
+				}
+			}
+		}
+		if first >= 0 {
+			p.Report(&o.ObjectMeta, model.Path{}.Key("spec").Key("hosts").Index(first),
+				"%s binds gateways only (%s), and none of them serves %s %s; its routes for %s are never used: add %s to a server or remove %s",
+				objName(&o.ObjectMeta), list(serving, 3), plural(len(unserved), "host", "hosts"), list(unserved, 5),
+				plural(len(unserved), "it", "them"), plural(len(unserved), "it", "them"), plural(len(unserved), "it", "them"))
 		}
 	}
 }}

@@ -102,6 +102,10 @@ func TestRouteAnalyzers(t *testing.T) {
 			1, "web/api", "binds gateway ingress/public, but no server of that Gateway serves any of its hosts (api.example.com); the servers offer shop.example.com", ""},
 		{"MC5008 server host for another namespace", "MC5008", with(append(gatewayFixture("./shop.example.com"), vs("web", "api", "hosts: [shop.example.com], gateways: [ingress/public], "+http))...),
 			1, "web/api", "the servers offer none for this namespace", ""},
+		{"MC5008 one host of a gateway-only VirtualService not served", "MC5008", with(append(gatewayFixture("shop.example.com"), vs("web", "api", "hosts: [shop.example.com, api.example.com], gateways: [ingress/public], "+http))...),
+			1, "web/api", "web/api binds gateways only (ingress/public), and none of them serves host api.example.com; its routes for it are never used", ""},
+		{"MC5008 near miss: the other host is for the mesh", "MC5008", with(append(gatewayFixture("shop.example.com"), vs("web", "api", "hosts: [shop.example.com, api], gateways: [ingress/public, mesh], "+http))...),
+			0, "", "", ""},
 		{"MC5008 near miss: wildcard server host", "MC5008", with(append(gatewayFixture("'*.example.com'"), vs("web", "api", "hosts: [api.example.com], gateways: [ingress/public], "+http))...),
 			0, "", "", ""},
 
