@@ -43,15 +43,22 @@ var ingressRouteSkipsMeshRules = &Analyzer{Entry: diag.IngressRouteSkipsMeshRule
 	if len(bySubset) == 0 {
 		return
 	}
+	// A delegate's destination, shared by several roots, is one finding.
+	type key struct {
+		in   *resolve.VirtualService
+		path string
+	}
+	seen := map[key]bool{}
 	for _, vs := range p.Mesh.VirtualServices {
 		gws := gatewayRefs(vs)
 		if vs.Delegate || len(gws) == 0 {
 			continue
 		}
 		for _, d := range vs.Destinations {
-			if d.Kind != "http" || d.Subset != "" {
+			if d.Kind != "http" || d.Subset != "" || seen[key{d.In, d.Path.String()}] {
 				continue
 			}
+			seen[key{d.In, d.Path.String()}] = true
 			mesh := slices.DeleteFunc(slices.Clone(bySubset[d.Host]), func(o *resolve.VirtualService) bool { return o == vs })
 			if len(mesh) == 0 {
 				continue
@@ -62,8 +69,8 @@ var ingressRouteSkipsMeshRules = &Analyzer{Entry: diag.IngressRouteSkipsMeshRule
 			}
 			inMeta := &d.In.Object.ObjectMeta
 			r := p.Report(inMeta, d.Path.Key("host"),
-				"%s sends traffic from gateway %s to %s without a subset, while %s %s routes that host by subset for the mesh; gateways do not apply mesh VirtualServices, so these requests skip its rules and reach every endpoint: route to the subsets here too, or bind %s to the gateway",
-				objName(inMeta), list(gws, 3), d.Host, plural(len(names), "VirtualService", "VirtualServices"), list(names, 3), plural(len(names), "it", "them"))
+				"%s sends traffic from gateway %s to %s without a subset, while %s %s routes that host by subset for the mesh; gateways do not apply mesh VirtualServices, so these requests skip %s rules and reach every endpoint: route to the subsets here too, or bind %s to the gateway",
+				objName(inMeta), list(gws, 3), d.Host, plural(len(names), "VirtualService", "VirtualServices"), list(names, 3), plural(len(names), "its", "their"), plural(len(names), "it", "them"))
 			for _, o := range mesh {
 				r.Related = append(r.Related, related(&o.Object.ObjectMeta, "routes %s by subset for the mesh", d.Host))
 			}
