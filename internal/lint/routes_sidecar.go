@@ -2,6 +2,7 @@ package lint
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/meshc/meshc/internal/diag"
@@ -27,9 +28,12 @@ func sidecarScopes(m *resolve.Mesh, f func(sc *resolve.Scope, sidecar *model.Sid
 // routes for hosts it does not import (docs/semantics/sidecar-scope.md
 // §4.7: the VirtualService is taken whole).
 var virtualServiceLeaksHosts = &Analyzer{Entry: diag.VirtualServiceLeaksHosts, Run: func(p *Pass) {
+	// A root namespace Sidecar's "./" entries differ per namespace, and
+	// so may the hosts left out.
 	type key struct {
 		sidecar *model.Sidecar
 		vs      *resolve.VirtualService
+		leaked  string
 	}
 	type finding struct {
 		via     host.Name
@@ -58,7 +62,7 @@ var virtualServiceLeaksHosts = &Analyzer{Entry: diag.VirtualServiceLeaksHosts, R
 				if len(leaked) == 0 || via == "" {
 					continue
 				}
-				k := key{sidecar, vs}
+				k := key{sidecar, vs, fmt.Sprint(leaked)}
 				f := found[k]
 				if f == nil {
 					f = &finding{via: via, leaked: leaked}
