@@ -31,9 +31,9 @@ specific routes before the general one, or delete the dead ones.`,
 		Summary: "A VirtualService binds a Gateway that does not exist.",
 		Doc: `spec.gateways and a match's gateways name Gateways as "namespace/name", or
 "name" for one in the VirtualService's own namespace; "mesh" means the
-sidecars. A Gateway that is not in the input binds nothing, so the routes
-meant for it are never served: the gateway answers 404. Fix the name or the
-namespace, or add the Gateway. istioctl reports this whatever else the
+sidecars. A Gateway that is not in the input binds nothing, so no gateway
+serves the routes meant for it (an HTTP gateway answers 404). Fix the name
+or the namespace, or add the Gateway. istioctl reports this whatever else the
 input holds, and so does meshc.`,
 	}
 	DestinationPortRequired = &Entry{

@@ -228,7 +228,7 @@ var gatewayNotFound = &Analyzer{Entry: diag.GatewayNotFound, Run: func(p *Pass) 
 			if nss := gws.byName[name]; len(nss) > 0 {
 				hint = fmt.Sprintf(" (a Gateway %s exists in %s %s: write %s/%s)", name, plural(len(nss), "namespace", "namespaces"), list(nss, 3), nss[0], name)
 			}
-			p.Report(&o.ObjectMeta, at, "%s binds gateway %q, but there is no Gateway %s%s; nothing serves the routes meant for it, and the gateway answers 404",
+			p.Report(&o.ObjectMeta, at, "%s binds gateway %q, but there is no Gateway %s%s, so no gateway serves the routes meant for it",
 				objName(&o.ObjectMeta), ref, full, hint)
 		}
 		spec := model.Path{}.Key("spec")
