@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -95,7 +96,7 @@ func claimMatch(vs *resolve.VirtualService) (string, *resolve.VirtualService, mo
 			for _, field := range []struct {
 				name    string
 				headers []string
-			}{{"headers", sortedKeys(m.GetHeaders())}, {"withoutHeaders", sortedKeys(m.GetWithoutHeaders())}} {
+			}{{"headers", slices.Sorted(maps.Keys(m.GetHeaders()))}, {"withoutHeaders", slices.Sorted(maps.Keys(m.GetWithoutHeaders()))}} {
 				for _, h := range field.headers {
 					if isClaimHeader(h) {
 						return h, r.From, model.Path{}.Key("spec").Key("http").Index(r.Index).Key("match").Index(j).Key(field.name), true
@@ -105,15 +106,6 @@ func claimMatch(vs *resolve.VirtualService) (string, *resolve.VirtualService, mo
 		}
 	}
 	return "", nil, nil, false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // MC5012: a gateway route on a JWT claim, on gateway proxies no
@@ -185,7 +177,7 @@ func labelString(labels map[string]string) string {
 		return "every workload"
 	}
 	var out []string
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		out = append(out, k+"="+labels[k])
 	}
 	return strings.Join(out, ", ")

@@ -145,7 +145,9 @@ var sidecarBypassedByRoute = &Analyzer{Entry: diag.SidecarBypassedByRoute, Run: 
 var sidecarHidesRoutedHost = &Analyzer{Entry: diag.SidecarHidesRoutedHost, Run: func(p *Pass) {
 	byNs := map[string][]*resolve.VirtualService{}
 	for _, vs := range p.Mesh.VirtualServices {
-		if !vs.Delegate && slices.Contains(vs.Gateways, resolve.MeshGateway) && vs.ExportedTo(vs.Namespace()) {
+		// A VirtualService for a service that does not exist routes
+		// nothing anyway (callable).
+		if !vs.Delegate && slices.Contains(vs.Gateways, resolve.MeshGateway) && vs.ExportedTo(vs.Namespace()) && callable(p.Mesh, vs) {
 			byNs[vs.Namespace()] = append(byNs[vs.Namespace()], vs)
 		}
 	}

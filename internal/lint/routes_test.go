@@ -133,6 +133,8 @@ func TestRouteAnalyzers(t *testing.T) {
 			obj("Sidecar", "web", "default", "egress: [{hosts: ['./*']}]"),
 			obj("Sidecar", "web", "batch", "workloadSelector: {labels: {app: batch}}, egress: [{hosts: [istio-system/*]}]"), vs("web", "api", "hosts: [api], "+http)),
 			1, "web/api", "Sidecar web/batch, which applies to web/batch, imports none of its hosts", "web/batch"},
+		{"MC5011 near miss: a VirtualService for a service that does not exist", "MC5011", with(obj("Sidecar", "web", "default", "egress: [{hosts: [istio-system/*]}]"), vs("web", "ghost", "hosts: [ghost], "+http)),
+			0, "", "", ""},
 		{"MC5011 near miss: imported, or gateway-only", "MC5011", with(append(gatewayFixture("'*'"), obj("Sidecar", "web", "default", "egress: [{hosts: ['./*']}]"),
 			vs("web", "api", "hosts: [api], "+http), vs("web", "front", "hosts: [front.example.com], gateways: [ingress/public], "+http))...),
 			0, "", "", ""},
