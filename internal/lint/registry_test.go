@@ -1,0 +1,144 @@
+package lint
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/meshc/meshc/internal/diag"
+)
+
+// svcAnnotated is a Service with annotations written as a flow mapping.
+func svcAnnotated(ns, name, annotations string, ports ...string) string {
+	s := service(ns, name, ports...)
+	return strings.Replace(s, "namespace: "+ns+"}", "namespace: "+ns+", annotations: {"+annotations+"}}", 1)
+}
+
+type registryCase struct {
+	name    string
+	code    string
+	docs    []string
+	want    int      // findings of code
+	object  string   // the first one's subject, "Kind ns/name"
+	line    int      // its line in in.yaml, when not 0
+	message []string // fragments of its message
+	proxies string   // its proxies, joined; "" when none
+}
+
+func runRegistryCases(t *testing.T, tests []registryCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			all := run(t, Options{}, tt.docs...)
+			got := only(all, tt.code)
+			if len(got) != tt.want {
+				t.Fatalf("%d %s findings, want %d:\n%s", len(got), tt.code, tt.want, describe(all))
+			}
+			if tt.want == 0 {
+				return
+			}
+			d := got[0]
+			if d.Object.String() != tt.object {
+				t.Errorf("subject %q, want %q", d.Object, tt.object)
+			}
+			if d.Object.File != "in.yaml" || d.Object.Line == 0 || (tt.line != 0 && d.Object.Line != tt.line) {
+				t.Errorf("position %s:%d, want in.yaml:%d", d.Object.File, d.Object.Line, tt.line)
+			}
+			for _, m := range tt.message {
+				if !strings.Contains(d.Message, m) {
+					t.Errorf("message %q lacks %q", d.Message, m)
+				}
+			}
+			if p := strings.Join(d.Proxies, ","); p != tt.proxies {
+				t.Errorf("proxies %q, want %q", p, tt.proxies)
+			}
+		})
+	}
+}
+
+// TestExportTo covers MC3002 and MC3003.
+func TestExportTo(t *testing.T) {
+	nss := []string{ns("web"), ns("client")}
+	se := func(ns, name, exportTo string) string {
+		return obj("ServiceEntry", ns, name, "hosts: [api.example.com], ports: [{number: 443, name: tls, protocol: TLS}], resolution: DNS, exportTo: "+exportTo)
+	}
+	runRegistryCases(t, []registryCase{
+		{name: "MC3002 Service exported only elsewhere", code: "MC3002",
+			docs: append(nss, svcAnnotated("web", "api", "networking.istio.io/exportTo: 'client'")),
+			want: 1, object: "Service web/api",
+			message: []string{"exportTo of Service web/api hides it from its own namespace web", "names only client", `add "."`}},
+		{name: "MC3002 ServiceEntry exported to ~", code: "MC3002",
+			docs: append(nss, "apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: ext, namespace: web}\nspec:\n  hosts: [api.example.com]\n  exportTo:\n  - '~'\n  ports: [{number: 443, name: tls, protocol: TLS}]\n"),
+			want: 1, object: "ServiceEntry web/ext", line: 17,
+			message: []string{`"~" hides it from every namespace`}},
+		{name: "MC3002 near miss: own namespace named, by name or dot", code: "MC3002",
+			docs: append(nss, svcAnnotated("web", "api", "networking.istio.io/exportTo: 'client, web'"), se("web", "a", "['.', client]"), se("client", "b", "['*']")),
+			want: 0},
+		{name: "MC3002 near miss: no exportTo", code: "MC3002",
+			docs: append(nss, service("web", "api"), se("web", "a", "[]")), want: 0},
+
+		{name: "MC3003 DestinationRule exported to a misspelt namespace", code: "MC3003",
+			docs: append(nss, service("web", "api"), obj("DestinationRule", "web", "api", "host: api, exportTo: ['.', clinet, 'nope', clinet]")),
+			want: 1, object: "DestinationRule web/api",
+			message: []string{"names namespaces clinet, nope", "check the spelling"}},
+		{name: "MC3003 Service annotation", code: "MC3003",
+			docs: append(nss, svcAnnotated("web", "api", "networking.istio.io/exportTo: 'web,frontend'")),
+			want: 1, object: "Service web/api", message: []string{"Service web/api names namespace frontend"}},
+		{name: "MC3003 near miss: namespaces from objects, anchors and the cluster", code: "MC3003",
+			docs: append(nss, obj("VirtualService", "web", "api", "hosts: [api], exportTo: [client, istio-system, team-a, default], http: [{route: [{destination: {host: api}}]}]"),
+				obj("Sidecar", "istio-system", "default", "egress: [{hosts: ['*/*']}]"),
+				"apiVersion: hnc.x-k8s.io/v1alpha2\nkind: SubnamespaceAnchor\nmetadata: {name: team-a, namespace: web}\n"),
+			want: 0},
+		{name: "MC3003 near miss: the input declares no namespace", code: "MC3003",
+			docs: []string{service("web", "api"), obj("DestinationRule", "web", "api", "host: api, exportTo: [clinet]")},
+			want: 0},
+	})
+}
+
+// TestHostForms covers MC3004 and MC3005.
+func TestHostForms(t *testing.T) {
+	base := []string{ns("web"), ns("client"), service("web", "api"), deployment("web", "api-v1", "{app: api}"), deployment("client", "caller", "{app: caller}")}
+	runRegistryCases(t, []registryCase{
+		{name: "MC3004 DestinationRule host name.namespace", code: "MC3004",
+			docs: append(base, obj("DestinationRule", "client", "api", "host: api.web, trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}")),
+			want: 1, object: "DestinationRule client/api",
+			message: []string{"names host api.web, which istiod does not expand", "write api.web.svc.cluster.local"}},
+		{name: "MC3004 VirtualService host and Sidecar egress host", code: "MC3004",
+			docs: append(base, obj("VirtualService", "client", "api", "hosts: [api.web], http: [{route: [{destination: {host: api.web.svc.cluster.local}}]}]"),
+				obj("Sidecar", "client", "default", "egress: [{hosts: ['./*', '*/api.web']}]")),
+			want: 2, object: "VirtualService client/api", message: []string{"VirtualService client/api names host api.web"}},
+		{name: "MC3004 near miss: FQDN, external host, wildcard", code: "MC3004",
+			docs: append(base, obj("DestinationRule", "client", "api", "host: api.web.svc.cluster.local"),
+				obj("VirtualService", "client", "ext", "hosts: [api.example.com, '*.web'], http: [{route: [{destination: {host: api.web.svc.cluster.local}}]}]")),
+			want: 0},
+		{name: "MC3004 near miss: a destination is MC5002's", code: "MC3004",
+			docs: append(base, obj("VirtualService", "web", "api", "hosts: [api], http: [{route: [{destination: {host: api.web}}]}]")),
+			want: 0},
+
+		{name: "MC3005 DestinationRule in another namespace", code: "MC3005",
+			docs: append(base, obj("DestinationRule", "client", "api", "host: api, trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}")),
+			want: 1, object: "DestinationRule client/api",
+			message: []string{"expands in the object's own namespace to api.client.svc.cluster.local", "a Service named api exists in namespace web", "write api.web.svc.cluster.local"}},
+		{name: "MC3005 VirtualService host, two candidates", code: "MC3005",
+			docs: append(base, service("client", "other"), service("istio-system", "api"),
+				obj("VirtualService", "client", "api", "hosts: [api], http: [{route: [{destination: {host: api.web.svc.cluster.local}}]}]")),
+			want: 1, object: "VirtualService client/api",
+			message: []string{"exists in namespaces istio-system, web", "api.istio-system.svc.cluster.local, api.web.svc.cluster.local"}},
+		{name: "MC3005 near miss: the service is in the object's namespace", code: "MC3005",
+			docs: append(base, service("client", "api"), obj("DestinationRule", "client", "api", "host: api")),
+			want: 0},
+		{name: "MC3005 near miss: no service of that name anywhere", code: "MC3005",
+			docs: append(base, obj("DestinationRule", "client", "db", "host: db")),
+			want: 0},
+		{name: "MC3005 near miss: an HNC template, judged in its copies' namespaces", code: "MC3005",
+			docs: []string{ns("acme"), service("team-a", "api"),
+				"apiVersion: hnc.x-k8s.io/v1alpha2\nkind: SubnamespaceAnchor\nmetadata: {name: team-a, namespace: acme}\n",
+				"apiVersion: hnc.x-k8s.io/v1alpha2\nkind: HNCConfiguration\nmetadata: {name: config}\nspec: {resources: [{group: networking.istio.io, resource: destinationrules, mode: Propagate}]}\n",
+				obj("DestinationRule", "acme", "api", "host: api")},
+			want: 0},
+		{name: "MC3005 near miss: a destination is MC5002's", code: "MC3005",
+			docs: append(base, obj("VirtualService", "client", "to-api", "hosts: [api.web.svc.cluster.local], http: [{route: [{destination: {host: api}}]}]")),
+			want: 0},
+	})
+}
+
+var _ = diag.Info
