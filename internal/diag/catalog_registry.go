@@ -6,6 +6,11 @@ var registryEntries = []*Entry{
 	ExportToUnknownNamespace,
 	NonFQDNDottedHost,
 	ShortHostResolvesElsewhere,
+	PortNameWithoutProtocol,
+	ExternalNamePortName,
+	WorkloadPortProtocolConflict,
+	WorkloadTargetPortConflict,
+	ServiceEntryProtocolConflict,
 }
 
 var (

@@ -6,4 +6,9 @@ var registryAnalyzers = []*Analyzer{
 	exportToUnknownNamespace,
 	nonFQDNDottedHost,
 	shortHostResolvesElsewhere,
+	portNameWithoutProtocol,
+	externalNamePortName,
+	workloadPortProtocolConflict,
+	workloadTargetPortConflict,
+	serviceEntryProtocolConflict,
 }

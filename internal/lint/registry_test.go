@@ -37,6 +37,9 @@ func runRegistryCases(t *testing.T, tests []registryCase) {
 				return
 			}
 			d := got[0]
+			if e, ok := diag.Lookup(tt.code); !ok || d.Severity != e.Severity || d.Name != e.Name {
+				t.Errorf("%s %s: not the catalog's name and severity", d.Name, d.Severity)
+			}
 			if d.Object.String() != tt.object {
 				t.Errorf("subject %q, want %q", d.Object, tt.object)
 			}
@@ -141,4 +144,76 @@ func TestHostForms(t *testing.T) {
 	})
 }
 
-var _ = diag.Info
+
+// TestPorts covers MC3006 to MC3010.
+func TestPorts(t *testing.T) {
+	web := []string{ns("web"), ns("client"), deployment("web", "api-v1", "{app: api, version: v1}"), deployment("client", "caller", "{app: caller}")}
+	externalName := func(name, ports string) string {
+		return "apiVersion: v1\nkind: Service\nmetadata: {name: " + name + ", namespace: web}\nspec: {type: ExternalName, externalName: db.example.com, ports: [" + ports + "]}\n"
+	}
+	svcSel := func(name, selector string, ports ...string) string {
+		return strings.Replace(service("web", name, ports...), "selector: {app: "+name+"}", "selector: "+selector, 1)
+	}
+	se := func(ns, name, exportTo, protocol string, extra ...string) string {
+		return obj("ServiceEntry", ns, name, "hosts: [db.example.com], ports: [{number: 5432, name: db, protocol: "+protocol+"}], resolution: DNS, exportTo: "+exportTo, extra...)
+	}
+	runRegistryCases(t, []registryCase{
+		{name: "MC3006 unnamed and unprefixed ports", code: "MC3006",
+			docs: append(web, service("web", "api", "{port: 8080}", "{port: 9090, name: metrics}", "{port: 80, name: http-web}")),
+			want: 2, object: "Service web/api",
+			message: []string{`port 8080 (name "") of Service web/api selects no protocol`, "http-8080"}},
+		{name: "MC3006 near miss: named, appProtocol, TCP by number, UDP, control plane", code: "MC3006",
+			docs: append(web, service("web", "api", "{port: 8080, name: grpc-api}", "{port: 9090, name: metrics, appProtocol: http}", "{port: 3306}", "{port: 8125, protocol: UDP}"),
+				"apiVersion: v1\nkind: Service\nmetadata: {name: istiod, namespace: istio-system, labels: {istio: pilot}}\nspec: {ports: [{port: 15010}]}\n",
+				externalName("db", "{port: 5432, name: pg}")),
+			want: 0},
+
+		{name: "MC3007 ExternalName port named tcp", code: "MC3007",
+			docs: append(web, externalName("db", "{port: 5432, name: tcp}")),
+			want: 1, object: "Service web/db",
+			message: []string{`port 5432 (name "tcp") of ExternalName Service web/db is plain tcp`, "forwarded to db.example.com"}},
+		{name: "MC3007 ExternalName port selecting nothing", code: "MC3007",
+			docs: append(web, externalName("db", "{port: 5432, name: postgres}")),
+			want: 1, object: "Service web/db", message: []string{"selects no protocol"}},
+		{name: "MC3007 near miss: tcp-prefixed and tls ports", code: "MC3007",
+			docs: append(web, externalName("db", "{port: 5432, name: tcp-pg}, {port: 443, name: tls}")),
+			want: 0},
+
+		{name: "MC3008 two Services, one port, http and tcp", code: "MC3008",
+			docs: append(web, svcSel("api", "{app: api}", "{port: 8080, name: http}"), svcSel("api-raw", "{version: v1}", "{port: 8080, name: tcp-raw}")),
+			want: 1, object: "Service web/api-raw",
+			message: []string{"Services web/api, web/api-raw select workload web/api-v1 and declare port 8080 with different protocols (HTTP in web/api; TCP in web/api-raw)"},
+			proxies: "web/api-v1"},
+		{name: "MC3008 near miss: agreeing protocols; one Service's own UDP and TCP", code: "MC3008",
+			docs: append(web, svcSel("api", "{app: api}", "{port: 8080, name: http}", "{port: 53, name: dns, protocol: UDP}", "{port: 53, name: dns-tcp}"),
+				svcSel("api-raw", "{version: v1}", "{port: 8080, name: http-alt}")),
+			want: 0},
+		{name: "MC3008 near miss: no workload in the input", code: "MC3008",
+			docs: []string{ns("web"), svcSel("api", "{app: api}", "{port: 8080, name: http}"), svcSel("api-raw", "{version: v1}", "{port: 8080, name: tcp-raw}")},
+			want: 0},
+
+		{name: "MC3009 two Services, one targetPort, two ports", code: "MC3009",
+			docs: append(web, svcSel("api", "{app: api}", "{port: 80, name: http, targetPort: 8080}"), svcSel("api-alt", "{version: v1}", "{port: 8080, name: http}")),
+			want: 1, object: "Service web/api-alt",
+			message: []string{"Services web/api, web/api-alt select workload web/api-v1 and send different service ports to targetPort 8080 (80 in web/api; 8080 in web/api-alt)"},
+			proxies: "web/api-v1"},
+		{name: "MC3009 near miss: same port for the same targetPort", code: "MC3009",
+			docs: append(web, svcSel("api", "{app: api}", "{port: 80, name: http, targetPort: 8080}"), svcSel("api-alt", "{version: v1}", "{port: 80, name: http, targetPort: 8080}", "{port: 9090, name: http-admin}")),
+			want: 0},
+
+		{name: "MC3010 two ServiceEntries disagree", code: "MC3010",
+			docs: append(web, se("web", "db-a", "['*']", "TCP", at(1)), se("client", "db-b", "['*']", "HTTP", at(2))),
+			want: 1, object: "ServiceEntry client/db-b",
+			message: []string{"host db.example.com port 5432 is declared with different protocols (ServiceEntry web/db-a says TCP; ServiceEntry client/db-b says HTTP)"}},
+		{name: "MC3010 ServiceEntry against a Service", code: "MC3010",
+			docs: append(web, service("web", "api", "{port: 8080, name: http}"),
+				obj("ServiceEntry", "client", "api", "hosts: [api.web.svc.cluster.local], ports: [{number: 8080, name: tcp, protocol: TCP}], resolution: DNS")),
+			want: 1, object: "ServiceEntry client/api", message: []string{"Service web/api says HTTP; ServiceEntry client/api says TCP"}},
+		{name: "MC3010 near miss: exportTo keeps them apart", code: "MC3010",
+			docs: append(web, se("web", "db-a", "['.']", "TCP"), se("client", "db-b", "['.']", "HTTP")),
+			want: 0},
+		{name: "MC3010 near miss: same protocol, different case", code: "MC3010",
+			docs: append(web, se("web", "db-a", "['*']", "TCP"), se("client", "db-b", "['*']", "tcp")),
+			want: 0},
+	})
+}
