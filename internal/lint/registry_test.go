@@ -144,7 +144,6 @@ func TestHostForms(t *testing.T) {
 	})
 }
 
-
 // TestPorts covers MC3006 to MC3010.
 func TestPorts(t *testing.T) {
 	web := []string{ns("web"), ns("client"), deployment("web", "api-v1", "{app: api, version: v1}"), deployment("client", "caller", "{app: caller}")}
