@@ -111,15 +111,16 @@ are checked; without Pods or Deployments this is silent, as istioctl is.`,
 	}
 	WorkloadTargetPortConflict = &Entry{
 		Code: "MC3009", Name: "WorkloadTargetPortConflict", Severity: Warning,
-		Summary: "Services selecting one workload send different service ports to the same targetPort.",
+		Summary: "Services selecting one workload send different service ports to the same workload port.",
 		Doc: `Services selecting the same workload that forward different service ports
 to one targetPort (or one Service that maps two of its ports to it) make
 istiod build a single inbound chain for that workload port from the first
 of them; the settings of the other service port, its protocol and name,
 are lost for the traffic it brings. Use the same service port number for
 the same targetPort in every such Service. A targetPort left unset means
-the port's own number; a named targetPort is compared by name. Only
-workloads with a sidecar in the input are checked, as istioctl does.`,
+the port's own number; a named one is resolved on each workload's
+container ports (istioctl compares names as written). Only workloads with
+a sidecar in the input are checked, as istioctl does.`,
 		Istio: []string{"IST0137"},
 	}
 	ServiceEntryProtocolConflict = &Entry{

@@ -78,28 +78,41 @@ var externalNamePortName = &Analyzer{Entry: diag.ExternalNamePortName, Run: func
 		if port.Name == "tcp" {
 			why = "is plain tcp"
 		}
+		target := "its external name"
+		if svc.Spec.ExternalName != "" {
+			target = svc.Spec.ExternalName
+		}
 		p.Report(&svc.ObjectMeta, portPath(i).Key("name"), "port %d (name %q) of ExternalName Service %s %s; an ExternalName service has no cluster IP, so its TCP traffic may not be forwarded to %s correctly: name the port for the protocol it carries (http, https, tls-...) or set appProtocol",
-			port.Port, port.Name, objName(&svc.ObjectMeta), why, svc.Spec.ExternalName)
+			port.Port, port.Name, objName(&svc.ObjectMeta), why, target)
 	})
 }}
 
-// workloadServices lists, for each proxy with a sidecar in the input, the
-// Kubernetes Services of its namespace that select it, as resolve's
-// endpoints say; proxies in Mesh.Proxies order, services oldest first.
-// Stand-in proxies have no endpoints, so without workloads this is empty.
-func workloadServices(m *resolve.Mesh) ([]*resolve.Proxy, map[*resolve.Proxy][]*resolve.Service) {
+// servedPort is one port of a Service as one workload serves it: the
+// service port and the workload port resolve found for it.
+type servedPort struct {
+	svc            *resolve.Service
+	number, target uint32
+}
+
+// workloadPorts lists, for each proxy with a sidecar in the input, the
+// ports of the Kubernetes Services of its namespace that select it, from
+// resolve's endpoints (a named targetPort is resolved per workload there);
+// proxies in Mesh.Proxies order, services oldest first. Stand-in proxies
+// have no endpoints, so without workloads this is empty.
+func workloadPorts(m *resolve.Mesh) ([]*resolve.Proxy, map[*resolve.Proxy][]servedPort) {
 	byObject := make(map[*model.ObjectMeta]*resolve.Proxy, len(m.Proxies))
 	for _, px := range m.Proxies {
 		byObject[px.Object] = px
 	}
-	out := map[*resolve.Proxy][]*resolve.Service{}
+	out := map[*resolve.Proxy][]servedPort{}
 	for _, s := range m.Services {
 		if s.Registry != resolve.Kubernetes {
 			continue
 		}
 		for _, ep := range s.Endpoints {
-			if px := byObject[ep.Workload]; px != nil && !slices.Contains(out[px], s) {
-				out[px] = append(out[px], s)
+			sp := servedPort{s, ep.ServicePort, ep.Port}
+			if px := byObject[ep.Workload]; px != nil && !slices.Contains(out[px], sp) {
+				out[px] = append(out[px], sp)
 			}
 		}
 	}
@@ -157,10 +170,15 @@ func serviceNames(svcs []*resolve.Service) []string {
 // MC3008: Services selecting one workload give one port number different
 // protocols.
 var workloadPortProtocolConflict = &Analyzer{Entry: diag.WorkloadPortProtocolConflict, Run: func(p *Pass) {
-	pxs, svcsOf := workloadServices(p.Mesh)
+	pxs, portsOf := workloadPorts(p.Mesh)
 	var found conflicts
 	for _, px := range pxs {
-		svcs := svcsOf[px]
+		var svcs []*resolve.Service
+		for _, sp := range portsOf[px] {
+			if !slices.Contains(svcs, sp.svc) {
+				svcs = append(svcs, sp.svc)
+			}
+		}
 		protos := map[uint32]map[protocol.Protocol][]*resolve.Service{}
 		for _, s := range svcs {
 			for _, port := range s.Ports {
@@ -214,34 +232,19 @@ func portIndex(s *resolve.Service, n uint32) int {
 	return max(0, slices.IndexFunc(s.Ports, func(p resolve.Port) bool { return p.Number == n }))
 }
 
-// targetPortKey is a port's targetPort as istioctl compares them: a name,
-// or a number, the port's own when unset.
-func targetPortKey(p resolve.Port) string {
-	switch {
-	case p.TargetPortName != "":
-		return p.TargetPortName
-	case p.TargetPort != 0:
-		return strconv.Itoa(int(p.TargetPort))
-	}
-	return strconv.Itoa(int(p.Number))
-}
-
 // MC3009: Services selecting one workload map different service ports to
-// one targetPort.
+// one workload port.
 var workloadTargetPortConflict = &Analyzer{Entry: diag.WorkloadTargetPortConflict, Run: func(p *Pass) {
-	pxs, svcsOf := workloadServices(p.Mesh)
+	pxs, portsOf := workloadPorts(p.Mesh)
 	var found conflicts
 	for _, px := range pxs {
-		targets := map[string]map[uint32][]*resolve.Service{}
-		for _, s := range svcsOf[px] {
-			for _, port := range s.Ports {
-				k := targetPortKey(port)
-				if targets[k] == nil {
-					targets[k] = map[uint32][]*resolve.Service{}
-				}
-				if !slices.Contains(targets[k][port.Number], s) {
-					targets[k][port.Number] = append(targets[k][port.Number], s)
-				}
+		targets := map[uint32]map[uint32][]*resolve.Service{}
+		for _, sp := range portsOf[px] {
+			if targets[sp.target] == nil {
+				targets[sp.target] = map[uint32][]*resolve.Service{}
+			}
+			if !slices.Contains(targets[sp.target][sp.number], sp.svc) {
+				targets[sp.target][sp.number] = append(targets[sp.target][sp.number], sp.svc)
 			}
 		}
 		for _, tp := range slices.Sorted(maps.Keys(targets)) {
@@ -257,19 +260,26 @@ var workloadTargetPortConflict = &Analyzer{Entry: diag.WorkloadTargetPortConflic
 			}
 			slices.SortFunc(involved, func(a, b *resolve.Service) int { return cmp.Compare(objName(a.Object), objName(b.Object)) })
 			involved = slices.Compact(involved)
-			found.add(px, involved, tp, strings.Join(parts, "; "))
+			found.add(px, involved, strconv.Itoa(int(tp)), strings.Join(parts, "; "))
 		}
 	}
 	for _, k := range found.order {
 		c := found.byKey[k]
 		subject := c.services[len(c.services)-1]
-		i := max(0, slices.IndexFunc(subject.Ports, func(p resolve.Port) bool { return targetPortKey(p) == c.port }))
+		target, _ := strconv.Atoi(c.port)
+		// Point at the subject's port that targets the workload port.
+		i := 0
+		for _, sp := range portsOf[c.proxies[0]] {
+			if sp.svc == subject && sp.target == uint32(target) {
+				i = portIndex(subject, sp.number)
+			}
+		}
 		d := p.Report(subject.Object, portPath(i).Key("targetPort"),
-			"%s %s %s and %s different service ports to targetPort %s (%s); istiod builds one inbound chain for that workload port from one of them: use the same service port for it everywhere",
+			"%s %s %s and %s different service ports to workload port %s (%s); istiod builds one inbound chain for that workload port from one of them: use the same service port for it everywhere",
 			plural(len(c.services), "Service", "Services"), list(serviceNames(c.services), 5), plural(len(c.services), "selects", "select")+" "+describeProxies(c.proxies),
 			plural(len(c.services), "sends", "send"), c.port, c.detail)
 		for _, s := range c.services[:len(c.services)-1] {
-			d.Related = append(d.Related, related(s.Object, "also sends a port to targetPort %s of these workloads", c.port))
+			d.Related = append(d.Related, related(s.Object, "also sends a port to workload port %s of these workloads", c.port))
 		}
 		d.Proxies = proxyIDs(c.proxies)
 	}
