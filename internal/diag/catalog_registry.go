@@ -40,8 +40,9 @@ ServiceEntries, VirtualServices and DestinationRules, and only when the
 input declares namespaces (holds at least one Namespace object), since a
 repository of Istio objects alone says nothing about which namespaces
 exist. A namespace exists when a Namespace object declares it, an HNC
-subnamespace anchor creates it, objects of the input live in it, or every
-cluster has it (default, kube-system, kube-public, kube-node-lease).`,
+subnamespace anchor creates it, objects of the input live in it, it is the
+mesh's root namespace, or every cluster has it (default, kube-system,
+kube-public, kube-node-lease).`,
 	}
 	NonFQDNDottedHost = &Entry{
 		Code: "MC3004", Name: "NonFQDNDottedHost", Severity: Warning,

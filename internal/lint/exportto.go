@@ -84,7 +84,8 @@ var exportToUnknownNamespace = &Analyzer{Entry: diag.ExportToUnknownNamespace, R
 			case ".", "*", "~":
 				continue
 			}
-			if n := p.Mesh.Hierarchy.Namespaces[e]; n != nil && n.Exists {
+			// The root namespace is where istiod runs, declared or not.
+			if n := p.Mesh.Hierarchy.Namespaces[e]; n != nil && n.Exists || e == p.Mesh.Config.GetRootNamespace() {
 				continue
 			}
 			if first < 0 {

@@ -158,6 +158,19 @@ func (c *conflicts) add(px *resolve.Proxy, svcs []*resolve.Service, port, detail
 	w.proxies = append(w.proxies, px)
 }
 
+// split describes Services that disagree on a value ("HTTP in a/x; TCP
+// in a/y") and lists them all, by name, once each.
+func split[K cmp.Ordered](by map[K][]*resolve.Service, label func(K) string) (string, []*resolve.Service) {
+	var parts []string
+	var all []*resolve.Service
+	for _, k := range slices.Sorted(maps.Keys(by)) {
+		parts = append(parts, label(k)+" in "+strings.Join(serviceNames(by[k]), ", "))
+		all = append(all, by[k]...)
+	}
+	slices.SortFunc(all, func(a, b *resolve.Service) int { return cmp.Compare(objName(a.Object), objName(b.Object)) })
+	return strings.Join(parts, "; "), slices.Compact(all)
+}
+
 // serviceNames renders "ns/name" of services.
 func serviceNames(svcs []*resolve.Service) []string {
 	var out []string
@@ -201,15 +214,8 @@ var workloadPortProtocolConflict = &Analyzer{Entry: diag.WorkloadPortProtocolCon
 			if len(byProto) < 2 {
 				continue
 			}
-			var parts []string
-			var involved []*resolve.Service
-			for _, pr := range slices.Sorted(maps.Keys(byProto)) {
-				parts = append(parts, fmt.Sprintf("%s in %s", pr, strings.Join(serviceNames(byProto[pr]), ", ")))
-				involved = append(involved, byProto[pr]...)
-			}
-			slices.SortFunc(involved, func(a, b *resolve.Service) int { return cmp.Compare(objName(a.Object), objName(b.Object)) })
-			involved = slices.Compact(involved)
-			found.add(px, involved, strconv.Itoa(int(n)), strings.Join(parts, "; "))
+			detail, involved := split(byProto, func(pr protocol.Protocol) string { return string(pr) })
+			found.add(px, involved, strconv.Itoa(int(n)), detail)
 		}
 	}
 	for _, k := range found.order {
@@ -252,15 +258,8 @@ var workloadTargetPortConflict = &Analyzer{Entry: diag.WorkloadTargetPortConflic
 			if len(byPort) < 2 {
 				continue
 			}
-			var parts []string
-			var involved []*resolve.Service
-			for _, n := range slices.Sorted(maps.Keys(byPort)) {
-				parts = append(parts, fmt.Sprintf("%d in %s", n, strings.Join(serviceNames(byPort[n]), ", ")))
-				involved = append(involved, byPort[n]...)
-			}
-			slices.SortFunc(involved, func(a, b *resolve.Service) int { return cmp.Compare(objName(a.Object), objName(b.Object)) })
-			involved = slices.Compact(involved)
-			found.add(px, involved, strconv.Itoa(int(tp)), strings.Join(parts, "; "))
+			detail, involved := split(byPort, func(n uint32) string { return strconv.Itoa(int(n)) })
+			found.add(px, involved, strconv.Itoa(int(tp)), detail)
 		}
 	}
 	for _, k := range found.order {
