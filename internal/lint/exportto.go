@@ -51,13 +51,13 @@ var hiddenFromOwnNamespace = &Analyzer{Entry: diag.HiddenFromOwnNamespace, Run: 
 			continue
 		}
 		i := slices.Index(entries, "~")
-		why := `"~" hides it from every namespace`
+		why, fix := `"~" hides it from every namespace`, `replace "~" with "."`
 		if i < 0 {
 			i = 0
-			why = "it names only " + list(entries, 5)
+			why, fix = "it names only "+list(entries, 5), `add "."`
 		}
-		d := p.Report(m, at(i), "the exportTo of %s %s hides it from its own namespace %s: %s, so proxies there do not see it and their routes and DestinationRules for it do not apply; add \".\" if they should reach it",
-			m.Kind, objName(m), m.Namespace, why)
+		d := p.Report(m, at(i), "the exportTo of %s %s hides it from its own namespace %s: %s, so proxies there do not see it and their routes and DestinationRules for it do not apply; %s if they should reach it",
+			m.Kind, objName(m), m.Namespace, why, fix)
 		if m.InheritedFrom != nil {
 			d.Related = append(d.Related, related(m.InheritedFrom, "the HNC source of this copy"))
 		}

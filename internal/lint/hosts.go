@@ -18,10 +18,11 @@ import (
 type configHost struct {
 	obj  *model.ObjectMeta
 	path model.Path
-	// host is as written (after "ns/" for a Sidecar); expands tells
-	// whether istiod expands a short one (docs/semantics/hosts.md §3.1).
-	host    string
-	expands bool
+	// host is as written, after the "ns/" prefix of a Sidecar egress
+	// host; expands tells whether istiod expands a short one
+	// (docs/semantics/hosts.md §3.1).
+	prefix, host string
+	expands      bool
 }
 
 // configHosts lists the hosts of VirtualServices, DestinationRules and
@@ -33,17 +34,17 @@ func configHosts(m *resolve.Mesh) []configHost {
 		switch x := o.(type) {
 		case *model.VirtualService:
 			for i, h := range x.Spec.GetHosts() {
-				out = append(out, configHost{meta, model.ParsePath("spec.hosts").Index(i), h, true})
+				out = append(out, configHost{meta, model.ParsePath("spec.hosts").Index(i), "", h, true})
 			}
 		case *model.DestinationRule:
 			if h := x.Spec.GetHost(); h != "" {
-				out = append(out, configHost{meta, model.ParsePath("spec.host"), h, true})
+				out = append(out, configHost{meta, model.ParsePath("spec.host"), "", h, true})
 			}
 		case *model.Sidecar:
 			for i, eg := range x.Spec.GetEgress() {
 				for j, h := range eg.GetHosts() {
-					if _, dns, ok := strings.Cut(h, "/"); ok {
-						out = append(out, configHost{meta, model.ParsePath("spec.egress").Index(i).Key("hosts").Index(j), dns, false})
+					if ns, dns, ok := strings.Cut(h, "/"); ok {
+						out = append(out, configHost{meta, model.ParsePath("spec.egress").Index(i).Key("hosts").Index(j), ns + "/", dns, false})
 					}
 				}
 			}
@@ -75,8 +76,8 @@ var nonFQDNDottedHost = &Analyzer{Entry: diag.NonFQDNDottedHost, Run: func(p *Pa
 		if len(svcs) == 0 {
 			continue
 		}
-		d := p.Report(c.obj, c.path, "%s %s names host %s, which istiod does not expand because it has a dot, and no service has that name; write %s",
-			c.obj.Kind, objName(c.obj), c.host, full)
+		d := p.Report(c.obj, c.path, "%s %s names host %s, which istiod does not expand because it has a dot, and no service has that name; write %s%s",
+			c.obj.Kind, objName(c.obj), c.host, c.prefix, full)
 		d.Related = append(d.Related, related(svcs[0].Object, "defines %s", full))
 	}
 }}
