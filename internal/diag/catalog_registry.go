@@ -64,7 +64,9 @@ host reviews in a DestinationRule of istio-system means
 reviews.istio-system.svc.cluster.local. When that service does not exist
 but a Service of that name lives in another namespace, the object most
 likely meant that one and applies to nothing. Write the fully qualified
-name the message suggests. Route destinations are left to MC5002, which
+name the message suggests. The expanded service is taken to be missing
+only when the input holds Services of the object's namespace (or declares
+Namespaces without it), as for MC5002. Route destinations are left to MC5002, which
 reports every destination no proxy can reach; reporting them here too
 would put two findings on one field.`,
 	}

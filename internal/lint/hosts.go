@@ -103,8 +103,10 @@ var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewher
 		if !c.expands || sources[c.obj] || !isName(c.host) || strings.Contains(c.host, ".") || len(byName[c.host]) == 0 {
 			continue
 		}
+		// A namespace whose Services the input does not hold may well
+		// have this one.
 		expanded := host.FQDN(c.host, c.obj.Namespace, p.Mesh.Config.DomainSuffix)
-		if len(p.Mesh.ServicesNamed(expanded)) > 0 {
+		if len(p.Mesh.ServicesNamed(expanded)) > 0 || !p.Mesh.Describes(expanded) {
 			continue
 		}
 		others := slices.SortedFunc(slices.Values(byName[c.host]), func(a, b *resolve.Service) int { return cmp.Compare(a.Namespace, b.Namespace) })

@@ -171,6 +171,13 @@ func split[K cmp.Ordered](by map[K][]*resolve.Service, label func(K) string) (st
 	return strings.Join(parts, "; "), slices.Compact(all)
 }
 
+// workloadIDs names proxies for a message: "workload ns/name" or
+// "workloads ns/a, ns/b".
+func workloadIDs(ps []*resolve.Proxy) string {
+	ids := proxyIDs(ps)
+	return plural(len(ids), "workload", "workloads") + " " + list(ids, 5)
+}
+
 // serviceNames renders "ns/name" of services.
 func serviceNames(svcs []*resolve.Service) []string {
 	var out []string
@@ -224,7 +231,7 @@ var workloadPortProtocolConflict = &Analyzer{Entry: diag.WorkloadPortProtocolCon
 		n, _ := strconv.Atoi(c.port)
 		d := p.Report(subject.Object, portPath(portIndex(subject, uint32(n))),
 			"Services %s select %s and declare port %s with different protocols (%s); the workload's inbound port gets one protocol, so traffic through the other Service is handled wrongly: make the protocols agree or use different port numbers",
-			list(serviceNames(c.services), 5), describeProxies(c.proxies), c.port, c.detail)
+			list(serviceNames(c.services), 5), workloadIDs(c.proxies), c.port, c.detail)
 		for _, s := range c.services[:len(c.services)-1] {
 			d.Related = append(d.Related, related(s.Object, "also selects these workloads on port %s", c.port))
 		}
@@ -275,7 +282,7 @@ var workloadTargetPortConflict = &Analyzer{Entry: diag.WorkloadTargetPortConflic
 		}
 		d := p.Report(subject.Object, portPath(i).Key("targetPort"),
 			"%s %s %s and %s different service ports to workload port %s (%s); istiod builds one inbound chain for that workload port from one of them: use the same service port for it everywhere",
-			plural(len(c.services), "Service", "Services"), list(serviceNames(c.services), 5), plural(len(c.services), "selects", "select")+" "+describeProxies(c.proxies),
+			plural(len(c.services), "Service", "Services"), list(serviceNames(c.services), 5), plural(len(c.services), "selects", "select")+" "+workloadIDs(c.proxies),
 			plural(len(c.services), "sends", "send"), c.port, c.detail)
 		for _, s := range c.services[:len(c.services)-1] {
 			d.Related = append(d.Related, related(s.Object, "also sends a port to workload port %s of these workloads", c.port))

@@ -101,7 +101,7 @@ func TestExportTo(t *testing.T) {
 
 // TestHostForms covers MC3004 and MC3005.
 func TestHostForms(t *testing.T) {
-	base := []string{ns("web"), ns("client"), service("web", "api"), deployment("web", "api-v1", "{app: api}"), deployment("client", "caller", "{app: caller}")}
+	base := []string{ns("web"), ns("client"), service("web", "api"), service("client", "caller"), deployment("web", "api-v1", "{app: api}"), deployment("client", "caller", "{app: caller}")}
 	runRegistryCases(t, []registryCase{
 		{name: "MC3004 DestinationRule host name.namespace", code: "MC3004",
 			docs: append(base, obj("DestinationRule", "client", "api", "host: api.web, trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}")),
@@ -131,6 +131,9 @@ func TestHostForms(t *testing.T) {
 				obj("VirtualService", "client", "api", "hosts: [api], http: [{route: [{destination: {host: api.web.svc.cluster.local}}]}]")),
 			want: 1, object: "VirtualService client/api",
 			message: []string{"exists in namespaces istio-system, web", "api.istio-system.svc.cluster.local, api.web.svc.cluster.local"}},
+		{name: "MC3005 near miss: the input holds no Service of the object's namespace", code: "MC3005",
+			docs: []string{service("web", "api"), obj("DestinationRule", "client", "api", "host: api")},
+			want: 0},
 		{name: "MC3005 near miss: the service is in the object's namespace", code: "MC3005",
 			docs: append(base, service("client", "api"), obj("DestinationRule", "client", "api", "host: api")),
 			want: 0},
