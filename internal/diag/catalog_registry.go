@@ -81,9 +81,10 @@ sniffing: proxies wait for the first bytes to guess HTTP or TCP, which
 adds latency and breaks protocols where the server speaks first. Ports 25,
 53, 3306 and 27017 are taken as TCP instead and are not reported. Name the
 port for its protocol (http-web, tcp-db) or set appProtocol. As istioctl
-does, Services of the control plane (label istio, or release=istio),
-Services managed by a Gateway controller and ExternalName Services (see
-MC3007) are skipped.`,
+does, Services in system namespaces (kube-system, kube-public,
+kube-node-lease, local-path-storage), Services of the control plane (label
+istio, or release=istio), Services managed by a Gateway controller and
+ExternalName Services (see MC3007) are skipped.`,
 		Istio: []string{"IST0118"},
 	}
 	ExternalNamePortName = &Entry{

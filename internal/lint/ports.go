@@ -19,13 +19,13 @@ import (
 
 // servicePorts calls f for each port of each Kubernetes Service whose port
 // names istioctl checks, with the protocol istiod infers for it
-// (docs/semantics/registry.md §1.2). Like istioctl it skips the control
-// plane's Services and those a Gateway controller manages; HNC copies are
-// left to their source.
+// (docs/semantics/registry.md §1.2). Like istioctl it skips system
+// namespaces, the control plane's Services and those a Gateway controller
+// manages; HNC copies are left to their source.
 func servicePorts(p *Pass, f func(svc *model.Service, i int, proto protocol.Protocol)) {
 	for _, o := range p.Mesh.Objects {
 		svc, ok := o.(*model.Service)
-		if !ok || svc.InheritedFrom != nil {
+		if !ok || svc.InheritedFrom != nil || resolve.SystemNamespace(svc.Namespace) {
 			continue
 		}
 		if _, cp := svc.Labels["istio"]; cp || svc.Labels["release"] == "istio" {

@@ -169,9 +169,10 @@ func TestPorts(t *testing.T) {
 			docs: append(web, service("web", "api", "{port: 8080}", "{port: 9090, name: metrics}", "{port: 80, name: http-web}")),
 			want: 2, object: "Service web/api",
 			message: []string{`port 8080 (name "") of Service web/api selects no protocol`, "http-8080"}},
-		{name: "MC3006 near miss: named, appProtocol, TCP by number, UDP, control plane", code: "MC3006",
+		{name: "MC3006 near miss: named, appProtocol, TCP by number, UDP, control plane, system namespace", code: "MC3006",
 			docs: append(web, service("web", "api", "{port: 8080, name: grpc-api}", "{port: 9090, name: metrics, appProtocol: http}", "{port: 3306}", "{port: 8125, protocol: UDP}"),
 				"apiVersion: v1\nkind: Service\nmetadata: {name: istiod, namespace: istio-system, labels: {istio: pilot}}\nspec: {ports: [{port: 15010}]}\n",
+				service("kube-system", "metrics-server", "{port: 443}"),
 				externalName("db", "{port: 5432, name: pg}")),
 			want: 0},
 
