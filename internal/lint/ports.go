@@ -171,6 +171,14 @@ func split[K cmp.Ordered](by map[K][]*resolve.Service, label func(K) string) (st
 	return strings.Join(parts, "; "), slices.Compact(all)
 }
 
+// protocolName names a protocol for a message; an unknown one is sniffed.
+func protocolName(pr protocol.Protocol) string {
+	if pr.IsUnsupported() {
+		return "none (sniffed)"
+	}
+	return string(pr)
+}
+
 // workloadIDs names proxies for a message: "workload ns/name" or
 // "workloads ns/a, ns/b".
 func workloadIDs(ps []*resolve.Proxy) string {
@@ -221,7 +229,7 @@ var workloadPortProtocolConflict = &Analyzer{Entry: diag.WorkloadPortProtocolCon
 			if len(byProto) < 2 {
 				continue
 			}
-			detail, involved := split(byProto, func(pr protocol.Protocol) string { return string(pr) })
+			detail, involved := split(byProto, protocolName)
 			found.add(px, involved, strconv.Itoa(int(n)), detail)
 		}
 	}
@@ -357,20 +365,21 @@ var serviceEntryProtocolConflict = &Analyzer{Entry: diag.ServiceEntryProtocolCon
 					break
 				}
 			}
-			var parts []string
+			byProto := map[protocol.Protocol][]*resolve.Service{}
 			for _, c := range conflicting {
-				parts = append(parts, fmt.Sprintf("%s %s says %s", c.svc.Object.Kind, objName(c.svc.Object), c.proto))
+				byProto[c.proto] = append(byProto[c.proto], c.svc)
 			}
+			detail, _ := split(byProto, protocolName)
 			path := portPath(subject.index).Key("protocol")
 			if subject.svc.Registry == resolve.Kubernetes {
 				path = portPath(subject.index)
 			}
 			d := p.Report(subject.svc.Object, path,
-				"host %s port %d is declared with different protocols (%s); proxies that see both use one of them for the host and build the port with its protocol, ignoring the other's: declare the same protocol, or keep them apart with exportTo",
-				h, n, strings.Join(parts, "; "))
+				"host %s port %d is declared with different protocols (%s); proxies that see these declarations use one of them for the host and build the port with its protocol, ignoring the others': declare the same protocol, or keep them apart with exportTo",
+				h, n, detail)
 			for _, c := range conflicting {
 				if c != subject {
-					d.Related = append(d.Related, related(c.svc.Object, "declares port %d as %s", n, c.proto))
+					d.Related = append(d.Related, related(c.svc.Object, "declares port %d as %s", n, protocolName(c.proto)))
 				}
 			}
 		}
