@@ -129,7 +129,7 @@ func workloadPorts(m *resolve.Mesh) ([]*resolve.Proxy, map[*resolve.Proxy][]serv
 // workloads, reported once for all the workloads that share it.
 type workloadConflict struct {
 	services []*resolve.Service
-	port     string
+	port     uint32
 	detail   string
 	proxies  []*resolve.Proxy
 }
@@ -140,12 +140,8 @@ type conflicts struct {
 	order []string
 }
 
-func (c *conflicts) add(px *resolve.Proxy, svcs []*resolve.Service, port, detail string) {
-	var b strings.Builder
-	for _, s := range svcs {
-		fmt.Fprintf(&b, "%s/%s,", s.Namespace, s.Name)
-	}
-	key := b.String() + "|" + port + "|" + detail
+func (c *conflicts) add(px *resolve.Proxy, svcs []*resolve.Service, port uint32, detail string) {
+	key := fmt.Sprintf("%s|%d|%s", strings.Join(serviceNames(svcs), ","), port, detail)
 	if c.byKey == nil {
 		c.byKey = map[string]*workloadConflict{}
 	}
@@ -230,18 +226,17 @@ var workloadPortProtocolConflict = &Analyzer{Entry: diag.WorkloadPortProtocolCon
 				continue
 			}
 			detail, involved := split(byProto, protocolName)
-			found.add(px, involved, strconv.Itoa(int(n)), detail)
+			found.add(px, involved, n, detail)
 		}
 	}
 	for _, k := range found.order {
 		c := found.byKey[k]
 		subject := c.services[len(c.services)-1]
-		n, _ := strconv.Atoi(c.port)
-		d := p.Report(subject.Object, portPath(portIndex(subject, uint32(n))),
-			"Services %s select %s and declare port %s with different protocols (%s); the workload's inbound port gets one protocol, so traffic through the other Service is handled wrongly: make the protocols agree or use different port numbers",
+		d := p.Report(subject.Object, portPath(portIndex(subject, c.port)),
+			"Services %s select %s and declare port %d with different protocols (%s); the workload's inbound port gets one protocol, so traffic through the other Service is handled wrongly: make the protocols agree or use different port numbers",
 			list(serviceNames(c.services), 5), workloadIDs(c.proxies), c.port, c.detail)
 		for _, s := range c.services[:len(c.services)-1] {
-			d.Related = append(d.Related, related(s.Object, "also selects these workloads on port %s", c.port))
+			d.Related = append(d.Related, related(s.Object, "also selects these workloads on port %d", c.port))
 		}
 		d.Proxies = proxyIDs(c.proxies)
 	}
@@ -274,26 +269,25 @@ var workloadTargetPortConflict = &Analyzer{Entry: diag.WorkloadTargetPortConflic
 				continue
 			}
 			detail, involved := split(byPort, func(n uint32) string { return strconv.Itoa(int(n)) })
-			found.add(px, involved, strconv.Itoa(int(tp)), detail)
+			found.add(px, involved, tp, detail)
 		}
 	}
 	for _, k := range found.order {
 		c := found.byKey[k]
 		subject := c.services[len(c.services)-1]
-		target, _ := strconv.Atoi(c.port)
 		// Point at the subject's port that targets the workload port.
 		i := 0
 		for _, sp := range portsOf[c.proxies[0]] {
-			if sp.svc == subject && sp.target == uint32(target) {
+			if sp.svc == subject && sp.target == c.port {
 				i = portIndex(subject, sp.number)
 			}
 		}
 		d := p.Report(subject.Object, portPath(i).Key("targetPort"),
-			"%s %s %s and %s different service ports to workload port %s (%s); istiod builds one inbound chain for that workload port from one of them: use the same service port for it everywhere",
+			"%s %s %s and %s different service ports to workload port %d (%s); istiod builds one inbound chain for that workload port from one of them: use the same service port for it everywhere",
 			plural(len(c.services), "Service", "Services"), list(serviceNames(c.services), 5), plural(len(c.services), "selects", "select")+" "+workloadIDs(c.proxies),
 			plural(len(c.services), "sends", "send"), c.port, c.detail)
 		for _, s := range c.services[:len(c.services)-1] {
-			d.Related = append(d.Related, related(s.Object, "also sends a port to workload port %s of these workloads", c.port))
+			d.Related = append(d.Related, related(s.Object, "also sends a port to workload port %d of these workloads", c.port))
 		}
 		d.Proxies = proxyIDs(c.proxies)
 	}
