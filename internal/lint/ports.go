@@ -333,9 +333,9 @@ var serviceEntryProtocolConflict = &Analyzer{Entry: diag.ServiceEntryProtocolCon
 		}
 		for _, n := range slices.Sorted(maps.Keys(byPort)) {
 			decls := byPort[n]
-			// The newest declaration that disagrees with an older one it
-			// shares a namespace with is the subject; every declaration
-			// it or the older one conflicts with is named.
+			// Every declaration of a disagreeing pair that some namespace
+			// sees together is named; the subject is the last
+			// ServiceEntry among them in input order.
 			var conflicting []decl
 			for i, a := range decls {
 				for _, b := range decls[:i] {
