@@ -23,8 +23,10 @@ matches; TCP and TLS routes work the same way. A route without a match
 block, or with a match of everything (uri prefix "/" and no other
 condition), takes every request, so every route after it is dead. A match
 written exactly like a match of an earlier route (its name aside) is dead
-too, and a route all of whose matches are dead never runs. Move the
-specific routes before the general one, or delete the dead ones.`,
+too, as is one whose uri an earlier route's uri prefix covers when their
+other conditions are the same ("/api" before "/api/v1"); a route all of
+whose matches are dead never runs. Move the specific routes before the
+general one, or delete the dead ones.`,
 	}
 	GatewayNotFound = &Entry{
 		Code: "MC5004", Name: "GatewayNotFound", Severity: Error, Istio: []string{"IST0101"},
