@@ -155,7 +155,13 @@ var sidecarHidesRoutedHost = &Analyzer{Entry: diag.SidecarHidesRoutedHost, Run: 
 		sidecar *model.Sidecar
 		vs      *resolve.VirtualService
 	}
-	found := map[key][]*resolve.Proxy{}
+	type finding struct {
+		proxies []*resolve.Proxy
+		// imported is a host of the VirtualService whose service the
+		// scope imports all the same.
+		imported host.Name
+	}
+	found := map[key]*finding{}
 	var order []key
 	sidecarScopes(p.Mesh, func(sc *resolve.Scope, sidecar *model.Sidecar) {
 		for _, vs := range byNs[sc.Namespace] {
@@ -163,18 +169,34 @@ var sidecarHidesRoutedHost = &Analyzer{Entry: diag.SidecarHidesRoutedHost, Run: 
 				continue
 			}
 			k := key{sidecar, vs}
-			if _, ok := found[k]; !ok {
+			f := found[k]
+			if f == nil {
+				f = &finding{}
+				for _, h := range vs.Hosts {
+					if _, ok := sc.Service(h); ok {
+						f.imported = h
+						break
+					}
+				}
+				found[k] = f
 				order = append(order, k)
 			}
-			found[k] = append(found[k], sc.Proxies...)
+			f.proxies = append(f.proxies, sc.Proxies...)
 		}
 	})
 	for _, k := range order {
+		f := found[k]
 		vsMeta := &k.vs.Object.ObjectMeta
-		ids := proxyIDs(found[k])
+		ids := proxyIDs(f.proxies)
+		why := ""
+		if f.imported != "" {
+			// istiod matches an egress host's namespace against the
+			// VirtualService's, not the service's.
+			why = fmt.Sprintf(" (it imports the service %s, but a VirtualService is imported only by egress hosts of its own namespace, %s, or of \"*/\")", f.imported, k.vs.Namespace())
+		}
 		d := p.Report(vsMeta, model.Path{}.Key("spec").Key("hosts"),
-			"%s routes %s for the mesh, but Sidecar %s, which applies to %s, imports none of its hosts, so its routes never apply there: import %s in the Sidecar or remove the VirtualService",
-			objName(vsMeta), list(hostStrings(k.vs.Hosts), 3), objName(&k.sidecar.ObjectMeta), list(ids, 5), plural(len(k.vs.Hosts), "the host", "its hosts"))
+			"%s routes %s for the mesh, but Sidecar %s, which applies to %s, imports none of its hosts%s, so its routes never apply there: import %s in the Sidecar or remove the VirtualService",
+			objName(vsMeta), list(hostStrings(k.vs.Hosts), 3), objName(&k.sidecar.ObjectMeta), list(ids, 5), why, plural(len(k.vs.Hosts), "the host", "its hosts"))
 		d.Related = append(d.Related, related(&k.sidecar.ObjectMeta, "egress hosts %s", list(sidecarHosts(k.sidecar), 5)))
 		d.Proxies = ids
 	}
