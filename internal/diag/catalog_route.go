@@ -73,9 +73,10 @@ explicitly so the Sidecar says what it does.`,
 		Summary: "A VirtualService binds a Gateway none of whose servers serves any of its hosts, or, bound to gateways only, has hosts none of them serves.",
 		Doc: `A gateway takes a VirtualService's routes only for hosts that its servers
 list (a server host "ns/host" counts only for VirtualServices of ns, "*/host"
-and "host" for all). When no host of the VirtualService meets a host of any
-server of the Gateway, the binding does nothing and requests for those
-hosts get 404 at the gateway. A VirtualService bound to gateways only (not
+and "host" for all; for a Gateway API Gateway, its listeners' hostnames, a
+listener without one serving all). When no host of the VirtualService meets
+a host of any server of the Gateway, the binding does nothing and requests
+for those hosts get 404 at the gateway. A VirtualService bound to gateways only (not
 "mesh") is also reported for the hosts none of its gateways serves: its
 routes for them are never used. Add the host to a server, or fix the
 VirtualService's hosts.`,

@@ -275,12 +275,17 @@ var virtualServiceHostNotInGateway = &Analyzer{Entry: diag.VirtualServiceHostNot
 		allKnown := !slices.Contains(vs.Gateways, resolve.MeshGateway)
 		for i, ref := range o.Spec.GetGateways() {
 			full := host.GatewayRef(ref, o.Namespace)
-			gw, ok := gws.byRef[full].(*model.Gateway)
-			if !ok {
+			var served []host.Name
+			switch gw := gws.byRef[full].(type) {
+			case *model.Gateway:
+				served = resolve.ServerHosts(gw, o.Namespace)
+			case *model.Unknown:
+				served = listenerHosts(gw)
+			default:
 				allKnown = false
-				continue // MC5004's, or a Gateway API Gateway
+				continue // MC5004's
 			}
-			served := resolve.ServerHosts(gw, o.Namespace)
+			gwMeta := gws.byRef[full].Meta()
 			if len(host.Intersection(served, vs.Hosts)) > 0 {
 				servedAll = append(servedAll, served...)
 				serving = append(serving, full)
@@ -293,7 +298,7 @@ var virtualServiceHostNotInGateway = &Analyzer{Entry: diag.VirtualServiceHostNot
 			d := p.Report(&o.ObjectMeta, model.Path{}.Key("spec").Key("gateways").Index(i),
 				"%s binds gateway %s, but no server of that Gateway serves any of its hosts (%s); the servers offer %s, so the gateway takes none of these routes",
 				objName(&o.ObjectMeta), full, list(hostStrings(vs.Hosts), 5), offered)
-			d.Related = append(d.Related, related(&gw.ObjectMeta, "its servers' hosts"))
+			d.Related = append(d.Related, related(gwMeta, "its servers' hosts"))
 		}
 		if !allKnown || len(serving) == 0 {
 			continue
@@ -316,6 +321,23 @@ var virtualServiceHostNotInGateway = &Analyzer{Entry: diag.VirtualServiceHostNot
 		}
 	}
 }}
+
+// listenerHosts are the hostnames of a Gateway API Gateway's listeners;
+// a listener without one serves every host, as istioctl reads it.
+func listenerHosts(gw *model.Unknown) []host.Name {
+	spec, _ := gw.Raw["spec"].(map[string]any)
+	listeners, _ := spec["listeners"].([]any)
+	var out []host.Name
+	for _, l := range listeners {
+		lm, _ := l.(map[string]any)
+		h, _ := lm["hostname"].(string)
+		if h == "" {
+			return []host.Name{"*"}
+		}
+		out = append(out, host.Name(h))
+	}
+	return out
+}
 
 func hostStrings(hs []host.Name) []string {
 	out := make([]string, len(hs))

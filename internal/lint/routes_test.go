@@ -106,6 +106,14 @@ func TestRouteAnalyzers(t *testing.T) {
 			1, "web/api", "web/api binds gateways only (ingress/public), and none of them serves host api.example.com; its routes for it are never used", ""},
 		{"MC5008 near miss: the other host is for the mesh", "MC5008", with(append(gatewayFixture("shop.example.com"), vs("web", "api", "hosts: [shop.example.com, api], gateways: [ingress/public, mesh], "+http))...),
 			0, "", "", ""},
+		{"MC5008 Gateway API Gateway", "MC5008", with(
+			"apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: k8s, namespace: web}\nspec: {gatewayClassName: istio, listeners: [{name: http, port: 80, protocol: HTTP, hostname: shop.example.com}]}\n",
+			vs("web", "api", "hosts: [api.example.com], gateways: [k8s], "+http)),
+			1, "web/api", "binds gateway web/k8s, but no server of that Gateway serves any of its hosts (api.example.com); the servers offer shop.example.com", ""},
+		{"MC5008 near miss: a Gateway API listener without hostname", "MC5008", with(
+			"apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: k8s, namespace: web}\nspec: {gatewayClassName: istio, listeners: [{name: http, port: 80, protocol: HTTP}]}\n",
+			vs("web", "api", "hosts: [api.example.com], gateways: [k8s], "+http)),
+			0, "", "", ""},
 		{"MC5008 near miss: wildcard server host", "MC5008", with(append(gatewayFixture("'*.example.com'"), vs("web", "api", "hosts: [api.example.com], gateways: [ingress/public], "+http))...),
 			0, "", "", ""},
 
