@@ -45,7 +45,10 @@ input holds, and so does meshc.`,
 one port. With several, a sidecar sends each request to the port it came in
 on and a gateway to its server's port, which the service may not have; the
 result depends on where the route runs. Name the port. Checked only when the
-service is in the input.`,
+service is in the input. Unlike istioctl, a VirtualService that applies only
+to sidecars is not reported when every port of the services it is for is a
+port of the destination: the port a request came in on is then always one
+the destination has.`,
 	}
 	VirtualServiceLeaksHosts = &Entry{
 		Code: "MC5006", Name: "VirtualServiceLeaksHosts", Severity: Info,

@@ -412,7 +412,7 @@ var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run
 			return
 		}
 		s := serviceFor(p.Mesh, d.Host, vs.Namespace())
-		if s == nil || len(portNumbers(s)) < 2 {
+		if s == nil || len(portNumbers(s)) < 2 || slices.Equal(vs.Gateways, []string{"mesh"}) && portsCarryOver(p.Mesh, vs, s) {
 			found[k] = &finding{} // nothing to report; count is not read
 			return
 		}
@@ -431,6 +431,25 @@ var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run
 		d.Related = append(d.Related, related(f.svc.Object, "defines %s", f.svc.Host))
 	}
 }}
+
+// portsCarryOver reports whether sidecar routes of vs reach dest without a
+// port: a sidecar keeps the port the request came in on, so every port of
+// the services vs is for must be a port of dest. Hosts without a service
+// in the input are given the benefit of the doubt.
+func portsCarryOver(m *resolve.Mesh, vs *resolve.VirtualService, dest *resolve.Service) bool {
+	for _, h := range vs.Hosts {
+		s := serviceFor(m, h, vs.Namespace())
+		if s == nil {
+			continue
+		}
+		for _, pt := range s.Ports {
+			if _, ok := dest.PortNumbered(pt.Number); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // MC5009: a destination port the service does not have.
 var routeToUnknownPort = &Analyzer{Entry: diag.RouteToUnknownPort, Run: func(p *Pass) {
