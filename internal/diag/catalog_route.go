@@ -85,7 +85,7 @@ routes for them are never used. Add the host to a server, or fix the
 VirtualService's hosts.`,
 	}
 	RouteToUnknownPort = &Entry{
-		Code: "MC5009", Name: "RouteToUnknownPort", Severity: Error,
+		Code: "MC5009", Name: "RouteToUnknownPort", Severity: Error, Istio: []string{"IST0101"},
 		Summary: "A route destination's port is not a port of its service.",
 		Doc: `A destination's port.number must be one of its service's ports. Otherwise
 the route names a cluster that istiod never builds (outbound|PORT||host), and
