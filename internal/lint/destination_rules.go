@@ -1,4 +1,272 @@
 package lint
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
 // destinationRuleAnalyzers check DestinationRules (MC4xxx).
-var destinationRuleAnalyzers = []*Analyzer{}
+var destinationRuleAnalyzers = []*Analyzer{
+	destinationRuleHostNotFound,
+	unreachableDestinationRuleExport,
+	selectorRuleDropsSubsets,
+	subsetSelectsNoWorkload,
+	noCACertificates,
+	mtlsDisabledForStrictServer,
+}
+
+// kubeNamespace reads the namespace of a host of the Kubernetes form
+// name.NS.svc.<domain> (name may be "*"). ok is false for other hosts; ns
+// is empty for "*.svc.<domain>", which names no namespace.
+func kubeNamespace(h host.Name, domain string) (ns string, ok bool) {
+	rest, ok := strings.CutSuffix(string(h), ".svc."+domain)
+	if !ok {
+		return "", false
+	}
+	if rest == "*" {
+		return "", true
+	}
+	name, ns, ok := strings.Cut(rest, ".")
+	if !ok || name == "" || ns == "" || strings.Contains(ns, ".") {
+		return "", false
+	}
+	return ns, true
+}
+
+// MC4004: a DestinationRule host that matches no service.
+var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFound, Run: func(p *Pass) {
+	domain := p.Mesh.Config.DomainSuffix
+	// The input speaks for a namespace only when it carries something of
+	// it that would make a service: a Service, a ServiceEntry or a workload.
+	carried := map[string]bool{}
+	entries := false
+	for _, s := range p.Mesh.Services {
+		carried[s.Namespace] = true
+		entries = entries || s.Registry == resolve.External
+	}
+	for _, o := range p.Mesh.Objects {
+		switch x := o.(type) {
+		case *model.Pod:
+			carried[x.Namespace] = true
+		case *model.Workload:
+			carried[x.Namespace] = true
+		}
+	}
+	for _, dr := range p.Mesh.DestinationRules {
+		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
+		if h == "" || h == "*" {
+			continue
+		}
+		if ns, kube := kubeNamespace(h, domain); kube {
+			if (ns == "" && len(carried) == 0) || (ns != "" && !carried[ns]) {
+				continue
+			}
+		} else if !entries {
+			continue
+		}
+		if len(p.Mesh.ServicesCovering(h)) > 0 {
+			continue
+		}
+		why := "no Service or ServiceEntry has that hostname"
+		switch {
+		case h.IsWildcard():
+			why = "no Service or ServiceEntry hostname falls under it"
+		case strings.Count(string(h), ".") == 1:
+			why += " (a name with one dot is not expanded: write the short name or the full name)"
+		}
+		p.Report(&dr.ObjectMeta, model.ParsePath("spec.host"),
+			"the host %s of %s matches no service: %s, so the rule applies to nothing and its policies and subsets are unused",
+			h, objName(&dr.ObjectMeta), why)
+	}
+}}
+
+// MC4005: exportTo that no proxy outside the DR's namespace can use
+// (docs/semantics/destination-rules.md §5.4: proxies in Y consult a DR of
+// X ≠ Y only when X hosts the service or is the root namespace).
+var unreachableDestinationRuleExport = &Analyzer{Entry: diag.UnreachableDestinationRuleExport, Run: func(p *Pass) {
+	domain, root := p.Mesh.Config.DomainSuffix, p.Mesh.Config.RootNamespace
+	carried := map[string]bool{}
+	for _, s := range p.Mesh.Services {
+		carried[s.Namespace] = true
+	}
+	for _, dr := range p.Mesh.DestinationRules {
+		ns := dr.Namespace
+		if ns == root {
+			continue
+		}
+		var lost []string
+		own := false // the export makes the rule local to its namespace
+		for _, e := range dr.Spec.GetExportTo() {
+			switch e {
+			case ".", ns:
+				own = true
+			case "*":
+				own = true
+				lost = append(lost, "all other namespaces")
+			default:
+				lost = append(lost, e)
+			}
+		}
+		if len(lost) == 0 {
+			continue
+		}
+		slices.Sort(lost)
+		lost = slices.Compact(lost)
+		what := fmt.Sprintf("%s %s", plural(len(lost), "namespace", "namespaces"), list(lost, 8))
+		if lost[0] == "all other namespaces" && len(lost) == 1 {
+			what = lost[0]
+		}
+		if dr.Spec.GetWorkloadSelector() != nil {
+			// A selector DR's export set is {"."} (§5.1).
+			p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
+				"%s is exported to %s, but it has a workloadSelector, so only the workloads it selects in %s use it: the exportTo has no effect",
+				objName(&dr.ObjectMeta), what, ns)
+			continue
+		}
+		h := host.FQDN(dr.Spec.GetHost(), ns, domain)
+		var homes []string // the namespaces of the services h names
+		if svcNs, kube := kubeNamespace(h, domain); kube && svcNs != "" {
+			homes = []string{svcNs}
+		} else {
+			if h.IsWildcard() && !carried[ns] {
+				continue // services of ns under h may lie outside the input
+			}
+			for _, s := range p.Mesh.ServicesCovering(h) {
+				homes = append(homes, s.Namespace)
+			}
+			slices.Sort(homes)
+			homes = slices.Compact(homes)
+		}
+		if len(homes) == 0 || slices.Contains(homes, ns) {
+			continue
+		}
+		users := "only proxies in " + ns + " use it"
+		if !own {
+			users = "and its exportTo leaves out its own namespace " + ns + ", so no proxy uses it at all"
+		}
+		p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
+			"%s is exported to %s, but proxies there never consult it: other namespaces look for rules about %s only in %s (where the service is) and the root namespace %s; %s. Move the rule to %s or drop the export",
+			objName(&dr.ObjectMeta), what, h, list(homes, 4), root, users, list(homes, 4))
+	}
+}}
+
+// MC4006: a selector DR replaces, for the workloads it selects, a plain DR
+// whose subsets were not merged into it (docs/semantics/destination-rules.md
+// §5.3, §5.5).
+var selectorRuleDropsSubsets = &Analyzer{Entry: diag.SelectorRuleDropsSubsets, Run: func(p *Pass) {
+	type key struct{ selected, plain *resolve.Rule }
+	found := map[key][]*resolve.Proxy{}
+	var order []key
+	for _, sc := range p.Mesh.Scopes {
+		for _, dec := range sc.DestinationRules() {
+			plain := dec.Rule
+			if plain == nil || len(plain.Subsets) == 0 || !slices.ContainsFunc(dec.Lookup.Rules, func(r *resolve.Rule) bool { return r.Selector != nil }) {
+				continue
+			}
+			for _, px := range sc.Proxies {
+				r := dec.Lookup.RuleFor(px)
+				if r == nil || r == plain || len(missingSubsets(r, plain)) == 0 {
+					continue
+				}
+				k := key{r, plain}
+				if _, ok := found[k]; !ok {
+					order = append(order, k)
+				}
+				found[k] = append(found[k], px)
+			}
+		}
+	}
+	for _, k := range order {
+		sel, plain := k.selected.First(), k.plain.First()
+		missing := missingSubsets(k.selected, k.plain)
+		d := p.Report(&sel.ObjectMeta, model.ParsePath("spec.workloadSelector"),
+			"%s replaces %s for %s, but lacks %s %s that %s defines for %s; routes from %s to %s fail with 503. Copy the %s into %s",
+			objName(&sel.ObjectMeta), objName(&plain.ObjectMeta), describeProxies(found[k]), plural(len(missing), "subset", "subsets"), list(missing, 8),
+			objName(&plain.ObjectMeta), k.plain.Host, plural(len(proxyIDs(found[k])), "this workload", "these workloads"), plural(len(missing), "it", "them"),
+			plural(len(missing), "subset", "subsets"), objName(&sel.ObjectMeta))
+		d.Related = append(d.Related, related(&plain.ObjectMeta, "defines the subsets; used by workloads the selector does not match"))
+		d.Proxies = proxyIDs(found[k])
+	}
+}}
+
+// missingSubsets names the subsets of plain that r lacks, in plain's order.
+func missingSubsets(r, plain *resolve.Rule) []string {
+	var out []string
+	for _, s := range plain.Subsets {
+		if !r.HasSubset(s.GetName()) {
+			out = append(out, fmt.Sprintf("%q", s.GetName()))
+		}
+	}
+	return out
+}
+
+// MC4007: a subset whose labels select none of the service's workloads.
+var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run: func(p *Pass) {
+	domain := p.Mesh.Config.DomainSuffix
+	for _, dr := range p.Mesh.DestinationRules {
+		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
+		if len(dr.Spec.GetSubsets()) == 0 || h.IsWildcard() {
+			continue
+		}
+		// Kubernetes services only: a ServiceEntry's endpoints may be
+		// addresses without workloads, and their labels say nothing.
+		var svc *resolve.Service
+		var eps []resolve.Endpoint
+		for _, s := range p.Mesh.ServicesNamed(h) {
+			if s.Registry == resolve.Kubernetes && len(s.Endpoints) > 0 {
+				svc = s
+				eps = append(eps, s.Endpoints...)
+			}
+		}
+		if svc == nil {
+			continue // no workloads of the service in the input
+		}
+		for i, sub := range dr.Spec.GetSubsets() {
+			want := sub.GetLabels()
+			if len(want) == 0 || slices.ContainsFunc(eps, func(e resolve.Endpoint) bool { return resolve.LabelsMatch(want, e.Labels) }) {
+				continue
+			}
+			d := p.Report(&dr.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.subsets[%d].labels", i)),
+				"subset %q of %s selects no workload of %s: none of the workloads its selector %s matches has the labels %s (they have %s); requests routed to the subset fail with 503",
+				sub.GetName(), objName(&dr.ObjectMeta), svc.Host, labelList(svc.Selector), labelList(want), labelValues(want, eps))
+			d.Related = append(d.Related, related(svc.Object, "the service whose workloads the subset selects from"))
+		}
+	}
+}}
+
+// labelList renders labels as {k: v, ...}, sorted by key.
+func labelList(labels map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		parts = append(parts, k+": "+labels[k])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// labelValues says which values the endpoints carry for the keys of want.
+func labelValues(want map[string]string, eps []resolve.Endpoint) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		var vals []string
+		for _, e := range eps {
+			if v, ok := e.Labels[k]; ok {
+				vals = append(vals, v)
+			}
+		}
+		slices.Sort(vals)
+		vals = slices.Compact(vals)
+		if len(vals) == 0 {
+			parts = append(parts, "no "+k+" label")
+			continue
+		}
+		parts = append(parts, k+": "+list(vals, 6))
+	}
+	return strings.Join(parts, "; ")
+}
