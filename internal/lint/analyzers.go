@@ -136,7 +136,6 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 	}
 	type finding struct {
 		dest    resolve.Destination
-		svc     *resolve.Service
 		step    resolve.LookupStep
 		proxies []*resolve.Proxy
 	}
@@ -147,19 +146,25 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 			if dest.Subset == "" {
 				return
 			}
-			// The decision names the scope's service for the host.
-			dec, ok := sc.DestinationRule(dest.Host)
-			if !ok {
+			// The decision names the scope's service for the host. For a
+			// service the input does not hold, the rules are looked up
+			// by the host alone, as istiod would once the service exists.
+			var l resolve.DRLookup
+			var scopeRule *resolve.Rule
+			if dec, ok := sc.DestinationRule(dest.Host); ok {
+				l, scopeRule = dec.Lookup, dec.Rule
+			} else if p.Mesh.Describes(dest.Host) {
 				return // MC5002's business
+			} else {
+				l = p.Mesh.LookupDestinationRules(sc.Namespace, dest.Host)
+				scopeRule = l.RuleFor(&resolve.Proxy{Namespace: sc.Namespace})
 			}
-			s := dec.Service
-			perProxy := slices.ContainsFunc(dec.Lookup.Rules, func(r *resolve.Rule) bool { return r.Selector != nil })
-			if !perProxy && dec.Rule != nil && dec.Rule.HasSubset(dest.Subset) {
+			perProxy := slices.ContainsFunc(l.Rules, func(r *resolve.Rule) bool { return r.Selector != nil })
+			if !perProxy && scopeRule != nil && scopeRule.HasSubset(dest.Subset) {
 				return // every proxy of the scope uses a rule with the subset
 			}
-			l := dec.Lookup
 			for _, px := range sc.Proxies {
-				rule := dec.Rule
+				rule := scopeRule
 				if perProxy {
 					rule = l.RuleFor(px)
 				}
@@ -169,7 +174,7 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 				k := key{dest.In, dest.Path.String(), rule}
 				f := found[k]
 				if f == nil {
-					f = &finding{dest: *dest, svc: s, step: l.Step}
+					f = &finding{dest: *dest, step: l.Step}
 					found[k] = f
 					order = append(order, k)
 				}
@@ -258,7 +263,7 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 	var order []key
 	for _, sc := range p.Mesh.Scopes {
 		sc.RoutedDestinations(func(dest *resolve.Destination) {
-			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) {
+			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) || !p.Mesh.Describes(dest.Host) {
 				return
 			}
 			k := key{dest.In, dest.Path.String()}
