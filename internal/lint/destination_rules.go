@@ -22,50 +22,41 @@ var destinationRuleAnalyzers = []*Analyzer{
 	mtlsDisabledForStrictServer,
 }
 
-// kubeNamespace reads the namespace of a host of the Kubernetes form
-// name.NS.svc.<domain> (name may be "*"). ok is false for other hosts; ns
-// is empty for "*.svc.<domain>", which names no namespace.
-func kubeNamespace(h host.Name, domain string) (ns string, ok bool) {
-	rest, ok := strings.CutSuffix(string(h), ".svc."+domain)
-	if !ok {
-		return "", false
+// kubeNamespace is Mesh.KubernetesNamespace for a DestinationRule host,
+// which may be a wildcard: "*.NS.svc.<domain>" names NS too. It returns
+// the host to ask the mesh about in place of h.
+func kubeNamespace(m *resolve.Mesh, h host.Name) (ns string, name host.Name, ok bool) {
+	name = h
+	if h.IsWildcard() {
+		name = "x" + h[1:] // any one name under the wildcard
 	}
-	if rest == "*" {
-		return "", true
-	}
-	name, ns, ok := strings.Cut(rest, ".")
-	if !ok || name == "" || ns == "" || strings.Contains(ns, ".") {
-		return "", false
-	}
-	return ns, true
+	ns, ok = m.KubernetesNamespace(name)
+	return ns, name, ok
 }
 
 // MC4004: a DestinationRule host that matches no service.
 var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFound, Run: func(p *Pass) {
 	domain := p.Mesh.Config.DomainSuffix
-	// The input speaks for a namespace only when it carries something of
-	// it that would make a service: a Service, a ServiceEntry or a workload.
-	carried := map[string]bool{}
-	entries := false
-	for _, s := range p.Mesh.Services {
-		carried[s.Namespace] = true
-		entries = entries || s.Registry == resolve.External
-	}
+	// The input speaks for a Kubernetes host when Mesh.Describes says so
+	// or it carries workloads of the namespace, and for an external host
+	// when it carries ServiceEntries at all.
+	workloads := map[string]bool{}
 	for _, o := range p.Mesh.Objects {
 		switch x := o.(type) {
 		case *model.Pod:
-			carried[x.Namespace] = true
+			workloads[x.Namespace] = true
 		case *model.Workload:
-			carried[x.Namespace] = true
+			workloads[x.Namespace] = true
 		}
 	}
+	entries := slices.ContainsFunc(p.Mesh.Services, func(s *resolve.Service) bool { return s.Registry == resolve.External })
 	for _, dr := range p.Mesh.DestinationRules {
 		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
 		if h == "" || h == "*" {
 			continue
 		}
-		if ns, kube := kubeNamespace(h, domain); kube {
-			if (ns == "" && len(carried) == 0) || (ns != "" && !carried[ns]) {
+		if ns, name, kube := kubeNamespace(p.Mesh, h); kube {
+			if !p.Mesh.Describes(name) && !workloads[ns] {
 				continue
 			}
 		} else if !entries {
@@ -132,7 +123,7 @@ var unreachableDestinationRuleExport = &Analyzer{Entry: diag.UnreachableDestinat
 		}
 		h := host.FQDN(dr.Spec.GetHost(), ns, domain)
 		var homes []string // the namespaces of the services h names
-		if svcNs, kube := kubeNamespace(h, domain); kube && svcNs != "" {
+		if svcNs, _, kube := kubeNamespace(p.Mesh, h); kube {
 			homes = []string{svcNs}
 		} else {
 			if h.IsWildcard() && !carried[ns] {

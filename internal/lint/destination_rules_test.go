@@ -46,9 +46,16 @@ func TestDestinationRuleAnalyzers(t *testing.T) {
 			obj("ServiceEntry", "web", "ext", tlsEntry),
 			obj("DestinationRule", "client", "api", "host: api.web")),
 			1, "client/api", []string{"a name with one dot is not expanded"}, ""},
-		{"MC4004 near miss: the namespace is not in the input", "MC4004", append(web,
+		{"MC4004 host in a namespace that is not declared", "MC4004", append(web,
 			obj("DestinationRule", "web", "other", "host: api.other.svc.cluster.local")),
+			1, "web/other", []string{"the host api.other.svc.cluster.local of web/other matches no service"}, ""},
+		{"MC4004 near miss: the namespace is not in the input", "MC4004", []string{service("web", "api"),
+			obj("DestinationRule", "web", "other", "host: api.other.svc.cluster.local"),
+			obj("DestinationRule", "web", "others", "host: '*.other.svc.cluster.local'")},
 			0, "", nil, ""},
+		{"MC4004 wildcard host over a namespace without services", "MC4004", append(web,
+			obj("DestinationRule", "web", "client-all", "host: '*.client.svc.cluster.local'")),
+			1, "web/client-all", []string{"no Service or ServiceEntry hostname falls under it"}, ""},
 		{"MC4004 near miss: external host, no ServiceEntry in the input", "MC4004", append(web,
 			obj("DestinationRule", "web", "ext", "host: api.example.com")),
 			0, "", nil, ""},
@@ -167,6 +174,16 @@ func TestDestinationRuleAnalyzers(t *testing.T) {
 			peerAuth("web", "strict", "mtls: {mode: STRICT}"),
 			obj("DestinationRule", "client", "bare", "host: bare.web.svc.cluster.local, trafficPolicy: {tls: {mode: DISABLE}}")),
 			1, "client/bare", []string{"PeerAuthentication web/strict"}, "client/caller"},
+
+		// Configuration repositories without workloads: stand-in proxies.
+		{"MC4009 without any workload: stand-in callers", "MC4009", []string{service("web", "api"),
+			peerAuth("web", "strict", "mtls: {mode: STRICT}"),
+			obj("DestinationRule", "client", "api", "host: api.web.svc.cluster.local, trafficPolicy: {tls: {mode: DISABLE}}")},
+			1, "client/api", []string{"client/api sets tls.mode DISABLE for api.web.svc.cluster.local (port 80)"}, "client/*"},
+		{"MC4006 near miss without any workload: stand-ins match no selector", "MC4006", []string{service("web", "api"),
+			obj("DestinationRule", "web", "api", "host: api, subsets: [{name: v1, labels: {version: v1}}]", at(1)),
+			obj("DestinationRule", "web", "api-all", "host: api, workloadSelector: {matchLabels: {app: frontend}}", at(2))},
+			0, "", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
