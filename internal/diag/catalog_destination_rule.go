@@ -22,10 +22,11 @@ no cluster the rule applies to and its policies and subsets are silently
 unused: often a typo, a host written "name.namespace" (which is not
 expanded), or a service that was renamed or removed. Because many
 repositories hold Istio objects without their Services, meshc judges a host
-of the Kubernetes form "name.NS.svc.<domain>" only when the input holds at
-least one Service, ServiceEntry or workload of namespace NS, and any other
-(external) host only when the input holds at least one ServiceEntry; the
-bare "*" host is never judged.`,
+of the Kubernetes form "name.NS.svc.<domain>" (or "*.NS.svc.<domain>")
+only when the input holds at least one Service, ServiceEntry or workload of
+namespace NS, or declares Namespaces and NS is not among them (the
+namespace does not exist); any other (external) host only when the input
+holds at least one ServiceEntry; and never the bare "*" host.`,
 	}
 	UnreachableDestinationRuleExport = &Entry{
 		Code: "MC4005", Name: "UnreachableDestinationRuleExport", Severity: Warning,
@@ -90,6 +91,11 @@ port, makes the proxies that use it send plaintext to that service, so
 every connection from them is reset. The diagnostic names the rule, the
 service, the ports, the PeerAuthentication and the calling proxies (the
 rule is the one their DestinationRule lookup chooses). Use ISTIO_MUTUAL, or
-remove the tls setting and let auto mutual TLS choose.`,
+remove the tls setting and let auto mutual TLS choose. When the input holds
+the service's workloads, their sidecars and the PeerAuthentications that
+select them decide, port by port, and workloads without a sidecar are
+never reported. When it does not, only a STRICT policy of the service's
+own namespace counts: a mesh-wide STRICT policy with a DISABLE rule is the
+usual way to call a service that has no sidecar.`,
 	}
 )
