@@ -143,8 +143,8 @@ var unreachableDestinationRuleExport = &Analyzer{Entry: diag.UnreachableDestinat
 			users = "and its exportTo leaves out its own namespace " + ns + ", so no proxy uses it at all"
 		}
 		p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
-			"%s is exported to %s, but proxies there never consult it: other namespaces look for rules about %s only in %s (where the service is) and the root namespace %s; %s. Move the rule to %s or drop the export",
-			objName(&dr.ObjectMeta), what, h, list(homes, 4), root, users, list(homes, 4))
+			"%s is exported to %s, but proxies there never consult it: other namespaces look for rules about %s only in %s (where the %s) and the root namespace %s; %s. Move the rule to %s or drop the export",
+			objName(&dr.ObjectMeta), what, h, list(homes, 4), plural(len(homes), "service is", "services are"), root, users, plural(len(homes), homes[0], "one of those"))
 	}
 }}
 
