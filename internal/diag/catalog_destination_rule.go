@@ -79,7 +79,10 @@ accepts any certificate a public CA issued for the name, and fails the
 handshake for a server whose certificate comes from a private CA. Set
 caCertificates (or credentialName) to the CA that should sign the server's
 certificate. Reported for the top-level policy (IST0128), each port-level
-setting (IST0129) and each subset's policy.`,
+setting (IST0129) and each subset's policy. Unlike istioctl, meshc stays
+silent when the setting has a credentialName (the secret's CA certificate
+is used, whether or not the rule has a workloadSelector) or sets
+insecureSkipVerify (verification was turned off on purpose).`,
 	}
 	MTLSDisabledForStrictServer = &Entry{
 		Code: "MC4009", Name: "MTLSDisabledForStrictServer", Severity: Error,
