@@ -93,26 +93,25 @@ var unreachableDestinationRuleExport = &Analyzer{Entry: diag.UnreachableDestinat
 			continue
 		}
 		var lost []string
-		own := false // the export makes the rule local to its namespace
+		own, all := false, false // local to its namespace; exported to "*"
 		for _, e := range dr.Spec.GetExportTo() {
 			switch e {
 			case ".", ns:
 				own = true
 			case "*":
-				own = true
-				lost = append(lost, "all other namespaces")
+				own, all = true, true
 			default:
 				lost = append(lost, e)
 			}
 		}
-		if len(lost) == 0 {
+		if len(lost) == 0 && !all {
 			continue
 		}
 		slices.Sort(lost)
 		lost = slices.Compact(lost)
 		what := fmt.Sprintf("%s %s", plural(len(lost), "namespace", "namespaces"), list(lost, 8))
-		if lost[0] == "all other namespaces" && len(lost) == 1 {
-			what = lost[0]
+		if all {
+			what = "all other namespaces"
 		}
 		if dr.Spec.GetWorkloadSelector() != nil {
 			// A selector DR's export set is {"."} (§5.1).

@@ -68,7 +68,7 @@ func TestDestinationRuleAnalyzers(t *testing.T) {
 			0, "", nil, ""},
 
 		{"MC4005 client-side rule exported everywhere", "MC4005", append(web,
-			obj("DestinationRule", "client", "api", "host: api.web.svc.cluster.local, exportTo: ['*']")),
+			obj("DestinationRule", "client", "api", "host: api.web.svc.cluster.local, exportTo: [web, '*']")),
 			1, "client/api", []string{"client/api is exported to all other namespaces, but proxies there never consult it",
 				"only in web (where the service is) and the root namespace istio-system", "only proxies in client use it"}, ""},
 		{"MC4005 rule exported only elsewhere is dead", "MC4005", append(web,
