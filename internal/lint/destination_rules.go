@@ -42,11 +42,8 @@ var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFo
 	// when it carries ServiceEntries at all.
 	workloads := map[string]bool{}
 	for _, o := range p.Mesh.Objects {
-		switch x := o.(type) {
-		case *model.Pod:
-			workloads[x.Namespace] = true
-		case *model.Workload:
-			workloads[x.Namespace] = true
+		if _, ok := workloadLabels(o); ok {
+			workloads[o.Meta().Namespace] = true
 		}
 	}
 	entries := slices.ContainsFunc(p.Mesh.Services, func(s *resolve.Service) bool { return s.Registry == resolve.External })
@@ -176,13 +173,14 @@ var selectorRuleDropsSubsets = &Analyzer{Entry: diag.SelectorRuleDropsSubsets, R
 	for _, k := range order {
 		sel, plain := k.selected.First(), k.plain.First()
 		missing := missingSubsets(k.selected, k.plain)
+		ids := proxyIDs(found[k])
 		d := p.Report(&sel.ObjectMeta, model.ParsePath("spec.workloadSelector"),
-			"%s replaces %s for %s, but lacks %s %s that %s defines for %s; routes from %s to %s fail with 503. Copy the %s into %s",
-			objName(&sel.ObjectMeta), objName(&plain.ObjectMeta), describeProxies(found[k]), plural(len(missing), "subset", "subsets"), list(missing, 8),
-			objName(&plain.ObjectMeta), k.plain.Host, plural(len(proxyIDs(found[k])), "this workload", "these workloads"), plural(len(missing), "it", "them"),
+			"%s replaces %s for %s %s, but lacks %s %s that %s defines for %s; routes from %s to %s fail with 503. Copy the %s into %s",
+			objName(&sel.ObjectMeta), objName(&plain.ObjectMeta), plural(len(ids), "workload", "workloads"), list(ids, 5), plural(len(missing), "subset", "subsets"), list(missing, 8),
+			objName(&plain.ObjectMeta), k.plain.Host, plural(len(ids), "this workload", "these workloads"), plural(len(missing), "it", "them"),
 			plural(len(missing), "subset", "subsets"), objName(&sel.ObjectMeta))
 		d.Related = append(d.Related, related(&plain.ObjectMeta, "defines the subsets; used by workloads the selector does not match"))
-		d.Proxies = proxyIDs(found[k])
+		d.Proxies = ids
 	}
 }}
 
