@@ -65,7 +65,10 @@ WorkloadEntry of the service matches, the subset's cluster is empty and
 requests routed to it fail with 503 (no healthy upstream). Usually a
 version label that was changed on one side only. meshc judges a subset only
 when the input holds workloads the service selects, so a repository that
-carries no workloads is not reported.`,
+carries no workloads is not reported, and leaves out the labels istiod adds
+to endpoints from the cluster (topology.kubernetes.io/region and zone,
+topology.istio.io/subzone, cluster and network, kubernetes.io/hostname),
+which manifests do not show.`,
 	}
 	NoCACertificates = &Entry{
 		Code: "MC4008", Name: "NoCACertificates", Severity: Warning, Istio: []string{"IST0128", "IST0129"},

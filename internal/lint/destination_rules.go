@@ -196,8 +196,17 @@ func missingSubsets(r, plain *resolve.Rule) []string {
 }
 
 // MC4007: a subset whose labels select none of the service's workloads.
+// Workloads are read from the input, not from the service's endpoints: a
+// Pod whose manifest has no IP makes no endpoint, but it shows the labels.
 var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run: func(p *Pass) {
 	domain := p.Mesh.Config.DomainSuffix
+	labelsByNs := map[string][]map[string]string{}
+	for _, o := range p.Mesh.Objects {
+		if l, ok := workloadLabels(o); ok {
+			ns := o.Meta().Namespace
+			labelsByNs[ns] = append(labelsByNs[ns], l)
+		}
+	}
 	for _, dr := range p.Mesh.DestinationRules {
 		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
 		if len(dr.Spec.GetSubsets()) == 0 || h.IsWildcard() {
@@ -206,11 +215,16 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run
 		// Kubernetes services only: a ServiceEntry's endpoints may be
 		// addresses without workloads, and their labels say nothing.
 		var svc *resolve.Service
-		var eps []resolve.Endpoint
+		var selected []map[string]string
 		for _, s := range p.Mesh.ServicesNamed(h) {
-			if s.Registry == resolve.Kubernetes && len(s.Endpoints) > 0 {
-				svc = s
-				eps = append(eps, s.Endpoints...)
+			if s.Registry != resolve.Kubernetes || len(s.Selector) == 0 {
+				continue
+			}
+			for _, l := range labelsByNs[s.Namespace] {
+				if resolve.LabelsMatch(s.Selector, l) {
+					svc = s
+					selected = append(selected, l)
+				}
 			}
 		}
 		if svc == nil {
@@ -218,33 +232,51 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run
 		}
 		for i, sub := range dr.Spec.GetSubsets() {
 			want := sub.GetLabels()
-			if len(want) == 0 || slices.ContainsFunc(eps, func(e resolve.Endpoint) bool { return resolve.LabelsMatch(want, e.Labels) }) {
+			judged := maps.Clone(want)
+			maps.DeleteFunc(judged, func(k, v string) bool { return v != "" && clusterLabels[k] })
+			if len(judged) == 0 || slices.ContainsFunc(selected, func(l map[string]string) bool { return resolve.LabelsMatch(judged, l) }) {
 				continue
 			}
 			d := p.Report(&dr.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.subsets[%d].labels", i)),
 				"subset %q of %s selects no workload of %s: none of the workloads its selector %s matches has the labels %s (they have %s); requests routed to the subset fail with 503",
-				sub.GetName(), objName(&dr.ObjectMeta), svc.Host, labelList(svc.Selector), labelList(want), labelValues(want, eps))
+				sub.GetName(), objName(&dr.ObjectMeta), svc.Host, labelList(svc.Selector), labelList(want), labelValues(want, selected))
 			d.Related = append(d.Related, related(svc.Object, "the service whose workloads the subset selects from"))
 		}
 	}
 }}
 
+// clusterLabels are the labels istiod adds to an endpoint from the
+// cluster (its node's locality, the node, cluster and network), which the
+// manifests do not show; it never adds an empty value.
+var clusterLabels = map[string]bool{
+	"topology.kubernetes.io/region": true,
+	"topology.kubernetes.io/zone":   true,
+	"topology.istio.io/subzone":     true,
+	"topology.istio.io/cluster":     true,
+	"topology.istio.io/network":     true,
+	"kubernetes.io/hostname":        true,
+}
+
 // labelList renders labels as {k: v, ...}, sorted by key.
 func labelList(labels map[string]string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		parts = append(parts, k+": "+labels[k])
+		v := labels[k]
+		if v == "" {
+			v = `""`
+		}
+		parts = append(parts, k+": "+v)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// labelValues says which values the endpoints carry for the keys of want.
-func labelValues(want map[string]string, eps []resolve.Endpoint) string {
+// labelValues says which values the workloads carry for the keys of want.
+func labelValues(want map[string]string, workloads []map[string]string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		var vals []string
-		for _, e := range eps {
-			if v, ok := e.Labels[k]; ok {
+		for _, l := range workloads {
+			if v, ok := l[k]; ok {
 				vals = append(vals, v)
 			}
 		}
