@@ -68,10 +68,7 @@ var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictSer
 		by      []*model.ObjectMeta
 		proxies []*resolve.Proxy
 	}
-	proxyOf := map[*model.ObjectMeta]*resolve.Proxy{}
-	for _, px := range p.Mesh.Proxies {
-		proxyOf[px.Object] = px
-	}
+	in := newInputWorkloads(p.Mesh)
 	strictness := map[svcKey]map[uint32]*model.ObjectMeta{}
 	found := map[key]*finding{}
 	var order []key
@@ -83,7 +80,7 @@ var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictSer
 			sk := svcKey{svc.Host, svc.Namespace}
 			strict, ok := strictness[sk]
 			if !ok {
-				strict = strictPorts(p.Mesh, svc, proxyOf)
+				strict = strictPorts(p.Mesh, svc, in)
 				strictness[sk] = strict
 			}
 			if len(strict) == 0 {
@@ -181,31 +178,34 @@ func portTLS(tp *networking.TrafficPolicy, port uint32) (*networking.ClientTLSSe
 
 // strictPorts maps the service ports on which the service's servers
 // require mutual TLS to the PeerAuthentication that says so. With
-// workloads of the service in the input, the injected ones decide, port by
-// port. Without, only a STRICT namespace policy of the service's own
-// namespace is taken as proof: a mesh-wide STRICT with a DISABLE rule is
-// the usual way to call a service that has no sidecar.
-func strictPorts(m *resolve.Mesh, svc *resolve.Service, proxyOf map[*model.ObjectMeta]*resolve.Proxy) map[uint32]*model.ObjectMeta {
+// workloads of the service in the input, its proxies decide, port by port
+// (workloads without a sidecar enforce nothing). Without, only a STRICT
+// policy of the service's own namespace is taken as proof: a mesh-wide
+// STRICT with a DISABLE rule is the usual way to call a service that has
+// no sidecar.
+func strictPorts(m *resolve.Mesh, svc *resolve.Service, in *inputWorkloads) map[uint32]*model.ObjectMeta {
 	out := map[uint32]*model.ObjectMeta{}
-	if len(svc.Endpoints) > 0 {
-		for _, e := range svc.Endpoints {
-			px := proxyOf[e.Workload]
-			if px == nil || out[e.ServicePort] != nil {
+	if svc.Registry != resolve.Kubernetes || len(svc.Selector) == 0 {
+		return out
+	}
+	if in.selects(svc) {
+		for _, px := range in.proxies[svc.Namespace] {
+			if !resolve.LabelsMatch(svc.Selector, px.Labels) {
 				continue
 			}
 			mt := m.ProxyMTLS(px)
-			if mt.Port(e.Port) != security.PeerAuthentication_MutualTLS_STRICT {
-				continue
+			for _, port := range svc.Ports {
+				n, ok := resolve.ProxyPort(port, px)
+				if !ok || out[port.Number] != nil || mt.Port(n) != security.PeerAuthentication_MutualTLS_STRICT {
+					continue
+				}
+				by := mt.By
+				if _, ok := mt.Ports[n]; ok {
+					by = mt.PortsBy
+				}
+				out[port.Number] = by
 			}
-			by := mt.By
-			if _, ok := mt.Ports[e.Port]; ok {
-				by = mt.PortsBy
-			}
-			out[e.ServicePort] = by
 		}
-		return out
-	}
-	if svc.Registry != resolve.Kubernetes {
 		return out
 	}
 	if mt := m.NamespaceMTLS(svc.Namespace); mt.Mode == security.PeerAuthentication_MutualTLS_STRICT && mt.Level == resolve.MTLSNamespace {

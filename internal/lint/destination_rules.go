@@ -40,12 +40,7 @@ var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFo
 	// The input speaks for a Kubernetes host when Mesh.Describes says so
 	// or it carries workloads of the namespace, and for an external host
 	// when it carries ServiceEntries at all.
-	workloads := map[string]bool{}
-	for _, o := range p.Mesh.Objects {
-		if _, ok := workloadLabels(o); ok {
-			workloads[o.Meta().Namespace] = true
-		}
-	}
+	in := newInputWorkloads(p.Mesh)
 	entries := slices.ContainsFunc(p.Mesh.Services, func(s *resolve.Service) bool { return s.Registry == resolve.External })
 	for _, dr := range p.Mesh.DestinationRules {
 		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
@@ -53,7 +48,7 @@ var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFo
 			continue
 		}
 		if ns, name, kube := kubeNamespace(p.Mesh, h); kube {
-			if !p.Mesh.Describes(name) && !workloads[ns] {
+			if !p.Mesh.Describes(name) && len(in.labels[ns]) == 0 {
 				continue
 			}
 		} else if !entries {
@@ -200,13 +195,7 @@ func missingSubsets(r, plain *resolve.Rule) []string {
 // Pod whose manifest has no IP makes no endpoint, but it shows the labels.
 var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run: func(p *Pass) {
 	domain := p.Mesh.Config.DomainSuffix
-	labelsByNs := map[string][]map[string]string{}
-	for _, o := range p.Mesh.Objects {
-		if l, ok := workloadLabels(o); ok {
-			ns := o.Meta().Namespace
-			labelsByNs[ns] = append(labelsByNs[ns], l)
-		}
-	}
+	in := newInputWorkloads(p.Mesh)
 	for _, dr := range p.Mesh.DestinationRules {
 		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
 		if len(dr.Spec.GetSubsets()) == 0 || h.IsWildcard() {
@@ -220,7 +209,7 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run
 			if s.Registry != resolve.Kubernetes || len(s.Selector) == 0 {
 				continue
 			}
-			for _, l := range labelsByNs[s.Namespace] {
+			for _, l := range in.labels[s.Namespace] {
 				if resolve.LabelsMatch(s.Selector, l) {
 					svc = s
 					selected = append(selected, l)
@@ -244,6 +233,32 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run
 		}
 	}
 }}
+
+// inputWorkloads index the workloads of the input by namespace: the pod
+// labels of every Pod and workload template, and the proxies.
+type inputWorkloads struct {
+	labels  map[string][]map[string]string
+	proxies map[string][]*resolve.Proxy
+}
+
+func newInputWorkloads(m *resolve.Mesh) *inputWorkloads {
+	in := &inputWorkloads{labels: map[string][]map[string]string{}, proxies: map[string][]*resolve.Proxy{}}
+	for _, o := range m.Objects {
+		if l, ok := workloadLabels(o); ok {
+			ns := o.Meta().Namespace
+			in.labels[ns] = append(in.labels[ns], l)
+		}
+	}
+	for _, px := range m.Proxies {
+		in.proxies[px.Namespace] = append(in.proxies[px.Namespace], px)
+	}
+	return in
+}
+
+// selects reports whether the input holds a workload svc selects.
+func (in *inputWorkloads) selects(svc *resolve.Service) bool {
+	return len(svc.Selector) > 0 && slices.ContainsFunc(in.labels[svc.Namespace], func(l map[string]string) bool { return resolve.LabelsMatch(svc.Selector, l) })
+}
 
 // clusterLabels are the labels istiod adds to an endpoint from the
 // cluster (its node's locality, the node, cluster and network), which the

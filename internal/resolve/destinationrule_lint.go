@@ -3,6 +3,8 @@ package resolve
 import (
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/meshc/meshc/internal/host"
 )
 
@@ -28,4 +30,11 @@ func (m *Mesh) ServicesCovering(h host.Name) []*Service {
 	}
 	slices.SortStableFunc(out, (*Service).compare)
 	return out
+}
+
+// ProxyPort is the workload port on which proxy px serves service port p,
+// as its endpoint would have it; ok is false when p names a target port
+// px's containers do not declare.
+func ProxyPort(p Port, px *Proxy) (uint32, bool) {
+	return targetPort(p, workload{spec: &corev1.PodSpec{Containers: []corev1.Container{{Ports: px.ContainerPorts}}}})
 }

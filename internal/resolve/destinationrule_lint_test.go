@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/load/loadtest"
 )
@@ -35,6 +37,24 @@ func TestServicesCovering(t *testing.T) {
 		want := slices.Sorted(slices.Values(tt.want))
 		if !slices.Equal(got, want) {
 			t.Errorf("ServicesCovering(%s) = %v, want %v", tt.host, got, want)
+		}
+	}
+}
+
+func TestProxyPort(t *testing.T) {
+	px := &Proxy{ContainerPorts: []corev1.ContainerPort{{Name: "web", ContainerPort: 8080}}}
+	for _, tt := range []struct {
+		port Port
+		want uint32
+		ok   bool
+	}{
+		{Port{Number: 80}, 80, true},
+		{Port{Number: 80, TargetPort: 9090}, 9090, true},
+		{Port{Number: 80, TargetPortName: "web"}, 8080, true},
+		{Port{Number: 80, TargetPortName: "admin"}, 0, false},
+	} {
+		if got, ok := ProxyPort(tt.port, px); got != tt.want || ok != tt.ok {
+			t.Errorf("ProxyPort(%+v) = %d, %v, want %d, %v", tt.port, got, ok, tt.want, tt.ok)
 		}
 	}
 }
