@@ -142,7 +142,7 @@ var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictSer
 			"%s sets tls.mode DISABLE for %s (%s %s), whose workloads require mutual TLS (STRICT, by PeerAuthentication %s): the proxies using this rule send plaintext and the server refuses every connection. Use ISTIO_MUTUAL or remove the tls setting",
 			objName(&k.dr.ObjectMeta), f.svc.Host, plural(len(ports), "port", "ports"), list(ports, 8), list(pas, 4))
 		for _, by := range f.by {
-			d.Related = append(d.Related, diag.Related{ObjectRef: by.Ref(), Note: "requires mutual TLS (STRICT)"})
+			d.Related = append(d.Related, related(by, "requires mutual TLS (STRICT)"))
 		}
 		d.Proxies = proxyIDs(f.proxies)
 	}
