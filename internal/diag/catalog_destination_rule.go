@@ -26,7 +26,10 @@ of the Kubernetes form "name.NS.svc.<domain>" (or "*.NS.svc.<domain>")
 only when the input holds at least one Service, ServiceEntry or workload of
 namespace NS, or declares Namespaces and NS is not among them (the
 namespace does not exist); any other (external) host only when the input
-holds at least one ServiceEntry; and never the bare "*" host.`,
+holds at least one ServiceEntry; and never the bare "*" host. A short host
+naming a Service of another namespace, or a "name.namespace" host whose
+".svc" form is a service, is reported as MC3005 or MC3004 instead, which
+name the fix.`,
 	}
 	UnreachableDestinationRuleExport = &Entry{
 		Code: "MC4005", Name: "UnreachableDestinationRuleExport", Severity: Warning,

@@ -42,9 +42,23 @@ var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFo
 	// when it carries ServiceEntries at all.
 	in := newInputWorkloads(p.Mesh)
 	entries := slices.ContainsFunc(p.Mesh.Services, func(s *resolve.Service) bool { return s.Registry == resolve.External })
+	kubeNames := map[string]bool{}
+	for _, s := range p.Mesh.Services {
+		if s.Registry == resolve.Kubernetes {
+			kubeNames[s.Name] = true
+		}
+	}
 	for _, dr := range p.Mesh.DestinationRules {
-		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
+		raw := dr.Spec.GetHost()
+		h := host.FQDN(raw, dr.Namespace, domain)
 		if h == "" || h == "*" {
+			continue
+		}
+		// A short host naming a Service of another namespace, and a
+		// "name.namespace" host whose .svc form is a service, are
+		// MC3005's and MC3004's: one finding, which names the fix.
+		if (!strings.Contains(raw, ".") && kubeNames[raw]) ||
+			(strings.Contains(raw, ".") && len(p.Mesh.ServicesNamed(host.Name(raw+".svc."+domain))) > 0) {
 			continue
 		}
 		if ns, name, kube := kubeNamespace(p.Mesh, h); kube {
