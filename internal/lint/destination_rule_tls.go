@@ -17,6 +17,9 @@ import (
 // MC4008: TLS origination that trusts only the system CA bundle.
 var noCACertificates = &Analyzer{Entry: diag.NoCACertificates, Run: func(p *Pass) {
 	for _, dr := range p.Mesh.DestinationRules {
+		if dr.InheritedFrom != nil {
+			continue // an HNC copy says what its source says
+		}
 		check := func(tp *networking.TrafficPolicy, at model.Path, where string) {
 			if tp == nil {
 				return

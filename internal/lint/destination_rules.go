@@ -34,6 +34,13 @@ func kubeNamespace(m *resolve.Mesh, h host.Name) (ns string, name host.Name, ok 
 	return ns, name, ok
 }
 
+// repeatsSource reports whether dr is an HNC copy whose host expands as
+// its source's does: the source's per-object findings speak for it.
+func repeatsSource(dr *model.DestinationRule, domain string) bool {
+	src := dr.InheritedFrom
+	return src != nil && host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain) == host.FQDN(dr.Spec.GetHost(), src.Namespace, domain)
+}
+
 // MC4004: a DestinationRule host that matches no service.
 var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFound, Run: func(p *Pass) {
 	domain := p.Mesh.Config.DomainSuffix
@@ -51,7 +58,7 @@ var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFo
 	for _, dr := range p.Mesh.DestinationRules {
 		raw := dr.Spec.GetHost()
 		h := host.FQDN(raw, dr.Namespace, domain)
-		if h == "" || h == "*" {
+		if h == "" || h == "*" || repeatsSource(dr, domain) {
 			continue
 		}
 		// A short host naming a Service of another namespace, and a
@@ -95,7 +102,9 @@ var unreachableDestinationRuleExport = &Analyzer{Entry: diag.UnreachableDestinat
 	}
 	for _, dr := range p.Mesh.DestinationRules {
 		ns := dr.Namespace
-		if ns == root {
+		// An HNC copy's exportTo is its source's, which users wrote for
+		// the source's namespace; the source is judged.
+		if ns == root || dr.InheritedFrom != nil {
 			continue
 		}
 		var lost []string
@@ -212,7 +221,7 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run
 	in := newInputWorkloads(p.Mesh)
 	for _, dr := range p.Mesh.DestinationRules {
 		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
-		if len(dr.Spec.GetSubsets()) == 0 || h.IsWildcard() {
+		if len(dr.Spec.GetSubsets()) == 0 || h.IsWildcard() || repeatsSource(dr, domain) {
 			continue
 		}
 		// Kubernetes services only: a ServiceEntry's endpoints may be

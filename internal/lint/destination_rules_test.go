@@ -12,6 +12,15 @@ func peerAuth(ns, name, spec string) string {
 
 const tlsEntry = "hosts: [api.example.com], ports: [{number: 443, name: tls, protocol: TLS}], resolution: DNS"
 
+// hnc puts docs in a tree where namespace team-a is a child of acme and
+// HNC propagates DestinationRules.
+func hnc(docs ...string) []string {
+	return append([]string{ns("acme"), service("web", "api"),
+		"apiVersion: hnc.x-k8s.io/v1alpha2\nkind: SubnamespaceAnchor\nmetadata: {name: team-a, namespace: acme}\n",
+		"apiVersion: hnc.x-k8s.io/v1alpha2\nkind: HNCConfiguration\nmetadata: {name: config}\nspec: {resources: [{group: networking.istio.io, resource: destinationrules, mode: Propagate}]}\n"},
+		docs...)
+}
+
 // TestDestinationRuleAnalyzers has, for each MC4004-MC4009 code, cases
 // where it fires and near misses where it must not.
 func TestDestinationRuleAnalyzers(t *testing.T) {
@@ -191,6 +200,22 @@ func TestDestinationRuleAnalyzers(t *testing.T) {
 			peerAuth("web", "strict", "mtls: {mode: STRICT}"),
 			obj("DestinationRule", "client", "bare", "host: bare.web.svc.cluster.local, trafficPolicy: {tls: {mode: DISABLE}}")),
 			1, "client/bare", []string{"PeerAuthentication web/strict"}, "client/caller"},
+
+		// HNC copies: per-object findings are the source's.
+		{"MC4005 reports an HNC source once", "MC4005", hnc(
+			obj("DestinationRule", "acme", "api", "host: api.web.svc.cluster.local, exportTo: ['*'], trafficPolicy: {tls: {mode: SIMPLE}}")),
+			1, "acme/api", []string{"acme/api is exported to all other namespaces"}, ""},
+		{"MC4008 reports an HNC source once", "MC4008", hnc(
+			obj("DestinationRule", "acme", "api", "host: api.web.svc.cluster.local, exportTo: ['*'], trafficPolicy: {tls: {mode: SIMPLE}}")),
+			1, "acme/api", []string{"acme/api originates TLS (SIMPLE)"}, ""},
+		{"MC4004 judges an HNC copy where its short host expands elsewhere", "MC4004", hnc(
+			deployment("team-a", "worker", "{app: worker}"),
+			obj("DestinationRule", "acme", "cache", "host: cache")),
+			1, "team-a/cache", []string{"the host cache.team-a.svc.cluster.local of team-a/cache matches no service"}, ""},
+		{"MC4004 an HNC copy of a full host: the source's finding only", "MC4004", hnc(
+			deployment("acme", "worker", "{app: worker}"),
+			obj("DestinationRule", "acme", "cache", "host: cache.acme.svc.cluster.local")),
+			1, "acme/cache", []string{"the host cache.acme.svc.cluster.local of acme/cache matches no service"}, ""},
 
 		// Configuration repositories without workloads: stand-in proxies.
 		{"MC4009 without any workload: stand-in callers", "MC4009", []string{service("web", "api"),
