@@ -24,8 +24,8 @@ expanded), or a service that was renamed or removed. Because many
 repositories hold Istio objects without their Services, meshc judges a host
 of the Kubernetes form "name.NS.svc.<domain>" (or "*.NS.svc.<domain>")
 only when the input holds at least one Service, ServiceEntry or workload of
-namespace NS, or declares Namespaces and NS is not among them (the
-namespace does not exist); any other (external) host only when the input
+namespace NS, or declares Namespaces and NS is neither among them nor
+created by HNC (the namespace does not exist); any other (external) host only when the input
 holds at least one ServiceEntry; and never the bare "*" host. A short host
 naming a Service of another namespace, or a "name.namespace" host whose
 ".svc" form is a service, is reported as MC3005 or MC3004 instead, which

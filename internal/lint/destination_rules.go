@@ -44,16 +44,22 @@ func repeatsSource(dr *model.DestinationRule, domain string) bool {
 // MC4004: a DestinationRule host that matches no service.
 var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFound, Run: func(p *Pass) {
 	domain := p.Mesh.Config.DomainSuffix
-	// The input speaks for a Kubernetes host when Mesh.Describes says so
-	// or it carries workloads of the namespace, and for an external host
+	// The input speaks for a Kubernetes host when it carries services or
+	// workloads of the namespace, or Mesh.Describes says the namespace does
+	// not exist (and HNC does not create it either); for an external host
 	// when it carries ServiceEntries at all.
 	in := newInputWorkloads(p.Mesh)
 	entries := slices.ContainsFunc(p.Mesh.Services, func(s *resolve.Service) bool { return s.Registry == resolve.External })
-	kubeNames := map[string]bool{}
+	kubeNames, withServices := map[string]bool{}, map[string]bool{}
 	for _, s := range p.Mesh.Services {
+		withServices[s.Namespace] = true
 		if s.Registry == resolve.Kubernetes {
 			kubeNames[s.Name] = true
 		}
+	}
+	exists := func(ns string) bool {
+		n := p.Mesh.Hierarchy.Namespaces[ns]
+		return n != nil && n.Exists
 	}
 	for _, dr := range p.Mesh.DestinationRules {
 		raw := dr.Spec.GetHost()
@@ -69,7 +75,7 @@ var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFo
 			continue
 		}
 		if ns, name, kube := kubeNamespace(p.Mesh, h); kube {
-			if !p.Mesh.Describes(name) && len(in.labels[ns]) == 0 {
+			if !withServices[ns] && len(in.labels[ns]) == 0 && (!p.Mesh.Describes(name) || exists(ns)) {
 				continue
 			}
 		} else if !entries {

@@ -62,6 +62,9 @@ func TestDestinationRuleAnalyzers(t *testing.T) {
 			obj("DestinationRule", "client", "api-dotted", "host: api.web"),
 			obj("DestinationRule", "client", "api-short", "host: api")),
 			0, "", nil, ""},
+		{"MC4004 near miss: a namespace HNC creates, without objects in the input", "MC4004", hnc(
+			obj("DestinationRule", "acme", "team-api", "host: api.team-a.svc.cluster.local")),
+			0, "", nil, ""},
 		{"MC4004 near miss: the namespace is not in the input", "MC4004", []string{service("web", "api"),
 			obj("DestinationRule", "web", "other", "host: api.other.svc.cluster.local"),
 			obj("DestinationRule", "web", "others", "host: '*.other.svc.cluster.local'")},
