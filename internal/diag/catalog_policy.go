@@ -107,18 +107,23 @@ uses one of them and which is undefined. Merge them into one.`,
 	RiskyEnvoyFilterPatch = &Entry{
 		Code: "MC9009", Name: "RiskyEnvoyFilterPatch", Severity: Warning,
 		Istio:   []string{"IST0151", "IST0152", "IST0153", "IST0154", "IST0155"},
-		Summary: "An EnvoyFilter patch that istiod ignores or may apply out of order.",
-		Doc: `EnvoyFilter patches are applied in order of priority, then age. A relative
-operation (INSERT_BEFORE, INSERT_AFTER, REPLACE, REMOVE) needs the element
-it is relative to: without a priority, it depends on the order of other
-filters and may find nothing to act on, the more so when patches of the
-same filter match on proxy version and differ across an upgrade. Some
-operations do nothing on some targets: ADD and REMOVE are ignored on
-ROUTE_CONFIGURATION and HTTP_ROUTE, and REPLACE works only on
-HTTP_FILTER, NETWORK_FILTER and VIRTUAL_HOST. Use INSERT_FIRST or ADD, set
-spec.priority, or change the operation; the message says which applies.
-One code covers istioctl's five EnvoyFilter checks, since all are one
-mistake: a patch that does not do what it says.`,
+		Summary: "An EnvoyFilter patch that istiod ignores, or whose effect depends on the order of other EnvoyFilters.",
+		Doc: `istiod acts on some operations only for each applyTo and skips the others
+without a word: a route configuration is only merged, a cluster, listener
+or filter chain is added, removed or merged but never replaced or inserted
+relative to another, and REPLACE works on filters and virtual hosts only.
+Such a patch is reported with the operations that do work there. This
+follows istiod's patching code, which is newer than istioctl's rule:
+ADD and REMOVE on HTTP_ROUTE and REPLACE on LISTENER_FILTER, which
+istioctl flags, are applied and not reported.
+EnvoyFilters are applied in order of priority, then age. A relative
+operation (INSERT_BEFORE, INSERT_AFTER, REPLACE, REMOVE) in an EnvoyFilter
+without priority acts on an element other EnvoyFilters may add, move or
+remove, so whether it applies depends on their order; the more so when
+patches of the same filter match on proxy version, which differ across an
+upgrade. Set spec.priority, or use INSERT_FIRST or ADD. One code covers
+istioctl's five EnvoyFilter checks, since all are one mistake: a patch
+that may not do what it says.`,
 	}
 	UnknownSourceNamespace = &Entry{
 		Code: "MC9010", Name: "UnknownSourceNamespace", Severity: Warning, Istio: []string{"IST0101"},

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"slices"
+	"strings"
 
 	networking "istio.io/api/networking/v1alpha3"
 
@@ -28,17 +29,13 @@ var riskyEnvoyFilterPatch = &Analyzer{Entry: diag.RiskyEnvoyFilterPatch, Run: fu
 		for i, cp := range ef.Spec.GetConfigPatches() {
 			op, applyTo := cp.GetPatch().GetOperation(), cp.GetApplyTo()
 			at := model.Path{}.Key("spec").Key("configPatches").Index(i).Key("patch").Key("operation")
-			routeLevel := applyTo == networking.EnvoyFilter_ROUTE_CONFIGURATION || applyTo == networking.EnvoyFilter_HTTP_ROUTE
+			ops, judged := appliedOperations[applyTo]
 			switch {
-			case cp.GetPatch() == nil:
-				continue
-			case (op == networking.EnvoyFilter_Patch_ADD || op == networking.EnvoyFilter_Patch_REMOVE) && routeLevel:
-				p.Report(m, at, "%s patch %d: %s on %s is ignored by istiod; patch the virtual host or route with MERGE, or add routes with INSERT_FIRST",
-					objName(m), i, op, applyTo)
-				continue
-			case op == networking.EnvoyFilter_Patch_REPLACE && !slices.Contains(replaceable, applyTo):
-				p.Report(m, at, "%s patch %d: REPLACE on %s is ignored by istiod, which replaces only HTTP_FILTER, NETWORK_FILTER and VIRTUAL_HOST; use MERGE, or REMOVE and ADD",
-					objName(m), i, applyTo)
+			case cp.GetPatch() == nil || op == networking.EnvoyFilter_Patch_INVALID || cp.GetMatch().GetContext() == networking.EnvoyFilter_WAYPOINT:
+				continue // refused by validation, or waypoint patches istiod does not validate either
+			case judged && !slices.Contains(ops, op):
+				p.Report(m, at, "%s patch %d: istiod ignores %s on %s; it applies only %s there",
+					objName(m), i, op, applyTo, operationList(ops))
 				continue
 			case !slices.Contains(relative, op) || ef.Spec.GetPriority() != 0:
 				continue
@@ -61,9 +58,39 @@ var relative = []networking.EnvoyFilter_Patch_Operation{
 	networking.EnvoyFilter_Patch_REPLACE, networking.EnvoyFilter_Patch_REMOVE,
 }
 
-// replaceable are the targets REPLACE works on.
-var replaceable = []networking.EnvoyFilter_ApplyTo{
-	networking.EnvoyFilter_HTTP_FILTER, networking.EnvoyFilter_NETWORK_FILTER, networking.EnvoyFilter_VIRTUAL_HOST,
+// appliedOperations are the operations istiod's patching code acts on for
+// each target (pilot/pkg/networking/core/envoyfilter); others are skipped
+// without a word. This is istiod's behaviour, not istioctl's older rule
+// (which flags ADD and REMOVE on HTTP_ROUTE, and REPLACE on
+// LISTENER_FILTER, all of which istiod applies).
+var appliedOperations = func() map[networking.EnvoyFilter_ApplyTo][]networking.EnvoyFilter_Patch_Operation {
+	const (
+		add, remove, merge, mergeLists = networking.EnvoyFilter_Patch_ADD, networking.EnvoyFilter_Patch_REMOVE,
+			networking.EnvoyFilter_Patch_MERGE, networking.EnvoyFilter_Patch_MERGE_AND_REPLACE_LIST
+		first, before, after, replace = networking.EnvoyFilter_Patch_INSERT_FIRST, networking.EnvoyFilter_Patch_INSERT_BEFORE,
+			networking.EnvoyFilter_Patch_INSERT_AFTER, networking.EnvoyFilter_Patch_REPLACE
+	)
+	filters := []networking.EnvoyFilter_Patch_Operation{add, first, before, after, replace, remove, merge}
+	return map[networking.EnvoyFilter_ApplyTo][]networking.EnvoyFilter_Patch_Operation{
+		networking.EnvoyFilter_LISTENER:            {add, remove, merge, mergeLists},
+		networking.EnvoyFilter_LISTENER_FILTER:     filters,
+		networking.EnvoyFilter_FILTER_CHAIN:        {add, remove, merge, mergeLists},
+		networking.EnvoyFilter_NETWORK_FILTER:      filters,
+		networking.EnvoyFilter_HTTP_FILTER:         filters,
+		networking.EnvoyFilter_ROUTE_CONFIGURATION: {merge, mergeLists},
+		networking.EnvoyFilter_VIRTUAL_HOST:        {add, remove, merge, mergeLists, replace},
+		networking.EnvoyFilter_HTTP_ROUTE:          {add, first, before, after, remove, merge, mergeLists},
+		networking.EnvoyFilter_CLUSTER:             {add, remove, merge, mergeLists},
+		networking.EnvoyFilter_EXTENSION_CONFIG:    {add},
+	}
+}()
+
+func operationList(ops []networking.EnvoyFilter_Patch_Operation) string {
+	names := make([]string, 0, len(ops))
+	for _, op := range ops {
+		names = append(names, op.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 // patchedFilter names the Envoy filter a patch is about: the name in its
