@@ -74,7 +74,8 @@ gateway.istio.io/controller-version) are not reported, nor
 inject.istio.io/templates, which Istio's own gateway install writes, nor, on pods
 without the istio-init container (the injector's defaults with the CNI
 plugin, and every manifest written before injection), the interception
-settings the injector sets by default.`,
+settings the injector sets by default. An annotation on a kind that does
+not read it is MC9002's, not this code's.`,
 	}
 	ConflictingInjectionLabels = &Entry{
 		Code: "MC9006", Name: "ConflictingInjectionLabels", Severity: Warning, Istio: []string{"IST0123"},

@@ -219,6 +219,9 @@ var alphaAnnotation = &Analyzer{Entry: diag.AlphaAnnotation, Run: func(p *Pass) 
 		if a.def == nil || a.def.FeatureStatus != annotation.Alpha || writtenByIstio[a.key] || documentedUse[a.key] {
 			continue
 		}
+		if !appliesTo(a.def.Resources, a.site.kind) {
+			continue // read nowhere here: MC9002's, or a kind Istio ignores
+		}
 		if a.site.kind == "Pod" && !a.site.injectInit && injectorDefaults[a.key] {
 			continue
 		}

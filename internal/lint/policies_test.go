@@ -161,8 +161,9 @@ func TestPolicyAnalyzers(t *testing.T) {
 		{"MC9005 injector default on a pod with istio-init", "MC9005", []string{
 			pod("web", "api", "annotations:\n  traffic.sidecar.istio.io/includeInboundPorts: '*'", "initContainers: [{name: istio-init, image: proxyv2}]\ncontainers: [{name: app, image: x}]")},
 			1, "Pod web/api", "includeInboundPorts", "includeInboundPorts", "", 0},
-		{"MC9005 near miss: beta, written by Istio, injector defaults without istio-init, gateway template", "MC9005", []string{
-			pod("web", "api", "annotations:\n  proxy.istio.io/config: '{}'\n  sidecar.istio.io/status: '{}'\n  traffic.sidecar.istio.io/includeInboundPorts: '*'\n  inject.istio.io/templates: gateway", "")},
+		{"MC9005 near miss: beta, written by Istio, injector defaults without istio-init, gateway template, misplaced", "MC9005", []string{
+			pod("web", "api", "annotations:\n  proxy.istio.io/config: '{}'\n  sidecar.istio.io/status: '{}'\n  traffic.sidecar.istio.io/includeInboundPorts: '*'\n  inject.istio.io/templates: gateway", ""),
+			workloadWith("web", "api", "annotations:\n  sidecar.istio.io/proxyImage: proxy", "")},
 			0, "", "", "", "", 0},
 		// MC9006
 		{"MC9006 istio-injection and istio.io/rev", "MC9006", []string{
