@@ -66,13 +66,13 @@ type istioAnnotation struct {
 
 // istioAnnotations lists the annotations in Istio domains of the input's
 // own objects (HNC copies are their source's business), in input order
-// and by key.
+// and by key; those Istio writes itself are left out, as istioctl does.
 func istioAnnotations(objs []model.Object) []istioAnnotation {
 	var out []istioAnnotation
 	add := func(s *annotationSite) {
 		keys := make([]string, 0, len(s.annotations))
 		for k := range s.annotations {
-			if inIstioDomain(k) {
+			if inIstioDomain(k) && !writtenByIstio[k] {
 				keys = append(keys, k)
 			}
 		}
@@ -136,8 +136,8 @@ var labelCatalog = sync.OnceValue(func() map[string]*label.Instance {
 	return out
 })
 
-// writtenByIstio are annotations the control plane sets itself; users do
-// not choose them, so their maturity is not theirs to hear about.
+// writtenByIstio are annotations the control plane sets itself, wherever
+// it finds fit; users do not choose them.
 var writtenByIstio = map[string]bool{
 	annotation.SidecarStatus.Name:            true,
 	annotation.GatewayControllerVersion.Name: true,
@@ -164,7 +164,7 @@ var injectorDefaults = map[string]bool{
 var unknownAnnotation = &Analyzer{Entry: diag.UnknownAnnotation, Run: func(p *Pass) {
 	var names []string
 	for _, a := range istioAnnotations(p.Mesh.Objects) {
-		if a.def != nil || writtenByIstio[a.key] {
+		if a.def != nil {
 			continue
 		}
 		hint := ""
@@ -216,7 +216,7 @@ var invalidAnnotationValue = &Analyzer{Entry: diag.InvalidAnnotationValue, Run: 
 // MC9005: an annotation of an alpha-phase feature.
 var alphaAnnotation = &Analyzer{Entry: diag.AlphaAnnotation, Run: func(p *Pass) {
 	for _, a := range istioAnnotations(p.Mesh.Objects) {
-		if a.def == nil || a.def.FeatureStatus != annotation.Alpha || writtenByIstio[a.key] || documentedUse[a.key] {
+		if a.def == nil || a.def.FeatureStatus != annotation.Alpha || documentedUse[a.key] {
 			continue
 		}
 		if !appliesTo(a.def.Resources, a.site.kind) {

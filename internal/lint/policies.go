@@ -99,9 +99,12 @@ var conflictingInjectionLabels = &Analyzer{Entry: diag.ConflictingInjectionLabel
 		if len(set) < 2 {
 			continue
 		}
-		p.Report(&n.ObjectMeta, model.ParsePath("metadata.labels"),
-			"namespace %s has several injection labels (%s): more than one injector may match its pods, and which sidecar they get, if any, is undefined; keep one (istio.io/rev alone selects a revision)",
-			n.Name, strings.Join(set, ", "))
+		why := "more than one injection webhook may match its pods, and which sidecar they get, if any, is undefined; keep one (istio.io/rev alone selects a revision)"
+		if _, ambient := n.Labels[label.IoIstioDataplaneMode.Name]; ambient {
+			why = "it asks for sidecar injection and for a data plane mode at once, so what its pods get is undefined; keep the labels of one data plane"
+		}
+		p.Report(&n.ObjectMeta, model.ParsePath("metadata.labels"), "namespace %s has several injection labels (%s): %s",
+			n.Name, strings.Join(set, ", "), why)
 	}
 }}
 

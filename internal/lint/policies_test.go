@@ -118,10 +118,11 @@ func TestPolicyAnalyzers(t *testing.T) {
 		{"MC9002 service annotation on a VirtualService", "MC9002", []string{
 			manifest("networking.istio.io/v1", "VirtualService", "web", "api", "annotations:\n  networking.istio.io/exportTo: '.'", "hosts: [api]")},
 			1, "VirtualService web/api", "Istio reads it only on Service", "exportTo", "", 0},
-		{"MC9002 near miss: in the pod template, on a Service, an Any annotation on a ConfigMap", "MC9002", []string{
+		{"MC9002 near miss: in the pod template, on a Service, on a ConfigMap, written by Istio", "MC9002", []string{
 			workloadWith("web", "api", "", "annotations:\n  sidecar.istio.io/proxyCPU: 100m"),
 			manifest("v1", "Service", "web", "api", "annotations:\n  networking.istio.io/exportTo: '.'", "ports: [{port: 80}]"),
-			manifest("v1", "ConfigMap", "web", "c", "annotations:\n  galley.istio.io/analyze-suppress: IST0102\n  sidecar.istio.io/proxyCPU: '1'", "")},
+			manifest("v1", "ConfigMap", "web", "c", "annotations:\n  galley.istio.io/analyze-suppress: IST0102\n  sidecar.istio.io/proxyCPU: '1'", ""),
+			manifest("v1", "Namespace", "", "web", "annotations:\n  istio.io/rev: canary", "")},
 			0, "", "", "", "", 0},
 		// MC9003
 		{"MC9003 a port list with a name", "MC9003", []string{
@@ -169,6 +170,9 @@ func TestPolicyAnalyzers(t *testing.T) {
 		{"MC9006 istio-injection and istio.io/rev", "MC9006", []string{
 			namespace("web", "{istio-injection: enabled, istio.io/rev: canary}")},
 			1, "Namespace web", "namespace web has several injection labels (istio-injection=enabled, istio.io/rev=canary)", "labels:", "", 0},
+		{"MC9006 sidecar injection and ambient", "MC9006", []string{
+			namespace("web", "{istio-injection: enabled, istio.io/dataplane-mode: ambient}")},
+			1, "Namespace web", "(istio-injection=enabled, istio.io/dataplane-mode=ambient): it asks for sidecar injection and for a data plane mode at once", "labels:", "", 0},
 		{"MC9006 near miss: opt-out, one label, istio-system", "MC9006", []string{
 			namespace("web", "{istio-injection: disabled, istio.io/rev: canary}"),
 			namespace("db", "{istio.io/rev: canary}"),
