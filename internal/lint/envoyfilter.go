@@ -31,7 +31,8 @@ var riskyEnvoyFilterPatch = &Analyzer{Entry: diag.RiskyEnvoyFilterPatch, Run: fu
 			at := model.Path{}.Key("spec").Key("configPatches").Index(i).Key("patch").Key("operation")
 			ops, judged := appliedOperations[applyTo]
 			switch {
-			case cp.GetPatch() == nil || op == networking.EnvoyFilter_Patch_INVALID || cp.GetMatch().GetContext() == networking.EnvoyFilter_WAYPOINT:
+			case cp.GetPatch() == nil || op == networking.EnvoyFilter_Patch_INVALID || applyTo == networking.EnvoyFilter_INVALID ||
+				cp.GetMatch().GetContext() == networking.EnvoyFilter_WAYPOINT:
 				continue // refused by validation, or waypoint patches istiod does not validate either
 			case judged && !slices.Contains(ops, op):
 				p.Report(m, at, "%s patch %d: istiod ignores %s on %s; it applies only %s there",

@@ -297,3 +297,25 @@ func TestPolicySeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyAnalyzersSparseInputs: empty and half-written specs load and
+// lint without a panic, and without MC9xxx findings.
+func TestPolicyAnalyzersSparseInputs(t *testing.T) {
+	all := run(t, Options{},
+		namespace("web", "{}"),
+		envoyFilter("web", "a", "configPatches: [{}, {applyTo: HTTP_FILTER}, {patch: {operation: REMOVE}}]"),
+		envoyFilter("web", "b", "{}"),
+		telemetry("web", "c", "selector: {}"),
+		telemetry("web", "d", "selector: {matchLabels: {}}"),
+		authz("web", "e", "rules: [{}, {from: [{}, {source: {}}]}]"),
+		authz("web", "f", "{}"),
+		manifest("v1", "Service", "web", "g", "annotations: {}", "ports: [{port: 80}]"),
+		manifest("apps/v1", "Deployment", "web", "h", "", "selector: {matchLabels: {app: h}}\ntemplate: {spec: {containers: [{name: c, image: x}]}}"),
+		manifest("networking.istio.io/v1", "VirtualService", "web", "i", "", "hosts: ['*']\nhttp: [{fault: {}}, {fault: {delay: {}}}]"),
+		manifest("networking.istio.io/v1", "Sidecar", "web", "j", "", "outboundTrafficPolicy: {}"))
+	for _, d := range all {
+		if strings.HasPrefix(d.Code, "MC9") {
+			t.Errorf("unexpected %s: %s", d.Code, d.Message)
+		}
+	}
+}
