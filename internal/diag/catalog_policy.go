@@ -53,9 +53,10 @@ as written, the pod is not injected as intended.`,
 	DeprecatedSetting = &Entry{
 		Code: "MC9004", Name: "DeprecatedSetting", Severity: Warning, Istio: []string{"IST0002", "IST0135"},
 		Summary: "A deprecated Istio field, annotation or resource type is used.",
-		Doc: `A field Istio has deprecated and ignores or replaces (a VirtualService
+		Doc: `A field Istio has deprecated or replaced (a VirtualService
 fault delay's percent, replaced by percentage; a Sidecar's
-outboundTrafficPolicy.egressProxy, ignored), a CustomResourceDefinition of
+outboundTrafficPolicy.egressProxy, no longer documented, which istiod
+still honours in ALLOW_ANY mode only), a CustomResourceDefinition of
 a removed Istio type (rbac.istio.io), or an annotation istio.io/api marks
 deprecated (the sidecar.istio.io/inject annotation, replaced by the label
 of the same name; stats annotations replaced by Telemetry). Deprecated

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"istio.io/api/label"
+	networking "istio.io/api/networking/v1alpha3"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -57,9 +58,17 @@ var deprecatedSetting = &Analyzer{Entry: diag.DeprecatedSetting, Run: func(p *Pa
 				}
 			}
 		case *model.Sidecar:
-			if x.Spec.GetOutboundTrafficPolicy().GetEgressProxy() != nil {
+			// istiod still routes unknown traffic to the egress proxy in
+			// ALLOW_ANY mode (docs/semantics/sidecar-scope.md §4.9); the
+			// field is hidden from Istio's docs and istioctl calls it
+			// deprecated.
+			if otp := x.Spec.GetOutboundTrafficPolicy(); otp.GetEgressProxy() != nil {
+				effect := "istiod still sends unknown outbound traffic to it in ALLOW_ANY mode"
+				if otp.GetMode() != networking.OutboundTrafficPolicy_ALLOW_ANY {
+					effect = "with mode " + otp.GetMode().String() + " it is ignored already"
+				}
 				p.Report(m, model.ParsePath("spec.outboundTrafficPolicy.egressProxy"),
-					"%s sets outboundTrafficPolicy.egressProxy, which is deprecated and ignored: route external traffic through an egress gateway with a VirtualService instead", objName(m))
+					"%s sets outboundTrafficPolicy.egressProxy, a field Istio no longer documents and istioctl reports as deprecated (%s): route external traffic through an egress gateway with ServiceEntries and VirtualServices instead", objName(m), effect)
 			}
 		case *model.Unknown:
 			if m.Kind == "CustomResourceDefinition" {

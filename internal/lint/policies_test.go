@@ -144,7 +144,7 @@ func TestPolicyAnalyzers(t *testing.T) {
 			1, "VirtualService web/api", "fault.delay.percent, which is deprecated", "percent: 50", "", diag.Warning},
 		{"MC9004 Sidecar egressProxy", "MC9004", []string{
 			manifest("networking.istio.io/v1", "Sidecar", "web", "default", "", "outboundTrafficPolicy:\n  mode: REGISTRY_ONLY\n  egressProxy: {host: egress.example.com, port: {number: 443}}")},
-			1, "Sidecar web/default", "egressProxy, which is deprecated and ignored", "egressProxy", "", diag.Warning},
+			1, "Sidecar web/default", "sets outboundTrafficPolicy.egressProxy, a field Istio no longer documents and istioctl reports as deprecated (with mode REGISTRY_ONLY it is ignored already)", "egressProxy", "", diag.Warning},
 		{"MC9004 deprecated annotation, at info level", "MC9004", []string{
 			workloadWith("web", "api", "", "annotations:\n  sidecar.istio.io/inject: 'true'")},
 			1, "Deployment web/api", "annotation sidecar.istio.io/inject on Deployment web/api's pod template is deprecated and may stop working in a later Istio release; use the label sidecar.istio.io/inject instead (spec.template.metadata.labels)", "sidecar.istio.io/inject", "", diag.Info},
