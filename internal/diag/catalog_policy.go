@@ -46,7 +46,8 @@ the like) must be comma-separated port numbers, IP range lists CIDRs,
 sidecar.istio.io/interceptionMode one of REDIRECT, TPROXY and NONE, the
 proxy's CPU and memory Kubernetes quantities, readiness settings unsigned
 numbers, prometheus.istio.io/merge-metrics a boolean.
-sidecar.istio.io/inject accepts only "true" and "false": any other value
+sidecar.istio.io/inject, the label as the annotation, accepts only "true"
+and "false": any other value
 (enabled, yes) is ignored and the namespace's default applies. Fix the value;
 as written, the pod is not injected as intended.`,
 	}

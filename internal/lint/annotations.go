@@ -211,7 +211,32 @@ var invalidAnnotationValue = &Analyzer{Entry: diag.InvalidAnnotationValue, Run: 
 			p.Report(a.site.obj, a.site.path(a.key), "annotation %s=%q on %s is not valid: %s", a.key, a.value, a.site.where(), problem)
 		}
 	}
+	// The label of the same name, which replaces the annotation, is read
+	// the same way (and first).
+	inject := label.SidecarInject.Name
+	for _, o := range p.Mesh.Objects {
+		var labels map[string]string
+		at := model.ParsePath("metadata.labels")
+		switch x := o.(type) {
+		case *model.Pod:
+			labels = x.Labels
+		case *model.Workload:
+			labels, at = x.Template.Labels, model.ParsePath("spec.template.metadata.labels")
+		}
+		if v, ok := labels[inject]; ok && o.Meta().InheritedFrom == nil && injectValue(v) != "" {
+			m := o.Meta()
+			p.Report(m, at.Key(inject), "label %s=%q on %s %s is not valid: %s", inject, v, m.Kind, objName(m), injectValue(v))
+		}
+	}
 }}
+
+// injectValue checks a sidecar.istio.io/inject value.
+func injectValue(v string) string {
+	if v == "true" || v == "false" {
+		return ""
+	}
+	return `the injector accepts only "true" or "false" and ignores any other value, so the namespace's default applies`
+}
 
 // MC9005: an annotation of an alpha-phase feature.
 var alphaAnnotation = &Analyzer{Entry: diag.AlphaAnnotation, Run: func(p *Pass) {
@@ -274,12 +299,7 @@ func isWorkloadKind(m *model.ObjectMeta) bool {
 // injector reads as exactly "true" or "false". Each returns the problem, or
 // "".
 var annotationChecks = map[string]func(string) string{
-	annotation.SidecarInject.Name: func(v string) string {
-		if v == "true" || v == "false" {
-			return ""
-		}
-		return `the injector accepts only "true" or "false" and ignores any other value, so the namespace's default applies`
-	},
+	annotation.SidecarInject.Name: injectValue,
 	annotation.SidecarInterceptionMode.Name: func(v string) string {
 		if v == "REDIRECT" || v == "TPROXY" || v == "NONE" {
 			return ""

@@ -131,6 +131,9 @@ func TestPolicyAnalyzers(t *testing.T) {
 		{"MC9003 inject is true or false", "MC9003", []string{
 			pod("web", "api", "annotations:\n  sidecar.istio.io/inject: enabled", "")},
 			1, "Pod web/api", `accepts only "true" or "false"`, "sidecar.istio.io/inject", "", 0},
+		{"MC9003 the inject label too", "MC9003", []string{
+			pod("web", "api", "labels: {app: api, sidecar.istio.io/inject: enabled}", "")},
+			1, "Pod web/api", `label sidecar.istio.io/inject="enabled" on Pod web/api is not valid: the injector accepts only "true" or "false"`, "inject: enabled", "", 0},
 		{"MC9003 interception mode and CIDRs", "MC9003", []string{
 			pod("web", "api", "annotations:\n  sidecar.istio.io/interceptionMode: redirect\n  traffic.sidecar.istio.io/excludeOutboundIPRanges: '10.0.0.0/8, 192.168.0.0/16'", "")},
 			2, "Pod web/api", "the interception mode is REDIRECT, TPROXY or NONE", "interceptionMode", "", 0},
