@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/load"
+	"github.com/meshc/meshc/internal/model"
 )
 
 // manifest writes one object in block style, so that each annotation,
@@ -320,5 +322,38 @@ func TestPolicyAnalyzersSparseInputs(t *testing.T) {
 		if strings.HasPrefix(d.Code, "MC9") {
 			t.Errorf("unexpected %s: %s", d.Code, d.Message)
 		}
+	}
+}
+
+// TestPolicyKindsDecodeStrictly: EnvoyFilter and Telemetry decode into
+// their istio.io/api messages (which MC9007 to MC9009 read), and a field
+// their schema lacks is a SchemaViolation, as for the other Istio kinds.
+func TestPolicyKindsDecodeStrictly(t *testing.T) {
+	objs, ds := load.Bytes("in.yaml", []byte(strings.Join([]string{
+		envoyFilter("web", "ok", "priority: 1\nconfigPatches: [{applyTo: CLUSTER, patch: {operation: MERGE, value: {connect_timeout: 1s}}}]"),
+		manifest("telemetry.istio.io/v1alpha1", "Telemetry", "web", "ok", "", "selector: {matchLabels: {app: a}}"),
+		envoyFilter("web", "bad", "configPatches: [{applyTo: CLUSTER, pach: {operation: MERGE}}]"),
+		telemetry("web", "bad", "tracing: [{samplingPercent: 10}]"),
+	}, "\n---\n")))
+	var kinds []string
+	for _, o := range objs {
+		switch o.(type) {
+		case *model.EnvoyFilter, *model.Telemetry:
+			kinds = append(kinds, o.Meta().Kind+" "+o.Meta().Name)
+		}
+	}
+	if got := strings.Join(kinds, ", "); got != "EnvoyFilter ok, Telemetry ok" {
+		t.Errorf("decoded %q, want EnvoyFilter ok, Telemetry ok", got)
+	}
+	var bad []string
+	for _, d := range ds {
+		if diag.SchemaViolation.Is(d) {
+			bad = append(bad, d.Object.String())
+		} else {
+			t.Errorf("unexpected %s: %s", d.Code, d.Message)
+		}
+	}
+	if got := strings.Join(bad, ", "); got != "EnvoyFilter web/bad, Telemetry web/bad" {
+		t.Errorf("schema violations on %q, want EnvoyFilter web/bad, Telemetry web/bad", got)
 	}
 }
