@@ -260,7 +260,7 @@ var unknownSourceNamespace = &Analyzer{Entry: diag.UnknownSourceNamespace, Run: 
 					nss  []string
 				}{{"namespaces", src.GetNamespaces()}, {"notNamespaces", src.GetNotNamespaces()}} {
 					for k, ns := range field.nss {
-						if strings.Contains(ns, "*") || exists(ns) || seen[ns] {
+						if ns == "" || strings.Contains(ns, "*") || exists(ns) || seen[ns] {
 							continue
 						}
 						seen[ns] = true
