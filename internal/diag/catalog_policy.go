@@ -54,17 +54,19 @@ as written, the pod is not injected as intended.`,
 	DeprecatedSetting = &Entry{
 		Code: "MC9004", Name: "DeprecatedSetting", Severity: Warning, Istio: []string{"IST0002", "IST0135"},
 		Summary: "A deprecated Istio field, annotation or resource type is used.",
-		Doc: `A field Istio has deprecated or replaced (a VirtualService
-fault delay's percent, replaced by percentage; a Sidecar's
+		Doc: `A field or enum value Istio's API marks deprecated is set in an Istio
+object (a VirtualService fault delay's percent or mirrorPercent, a CORS
+allowOrigin, a DestinationRule's LEAST_CONN, consecutiveErrors or
+minimumRingSize; the message names the replacement); a Sidecar sets
 outboundTrafficPolicy.egressProxy, no longer documented, which istiod
-still honours in ALLOW_ANY mode only), a CustomResourceDefinition of
-a removed Istio type (rbac.istio.io), or an annotation istio.io/api marks
-deprecated (the sidecar.istio.io/inject annotation, replaced by the label
-of the same name; stats annotations replaced by Telemetry). Deprecated
-fields and types are warnings, as istioctl reports them; deprecated
-annotations are reported at info level, as istioctl does, and not when the
-replacing label is set next to the annotation. Move to the replacement
-before an upgrade removes the setting.`,
+still honours in ALLOW_ANY mode only; a CustomResourceDefinition or an
+object of a removed Istio type (rbac.istio.io); or an annotation
+istio.io/api marks deprecated (the sidecar.istio.io/inject annotation,
+replaced by the label of the same name; stats annotations replaced by
+Telemetry). Deprecated fields and types are warnings, as istioctl reports
+them; deprecated annotations are reported at info level, as istioctl does,
+and not when the replacing label is set next to the annotation. Move to
+the replacement before an upgrade removes the setting.`,
 	}
 	AlphaAnnotation = &Entry{
 		Code: "MC9005", Name: "AlphaAnnotation", Severity: Info, Istio: []string{"IST0136"},

@@ -70,6 +70,9 @@ type istioAnnotation struct {
 func istioAnnotations(objs []model.Object) []istioAnnotation {
 	var out []istioAnnotation
 	add := func(s *annotationSite) {
+		if len(s.annotations) == 0 {
+			return
+		}
 		keys := make([]string, 0, len(s.annotations))
 		for k := range s.annotations {
 			if inIstioDomain(k) && !writtenByIstio[k] {
@@ -81,13 +84,12 @@ func istioAnnotations(objs []model.Object) []istioAnnotation {
 			out = append(out, istioAnnotation{site: s, key: k, value: s.annotations[k], def: annotationCatalog()[k]})
 		}
 	}
-	meta := model.Path{}.Key("metadata")
 	for _, o := range objs {
 		m := o.Meta()
 		if m.InheritedFrom != nil {
 			continue
 		}
-		site := &annotationSite{obj: m, kind: m.Kind, at: meta, annotations: m.Annotations, labels: m.Labels}
+		site := &annotationSite{obj: m, kind: m.Kind, at: metadataPath, annotations: m.Annotations, labels: m.Labels}
 		switch x := o.(type) {
 		case *model.Namespace, *model.Service:
 			site.judged = true
@@ -98,7 +100,7 @@ func istioAnnotations(objs []model.Object) []istioAnnotation {
 			site.judged = true
 			t := x.Template
 			add(site)
-			site = &annotationSite{obj: m, kind: "Pod", judged: true, template: true, at: model.ParsePath("spec.template.metadata"),
+			site = &annotationSite{obj: m, kind: "Pod", judged: true, template: true, at: templateMetadataPath,
 				annotations: t.Annotations, labels: t.Labels, injectInit: slices.ContainsFunc(t.Spec.InitContainers, isIstioInit)}
 		default:
 			g := m.Group()
@@ -109,6 +111,13 @@ func istioAnnotations(objs []model.Object) []istioAnnotation {
 	}
 	return out
 }
+
+// Where annotations and labels sit: an object's metadata, a workload's pod
+// template's.
+var (
+	metadataPath         = model.ParsePath("metadata")
+	templateMetadataPath = model.ParsePath("spec.template.metadata")
+)
 
 func isIstioInit(c corev1.Container) bool { return c.Name == "istio-init" }
 
@@ -216,16 +225,16 @@ var invalidAnnotationValue = &Analyzer{Entry: diag.InvalidAnnotationValue, Run: 
 	inject := label.SidecarInject.Name
 	for _, o := range p.Mesh.Objects {
 		var labels map[string]string
-		at := model.ParsePath("metadata.labels")
+		at := metadataPath
 		switch x := o.(type) {
 		case *model.Pod:
 			labels = x.Labels
 		case *model.Workload:
-			labels, at = x.Template.Labels, model.ParsePath("spec.template.metadata.labels")
+			labels, at = x.Template.Labels, templateMetadataPath
 		}
 		if v, ok := labels[inject]; ok && o.Meta().InheritedFrom == nil && injectValue(v) != "" {
 			m := o.Meta()
-			p.Report(m, at.Key(inject), "label %s=%q on %s %s is not valid: %s", inject, v, m.Kind, objName(m), injectValue(v))
+			p.Report(m, at.Key("labels").Key(inject), "label %s=%q on %s %s is not valid: %s", inject, v, m.Kind, objName(m), injectValue(v))
 		}
 	}
 }}

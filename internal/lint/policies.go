@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -41,22 +42,24 @@ func own[T model.Object](objs []model.Object) []T {
 // removedIstioKinds are the rbac.istio.io types Istio has removed.
 var removedIstioKinds = []string{"ClusterRbacConfig", "RbacConfig", "ServiceRole", "ServiceRoleBinding"}
 
-// MC9004: deprecated fields, removed types and deprecated annotations.
+// MC9004: deprecated fields (those Istio's protos mark, and a Sidecar's
+// egressProxy, which istioctl reports), removed types and deprecated
+// annotations.
 var deprecatedSetting = &Analyzer{Entry: diag.DeprecatedSetting, Run: func(p *Pass) {
 	for _, o := range p.Mesh.Objects {
 		m := o.Meta()
 		if m.InheritedFrom != nil {
 			continue
 		}
-		switch x := o.(type) {
-		case *model.VirtualService:
-			for i, r := range x.Spec.GetHttp() {
-				//lint:ignore SA1019 finding the deprecated field is the point
-				if r.GetFault().GetDelay().GetPercent() > 0 {
-					p.Report(m, model.Path{}.Key("spec").Key("http").Index(i).Key("fault").Key("delay").Key("percent"),
-						"%s uses fault.delay.percent, which is deprecated: write the share as fault.delay.percentage.value", objName(m))
-				}
+		for _, f := range deprecatedFields(o) {
+			what := "field " + f.at.String()
+			if f.enum {
+				what = "value " + string(f.name.Name()) + " at " + f.at.String()
 			}
+			p.Report(m, f.at, "%s %s uses %s, which Istio's API marks deprecated; %s", m.Kind, objName(m), what,
+				cmp.Or(deprecatedReplacements[f.name], "see the field's reference documentation for its replacement"))
+		}
+		switch x := o.(type) {
 		case *model.Sidecar:
 			// istiod still routes unknown traffic to the egress proxy in
 			// ALLOW_ANY mode (docs/semantics/sidecar-scope.md §4.9); the
@@ -68,7 +71,7 @@ var deprecatedSetting = &Analyzer{Entry: diag.DeprecatedSetting, Run: func(p *Pa
 					effect = "with mode " + otp.GetMode().String() + " it is ignored already"
 				}
 				p.Report(m, model.ParsePath("spec.outboundTrafficPolicy.egressProxy"),
-					"%s sets outboundTrafficPolicy.egressProxy, a field Istio no longer documents and istioctl reports as deprecated (%s): route external traffic through an egress gateway with ServiceEntries and VirtualServices instead", objName(m), effect)
+					"Sidecar %s sets outboundTrafficPolicy.egressProxy, a field Istio no longer documents and istioctl reports as deprecated (%s): route external traffic through an egress gateway with ServiceEntries and VirtualServices instead", objName(m), effect)
 			}
 		case *model.Unknown:
 			if m.Kind == "CustomResourceDefinition" {

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
+
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/model"
@@ -146,7 +149,10 @@ func TestPolicyAnalyzers(t *testing.T) {
 		// MC9004
 		{"MC9004 fault delay percent", "MC9004", []string{
 			manifest("networking.istio.io/v1", "VirtualService", "web", "api", "", "hosts: [api]\nhttp:\n- fault:\n    delay:\n      percent: 50\n      fixedDelay: 1s\n  route: [{destination: {host: api}}]")},
-			1, "VirtualService web/api", "fault.delay.percent, which is deprecated", "percent: 50", "", diag.Warning},
+			1, "VirtualService web/api", "VirtualService web/api uses field spec.http[0].fault.delay.percent, which Istio's API marks deprecated; use percentage", "percent: 50", "", diag.Warning},
+		{"MC9004 a deprecated enum value and a field in a subset", "MC9004", []string{
+			manifest("networking.istio.io/v1", "DestinationRule", "web", "api", "", "host: api\ntrafficPolicy:\n  loadBalancer: {simple: LEAST_CONN}\nsubsets:\n- name: v1\n  labels: {version: v1}\n  trafficPolicy:\n    outlierDetection: {consecutiveErrors: 3}")},
+			2, "DestinationRule web/api", "DestinationRule web/api uses value LEAST_CONN at spec.trafficPolicy.loadBalancer.simple, which Istio's API marks deprecated; use LEAST_REQUEST", "LEAST_CONN", "", diag.Warning},
 		{"MC9004 Sidecar egressProxy", "MC9004", []string{
 			manifest("networking.istio.io/v1", "Sidecar", "web", "default", "", "outboundTrafficPolicy:\n  mode: REGISTRY_ONLY\n  egressProxy: {host: egress.example.com, port: {number: 443}}")},
 			1, "Sidecar web/default", "sets outboundTrafficPolicy.egressProxy, a field Istio no longer documents and istioctl reports as deprecated (with mode REGISTRY_ONLY it is ignored already)", "egressProxy", "", diag.Warning},
@@ -355,5 +361,27 @@ func TestPolicyKindsDecodeStrictly(t *testing.T) {
 	}
 	if got := strings.Join(bad, ", "); got != "EnvoyFilter web/bad, Telemetry web/bad" {
 		t.Errorf("schema violations on %q, want EnvoyFilter web/bad, Telemetry web/bad", got)
+	}
+}
+
+// TestDeprecatedReplacements: every replacement hint names a field or
+// value Istio's protos have and mark deprecated, so none goes stale.
+func TestDeprecatedReplacements(t *testing.T) {
+	for name := range deprecatedReplacements {
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		deprecated := false
+		switch o := d.Options().(type) {
+		case *descriptorpb.FieldOptions:
+			deprecated = o.GetDeprecated()
+		case *descriptorpb.EnumValueOptions:
+			deprecated = o.GetDeprecated()
+		}
+		if !deprecated {
+			t.Errorf("%s is not marked deprecated", name)
+		}
 	}
 }

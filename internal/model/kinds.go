@@ -58,6 +58,10 @@ type Config[T proto.Message] struct {
 	Spec T
 }
 
+// Message is the spec as a proto message, for passes that walk any Istio
+// kind's fields.
+func (c *Config[T]) Message() proto.Message { return c.Spec }
+
 // The Istio kinds meshc decodes. All served versions of a kind share one
 // message type (networking v1 and v1beta1 alias v1alpha3; security v1
 // aliases v1beta1; telemetry v1 aliases v1alpha1).
