@@ -75,7 +75,8 @@ the replacement before an upgrade removes the setting.`,
 away between releases and may be incompletely supported. Annotations the
 control plane writes itself (sidecar.istio.io/status, istio.io/rev,
 gateway.istio.io/controller-version) are not reported, nor
-inject.istio.io/templates, which Istio's own gateway install writes, nor, on pods
+inject.istio.io/templates, which Istio's own gateway install writes, nor
+galley.istio.io/analyze-suppress, which suppresses findings, nor, on pods
 without the istio-init container (the injector's defaults with the CNI
 plugin, and every manifest written before injection), the interception
 settings the injector sets by default. An annotation on a kind that does

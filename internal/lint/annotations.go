@@ -153,11 +153,13 @@ var writtenByIstio = map[string]bool{
 	annotation.IoIstioRev.Name:               true,
 }
 
-// documentedUse are alpha annotations Istio's own install instructions
-// write: gateway deployments select the injector's gateway template with
-// inject.istio.io/templates, so reporting it would only be noise.
+// documentedUse are alpha annotations whose use is the recommended way:
+// Istio's gateway install selects the injector's gateway template with
+// inject.istio.io/templates, and galley.istio.io/analyze-suppress is how
+// findings (meshc's too) are suppressed. Reporting them is only noise.
 var documentedUse = map[string]bool{
-	annotation.InjectTemplates.Name: true,
+	annotation.InjectTemplates.Name:       true,
+	annotation.GalleyAnalyzeSuppress.Name: true,
 }
 
 // injectorDefaults are set on every injected pod when the CNI plugin does

@@ -174,7 +174,7 @@ func TestPolicyAnalyzers(t *testing.T) {
 			pod("web", "api", "annotations:\n  traffic.sidecar.istio.io/includeInboundPorts: '*'", "initContainers: [{name: istio-init, image: proxyv2}]\ncontainers: [{name: app, image: x}]")},
 			1, "Pod web/api", "includeInboundPorts", "includeInboundPorts", "", 0},
 		{"MC9005 near miss: beta, written by Istio, injector defaults without istio-init, gateway template, misplaced", "MC9005", []string{
-			pod("web", "api", "annotations:\n  proxy.istio.io/config: '{}'\n  sidecar.istio.io/status: '{}'\n  traffic.sidecar.istio.io/includeInboundPorts: '*'\n  inject.istio.io/templates: gateway", ""),
+			pod("web", "api", "annotations:\n  proxy.istio.io/config: '{}'\n  sidecar.istio.io/status: '{}'\n  traffic.sidecar.istio.io/includeInboundPorts: '*'\n  inject.istio.io/templates: gateway\n  galley.istio.io/analyze-suppress: IST0136", ""),
 			workloadWith("web", "api", "annotations:\n  sidecar.istio.io/proxyImage: proxy", "")},
 			0, "", "", "", "", 0},
 		// MC9006
