@@ -99,7 +99,9 @@ deliberate opt-out that does not conflict.`,
 		Doc: `istiod applies one workload-selecting Telemetry per workload; when several
 select it, which one applies is undefined, so its metrics, access logs or
 tracing are not what either object says. The workloads are the input's
-Pods and workload templates, matched in the Telemetry's namespace. Merge
+Pods and workload templates, matched in the Telemetry's namespace; a
+Telemetry with a targetRef attaches by reference, not by selector, and is
+not counted. Merge
 the Telemetries, or narrow their selectors so that each workload is
 selected once.`,
 	}

@@ -147,7 +147,9 @@ var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySe
 	selecting := map[string][]*model.Telemetry{}
 	var nss []string
 	for _, t := range own[*model.Telemetry](p.Mesh.Objects) {
-		if len(t.Spec.GetSelector().GetMatchLabels()) == 0 {
+		// With a targetRef, istiod attaches by reference and ignores the
+		// selector.
+		if len(t.Spec.GetSelector().GetMatchLabels()) == 0 || t.Spec.GetTargetRef() != nil || len(t.Spec.GetTargetRefs()) > 0 {
 			continue
 		}
 		if selecting[t.Namespace] == nil {

@@ -195,12 +195,13 @@ func TestPolicyAnalyzers(t *testing.T) {
 			telemetry("web", "by-app", "selector: {matchLabels: {app: api}}"),
 			telemetry("web", "by-version", "selector: {matchLabels: {version: v1}}")},
 			1, "Telemetry web/by-version", "Telemetries by-app, by-version in namespace web all select workload web/api-v1; istiod applies one of them", "matchLabels: {version: v1}", "web/api-v1", 0},
-		{"MC9007 near miss: disjoint selectors, another namespace, no selector", "MC9007", []string{
+		{"MC9007 near miss: disjoint selectors, another namespace, no selector, a targetRef", "MC9007", []string{
 			ns("web"), ns("db"), deployment("web", "api-v1", "{app: api, version: v1}"), deployment("db", "api", "{app: api, version: v1}"),
 			telemetry("web", "by-app", "selector: {matchLabels: {app: api}}"),
 			telemetry("web", "other", "selector: {matchLabels: {app: other}}"),
 			telemetry("db", "by-version", "selector: {matchLabels: {version: v1}}"),
-			telemetry("web", "default", "{}")},
+			telemetry("web", "default", "{}"),
+			telemetry("web", "by-ref", "selector: {matchLabels: {app: api}}\ntargetRefs: [{kind: Gateway, group: gateway.networking.k8s.io, name: edge}]")},
 			0, "", "", "", "", 0},
 		// MC9008
 		{"MC9008 two namespace defaults", "MC9008", []string{
