@@ -162,6 +162,9 @@ func TestPolicyAnalyzers(t *testing.T) {
 		{"MC9004 a removed rbac.istio.io type", "MC9004", []string{
 			manifest("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "serviceroles.rbac.istio.io", "", "group: rbac.istio.io\nnames: {kind: ServiceRole, plural: serviceroles}\nscope: Namespaced")},
 			1, "CustomResourceDefinition serviceroles.rbac.istio.io", "ServiceRole.rbac.istio.io, a type Istio has removed", "group: rbac.istio.io", "", diag.Warning},
+		{"MC9004 an object of a removed rbac.istio.io type", "MC9004", []string{
+			manifest("rbac.istio.io/v1alpha1", "ServiceRole", "web", "reader", "", "rules: [{services: ['*'], methods: [GET]}]")},
+			1, "ServiceRole web/reader", "ServiceRole web/reader is of a type Istio has removed, so nothing applies it", "", "", diag.Warning},
 		{"MC9004 near miss: percentage, label next to the annotation", "MC9004", []string{
 			manifest("networking.istio.io/v1", "VirtualService", "web", "api", "", "hosts: [api]\nhttp:\n- fault: {delay: {percentage: {value: 50}, fixedDelay: 1s}}\n  route: [{destination: {host: api}}]"),
 			pod("web", "api", "labels: {sidecar.istio.io/inject: 'true'}\nannotations:\n  sidecar.istio.io/inject: 'true'", "")},
