@@ -22,10 +22,10 @@ var (
 it) is not one Istio defines, so nothing reads it: most often a typo
 (sidecar.istio.io/injet) or a label written as an annotation
 (istio.io/use-waypoint), which the message then says. The annotation
-catalog is the one of the istio.io/api release meshc is built with.
-Namespaces, Services, Pods, workload templates (their own metadata and
-their pod template's) and Istio objects are checked; HNC copies are not,
-their source is.`,
+catalog is the one of the istio.io/api release meshc is built with. Every
+object's annotations are checked, a workload template's pod template's
+too; HNC copies are not, their source is. Annotations the control plane
+writes itself (sidecar.istio.io/status, istio.io/rev) are left alone.`,
 	}
 	MisplacedAnnotation = &Entry{
 		Code: "MC9002", Name: "MisplacedAnnotation", Severity: Warning, Istio: []string{"IST0107"},
@@ -40,16 +40,19 @@ belongs. Move it there: for a workload, under spec.template.metadata.annotations
 	InvalidAnnotationValue = &Entry{
 		Code: "MC9003", Name: "InvalidAnnotationValue", Severity: Warning, Istio: []string{"IST0125"},
 		Summary: "An Istio annotation's value is not one Istio accepts (a port list with a non-number, an unknown interception mode, ...).",
-		Doc: `The sidecar injector validates some Pod annotations and refuses a value it
-cannot parse: port lists (traffic.sidecar.istio.io/includeInboundPorts and
-the like) must be comma-separated port numbers, IP range lists CIDRs,
+		Doc: `The sidecar injector validates some Pod annotations and fails the
+injection on a value it cannot parse; with the webhook's default
+failurePolicy (Fail) the pod is then not created at all. Port lists
+(traffic.sidecar.istio.io/includeInboundPorts and the like) must be
+comma-separated port numbers, IP range lists CIDRs,
 sidecar.istio.io/interceptionMode one of REDIRECT, TPROXY and NONE, the
 proxy's CPU and memory Kubernetes quantities, readiness settings unsigned
 numbers, prometheus.istio.io/merge-metrics a boolean.
 sidecar.istio.io/inject, the label as the annotation, accepts only "true"
-and "false": any other value
-(enabled, yes) is ignored and the namespace's default applies. Fix the value;
-as written, the pod is not injected as intended.`,
+and "false": any other value (enabled, yes) is ignored and the namespace's
+default applies. Fix the value; as written, the pod is not injected as
+intended. Values are checked where Istio reads the annotation; elsewhere
+it is MC9002's.`,
 	}
 	DeprecatedSetting = &Entry{
 		Code: "MC9004", Name: "DeprecatedSetting", Severity: Warning, Istio: []string{"IST0002", "IST0135"},
