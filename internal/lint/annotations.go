@@ -219,6 +219,9 @@ var invalidAnnotationValue = &Analyzer{Entry: diag.InvalidAnnotationValue, Run: 
 			continue // a misplaced one is MC9002's
 		}
 		if problem := check(a.value); problem != "" {
+			if a.key != annotation.SidecarInject.Name {
+				problem += "; the injector refuses it, so with its webhook's default failurePolicy the pod is not created"
+			}
 			p.Report(a.site.obj, a.site.path(a.key), "annotation %s=%q on %s is not valid: %s", a.key, a.value, a.site.where(), problem)
 		}
 	}
