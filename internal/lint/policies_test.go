@@ -220,14 +220,14 @@ func TestPolicyAnalyzers(t *testing.T) {
 		// MC9009
 		{"MC9009 relative operation without priority", "MC9009", []string{
 			envoyFilter("web", "lua", httpFilterPatch("", "HTTP_FILTER", "INSERT_BEFORE", ""))},
-			1, "EnvoyFilter web/lua", "web/lua patch 0: INSERT_BEFORE is relative to an element other EnvoyFilters may add, move or remove, and the EnvoyFilter has no priority", "operation: INSERT_BEFORE", "", 0},
+			1, "EnvoyFilter web/lua", "EnvoyFilter web/lua, configPatches[0]: INSERT_BEFORE is relative to an element other EnvoyFilters may add, move or remove, and the EnvoyFilter has no priority", "operation: INSERT_BEFORE", "", 0},
 		{"MC9009 relative operation and proxy versions", "MC9009", []string{
 			envoyFilter("web", "lua", httpFilterPatch("", "HTTP_FILTER", "REPLACE", "")),
 			envoyFilter("web", "lua-old", httpFilterPatch("5", "HTTP_FILTER", "MERGE", "^1\\.2.*"))},
 			1, "EnvoyFilter web/lua", "REPLACE is relative to filter example.lua and the EnvoyFilter has no priority; patches matching a proxy version", "operation: REPLACE", "", 0},
 		{"MC9009 ADD on a route configuration, REPLACE on a cluster", "MC9009", []string{
 			envoyFilter("web", "routes", "priority: 1\nconfigPatches:\n- applyTo: ROUTE_CONFIGURATION\n  match: {context: SIDECAR_OUTBOUND}\n  patch: {operation: ADD, value: {name: r}}\n- applyTo: CLUSTER\n  match: {context: SIDECAR_OUTBOUND}\n  patch: {operation: REPLACE, value: {name: c}}")},
-			2, "EnvoyFilter web/routes", "web/routes patch 0: istiod ignores ADD on ROUTE_CONFIGURATION; it applies only MERGE, MERGE_AND_REPLACE_LIST there", "operation: ADD", "", 0},
+			2, "EnvoyFilter web/routes", "EnvoyFilter web/routes, configPatches[0]: istiod ignores ADD on ROUTE_CONFIGURATION; it applies only MERGE, MERGE_AND_REPLACE_LIST there", "operation: ADD", "", 0},
 		{"MC9009 near miss: priority, absolute operations, ADD on HTTP_ROUTE and REPLACE on LISTENER_FILTER (istiod applies them)", "MC9009", []string{
 			envoyFilter("web", "lua", httpFilterPatch("10", "HTTP_FILTER", "INSERT_BEFORE", "")),
 			envoyFilter("web", "first", httpFilterPatch("", "HTTP_FILTER", "INSERT_FIRST", "")),
