@@ -114,8 +114,8 @@ not to touch the mesh (ServiceAccount, Secret, RBAC, HorizontalPodAutoscaler,
 PodDisruptionBudget, NetworkPolicy, CustomResourceDefinition and the like)
 load quietly. For the others one diagnostic is reported per kind, at its
 first object, with the count and, for kinds istiod acts on (Gateway API
-routes, Ingress, EndpointSlice, EnvoyFilter, Telemetry, WasmPlugin, ...),
-what the results lack because meshc does not model them.`,
+routes, Ingress, EndpointSlice, WasmPlugin, ...), what the results lack
+because meshc does not model them.`,
 	}
 	UnreadableInput = &Entry{
 		Code: "MC1006", Name: "UnreadableInput", Severity: Error,

@@ -1,4 +1,288 @@
 package lint
 
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"istio.io/api/label"
+	networking "istio.io/api/networking/v1alpha3"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/model"
+)
+
 // policyAnalyzers check policies and Istio metadata (MC9xxx).
-var policyAnalyzers = []*Analyzer{}
+var policyAnalyzers = []*Analyzer{
+	unknownAnnotation,
+	misplacedAnnotation,
+	invalidAnnotationValue,
+	deprecatedSetting,
+	alphaAnnotation,
+	conflictingInjectionLabels,
+	conflictingTelemetrySelectors,
+	multipleDefaultTelemetries,
+	riskyEnvoyFilterPatch,
+	unknownSourceNamespace,
+}
+
+// own lists the input's own objects of type T, in input order: HNC copies
+// are reported at their source.
+func own[T model.Object](objs []model.Object) []T {
+	var out []T
+	for _, o := range objs {
+		if x, ok := o.(T); ok && o.Meta().InheritedFrom == nil {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// removedIstioKinds are the rbac.istio.io types Istio has removed.
+var removedIstioKinds = []string{"ClusterRbacConfig", "RbacConfig", "ServiceRole", "ServiceRoleBinding"}
+
+// MC9004: deprecated fields (those Istio's protos mark, and a Sidecar's
+// egressProxy, which istioctl reports), removed types and deprecated
+// annotations.
+var deprecatedSetting = &Analyzer{Entry: diag.DeprecatedSetting, Run: func(p *Pass) {
+	for _, o := range p.Mesh.Objects {
+		m := o.Meta()
+		if m.InheritedFrom != nil {
+			continue
+		}
+		for _, f := range deprecatedFields(o) {
+			what := "field " + f.at.String()
+			if f.enum {
+				what = "value " + string(f.name.Name()) + " at " + f.at.String()
+			}
+			p.Report(m, f.at, "%s %s uses %s, which Istio's API marks deprecated; %s", m.Kind, objName(m), what,
+				cmp.Or(deprecatedReplacements[f.name], "see the field's reference documentation for its replacement"))
+		}
+		switch x := o.(type) {
+		case *model.Sidecar:
+			// istiod still routes unknown traffic to the egress proxy in
+			// ALLOW_ANY mode (docs/semantics/sidecar-scope.md §4.9); the
+			// field is hidden from Istio's docs and istioctl calls it
+			// deprecated.
+			if otp := x.Spec.GetOutboundTrafficPolicy(); otp.GetEgressProxy() != nil {
+				effect := "istiod still sends unknown outbound traffic to it in ALLOW_ANY mode"
+				if otp.GetMode() != networking.OutboundTrafficPolicy_ALLOW_ANY {
+					effect = "with mode " + otp.GetMode().String() + " it is ignored already"
+				}
+				p.Report(m, model.ParsePath("spec.outboundTrafficPolicy.egressProxy"),
+					"Sidecar %s sets outboundTrafficPolicy.egressProxy, a field Istio no longer documents and istioctl reports as deprecated (%s): route external traffic through an egress gateway with ServiceEntries and VirtualServices instead", objName(m), effect)
+			}
+		case *model.Unknown:
+			if m.Kind == "CustomResourceDefinition" {
+				spec, _ := x.Raw["spec"].(map[string]any)
+				names, _ := spec["names"].(map[string]any)
+				group, _ := spec["group"].(string)
+				kind, _ := names["kind"].(string)
+				if group == "rbac.istio.io" && slices.Contains(removedIstioKinds, kind) {
+					p.Report(m, model.ParsePath("spec.group"), "CustomResourceDefinition %s defines %s.rbac.istio.io, a type Istio has removed: use AuthorizationPolicy (security.istio.io)", m.Name, kind)
+				}
+			} else if m.Group() == "rbac.istio.io" && slices.Contains(removedIstioKinds, m.Kind) {
+				p.Report(m, nil, "%s %s is of a type Istio has removed, so nothing applies it: rewrite it as an AuthorizationPolicy (security.istio.io)", m.Kind, objName(m))
+			}
+		}
+	}
+	deprecatedAnnotations(p)
+}}
+
+// MC9006: a namespace with more than one kind of injection label. As
+// istioctl: istio-system is left alone, and istio-injection other than
+// enabled is an opt-out that overrides the rest, not a conflict.
+var conflictingInjectionLabels = &Analyzer{Entry: diag.ConflictingInjectionLabels, Run: func(p *Pass) {
+	for _, n := range own[*model.Namespace](p.Mesh.Objects) {
+		if n.Name == "istio-system" {
+			continue
+		}
+		var set []string
+		inj, hasInj := n.Labels["istio-injection"]
+		if hasInj {
+			set = append(set, "istio-injection="+inj)
+		}
+		for _, l := range []string{label.IoIstioRev.Name, label.IoIstioDataplaneMode.Name} {
+			if v, ok := n.Labels[l]; ok && (!hasInj || inj == "enabled") {
+				set = append(set, l+"="+v)
+			}
+		}
+		if len(set) < 2 {
+			continue
+		}
+		why := "more than one injection webhook may match its pods, and which sidecar they get, if any, is undefined; keep one (istio.io/rev alone selects a revision)"
+		if _, ambient := n.Labels[label.IoIstioDataplaneMode.Name]; ambient {
+			why = "it asks for sidecar injection and for a data plane mode at once, so what its pods get is undefined; keep the labels of one data plane"
+		}
+		p.Report(&n.ObjectMeta, model.ParsePath("metadata.labels"), "namespace %s has several injection labels (%s): %s",
+			n.Name, strings.Join(set, ", "), why)
+	}
+}}
+
+// workload is a Pod or a workload template, with its pods' labels.
+type workload struct {
+	meta   *model.ObjectMeta
+	labels map[string]string
+}
+
+// workloadsByNamespace lists the input's workloads by namespace, in input
+// order.
+func workloadsByNamespace(objs []model.Object) map[string][]workload {
+	out := map[string][]workload{}
+	for _, o := range objs {
+		switch x := o.(type) {
+		case *model.Pod:
+			out[x.Namespace] = append(out[x.Namespace], workload{&x.ObjectMeta, x.Labels})
+		case *model.Workload:
+			out[x.Namespace] = append(out[x.Namespace], workload{&x.ObjectMeta, x.Template.Labels})
+		}
+	}
+	return out
+}
+
+// MC9007: several selecting Telemetries select one workload. One finding
+// per set of Telemetries, naming every workload they share.
+var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySelectors, Run: func(p *Pass) {
+	selecting := map[string][]*model.Telemetry{}
+	var nss []string
+	for _, t := range own[*model.Telemetry](p.Mesh.Objects) {
+		// With a targetRef, istiod attaches by reference and ignores the
+		// selector.
+		if len(t.Spec.GetSelector().GetMatchLabels()) == 0 || t.Spec.GetTargetRef() != nil || len(t.Spec.GetTargetRefs()) > 0 {
+			continue
+		}
+		if selecting[t.Namespace] == nil {
+			nss = append(nss, t.Namespace)
+		}
+		selecting[t.Namespace] = append(selecting[t.Namespace], t)
+	}
+	if len(nss) == 0 {
+		return
+	}
+	slices.Sort(nss)
+	workloads := workloadsByNamespace(p.Mesh.Objects)
+	type group struct {
+		telemetries []*model.Telemetry
+		workloads   []string
+	}
+	for _, ns := range nss {
+		groups := map[string]*group{}
+		var order []string
+		for _, w := range workloads[ns] {
+			var hit []*model.Telemetry
+			for _, t := range selecting[ns] {
+				if matches(t.Spec.GetSelector().GetMatchLabels(), w.labels) {
+					hit = append(hit, t)
+				}
+			}
+			if len(hit) < 2 {
+				continue
+			}
+			var key strings.Builder
+			for _, t := range hit {
+				key.WriteString(t.Name + "\x00")
+			}
+			g := groups[key.String()]
+			if g == nil {
+				g = &group{telemetries: hit}
+				groups[key.String()] = g
+				order = append(order, key.String())
+			}
+			g.workloads = append(g.workloads, objName(w.meta))
+		}
+		for _, k := range order {
+			g := groups[k]
+			last := g.telemetries[len(g.telemetries)-1]
+			var names []string
+			for _, t := range g.telemetries {
+				names = append(names, t.Name)
+			}
+			d := p.Report(&last.ObjectMeta, model.ParsePath("spec.selector"),
+				"Telemetries %s in namespace %s all select %s %s; istiod applies one of them and which is undefined: merge them or narrow their selectors",
+				strings.Join(names, ", "), ns, plural(len(g.workloads), "workload", "workloads"), list(g.workloads, 5))
+			for _, t := range g.telemetries[:len(g.telemetries)-1] {
+				d.Related = append(d.Related, related(&t.ObjectMeta, "selects the same %s", plural(len(g.workloads), "workload", "workloads")))
+			}
+			d.Proxies = slices.Compact(slices.Sorted(slices.Values(g.workloads)))
+		}
+	}
+}}
+
+// MC9008: several namespace-wide Telemetries in one namespace; one
+// finding per namespace, at the second in input order.
+var multipleDefaultTelemetries = &Analyzer{Entry: diag.MultipleDefaultTelemetries, Run: func(p *Pass) {
+	defaults := map[string][]*model.Telemetry{}
+	var nss []string
+	for _, t := range own[*model.Telemetry](p.Mesh.Objects) {
+		if t.Spec.GetSelector() != nil || t.Spec.GetTargetRef() != nil || len(t.Spec.GetTargetRefs()) > 0 {
+			continue
+		}
+		if defaults[t.Namespace] == nil {
+			nss = append(nss, t.Namespace)
+		}
+		defaults[t.Namespace] = append(defaults[t.Namespace], t)
+	}
+	slices.Sort(nss)
+	for _, ns := range nss {
+		ts := defaults[ns]
+		if len(ts) < 2 {
+			continue
+		}
+		var names []string
+		for _, t := range ts {
+			names = append(names, t.Name)
+		}
+		scope := "namespace " + ns
+		if ns == p.Mesh.Config.GetRootNamespace() {
+			scope = "the root namespace " + ns + " (the mesh-wide default)"
+		}
+		d := p.Report(&ts[1].ObjectMeta, nil, "Telemetries %s have neither selector nor targetRef, so each claims to be the default of %s; istiod uses one of them and which is undefined: merge them into one",
+			strings.Join(names, ", "), scope)
+		for _, t := range slices.Delete(slices.Clone(ts), 1, 2) {
+			d.Related = append(d.Related, related(&t.ObjectMeta, "another default Telemetry of %s", ns))
+		}
+	}
+}}
+
+// MC9010: an AuthorizationPolicy source namespace that the input does not
+// have. Judged only when the input declares namespaces.
+var unknownSourceNamespace = &Analyzer{Entry: diag.UnknownSourceNamespace, Run: func(p *Pass) {
+	if len(own[*model.Namespace](p.Mesh.Objects)) == 0 || p.Mesh.Hierarchy == nil {
+		return
+	}
+	exists := func(ns string) bool {
+		n := p.Mesh.Hierarchy.Namespaces[ns]
+		return ns == p.Mesh.Config.GetRootNamespace() || n != nil && n.Exists
+	}
+	for _, ap := range own[*model.AuthorizationPolicy](p.Mesh.Objects) {
+		seen := map[string]bool{}
+		for i, r := range ap.Spec.GetRules() {
+			for j, f := range r.GetFrom() {
+				src := f.GetSource()
+				for _, field := range []struct {
+					name string
+					nss  []string
+				}{{"namespaces", src.GetNamespaces()}, {"notNamespaces", src.GetNotNamespaces()}} {
+					for k, ns := range field.nss {
+						if ns == "" || strings.Contains(ns, "*") || exists(ns) || seen[ns] {
+							continue
+						}
+						seen[ns] = true
+						at := model.Path{}.Key("spec").Key("rules").Index(i).Key("from").Index(j).Key("source").Key(field.name).Index(k)
+						p.Report(&ap.ObjectMeta, at, "%s names source namespace %q in %s, but the input has no such namespace, so %s",
+							objName(&ap.ObjectMeta), ns, field.name, sourceNamespaceEffect(field.name, ap.Spec.GetAction().String()))
+					}
+				}
+			}
+		}
+	}
+}}
+
+// sourceNamespaceEffect says what a missing namespace does to a rule.
+func sourceNamespaceEffect(field, action string) string {
+	if field == "notNamespaces" {
+		return "the exclusion excludes nothing: check the name"
+	}
+	return fmt.Sprintf("the %s rule matches no request from it: check the name", action)
+}

@@ -4,6 +4,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	networking "istio.io/api/networking/v1alpha3"
 	security "istio.io/api/security/v1beta1"
+	telemetry "istio.io/api/telemetry/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -14,6 +15,7 @@ const (
 	GroupBatch      = "batch"
 	GroupNetworking = "networking.istio.io"
 	GroupSecurity   = "security.istio.io"
+	GroupTelemetry  = "telemetry.istio.io"
 	GroupHNC        = "hnc.x-k8s.io"
 )
 
@@ -56,9 +58,13 @@ type Config[T proto.Message] struct {
 	Spec T
 }
 
+// Message is the spec as a proto message, for passes that walk any Istio
+// kind's fields.
+func (c *Config[T]) Message() proto.Message { return c.Spec }
+
 // The Istio kinds meshc decodes. All served versions of a kind share one
 // message type (networking v1 and v1beta1 alias v1alpha3; security v1
-// aliases v1beta1).
+// aliases v1beta1; telemetry v1 aliases v1alpha1).
 type (
 	VirtualService      = Config[*networking.VirtualService]
 	DestinationRule     = Config[*networking.DestinationRule]
@@ -68,6 +74,8 @@ type (
 	WorkloadEntry       = Config[*networking.WorkloadEntry]
 	PeerAuthentication  = Config[*security.PeerAuthentication]
 	AuthorizationPolicy = Config[*security.AuthorizationPolicy]
+	EnvoyFilter         = Config[*networking.EnvoyFilter]
+	Telemetry           = Config[*telemetry.Telemetry]
 )
 
 // Unknown is an object of a kind meshc does not model. It is kept for its

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	networking "istio.io/api/networking/v1alpha3"
 	security "istio.io/api/security/v1beta1"
+	telemetry "istio.io/api/telemetry/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -183,14 +184,16 @@ var registry = sync.OnceValue(func() []*Kind {
 		istio(GroupNetworking, "ServiceEntry", "serviceentries", net, "mesh services and their endpoints", func() *networking.ServiceEntry { return &networking.ServiceEntry{} }),
 		istio(GroupNetworking, "Sidecar", "sidecars", net, "scopes: egress hosts, ingress ports, outbound policy", func() *networking.Sidecar { return &networking.Sidecar{} }),
 		istio(GroupNetworking, "WorkloadEntry", "workloadentries", net, "endpoints of services that select them", func() *networking.WorkloadEntry { return &networking.WorkloadEntry{} }),
-		policy(GroupNetworking, "EnvoyFilter", "envoyfilters", []string{"v1alpha3"}, "its patches", "workloadSelector", "labels"),
+		untranslated(istio(GroupNetworking, "EnvoyFilter", "envoyfilters", []string{"v1alpha3"}, "", func() *networking.EnvoyFilter { return &networking.EnvoyFilter{} }),
+			"its patches", "workloadSelector", "labels"),
 		effect(named(GroupNetworking, "ProxyConfig", "proxyconfigs", []string{"v1beta1"}, false), "its proxy settings (concurrency, image, environment) are not applied"),
 		effect(named(GroupNetworking, "WorkloadGroup", "workloadgroups", net, false), "its template for auto-registered WorkloadEntries is not applied"),
 		istio(GroupSecurity, "PeerAuthentication", "peerauthentications", sec, "inbound mutual TLS modes", func() *security.PeerAuthentication { return &security.PeerAuthentication{} }),
 		untranslated(istio(GroupSecurity, "AuthorizationPolicy", "authorizationpolicies", sec, "", func() *security.AuthorizationPolicy { return &security.AuthorizationPolicy{} }),
 			"its RBAC filters, so nothing it allows, denies or audits is enforced"),
 		policy(GroupSecurity, "RequestAuthentication", "requestauthentications", sec, "its JWT authentication filter", "selector", "matchLabels"),
-		policy("telemetry.istio.io", "Telemetry", "telemetries", []string{"v1", "v1alpha1"}, "its access log, metrics and tracing settings", "selector", "matchLabels"),
+		untranslated(istio(GroupTelemetry, "Telemetry", "telemetries", []string{"v1", "v1alpha1"}, "", func() *telemetry.Telemetry { return &telemetry.Telemetry{} }),
+			"its access log, metrics and tracing settings", "selector", "matchLabels"),
 		policy("extensions.istio.io", "WasmPlugin", "wasmplugins", []string{"v1alpha1"}, "its Wasm filter", "selector", "matchLabels"),
 		gatewayAPI("HTTPRoute", "httproutes"),
 		gatewayAPI("GRPCRoute", "grpcroutes"),
@@ -259,8 +262,10 @@ func istio[T proto.Message](group, kind, plural string, versions []string, reads
 	}
 }
 
-func untranslated(k *Kind, omits string) *Kind {
-	k.Untranslated, k.Reads = omits, "the workloads it applies to; not built (MC8003)"
+// untranslated marks a policy istiod builds into proxies and meshc does
+// not; selector is where its workload selector's labels are in the spec.
+func untranslated(k *Kind, omits string, selector ...string) *Kind {
+	k.Untranslated, k.SelectorPath, k.Reads = omits, selector, "the workloads it applies to; not built (MC8003)"
 	return k
 }
 

@@ -32,6 +32,12 @@ func policies(objs []model.Object) []*Policy {
 		case *model.AuthorizationPolicy:
 			p.selector = x.Spec.GetSelector().GetMatchLabels()
 			p.targeted = x.Spec.GetTargetRef() != nil || len(x.Spec.GetTargetRefs()) > 0
+		case *model.EnvoyFilter:
+			p.selector = x.Spec.GetWorkloadSelector().GetLabels()
+			p.targeted = len(x.Spec.GetTargetRefs()) > 0
+		case *model.Telemetry:
+			p.selector = x.Spec.GetSelector().GetMatchLabels()
+			p.targeted = x.Spec.GetTargetRef() != nil || len(x.Spec.GetTargetRefs()) > 0
 		case *model.Unknown:
 			spec, _ := x.Raw["spec"].(map[string]any)
 			p.targeted = spec["targetRef"] != nil || spec["targetRefs"] != nil
