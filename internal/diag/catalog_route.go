@@ -29,14 +29,17 @@ whose matches are dead never runs. Move the specific routes before the
 general one, or delete the dead ones.`,
 	}
 	GatewayNotFound = &Entry{
-		Code: "MC5004", Name: "GatewayNotFound", Severity: Error, Istio: []string{"IST0101"},
+		Code: "MC5004", Name: "GatewayNotFound", Severity: Error, Istio: []string{"IST0101", "IST0165"},
 		Summary: "A VirtualService binds a Gateway that does not exist.",
 		Doc: `spec.gateways and a match's gateways name Gateways as "namespace/name", or
 "name" for one in the VirtualService's own namespace; "mesh" means the
 sidecars. A Gateway that is not in the input binds nothing, so no gateway
 serves the routes meant for it (an HTTP gateway answers 404). Fix the name
 or the namespace, or add the Gateway. istioctl reports this whatever else the
-input holds, and so does meshc.`,
+input holds, and so does meshc. A name with "~" is one istiod makes for the
+Gateways it derives from a Gateway API Gateway (istioctl's IST0165): such a
+reference breaks when the Gateway API object changes; route through it with
+an HTTPRoute.`,
 	}
 	DestinationPortRequired = &Entry{
 		Code: "MC5005", Name: "DestinationPortRequired", Severity: Error, Istio: []string{"IST0112"},

@@ -302,7 +302,14 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 	var order []key
 	for _, sc := range p.Mesh.Scopes {
 		sc.RoutedDestinations(func(dest *resolve.Destination) {
-			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) || !p.Mesh.Describes(dest.Host) || !callable(p.Mesh, dest.In) {
+			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) || !p.Mesh.Describes(dest.Host) {
+				return
+			}
+			// A destination other namespaces' exportTo hides from this
+			// one matters only if its proxies call the VirtualService's
+			// hosts, which the input must then show.
+			hidden := len(p.Mesh.ServicesNamed(dest.Host)) > 0
+			if !callable(p.Mesh, dest.In, hidden && sc.Namespace != dest.In.Namespace()) {
 				return
 			}
 			k := key{dest.In, dest.Path.String()}
@@ -332,17 +339,20 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 	}
 }}
 
-// callable reports whether some host of vs can be called at all, so that
-// its routes matter: not when every host is a Kubernetes service name the
-// input describes and no Service defines, as no DNS name exists for it (a
-// VirtualService for a short name in a namespace without that service).
-// Delegates, wildcards and other hosts count as callable.
-func callable(m *resolve.Mesh, vs *resolve.VirtualService) bool {
+// callable reports whether some host of vs can be called, so that its
+// routes matter: not when every host is a Kubernetes service name that no
+// Service defines, as no DNS name exists for it (a VirtualService for a
+// short name in a namespace without that service). A name in a namespace
+// whose Services the input does not hold counts as callable, unless known
+// is set: then only hosts the input shows to exist count. Delegates,
+// wildcards and other hosts are callable.
+func callable(m *resolve.Mesh, vs *resolve.VirtualService, known bool) bool {
 	if len(vs.Hosts) == 0 {
 		return true
 	}
 	for _, h := range vs.Hosts {
-		if _, kube := m.KubernetesNamespace(h); !kube || !m.Describes(h) || len(m.ServicesNamed(h)) > 0 {
+		_, kube := m.KubernetesNamespace(h)
+		if !kube || len(m.ServicesNamed(h)) > 0 || !known && !m.Describes(h) {
 			return true
 		}
 	}

@@ -140,6 +140,11 @@ func TestAnalyzers(t *testing.T) {
 			"apiVersion: v1\nkind: Service\nmetadata: {name: private, namespace: web, annotations: {networking.istio.io/exportTo: 'client'}}\nspec: {ports: [{port: 80, name: http}]}\n",
 			obj("VirtualService", "client", "private", "hosts: [private], http: [{route: [{destination: {host: private.web.svc.cluster.local}}]}]")),
 			0, "", ""},
+		{"MC5002 near miss: hidden from namespaces that cannot be shown to call the VirtualService's host", "MC5002", []string{
+			"apiVersion: v1\nkind: Service\nmetadata: {name: details, namespace: shop, annotations: {networking.istio.io/exportTo: 'team'}}\nspec: {ports: [{port: 80, name: http}]}\n",
+			obj("VirtualService", "team", "details", "hosts: [details], http: [{route: [{destination: {host: details.shop.svc.cluster.local}}]}]"),
+			obj("DestinationRule", "other", "x", "host: x")},
+			0, "", ""},
 		{"MC5002 near miss: short name expands in the VirtualService's namespace", "MC5002", append(web,
 			obj("VirtualService", "web", "api", "hosts: [api], http: [{route: [{destination: {host: api}}]}]")),
 			0, "", ""},

@@ -225,7 +225,11 @@ var gatewayNotFound = &Analyzer{Entry: diag.GatewayNotFound, Run: func(p *Pass) 
 			}
 			hint := ""
 			_, name, _ := strings.Cut(full, "/")
-			if nss := gws.byName[name]; len(nss) > 0 {
+			if strings.Contains(name, "~") {
+				// No object has such a name: istiod generates it for the
+				// Gateways it makes of a Gateway API Gateway.
+				hint = " (a name istiod makes for a Gateway API Gateway: attach the route to that Gateway with an HTTPRoute instead)"
+			} else if nss := gws.byName[name]; len(nss) > 0 {
 				hint = fmt.Sprintf(" (a Gateway %s exists in %s %s: write %s/%s)", name, plural(len(nss), "namespace", "namespaces"), list(nss, 3), nss[0], name)
 			}
 			p.Report(&o.ObjectMeta, at, "%s binds gateway %q, but there is no Gateway %s%s, so no gateway serves the routes meant for it",
