@@ -24,6 +24,9 @@ type fieldError struct {
 	Msg  string
 	// Unknown marks an unknown field, which some decoders tolerate.
 	Unknown bool
+	// Warn marks what istiod's validation warns about but admits: the
+	// object is kept (MC1008).
+	Warn bool
 }
 
 func (e fieldError) String() string {
