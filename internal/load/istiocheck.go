@@ -69,14 +69,14 @@ func (c *istioChecks) warnf(p model.Path, format string, args ...any) {
 	c.errs = append(c.errs, fieldError{Path: p, Msg: fmt.Sprintf(format, args...), Warn: true})
 }
 
-// metadata: annotations istiod's webhook refuses on every Istio kind.
+// metadata: annotations istiod's webhook rejects on every Istio kind.
 // istio.io/dry-run is AuthorizationPolicy's alone, and there only with
 // ALLOW or DENY and a boolean value.
 func (c *istioChecks) metadata(meta model.ObjectMeta, m proto.Message) {
 	at := model.Path{}.Key("metadata").Key("annotations")
 	for _, k := range []string{"istio.io/alwaysReject", "internal.istio.io/parent-namespace", "internal.istio.io/parent-names"} {
 		if _, ok := meta.Annotations[k]; ok {
-			c.addf(at.Key(k), "annotation %s is refused by istiod's validation on objects users write: remove it", k)
+			c.addf(at.Key(k), "annotation %s is rejected by istiod's validation on objects users write: remove it", k)
 		}
 	}
 	v, ok := meta.Annotations["istio.io/dry-run"]
@@ -86,11 +86,11 @@ func (c *istioChecks) metadata(meta model.ObjectMeta, m proto.Message) {
 	ap, isAuthz := m.(*security.AuthorizationPolicy)
 	switch {
 	case !isAuthz:
-		c.addf(at.Key("istio.io/dry-run"), "annotation istio.io/dry-run is refused by istiod's validation on a %s: only AuthorizationPolicies take it; remove it", meta.Kind)
+		c.addf(at.Key("istio.io/dry-run"), "annotation istio.io/dry-run is rejected by istiod's validation on a %s: only AuthorizationPolicies take it; remove it", meta.Kind)
 	case ap.GetAction() != security.AuthorizationPolicy_ALLOW && ap.GetAction() != security.AuthorizationPolicy_DENY:
-		c.addf(at.Key("istio.io/dry-run"), "annotation istio.io/dry-run is refused by istiod's validation with action %s: it works with ALLOW and DENY only", ap.GetAction())
+		c.addf(at.Key("istio.io/dry-run"), "annotation istio.io/dry-run is rejected by istiod's validation with action %s: it works with ALLOW and DENY only", ap.GetAction())
 	case !isBool(v):
-		c.addf(at.Key("istio.io/dry-run"), "annotation istio.io/dry-run value %q is refused by istiod's validation: it must be true or false", v)
+		c.addf(at.Key("istio.io/dry-run"), "annotation istio.io/dry-run value %q is rejected by istiod's validation: it must be true or false", v)
 	}
 }
 
