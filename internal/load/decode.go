@@ -332,6 +332,14 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		Source:      src,
 	}
 	if !known {
+		if !d.noAdmission {
+			if errs := checkUndecoded(group, kind, meta, raw); len(errs) > 0 {
+				d.fieldErrors(diag.SchemaViolation, src, ref, errs)
+				if rejects(errs) {
+					return
+				}
+			}
+		}
 		d.objs = append(d.objs, &model.Unknown{ObjectMeta: meta, Raw: raw})
 		return
 	}
@@ -351,7 +359,7 @@ func (d *decoder) fieldErrors(e *diag.Entry, src model.Source, ref diag.ObjectRe
 	shown := errs[:min(len(errs), maxFieldErrors)]
 	lines := src.FieldLines(pathsOf(shown))
 	fate := "; the object is kept"
-	if slices.ContainsFunc(errs, func(e fieldError) bool { return !e.Warn }) {
+	if rejects(errs) {
 		fate = "; the object is left out"
 	}
 	for i, fe := range shown {

@@ -46,7 +46,7 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[strin
 			errs = checkSyncModes(*c)
 		}
 	}
-	if slices.ContainsFunc(errs, func(e fieldError) bool { return !e.Warn }) {
+	if rejects(errs) {
 		return nil, errs
 	}
 	return k.Build(meta, v), errs

@@ -431,3 +431,9 @@ func sortedKeys(m map[string]any) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// rejects reports whether any finding is fatal to its object (not a
+// warning istiod admits).
+func rejects(errs []fieldError) bool {
+	return slices.ContainsFunc(errs, func(e fieldError) bool { return !e.Warn })
+}

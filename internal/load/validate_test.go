@@ -1,8 +1,11 @@
 package load
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/meshc/meshc/internal/diag"
 )
 
 // istioDoc is one Istio object of kind in namespace team, named r; its
@@ -33,7 +36,10 @@ func runAdmission(t *testing.T, cases []admissionCase) {
 	t.Helper()
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			objs, ds := Bytes("in.yaml", []byte(tt.yaml))
+			objs, all := Bytes("in.yaml", []byte(tt.yaml))
+			// The policy kinds meshc does not build are named (MC1005)
+			// whether or not they pass admission.
+			ds := slices.DeleteFunc(all, diag.UnknownKind.Is)
 			checkDiags(t, ds, tt.want)
 			rejected := false
 			for _, w := range tt.want {
@@ -303,5 +309,42 @@ func TestAdmissionSecurity(t *testing.T) {
 		{"dry-run", "apiVersion: security.istio.io/v1\nkind: AuthorizationPolicy\nmetadata:\n  name: r\n  namespace: team\n  annotations: {istio.io/dry-run: 'true'}\nspec:\n  rules: [{}]\n", nil},
 		{"dry-run on a Sidecar", "apiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata:\n  name: r\n  namespace: team\n  annotations: {istio.io/dry-run: 'true'}\nspec:\n  egress: [{hosts: [./*]}]\n",
 			[]diagKey{{"MC1003", 6, "annotation istio.io/dry-run is rejected by istiod's validation on a Sidecar"}}},
+	})
+}
+
+func TestAdmissionUndecodedPolicies(t *testing.T) {
+	ra := func(spec string) string { return istioDoc("security.istio.io/v1", "RequestAuthentication", spec) }
+	tel := func(spec string) string { return istioDoc("telemetry.istio.io/v1", "Telemetry", spec) }
+	wasm := func(spec string) string { return istioDoc("extensions.istio.io/v1alpha1", "WasmPlugin", spec) }
+	ef := func(spec string) string { return istioDoc("networking.istio.io/v1alpha3", "EnvoyFilter", spec) }
+	runAdmission(t, []admissionCase{
+		{"JWT rule without issuer", ra("  jwtRules:\n  - audiences: [web]\n"), []diagKey{{"MC1003", 6, "spec.jwtRules[0]: a JWT rule without issuer or jwksUri is rejected"}}},
+		{"jwksUri scheme", ra("  jwtRules:\n  - issuer: https://id.example.com\n    jwksUri: ftp://id.example.com/keys\n"), []diagKey{{"MC1003", 7, `jwksUri "ftp://id.example.com/keys" is rejected`}}},
+		{"empty audience", ra("  jwtRules:\n  - issuer: https://id.example.com\n    audiences: ['']\n"), []diagKey{{"MC1003", 7, "an empty audience is rejected"}}},
+		{"output header", ra("  jwtRules:\n  - issuer: https://id.example.com\n    outputClaimToHeaders: [{header: 'x user', claim: sub}]\n"), []diagKey{{"MC1003", 7, `header "x user" is rejected`}}},
+		{"private jwks", ra("  jwtRules:\n  - issuer: https://id.example.com\n    jwks: '{\"keys\": [{\"kty\": \"EC\", \"crv\": \"P-256\", \"x\": \"a\", \"y\": \"b\", \"d\": \"c\"}]}'\n"), []diagKey{{"MC1008", 7, "jwks key 0 holds private or symmetric key material: istiod warns"}}},
+		{"bad jwks", ra("  jwtRules:\n  - issuer: https://id.example.com\n    jwks: 'not json'\n"), []diagKey{{"MC1003", 7, "jwks is rejected"}}},
+		{"JWT rule", ra("  selector: {matchLabels: {app: web}}\n  jwtRules:\n  - issuer: https://id.example.com\n    jwksUri: https://id.example.com/keys\n    fromHeaders: [{name: x-token}]\n"), nil},
+		{"RequestAuthentication selector without labels", ra("  selector: {}\n  jwtRules: [{issuer: a}]\n"), []diagKey{{"MC1008", 5, "RequestAuthentication has a workload selector without labels"}}},
+
+		{"sampling over 100", tel("  tracing:\n  - randomSamplingPercentage: 120\n"), []diagKey{{"MC1003", 6, "randomSamplingPercentage 120 is rejected"}}},
+		{"two tracing providers", tel("  tracing:\n  - providers: [{name: a}, {name: b}]\n"), []diagKey{{"MC1008", 6, "several tracing providers: istiod warns"}}},
+		{"provider without name", tel("  accessLogging:\n  - providers: [{}]\n"), []diagKey{{"MC1003", 6, "a provider without name is rejected"}}},
+		{"UPSERT without value", tel("  metrics:\n  - overrides:\n    - tagOverrides:\n        request_host: {operation: UPSERT}\n"), []diagKey{{"MC1003", 8, "a tag override UPSERT without value is rejected"}}},
+		{"telemetry", tel("  tracing:\n  - randomSamplingPercentage: 10\n    providers: [{name: otel}]\n  metrics:\n  - overrides:\n    - tagOverrides:\n        request_host: {operation: REMOVE}\n"), nil},
+
+		{"wasm without url", wasm("  pluginName: p\n"), []diagKey{{"MC1003", 4, "a WasmPlugin without url is rejected"}}},
+		{"wasm url scheme", wasm("  url: s3://bucket/p.wasm\n"), []diagKey{{"MC1003", 5, `url "s3://bucket/p.wasm" is rejected`}}},
+		{"wasm sha256", wasm("  url: oci://ghcr.io/org/p:1\n  sha256: ABC\n"), []diagKey{{"MC1003", 6, `sha256 "ABC" is rejected`}}},
+		{"wasm env twice", wasm("  url: oci://ghcr.io/org/p:1\n  vmConfig:\n    env: [{name: A, value: one}, {name: A, value: two}]\n"), []diagKey{{"MC1003", 7, `env "A" is set twice`}}},
+		{"wasm", wasm("  url: ghcr.io/org/p:1\n  sha256: " + strings.Repeat("ab", 32) + "\n  vmConfig:\n    env: [{name: A, value: x}, {name: B, valueFrom: HOST}]\n"), nil},
+
+		{"patch without value", ef("  configPatches:\n  - applyTo: HTTP_FILTER\n    patch: {operation: INSERT_BEFORE}\n"), []diagKey{{"MC1003", 7, "spec.configPatches[0].patch: a INSERT_BEFORE patch without value is rejected"}}},
+		{"patch without applyTo", ef("  configPatches:\n  - patch: {operation: REMOVE}\n"), []diagKey{{"MC1003", 6, "a config patch without applyTo is rejected"}}},
+		{"cluster patch on a listener match", ef("  configPatches:\n  - applyTo: CLUSTER\n    match: {listener: {portNumber: 80}}\n    patch: {operation: REMOVE}\n"), []diagKey{{"MC1003", 7, "applyTo CLUSTER with a match that is not on a cluster"}}},
+		{"proxyVersion regex", ef("  configPatches:\n  - applyTo: CLUSTER\n    match: {proxy: {proxyVersion: '1.2('}}\n    patch: {operation: REMOVE}\n"), []diagKey{{"MC1003", 7, `proxyVersion regex "1.2(" is rejected`}}},
+		{"subFilter without HTTP_FILTER", ef("  configPatches:\n  - applyTo: NETWORK_FILTER\n    match:\n      listener:\n        filterChain:\n          filter:\n            name: envoy.filters.network.http_connection_manager\n            subFilter: {name: envoy.filters.http.router}\n    patch: {operation: REMOVE}\n"),
+			[]diagKey{{"MC1003", 12, "a subFilter match is rejected by istiod's validation unless applyTo is HTTP_FILTER"}}},
+		{"patch", ef("  workloadSelector: {labels: {app: web}}\n  configPatches:\n  - applyTo: HTTP_FILTER\n    match:\n      context: SIDECAR_INBOUND\n      listener:\n        filterChain:\n          filter:\n            name: envoy.filters.network.http_connection_manager\n            subFilter: {name: envoy.filters.http.router}\n    patch:\n      operation: INSERT_BEFORE\n      value: {name: my.lua}\n"), nil},
 	})
 }
