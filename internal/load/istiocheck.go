@@ -154,6 +154,13 @@ func knownProtocol(s string) bool {
 // labels: selector and subset labels must be Kubernetes label keys and
 // values. Keys are visited in order for a stable output.
 func (c *istioChecks) labels(l map[string]string, p model.Path) {
+	valid := true
+	for k, v := range l {
+		valid = valid && labelKeyProblem(k) == "" && labelValueRE.MatchString(v)
+	}
+	if valid {
+		return // the common case, without sorting
+	}
 	for _, k := range slices.Sorted(maps.Keys(l)) {
 		if msg := labelKeyProblem(k); msg != "" {
 			c.addf(p.Key(k), "label key %q is rejected by istiod's validation: %s", k, msg)
@@ -165,11 +172,9 @@ func (c *istioChecks) labels(l map[string]string, p model.Path) {
 }
 
 var (
-	dnsLabelRE      = regexp.MustCompile(`^[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?$`)
-	wildcardLabelRE = regexp.MustCompile(`^(\*|(\*|\*-)?[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?)$`)
-	labelNameRE     = regexp.MustCompile(`^(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
-	labelValueRE    = regexp.MustCompile(`^(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
-	labelPrefixRE   = regexp.MustCompile(`^[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?)*$`)
+	labelNameRE   = regexp.MustCompile(`^(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
+	labelValueRE  = regexp.MustCompile(`^(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
+	labelPrefixRE = regexp.MustCompile(`^[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?)*$`)
 )
 
 func labelKeyProblem(k string) string {
@@ -188,8 +193,36 @@ func labelKeyProblem(k string) string {
 	return ""
 }
 
-// isDNSLabel is istiod's DNS-1123 label test (it accepts upper case).
-func isDNSLabel(s string) bool { return len(s) <= 63 && dnsLabelRE.MatchString(s) }
+// isDNSLabel is istiod's DNS-1123 label test (it accepts upper case). It
+// runs on every host of every object, so it is written out rather than a
+// regexp.
+func isDNSLabel(s string) bool {
+	if s == "" || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// isWildcardLabel: a DNS label, "*", or a label after a leading "*" or
+// "*-" ("*foo", "*-foo").
+func isWildcardLabel(s string) bool {
+	if s == "*" {
+		return true
+	}
+	if len(s) > 63 {
+		return false
+	}
+	rest, _ := strings.CutPrefix(s, "*")
+	if rest != s {
+		rest = strings.TrimPrefix(rest, "-")
+	}
+	return isDNSLabel(rest)
+}
 
 func isIP(s string) bool {
 	a, err := netip.ParseAddr(s)
@@ -247,7 +280,7 @@ func wildcardDomainProblem(name string) string {
 		return msg
 	}
 	first, rest, more := strings.Cut(name, ".")
-	if len(first) > 63 || !wildcardLabelRE.MatchString(first) {
+	if !isWildcardLabel(first) {
 		return fmt.Sprintf("label %q is not a DNS label (a wildcard is allowed only as the first label's start)", first)
 	}
 	if more {

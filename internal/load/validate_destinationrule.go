@@ -18,7 +18,11 @@ func (c *istioChecks) destinationRule(dr *networking.DestinationRule, spec model
 	if msg := wildcardDomainProblem(dr.GetHost()); msg != "" {
 		c.addf(spec.Key("host"), "host %q is rejected by istiod's validation: %s", dr.GetHost(), msg)
 	}
-	c.trafficPolicy(dr.GetTrafficPolicy(), spec.Key("trafficPolicy"))
+	// Paths are built only for parts that are set or wrong: this runs on
+	// every DestinationRule.
+	if dr.GetTrafficPolicy() != nil {
+		c.trafficPolicy(dr.GetTrafficPolicy(), spec.Key("trafficPolicy"))
+	}
 	seen := map[string]bool{}
 	for i, s := range dr.GetSubsets() {
 		at := spec.Key("subsets").Index(i)
@@ -26,9 +30,13 @@ func (c *istioChecks) destinationRule(dr *networking.DestinationRule, spec model
 			c.addf(at.Key("name"), "subset %q is defined twice: istiod's validation rejects duplicate subset names", s.GetName())
 		}
 		seen[s.GetName()] = true
-		c.subsetName(s.GetName(), at.Key("name"))
+		if !isDNSLabel(s.GetName()) {
+			c.subsetName(s.GetName(), at.Key("name"))
+		}
 		c.labels(s.GetLabels(), at.Key("labels"))
-		c.trafficPolicy(s.GetTrafficPolicy(), at.Key("trafficPolicy"))
+		if s.GetTrafficPolicy() != nil {
+			c.trafficPolicy(s.GetTrafficPolicy(), at.Key("trafficPolicy"))
+		}
 	}
 	ws := dr.GetWorkloadSelector()
 	c.exportTo(dr.GetExportTo(), spec, false, ws != nil)
@@ -79,10 +87,18 @@ func (c *istioChecks) trafficPolicy(tp *networking.TrafficPolicy, p model.Path) 
 
 // policyParts: what the top-level policy and its port-level entries share.
 func (c *istioChecks) policyParts(od *networking.OutlierDetection, cp *networking.ConnectionPoolSettings, lb *networking.LoadBalancerSettings, tls *networking.ClientTLSSettings, p model.Path) {
-	c.outlierDetection(od, p.Key("outlierDetection"))
-	c.connectionPool(cp, p.Key("connectionPool"))
-	c.loadBalancer(lb, od, p.Key("loadBalancer"))
-	c.clientTLS(tls, p.Key("tls"))
+	if od != nil {
+		c.outlierDetection(od, p.Key("outlierDetection"))
+	}
+	if cp != nil {
+		c.connectionPool(cp, p.Key("connectionPool"))
+	}
+	if lb != nil {
+		c.loadBalancer(lb, od, p.Key("loadBalancer"))
+	}
+	if tls != nil {
+		c.clientTLS(tls, p.Key("tls"))
+	}
 }
 
 func (c *istioChecks) outlierDetection(od *networking.OutlierDetection, p model.Path) {

@@ -340,7 +340,7 @@ func (c *istioChecks) sidecar(sc *networking.Sidecar, spec model.Path) {
 				if msg := fqdnProblem(ep.GetHost()); msg != "" {
 					c.addf(tpp.Key("egressProxy").Key("host"), "egressProxy host %q is rejected by istiod's validation: %s", ep.GetHost(), msg)
 				}
-				c.destination(ep, tpp.Key("egressProxy"))
+				c.destination(ep, tpp, "egressProxy")
 			}
 		}
 	}

@@ -11,15 +11,16 @@ import (
 	"google.golang.org/protobuf/proto"
 	extensions "istio.io/api/extensions/v1alpha1"
 	networking "istio.io/api/networking/v1alpha3"
+	networkingv1beta1 "istio.io/api/networking/v1beta1"
 	security "istio.io/api/security/v1beta1"
 	telemetry "istio.io/api/telemetry/v1alpha1"
 
 	"github.com/meshc/meshc/internal/model"
 )
 
-// checkUndecoded applies istiod's admission rules to the Istio policy
-// kinds meshc loads by name only (RequestAuthentication, Telemetry,
-// WasmPlugin, EnvoyFilter). Their spec is decoded for the check alone; a
+// checkUndecoded applies istiod's admission rules to the Istio kinds
+// meshc loads by name only (RequestAuthentication, Telemetry, WasmPlugin,
+// EnvoyFilter, ProxyConfig, WorkloadGroup). Their spec is decoded for the check alone; a
 // spec that does not decode is left as it was before (these kinds are not
 // schema-checked), so only the admission rules can reject the object.
 func checkUndecoded(group, kind string, meta model.ObjectMeta, raw map[string]any) []fieldError {
@@ -33,6 +34,10 @@ func checkUndecoded(group, kind string, meta model.ObjectMeta, raw map[string]an
 		m = &extensions.WasmPlugin{}
 	case "networking.istio.io/EnvoyFilter":
 		m = &networking.EnvoyFilter{}
+	case "networking.istio.io/ProxyConfig":
+		m = &networkingv1beta1.ProxyConfig{}
+	case "networking.istio.io/WorkloadGroup":
+		m = &networking.WorkloadGroup{}
 	default:
 		return nil
 	}
@@ -58,9 +63,65 @@ func checkUndecoded(group, kind string, meta model.ObjectMeta, raw map[string]an
 		c.wasmPlugin(x, spec)
 	case *networking.EnvoyFilter:
 		c.envoyFilter(x, spec)
+	case *networkingv1beta1.ProxyConfig:
+		sel := x.GetSelector()
+		c.workloadSelector(sel.GetMatchLabels(), sel != nil, spec.Key("selector"), "ProxyConfig")
+		if n := x.GetConcurrency().GetValue(); n < 0 {
+			c.addf(spec.Key("concurrency"), "concurrency %d is rejected by istiod's validation: it cannot be negative (0 means one worker per core)", n)
+		}
+	case *networking.WorkloadGroup:
+		c.workloadGroup(x, spec)
 	}
 	return c.errs
 }
+
+// workloadGroup: istiod's ValidateWorkloadGroup, which stops at a missing
+// template or invalid labels before it checks the probe.
+func (c *istioChecks) workloadGroup(wg *networking.WorkloadGroup, spec model.Path) {
+	if wg.GetTemplate() == nil {
+		c.add(spec, "a WorkloadGroup without template is rejected by istiod's validation")
+		return
+	}
+	n := len(c.errs)
+	c.labels(wg.GetMetadata().GetLabels(), spec.Key("metadata").Key("labels"))
+	pr := wg.GetProbe()
+	if pr == nil || len(c.errs) > n {
+		return
+	}
+	p := spec.Key("probe")
+	for _, f := range []struct {
+		name string
+		v    int32
+	}{{"periodSeconds", pr.GetPeriodSeconds()}, {"initialDelaySeconds", pr.GetInitialDelaySeconds()}, {"timeoutSeconds", pr.GetTimeoutSeconds()},
+		{"successThreshold", pr.GetSuccessThreshold()}, {"failureThreshold", pr.GetFailureThreshold()}} {
+		if f.v < 0 {
+			c.addf(p.Key(f.name), "%s %d is rejected by istiod's validation: it cannot be negative", f.name, f.v)
+		}
+	}
+	switch {
+	case pr.GetHttpGet() != nil:
+		h := pr.GetHttpGet()
+		c.port(int64(h.GetPort()), p.Key("httpGet").Key("port"))
+		if s := h.GetScheme(); s != "" && s != "HTTP" && s != "HTTPS" {
+			c.addf(p.Key("httpGet").Key("scheme"), "httpGet scheme %q is rejected by istiod's validation: use HTTP or HTTPS", s)
+		}
+		for i, hd := range h.GetHttpHeaders() {
+			if name := hd.GetName(); name == "" || !probeHeaderRE.MatchString(name) {
+				c.addf(p.Key("httpGet").Key("httpHeaders").Index(i).Key("name"), "probe header name %q is rejected by istiod's validation: use letters, digits and '-'", name)
+			}
+		}
+	case pr.GetTcpSocket() != nil:
+		c.port(int64(pr.GetTcpSocket().GetPort()), p.Key("tcpSocket").Key("port"))
+	case pr.GetExec() != nil:
+		if len(pr.GetExec().GetCommand()) == 0 {
+			c.add(p.Key("exec"), "an exec probe without command is rejected by istiod's validation")
+		}
+	default:
+		c.add(p, "a probe without httpGet, tcpSocket or exec (grpc included) is rejected by istiod's validation")
+	}
+}
+
+var probeHeaderRE = regexp.MustCompile(`^[-A-Za-z0-9]+$`)
 
 var strictHeaderRE = regexp.MustCompile(`^[-_A-Za-z0-9]+$`)
 

@@ -317,6 +317,8 @@ func TestAdmissionUndecodedPolicies(t *testing.T) {
 	tel := func(spec string) string { return istioDoc("telemetry.istio.io/v1", "Telemetry", spec) }
 	wasm := func(spec string) string { return istioDoc("extensions.istio.io/v1alpha1", "WasmPlugin", spec) }
 	ef := func(spec string) string { return istioDoc("networking.istio.io/v1alpha3", "EnvoyFilter", spec) }
+	pc := func(spec string) string { return istioDoc("networking.istio.io/v1beta1", "ProxyConfig", spec) }
+	wg := func(spec string) string { return istioDoc("networking.istio.io/v1", "WorkloadGroup", spec) }
 	runAdmission(t, []admissionCase{
 		{"JWT rule without issuer", ra("  jwtRules:\n  - audiences: [web]\n"), []diagKey{{"MC1003", 6, "spec.jwtRules[0]: a JWT rule without issuer or jwksUri is rejected"}}},
 		{"jwksUri scheme", ra("  jwtRules:\n  - issuer: https://id.example.com\n    jwksUri: ftp://id.example.com/keys\n"), []diagKey{{"MC1003", 7, `jwksUri "ftp://id.example.com/keys" is rejected`}}},
@@ -345,6 +347,12 @@ func TestAdmissionUndecodedPolicies(t *testing.T) {
 		{"proxyVersion regex", ef("  configPatches:\n  - applyTo: CLUSTER\n    match: {proxy: {proxyVersion: '1.2('}}\n    patch: {operation: REMOVE}\n"), []diagKey{{"MC1003", 7, `proxyVersion regex "1.2(" is rejected`}}},
 		{"subFilter without HTTP_FILTER", ef("  configPatches:\n  - applyTo: NETWORK_FILTER\n    match:\n      listener:\n        filterChain:\n          filter:\n            name: envoy.filters.network.http_connection_manager\n            subFilter: {name: envoy.filters.http.router}\n    patch: {operation: REMOVE}\n"),
 			[]diagKey{{"MC1003", 12, "a subFilter match is rejected by istiod's validation unless applyTo is HTTP_FILTER"}}},
+		{"negative concurrency", pc("  concurrency: -1\n"), []diagKey{{"MC1003", 5, "concurrency -1 is rejected"}}},
+		{"concurrency", pc("  selector: {matchLabels: {app: web}}\n  concurrency: 2\n"), nil},
+		{"WorkloadGroup without template", wg("  metadata: {labels: {app: vm}}\n"), []diagKey{{"MC1003", 4, "a WorkloadGroup without template"}}},
+		{"WorkloadGroup probe port", wg("  template: {serviceAccount: vm}\n  probe:\n    httpGet: {path: /ready, port: 0}\n"), []diagKey{{"MC1003", 7, "port 0 is rejected"}}},
+		{"WorkloadGroup gRPC probe", wg("  template: {serviceAccount: vm}\n  probe:\n    grpc: {port: 9000}\n"), []diagKey{{"MC1003", 6, "a probe without httpGet, tcpSocket or exec (grpc included)"}}},
+		{"WorkloadGroup", wg("  metadata: {labels: {app: vm}}\n  template: {serviceAccount: vm}\n  probe:\n    periodSeconds: 5\n    httpGet: {path: /ready, port: 8080}\n"), nil},
 		{"patch", ef("  workloadSelector: {labels: {app: web}}\n  configPatches:\n  - applyTo: HTTP_FILTER\n    match:\n      context: SIDECAR_INBOUND\n      listener:\n        filterChain:\n          filter:\n            name: envoy.filters.network.http_connection_manager\n            subFilter: {name: envoy.filters.http.router}\n    patch:\n      operation: INSERT_BEFORE\n      value: {name: my.lua}\n"), nil},
 	})
 }

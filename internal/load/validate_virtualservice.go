@@ -141,11 +141,19 @@ func (c *istioChecks) gatewayNames(names []string, p model.Path) {
 // httpRoute: istiod's rules for one HTTP route. delegate is set in a
 // VirtualService without hosts.
 func (c *istioChecks) httpRoute(r *networking.HTTPRoute, p model.Path, delegate bool) {
+	// Paths are built only for parts that are set: this runs on every
+	// route of every VirtualService.
 	c.httpRouteKind(r, p, delegate)
 	c.httpMatches(r, p)
-	c.headerOps(r.GetHeaders(), p.Key("headers"))
-	c.cors(r.GetCorsPolicy(), p.Key("corsPolicy"))
-	c.fault(r.GetFault(), p.Key("fault"))
+	if r.GetHeaders() != nil {
+		c.headerOps(r.GetHeaders(), p.Key("headers"))
+	}
+	if r.GetCorsPolicy() != nil {
+		c.cors(r.GetCorsPolicy(), p.Key("corsPolicy"))
+	}
+	if r.GetFault() != nil {
+		c.fault(r.GetFault(), p.Key("fault"))
+	}
 	if mp := r.GetMirrorPercent(); mp != nil {
 		if mp.GetValue() > 100 {
 			c.addf(p.Key("mirrorPercent"), "mirrorPercent %d is rejected by istiod's validation: at most 100", mp.GetValue())
@@ -155,19 +163,23 @@ func (c *istioChecks) httpRoute(r *networking.HTTPRoute, p model.Path, delegate 
 	if mp := r.GetMirrorPercentage(); mp != nil && (mp.GetValue() > 100 || mp.GetValue() < 0) {
 		c.addf(p.Key("mirrorPercentage"), "mirrorPercentage %g is rejected by istiod's validation: it must be 0..100", mp.GetValue())
 	}
-	c.destination(r.GetMirror(), p.Key("mirror"))
+	if r.GetMirror() != nil {
+		c.destination(r.GetMirror(), p, "mirror")
+	}
 	for i, m := range r.GetMirrors() {
 		at := p.Key("mirrors").Index(i)
 		if m.GetDestination() == nil {
 			c.add(at, "a mirror without destination is rejected by istiod's validation")
 			continue
 		}
-		c.destination(m.GetDestination(), at.Key("destination"))
+		c.destination(m.GetDestination(), at, "destination")
 		if v := m.GetPercentage().GetValue(); v > 100 || v < 0 {
 			c.addf(at.Key("percentage"), "mirror percentage %g is rejected by istiod's validation: it must be 0..100", v)
 		}
 	}
-	c.redirect(r.GetRedirect(), r.GetMatch(), p.Key("redirect"))
+	if r.GetRedirect() != nil {
+		c.redirect(r.GetRedirect(), r.GetMatch(), p.Key("redirect"))
+	}
 	if dr := r.GetDirectResponse(); dr != nil {
 		size := len(dr.GetBody().GetString_()) + len(dr.GetBody().GetBytes())
 		switch {
@@ -178,21 +190,31 @@ func (c *istioChecks) httpRoute(r *networking.HTTPRoute, p model.Path, delegate 
 		}
 		c.httpStatus(int64(dr.GetStatus()), p.Key("directResponse").Key("status"))
 	}
-	c.retries(r.GetRetries(), p.Key("retries"))
-	c.rewrite(r.GetRewrite(), r.GetHeaders(), p)
+	if r.GetRetries() != nil {
+		c.retries(r.GetRetries(), p.Key("retries"))
+	}
+	if r.GetRewrite() != nil || r.GetHeaders() != nil {
+		c.rewrite(r.GetRewrite(), r.GetHeaders(), p)
+	}
 	var weights []int32
 	for i, d := range r.GetRoute() {
 		at := p.Key("route").Index(i)
 		if d.GetDestination() == nil {
 			c.add(at, "a route without destination is rejected by istiod's validation")
 		}
-		c.headerOps(d.GetHeaders(), at.Key("headers"))
-		c.destination(d.GetDestination(), at.Key("destination"))
-		c.weight(d.GetWeight(), at.Key("weight"))
+		if d.GetHeaders() != nil {
+			c.headerOps(d.GetHeaders(), at.Key("headers"))
+		}
+		c.destination(d.GetDestination(), at, "destination")
+		c.weight(d.GetWeight(), at)
 		weights = append(weights, d.GetWeight())
 	}
-	c.totalWeight(weights, p.Key("route"))
-	c.duration(r.GetTimeout(), p.Key("timeout"))
+	if len(weights) > 1 {
+		c.totalWeight(weights, p.Key("route"))
+	}
+	if r.GetTimeout() != nil {
+		c.duration(r.GetTimeout(), p.Key("timeout"))
+	}
 }
 
 // httpRouteKind: what a route does is one of route, redirect, direct
@@ -467,20 +489,22 @@ func (c *istioChecks) httpStatus(s int64, p model.Path) {
 }
 
 // destination: a host that is not "*", a DNS-1123 subset name, a port.
-func (c *istioChecks) destination(d *networking.Destination, p model.Path) {
+// The destination is field key of parent; its path is built only for a
+// finding, as this runs on every destination.
+func (c *istioChecks) destination(d *networking.Destination, parent model.Path, key string) {
 	if d == nil {
 		return
 	}
 	if h := d.GetHost(); h == "*" {
-		c.add(p.Key("host"), "destination host \"*\" is rejected by istiod's validation: name a service")
+		c.add(parent.Key(key).Key("host"), "destination host \"*\" is rejected by istiod's validation: name a service")
 	} else if msg := wildcardDomainProblem(h); msg != "" {
-		c.addf(p.Key("host"), "destination host %q is rejected by istiod's validation: %s", h, msg)
+		c.addf(parent.Key(key).Key("host"), "destination host %q is rejected by istiod's validation: %s", h, msg)
 	}
-	if s := d.GetSubset(); s != "" {
-		c.subsetName(s, p.Key("subset"))
+	if s := d.GetSubset(); s != "" && !isDNSLabel(s) {
+		c.subsetName(s, parent.Key(key).Key("subset"))
 	}
-	if d.GetPort() != nil {
-		c.port(int64(d.GetPort().GetNumber()), p.Key("port").Key("number"))
+	if n := d.GetPort().GetNumber(); d.GetPort() != nil && (n < 1 || n > 65535) {
+		c.port(int64(n), parent.Key(key).Key("port").Key("number"))
 	}
 }
 
@@ -493,9 +517,10 @@ func (c *istioChecks) subsetName(s string, p model.Path) {
 	}
 }
 
+// weight: p is the route destination's path.
 func (c *istioChecks) weight(w int32, p model.Path) {
 	if w < 0 {
-		c.addf(p, "weight %d is rejected by istiod's validation: weights are not negative", w)
+		c.addf(p.Key("weight"), "weight %d is rejected by istiod's validation: weights are not negative", w)
 	}
 }
 
@@ -658,8 +683,8 @@ func (c *istioChecks) routeDestinations(ds []*networking.RouteDestination, p mod
 		if d.GetDestination() == nil {
 			c.add(at, "a route without destination is rejected by istiod's validation")
 		}
-		c.destination(d.GetDestination(), at.Key("destination"))
-		c.weight(d.GetWeight(), at.Key("weight"))
+		c.destination(d.GetDestination(), at, "destination")
+		c.weight(d.GetWeight(), at)
 		weights = append(weights, d.GetWeight())
 	}
 	c.totalWeight(weights, p)
