@@ -11,9 +11,7 @@ import (
 	"github.com/meshc/meshc/internal/protocol"
 )
 
-// serviceEntry: istiod's ValidateServiceEntry. IP auto-allocation is
-// assumed off (the mesh default), as istiod's own check reads it from
-// the object's labels only.
+// serviceEntry: istiod's ValidateServiceEntry.
 func (c *istioChecks) serviceEntry(se *networking.ServiceEntry, spec model.Path, labels map[string]string) {
 	ws := se.GetWorkloadSelector()
 	c.workloadSelector(ws.GetLabels(), ws != nil, spec.Key("workloadSelector"), "ServiceEntry")
@@ -47,7 +45,9 @@ func (c *istioChecks) serviceEntry(se *networking.ServiceEntry, spec model.Path,
 	if cidr && res != networking.ServiceEntry_NONE && res != networking.ServiceEntry_STATIC {
 		c.addf(spec.Key("addresses"), "CIDR addresses with resolution %s are rejected by istiod's validation: they need NONE or STATIC", res)
 	}
-	autoAllocate := labels["networking.istio.io/enable-autoallocate-ip"] == "true"
+	// istiod allocates addresses (PILOT_ENABLE_IP_AUTOALLOCATE, on by
+	// default) unless resolution is NONE or the object opts out.
+	autoAllocate := res != networking.ServiceEntry_NONE && !strings.EqualFold(labels["networking.istio.io/enable-autoallocate-ip"], "false")
 	names := map[string]bool{}
 	numbers := map[uint32]bool{}
 	for i, port := range se.GetPorts() {
@@ -64,7 +64,7 @@ func (c *istioChecks) serviceEntry(se *networking.ServiceEntry, spec model.Path,
 			c.port(int64(port.GetTargetPort()), at.Key("targetPort"))
 		}
 		if len(se.GetAddresses()) == 0 && !autoAllocate && (port.GetProtocol() == "" || port.GetProtocol() == "TCP") {
-			c.warnf(at, "TCP port %d without addresses: istiod warns, as without IP auto-allocation a TCP port is told apart by address only; add addresses or a protocol", port.GetNumber())
+			c.warnf(at, "TCP port %d without addresses and without IP auto-allocation (resolution NONE or opted out): istiod warns, as a TCP port is told apart by address only; add addresses", port.GetNumber())
 		}
 		c.portName(port.GetName(), at.Key("name"))
 		c.protocolName(port.GetProtocol(), at.Key("protocol"))
