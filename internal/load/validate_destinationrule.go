@@ -302,15 +302,10 @@ func (c *istioChecks) localityLB(lb *networking.LocalityLoadBalancerSetting, od 
 			c.addf(at.Key("to"), "locality weights adding up to %d are rejected by istiod's validation: they must add up to 100", total)
 			return
 		}
-		for _, to := range slices.Sorted(maps.Keys(d.GetTo())) {
-			if msg := localityProblem(to); msg != "" {
-				c.addf(at.Key("to").Key(to), "locality %q is rejected by istiod's validation: %s", to, msg)
-			}
-		}
-		if msg := localityProblem(d.GetFrom()); msg != "" {
-			c.addf(at.Key("from"), "locality %q is rejected by istiod's validation: %s", d.GetFrom(), msg)
-		}
+		tos := slices.Sorted(maps.Keys(d.GetTo()))
+		c.localities(tos, func(i int) model.Path { return at.Key("to").Key(tos[i]) })
 	}
+	c.localities(froms(lb.GetDistribute()), func(i int) model.Path { return p.Key("distribute").Index(i).Key("from") })
 	if (len(lb.GetFailover()) > 0 || len(lb.GetFailoverPriority()) > 0) && od == nil {
 		c.warnf(p, "failover without outlierDetection: istiod warns, and failover never happens without it; add outlierDetection")
 	}
@@ -319,16 +314,68 @@ func (c *istioChecks) localityLB(lb *networking.LocalityLoadBalancerSetting, od 
 	}
 }
 
-// localityProblem: region[/zone[/subzone]], no empty part, at most one
-// "*" and only at the end.
-func localityProblem(l string) string {
-	if n := strings.Count(l, "*"); n > 1 || n == 1 && !strings.HasSuffix(l, "*") {
-		return "a wildcard \"*\" may appear once, at the end"
+func froms(ds []*networking.LocalityLoadBalancerSetting_Distribute) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.GetFrom()
 	}
-	if slices.Contains(strings.SplitN(l, "/", 3), "") {
-		return "region, zone and subzone may not be empty"
+	return out
+}
+
+// localities: each is region[/zone[/subzone]], no empty part, at most one
+// "*" and only at the end, and none covers another of the list. Like
+// istiod, it stops at the first problem; at(i) is the i-th one's path.
+func (c *istioChecks) localities(list []string, at func(int) model.Path) {
+	// seen[region][zone][subzone]; "*" marks everything below.
+	seen := map[string]map[string]map[string]bool{}
+	for i, l := range list {
+		msg := ""
+		parts := strings.SplitN(l, "/", 3)
+		if n := strings.Count(l, "*"); n > 1 || n == 1 && !strings.HasSuffix(l, "*") {
+			msg = "a wildcard \"*\" may appear once, at the end"
+		} else if slices.Contains(parts, "") {
+			msg = "region, zone and subzone may not be empty"
+		} else if seen["*"] != nil || covered(seen, parts) {
+			msg = "it overlaps a locality listed before it"
+		}
+		if msg != "" {
+			c.addf(at(i), "locality %q is rejected by istiod's validation: %s", l, msg)
+			return
+		}
 	}
-	return ""
+}
+
+// covered reports whether a locality overlaps one already in seen, and
+// records it.
+func covered(seen map[string]map[string]map[string]bool, parts []string) bool {
+	region := parts[0]
+	zones, ok := seen[region]
+	if len(parts) == 1 {
+		seen[region] = map[string]map[string]bool{"*": {"*": true}}
+		return ok
+	}
+	if !ok {
+		zones = map[string]map[string]bool{}
+		seen[region] = zones
+	}
+	if zones["*"] != nil {
+		return true
+	}
+	zone := parts[1]
+	subs, ok := zones[zone]
+	if len(parts) == 2 {
+		zones[zone] = map[string]bool{"*": true}
+		return ok
+	}
+	if !ok {
+		subs = map[string]bool{}
+		zones[zone] = subs
+	}
+	if subs["*"] || subs[parts[2]] {
+		return true
+	}
+	subs[parts[2]] = true
+	return false
 }
 
 func (c *istioChecks) failover(from, to string, p model.Path) {
