@@ -116,6 +116,8 @@ func TestAdmissionVirtualService(t *testing.T) {
 		{"set request Host", vsDoc("  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n    headers:\n      request:\n        set: {Host: a}\n"), nil},
 		{"authority twice", vsDoc("  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n    rewrite: {authority: a}\n    headers:\n      request:\n        set: {Host: b}\n"), []diagKey{{"MC1003", 11, `the authority is set twice ("a", then "b")`}}},
 		{"header value with open variable", vsDoc("  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n    headers:\n      request:\n        add: {x-a: '%START_TIME'}\n"), []diagKey{{"MC1003", 10, "is not closed"}}},
+		{"header value with time format", vsDoc("  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n    headers:\n      request:\n        set: {x-t: '%START_TIME(%Y-%m-%dT%H:%M:%S)%', x-u: '%REQ([\"x-a\", \"x-b\"])%'}\n"), nil},
+		{"header value with bad arguments", vsDoc("  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n    headers:\n      request:\n        set: {x-u: '%REQ([x-a])%'}\n"), []diagKey{{"MC1003", 10, "argument must be a quoted string"}}},
 		{"header value with variable", vsDoc("  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n    headers:\n      request:\n        add: {x-a: '%START_TIME% 100%%'}\n"), nil},
 		{"CORS method", vsDoc("  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n    corsPolicy:\n      allowMethods: [get]\n"), []diagKey{{"MC1003", 9, `CORS method "get" is rejected`}}},
 		{"CORS max age fraction", vsDoc("  hosts: [r]\n  http:\n  - route: [{destination: {host: r}}]\n    corsPolicy:\n      allowMethods: [GET]\n      maxAge: 1500ms\n"), []diagKey{{"MC1003", 10, "whole seconds"}}},

@@ -374,28 +374,109 @@ func (c *istioChecks) headerName(k string, p model.Path, authority bool) {
 	}
 }
 
-// headerValue: no control characters, and every unescaped '%' opens an
-// Envoy %VARIABLE% that is closed.
+// headerValue: no control characters, and Envoy's %VARIABLE% syntax:
+// "%%" is a literal '%', anything else opens %NAME% or %NAME(args)%,
+// where args is a bare string up to ')' or a JSON array of strings.
 func (c *istioChecks) headerValue(v string, p model.Path) {
 	if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
 		c.addf(p, "header value %q is rejected by istiod's validation: it contains control characters", v)
 		return
 	}
-	for i := 0; i < len(v); i++ {
-		if v[i] != '%' {
-			continue
-		}
-		if i+1 < len(v) && v[i+1] == '%' {
-			i++
-			continue
-		}
-		end := strings.IndexByte(v[i+1:], '%')
-		if end < 0 {
-			c.addf(p, "header value %q is rejected by istiod's validation: an unescaped %% starts a %%VARIABLE%% that is not closed; write %%%% for a literal %%", v)
-			return
-		}
-		i += end + 1
+	if msg := formatterProblem(v); msg != "" {
+		c.addf(p, "header value %q is rejected by istiod's validation: %s; write %%%% for a literal %%", v, msg)
 	}
+}
+
+// formatterProblem walks a header value as Envoy's formatter parses it.
+func formatterProblem(v string) string {
+	const (
+		literal     = iota
+		name        // after an opening '%'
+		argsStart   // after '(': '[' or a bare string
+		expectQuote // in an argument array, before a string
+		str         // a string: ends at ')' (bare) or '"' (array item)
+		afterItem   // ',' or ']'
+		argsEnd     // ')'
+		varEnd      // the closing '%'
+	)
+	state := literal
+	for i := 0; i < len(v); i++ {
+		ch := v[i]
+		switch state {
+		case literal:
+			if ch != '%' {
+				continue
+			}
+			if i+1 == len(v) {
+				return "an unescaped % ends it"
+			}
+			if v[i+1] == '%' {
+				i++
+				continue
+			}
+			state = name
+		case name:
+			switch ch {
+			case '%':
+				state = literal
+			case '(':
+				state = argsStart
+			}
+		case argsStart:
+			switch {
+			case ch == '[':
+				state = expectQuote
+			case ch != ' ':
+				state = str
+			}
+		case expectQuote:
+			switch {
+			case ch == '"':
+				state = str
+			case ch != ' ':
+				return "a %VARIABLE([...])% argument must be a quoted string"
+			}
+		case str:
+			switch ch {
+			case '\\':
+				if i+1 == len(v) {
+					return "a backslash ends it"
+				}
+				i++
+			case ')':
+				state = varEnd
+			case '"':
+				state = afterItem
+			}
+		case afterItem:
+			switch {
+			case ch == ',':
+				state = expectQuote
+			case ch == ']':
+				state = argsEnd
+			case ch != ' ':
+				return "expected ',' or ']' in a %VARIABLE([...])% argument list"
+			}
+		case argsEnd:
+			switch {
+			case ch == ')':
+				state = varEnd
+			case ch != ' ':
+				return "expected ')' after a %VARIABLE([...])% argument list"
+			}
+		case varEnd:
+			switch {
+			case ch == '%':
+				state = literal
+			case ch != ' ':
+				return "expected '%' after a %VARIABLE(...)% argument"
+			}
+		}
+	}
+	if state != literal {
+		return "a %VARIABLE% is not closed"
+	}
+	return ""
 }
 
 var corsMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
