@@ -319,10 +319,11 @@ func parseWasmURL(s string) (*url.URL, error) {
 	return nil, err
 }
 
-// envoyFilter: istiod's structural rules for config patches. The
-// warning istiod gives on every EnvoyFilter (they depend on Envoy
-// internals) is left to MC8003, which names every EnvoyFilter meshc does
-// not apply; patch values are not built into Envoy types here.
+// envoyFilter: istiod's structural rules for config patches, and its
+// warning on deprecated filter names in matches. The warning istiod gives
+// on every EnvoyFilter (they depend on Envoy internals) is left to MC8003,
+// which names every EnvoyFilter meshc does not apply; patch values are
+// not built into Envoy types here.
 func (c *istioChecks) envoyFilter(ef *networking.EnvoyFilter, spec model.Path) {
 	ws := ef.GetWorkloadSelector()
 	c.workloadSelector(ws.GetLabels(), ws != nil, spec.Key("workloadSelector"), "EnvoyFilter")
@@ -384,6 +385,9 @@ func (c *istioChecks) envoyFilter(ef *networking.EnvoyFilter, spec model.Path) {
 				c.add(fp.Key("subFilter"), "a subFilter match is rejected by istiod's validation unless the filter is envoy.filters.network.http_connection_manager")
 			case f.GetSubFilter() != nil && f.GetSubFilter().GetName() == "":
 				c.add(fp.Key("subFilter"), "a subFilter match without name is rejected by istiod's validation")
+			default:
+				c.deprecatedFilterName(f.GetName(), fp.Key("name"))
+				c.deprecatedFilterName(f.GetSubFilter().GetName(), fp.Key("subFilter").Key("name"))
 			}
 		case networking.EnvoyFilter_ROUTE_CONFIGURATION, networking.EnvoyFilter_VIRTUAL_HOST, networking.EnvoyFilter_HTTP_ROUTE:
 			if match.GetObjectTypes() != nil && match.GetRouteConfiguration() == nil {
@@ -394,5 +398,29 @@ func (c *istioChecks) envoyFilter(ef *networking.EnvoyFilter, spec model.Path) {
 				c.add(mp, "applyTo CLUSTER with a match that is not on a cluster is rejected by istiod's validation")
 			}
 		}
+	}
+}
+
+// deprecatedFilterNames maps Envoy's old filter names to their canonical
+// names, which istiod generates; a match on an old name is warned about.
+// "envoy.ext_authz" was the name of both the HTTP and the network filter.
+var deprecatedFilterNames = map[string]string{
+	"envoy.buffer": "envoy.filters.http.buffer", "envoy.cors": "envoy.filters.http.cors", "envoy.csrf": "envoy.filters.http.csrf",
+	"envoy.http_dynamo_filter": "envoy.filters.http.dynamo", "envoy.fault": "envoy.filters.http.fault",
+	"envoy.grpc_http1_bridge": "envoy.filters.http.grpc_http1_bridge", "envoy.grpc_json_transcoder": "envoy.filters.http.grpc_json_transcoder",
+	"envoy.grpc_web": "envoy.filters.http.grpc_web", "envoy.gzip": "envoy.filters.http.gzip", "envoy.health_check": "envoy.filters.http.health_check",
+	"envoy.ip_tagging": "envoy.filters.http.ip_tagging", "envoy.lua": "envoy.filters.http.lua", "envoy.rate_limit": "envoy.filters.http.ratelimit",
+	"envoy.router": "envoy.filters.http.router", "envoy.squash": "envoy.filters.http.squash",
+	"envoy.listener.http_inspector": "envoy.filters.listener.http_inspector", "envoy.listener.original_dst": "envoy.filters.listener.original_dst",
+	"envoy.listener.original_src": "envoy.filters.listener.original_src", "envoy.listener.proxy_protocol": "envoy.filters.listener.proxy_protocol",
+	"envoy.listener.tls_inspector": "envoy.filters.listener.tls_inspector", "envoy.client_ssl_auth": "envoy.filters.network.client_ssl_auth",
+	"envoy.ext_authz":               "envoy.filters.http.ext_authz or envoy.filters.network.ext_authz",
+	"envoy.http_connection_manager": "envoy.filters.network.http_connection_manager", "envoy.mongo_proxy": "envoy.filters.network.mongo_proxy",
+	"envoy.ratelimit": "envoy.filters.network.ratelimit", "envoy.redis_proxy": "envoy.filters.network.redis_proxy", "envoy.tcp_proxy": "envoy.filters.network.tcp_proxy",
+}
+
+func (c *istioChecks) deprecatedFilterName(name string, p model.Path) {
+	if canonical, ok := deprecatedFilterNames[name]; ok {
+		c.warnf(p, "filter name %q is deprecated: istiod warns; match %s, the name istiod generates", name, canonical)
 	}
 }

@@ -363,6 +363,8 @@ func TestAdmissionUndecodedPolicies(t *testing.T) {
 		{"WorkloadGroup probe port", wg("  template: {serviceAccount: vm}\n  probe:\n    httpGet: {path: /ready, port: 0}\n"), []diagKey{{"MC1003", 7, "port 0 is rejected"}}},
 		{"WorkloadGroup gRPC probe", wg("  template: {serviceAccount: vm}\n  probe:\n    grpc: {port: 9000}\n"), []diagKey{{"MC1003", 6, "a probe without httpGet, tcpSocket or exec (grpc included)"}}},
 		{"WorkloadGroup", wg("  metadata: {labels: {app: vm}}\n  template: {serviceAccount: vm}\n  probe:\n    periodSeconds: 5\n    httpGet: {path: /ready, port: 8080}\n"), nil},
+		{"deprecated filter name", ef("  configPatches:\n  - applyTo: HTTP_FILTER\n    match:\n      listener:\n        filterChain:\n          filter:\n            name: envoy.http_connection_manager\n            subFilter: {name: envoy.router}\n    patch: {operation: REMOVE}\n"),
+			[]diagKey{{"MC1008", 11, `filter name "envoy.http_connection_manager" is deprecated: istiod warns; match envoy.filters.network.http_connection_manager`}, {"MC1008", 12, `filter name "envoy.router" is deprecated`}}},
 		{"patch", ef("  workloadSelector: {labels: {app: web}}\n  configPatches:\n  - applyTo: HTTP_FILTER\n    match:\n      context: SIDECAR_INBOUND\n      listener:\n        filterChain:\n          filter:\n            name: envoy.filters.network.http_connection_manager\n            subFilter: {name: envoy.filters.http.router}\n    patch:\n      operation: INSERT_BEFORE\n      value: {name: my.lua}\n"), nil},
 	})
 }
