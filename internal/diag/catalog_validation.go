@@ -17,10 +17,13 @@ field (mirrorPercent, outlierDetection.consecutiveErrors, consistentHash
 minimumRingSize), certificates a passthrough server ignores, invalid or
 duplicate cipher suites, a TLS minimum version below 1.2 without ciphers,
 tls.httpsRedirect on a non-HTTP server, a duplicate Sidecar egress host,
-a ServiceEntry TCP port without addresses, a partial wildcard host, an IP
-as SNI host, a legacy "name.namespace" gateway reference, a fault abort
-without error type, a large direct response body, or an AuthorizationPolicy
-DENY rule with HTTP-only attributes, which denies all TCP traffic. Fix the
-field, or suppress the code on the object if the behaviour is intended.`,
+a ServiceEntry TCP port without addresses where istiod allocates none, a
+partial wildcard host, an IP as SNI host, a legacy "name.namespace"
+gateway reference, a fault abort without error type, a large direct
+response body, failover without outlier detection, a deprecated Envoy
+filter name in an EnvoyFilter match, private keys in inline JWKS, or an
+AuthorizationPolicy DENY rule with HTTP-only attributes, which denies all
+TCP traffic. Fix the field, or suppress the code on the object if the
+behaviour is intended.`,
 	Istio: []string{"IST0133"},
 }
