@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -156,7 +155,7 @@ func knownProtocol(s string) bool {
 func (c *istioChecks) labels(l map[string]string, p model.Path) {
 	valid := true
 	for k, v := range l {
-		valid = valid && labelKeyProblem(k) == "" && labelValueRE.MatchString(v)
+		valid = valid && labelKeyProblem(k) == "" && validLabelValue(v)
 	}
 	if valid {
 		return // the common case, without sorting
@@ -165,17 +164,46 @@ func (c *istioChecks) labels(l map[string]string, p model.Path) {
 		if msg := labelKeyProblem(k); msg != "" {
 			c.addf(p.Key(k), "label key %q is rejected by istiod's validation: %s", k, msg)
 		}
-		if v := l[k]; !labelValueRE.MatchString(v) {
+		if v := l[k]; !validLabelValue(v) {
 			c.addf(p.Key(k), "label value %q is rejected by istiod's validation: a value is at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", v)
 		}
 	}
 }
 
-var (
-	labelNameRE   = regexp.MustCompile(`^(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
-	labelValueRE  = regexp.MustCompile(`^(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
-	labelPrefixRE = regexp.MustCompile(`^[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?)*$`)
-)
+// isQualifiedName: letters, digits, '-', '_' or '.', starting and ending
+// with a letter or digit (a label key's name, a non-empty label value).
+// Written out, as it runs on every label of every selector and subset.
+func isQualifiedName(s string) bool {
+	if s == "" || !isAlnum(s[0]) || !isAlnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 1; i < len(s)-1; i++ {
+		if b := s[i]; !isAlnum(b) && b != '-' && b != '_' && b != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+func validLabelValue(v string) bool { return v == "" || isQualifiedName(v) }
+
+// isSubdomain: DNS labels joined by dots.
+func isSubdomain(s string) bool {
+	for {
+		label, rest, more := strings.Cut(s, ".")
+		if !isDNSLabel(label) {
+			return false
+		}
+		if !more {
+			return true
+		}
+		s = rest
+	}
+}
 
 func labelKeyProblem(k string) string {
 	prefix, name, hasPrefix := strings.Cut(k, "/")
@@ -183,9 +211,9 @@ func labelKeyProblem(k string) string {
 		name = k
 	}
 	switch {
-	case hasPrefix && (!labelPrefixRE.MatchString(prefix) || len(prefix) > 253):
+	case hasPrefix && (len(prefix) > 253 || !isSubdomain(prefix)):
 		return "its prefix must be a DNS subdomain of at most 253 characters"
-	case !labelNameRE.MatchString(name):
+	case !isQualifiedName(name):
 		return "a key is a name of letters, digits, '-', '_' or '.', starting and ending with a letter or digit, with an optional DNS prefix and '/'"
 	case len(name) > 63:
 		return "its name is longer than 63 characters"
