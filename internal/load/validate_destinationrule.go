@@ -106,6 +106,7 @@ func (c *istioChecks) outlierDetection(od *networking.OutlierDetection, p model.
 		return
 	}
 	c.duration(od.GetBaseEjectionTime(), p.Key("baseEjectionTime"))
+	//lint:ignore SA1019 istiod warns about this deprecated field, so meshc reads it
 	if od.GetConsecutiveErrors() != 0 {
 		c.warnf(p.Key("consecutiveErrors"), "outlierDetection.consecutiveErrors is deprecated: istiod warns; use consecutive5xxErrors or consecutiveGatewayErrors")
 	}
@@ -198,6 +199,7 @@ func (c *istioChecks) loadBalancer(lb *networking.LoadBalancerSettings, od *netw
 				names[a.GetName()] = true
 			}
 		}
+		//lint:ignore SA1019 istiod warns about this deprecated field, so meshc reads it
 		if ch.GetMinimumRingSize() != 0 {
 			c.warnf(cp.Key("minimumRingSize"), "consistentHash.minimumRingSize is deprecated: istiod warns; use ringHash.minimumRingSize")
 			if ch.GetHashAlgorithm() != nil {

@@ -62,6 +62,7 @@ func (c *istioChecks) server(s *networking.Server, p model.Path) {
 				portOK = false
 			}
 		}
+		//lint:ignore SA1019 istiod rejects this deprecated field, so meshc reads it
 		if port.GetTargetPort() > 0 {
 			c.add(pp.Key("targetPort"), "targetPort on a Gateway server is rejected by istiod's validation: it has no effect; remove it")
 			portOK = false
@@ -281,6 +282,7 @@ func (c *istioChecks) sidecar(sc *networking.Sidecar, spec model.Path) {
 			continue
 		}
 		pp := at.Key("port")
+		//lint:ignore SA1019 istiod rejects this deprecated field, so meshc reads it
 		if port.GetTargetPort() > 0 {
 			c.add(pp.Key("targetPort"), "targetPort on a Sidecar port is rejected by istiod's validation: it has no effect; remove it")
 		}
@@ -401,6 +403,7 @@ func (c *istioChecks) egress(listeners []*networking.IstioEgressListener, p mode
 			}
 		} else {
 			pp := at.Key("port")
+			//lint:ignore SA1019 istiod rejects this deprecated field, so meshc reads it
 			if port.GetTargetPort() > 0 {
 				c.add(pp.Key("targetPort"), "targetPort on a Sidecar port is rejected by istiod's validation: it has no effect; remove it")
 			}

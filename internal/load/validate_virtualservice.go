@@ -154,6 +154,7 @@ func (c *istioChecks) httpRoute(r *networking.HTTPRoute, p model.Path, delegate 
 	if r.GetFault() != nil {
 		c.fault(r.GetFault(), p.Key("fault"))
 	}
+	//lint:ignore SA1019 istiod warns about this deprecated field, so meshc reads it
 	if mp := r.GetMirrorPercent(); mp != nil {
 		if mp.GetValue() > 100 {
 			c.addf(p.Key("mirrorPercent"), "mirrorPercent %d is rejected by istiod's validation: at most 100", mp.GetValue())
