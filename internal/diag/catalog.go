@@ -80,19 +80,34 @@ enum value that does not exist or two members of one oneof are reported at
 the field's line with its path, and the object is left out. Field names are
 the camelCase JSON names of the CRDs; a snake_case name is unknown and the
 message suggests the right one.
-A few rules of istiod's own validation that the schemas leave out are
-checked the same way, since istiod ignores such an object: a VirtualService
-route timeout, retries.perTryTimeout or retries.backoff, or a
-DestinationRule connection pool duration (HTTP idleTimeout, http2KeepAlive
-interval and timeout, TCP connectTimeout, maxConnectionDuration,
-tcpKeepalive time and interval, a TCP idleTimeout of 1 ms or more), under
-1 ms or not in whole milliseconds; an http2KeepAlive without interval or
-timeout; a configmap:// credentialName without namespace and name, or in
-another namespace than the DestinationRule's; an HTTP route with both
-mirror and mirrors.
+The rules of istiod's admission validation that the schemas leave out
+are checked the same way, since the webhook rejects such an object and
+istiod would ignore it; meshc follows istiod's validation function by
+function. VirtualService: hosts (valid DNS names, no "*" for the mesh, no
+overlaps), routes present, one action per HTTP route (route, redirect,
+directResponse, delegate), delegate rules, destinations (host, DNS-label
+subset, port), weights, header names and values, RE2 regexes, CORS, fault
+injection, redirects, rewrites, retries, mirrors, gateway references, TLS
+SNI hosts within the hosts, durations of at least 1 ms in whole
+milliseconds. DestinationRule: host, unique DNS-label subset names, labels,
+non-empty traffic policies and connection pools, non-negative pool counts,
+outlier percentages, consistent hash, maglev, locality and zone-aware load
+balancing, warmup, client TLS, tunnel and proxy protocol, exportTo and
+workload selector. Gateway: a DNS-label name, servers with hosts
+(namespace/host), named unique ports, protocols, binds, TLS modes with the
+certificates they need. ServiceEntry: hosts, addresses, ports, the
+resolution's rules on endpoints, addresses and hosts, exportTo. Sidecar:
+selector, ingress and egress ports, binds, unix sockets, default
+endpoints, ingress TLS, egress hosts in namespace/host form, outbound
+policy. WorkloadEntry: address, ports, labels. PeerAuthentication:
+portLevelMtls needs a selector. AuthorizationPolicy: action and provider,
+DENY and CUSTOM need rules, sources, operations and conditions. Every
+kind: annotations the webhook refuses (istio.io/dry-run outside
+AuthorizationPolicy). What istiod only warns about is MC1008.
 The mesh config (the istio ConfigMap's mesh key, or --mesh-config) is the
 exception: istiod ignores fields it does not know there, so meshc reports
 them as warnings and applies the rest.`,
+		Istio: []string{"IST0106"},
 	}
 	DuplicateObject = &Entry{
 		Code: "MC1004", Name: "DuplicateObject", Severity: Error,

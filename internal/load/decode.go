@@ -35,6 +35,9 @@ type decoder struct {
 	// objectLike is set once a document of the file is a mapping with
 	// kind or metadata.
 	objectLike bool
+	// noAdmission turns istiod's admission rules off (see
+	// BytesWithoutAdmission).
+	noAdmission bool
 }
 
 func newDecoder() *decoder { return &decoder{schema: newGoSchema()} }
@@ -329,22 +332,41 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		Source:      src,
 	}
 	if !known {
+		if !d.noAdmission {
+			if errs := checkUndecoded(group, kind, meta, raw); len(errs) > 0 {
+				d.fieldErrors(diag.SchemaViolation, src, ref, errs)
+				if rejects(errs) {
+					return
+				}
+			}
+		}
 		d.objs = append(d.objs, &model.Unknown{ObjectMeta: meta, Raw: raw})
 		return
 	}
 	obj, errs := d.decodeKind(info, meta, raw)
 	if len(errs) > 0 {
 		d.fieldErrors(info.Family.Invalid(), src, ref, errs)
-		return
 	}
-	d.objs = append(d.objs, obj)
+	if obj != nil {
+		d.objs = append(d.objs, obj)
+	}
 }
 
-// fieldErrors reports schema problems, each at its field's line.
+// fieldErrors reports schema problems, each at its field's line. A
+// warning of istiod's validation is MC1008 and keeps the object, unless
+// an error in the same object leaves it out.
 func (d *decoder) fieldErrors(e *diag.Entry, src model.Source, ref diag.ObjectRef, errs []fieldError) {
 	shown := errs[:min(len(errs), maxFieldErrors)]
 	lines := src.FieldLines(pathsOf(shown))
+	fate := "; the object is kept"
+	if rejects(errs) {
+		fate = "; the object is left out"
+	}
 	for i, fe := range shown {
+		if fe.Warn {
+			d.report(diag.AdmissionWarning, lines[i], ref, "%s%s", fe, fate)
+			continue
+		}
 		d.report(e, lines[i], ref, "%s; the object is left out", fe)
 	}
 	if rest := len(errs) - len(shown); rest > 0 {

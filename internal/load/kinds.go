@@ -24,6 +24,7 @@ func lookupKind(group, kind string) (*model.Kind, bool) {
 
 // decodeKind decodes one object of k from its JSON value, as its family
 // is decoded.
+// Findings with Warn set leave the object loaded; any other is fatal to it.
 func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[string]any) (model.Object, []fieldError) {
 	v := k.New()
 	var errs []fieldError
@@ -35,8 +36,8 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[strin
 	case model.Istio:
 		errs = checkTopLevel(raw)
 		decodeProto(v.(proto.Message).ProtoReflect(), raw["spec"], model.Path{}.Key("spec"), &errs)
-		if len(errs) == 0 {
-			errs = checkIstio(v.(proto.Message), meta.Namespace)
+		if len(errs) == 0 && !d.noAdmission {
+			errs = checkIstio(v.(proto.Message), meta)
 		}
 	case model.HNC:
 		errs = checkTopLevel(raw)
@@ -45,10 +46,10 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[strin
 			errs = checkSyncModes(*c)
 		}
 	}
-	if len(errs) > 0 {
+	if rejects(errs) {
 		return nil, errs
 	}
-	return k.Build(meta, v), nil
+	return k.Build(meta, v), errs
 }
 
 // customResourceFields are the top-level fields a custom resource may have;

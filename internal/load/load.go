@@ -124,6 +124,18 @@ func Bytes(file string, data []byte) ([]model.Object, []diag.Diagnostic) {
 	return objs, append(diags, more...)
 }
 
+// BytesWithoutAdmission is Bytes without istiod's admission rules (the
+// MC1003 findings beyond the schemas, and MC1008). Tests of later passes
+// load through it, so that a fixture written for what they test is not
+// left out by a rule they do not test; the rules are load's to test.
+func BytesWithoutAdmission(file string, data []byte) ([]model.Object, []diag.Diagnostic) {
+	d := newDecoder()
+	d.noAdmission = true
+	objs, diags, _ := d.decodeFile(file, data)
+	objs, more := finish(objs)
+	return objs, append(diags, more...)
+}
+
 type input struct {
 	name  string // as the user named it, or StdinName
 	path  string // what to open; "" for stdin

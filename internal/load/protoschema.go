@@ -24,6 +24,9 @@ type fieldError struct {
 	Msg  string
 	// Unknown marks an unknown field, which some decoders tolerate.
 	Unknown bool
+	// Warn marks what istiod's validation warns about but admits: the
+	// object is kept (MC1008).
+	Warn bool
 }
 
 func (e fieldError) String() string {
@@ -427,4 +430,10 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// rejects reports whether any finding is fatal to its object (not a
+// warning istiod admits).
+func rejects(errs []fieldError) bool {
+	return slices.ContainsFunc(errs, func(e fieldError) bool { return !e.Warn })
 }
