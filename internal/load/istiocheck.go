@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	networking "istio.io/api/networking/v1alpha3"
 	security "istio.io/api/security/v1beta1"
+	telemetry "istio.io/api/telemetry/v1alpha1"
 
 	"github.com/meshc/meshc/internal/model"
 )
@@ -43,6 +44,11 @@ func checkIstio(m proto.Message, meta model.ObjectMeta) []fieldError {
 		c.peerAuthentication(x, spec)
 	case *security.AuthorizationPolicy:
 		c.authorizationPolicy(x, spec)
+	case *networking.EnvoyFilter:
+		c.envoyFilter(x, spec)
+	case *telemetry.Telemetry:
+		c.policyTarget(x.GetSelector(), x.GetTargetRef(), x.GetTargetRefs(), spec, "Telemetry")
+		c.telemetry(x, spec)
 	}
 	return c.errs
 }

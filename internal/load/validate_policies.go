@@ -19,8 +19,8 @@ import (
 )
 
 // checkUndecoded applies istiod's admission rules to the Istio kinds
-// meshc loads by name only (RequestAuthentication, Telemetry, WasmPlugin,
-// EnvoyFilter, ProxyConfig, WorkloadGroup). Their spec is decoded for the check alone; a
+// meshc loads by name only (RequestAuthentication, WasmPlugin,
+// ProxyConfig, WorkloadGroup). Their spec is decoded for the check alone; a
 // spec that does not decode is left as it was before (these kinds are not
 // schema-checked), so only the admission rules can reject the object.
 func checkUndecoded(group, kind string, meta model.ObjectMeta, raw map[string]any) []fieldError {
@@ -28,12 +28,8 @@ func checkUndecoded(group, kind string, meta model.ObjectMeta, raw map[string]an
 	switch group + "/" + kind {
 	case "security.istio.io/RequestAuthentication":
 		m = &security.RequestAuthentication{}
-	case "telemetry.istio.io/Telemetry":
-		m = &telemetry.Telemetry{}
 	case "extensions.istio.io/WasmPlugin":
 		m = &extensions.WasmPlugin{}
-	case "networking.istio.io/EnvoyFilter":
-		m = &networking.EnvoyFilter{}
 	case "networking.istio.io/ProxyConfig":
 		m = &networkingv1beta1.ProxyConfig{}
 	case "networking.istio.io/WorkloadGroup":
@@ -55,14 +51,9 @@ func checkUndecoded(group, kind string, meta model.ObjectMeta, raw map[string]an
 		for i, r := range x.GetJwtRules() {
 			c.jwtRule(r, spec.Key("jwtRules").Index(i))
 		}
-	case *telemetry.Telemetry:
-		c.policyTarget(x.GetSelector(), x.GetTargetRef(), x.GetTargetRefs(), spec, "Telemetry")
-		c.telemetry(x, spec)
 	case *extensions.WasmPlugin:
 		c.policyTarget(x.GetSelector(), x.GetTargetRef(), x.GetTargetRefs(), spec, "WasmPlugin")
 		c.wasmPlugin(x, spec)
-	case *networking.EnvoyFilter:
-		c.envoyFilter(x, spec)
 	case *networkingv1beta1.ProxyConfig:
 		sel := x.GetSelector()
 		c.workloadSelector(sel.GetMatchLabels(), sel != nil, spec.Key("selector"), "ProxyConfig")
