@@ -1,4 +1,41 @@
 package diag
 
 // gatewayEntries: MC6003 and up and MC7xxx: Sidecars, workload selectors, listeners and gateways.
-var gatewayEntries = []*Entry{}
+var gatewayEntries = []*Entry{
+	SelectorMatchesNoWorkload,
+	EmptyWorkloadSelector,
+}
+
+var (
+	SelectorMatchesNoWorkload = &Entry{
+		Code: "MC6004", Name: "SelectorMatchesNoWorkload", Severity: Warning, Istio: []string{"IST0127", "IST0101"},
+		Summary: "A workload selector matches no Pod or workload template of the input.",
+		Doc: `A Sidecar or DestinationRule workloadSelector, a Gateway selector, or the
+selector of a PeerAuthentication, RequestAuthentication, AuthorizationPolicy,
+Telemetry, WasmPlugin or EnvoyFilter matches no workload, so istiod applies
+the object to nothing: usually a typo in a label or a workload renamed.
+Every Pod and workload template (Deployment, StatefulSet, DaemonSet,
+ReplicaSet, Job) counts, injected or not, since gateways often are not.
+The selector is judged against the namespaces it can reach: its own; every
+namespace for a Gateway (istiod picks gateway workloads mesh-wide) and for a
+policy in the root namespace. A selector is only judged when the input
+holds workloads in those namespaces: a repository of Istio objects alone,
+whose workloads live elsewhere, gets no finding. Fix the labels, or remove
+the object.`,
+	}
+	EmptyWorkloadSelector = &Entry{
+		Code: "MC6005", Name: "EmptyWorkloadSelector", Severity: Warning,
+		Summary: "A workload selector has no labels, so it matches every workload it can reach.",
+		Doc: `A selector without labels matches everything, which is rarely what was meant.
+For a Sidecar it is still a selector Sidecar: it applies to every workload
+of its namespace in place of the namespace default and competes with the
+other selector Sidecars there (the oldest wins, see MC6002). A Gateway
+without selector labels is served by every gateway workload of the mesh.
+A DestinationRule with an empty workloadSelector applies to every workload
+of its namespace. A policy (PeerAuthentication, AuthorizationPolicy,
+RequestAuthentication, Telemetry, WasmPlugin, EnvoyFilter) applies to its
+whole namespace, or to the whole mesh in the root namespace, as if it had
+no selector. Give the selector labels, or remove it if the wide effect is
+meant.`,
+	}
+)

@@ -1,4 +1,7 @@
 package lint
 
 // gatewayAnalyzers check Sidecars, workload selectors, listeners and gateways (MC6xxx, MC7xxx).
-var gatewayAnalyzers = []*Analyzer{}
+var gatewayAnalyzers = []*Analyzer{
+	selectorMatchesNoWorkload,
+	emptyWorkloadSelector,
+}
