@@ -4,6 +4,8 @@ package diag
 var gatewayEntries = []*Entry{
 	SelectorMatchesNoWorkload,
 	EmptyWorkloadSelector,
+	ConflictingGateways,
+	DuplicateGatewayCertificate,
 }
 
 var (
@@ -37,5 +39,35 @@ RequestAuthentication, Telemetry, WasmPlugin, EnvoyFilter) applies to its
 whole namespace, or to the whole mesh in the root namespace, as if it had
 no selector. Give the selector labels, or remove it if the wide effect is
 meant.`,
+	}
+)
+
+var (
+	ConflictingGateways = &Entry{
+		Code: "MC7003", Name: "ConflictingGateways", Severity: Error, Istio: []string{"IST0145"},
+		Summary: "Gateways on the same gateway workloads serve one host on one port.",
+		Doc: `istiod merges every Gateway that selects a gateway workload, oldest first.
+When a server with TLS names a host that an older Gateway's TLS server
+already serves on the same port and bind, the newer server is dropped
+whole: none of its hosts are served by it, and which one survives depends
+on creation times. Plain servers with a repeated host are merged instead,
+so the VirtualServices bound to either Gateway answer for the host in
+VirtualService order, which is rarely what two teams meant. Gateways share
+a workload when both selectors match one Pod or workload template of the
+input; when the input holds none of their workloads, Gateways with equal
+selectors are taken to share theirs, as istioctl does. Serve each host and
+port from one Gateway.`,
+	}
+	DuplicateGatewayCertificate = &Entry{
+		Code: "MC7005", Name: "DuplicateGatewayCertificate", Severity: Warning, Istio: []string{"IST0138"},
+		Summary: "Gateways on the same workloads use one certificate for different hosts.",
+		Doc: `Two Gateways on the same gateway workloads terminate TLS with the same
+certificate (the same credentialName, or the same serverCertificate and
+privateKey files) for different hosts. HTTP/2 clients reuse a connection
+for every host the certificate covers, so a request for a host of the
+second Gateway can arrive on a connection whose SNI chose the first
+Gateway's server, and gets a 404. Give each Gateway its own certificate,
+or serve the hosts from one server. Servers of one Gateway, and servers
+with the same hosts (MC7003), are not reported here.`,
 	}
 )

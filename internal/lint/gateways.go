@@ -4,4 +4,6 @@ package lint
 var gatewayAnalyzers = []*Analyzer{
 	selectorMatchesNoWorkload,
 	emptyWorkloadSelector,
+	conflictingGateways,
+	duplicateGatewayCertificate,
 }

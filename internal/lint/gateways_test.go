@@ -98,3 +98,50 @@ func TestSelectorAnalyzers(t *testing.T) {
 			0, "", nil, ""},
 	})
 }
+
+func gateway(ns, name, selector, servers string, meta ...string) string {
+	return obj("Gateway", ns, name, "selector: "+selector+", servers: ["+servers+"]", meta...)
+}
+
+func httpsServer(hosts, cred string) string {
+	return "{port: {number: 443, name: https, protocol: HTTPS}, hosts: [" + hosts + "], tls: {mode: SIMPLE, credentialName: " + cred + "}}"
+}
+
+func TestGatewayServerAnalyzers(t *testing.T) {
+	ingress := []string{ns("shop"), deployment("istio-system", "ingress", "{istio: ingressgateway}"), deployment("istio-system", "internal", "{istio: internal}")}
+	http := func(hosts string) string {
+		return "{port: {number: 80, name: http, protocol: HTTP}, hosts: [" + hosts + "]}"
+	}
+	runGatewayCases(t, []gatewayCase{
+		{"MC7003 TLS host served twice: the newer server is dropped", "MC7003", append(ingress,
+			gateway("shop", "a", "{istio: ingressgateway}", httpsServer("shop.example.com", "shop-cert"), at(1)),
+			gateway("shop", "b", "{istio: ingressgateway}", httpsServer("shop.example.com, extra.example.com", "other"), at(2))),
+			1, "Gateway shop/b", []string{"shop/b server 0 (port 443) serves host shop.example.com with TLS, as older Gateway shop/a", "drops this server whole", "gateway workload istio-system/ingress"}, "istio-system/ingress"},
+		{"MC7003 plain host served twice, written differently", "MC7003", append(ingress,
+			gateway("shop", "a", "{istio: ingressgateway}", http("api.example.com"), at(1)),
+			gateway("web", "b", "{app: gw}", http("'*/api.example.com'"), at(2)),
+			deployment("istio-system", "both", "{istio: ingressgateway, app: gw}")),
+			1, "Gateway web/b", []string{"serves host api.example.com, as older Gateway shop/a", "merges the servers"}, "istio-system/both"},
+		{"MC7003 without workloads: equal selectors", "MC7003", []string{ns("shop"),
+			gateway("shop", "a", "{istio: ingressgateway}", httpsServer("shop.example.com", "c"), at(1)),
+			gateway("shop", "b", "{istio: ingressgateway}", httpsServer("shop.example.com", "c"), at(2))},
+			1, "Gateway shop/b", []string{"gateway workloads selected by istio=ingressgateway"}, ""},
+		{"MC7003 near miss: same host on different gateway workloads", "MC7003", append(ingress,
+			gateway("shop", "a", "{istio: ingressgateway}", httpsServer("shop.example.com", "c"), at(1)),
+			gateway("shop", "b", "{istio: internal}", httpsServer("shop.example.com", "c"), at(2))),
+			0, "", nil, ""},
+		{"MC7003 near miss: different hosts", "MC7003", append(ingress,
+			gateway("shop", "a", "{istio: ingressgateway}", http("a.example.com"), at(1)),
+			gateway("shop", "b", "{istio: ingressgateway}", http("b.example.com"), at(2))),
+			0, "", nil, ""},
+
+		{"MC7005 one credential for two Gateways' hosts", "MC7005", append(ingress,
+			gateway("shop", "a", "{istio: ingressgateway}", httpsServer("a.example.com", "wildcard-cert"), at(1)),
+			gateway("shop", "b", "{istio: ingressgateway}", httpsServer("b.example.com", "wildcard-cert"), at(2))),
+			1, "Gateway shop/b", []string{"uses the credentialName wildcard-cert that shop/a server 0 (port 443) also uses", "b.example.com, there a.example.com", "404"}, "istio-system/ingress"},
+		{"MC7005 near miss: own certificates, or one Gateway", "MC7005", append(ingress,
+			gateway("shop", "a", "{istio: ingressgateway}", httpsServer("a.example.com", "a-cert")+", "+httpsServer("c.example.com", "a-cert"), at(1)),
+			gateway("shop", "b", "{istio: ingressgateway}", httpsServer("b.example.com", "b-cert"), at(2))),
+			0, "", nil, ""},
+	})
+}
