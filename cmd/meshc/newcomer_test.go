@@ -182,3 +182,47 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("tree completion:\n%s", out)
 	}
 }
+
+// TestMissingSubsetWithAndWithoutWorkloads is issue 14's "done when":
+// bookinfo as kept in git plus a VirtualService routing reviews to subset
+// v4, which no DestinationRule defines, fails the lint (exit 1) whether
+// the input has workloads without injection, no workloads, no Services,
+// or injected workloads; stand-ins (ns/*) speak for the namespace until
+// real proxies are in the input.
+func TestMissingSubsetWithAndWithoutWorkloads(t *testing.T) {
+	const v4 = `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: reviews, namespace: default}
+spec:
+  hosts: [reviews]
+  http:
+  - route:
+    - destination: {host: reviews, subset: v4}
+`
+	for _, tc := range []struct {
+		name    string
+		files   []string
+		proxies string
+	}{
+		{"workloads without injection", []string{"services.yaml", "deployments.yaml", "destination-rules.yaml"}, "proxies: default/*\n"},
+		{"no workloads", []string{"services.yaml", "destination-rules.yaml"}, "proxies: default/*\n"},
+		{"only Istio objects", []string{"destination-rules.yaml"}, "proxies: default/*\n"},
+		{"injected workloads", []string{"namespace.yaml", "services.yaml", "deployments.yaml", "destination-rules.yaml"}, "proxies: default/details-v1, default/productpage-v1, default/ratings-v1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"reviews-v4.yaml": v4}
+			for _, f := range tc.files {
+				data, err := os.ReadFile(filepath.Join(bookinfoDir, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[f] = string(data)
+			}
+			in := writeFiles(t, files)
+			code, out, _ := meshc(t, "", "lint", in)
+			if code != 1 || !strings.Contains(out, `reviews-v4.yaml:8: error MC4003 UnknownSubset: default/reviews routes to subset "v4"`) || !strings.Contains(out, tc.proxies) {
+				t.Errorf("exit %d\n%s", code, out)
+			}
+		})
+	}
+}

@@ -298,9 +298,11 @@ rest), not only Pods, so the conflict is found before anything runs.`,
 	}
 	NoInjectedWorkloads = &Entry{
 		Code: "MC6006", Name: "NoInjectedWorkloads", Severity: Info,
-		Summary: "The input has workloads but none gets a sidecar, so no proxy is built or checked.",
+		Summary: "The input has workloads but none gets a sidecar, so no proxy is built and checks speak for namespaces, not workloads.",
 		Doc: `Most checks reason about the proxies that would run: injected Pods and
-workload templates. Injection is usually switched on in the cluster
+workload templates. Without them, checks still judge each namespace through
+a stand-in, a proxy without labels named NS/*, but selector-specific
+findings and builds need the real workloads. Injection is usually switched on in the cluster
 (kubectl label namespace ... istio-injection=enabled), so the label is often
 not in git, and a revision install (istio.io/rev=1-24) injects only when
 that revision is installed. When the input has Pods or workload templates
@@ -422,6 +424,7 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("# meshc diagnostics\n\n")
 	b.WriteString("<!-- Generated from internal/diag/catalog.go by `go test ./internal/diag -update`. Do not edit. -->\n\n")
 	b.WriteString("Codes are stable. The severity is the default; `meshc lint --fail-on` sets which severity fails a run.\n\n")
+	b.WriteString(withoutWorkloads)
 	b.WriteString("| code | name | severity | summary |\n| --- | --- | --- | --- |\n")
 	for _, e := range catalog {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", e.Code, e.Anchor(), e.Name, e.Severity, e.Summary)
@@ -432,6 +435,34 @@ func WriteMarkdown(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// withoutWorkloads is the rule analyzers follow when the input does not
+// show every proxy or service; the README says the same.
+const withoutWorkloads = `## Findings without workloads in the input
+
+Configuration repositories often hold Istio objects without the workloads,
+or workloads without the injection label that the cluster sets. meshc judges
+such input as the proxies that would run would see it:
+
+- **Stand-ins.** Every namespace with no sidecar proxy in the input, that
+  holds an object of the input (or is labelled for injection), is not the
+  root namespace and is not skipped by the injector (system namespaces,
+  istio-injection=disabled, outside discoverySelectors), gets one stand-in
+  proxy: no labels, the namespace's default Sidecar (or the root's). Findings
+  it raises list it as NS/* ("any proxy of NS"). Namespaces with real proxies
+  are judged by them, and findings name them.
+- **Missing services.** A Kubernetes host NAME.NS.svc.cluster.local that no
+  service defines is reported only when the input holds Services or
+  ServiceEntries of NS, or declares Namespaces and NS is not among them: a
+  repository that keeps NS's Services elsewhere is not told they are
+  missing. Until then, checks that need the service (a route's subset) look
+  the host up by name, as istiod will once the service exists. Hosts of
+  other forms need a ServiceEntry, which the configuration must carry.
+- **Selectors.** A workload selector is judged only against workloads of
+  the input; with none in the namespaces it can match, it is not reported
+  as matching nothing.
+
+`
 
 // unwrap joins the hard-wrapped lines of a Doc into one paragraph per line
 // break that ends a sentence block, keeping Markdown diffs readable.

@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -136,7 +135,6 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 	}
 	type finding struct {
 		dest    resolve.Destination
-		svc     *resolve.Service
 		step    resolve.LookupStep
 		proxies []*resolve.Proxy
 	}
@@ -147,19 +145,25 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 			if dest.Subset == "" {
 				return
 			}
-			// The decision names the scope's service for the host.
-			dec, ok := sc.DestinationRule(dest.Host)
-			if !ok {
+			// The decision names the scope's service for the host. For a
+			// service the input does not hold, the rules are looked up
+			// by the host alone, as istiod would once the service exists.
+			var l resolve.DRLookup
+			var scopeRule *resolve.Rule
+			if dec, ok := sc.DestinationRule(dest.Host); ok {
+				l, scopeRule = dec.Lookup, dec.Rule
+			} else if p.Mesh.Describes(dest.Host) {
 				return // MC5002's business
+			} else {
+				l = p.Mesh.LookupDestinationRules(sc.Namespace, dest.Host)
+				scopeRule = l.RuleFor(&resolve.Proxy{Namespace: sc.Namespace})
 			}
-			s := dec.Service
-			perProxy := slices.ContainsFunc(dec.Lookup.Rules, func(r *resolve.Rule) bool { return r.Selector != nil })
-			if !perProxy && dec.Rule != nil && dec.Rule.HasSubset(dest.Subset) {
+			perProxy := slices.ContainsFunc(l.Rules, func(r *resolve.Rule) bool { return r.Selector != nil })
+			if !perProxy && scopeRule != nil && scopeRule.HasSubset(dest.Subset) {
 				return // every proxy of the scope uses a rule with the subset
 			}
-			l := dec.Lookup
 			for _, px := range sc.Proxies {
-				rule := dec.Rule
+				rule := scopeRule
 				if perProxy {
 					rule = l.RuleFor(px)
 				}
@@ -169,7 +173,7 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 				k := key{dest.In, dest.Path.String(), rule}
 				f := found[k]
 				if f == nil {
-					f = &finding{dest: *dest, svc: s, step: l.Step}
+					f = &finding{dest: *dest, step: l.Step}
 					found[k] = f
 					order = append(order, k)
 				}
@@ -213,33 +217,73 @@ func subsetList(r *resolve.Rule) string {
 	return strings.Join(names, ", ")
 }
 
-// MC5001: several VirtualServices claim a host for the same proxies.
+// MC5001: several VirtualServices claim hosts for the same proxies. One
+// finding per conflicting group (one winner, the same losers), listing
+// its hosts, so N VirtualServices sharing N hosts make one finding, not
+// N² (issue 14's performance case).
 var virtualServiceHostConflict = &Analyzer{Entry: diag.VirtualServiceHostConflict, Run: func(p *Pass) {
-	type key struct {
-		host          host.Name
-		winner, loser *resolve.VirtualService
+	type group struct {
+		winner  *resolve.VirtualService
+		losers  []*resolve.VirtualService
+		hosts   []host.Name
+		proxies []*resolve.Proxy
+		scopes  map[*resolve.Scope]bool
 	}
-	found := map[key][]*resolve.Proxy{}
-	var order []key
+	found := map[string]*group{}
+	var order []string
+	var key strings.Builder
 	for _, sc := range p.Mesh.Scopes {
 		for _, c := range sc.VirtualServices {
+			if len(c.Losers) == 0 {
+				continue
+			}
+			key.Reset()
+			fmt.Fprintf(&key, "%p", c.Winner)
 			for _, l := range c.Losers {
-				k := key{c.Host, c.Winner, l}
-				if _, ok := found[k]; !ok {
-					order = append(order, k)
-				}
-				found[k] = append(found[k], sc.Proxies...)
+				fmt.Fprintf(&key, ",%p", l)
+			}
+			g := found[key.String()]
+			if g == nil {
+				g = &group{winner: c.Winner, losers: c.Losers, scopes: map[*resolve.Scope]bool{}}
+				found[key.String()] = g
+				order = append(order, key.String())
+			}
+			if !slices.Contains(g.hosts, c.Host) {
+				g.hosts = append(g.hosts, c.Host)
+			}
+			if !g.scopes[sc] {
+				g.scopes[sc] = true
+				g.proxies = append(g.proxies, sc.Proxies...)
 			}
 		}
 	}
-	slices.SortStableFunc(order, func(a, b key) int { return cmp.Compare(a.host, b.host) })
 	for _, k := range order {
-		lm, wm := &k.loser.Object.ObjectMeta, &k.winner.Object.ObjectMeta
-		d := p.Report(lm, model.ParsePath("spec.hosts"),
-			"%s and %s both claim host %s; sidecars never merge VirtualServices, so the routes of %s are ignored",
-			objName(lm), objName(wm), k.host, objName(lm))
-		d.Related = append(d.Related, related(wm, "used for %s", k.host))
-		d.Proxies = proxyIDs(found[k])
+		g := found[k]
+		host.Sort(g.hosts)
+		hosts := make([]string, len(g.hosts))
+		for i, h := range g.hosts {
+			hosts[i] = string(h)
+		}
+		lm, wm := &g.losers[0].Object.ObjectMeta, &g.winner.Object.ObjectMeta
+		var d *diag.Diagnostic
+		if len(g.losers) == 1 {
+			d = p.Report(lm, model.ParsePath("spec.hosts"),
+				"%s and %s both claim %s %s; sidecars never merge VirtualServices, so the routes of %s for %s are ignored",
+				objName(lm), objName(wm), plural(len(hosts), "host", "hosts"), list(hosts, 5), objName(lm), plural(len(hosts), "it", "them"))
+		} else {
+			names := make([]string, len(g.losers))
+			for i, l := range g.losers {
+				names[i] = objName(&l.Object.ObjectMeta)
+			}
+			d = p.Report(lm, model.ParsePath("spec.hosts"),
+				"%d VirtualServices claim %s %s for the same proxies; sidecars never merge VirtualServices, so only %s is used and the routes of %s are ignored for %s",
+				len(g.losers)+1, plural(len(hosts), "host", "hosts"), list(hosts, 5), objName(wm), list(names, 5), plural(len(hosts), "it", "them"))
+		}
+		d.Related = append(d.Related, related(wm, "used for %s", plural(len(hosts), "this host", "these hosts")))
+		for _, l := range g.losers[1:] {
+			d.Related = append(d.Related, related(&l.Object.ObjectMeta, "also ignored"))
+		}
+		d.Proxies = proxyIDs(g.proxies)
 	}
 }}
 
@@ -258,7 +302,7 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 	var order []key
 	for _, sc := range p.Mesh.Scopes {
 		sc.RoutedDestinations(func(dest *resolve.Destination) {
-			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) {
+			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) || !p.Mesh.Describes(dest.Host) {
 				return
 			}
 			k := key{dest.In, dest.Path.String()}

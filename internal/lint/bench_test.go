@@ -1,10 +1,15 @@
 package lint
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/meshc/meshc/internal/benchmesh"
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/load/loadtest"
 	"github.com/meshc/meshc/internal/meshgen"
+	"github.com/meshc/meshc/internal/meshtest"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -20,4 +25,30 @@ func BenchmarkRun(b *testing.B) {
 		ds = len(Run(m, Analyzers(), Options{}))
 	}
 	b.ReportMetric(float64(ds), "diagnostics")
+}
+
+// BenchmarkSharedHosts is issue 14's quadratic case: n VirtualServices
+// that each list the same n hosts, seen by one namespace. Findings must
+// grow with the groups, not the pairs: one finding here, whatever n.
+func BenchmarkSharedHosts(b *testing.B) {
+	const n = 300
+	hosts := make([]string, n)
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("service-%03d.shared-hosts.example.com", i)
+	}
+	list := strings.Join(hosts, ", ")
+	docs := []string{fmt.Sprintf("apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: ext, namespace: team}\nspec: {hosts: [%s], ports: [{number: 80, name: http, protocol: HTTP}], resolution: DNS}\n", list)}
+	for i := range n {
+		docs = append(docs, fmt.Sprintf("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: vs-%03d, namespace: team}\nspec: {hosts: [%s], http: [{route: [{destination: {host: %s}}]}]}\n", i, list, hosts[0]))
+	}
+	objs := loadtest.Objects(b, docs...)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var ds []diag.Diagnostic
+	for b.Loop() {
+		ds = Run(meshtest.Resolve(objs), Analyzers(), Options{})
+	}
+	if got := len(only(ds, diag.VirtualServiceHostConflict.Code)); got != 1 {
+		b.Fatalf("%d MC5001 findings, want 1", got)
+	}
 }

@@ -27,17 +27,55 @@ type Pass struct {
 	Build *Build
 	entry *diag.Entry
 	diags []diag.Diagnostic
+	// fields are the field paths of diags still to be turned into lines.
+	fields []field
+}
+
+// field is a finding's field, located after the analyzers ran: finding a
+// line parses the object's document, which is done once per object for
+// all the findings about it.
+type field struct {
+	diag int
+	obj  *model.ObjectMeta
+	path model.Path
 }
 
 // Report adds a diagnostic of the running analyzer's code about obj (at
 // the field at path, when given).
 func (p *Pass) Report(obj *model.ObjectMeta, at model.Path, format string, args ...any) *diag.Diagnostic {
-	ref := obj.Ref()
 	if at != nil {
-		ref = obj.RefAt(at)
+		p.fields = append(p.fields, field{len(p.diags), obj, at})
 	}
-	p.diags = append(p.diags, p.entry.At(ref, format, args...))
+	p.diags = append(p.diags, p.entry.At(obj.Ref(), format, args...))
 	return &p.diags[len(p.diags)-1]
+}
+
+// locate sets the line of every finding about a field.
+func locate(passes []*Pass) {
+	type at struct {
+		pass  *Pass
+		field field
+	}
+	byObj := map[*model.ObjectMeta][]at{}
+	var objs []*model.ObjectMeta
+	for _, p := range passes {
+		for _, f := range p.fields {
+			if byObj[f.obj] == nil {
+				objs = append(objs, f.obj)
+			}
+			byObj[f.obj] = append(byObj[f.obj], at{p, f})
+		}
+	}
+	for _, o := range objs {
+		fs := byObj[o]
+		paths := make([]model.Path, len(fs))
+		for i, f := range fs {
+			paths[i] = f.field.path
+		}
+		for i, line := range o.Source.FieldLines(paths) {
+			fs[i].pass.diags[fs[i].field.diag].Object.Line = line
+		}
+	}
 }
 
 // Analyzers returns every analyzer, in code order. Each family's file
@@ -77,6 +115,7 @@ func Run(m *resolve.Mesh, analyzers []*Analyzer, opts Options) []diag.Diagnostic
 		wg.Go(func() { a.Run(passes[i]) })
 	}
 	wg.Wait()
+	locate(passes)
 	var out []diag.Diagnostic
 	for _, p := range passes {
 		out = append(out, p.diags...)

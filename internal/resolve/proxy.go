@@ -34,6 +34,10 @@ type Proxy struct {
 	Object         *model.ObjectMeta
 	// Injection says why the proxy has a sidecar.
 	Injection string
+	// StandIn marks a namespace's stand-in (see standInProxies): it is in
+	// its scope's Proxies, never in Mesh.Proxies or Mesh.Views, and has no
+	// Object.
+	StandIn bool
 }
 
 // ID is "namespace/name".

@@ -50,7 +50,9 @@ type Mesh struct {
 	Proxies []*Proxy
 	// Views, one per proxy, in Proxies order.
 	Views []*ProxyView
-	// Scopes are the distinct Sidecar scopes, shared among proxies.
+	// Scopes are the distinct Sidecar scopes, shared among proxies. They
+	// include the scopes of stand-in proxies, which judge namespaces whose
+	// proxies the input does not show (Proxy.StandIn).
 	Scopes []*Scope
 	// Sidecars by namespace, in the order istiod tries them.
 	Sidecars sidecarIndex
@@ -73,6 +75,7 @@ type Mesh struct {
 	Policies []*Policy
 
 	reg   *registry
+	input inputNamespaces
 	peers *peerIndex
 	drs   *drIndexes
 	vss   *vsIndex
@@ -146,7 +149,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	assignPlaceholderVIPs(services, vips)
 	resolveAliases(services)
 	m := &Mesh{Config: mc, Injection: opts.Injection, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
-		peers: newPeerIndex(objs, mc.GetRootNamespace())}
+		peers: newPeerIndex(objs, mc.GetRootNamespace()), input: newInputNamespaces(objs)}
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
 	m.DestinationRules = drs
@@ -183,9 +186,10 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	index := map[scopeKey]int{}
 	var first []SidecarChoice
 	var firstNs []string
-	choices := make([]SidecarChoice, len(m.Proxies))
-	keys := make([]int, len(m.Proxies))
-	for i, p := range m.Proxies {
+	all := slices.Concat(m.Proxies, standInProxies(objs, m.Proxies, forest.Labels, mc.RootNamespace, watched))
+	choices := make([]SidecarChoice, len(all))
+	keys := make([]int, len(all))
+	for i, p := range all {
 		choices[i] = m.Sidecars.choose(p, mc.RootNamespace)
 		k := scopeKey{choices[i].Sidecar, p.Namespace, p.Type == RouterProxy}
 		n, ok := index[k]
@@ -203,9 +207,12 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 		sc.drs = decider.decisions(firstNs[i], sc.Services)
 		m.Scopes[i] = sc
 	})
-	for i, p := range m.Proxies {
+	for i, p := range all {
 		sc := m.Scopes[keys[i]]
 		sc.Proxies = append(sc.Proxies, p)
+		if p.StandIn {
+			continue
+		}
 		// Proxies sharing a scope can differ in which Sidecars they
 		// skipped; each view keeps its own account.
 		v := &ProxyView{Proxy: p, Scope: sc, Choice: choices[i]}
