@@ -2,6 +2,7 @@ package diag
 
 // gatewayEntries: MC6003 and up and MC7xxx: Sidecars, workload selectors, listeners and gateways.
 var gatewayEntries = []*Entry{
+	EgressHostMatchesNothing,
 	SelectorMatchesNoWorkload,
 	EmptyWorkloadSelector,
 	ConflictingGateways,
@@ -9,6 +10,22 @@ var gatewayEntries = []*Entry{
 }
 
 var (
+	EgressHostMatchesNothing = &Entry{
+		Code: "MC6003", Name: "EgressHostMatchesNothing", Severity: Warning,
+		Summary: "A Sidecar egress host imports no service.",
+		Doc: `An egress host (namespace/host) of a Sidecar names no service the proxies
+using the Sidecar can import: no Service or ServiceEntry of that namespace
+has a matching host, the ones that do are not exported to the Sidecar's
+namespace, or they lack the egress listener's port. The entry does nothing;
+usually the host or the namespace is misspelt, or the service moved, and
+the proxies have no cluster or route for what the entry was meant to
+import. The rule is judged only when the input holds services of the
+namespace the entry means: "./" means the Sidecar's namespace, a named
+namespace that one, and "*/" any namespace (then the input must hold some
+service at all). A repository that keeps a namespace's Services elsewhere
+gets no finding for entries naming that namespace, and "*/*" and exclusions
+("~/") are never reported.`,
+	}
 	SelectorMatchesNoWorkload = &Entry{
 		Code: "MC6004", Name: "SelectorMatchesNoWorkload", Severity: Warning, Istio: []string{"IST0127", "IST0101"},
 		Summary: "A workload selector matches no Pod or workload template of the input.",

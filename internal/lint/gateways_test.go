@@ -145,3 +145,25 @@ func TestGatewayServerAnalyzers(t *testing.T) {
 			0, "", nil, ""},
 	})
 }
+
+func TestEgressHostMatchesNothing(t *testing.T) {
+	web := []string{ns("web"), ns("client"), service("web", "api"), service("web", "db", "{port: 5432, name: tcp-db}"), deployment("client", "caller", "{app: caller}")}
+	sidecar := func(egress string) string { return obj("Sidecar", "client", "default", "egress: ["+egress+"]") }
+	runGatewayCases(t, []gatewayCase{
+		{"MC6003 misspelt host", "MC6003", append(web, sidecar("{hosts: ['web/apii.web.svc.cluster.local', './*']}")),
+			1, "Sidecar client/default", []string{`egress host "web/apii.web.svc.cluster.local" of Sidecar client/default imports no service`, "no Service or ServiceEntry in namespace web"}, ""},
+		{"MC6003 wildcard in a namespace of the input", "MC6003", append(web, sidecar("{hosts: ['web/*.example.com']}")),
+			1, "Sidecar client/default", []string{"namespace web has a host matching *.example.com"}, ""},
+		{"MC6003 hidden by exportTo", "MC6003", append(web,
+			"apiVersion: v1\nkind: Service\nmetadata: {name: private, namespace: web, annotations: {networking.istio.io/exportTo: '.'}}\nspec: {ports: [{port: 80, name: http}]}\n",
+			sidecar("{hosts: ['web/private.web.svc.cluster.local']}")),
+			1, "Sidecar client/default", []string{"not exported to namespace client"}, ""},
+		{"MC6003 port the service lacks", "MC6003", append(web, sidecar("{port: {number: 80, protocol: HTTP, name: http}, hosts: ['web/db.web.svc.cluster.local']}")),
+			1, "Sidecar client/default", []string{"lack the egress listener's port 80"}, ""},
+		{"MC6003 near miss: namespace with no services in the input, */*, exclusions", "MC6003", append(web,
+			sidecar("{hosts: ['shared/*', 'other/x.other.svc.cluster.local', '*/*', '~/*', 'web/api.web.svc.cluster.local']}")),
+			0, "", nil, ""},
+		{"MC6003 near miss: no services in the input at all", "MC6003", []string{ns("client"), sidecar("{hosts: ['*/api.example.com', './*']}")},
+			0, "", nil, ""},
+	})
+}
