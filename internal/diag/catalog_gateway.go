@@ -6,7 +6,9 @@ var gatewayEntries = []*Entry{
 	SelectorMatchesNoWorkload,
 	EmptyWorkloadSelector,
 	ConflictingGateways,
+	GatewayPortNotOnService,
 	DuplicateGatewayCertificate,
+	GatewayCredentialNotFound,
 }
 
 var (
@@ -86,5 +88,34 @@ second Gateway can arrive on a connection whose SNI chose the first
 Gateway's server, and gets a 404. Give each Gateway its own certificate,
 or serve the hosts from one server. Servers of one Gateway, and servers
 with the same hosts (MC7003), are not reported here.`,
+	}
+	GatewayPortNotOnService = &Entry{
+		Code: "MC7004", Name: "GatewayPortNotOnService", Severity: Warning, Istio: []string{"IST0162"},
+		Summary: "A Gateway server port is exposed by no Service in front of the gateway workloads.",
+		Doc: `A Gateway server listens on a port of its gateway workloads, but traffic
+only reaches them through a Service that selects them. When no such
+Service has the port, the server is unreachable. As istioctl does, a server
+port counts as exposed when it is a TCP Service port's targetPort (the port
+the gateway listens on) or the Service port itself. The check runs only
+when the input holds the gateway workloads and at least one Service that
+selects them; a repository without the gateway's Service gets no finding.
+Add the port to the Service, or fix the server's port.`,
+	}
+	GatewayCredentialNotFound = &Entry{
+		Code: "MC7006", Name: "GatewayCredentialNotFound", Severity: Error, Istio: []string{"IST0101", "IST0161"},
+		Summary: "A Gateway credentialName names no Secret in the gateway's namespace, or a Secret without a usable certificate.",
+		Doc: `istiod's gateway reads a TLS server's credentialName from the namespace its
+gateway workload runs in, not the Gateway's. When no Secret of that name is
+there, or the Secret lacks a certificate and key (tls.crt and tls.key, or
+cert and key), the server cannot serve TLS. A MUTUAL or OPTIONAL_MUTUAL
+server also needs a CA certificate: ca.crt or cacert in the Secret, or in a
+Secret named <credentialName>-cacert. Many repositories keep Secrets
+elsewhere (sealed, external, made by cert-manager), so the check runs only
+when the input holds the gateway workloads and carries Secrets in their
+namespace; a cert-manager Certificate, a SealedSecret or an ExternalSecret
+that makes the Secret counts as the Secret (its keys are not checked).
+meshc reads a Secret's type and key names, never its values.
+Credentials of other providers (a "://" scheme other than kubernetes://)
+are not checked.`,
 	}
 )

@@ -6,5 +6,7 @@ var gatewayAnalyzers = []*Analyzer{
 	selectorMatchesNoWorkload,
 	emptyWorkloadSelector,
 	conflictingGateways,
+	gatewayPortNotOnService,
 	duplicateGatewayCertificate,
+	gatewayCredentialNotFound,
 }

@@ -167,3 +167,55 @@ func TestEgressHostMatchesNothing(t *testing.T) {
 			0, "", nil, ""},
 	})
 }
+
+func secret(ns, name string, keys ...string) string {
+	var data []string
+	for _, k := range keys {
+		data = append(data, k+": eA==")
+	}
+	return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: %s}\ntype: kubernetes.io/tls\ndata: {%s}\n", name, ns, strings.Join(data, ", "))
+}
+
+func TestGatewayWorkloadAnalyzers(t *testing.T) {
+	ingress := []string{ns("shop"), deployment("istio-system", "ingress", "{istio: ingressgateway}")}
+	ingressSvc := "apiVersion: v1\nkind: Service\nmetadata: {name: ingress, namespace: istio-system}\nspec: {selector: {istio: ingressgateway}, ports: [{port: 80, targetPort: 8080, name: http2}, {port: 443, targetPort: 8443, name: https}]}\n"
+	port := func(n int) string {
+		return fmt.Sprintf("{port: {number: %d, name: http, protocol: HTTP}, hosts: ['*']}", n)
+	}
+	mtls := func(cred string) string {
+		return "{port: {number: 443, name: https, protocol: HTTPS}, hosts: ['*'], tls: {mode: MUTUAL, credentialName: " + cred + "}}"
+	}
+	runGatewayCases(t, []gatewayCase{
+		{"MC7004 server port the Service lacks", "MC7004", append(ingress, ingressSvc,
+			gateway("shop", "gw", "{istio: ingressgateway}", port(80)+", "+port(9000))),
+			1, "Gateway shop/gw", []string{"server 1 of Gateway shop/gw listens on port 9000", "istio-system/ingress"}, "istio-system/ingress"},
+		{"MC7004 near miss: service port and target port both count", "MC7004", append(ingress, ingressSvc,
+			gateway("shop", "gw", "{istio: ingressgateway}", port(80)+", "+port(8443))),
+			0, "", nil, ""},
+		{"MC7004 near miss: no Service selects the gateway workload", "MC7004", append(ingress,
+			gateway("shop", "gw", "{istio: ingressgateway}", port(9000))),
+			0, "", nil, ""},
+
+		{"MC7006 credential absent from the gateway workload's namespace", "MC7006", append(ingress,
+			secret("istio-system", "other-cert", "tls.crt", "tls.key"), secret("shop", "shop-cert", "tls.crt", "tls.key"),
+			gateway("shop", "gw", "{istio: ingressgateway}", httpsServer("shop.example.com", "shop-cert"))),
+			1, "Gateway shop/gw", []string{"uses credential shop-cert, but no Secret shop-cert is in namespace istio-system"}, ""},
+		{"MC7006 Secret without a key", "MC7006", append(ingress,
+			secret("istio-system", "shop-cert", "tls.crt"),
+			gateway("shop", "gw", "{istio: ingressgateway}", httpsServer("shop.example.com", "shop-cert"))),
+			1, "Gateway shop/gw", []string{"Secret istio-system/shop-cert lacks a certificate and key", "it has tls.crt"}, ""},
+		{"MC7006 mutual TLS without a CA", "MC7006", append(ingress,
+			secret("istio-system", "shop-cert", "tls.crt", "tls.key"),
+			gateway("shop", "gw", "{istio: ingressgateway}", mtls("shop-cert"))),
+			1, "Gateway shop/gw", []string{"lacks a CA certificate for mutual TLS", "shop-cert-cacert"}, ""},
+		{"MC7006 near miss: CA in a -cacert Secret, a Certificate makes the other", "MC7006", append(ingress,
+			secret("istio-system", "shop-cert", "cert", "key"), secret("istio-system", "shop-cert-cacert", "cacert"),
+			"apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: api, namespace: istio-system}\nspec: {secretName: api-cert, dnsNames: [api.example.com]}\n",
+			gateway("shop", "gw", "{istio: ingressgateway}", mtls("shop-cert")+", "+httpsServer("api.example.com", "api-cert"))),
+			0, "", nil, ""},
+		{"MC7006 near miss: no Secrets in the gateway's namespace", "MC7006", append(ingress,
+			secret("shop", "shop-cert", "tls.crt", "tls.key"),
+			gateway("shop", "gw", "{istio: ingressgateway}", httpsServer("shop.example.com", "missing"))),
+			0, "", nil, ""},
+	})
+}
