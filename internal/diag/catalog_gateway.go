@@ -5,6 +5,8 @@ var gatewayEntries = []*Entry{
 	EgressHostMatchesNothing,
 	SelectorMatchesNoWorkload,
 	EmptyWorkloadSelector,
+	ListenerConflict,
+	CatchAllTCPCapture,
 	ConflictingGateways,
 	GatewayPortNotOnService,
 	DuplicateGatewayCertificate,
@@ -117,5 +119,38 @@ that makes the Secret counts as the Secret (its keys are not checked).
 meshc reads a Secret's type and key names, never its values.
 Credentials of other providers (a "://" scheme other than kubernetes://)
 are not checked.`,
+	}
+	ListenerConflict = &Entry{
+		Code: "MC7001", Name: "ListenerConflict", Severity: Warning,
+		Summary: "Two services want the same outbound listener and one is dropped.",
+		Doc: `A sidecar has one outbound listener per address and port: a service's VIP,
+or 0.0.0.0 for HTTP ports and for services without a VIP. When two
+services' ports land on the same listener with filter chains that match
+the same connections (two TCP services with one VIP and port, two TCP
+services without a VIP on one port, TLS services with the same SNI host),
+istiod keeps the first service placed (oldest first) and drops the other's
+chain without a message; a Mongo or MySQL port sharing a listener with
+another protocol is dropped whole. Connections meant for the dropped
+service reach the first one. meshc reports what its own listener building
+drops, once per dropped port, listing the proxies of every scope where it
+happens. Give the services distinct addresses or ports, or keep one out of
+the proxies' scope with a Sidecar.`,
+	}
+	CatchAllTCPCapture = &Entry{
+		Code: "MC7002", Name: "CatchAllTCPCapture", Severity: Warning,
+		Summary: "A TCP service without an address takes the 0.0.0.0 listener of its port for every destination.",
+		Doc: `A service port that is plain TCP (or sniffed, not HTTP), whose service has
+no address of its own (typically a ServiceEntry with resolution DNS or
+NONE and no addresses), is placed on the wildcard listener 0.0.0.0_<port>
+with a chain that matches every connection. Every TCP connection a proxy
+makes on that port that no address-specific listener takes (to other
+external hosts, to IPs without a service) is then treated as this service:
+with DNS resolution it is sent to the service's endpoints; with NONE it
+goes on to its original destination but is counted, and given the
+policies, as this service. Only the first such service on a port gets the
+chain (MC7001 reports the others). Give the ServiceEntry addresses, use
+TLS (chains then match the SNI host) or an HTTP protocol, or keep it out of
+the proxies' scope with a Sidecar. Reported once per service port, listing
+the proxies of every scope concerned.`,
 	}
 )

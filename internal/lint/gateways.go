@@ -5,6 +5,8 @@ var gatewayAnalyzers = []*Analyzer{
 	egressHostMatchesNothing,
 	selectorMatchesNoWorkload,
 	emptyWorkloadSelector,
+	listenerConflict,
+	catchAllTCPCapture,
 	conflictingGateways,
 	gatewayPortNotOnService,
 	duplicateGatewayCertificate,

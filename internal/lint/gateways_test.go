@@ -219,3 +219,35 @@ func TestGatewayWorkloadAnalyzers(t *testing.T) {
 			0, "", nil, ""},
 	})
 }
+
+func TestListenerAnalyzers(t *testing.T) {
+	web := []string{ns("web"), ns("client"), service("web", "api"), deployment("web", "api-v1", "{app: api}"), deployment("client", "caller", "{app: caller}")}
+	se := func(name, host, port, extra string, meta ...string) string {
+		return obj("ServiceEntry", "web", name, "hosts: ["+host+"], ports: ["+port+"], resolution: DNS, location: MESH_EXTERNAL"+extra, meta...)
+	}
+	tcp := "{number: 5432, name: tcp, protocol: TCP}"
+	runGatewayCases(t, []gatewayCase{
+		{"MC7002 TCP ServiceEntry without addresses", "MC7002", append(web, se("db", "db.example.com", tcp, "")),
+			1, "ServiceEntry web/db", []string{"db.example.com (port 5432, TCP) has no address of its own", "0.0.0.0_5432 matches every connection", "to the service's endpoints"}, "client/caller,web/api-v1"},
+		{"MC7002 without workloads: the namespace's stand-in", "MC7002", []string{ns("web"), se("db", "db.example.com", tcp, "")},
+			1, "ServiceEntry web/db", []string{"0.0.0.0_5432"}, "web/*"},
+		{"MC7002 near miss: an address, or TLS", "MC7002", append(web,
+			se("db", "db.example.com", tcp, ", addresses: [240.0.0.1]"),
+			se("api", "api.example.com", "{number: 443, name: tls, protocol: TLS}", "")),
+			0, "", nil, ""},
+
+		{"MC7001 two TCP ServiceEntries without addresses on one port", "MC7001", append(web,
+			se("db-a", "a.example.com", tcp, "", at(1)), se("db-b", "b.example.com", tcp, "", at(2))),
+			1, "ServiceEntry web/db-b", []string{"port 5432 of b.example.com (TCP) is dropped from outbound listener 0.0.0.0_5432, which a.example.com port 5432 (TCP) already holds", "connections meant for b.example.com reach a.example.com"}, "client/caller,web/api-v1"},
+		{"MC7001 without workloads: the namespace's stand-in", "MC7001", []string{ns("web"),
+			se("db-a", "a.example.com", tcp, "", at(1)), se("db-b", "b.example.com", tcp, "", at(2))},
+			1, "ServiceEntry web/db-b", []string{"dropped from outbound listener 0.0.0.0_5432"}, "web/*"},
+		{"MC7001 one VIP and port for two TCP services", "MC7001", append(web,
+			se("db-a", "a.example.com", tcp, ", addresses: [240.0.0.9]", at(1)), se("db-b", "b.example.com", tcp, ", addresses: [240.0.0.9]", at(2))),
+			1, "ServiceEntry web/db-b", []string{"outbound listener 240.0.0.9_5432"}, "client/caller,web/api-v1"},
+		{"MC7001 near miss: TLS services are told apart by SNI, addresses by VIP", "MC7001", append(web,
+			se("a", "a.example.com", "{number: 443, name: tls, protocol: TLS}", "", at(1)), se("b", "b.example.com", "{number: 443, name: tls, protocol: TLS}", "", at(2)),
+			se("db-a", "c.example.com", tcp, ", addresses: [240.0.0.1]", at(1)), se("db-b", "d.example.com", tcp, ", addresses: [240.0.0.2]", at(2))),
+			0, "", nil, ""},
+	})
+}
