@@ -37,8 +37,9 @@ gets no finding for entries naming that namespace, and "*/*" and exclusions
 selector of a PeerAuthentication, RequestAuthentication, AuthorizationPolicy,
 Telemetry, WasmPlugin or EnvoyFilter matches no workload, so istiod applies
 the object to nothing: usually a typo in a label or a workload renamed.
-Every Pod and workload template (Deployment, StatefulSet, DaemonSet,
-ReplicaSet, Job) counts, injected or not, since gateways often are not.
+Every Pod, workload template (Deployment, StatefulSet, DaemonSet,
+ReplicaSet, Job) and WorkloadEntry counts, injected or not, since gateways
+often are not.
 The selector is judged against the namespaces it can reach: its own; every
 namespace for a Gateway (istiod picks gateway workloads mesh-wide) and for a
 policy in the root namespace. A selector is only judged when the input

@@ -83,8 +83,9 @@ func selectors(objs []model.Object, rootNs string) []selector {
 	return out
 }
 
-// inputWorkload is a Pod or workload template of the input, injected or
-// not: gateways are often not injected, and a selector may name either.
+// inputWorkload is a Pod, workload template or WorkloadEntry of the
+// input, injected or not: gateways are often not injected, and a selector
+// may name any of them.
 type inputWorkload struct {
 	obj    *model.ObjectMeta
 	labels map[string]string
@@ -101,6 +102,15 @@ func inputWorkloads(objs []model.Object) map[string][]inputWorkload {
 			w = inputWorkload{&x.ObjectMeta, x.Labels}
 		case *model.Workload:
 			w = inputWorkload{&x.ObjectMeta, x.Template.Labels}
+		case *model.WorkloadEntry:
+			// A VM's labels: the spec's, metadata's winning, as for its
+			// endpoints.
+			labels := maps.Clone(x.Spec.GetLabels())
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			maps.Copy(labels, x.Labels)
+			w = inputWorkload{&x.ObjectMeta, labels}
 		default:
 			continue
 		}

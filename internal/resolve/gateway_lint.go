@@ -63,10 +63,10 @@ type EgressHost struct {
 	Hidden, OffPort []*Service
 }
 
-// EgressHosts lists, for every Sidecar, oldest namespace first, each
-// egress host that names services, with what it names. Entries that
-// exclude ("~"), that istiod ignores (no single "/") and "*/*" are left
-// out. Cost: entries × services of the namespace meant (of the registry,
+// EgressHosts lists, for every Sidecar, in namespace order, each egress
+// host that names services, with what it names. Entries that exclude
+// ("~"), that istiod ignores (no single "/"), that name no host, and
+// "*/*" are left out. Cost: entries × services of the namespace meant (of the registry,
 // for a "*/" wildcard).
 func (m *Mesh) EgressHosts() []EgressHost {
 	byNs := map[string][]*Service{}
@@ -79,7 +79,7 @@ func (m *Mesh) EgressHosts() []EgressHost {
 			for li, eg := range sc.Spec.GetEgress() {
 				for i, raw := range eg.GetHosts() {
 					nsPart, dns, ok := strings.Cut(raw, "/")
-					if !ok || strings.Contains(dns, "/") || strings.HasPrefix(nsPart, "~") || (nsPart == "*" && dns == "*") {
+					if !ok || dns == "" || strings.Contains(dns, "/") || strings.HasPrefix(nsPart, "~") || (nsPart == "*" && dns == "*") {
 						continue
 					}
 					if nsPart == "." {
