@@ -62,7 +62,7 @@ usage error or when some input could not be read (MC1006).`,
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: "+strings.Join(diag.Formats(), ", "))
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	cf.add(cmd, true)
-	cmd.Flags().StringVar(&explain, "explain", "", "print the documentation of a diagnostic `CODE` (or name) and exit")
+	cmd.Flags().StringVar(&explain, "explain", "", "print the documentation of a diagnostic `CODE` (a name, or an istioctl analyze code such as IST0101) and exit")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(diag.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("explain", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -100,10 +100,38 @@ func exitFor(ds []diag.Diagnostic, threshold diag.Severity) error {
 }
 
 func explainCode(g *globals, code string) error {
-	e, ok := diag.Lookup(code)
-	if !ok {
+	if e, ok := diag.Lookup(code); ok {
+		return explainEntry(g, e)
+	}
+	// An istioctl analyze code: name the meshc codes reporting the same.
+	entries := diag.ByIstioCode(code)
+	if len(entries) == 0 {
 		return &exitError{code: exitUsage, err: fmt.Errorf("no diagnostic %q; codes are listed in docs/diagnostics.md", code)}
 	}
-	_, err := fmt.Fprintf(g.stdout, "%s %s (%s)\n\n%s\n\n%s\n\nMore: %s\n", e.Code, e.Name, e.Severity, e.Summary, e.Doc, e.HelpURI())
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Code + " " + e.Name
+	}
+	if _, err := fmt.Fprintf(g.stdout, "%s (istioctl analyze) is reported by %s; --suppress %s and the galley.istio.io/analyze-suppress annotation suppress the same findings.\n",
+		strings.ToUpper(code), strings.Join(names, ", "), strings.ToUpper(code)); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if _, err := fmt.Fprintln(g.stdout); err != nil {
+			return err
+		}
+		if err := explainEntry(g, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func explainEntry(g *globals, e *diag.Entry) error {
+	istio := ""
+	if len(e.Istio) > 0 {
+		istio = "\n\nistioctl analyze reports the same as " + strings.Join(e.Istio, ", ") + "."
+	}
+	_, err := fmt.Fprintf(g.stdout, "%s %s (%s)\n\n%s\n\n%s%s\n\nMore: %s\n", e.Code, e.Name, e.Severity, e.Summary, e.Doc, istio, e.HelpURI())
 	return err
 }

@@ -226,3 +226,18 @@ spec:
 		})
 	}
 }
+
+// TestExplainIstioCode: an istioctl analyze code names the meshc codes
+// that report it and prints their docs; a meshc code lists its aliases.
+func TestExplainIstioCode(t *testing.T) {
+	code, out, _ := meshc(t, "", "lint", "--explain", "ist0101")
+	if code != 0 || !strings.HasPrefix(out, "IST0101 (istioctl analyze) is reported by MC5002 DestinationHostNotFound") || !strings.Contains(out, "\nMC5002 DestinationHostNotFound (error)\n") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	if code, out, _ := meshc(t, "", "lint", "--explain", "MC6002"); code != 0 || !strings.Contains(out, "istioctl analyze reports the same as IST0110.") {
+		t.Errorf("MC6002: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := meshc(t, "", "lint", "--explain", "IST9999"); code != exitUsage || !strings.Contains(errOut, `no diagnostic "IST9999"`) {
+		t.Errorf("IST9999: exit %d\n%s", code, errOut)
+	}
+}

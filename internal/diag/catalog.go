@@ -425,12 +425,16 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("<!-- Generated from internal/diag/catalog.go by `go test ./internal/diag -update`. Do not edit. -->\n\n")
 	b.WriteString("Codes are stable. The severity is the default; `meshc lint --fail-on` sets which severity fails a run.\n\n")
 	b.WriteString(withoutWorkloads)
-	b.WriteString("| code | name | severity | summary |\n| --- | --- | --- | --- |\n")
+	b.WriteString("| code | name | severity | istioctl analyze | summary |\n| --- | --- | --- | --- | --- |\n")
 	for _, e := range catalog {
-		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", e.Code, e.Anchor(), e.Name, e.Severity, e.Summary)
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s |\n", e.Code, e.Anchor(), e.Name, e.Severity, strings.Join(e.Istio, ", "), e.Summary)
 	}
 	for _, e := range catalog {
 		fmt.Fprintf(&b, "\n## %s\n\n**%s** (%s): %s\n\n%s\n", e.Code, e.Name, e.Severity, e.Summary, unwrap(e.Doc))
+		if len(e.Istio) > 0 {
+			fmt.Fprintf(&b, "\nistioctl analyze reports the same as %s; `--suppress` and `galley.istio.io/analyze-suppress` accept the Istio code as well.\n",
+				strings.Join(e.Istio, ", "))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

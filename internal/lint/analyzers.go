@@ -302,7 +302,7 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 	var order []key
 	for _, sc := range p.Mesh.Scopes {
 		sc.RoutedDestinations(func(dest *resolve.Destination) {
-			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) || !p.Mesh.Describes(dest.Host) {
+			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) || !p.Mesh.Describes(dest.Host) || !callable(p.Mesh, dest.In) {
 				return
 			}
 			k := key{dest.In, dest.Path.String()}
@@ -332,6 +332,23 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 	}
 }}
 
+// callable reports whether some host of vs can be called at all, so that
+// its routes matter: not when every host is a Kubernetes service name the
+// input describes and no Service defines, as no DNS name exists for it (a
+// VirtualService for a short name in a namespace without that service).
+// Delegates, wildcards and other hosts count as callable.
+func callable(m *resolve.Mesh, vs *resolve.VirtualService) bool {
+	if len(vs.Hosts) == 0 {
+		return true
+	}
+	for _, h := range vs.Hosts {
+		if _, kube := m.KubernetesNamespace(h); !kube || !m.Describes(h) || len(m.ServicesNamed(h)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // MC6001: several selector-less Sidecars in one namespace.
 var multipleDefaultSidecars = &Analyzer{Entry: diag.MultipleDefaultSidecars, Run: func(p *Pass) {
 	nss := make([]string, 0, len(p.Mesh.Sidecars))
@@ -355,35 +372,78 @@ var multipleDefaultSidecars = &Analyzer{Entry: diag.MultipleDefaultSidecars, Run
 	}
 }}
 
-// MC6002: several Sidecars select one workload.
+// MC6002: several Sidecars select one workload. The workloads are the
+// proxies, and in namespaces whose proxies the input does not show (a
+// stand-in's) every workload of the input there, as istiod would see them
+// once injected.
 var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelectors, Run: func(p *Pass) {
 	type key struct{ winner, loser *model.Sidecar }
-	found := map[key][]*resolve.Proxy{}
+	found := map[key][]string{}
 	var order []key
-	for _, v := range p.Mesh.Views {
-		if v.Choice.Reason != "workload selector" {
-			continue
-		}
-		for _, s := range v.Choice.Skipped {
-			sel := s.Sidecar.Spec.GetWorkloadSelector()
-			if sel == nil || !matches(sel.GetLabels(), v.Proxy.Labels) {
+	check := func(ns, id string, labels map[string]string) {
+		var winner *model.Sidecar
+		for _, sc := range p.Mesh.Sidecars[ns] {
+			sel := sc.Spec.GetWorkloadSelector()
+			if sel == nil || !matches(sel.GetLabels(), labels) {
 				continue
 			}
-			k := key{v.Choice.Sidecar, s.Sidecar}
+			if winner == nil {
+				winner = sc
+				continue
+			}
+			k := key{winner, sc}
 			if _, ok := found[k]; !ok {
 				order = append(order, k)
 			}
-			found[k] = append(found[k], v.Proxy)
+			found[k] = append(found[k], id)
+		}
+	}
+	for _, v := range p.Mesh.Views {
+		if v.Proxy.Type == resolve.SidecarProxy {
+			check(v.Proxy.Namespace, v.Proxy.ID(), v.Proxy.Labels)
+		}
+	}
+	standIn := standInNamespaces(p.Mesh)
+	for _, o := range p.Mesh.Objects {
+		if m := o.Meta(); standIn[m.Namespace] {
+			if labels, ok := workloadLabels(o); ok {
+				check(m.Namespace, objName(m), labels)
+			}
 		}
 	}
 	for _, k := range order {
+		ids := slices.Compact(slices.Sorted(slices.Values(found[k])))
 		d := p.Report(&k.loser.ObjectMeta, model.ParsePath("spec.workloadSelector"),
-			"Sidecars %s and %s both select %s; only the oldest, %s, applies",
-			objName(&k.winner.ObjectMeta), objName(&k.loser.ObjectMeta), describeProxies(found[k]), k.winner.Name)
+			"Sidecars %s and %s both select %s %s; only the oldest, %s, applies",
+			objName(&k.winner.ObjectMeta), objName(&k.loser.ObjectMeta), plural(len(ids), "workload", "workloads"), list(ids, 5), k.winner.Name)
 		d.Related = append(d.Related, related(&k.winner.ObjectMeta, "applies to these workloads"))
-		d.Proxies = proxyIDs(found[k])
+		d.Proxies = ids
 	}
 }}
+
+// standInNamespaces are the namespaces judged through a stand-in proxy.
+func standInNamespaces(m *resolve.Mesh) map[string]bool {
+	out := map[string]bool{}
+	for _, sc := range m.Scopes {
+		for _, px := range sc.Proxies {
+			if px.StandIn {
+				out[px.Namespace] = true
+			}
+		}
+	}
+	return out
+}
+
+// workloadLabels are the pod labels of a Pod or workload template.
+func workloadLabels(o model.Object) (map[string]string, bool) {
+	switch x := o.(type) {
+	case *model.Pod:
+		return x.Labels, true
+	case *model.Workload:
+		return x.Template.Labels, true
+	}
+	return nil, false
+}
 
 func matches(selector, labels map[string]string) bool {
 	for k, v := range selector {
@@ -392,9 +452,4 @@ func matches(selector, labels map[string]string) bool {
 		}
 	}
 	return true
-}
-
-func describeProxies(ps []*resolve.Proxy) string {
-	ids := proxyIDs(ps)
-	return fmt.Sprintf("%s %s", plural(len(ids), "workload", "workloads"), list(ids, 5))
 }
