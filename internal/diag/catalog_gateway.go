@@ -13,6 +13,7 @@ var gatewayEntries = []*Entry{
 	GatewayCredentialNotFound,
 }
 
+// The family's entries, in code order.
 var (
 	EgressHostMatchesNothing = &Entry{
 		Code: "MC6003", Name: "EgressHostMatchesNothing", Severity: Warning,
@@ -32,7 +33,7 @@ gets no finding for entries naming that namespace, and "*/*" and exclusions
 	}
 	SelectorMatchesNoWorkload = &Entry{
 		Code: "MC6004", Name: "SelectorMatchesNoWorkload", Severity: Warning, Istio: []string{"IST0127", "IST0101"},
-		Summary: "A workload selector matches no Pod or workload template of the input.",
+		Summary: "A workload selector matches no Pod, workload template or WorkloadEntry of the input.",
 		Doc: `A Sidecar or DestinationRule workloadSelector, a Gateway selector, or the
 selector of a PeerAuthentication, RequestAuthentication, AuthorizationPolicy,
 Telemetry, WasmPlugin or EnvoyFilter matches no workload, so istiod applies
@@ -61,65 +62,6 @@ RequestAuthentication, Telemetry, WasmPlugin, EnvoyFilter) applies to its
 whole namespace, or to the whole mesh in the root namespace, as if it had
 no selector. Give the selector labels, or remove it if the wide effect is
 meant.`,
-	}
-)
-
-var (
-	ConflictingGateways = &Entry{
-		Code: "MC7003", Name: "ConflictingGateways", Severity: Error, Istio: []string{"IST0145"},
-		Summary: "Gateways on the same gateway workloads serve one host on one port.",
-		Doc: `istiod merges every Gateway that selects a gateway workload, oldest first.
-When a server with TLS names a host that an older Gateway's TLS server
-already serves on the same port and bind, the newer server is dropped
-whole: none of its hosts are served by it, and which one survives depends
-on creation times. Plain servers with a repeated host are merged instead,
-so the VirtualServices bound to either Gateway answer for the host in
-VirtualService order, which is rarely what two teams meant. Gateways share
-a workload when both selectors match one Pod or workload template of the
-input; when the input holds none of their workloads, Gateways with equal
-selectors are taken to share theirs, as istioctl does. Serve each host and
-port from one Gateway.`,
-	}
-	DuplicateGatewayCertificate = &Entry{
-		Code: "MC7005", Name: "DuplicateGatewayCertificate", Severity: Warning, Istio: []string{"IST0138"},
-		Summary: "Gateways on the same workloads use one certificate for different hosts.",
-		Doc: `Two Gateways on the same gateway workloads terminate TLS with the same
-certificate (the same credentialName, or the same serverCertificate and
-privateKey files) for different hosts. HTTP/2 clients reuse a connection
-for every host the certificate covers, so a request for a host of the
-second Gateway can arrive on a connection whose SNI chose the first
-Gateway's server, and gets a 404. Give each Gateway its own certificate,
-or serve the hosts from one server. Servers of one Gateway, and servers
-with the same hosts (MC7003), are not reported here.`,
-	}
-	GatewayPortNotOnService = &Entry{
-		Code: "MC7004", Name: "GatewayPortNotOnService", Severity: Warning, Istio: []string{"IST0162"},
-		Summary: "A Gateway server port is exposed by no Service in front of the gateway workloads.",
-		Doc: `A Gateway server listens on a port of its gateway workloads, but traffic
-only reaches them through a Service that selects them. When no such
-Service has the port, the server is unreachable. As istioctl does, a server
-port counts as exposed when it is a TCP Service port's targetPort (the port
-the gateway listens on) or the Service port itself. The check runs only
-when the input holds the gateway workloads and at least one Service that
-selects them; a repository without the gateway's Service gets no finding.
-Add the port to the Service, or fix the server's port.`,
-	}
-	GatewayCredentialNotFound = &Entry{
-		Code: "MC7006", Name: "GatewayCredentialNotFound", Severity: Error, Istio: []string{"IST0101", "IST0161"},
-		Summary: "A Gateway credentialName names no Secret in the gateway's namespace, or a Secret without a usable certificate.",
-		Doc: `istiod's gateway reads a TLS server's credentialName from the namespace its
-gateway workload runs in, not the Gateway's. When no Secret of that name is
-there, or the Secret lacks a certificate and key (tls.crt and tls.key, or
-cert and key), the server cannot serve TLS. A MUTUAL or OPTIONAL_MUTUAL
-server also needs a CA certificate: ca.crt or cacert in the Secret, or in a
-Secret named <credentialName>-cacert. Many repositories keep Secrets
-elsewhere (sealed, external, made by cert-manager), so the check runs only
-when the input holds the gateway workloads and carries Secrets in their
-namespace; a cert-manager Certificate, a SealedSecret or an ExternalSecret
-that makes the Secret counts as the Secret (its keys are not checked).
-meshc reads a Secret's type and key names, never its values.
-Credentials of other providers (a "://" scheme other than kubernetes://)
-are not checked.`,
 	}
 	ListenerConflict = &Entry{
 		Code: "MC7001", Name: "ListenerConflict", Severity: Warning,
@@ -153,5 +95,61 @@ chain (MC7001 reports the others). Give the ServiceEntry addresses, use
 TLS (chains then match the SNI host) or an HTTP protocol, or keep it out of
 the proxies' scope with a Sidecar. Reported once per service port, listing
 the proxies of every scope concerned.`,
+	}
+	ConflictingGateways = &Entry{
+		Code: "MC7003", Name: "ConflictingGateways", Severity: Error, Istio: []string{"IST0145"},
+		Summary: "Gateways on the same gateway workloads serve one host on one port.",
+		Doc: `istiod merges every Gateway that selects a gateway workload, oldest first.
+When a server with TLS names a host that an older Gateway's TLS server
+already serves on the same port and bind, the newer server is dropped
+whole: none of its hosts are served by it, and which one survives depends
+on creation times. Plain servers with a repeated host are merged instead,
+so the VirtualServices bound to either Gateway answer for the host in
+VirtualService order, which is rarely what two teams meant. Gateways share
+a workload when both selectors match one Pod or workload template of the
+input; when the input holds none of their workloads, Gateways with equal
+selectors are taken to share theirs, as istioctl does. Serve each host and
+port from one Gateway.`,
+	}
+	GatewayPortNotOnService = &Entry{
+		Code: "MC7004", Name: "GatewayPortNotOnService", Severity: Warning, Istio: []string{"IST0162"},
+		Summary: "A Gateway server port is exposed by no Service in front of the gateway workloads.",
+		Doc: `A Gateway server listens on a port of its gateway workloads, but traffic
+only reaches them through a Service that selects them. When no such
+Service has the port, the server is unreachable. As istioctl does, a server
+port counts as exposed when it is a TCP Service port's targetPort (the port
+the gateway listens on) or the Service port itself. The check runs only
+when the input holds the gateway workloads and at least one Service that
+selects them; a repository without the gateway's Service gets no finding.
+Add the port to the Service, or fix the server's port.`,
+	}
+	DuplicateGatewayCertificate = &Entry{
+		Code: "MC7005", Name: "DuplicateGatewayCertificate", Severity: Warning, Istio: []string{"IST0138"},
+		Summary: "Gateways on the same workloads use one certificate for different hosts.",
+		Doc: `Two Gateways on the same gateway workloads terminate TLS with the same
+certificate (the same credentialName, or the same serverCertificate and
+privateKey files) for different hosts. HTTP/2 clients reuse a connection
+for every host the certificate covers, so a request for a host of the
+second Gateway can arrive on a connection whose SNI chose the first
+Gateway's server, and gets a 404. Give each Gateway its own certificate,
+or serve the hosts from one server. Servers of one Gateway, and servers
+with the same hosts (MC7003), are not reported here.`,
+	}
+	GatewayCredentialNotFound = &Entry{
+		Code: "MC7006", Name: "GatewayCredentialNotFound", Severity: Error, Istio: []string{"IST0101", "IST0161"},
+		Summary: "A Gateway credentialName names no Secret in the gateway's namespace, or a Secret without a usable certificate.",
+		Doc: `istiod's gateway reads a TLS server's credentialName from the namespace its
+gateway workload runs in, not the Gateway's. When no Secret of that name is
+there, or the Secret lacks a certificate and key (tls.crt and tls.key, or
+cert and key), the server cannot serve TLS. A MUTUAL or OPTIONAL_MUTUAL
+server also needs a CA certificate: ca.crt or cacert in the Secret, or in a
+Secret named <credentialName>-cacert. Many repositories keep Secrets
+elsewhere (sealed, external, made by cert-manager), so the check runs only
+when the input holds the gateway workloads and carries Secrets in their
+namespace; a cert-manager Certificate, a SealedSecret or an ExternalSecret
+that makes the Secret counts as the Secret (its keys are not checked).
+meshc reads a Secret's type and key names, never its values.
+Credentials of other providers (a "://" scheme other than kubernetes://)
+are not checked.`,
 	}
 )
