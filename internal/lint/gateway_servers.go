@@ -31,44 +31,37 @@ type gatewayGroup struct {
 // Gateways on a workload. Gateways that select no workload of the input
 // are grouped by equal selectors, so the checks work on repositories
 // without workloads. Cost: Gateways × workloads.
-func gatewayGroups(objs []model.Object, ws map[string][]inputWorkload) []*gatewayGroup {
-	var gws []*model.Gateway
-	for _, o := range objs {
-		if gw, ok := o.(*model.Gateway); ok {
-			gws = append(gws, gw)
-		}
-	}
+func gatewayGroups(g *gatewayInput) []*gatewayGroup {
+	gws := slices.Clone(g.gateways)
 	slices.SortStableFunc(gws, func(a, b *model.Gateway) int { return resolve.OlderFirst(&a.ObjectMeta, &b.ObjectMeta) })
 	byKey := map[string]*gatewayGroup{}
 	var out []*gatewayGroup
 	add := func(key string, members []*model.Gateway, workload string) {
-		g := byKey[key]
-		if g == nil {
-			g = &gatewayGroup{gateways: members}
-			byKey[key] = g
-			out = append(out, g)
+		grp := byKey[key]
+		if grp == nil {
+			grp = &gatewayGroup{gateways: members}
+			byKey[key] = grp
+			out = append(out, grp)
 		}
 		if workload != "" {
-			g.workloads = append(g.workloads, workload)
+			grp.workloads = append(grp.workloads, workload)
 		}
 	}
 	selects := map[*model.Gateway]bool{}
-	var all []inputWorkload
-	for _, ns := range slices.Sorted(maps.Keys(ws)) {
-		all = append(all, ws[ns]...)
-	}
-	for _, w := range all {
-		var members []*model.Gateway
-		var key []string
-		for _, gw := range gws {
-			if matches(gw.Spec.GetSelector(), w.labels) {
-				members = append(members, gw)
-				key = append(key, objName(&gw.ObjectMeta))
-				selects[gw] = true
+	for _, ns := range slices.Sorted(maps.Keys(g.ws)) {
+		for _, w := range g.ws[ns] {
+			var members []*model.Gateway
+			var key []string
+			for _, gw := range gws {
+				if g.selects(gw, w) {
+					members = append(members, gw)
+					key = append(key, objName(&gw.ObjectMeta))
+					selects[gw] = true
+				}
 			}
-		}
-		if len(members) > 0 {
-			add(strings.Join(key, ","), members, objName(w.obj))
+			if len(members) > 0 {
+				add(strings.Join(key, ","), members, objName(w.obj))
+			}
 		}
 	}
 	bySelector := map[string][]*model.Gateway{}
@@ -121,7 +114,7 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 	}
 	found := map[key]*finding{}
 	var order []key
-	for _, g := range gatewayGroups(p.Mesh.Objects, inputWorkloads(p.Mesh.Objects)) {
+	for _, g := range gatewayGroups(newGatewayInput(p.Mesh.Objects)) {
 		if len(g.gateways) < 2 {
 			continue
 		}
@@ -236,7 +229,7 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 	}
 	found := map[key]*finding{}
 	var order []key
-	for _, g := range gatewayGroups(p.Mesh.Objects, inputWorkloads(p.Mesh.Objects)) {
+	for _, g := range gatewayGroups(newGatewayInput(p.Mesh.Objects)) {
 		type use struct {
 			gw    *model.Gateway
 			idx   int

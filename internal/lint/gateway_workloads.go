@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -12,10 +13,49 @@ import (
 	"github.com/meshc/meshc/internal/model"
 )
 
-// gatewayWorkloads are the input workloads a Gateway's selector matches,
-// in any namespace (docs/semantics/virtual-services.md §6.7).
-func gatewayWorkloads(gw *model.Gateway, ws map[string][]inputWorkload) []inputWorkload {
-	return selector{obj: &gw.ObjectMeta, labels: gw.Spec.GetSelector(), meshWide: true}.selected(ws)
+// gatewayInput is the input's Gateways, in input order, and workloads.
+type gatewayInput struct {
+	gateways []*model.Gateway
+	ws       map[string][]inputWorkload
+}
+
+func newGatewayInput(objs []model.Object) *gatewayInput {
+	g := &gatewayInput{ws: inputWorkloads(objs)}
+	for _, o := range objs {
+		if gw, ok := o.(*model.Gateway); ok {
+			g.gateways = append(g.gateways, gw)
+		}
+	}
+	return g
+}
+
+// selects says whether a Gateway applies to a workload, in any namespace
+// (docs/semantics/virtual-services.md §6.7). Gateways apply to gateway
+// workloads only, and one without selector labels to all of them: it is
+// taken to apply to the workloads other Gateways' selectors name, not to
+// every application Pod.
+func (g *gatewayInput) selects(gw *model.Gateway, w inputWorkload) bool {
+	if sel := gw.Spec.GetSelector(); len(sel) > 0 {
+		return matches(sel, w.labels)
+	}
+	return slices.ContainsFunc(g.gateways, func(o *model.Gateway) bool {
+		sel := o.Spec.GetSelector()
+		return len(sel) > 0 && matches(sel, w.labels)
+	})
+}
+
+// workloads are the input workloads a Gateway applies to, in namespace
+// order.
+func (g *gatewayInput) workloads(gw *model.Gateway) []inputWorkload {
+	var out []inputWorkload
+	for _, ns := range slices.Sorted(maps.Keys(g.ws)) {
+		for _, w := range g.ws[ns] {
+			if g.selects(gw, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
 
 func workloadIDs(ws []inputWorkload) []string {
@@ -33,19 +73,15 @@ func workloadIDs(ws []inputWorkload) []string {
 // Service maps it, the Service port itself. Judged only when some
 // Service of the input selects the gateway workloads.
 var gatewayPortNotOnService = &Analyzer{Entry: diag.GatewayPortNotOnService, Run: func(p *Pass) {
-	ws := inputWorkloads(p.Mesh.Objects)
+	g := newGatewayInput(p.Mesh.Objects)
 	services := map[string][]*model.Service{}
 	for _, o := range p.Mesh.Objects {
 		if s, ok := o.(*model.Service); ok && len(s.Spec.Selector) > 0 {
 			services[s.Namespace] = append(services[s.Namespace], s)
 		}
 	}
-	for _, o := range p.Mesh.Objects {
-		gw, ok := o.(*model.Gateway)
-		if !ok {
-			continue
-		}
-		selected := gatewayWorkloads(gw, ws)
+	for _, gw := range g.gateways {
+		selected := g.workloads(gw)
 		ports := map[uint32]bool{}
 		var fronting []*model.Service
 		for _, w := range selected {
@@ -164,14 +200,10 @@ var gatewayCredentialNotFound = &Analyzer{Entry: diag.GatewayCredentialNotFound,
 	for _, c := range sources {
 		carries[c.obj.Namespace] = true
 	}
-	ws := inputWorkloads(p.Mesh.Objects)
-	for _, o := range p.Mesh.Objects {
-		gw, ok := o.(*model.Gateway)
-		if !ok {
-			continue
-		}
+	g := newGatewayInput(p.Mesh.Objects)
+	for _, gw := range g.gateways {
 		var nss []string
-		for _, w := range gatewayWorkloads(gw, ws) {
+		for _, w := range g.workloads(gw) {
 			if carries[w.obj.Namespace] && !slices.Contains(nss, w.obj.Namespace) {
 				nss = append(nss, w.obj.Namespace)
 			}

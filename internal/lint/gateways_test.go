@@ -196,6 +196,9 @@ func TestGatewayWorkloadAnalyzers(t *testing.T) {
 		{"MC7004 near miss: service port and target port both count", "MC7004", append(ingress, ingressSvc,
 			gateway("shop", "gw", "{istio: ingressgateway}", port(80)+", "+port(8443))),
 			0, "", nil, ""},
+		{"MC7004 near miss: a Gateway without selector applies to gateway workloads, not application Pods", "MC7004", []string{
+			ns("web"), service("web", "api"), deployment("web", "api", "{app: api}"), gateway("web", "any", "{}", port(9443))},
+			0, "", nil, ""},
 		{"MC7004 near miss: no Service selects the gateway workload", "MC7004", append(ingress,
 			gateway("shop", "gw", "{istio: ingressgateway}", port(9000))),
 			0, "", nil, ""},
