@@ -45,7 +45,11 @@ The selector is judged against the namespaces it can reach: its own; every
 namespace for a Gateway (istiod picks gateway workloads mesh-wide) and for a
 policy in the root namespace. A selector is only judged when the input
 holds workloads in those namespaces: a repository of Istio objects alone,
-whose workloads live elsewhere, gets no finding. Fix the labels, or remove
+whose workloads live elsewhere, gets no finding. A Gateway is judged only
+when the input holds a gateway workload (injected with the gateway
+template, labelled istio=...gateway as Istio's installers do, or selected
+by another Gateway): application repositories often hold their Gateways
+but not the gateway, which is installed apart. Fix the labels, or remove
 the object.`,
 	}
 	EmptyWorkloadSelector = &Entry{

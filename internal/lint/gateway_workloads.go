@@ -44,6 +44,23 @@ func (g *gatewayInput) selects(gw *model.Gateway, w inputWorkload) bool {
 	})
 }
 
+// holdsGatewayWorkload says whether the input holds a gateway workload
+// other than gw's own: one that looks like a gateway, or that another
+// Gateway's selector names.
+func (g *gatewayInput) holdsGatewayWorkload(gw *model.Gateway) bool {
+	for _, ws := range g.ws {
+		for _, w := range ws {
+			if w.gateway || slices.ContainsFunc(g.gateways, func(o *model.Gateway) bool {
+				sel := o.Spec.GetSelector()
+				return o != gw && len(sel) > 0 && matches(sel, w.labels)
+			}) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // workloads are the input workloads a Gateway applies to, in namespace
 // order.
 func (g *gatewayInput) workloads(gw *model.Gateway) []inputWorkload {

@@ -12,6 +12,7 @@ import (
 
 // selector is the workload selector of one object, as written.
 type selector struct {
+	src  model.Object
 	obj  *model.ObjectMeta
 	path model.Path
 	// labels are the selector's labels; empty with set: it matches every
@@ -32,7 +33,7 @@ func selectors(objs []model.Object, rootNs string) []selector {
 	var out []selector
 	for _, o := range objs {
 		m := o.Meta()
-		s := selector{obj: m, meshWide: m.Namespace == rootNs}
+		s := selector{src: o, obj: m, meshWide: m.Namespace == rootNs}
 		switch x := o.(type) {
 		case *model.Sidecar:
 			// A root-namespace Sidecar with a selector still applies only
@@ -89,6 +90,10 @@ func selectors(objs []model.Object, rootNs string) []selector {
 type inputWorkload struct {
 	obj    *model.ObjectMeta
 	labels map[string]string
+	// gateway: the workload looks like an Istio gateway whatever selects
+	// it: injected with the gateway template, or labelled istio=…gateway
+	// as Istio's installers label them.
+	gateway bool
 }
 
 // inputWorkloads indexes the input's workloads by namespace. HNC copies
@@ -99,9 +104,9 @@ func inputWorkloads(objs []model.Object) map[string][]inputWorkload {
 		var w inputWorkload
 		switch x := o.(type) {
 		case *model.Pod:
-			w = inputWorkload{&x.ObjectMeta, x.Labels}
+			w = inputWorkload{obj: &x.ObjectMeta, labels: x.Labels, gateway: looksLikeGateway(x.Annotations, x.Labels)}
 		case *model.Workload:
-			w = inputWorkload{&x.ObjectMeta, x.Template.Labels}
+			w = inputWorkload{obj: &x.ObjectMeta, labels: x.Template.Labels, gateway: looksLikeGateway(x.Template.Annotations, x.Template.Labels)}
 		case *model.WorkloadEntry:
 			// A VM's labels: the spec's, metadata's winning, as for its
 			// endpoints.
@@ -110,7 +115,7 @@ func inputWorkloads(objs []model.Object) map[string][]inputWorkload {
 				labels = map[string]string{}
 			}
 			maps.Copy(labels, x.Labels)
-			w = inputWorkload{&x.ObjectMeta, labels}
+			w = inputWorkload{obj: &x.ObjectMeta, labels: labels}
 		default:
 			continue
 		}
@@ -119,6 +124,10 @@ func inputWorkloads(objs []model.Object) map[string][]inputWorkload {
 		}
 	}
 	return out
+}
+
+func looksLikeGateway(annotations, labels map[string]string) bool {
+	return slices.Contains(strings.Split(annotations["inject.istio.io/templates"], ","), "gateway") || strings.HasSuffix(labels["istio"], "gateway")
 }
 
 // selected lists the workloads a selector matches, in namespace order.
@@ -132,6 +141,12 @@ func (s selector) selected(ws map[string][]inputWorkload) []inputWorkload {
 		}
 	}
 	return out
+}
+
+// gateway returns the selector's Gateway, if it is one's.
+func (s selector) gateway() (*model.Gateway, bool) {
+	gw, ok := s.src.(*model.Gateway)
+	return gw, ok
 }
 
 // namespaces are the namespaces whose workloads the selector can match
@@ -157,18 +172,31 @@ func labelString(labels map[string]string) string {
 
 // MC6004: a selector no workload of the input matches. Judged only where
 // the input holds workloads the selector could match: a repository of
-// Istio objects alone says nothing about what runs.
+// Istio objects alone says nothing about what runs. A Gateway is judged
+// only when the input holds some gateway workload (one that looks like a
+// gateway, or that another Gateway selects): application repositories
+// often hold their Deployments and Gateways but not the gateway, which
+// is installed apart.
 var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload, Run: func(p *Pass) {
 	ws := inputWorkloads(p.Mesh.Objects)
 	if len(ws) == 0 {
 		return
 	}
+	var gateways *gatewayInput
 	for _, s := range selectors(p.Mesh.Objects, p.Mesh.Config.GetRootNamespace()) {
 		if len(s.labels) == 0 || len(s.namespaces(ws)) == 0 || len(s.selected(ws)) > 0 {
 			continue // an empty selector is MC6005's
 		}
 		where := "namespace " + s.obj.Namespace
-		if s.meshWide {
+		if gw, ok := s.gateway(); ok {
+			if gateways == nil {
+				gateways = newGatewayInput(p.Mesh.Objects)
+			}
+			if !gateways.holdsGatewayWorkload(gw) {
+				continue
+			}
+			where = "any namespace of the input, where it has gateway workloads"
+		} else if s.meshWide {
 			where = "any namespace of the input"
 		}
 		p.Report(s.obj, s.path, "the selector %s of %s %s matches no Pod or workload in %s, so istiod applies it to nothing; fix the labels or remove the %s",
