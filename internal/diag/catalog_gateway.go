@@ -43,7 +43,8 @@ ReplicaSet, Job) and WorkloadEntry counts, injected or not, since gateways
 often are not.
 The selector is judged against the namespaces it can reach: its own; every
 namespace for a Gateway (istiod picks gateway workloads mesh-wide) and for a
-policy in the root namespace. A selector is only judged when the input
+policy in the root namespace (a Sidecar's or DestinationRule's never leaves
+its namespace). A selector is only judged when the input
 holds workloads in those namespaces: a repository of Istio objects alone,
 whose workloads live elsewhere, gets no finding. A Gateway is judged only
 when the input holds a gateway workload (injected with the gateway

@@ -42,6 +42,9 @@ func selectors(objs []model.Object, rootNs string) []selector {
 			ws := x.Spec.GetWorkloadSelector()
 			s.path, s.labels, s.set = model.ParsePath("spec.workloadSelector"), ws.GetLabels(), ws != nil
 		case *model.DestinationRule:
+			// DestinationRule selectors never cross namespaces, not even
+			// from the root namespace (the field's API documentation).
+			s.meshWide = false
 			ws := x.Spec.GetWorkloadSelector()
 			s.path, s.labels, s.set = model.ParsePath("spec.workloadSelector"), ws.GetMatchLabels(), ws != nil
 		case *model.Gateway:
