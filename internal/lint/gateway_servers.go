@@ -82,12 +82,13 @@ func gatewayGroups(g *gatewayInput) []*gatewayGroup {
 	return out
 }
 
-// sharedBy says which workloads a finding about a group concerns.
-func (g *gatewayGroup) sharedBy() string {
-	if len(g.workloads) == 0 {
-		return "gateway workloads selected by " + cmp.Or(labelString(g.gateways[0].Spec.GetSelector()), "any labels")
+// sharedBy says which gateway workloads a finding about gw concerns: the
+// input workloads, or, with none, those gw's selector names.
+func sharedBy(workloads []string, gw *model.Gateway) string {
+	if len(workloads) == 0 {
+		return "gateway workloads selected by " + cmp.Or(labelString(gw.Spec.GetSelector()), "any labels")
 	}
-	return plural(len(g.workloads), "gateway workload ", "gateway workloads ") + list(g.workloads, 5)
+	return plural(len(workloads), "gateway workload ", "gateway workloads ") + list(workloads, 5)
 }
 
 // serverRef names server i of a Gateway.
@@ -110,7 +111,6 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 		hosts     []string
 		earlier   []*model.Gateway
 		workloads []string
-		sharedBy  string
 	}
 	found := map[key]*finding{}
 	var order []key
@@ -146,7 +146,7 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 					k := key{gw, i}
 					f := found[k]
 					if f == nil {
-						f = &finding{tls: tls, sharedBy: g.sharedBy()}
+						f = &finding{tls: tls}
 						found[k] = f
 						order = append(order, k)
 					}
@@ -179,10 +179,10 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 		var d *diag.Diagnostic
 		if f.tls {
 			d = p.Report(&k.gw.ObjectMeta, at, "%s serves %s %s with TLS, as older %s %s already does on the same port for %s; istiod drops this server whole, so none of its hosts are served by it; keep one TLS server per host and port",
-				serverRef(k.gw, k.idx), plural(len(f.hosts), "host", "hosts"), list(f.hosts, 5), plural(len(names), "Gateway", "Gateways"), strings.Join(names, ", "), f.sharedBy)
+				serverRef(k.gw, k.idx), plural(len(f.hosts), "host", "hosts"), list(f.hosts, 5), plural(len(names), "Gateway", "Gateways"), strings.Join(names, ", "), sharedBy(f.workloads, k.gw))
 		} else {
 			d = p.Report(&k.gw.ObjectMeta, at, "%s serves %s %s, as older %s %s already does on the same port for %s; istiod merges the servers, so the VirtualServices bound to either Gateway answer for %s, in VirtualService order; serve each host and port from one Gateway",
-				serverRef(k.gw, k.idx), plural(len(f.hosts), "host", "hosts"), list(f.hosts, 5), plural(len(names), "Gateway", "Gateways"), strings.Join(names, ", "), f.sharedBy, plural(len(f.hosts), "it", "them"))
+				serverRef(k.gw, k.idx), plural(len(f.hosts), "host", "hosts"), list(f.hosts, 5), plural(len(names), "Gateway", "Gateways"), strings.Join(names, ", "), sharedBy(f.workloads, k.gw), plural(len(f.hosts), "it", "them"))
 		}
 		for _, e := range f.earlier {
 			d.Related = append(d.Related, related(&e.ObjectMeta, "older Gateway serving the same host and port"))
@@ -225,7 +225,6 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 		idx, earlierIdx int
 		hosts, other    []string
 		workloads       []string
-		sharedBy        string
 	}
 	found := map[key]*finding{}
 	var order []key
@@ -256,7 +255,7 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 				k := key{gw, u.gw, cert}
 				f := found[k]
 				if f == nil {
-					f = &finding{idx: i, earlierIdx: u.idx, hosts: hosts, other: u.hosts, sharedBy: g.sharedBy()}
+					f = &finding{idx: i, earlierIdx: u.idx, hosts: hosts, other: u.hosts}
 					found[k] = f
 					order = append(order, k)
 				}
@@ -268,7 +267,7 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 		f := found[k]
 		d := p.Report(&k.gw.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.servers[%d].tls", f.idx)),
 			"%s uses the %s that %s also uses, for other hosts (%s, there %s), on %s: HTTP/2 clients reuse one connection for every host a certificate covers, and requests reaching the other Gateway's server get 404; give each Gateway its own certificate, or serve the hosts from one server",
-			serverRef(k.gw, f.idx), k.cert, serverRef(k.earlier, f.earlierIdx), list(f.hosts, 5), list(f.other, 5), f.sharedBy)
+			serverRef(k.gw, f.idx), k.cert, serverRef(k.earlier, f.earlierIdx), list(f.hosts, 5), list(f.other, 5), sharedBy(f.workloads, k.gw))
 		d.Related = append(d.Related, related(&k.earlier.ObjectMeta, "uses the same certificate"))
 		d.Proxies = f.workloads
 	}
