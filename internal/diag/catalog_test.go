@@ -71,7 +71,7 @@ func TestNoCodeLiterals(t *testing.T) {
 // TestIstioAliases: each IST code maps to the entries that list it, and an
 // unknown one to none.
 func TestIstioAliases(t *testing.T) {
-	for code, want := range map[string]string{"IST0101": "MC5002MC6004MC7006", "ist0110": "MC6002", "IST9999": ""} {
+	for code, want := range map[string]string{"IST0101": "MC5002MC5004MC5009MC6004MC7006", "ist0110": "MC6002", "IST9999": ""} {
 		got := ""
 		for _, e := range ByIstioCode(code) {
 			got += e.Code

@@ -1,4 +1,336 @@
 package lint
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
 // destinationRuleAnalyzers check DestinationRules (MC4xxx).
-var destinationRuleAnalyzers = []*Analyzer{}
+var destinationRuleAnalyzers = []*Analyzer{
+	destinationRuleHostNotFound,
+	unreachableDestinationRuleExport,
+	selectorRuleDropsSubsets,
+	subsetSelectsNoWorkload,
+	noCACertificates,
+	mtlsDisabledForStrictServer,
+}
+
+// kubeNamespace is Mesh.KubernetesNamespace for a DestinationRule host,
+// which may be a wildcard: "*.NS.svc.<domain>" names NS too. It returns
+// the host to ask the mesh about in place of h.
+func kubeNamespace(m *resolve.Mesh, h host.Name) (ns string, name host.Name, ok bool) {
+	name = h
+	if h.IsWildcard() {
+		name = "x" + h[1:] // any one name under the wildcard
+	}
+	ns, ok = m.KubernetesNamespace(name)
+	return ns, name, ok
+}
+
+// repeatsSource reports whether dr is an HNC copy whose host expands as
+// its source's does: the source's per-object findings speak for it.
+func repeatsSource(dr *model.DestinationRule, domain string) bool {
+	src := dr.InheritedFrom
+	return src != nil && host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain) == host.FQDN(dr.Spec.GetHost(), src.Namespace, domain)
+}
+
+// MC4004: a DestinationRule host that matches no service.
+var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFound, Run: func(p *Pass) {
+	domain := p.Mesh.Config.DomainSuffix
+	// The input speaks for a Kubernetes host when it carries services or
+	// workloads of the namespace, or Mesh.Describes says the namespace does
+	// not exist (and HNC does not create it either); for an external host
+	// when it carries ServiceEntries at all.
+	in := newInputWorkloads(p.Mesh)
+	entries := slices.ContainsFunc(p.Mesh.Services, func(s *resolve.Service) bool { return s.Registry == resolve.External })
+	kubeNames, withServices := map[string]bool{}, map[string]bool{}
+	for _, s := range p.Mesh.Services {
+		withServices[s.Namespace] = true
+		if s.Registry == resolve.Kubernetes {
+			kubeNames[s.Name] = true
+		}
+	}
+	exists := func(ns string) bool {
+		n := p.Mesh.Hierarchy.Namespaces[ns]
+		return n != nil && n.Exists
+	}
+	for _, dr := range p.Mesh.DestinationRules {
+		raw := dr.Spec.GetHost()
+		h := host.FQDN(raw, dr.Namespace, domain)
+		if h == "" || h == "*" || repeatsSource(dr, domain) {
+			continue
+		}
+		// A short host naming a Service of another namespace, and a
+		// "name.namespace" host whose .svc form is a service, are
+		// MC3005's and MC3004's: one finding, which names the fix.
+		if (!strings.Contains(raw, ".") && kubeNames[raw]) ||
+			(strings.Contains(raw, ".") && len(p.Mesh.ServicesNamed(host.Name(raw+".svc."+domain))) > 0) {
+			continue
+		}
+		if ns, name, kube := kubeNamespace(p.Mesh, h); kube {
+			if !withServices[ns] && len(in.labels[ns]) == 0 && (!p.Mesh.Describes(name) || exists(ns)) {
+				continue
+			}
+		} else if !entries {
+			continue
+		}
+		if len(p.Mesh.ServicesCovering(h)) > 0 {
+			continue
+		}
+		why := "no Service or ServiceEntry has that hostname"
+		switch {
+		case h.IsWildcard():
+			why = "no Service or ServiceEntry hostname falls under it"
+		case strings.Count(string(h), ".") == 1:
+			why += " (a name with one dot is not expanded: write the short name or the full name)"
+		}
+		p.Report(&dr.ObjectMeta, model.ParsePath("spec.host"),
+			"the host %s of %s matches no service: %s, so the rule applies to nothing and its policies and subsets are unused",
+			h, objName(&dr.ObjectMeta), why)
+	}
+}}
+
+// MC4005: exportTo that no proxy outside the DR's namespace can use
+// (docs/semantics/destination-rules.md §5.4: proxies in Y consult a DR of
+// X ≠ Y only when X hosts the service or is the root namespace).
+var unreachableDestinationRuleExport = &Analyzer{Entry: diag.UnreachableDestinationRuleExport, Run: func(p *Pass) {
+	domain, root := p.Mesh.Config.DomainSuffix, p.Mesh.Config.RootNamespace
+	carried := map[string]bool{}
+	for _, s := range p.Mesh.Services {
+		carried[s.Namespace] = true
+	}
+	for _, dr := range p.Mesh.DestinationRules {
+		ns := dr.Namespace
+		// An HNC copy's exportTo is its source's, which users wrote for
+		// the source's namespace; the source is judged.
+		if ns == root || dr.InheritedFrom != nil {
+			continue
+		}
+		var lost []string
+		own, all := false, false // local to its namespace; exported to "*"
+		for _, e := range dr.Spec.GetExportTo() {
+			switch e {
+			case ".", ns:
+				own = true
+			case "*":
+				own, all = true, true
+			default:
+				lost = append(lost, e)
+			}
+		}
+		if len(lost) == 0 && !all {
+			continue
+		}
+		slices.Sort(lost)
+		lost = slices.Compact(lost)
+		what := fmt.Sprintf("%s %s", plural(len(lost), "namespace", "namespaces"), list(lost, 8))
+		if all {
+			what = "all other namespaces"
+		}
+		if dr.Spec.GetWorkloadSelector() != nil {
+			// A selector DR's export set is {"."} (§5.1).
+			p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
+				"%s is exported to %s, but it has a workloadSelector, so only the workloads it selects in %s use it: the exportTo has no effect",
+				objName(&dr.ObjectMeta), what, ns)
+			continue
+		}
+		h := host.FQDN(dr.Spec.GetHost(), ns, domain)
+		var homes []string // the namespaces of the services h names
+		if svcNs, _, kube := kubeNamespace(p.Mesh, h); kube {
+			homes = []string{svcNs}
+		} else {
+			if h.IsWildcard() && !carried[ns] {
+				continue // services of ns under h may lie outside the input
+			}
+			for _, s := range p.Mesh.ServicesCovering(h) {
+				homes = append(homes, s.Namespace)
+			}
+			slices.Sort(homes)
+			homes = slices.Compact(homes)
+		}
+		if len(homes) == 0 || slices.Contains(homes, ns) {
+			continue
+		}
+		users := "only proxies in " + ns + " use it"
+		if !own {
+			users = "and its exportTo leaves out its own namespace " + ns + ", so no proxy uses it at all"
+		}
+		p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
+			"%s is exported to %s, but proxies there never consult it: other namespaces look for rules about %s only in %s (where the %s) and the root namespace %s; %s. Move the rule to %s or drop the export",
+			objName(&dr.ObjectMeta), what, h, list(homes, 4), plural(len(homes), "service is", "services are"), root, users, plural(len(homes), homes[0], "one of those"))
+	}
+}}
+
+// MC4006: a selector DR replaces, for the workloads it selects, a plain DR
+// whose subsets were not merged into it (docs/semantics/destination-rules.md
+// §5.3, §5.5).
+var selectorRuleDropsSubsets = &Analyzer{Entry: diag.SelectorRuleDropsSubsets, Run: func(p *Pass) {
+	type key struct{ selected, plain *resolve.Rule }
+	found := map[key][]*resolve.Proxy{}
+	var order []key
+	for _, sc := range p.Mesh.Scopes {
+		for _, dec := range sc.DestinationRules() {
+			plain := dec.Rule
+			if plain == nil || len(plain.Subsets) == 0 || !slices.ContainsFunc(dec.Lookup.Rules, func(r *resolve.Rule) bool { return r.Selector != nil }) {
+				continue
+			}
+			for _, px := range sc.Proxies {
+				r := dec.Lookup.RuleFor(px)
+				if r == nil || r == plain || len(missingSubsets(r, plain)) == 0 {
+					continue
+				}
+				k := key{r, plain}
+				if _, ok := found[k]; !ok {
+					order = append(order, k)
+				}
+				found[k] = append(found[k], px)
+			}
+		}
+	}
+	for _, k := range order {
+		sel, plain := k.selected.First(), k.plain.First()
+		missing := missingSubsets(k.selected, k.plain)
+		ids := proxyIDs(found[k])
+		d := p.Report(&sel.ObjectMeta, model.ParsePath("spec.workloadSelector"),
+			"%s replaces %s for %s %s, but lacks %s %s that %s defines for %s; routes from %s to %s fail with 503. Copy the %s into %s",
+			objName(&sel.ObjectMeta), objName(&plain.ObjectMeta), plural(len(ids), "workload", "workloads"), list(ids, 5), plural(len(missing), "subset", "subsets"), list(missing, 8),
+			objName(&plain.ObjectMeta), k.plain.Host, plural(len(ids), "this workload", "these workloads"), plural(len(missing), "it", "them"),
+			plural(len(missing), "subset", "subsets"), objName(&sel.ObjectMeta))
+		d.Related = append(d.Related, related(&plain.ObjectMeta, "defines the subsets; used by workloads the selector does not match"))
+		d.Proxies = ids
+	}
+}}
+
+// missingSubsets names the subsets of plain that r lacks, in plain's order.
+func missingSubsets(r, plain *resolve.Rule) []string {
+	var out []string
+	for _, s := range plain.Subsets {
+		if !r.HasSubset(s.GetName()) {
+			out = append(out, fmt.Sprintf("%q", s.GetName()))
+		}
+	}
+	return out
+}
+
+// MC4007: a subset whose labels select none of the service's workloads.
+// Workloads are read from the input, not from the service's endpoints: a
+// Pod whose manifest has no IP makes no endpoint, but it shows the labels.
+var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run: func(p *Pass) {
+	domain := p.Mesh.Config.DomainSuffix
+	in := newInputWorkloads(p.Mesh)
+	for _, dr := range p.Mesh.DestinationRules {
+		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
+		if len(dr.Spec.GetSubsets()) == 0 || h.IsWildcard() || repeatsSource(dr, domain) {
+			continue
+		}
+		// Kubernetes services only: a ServiceEntry's endpoints may be
+		// addresses without workloads, and their labels say nothing.
+		var svc *resolve.Service
+		var selected []map[string]string
+		for _, s := range p.Mesh.ServicesNamed(h) {
+			if s.Registry != resolve.Kubernetes || len(s.Selector) == 0 {
+				continue
+			}
+			for _, l := range in.labels[s.Namespace] {
+				if resolve.LabelsMatch(s.Selector, l) {
+					svc = s
+					selected = append(selected, l)
+				}
+			}
+		}
+		if svc == nil {
+			continue // no workloads of the service in the input
+		}
+		for i, sub := range dr.Spec.GetSubsets() {
+			want := sub.GetLabels()
+			judged := maps.Clone(want)
+			maps.DeleteFunc(judged, func(k, v string) bool { return v != "" && clusterLabels[k] })
+			if len(judged) == 0 || slices.ContainsFunc(selected, func(l map[string]string) bool { return resolve.LabelsMatch(judged, l) }) {
+				continue
+			}
+			d := p.Report(&dr.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.subsets[%d].labels", i)),
+				"subset %q of %s selects no workload of %s: none of the workloads its selector %s matches has the labels %s (they have %s); requests routed to the subset fail with 503",
+				sub.GetName(), objName(&dr.ObjectMeta), svc.Host, labelList(svc.Selector), labelList(want), labelValues(want, selected))
+			d.Related = append(d.Related, related(svc.Object, "the service whose workloads the subset selects from"))
+		}
+	}
+}}
+
+// inputWorkloads index the workloads of the input by namespace: the pod
+// labels of every Pod and workload template, and the proxies.
+type inputWorkloads struct {
+	labels  map[string][]map[string]string
+	proxies map[string][]*resolve.Proxy
+}
+
+func newInputWorkloads(m *resolve.Mesh) *inputWorkloads {
+	in := &inputWorkloads{labels: map[string][]map[string]string{}, proxies: map[string][]*resolve.Proxy{}}
+	for _, o := range m.Objects {
+		if l, ok := workloadLabels(o); ok {
+			ns := o.Meta().Namespace
+			in.labels[ns] = append(in.labels[ns], l)
+		}
+	}
+	for _, px := range m.Proxies {
+		in.proxies[px.Namespace] = append(in.proxies[px.Namespace], px)
+	}
+	return in
+}
+
+// selects reports whether the input holds a workload svc selects.
+func (in *inputWorkloads) selects(svc *resolve.Service) bool {
+	return len(svc.Selector) > 0 && slices.ContainsFunc(in.labels[svc.Namespace], func(l map[string]string) bool { return resolve.LabelsMatch(svc.Selector, l) })
+}
+
+// clusterLabels are the labels istiod adds to an endpoint from the
+// cluster (its node's locality, the node, cluster and network), which the
+// manifests do not show; it never adds an empty value.
+var clusterLabels = map[string]bool{
+	"topology.kubernetes.io/region": true,
+	"topology.kubernetes.io/zone":   true,
+	"topology.istio.io/subzone":     true,
+	"topology.istio.io/cluster":     true,
+	"topology.istio.io/network":     true,
+	"kubernetes.io/hostname":        true,
+}
+
+// labelList renders labels as {k: v, ...}, sorted by key.
+func labelList(labels map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		v := labels[k]
+		if v == "" {
+			v = `""`
+		}
+		parts = append(parts, k+": "+v)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// labelValues says which values the workloads carry for the keys of want.
+func labelValues(want map[string]string, workloads []map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		var vals []string
+		for _, l := range workloads {
+			if v, ok := l[k]; ok {
+				vals = append(vals, v)
+			}
+		}
+		slices.Sort(vals)
+		vals = slices.Compact(vals)
+		if len(vals) == 0 {
+			parts = append(parts, "no "+k+" label")
+			continue
+		}
+		parts = append(parts, k+": "+list(vals, 6))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -85,10 +84,13 @@ func gatewayGroups(g *gatewayInput) []*gatewayGroup {
 // sharedBy says which gateway workloads a finding about gw concerns: the
 // input workloads, or, with none, those gw's selector names.
 func sharedBy(workloads []string, gw *model.Gateway) string {
-	if len(workloads) == 0 {
-		return "gateway workloads selected by " + cmp.Or(labelString(gw.Spec.GetSelector()), "any labels")
+	if len(workloads) > 0 {
+		return plural(len(workloads), "gateway workload ", "gateway workloads ") + list(workloads, 5)
 	}
-	return plural(len(workloads), "gateway workload ", "gateway workloads ") + list(workloads, 5)
+	if len(gw.Spec.GetSelector()) == 0 {
+		return "every gateway workload"
+	}
+	return "gateway workloads selected by " + labelString(gw.Spec.GetSelector())
 }
 
 // serverRef names server i of a Gateway.
@@ -131,7 +133,7 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 				if seen[sk] == nil {
 					seen[sk] = map[string]known{}
 				}
-				hosts := resolve.ServerHosts(gw, i)
+				hosts := resolve.MergedServerHosts(gw, i)
 				var dup []string
 				var earlier []*model.Gateway
 				for _, h := range hosts {
@@ -241,7 +243,7 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 				if cert == "" {
 					continue
 				}
-				hosts := slices.Sorted(slices.Values(resolve.ServerHosts(gw, i)))
+				hosts := slices.Sorted(slices.Values(resolve.MergedServerHosts(gw, i)))
 				u, ok := first[cert]
 				if !ok {
 					first[cert] = use{gw, i, hosts}

@@ -20,7 +20,7 @@ type gatewayInput struct {
 }
 
 func newGatewayInput(objs []model.Object) *gatewayInput {
-	g := &gatewayInput{ws: inputWorkloads(objs)}
+	g := &gatewayInput{ws: workloadsByNamespace(objs)}
 	for _, o := range objs {
 		if gw, ok := o.(*model.Gateway); ok {
 			g.gateways = append(g.gateways, gw)
@@ -75,7 +75,7 @@ func (g *gatewayInput) workloads(gw *model.Gateway) []inputWorkload {
 	return out
 }
 
-func workloadIDs(ws []inputWorkload) []string {
+func inputWorkloadIDs(ws []inputWorkload) []string {
 	out := make([]string, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, objName(w.obj))
@@ -138,7 +138,7 @@ var gatewayPortNotOnService = &Analyzer{Entry: diag.GatewayPortNotOnService, Run
 			for _, s := range fronting {
 				d.Related = append(d.Related, related(&s.ObjectMeta, "selects the gateway workloads"))
 			}
-			d.Proxies = workloadIDs(selected)
+			d.Proxies = inputWorkloadIDs(selected)
 		}
 	}
 }}

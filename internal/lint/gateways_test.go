@@ -64,7 +64,7 @@ func TestSelectorAnalyzers(t *testing.T) {
 			1, "Sidecar web/api", []string{"app=apii", "matches no Pod or workload in namespace web"}, ""},
 		{"MC6004 AuthorizationPolicy selector", "MC6004", append(web,
 			ap("web", "deny", "selector: {matchLabels: {app: api, version: v2}}")),
-			1, "AuthorizationPolicy web/deny", []string{"app=api,version=v2"}, ""},
+			1, "AuthorizationPolicy web/deny", []string{"the selector {app=api, version=v2} of AuthorizationPolicy web/deny"}, ""},
 		{"MC6004 RequestAuthentication selector (raw kind)", "MC6004", append(web,
 			secObj("security.istio.io/v1", "RequestAuthentication", "web", "jwt", "selector: {matchLabels: {app: nope}}")),
 			1, "RequestAuthentication web/jwt", []string{"app=nope"}, ""},

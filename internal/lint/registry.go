@@ -1,4 +1,14 @@
 package lint
 
 // registryAnalyzers check the service registry, hosts, exportTo and ports (MC3xxx).
-var registryAnalyzers = []*Analyzer{}
+var registryAnalyzers = []*Analyzer{
+	hiddenFromOwnNamespace,
+	exportToUnknownNamespace,
+	nonFQDNDottedHost,
+	shortHostResolvesElsewhere,
+	portNameWithoutProtocol,
+	externalNamePortName,
+	workloadPortProtocolConflict,
+	workloadTargetPortConflict,
+	serviceEntryProtocolConflict,
+}

@@ -1,4 +1,471 @@
 package lint
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	networking "istio.io/api/networking/v1alpha3"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
 // routeAnalyzers check VirtualServices and routes (MC5xxx).
-var routeAnalyzers = []*Analyzer{}
+var routeAnalyzers = []*Analyzer{
+	unreachableRoute,
+	gatewayNotFound,
+	destinationPortRequired,
+	virtualServiceLeaksHosts,
+	sidecarBypassedByRoute,
+	virtualServiceHostNotInGateway,
+	routeToUnknownPort,
+	ingressRouteSkipsMeshRules,
+	sidecarHidesRoutedHost,
+	jwtClaimRouteWithoutAuthentication,
+}
+
+// ruleMatches is one route of a VirtualService's http, tcp or tls list as
+// MC5003 compares them: its matches, and whether it takes everything.
+type ruleMatches struct {
+	name     string
+	matches  []matchKey
+	catchAll bool
+}
+
+// matchKey is a match as MC5003 compares it: its deterministic encoding
+// (a match's name only labels it, so it is left out) and, for an HTTP
+// match on a uri prefix or exact path, the encoding of the rest and the
+// path, so that a prefix can be found to cover a later match.
+type matchKey struct {
+	full, rest string
+	uri        string
+	prefix     bool // uri is a prefix; else exact, or no uri when rest is ""
+}
+
+func encode(m proto.Message) string {
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	return string(b)
+}
+
+func httpMatchKey(m *networking.HTTPMatchRequest) matchKey {
+	c := proto.Clone(m).(*networking.HTTPMatchRequest)
+	c.Name = ""
+	k := matchKey{full: encode(c)}
+	switch u := c.GetUri().GetMatchType().(type) {
+	case *networking.StringMatch_Prefix:
+		k.uri, k.prefix = u.Prefix, true
+	case *networking.StringMatch_Exact:
+		k.uri = u.Exact
+	default:
+		return k
+	}
+	c.Uri = nil
+	k.rest = encode(c)
+	return k
+}
+
+// MC5003: a route, or a match of one, that an earlier route of the same
+// VirtualService always takes first (docs/semantics/virtual-services.md
+// §6.6: the first matching route wins). A per-object check: copies HNC
+// made say nothing their source does not.
+var unreachableRoute = &Analyzer{Entry: diag.UnreachableRoute, Run: func(p *Pass) {
+	for _, vs := range p.Mesh.VirtualServices {
+		o := vs.Object
+		if o.InheritedFrom != nil {
+			continue
+		}
+		var http, tcp, tls []ruleMatches
+		for _, r := range o.Spec.GetHttp() {
+			rm := ruleMatches{name: r.GetName(), catchAll: len(r.GetMatch()) == 0}
+			for _, m := range r.GetMatch() {
+				rm.matches = append(rm.matches, httpMatchKey(m))
+				rm.catchAll = rm.catchAll || resolve.CatchAllMatch(m)
+			}
+			http = append(http, rm)
+		}
+		for _, r := range o.Spec.GetTcp() {
+			rm := ruleMatches{catchAll: len(r.GetMatch()) == 0}
+			for _, m := range r.GetMatch() {
+				rm.matches = append(rm.matches, matchKey{full: encode(m)})
+			}
+			tcp = append(tcp, rm)
+		}
+		for _, r := range o.Spec.GetTls() {
+			rm := ruleMatches{catchAll: len(r.GetMatch()) == 0}
+			for _, m := range r.GetMatch() {
+				rm.matches = append(rm.matches, matchKey{full: encode(m)})
+			}
+			tls = append(tls, rm)
+		}
+		reportUnreachable(p, &o.ObjectMeta, "http", http)
+		reportUnreachable(p, &o.ObjectMeta, "tcp", tcp)
+		reportUnreachable(p, &o.ObjectMeta, "tls", tls)
+	}
+}}
+
+// reportUnreachable reports the dead routes and matches of one route list
+// (spec.<kind>) of a VirtualService: after a route that takes everything,
+// and matches that repeat an earlier route's match or that an earlier
+// uri prefix with otherwise identical conditions covers. Matches are
+// looked up by encoding, so the cost grows with the matches, and with the
+// prefixes sharing the same other conditions.
+func reportUnreachable(p *Pass, vs *model.ObjectMeta, kind string, routes []ruleMatches) {
+	spec := model.Path{}.Key("spec").Key(kind)
+	label := func(i int) string {
+		if routes[i].name != "" {
+			return fmt.Sprintf("spec.%s[%d] (%q)", kind, i, routes[i].name)
+		}
+		return fmt.Sprintf("spec.%s[%d]", kind, i)
+	}
+	type at struct{ route, match int }
+	type dead struct {
+		match int
+		by    at
+		why   string // "" for a repeat
+	}
+	seen := map[string]at{}
+	prefixes := map[string][]at{} // by the encoding of the other conditions
+	catchAll := -1
+	for i, r := range routes {
+		if catchAll >= 0 {
+			why := "has no match and takes everything"
+			if len(routes[catchAll].matches) > 0 {
+				why = "matches every request (uri prefix \"/\" and nothing else)"
+			}
+			p.Report(vs, spec.Index(i), "%s of %s is never used: %s before it %s, and the first route that matches wins; move it before %s or remove it",
+				label(i), objName(vs), label(catchAll), why, label(catchAll))
+			continue
+		}
+		var deads []dead
+		for j, m := range r.matches {
+			if prev, ok := seen[m.full]; ok {
+				if prev.route < i {
+					deads = append(deads, dead{match: j, by: prev})
+				}
+				continue
+			}
+			seen[m.full] = at{i, j}
+			if m.rest == "" {
+				continue
+			}
+			if k := slices.IndexFunc(prefixes[m.rest], func(a at) bool {
+				return a.route < i && strings.HasPrefix(m.uri, routes[a.route].matches[a.match].uri)
+			}); k >= 0 {
+				by := prefixes[m.rest][k]
+				deads = append(deads, dead{match: j, by: by, why: fmt.Sprintf("its uri prefix %q covers %q", routes[by.route].matches[by.match].uri, m.uri)})
+				continue
+			}
+			if m.prefix {
+				prefixes[m.rest] = append(prefixes[m.rest], at{i, j})
+			}
+		}
+		switch {
+		case len(deads) > 0 && len(deads) == len(r.matches):
+			p.Report(vs, spec.Index(i).Key("match"), "%s of %s is never used: each of its matches repeats or is covered by a match of an earlier route (%s), which takes the traffic first; remove it or move it before",
+				label(i), objName(vs), label(deads[0].by.route))
+		default:
+			for _, d := range deads {
+				how := "it repeats " + label(d.by.route) + fmt.Sprintf(".match[%d], which comes first", d.by.match)
+				if d.why != "" {
+					how = label(d.by.route) + fmt.Sprintf(".match[%d] comes first and takes all its requests: %s", d.by.match, d.why)
+				}
+				p.Report(vs, spec.Index(i).Key("match").Index(d.match), "match[%d] of %s of %s never takes traffic: %s; remove it or move it before",
+					d.match, label(i), objName(vs), how)
+			}
+		}
+		if r.catchAll {
+			catchAll = i
+		}
+	}
+}
+
+// gatewayIndex knows the Gateways of the input: Istio's, and the Gateway
+// API's, which a VirtualService may bind too.
+type gatewayIndex struct {
+	byRef  map[string]model.Object // "namespace/name"
+	byName map[string][]string     // name → namespaces, sorted
+}
+
+func newGatewayIndex(m *resolve.Mesh) gatewayIndex {
+	x := gatewayIndex{byRef: map[string]model.Object{}, byName: map[string][]string{}}
+	for _, o := range m.Objects {
+		meta := o.Meta()
+		if meta.Kind != "Gateway" || (meta.Group() != model.GroupNetworking && meta.Group() != "gateway.networking.k8s.io") {
+			continue
+		}
+		ref := meta.Namespace + "/" + meta.Name
+		if _, dup := x.byRef[ref]; !dup {
+			x.byRef[ref] = o
+			x.byName[meta.Name] = append(x.byName[meta.Name], meta.Namespace)
+		}
+	}
+	for _, nss := range x.byName {
+		slices.Sort(nss)
+	}
+	return x
+}
+
+// MC5004: a gateway reference naming no Gateway. Per object, whatever
+// else the input holds, as istioctl does.
+var gatewayNotFound = &Analyzer{Entry: diag.GatewayNotFound, Run: func(p *Pass) {
+	gws := newGatewayIndex(p.Mesh)
+	for _, vs := range p.Mesh.VirtualServices {
+		o := vs.Object
+		check := func(ref string, at model.Path) {
+			if ref == resolve.MeshGateway {
+				return
+			}
+			full := host.GatewayRef(ref, o.Namespace)
+			if _, ok := gws.byRef[full]; ok {
+				return
+			}
+			hint := ""
+			_, name, _ := strings.Cut(full, "/")
+			if nss := gws.byName[name]; len(nss) > 0 {
+				hint = fmt.Sprintf(" (a Gateway %s exists in %s %s: write %s/%s)", name, plural(len(nss), "namespace", "namespaces"), list(nss, 3), nss[0], name)
+			}
+			p.Report(&o.ObjectMeta, at, "%s binds gateway %q, but there is no Gateway %s%s, so no gateway serves the routes meant for it",
+				objName(&o.ObjectMeta), ref, full, hint)
+		}
+		spec := model.Path{}.Key("spec")
+		for i, g := range o.Spec.GetGateways() {
+			check(g, spec.Key("gateways").Index(i))
+		}
+		for i, r := range o.Spec.GetHttp() {
+			for j, m := range r.GetMatch() {
+				for k, g := range m.GetGateways() {
+					check(g, spec.Key("http").Index(i).Key("match").Index(j).Key("gateways").Index(k))
+				}
+			}
+		}
+		for i, r := range o.Spec.GetTcp() {
+			for j, m := range r.GetMatch() {
+				for k, g := range m.GetGateways() {
+					check(g, spec.Key("tcp").Index(i).Key("match").Index(j).Key("gateways").Index(k))
+				}
+			}
+		}
+		for i, r := range o.Spec.GetTls() {
+			for j, m := range r.GetMatch() {
+				for k, g := range m.GetGateways() {
+					check(g, spec.Key("tls").Index(i).Key("match").Index(j).Key("gateways").Index(k))
+				}
+			}
+		}
+	}
+}}
+
+// MC5008: a VirtualService bound to a Gateway that serves none of its
+// hosts, as istioctl reports it; and, for a VirtualService bound to
+// gateways only, the hosts none of them serves, whose routes nothing uses
+// (docs/semantics/virtual-services.md §6.7).
+var virtualServiceHostNotInGateway = &Analyzer{Entry: diag.VirtualServiceHostNotInGateway, Run: func(p *Pass) {
+	gws := newGatewayIndex(p.Mesh)
+	for _, vs := range p.Mesh.VirtualServices {
+		if vs.Delegate {
+			continue
+		}
+		o := vs.Object
+		var servedAll []host.Name // by the Gateways that serve some host
+		var serving []string
+		allKnown := !slices.Contains(vs.Gateways, resolve.MeshGateway)
+		for i, ref := range o.Spec.GetGateways() {
+			full := host.GatewayRef(ref, o.Namespace)
+			var served []host.Name
+			switch gw := gws.byRef[full].(type) {
+			case *model.Gateway:
+				served = resolve.ServerHosts(gw, o.Namespace)
+			case *model.Unknown:
+				served = listenerHosts(gw)
+			default:
+				allKnown = false
+				continue // MC5004's
+			}
+			gwMeta := gws.byRef[full].Meta()
+			if len(host.Intersection(served, vs.Hosts)) > 0 {
+				servedAll = append(servedAll, served...)
+				serving = append(serving, full)
+				continue
+			}
+			offered := "none for this namespace"
+			if len(served) > 0 {
+				offered = list(hostStrings(served), 5)
+			}
+			d := p.Report(&o.ObjectMeta, model.Path{}.Key("spec").Key("gateways").Index(i),
+				"%s binds gateway %s, but no server of that Gateway serves any of its hosts (%s); the servers offer %s, so the gateway takes none of these routes",
+				objName(&o.ObjectMeta), full, list(hostStrings(vs.Hosts), 5), offered)
+			d.Related = append(d.Related, related(gwMeta, "its servers' hosts"))
+		}
+		if !allKnown || len(serving) == 0 {
+			continue
+		}
+		var unserved []string
+		first := -1
+		for j, h := range vs.Hosts {
+			if len(host.Intersection(servedAll, []host.Name{h})) == 0 {
+				unserved = append(unserved, string(h))
+				if first < 0 {
+					first = j
+				}
+			}
+		}
+		if first >= 0 {
+			p.Report(&o.ObjectMeta, model.Path{}.Key("spec").Key("hosts").Index(first),
+				"%s binds gateways only (%s), and none of them serves %s %s; its routes for %s are never used: add %s to a server or remove %s",
+				objName(&o.ObjectMeta), list(serving, 3), plural(len(unserved), "host", "hosts"), list(unserved, 5),
+				plural(len(unserved), "it", "them"), plural(len(unserved), "it", "them"), plural(len(unserved), "it", "them"))
+		}
+	}
+}}
+
+// listenerHosts are the hostnames of a Gateway API Gateway's listeners;
+// a listener without one serves every host, as istioctl reads it.
+func listenerHosts(gw *model.Unknown) []host.Name {
+	spec, _ := gw.Raw["spec"].(map[string]any)
+	listeners, _ := spec["listeners"].([]any)
+	var out []host.Name
+	for _, l := range listeners {
+		lm, _ := l.(map[string]any)
+		h, _ := lm["hostname"].(string)
+		if h == "" {
+			return []host.Name{"*"}
+		}
+		out = append(out, host.Name(h))
+	}
+	return out
+}
+
+func hostStrings(hs []host.Name) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = string(h)
+	}
+	return out
+}
+
+// serviceFor is the service a VirtualService of namespace ns means by
+// destination host h, for the port checks: the one of ns, else the oldest
+// visible to ns. ExternalName aliases have their target's ports, so they
+// are left out; nil when none is known.
+func serviceFor(m *resolve.Mesh, h host.Name, ns string) *resolve.Service {
+	var visible *resolve.Service
+	for _, s := range m.ServicesNamed(h) {
+		switch {
+		case s.Resolution == resolve.Alias:
+		case s.Namespace == ns:
+			return s
+		case visible == nil && s.VisibleIn(ns):
+			visible = s
+		}
+	}
+	return visible
+}
+
+// ownDestinations calls f with each destination a VirtualService wrote
+// itself (a delegate's are its own, not its roots').
+func ownDestinations(m *resolve.Mesh, f func(vs *resolve.VirtualService, d *resolve.Destination)) {
+	for _, vs := range m.VirtualServices {
+		for i := range vs.Destinations {
+			if d := &vs.Destinations[i]; d.In == vs {
+				f(vs, d)
+			}
+		}
+	}
+}
+
+func portNumbers(s *resolve.Service) []string {
+	var out []string
+	for _, pt := range s.Ports {
+		n := fmt.Sprint(pt.Number)
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// MC5005: destinations without a port, to a service with several: one
+// finding per VirtualService and host, at the first such destination.
+var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run: func(p *Pass) {
+	type key struct {
+		vs   *resolve.VirtualService
+		host host.Name
+	}
+	type finding struct {
+		first model.Path
+		svc   *resolve.Service
+		count int
+	}
+	found := map[key]*finding{}
+	var order []key
+	ownDestinations(p.Mesh, func(vs *resolve.VirtualService, d *resolve.Destination) {
+		if d.Port != 0 {
+			return
+		}
+		k := key{vs, d.Host}
+		if f := found[k]; f != nil {
+			f.count++
+			return
+		}
+		s := serviceFor(p.Mesh, d.Host, vs.Namespace())
+		if s == nil || len(portNumbers(s)) < 2 || slices.Equal(vs.Gateways, []string{"mesh"}) && portsCarryOver(p.Mesh, vs, s) {
+			found[k] = &finding{} // nothing to report; count is not read
+			return
+		}
+		found[k] = &finding{first: d.Path, svc: s, count: 1}
+		order = append(order, k)
+	})
+	for _, k := range order {
+		f := found[k]
+		more := ""
+		if f.count > 1 {
+			more = fmt.Sprintf(" (%d destinations)", f.count)
+		}
+		vsMeta := &k.vs.Object.ObjectMeta
+		d := p.Report(vsMeta, f.first, "%s routes to %s without a port%s, but the service has ports %s; a sidecar then uses the port the request came in on and a gateway its server's port: set port.number",
+			objName(vsMeta), k.host, more, list(portNumbers(f.svc), 8))
+		d.Related = append(d.Related, related(f.svc.Object, "defines %s", f.svc.Host))
+	}
+}}
+
+// portsCarryOver reports whether sidecar routes of vs reach dest without a
+// port: a sidecar keeps the port the request came in on, so every port of
+// the services vs is for must be a port of dest. Hosts without a service
+// in the input are given the benefit of the doubt.
+func portsCarryOver(m *resolve.Mesh, vs *resolve.VirtualService, dest *resolve.Service) bool {
+	for _, h := range vs.Hosts {
+		s := serviceFor(m, h, vs.Namespace())
+		if s == nil {
+			continue
+		}
+		for _, pt := range s.Ports {
+			if _, ok := dest.PortNumbered(pt.Number); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// MC5009: a destination port the service does not have.
+var routeToUnknownPort = &Analyzer{Entry: diag.RouteToUnknownPort, Run: func(p *Pass) {
+	ownDestinations(p.Mesh, func(vs *resolve.VirtualService, d *resolve.Destination) {
+		if d.Port == 0 {
+			return
+		}
+		s := serviceFor(p.Mesh, d.Host, vs.Namespace())
+		if s == nil || len(s.Ports) == 0 {
+			return
+		}
+		if _, ok := s.PortNumbered(d.Port); ok {
+			return
+		}
+		dd := p.Report(&vs.Object.ObjectMeta, d.Path.Key("port").Key("number"), "%s routes to port %d of %s, which has only %s %s; the route names cluster %s, which istiod never builds, so its requests fail with 503",
+			objName(&vs.Object.ObjectMeta), d.Port, d.Host, plural(len(portNumbers(s)), "port", "ports"), list(portNumbers(s), 8), resolve.ClusterName(d.Port, d.Subset, d.Host))
+		dd.Related = append(dd.Related, related(s.Object, "defines %s", s.Host))
+	})
+}}

@@ -99,9 +99,9 @@ type inputWorkload struct {
 	gateway bool
 }
 
-// inputWorkloads indexes the input's workloads by namespace. HNC copies
+// workloadsByNamespace indexes the input's workloads by namespace. HNC copies
 // are left out: a propagated Pod is no workload of its own.
-func inputWorkloads(objs []model.Object) map[string][]inputWorkload {
+func workloadsByNamespace(objs []model.Object) map[string][]inputWorkload {
 	out := map[string][]inputWorkload{}
 	for _, o := range objs {
 		var w inputWorkload
@@ -164,15 +164,6 @@ func (s selector) namespaces(ws map[string][]inputWorkload) []string {
 	return slices.Sorted(maps.Keys(ws))
 }
 
-// labelString renders labels as a Kubernetes selector: "a=b,c=d", sorted.
-func labelString(labels map[string]string) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		parts = append(parts, k+"="+labels[k])
-	}
-	return strings.Join(parts, ",")
-}
-
 // MC6004: a selector no workload of the input matches. Judged only where
 // the input holds workloads the selector could match: a repository of
 // Istio objects alone says nothing about what runs. A Gateway is judged
@@ -181,7 +172,7 @@ func labelString(labels map[string]string) string {
 // often hold their Deployments and Gateways but not the gateway, which
 // is installed apart.
 var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload, Run: func(p *Pass) {
-	ws := inputWorkloads(p.Mesh.Objects)
+	ws := workloadsByNamespace(p.Mesh.Objects)
 	if len(ws) == 0 {
 		return
 	}
@@ -202,7 +193,7 @@ var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload,
 		} else if s.meshWide {
 			where = "any namespace of the input"
 		}
-		p.Report(s.obj, s.path, "the selector %s of %s %s matches no Pod or workload in %s, so istiod applies it to nothing; fix the labels or remove the %s",
+		p.Report(s.obj, s.path, "the selector {%s} of %s %s matches no Pod or workload in %s, so istiod applies it to nothing; fix the labels or remove the %s",
 			labelString(s.labels), s.obj.Kind, objName(s.obj), where, s.obj.Kind)
 	}
 }}

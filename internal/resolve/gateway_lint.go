@@ -17,10 +17,10 @@ func OlderFirst(a, b *model.ObjectMeta) int {
 	return olderFirst(a.Created, a.Name, a.Namespace, b.Created, b.Name, b.Namespace)
 }
 
-// ServerHosts are the hosts of server i of a Gateway as istiod compares
+// MergedServerHosts are the hosts of server i of a Gateway as istiod compares
 // them when it merges Gateways (docs/semantics/virtual-services.md §6.7):
 // "./h" is "<gwNs>/h", "*/h" is "h", and "*/*" alone stands for all.
-func ServerHosts(gw *model.Gateway, i int) []string {
+func MergedServerHosts(gw *model.Gateway, i int) []string {
 	return MergeHosts(ownNamespace(gw.Spec.GetServers()[i].GetHosts(), gw.Namespace))
 }
 

@@ -1,0 +1,136 @@
+package lint
+
+import (
+	"cmp"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// configHost is a host written in a VirtualService, DestinationRule or
+// Sidecar egress entry, with where it is written. Route destinations are
+// MC5002's and are not listed.
+type configHost struct {
+	obj  *model.ObjectMeta
+	path model.Path
+	// host is as written, after the "ns/" prefix of a Sidecar egress
+	// host; expands tells whether istiod expands a short one
+	// (docs/semantics/hosts.md §3.1).
+	prefix, host string
+	expands      bool
+}
+
+// configHosts lists the hosts of VirtualServices, DestinationRules and
+// Sidecar egress, in input order.
+func configHosts(m *resolve.Mesh) []configHost {
+	var out []configHost
+	for _, o := range m.Objects {
+		meta := o.Meta()
+		switch x := o.(type) {
+		case *model.VirtualService:
+			for i, h := range x.Spec.GetHosts() {
+				out = append(out, configHost{meta, model.ParsePath("spec.hosts").Index(i), "", h, true})
+			}
+		case *model.DestinationRule:
+			if h := x.Spec.GetHost(); h != "" {
+				out = append(out, configHost{meta, model.ParsePath("spec.host"), "", h, true})
+			}
+		case *model.Sidecar:
+			for i, eg := range x.Spec.GetEgress() {
+				for j, h := range eg.GetHosts() {
+					if ns, dns, ok := strings.Cut(h, "/"); ok {
+						out = append(out, configHost{meta, model.ParsePath("spec.egress").Index(i).Key("hosts").Index(j), ns + "/", dns, false})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// isName reports a host that names one service: not a wildcard, not an
+// IP address.
+func isName(h string) bool {
+	if h == "" || strings.Contains(h, "*") {
+		return false
+	}
+	_, err := netip.ParseAddr(h)
+	return err != nil
+}
+
+// MC3004: "name.namespace" is not expanded and matches nothing, while its
+// .svc.<domain> form is a service (docs/semantics/hosts.md §3.1).
+var nonFQDNDottedHost = &Analyzer{Entry: diag.NonFQDNDottedHost, Run: func(p *Pass) {
+	for _, c := range configHosts(p.Mesh) {
+		// A copy HNC propagated says what its source says.
+		if c.obj.InheritedFrom != nil || !isName(c.host) || !strings.Contains(c.host, ".") || len(p.Mesh.ServicesNamed(host.Name(c.host))) > 0 {
+			continue
+		}
+		full := host.Name(c.host + ".svc." + p.Mesh.Config.DomainSuffix)
+		svcs := p.Mesh.ServicesNamed(full)
+		if len(svcs) == 0 {
+			continue
+		}
+		d := p.Report(c.obj, c.path, "%s %s names host %s, which istiod does not expand because it has a dot, and no service has that name; write %s%s",
+			c.obj.Kind, objName(c.obj), c.host, c.prefix, full)
+		d.Related = append(d.Related, related(svcs[0].Object, "defines %s", full))
+	}
+}}
+
+// MC3005: a short host expands into its object's namespace, where no such
+// service is, while a Kubernetes Service of that name lives elsewhere.
+var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewhere, Run: func(p *Pass) {
+	byName := map[string][]*resolve.Service{}
+	for _, s := range p.Mesh.Services {
+		if s.Registry == resolve.Kubernetes {
+			byName[s.Name] = append(byName[s.Name], s)
+		}
+	}
+	// An object HNC copies into descendants is a template: its short hosts
+	// are judged in each copy's namespace, where they expand.
+	sources := map[*model.ObjectMeta]bool{}
+	for _, o := range p.Mesh.Objects {
+		if src := o.Meta().InheritedFrom; src != nil {
+			sources[src] = true
+		}
+	}
+	for _, c := range configHosts(p.Mesh) {
+		if !c.expands || sources[c.obj] || !isName(c.host) || strings.Contains(c.host, ".") || len(byName[c.host]) == 0 {
+			continue
+		}
+		// A namespace whose Services the input does not hold may well
+		// have this one.
+		expanded := host.FQDN(c.host, c.obj.Namespace, p.Mesh.Config.DomainSuffix)
+		if len(p.Mesh.ServicesNamed(expanded)) > 0 || !p.Mesh.Describes(expanded) {
+			continue
+		}
+		others := slices.SortedFunc(slices.Values(byName[c.host]), func(a, b *resolve.Service) int { return cmp.Compare(a.Namespace, b.Namespace) })
+		var fqdns []string
+		for _, s := range others {
+			fqdns = append(fqdns, string(s.Host))
+		}
+		fix := "write " + fqdns[0] + " if that is the one meant"
+		if len(fqdns) > 1 {
+			fix = "write the full name of the one meant: " + list(fqdns, 3)
+		}
+		d := p.Report(c.obj, c.path, "%s %s names short host %s, which istiod expands in the object's own namespace to %s, where no such service exists; a Service named %s exists in %s %s: %s",
+			c.obj.Kind, objName(c.obj), c.host, expanded, c.host, plural(len(others), "namespace", "namespaces"), list(namespaces(others), 5), fix)
+		for _, s := range others {
+			d.Related = append(d.Related, related(s.Object, "defines %s", s.Host))
+		}
+	}
+}}
+
+// namespaces lists the services' namespaces, which are sorted, once each.
+func namespaces(svcs []*resolve.Service) []string {
+	var out []string
+	for _, s := range svcs {
+		out = append(out, s.Namespace)
+	}
+	return slices.Compact(out)
+}
