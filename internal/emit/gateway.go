@@ -122,7 +122,7 @@ func (b *builder) gatewayServers() []resolve.GatewayServer {
 		if known[target] == nil {
 			known[target] = map[string]string{}
 		}
-		hosts := mergeHosts(gs.Hosts)
+		hosts := resolve.MergeHosts(gs.Hosts)
 		var dup []string
 		for _, h := range hosts {
 			if bind, ok := known[target][h]; ok && bind == srv.GetBind() {
@@ -140,22 +140,6 @@ func (b *builder) gatewayServers() []resolve.GatewayServer {
 		b.servers = append(b.servers, gs)
 	}
 	return b.servers
-}
-
-// mergeHosts are a server's hosts as istiod compares them when merging
-// Gateways: "*/host" is "host", and "*/*" alone stands for all.
-func mergeHosts(hosts []string) []string {
-	var out []string
-	for _, h := range hosts {
-		if name, ok := strings.CutPrefix(h, "*/"); ok {
-			if name == "*" {
-				return []string{"*"}
-			}
-			h = name
-		}
-		out = append(out, h)
-	}
-	return out
 }
 
 // serverChains are the filter chains of one server that is not plain

@@ -154,7 +154,7 @@ func (o *outbound) egress(l *resolve.EgressListener) {
 			// endpoints' addresses; one with an address (a wildcard-host
 			// ServiceEntry's, a CIDR) takes the standard path
 			// (docs/semantics/envoy-output.md §7.4).
-			if s.Resolution == resolve.Passthrough && bind == "" && classOf(port.Protocol) != classHTTP && !hasAddress(s) {
+			if s.Resolution == resolve.Passthrough && bind == "" && classOf(port.Protocol) != classHTTP && !resolve.HasAddress(s) {
 				o.headless(s, port)
 				continue
 			}
@@ -209,35 +209,12 @@ func (o *outbound) headless(s *resolve.Service, port resolve.Port) {
 	}
 }
 
-// hasAddress says whether a service has an address of its own: a VIP or
-// a CIDR, not the unspecified 0.0.0.0.
-func hasAddress(s *resolve.Service) bool {
-	return len(s.Addresses) > 0 && s.Addresses[0] != wildcard
-}
-
-// cidrAddress is a service's address when it is a range, not one IP.
-func cidrAddress(s *resolve.Service) string {
-	if len(s.Addresses) > 0 && strings.Contains(s.Addresses[0], "/") {
-		return s.Addresses[0]
-	}
-	return ""
-}
-
 // add places a service port on the standard path: HTTP on the wildcard,
 // anything else on the service's VIP when it has one; a CIDR address is
 // no socket address, so its service goes on the wildcard, its chains
 // matching the range (docs/semantics/envoy-output.md §7.4).
 func (o *outbound) add(s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, bind string, catchAll bool) {
-	addr := bind
-	cidr := ""
-	if addr == "" {
-		addr = wildcard
-		if classOf(proto) != classHTTP && len(s.Addresses) > 0 {
-			if cidr = cidrAddress(s); cidr == "" {
-				addr = s.Addresses[0]
-			}
-		}
-	}
+	addr, cidr := resolve.ListenerAddress(s, proto, bind)
 	if addr == wildcard && classOf(proto) == classHTTP {
 		switch port {
 		case virtualOutboundPort, virtualInboundPort, statusPort, prometheusPort:
@@ -371,7 +348,7 @@ func (b *builder) serviceChains(vss []*resolve.VirtualService, s *resolve.Servic
 	}
 	// Only a listener shared by address-less or CIDR services tells them
 	// apart by SNI; a pod's listener (headless) or a VIP's needs none.
-	if (proto == protocol.TLS || proto == protocol.HTTPS) && addr == wildcard && (!hasAddress(s) || cidrAddress(s) != "") {
+	if (proto == protocol.TLS || proto == protocol.HTTPS) && addr == wildcard && (!resolve.HasAddress(s) || resolve.CIDRAddress(s) != "") {
 		return tcp(sniMatch(b.mesh.ServerNames(s, b.view.Proxy)))
 	}
 	return tcp(nil)

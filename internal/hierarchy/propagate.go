@@ -349,10 +349,8 @@ func (p *propagator) excluded(o model.Object) bool {
 				return true
 			}
 		case "Secret":
-			if u, ok := o.(*model.Unknown); ok {
-				if t, _ := u.Raw["type"].(string); t == "kubernetes.io/service-account-token" || t == "helm.sh/release.v1" {
-					return true
-				}
+			if s, ok := o.(*model.Secret); ok && (s.Type == "kubernetes.io/service-account-token" || s.Type == "helm.sh/release.v1") {
+				return true
 			}
 		}
 	}

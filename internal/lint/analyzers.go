@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -413,12 +414,10 @@ var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelect
 			check(v.Proxy.Namespace, v.Proxy.ID(), v.Proxy.Labels)
 		}
 	}
-	standIn := standInNamespaces(p.Mesh)
-	for _, o := range p.Mesh.Objects {
-		if m := o.Meta(); standIn[m.Namespace] {
-			if labels, ok := workloadLabels(o); ok {
-				check(m.Namespace, objName(m), labels)
-			}
+	ws := workloadsByNamespace(p.Mesh.Objects)
+	for _, ns := range slices.Sorted(maps.Keys(standInNamespaces(p.Mesh))) {
+		for _, w := range ws[ns] {
+			check(ns, objName(w.obj), w.labels)
 		}
 	}
 	for _, k := range order {
@@ -442,17 +441,6 @@ func standInNamespaces(m *resolve.Mesh) map[string]bool {
 		}
 	}
 	return out
-}
-
-// workloadLabels are the pod labels of a Pod or workload template.
-func workloadLabels(o model.Object) (map[string]string, bool) {
-	switch x := o.(type) {
-	case *model.Pod:
-		return x.Labels, true
-	case *model.Workload:
-		return x.Template.Labels, true
-	}
-	return nil, false
 }
 
 func matches(selector, labels map[string]string) bool {

@@ -264,7 +264,8 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run
 }}
 
 // inputWorkloads index the workloads of the input by namespace: the pod
-// labels of every Pod and workload template, and the proxies.
+// labels of every Pod, workload template and WorkloadEntry, and the
+// proxies.
 type inputWorkloads struct {
 	labels  map[string][]map[string]string
 	proxies map[string][]*resolve.Proxy
@@ -272,10 +273,9 @@ type inputWorkloads struct {
 
 func newInputWorkloads(m *resolve.Mesh) *inputWorkloads {
 	in := &inputWorkloads{labels: map[string][]map[string]string{}, proxies: map[string][]*resolve.Proxy{}}
-	for _, o := range m.Objects {
-		if l, ok := workloadLabels(o); ok {
-			ns := o.Meta().Namespace
-			in.labels[ns] = append(in.labels[ns], l)
+	for ns, ws := range workloadsByNamespace(m.Objects) {
+		for _, w := range ws {
+			in.labels[ns] = append(in.labels[ns], w.labels)
 		}
 	}
 	for _, px := range m.Proxies {

@@ -120,27 +120,6 @@ var conflictingInjectionLabels = &Analyzer{Entry: diag.ConflictingInjectionLabel
 	}
 }}
 
-// workload is a Pod or a workload template, with its pods' labels.
-type workload struct {
-	meta   *model.ObjectMeta
-	labels map[string]string
-}
-
-// workloadsByNamespace lists the input's workloads by namespace, in input
-// order.
-func workloadsByNamespace(objs []model.Object) map[string][]workload {
-	out := map[string][]workload{}
-	for _, o := range objs {
-		switch x := o.(type) {
-		case *model.Pod:
-			out[x.Namespace] = append(out[x.Namespace], workload{&x.ObjectMeta, x.Labels})
-		case *model.Workload:
-			out[x.Namespace] = append(out[x.Namespace], workload{&x.ObjectMeta, x.Template.Labels})
-		}
-	}
-	return out
-}
-
 // MC9007: several selecting Telemetries select one workload. One finding
 // per set of Telemetries, naming every workload they share.
 var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySelectors, Run: func(p *Pass) {
@@ -189,7 +168,7 @@ var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySe
 				groups[key.String()] = g
 				order = append(order, key.String())
 			}
-			g.workloads = append(g.workloads, objName(w.meta))
+			g.workloads = append(g.workloads, objName(w.obj))
 		}
 		for _, k := range order {
 			g := groups[k]

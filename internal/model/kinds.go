@@ -52,6 +52,15 @@ type ConfigMap struct {
 	Data map[string]string
 }
 
+// Secret is a core/v1 Secret, kept for its type and the names of its data
+// keys (data and stringData), sorted: gateway credentials are checked
+// against them. meshc never keeps a Secret's values.
+type Secret struct {
+	ObjectMeta
+	Type string
+	Keys []string
+}
+
 // Config is an Istio object whose spec is an istio.io/api message.
 type Config[T proto.Message] struct {
 	ObjectMeta

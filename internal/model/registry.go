@@ -3,6 +3,8 @@ package model
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -140,7 +142,7 @@ var registry = sync.OnceValue(func() []*Kind {
 		kube("", "ConfigMap", "configmaps", false, nil,
 			"`istio-system/istio`, key `mesh`: the mesh config",
 			func(m ObjectMeta, c *corev1.ConfigMap) Object { return &ConfigMap{ObjectMeta: m, Data: c.Data} }),
-		named("", "Secret", "secrets", v1, false),
+		kube("", "Secret", "secrets", false, nil, "type and data key names, never values: gateway credentials", newSecret),
 		named("", "ServiceAccount", "serviceaccounts", v1, false),
 		named("", "LimitRange", "limitranges", v1, false),
 		named("", "ResourceQuota", "resourcequotas", v1, false),
@@ -275,6 +277,20 @@ func hncKind[S any](kind, plural string, versions []string, clusterScoped bool, 
 		New:   func() any { return new(S) },
 		Build: func(m ObjectMeta, v any) Object { return build(m, v.(*S)) },
 	}
+}
+
+// secretManifest is the part of a Secret meshc decodes: its values stay
+// base64 text and are dropped once the keys are read.
+type secretManifest struct {
+	Type       string            `json:"type"`
+	Data       map[string]string `json:"data"`
+	StringData map[string]string `json:"stringData"`
+}
+
+func newSecret(m ObjectMeta, s *secretManifest) Object {
+	keys := slices.Concat(slices.Collect(maps.Keys(s.Data)), slices.Collect(maps.Keys(s.StringData)))
+	slices.Sort(keys)
+	return &Secret{ObjectMeta: m, Type: s.Type, Keys: slices.Compact(keys)}
 }
 
 func newPod(m ObjectMeta, p *corev1.Pod) Object {

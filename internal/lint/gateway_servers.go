@@ -1,0 +1,276 @@
+package lint
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	networking "istio.io/api/networking/v1alpha3"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// gatewayGroup is Gateways istiod merges on the same gateway workloads.
+type gatewayGroup struct {
+	// gateways, oldest first: istiod's merge order.
+	gateways []*model.Gateway
+	// workloads are the input workloads ("ns/name") every gateway of the
+	// group selects; none when the input holds no workload the group
+	// selects and the Gateways are grouped by equal selectors instead, as
+	// istioctl does.
+	workloads []string
+}
+
+// gatewayGroups groups the Gateways by the input workloads they select
+// (a selector matches gateway workloads of any namespace,
+// docs/semantics/virtual-services.md §6.7): one group per distinct set of
+// Gateways on a workload. Gateways that select no workload of the input
+// are grouped by equal selectors, so the checks work on repositories
+// without workloads. Cost: Gateways × workloads.
+func gatewayGroups(g *gatewayInput) []*gatewayGroup {
+	gws := slices.Clone(g.gateways)
+	slices.SortStableFunc(gws, func(a, b *model.Gateway) int { return resolve.OlderFirst(&a.ObjectMeta, &b.ObjectMeta) })
+	byKey := map[string]*gatewayGroup{}
+	var out []*gatewayGroup
+	add := func(key string, members []*model.Gateway, workload string) {
+		grp := byKey[key]
+		if grp == nil {
+			grp = &gatewayGroup{gateways: members}
+			byKey[key] = grp
+			out = append(out, grp)
+		}
+		if workload != "" {
+			grp.workloads = append(grp.workloads, workload)
+		}
+	}
+	selects := map[*model.Gateway]bool{}
+	for _, ns := range slices.Sorted(maps.Keys(g.ws)) {
+		for _, w := range g.ws[ns] {
+			var members []*model.Gateway
+			var key []string
+			for _, gw := range gws {
+				if g.selects(gw, w) {
+					members = append(members, gw)
+					key = append(key, objName(&gw.ObjectMeta))
+					selects[gw] = true
+				}
+			}
+			if len(members) > 0 {
+				add(strings.Join(key, ","), members, objName(w.obj))
+			}
+		}
+	}
+	bySelector := map[string][]*model.Gateway{}
+	var selectorOrder []string
+	for _, gw := range gws {
+		if selects[gw] {
+			continue
+		}
+		k := labelString(gw.Spec.GetSelector())
+		if bySelector[k] == nil {
+			selectorOrder = append(selectorOrder, k)
+		}
+		bySelector[k] = append(bySelector[k], gw)
+	}
+	for _, k := range selectorOrder {
+		add("selector "+k, bySelector[k], "")
+	}
+	return out
+}
+
+// sharedBy says which gateway workloads a finding about gw concerns: the
+// input workloads, or, with none, those gw's selector names.
+func sharedBy(workloads []string, gw *model.Gateway) string {
+	if len(workloads) > 0 {
+		return plural(len(workloads), "gateway workload ", "gateway workloads ") + list(workloads, 5)
+	}
+	if len(gw.Spec.GetSelector()) == 0 {
+		return "every gateway workload"
+	}
+	return "gateway workloads selected by " + labelString(gw.Spec.GetSelector())
+}
+
+// serverRef names server i of a Gateway.
+func serverRef(gw *model.Gateway, i int) string {
+	return fmt.Sprintf("%s server %d (port %d)", objName(&gw.ObjectMeta), i, gw.Spec.GetServers()[i].GetPort().GetNumber())
+}
+
+// MC7003: Gateways on the same workloads serving one host on one port.
+// istiod merges the Gateways of a workload oldest first; a TLS server
+// repeating a host an earlier TLS server serves on the port and bind is
+// dropped whole, as emit drops it; plain servers are merged, their
+// VirtualServices joined (docs/semantics/virtual-services.md §6.7).
+var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p *Pass) {
+	type key struct {
+		gw  *model.Gateway
+		idx int
+	}
+	type finding struct {
+		tls       bool
+		hosts     []string
+		earlier   []*model.Gateway
+		workloads []string
+	}
+	found := map[key]*finding{}
+	var order []key
+	for _, g := range gatewayGroups(newGatewayInput(p.Mesh.Objects)) {
+		if len(g.gateways) < 2 {
+			continue
+		}
+		type known struct {
+			gw   *model.Gateway
+			bind string
+		}
+		// port, TLS or not → host → first server naming it.
+		seen := map[string]map[string]known{}
+		for _, gw := range g.gateways {
+			for i, srv := range gw.Spec.GetServers() {
+				tls := srv.GetTls() != nil
+				sk := fmt.Sprintf("%d/%t", srv.GetPort().GetNumber(), tls)
+				if seen[sk] == nil {
+					seen[sk] = map[string]known{}
+				}
+				hosts := resolve.MergedServerHosts(gw, i)
+				var dup []string
+				var earlier []*model.Gateway
+				for _, h := range hosts {
+					if k, ok := seen[sk][h]; ok && k.bind == srv.GetBind() && k.gw != gw {
+						dup = append(dup, h)
+						if !slices.Contains(earlier, k.gw) {
+							earlier = append(earlier, k.gw)
+						}
+					}
+				}
+				if len(dup) > 0 {
+					k := key{gw, i}
+					f := found[k]
+					if f == nil {
+						f = &finding{tls: tls}
+						found[k] = f
+						order = append(order, k)
+					}
+					f.hosts = mergeStrings(f.hosts, dup)
+					for _, e := range earlier {
+						if !slices.Contains(f.earlier, e) {
+							f.earlier = append(f.earlier, e)
+						}
+					}
+					f.workloads = mergeStrings(f.workloads, g.workloads)
+					if tls {
+						continue // dropped: its hosts are not known from it
+					}
+				}
+				for _, h := range hosts {
+					if _, ok := seen[sk][h]; !ok {
+						seen[sk][h] = known{gw, srv.GetBind()}
+					}
+				}
+			}
+		}
+	}
+	for _, k := range order {
+		f := found[k]
+		var names []string
+		for _, e := range f.earlier {
+			names = append(names, objName(&e.ObjectMeta))
+		}
+		at := model.ParsePath(fmt.Sprintf("spec.servers[%d].hosts", k.idx))
+		var d *diag.Diagnostic
+		if f.tls {
+			d = p.Report(&k.gw.ObjectMeta, at, "%s serves %s %s with TLS, as older %s %s already does on the same port for %s; istiod drops this server whole, so none of its hosts are served by it; keep one TLS server per host and port",
+				serverRef(k.gw, k.idx), plural(len(f.hosts), "host", "hosts"), list(f.hosts, 5), plural(len(names), "Gateway", "Gateways"), strings.Join(names, ", "), sharedBy(f.workloads, k.gw))
+		} else {
+			d = p.Report(&k.gw.ObjectMeta, at, "%s serves %s %s, as older %s %s already does on the same port for %s; istiod merges the servers, so the VirtualServices bound to either Gateway answer for %s, in VirtualService order; serve each host and port from one Gateway",
+				serverRef(k.gw, k.idx), plural(len(f.hosts), "host", "hosts"), list(f.hosts, 5), plural(len(names), "Gateway", "Gateways"), strings.Join(names, ", "), sharedBy(f.workloads, k.gw), plural(len(f.hosts), "it", "them"))
+		}
+		for _, e := range f.earlier {
+			d.Related = append(d.Related, related(&e.ObjectMeta, "older Gateway serving the same host and port"))
+		}
+		d.Proxies = f.workloads
+	}
+}}
+
+// mergeStrings adds the strings of b missing from a, keeping a sorted.
+func mergeStrings(a, b []string) []string {
+	for _, s := range b {
+		if !slices.Contains(a, s) {
+			a = append(a, s)
+		}
+	}
+	slices.Sort(a)
+	return a
+}
+
+// certificateOf names a server's certificate as istioctl compares them:
+// its credentialName, else its serverCertificate and privateKey files.
+func certificateOf(tls *networking.ServerTLSSettings) string {
+	if c := tls.GetCredentialName(); c != "" {
+		return "credentialName " + c
+	}
+	if tls.GetServerCertificate() != "" && tls.GetPrivateKey() != "" {
+		return "serverCertificate " + tls.GetServerCertificate() + " (privateKey " + tls.GetPrivateKey() + ")"
+	}
+	return ""
+}
+
+// MC7005: Gateways on the same workloads using one certificate for
+// different hosts.
+var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertificate, Run: func(p *Pass) {
+	type key struct {
+		gw, earlier *model.Gateway
+		cert        string
+	}
+	type finding struct {
+		idx, earlierIdx int
+		hosts, other    []string
+		workloads       []string
+	}
+	found := map[key]*finding{}
+	var order []key
+	for _, g := range gatewayGroups(newGatewayInput(p.Mesh.Objects)) {
+		type use struct {
+			gw    *model.Gateway
+			idx   int
+			hosts []string
+		}
+		first := map[string]use{} // certificate → first server using it
+		for _, gw := range g.gateways {
+			for i, srv := range gw.Spec.GetServers() {
+				cert := certificateOf(srv.GetTls())
+				if cert == "" {
+					continue
+				}
+				hosts := slices.Sorted(slices.Values(resolve.MergedServerHosts(gw, i)))
+				u, ok := first[cert]
+				if !ok {
+					first[cert] = use{gw, i, hosts}
+					continue
+				}
+				// The same hosts are MC7003's; one Gateway may reuse its
+				// own certificate freely.
+				if u.gw == gw || slices.Equal(u.hosts, hosts) {
+					continue
+				}
+				k := key{gw, u.gw, cert}
+				f := found[k]
+				if f == nil {
+					f = &finding{idx: i, earlierIdx: u.idx, hosts: hosts, other: u.hosts}
+					found[k] = f
+					order = append(order, k)
+				}
+				f.workloads = mergeStrings(f.workloads, g.workloads)
+			}
+		}
+	}
+	for _, k := range order {
+		f := found[k]
+		d := p.Report(&k.gw.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.servers[%d].tls", f.idx)),
+			"%s uses the %s that %s also uses, for other hosts (%s, there %s), on %s: HTTP/2 clients reuse one connection for every host a certificate covers, and requests reaching the other Gateway's server get 404; give each Gateway its own certificate, or serve the hosts from one server",
+			serverRef(k.gw, f.idx), k.cert, serverRef(k.earlier, f.earlierIdx), list(f.hosts, 5), list(f.other, 5), sharedBy(f.workloads, k.gw))
+		d.Related = append(d.Related, related(&k.earlier.ObjectMeta, "uses the same certificate"))
+		d.Proxies = f.workloads
+	}
+}}

@@ -1,0 +1,102 @@
+package lint
+
+import (
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/protocol"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// listenerKey identifies one finding about a service port, whatever
+// scopes it occurs in.
+type listenerKey struct {
+	svc    *model.ObjectMeta
+	host   string
+	port   uint32
+	winner *model.ObjectMeta
+}
+
+// MC7001: a service port emit drops from an outbound listener another
+// service's port already holds (docs/semantics/envoy-output.md §7.4).
+// One finding per dropped port and winner, listing the proxies of every
+// scope where it happens.
+var listenerConflict = &Analyzer{Entry: diag.ListenerConflict, Run: func(p *Pass) {
+	type finding struct {
+		drop    resolve.ListenerDrop
+		proxies []*resolve.Proxy
+	}
+	found := map[listenerKey]*finding{}
+	var order []listenerKey
+	for _, sc := range p.Mesh.Scopes {
+		_, drops := sc.OutboundListeners()
+		for _, d := range drops {
+			k := listenerKey{d.Loser.Service.Object, string(d.Loser.Service.Host), d.Loser.Port, d.Winner.Service.Object}
+			f := found[k]
+			if f == nil {
+				f = &finding{drop: d}
+				found[k] = f
+				order = append(order, k)
+			}
+			f.proxies = append(f.proxies, sc.Proxies...)
+		}
+	}
+	for _, k := range order {
+		f := found[k]
+		l, w := f.drop.Loser, f.drop.Winner
+		why := "its chain matches the same connections as " + string(w.Service.Host) + "'s, and the first service placed keeps them"
+		if f.drop.Protocol {
+			why = "one of them is " + string(protocolOf(l, w)) + " and the other is not, and the listener keeps the first"
+		}
+		d := p.Report(l.Service.Object, model.ParsePath("spec.ports"),
+			"port %d of %s (%s) is dropped from outbound listener %s, which %s port %d (%s) already holds: %s; connections meant for %s reach %s; give the services distinct addresses or ports",
+			l.Port, l.Service.Host, l.Protocol, l.Listener(), w.Service.Host, w.Port, w.Protocol, why, l.Service.Host, w.Service.Host)
+		if w.Service.Object != l.Service.Object {
+			d.Related = append(d.Related, related(w.Service.Object, "holds listener %s", w.Listener()))
+		}
+		d.Proxies = proxyIDs(f.proxies)
+	}
+}}
+
+// protocolOf names the Mongo or MySQL side of a protocol mismatch.
+func protocolOf(a, b resolve.ListenerClaim) protocol.Protocol {
+	if a.Protocol == protocol.Mongo || a.Protocol == protocol.MySQL {
+		return a.Protocol
+	}
+	return b.Protocol
+}
+
+// MC7002: a TCP service port without an address of its own takes the
+// wildcard listener of its port, so every TCP connection on that port that
+// no address-specific listener takes goes to it.
+var catchAllTCPCapture = &Analyzer{Entry: diag.CatchAllTCPCapture, Run: func(p *Pass) {
+	type finding struct {
+		claim   resolve.ListenerClaim
+		proxies []*resolve.Proxy
+	}
+	found := map[listenerKey]*finding{}
+	var order []listenerKey
+	for _, sc := range p.Mesh.Scopes {
+		catchAll, _ := sc.OutboundListeners()
+		for _, c := range catchAll {
+			k := listenerKey{c.Service.Object, string(c.Service.Host), c.Port, nil}
+			f := found[k]
+			if f == nil {
+				f = &finding{claim: c}
+				found[k] = f
+				order = append(order, k)
+			}
+			f.proxies = append(f.proxies, sc.Proxies...)
+		}
+	}
+	for _, k := range order {
+		c := found[k].claim
+		where := "to the service's endpoints"
+		if c.Service.Resolution == resolve.Passthrough {
+			where = "on to their original destination, but counted, and given the policies, as this service"
+		}
+		d := p.Report(c.Service.Object, model.ParsePath("spec.ports"),
+			"%s (port %d, %s) has no address of its own, so its chain on outbound listener %s matches every connection: any TCP traffic on port %d that no other listener takes (other external hosts, IPs without a service) is sent %s; give the ServiceEntry addresses, or use TLS with SNI or an HTTP protocol",
+			c.Service.Host, c.Port, c.Protocol, c.Listener(), c.Port, where)
+		d.Proxies = proxyIDs(found[k].proxies)
+	}
+}}
