@@ -306,11 +306,14 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) || !p.Mesh.Describes(dest.Host) {
 				return
 			}
-			// A destination other namespaces' exportTo hides from this
-			// one matters only if its proxies call the VirtualService's
-			// hosts, which the input must then show.
-			hidden := len(p.Mesh.ServicesNamed(dest.Host)) > 0
-			if !callable(p.Mesh, dest.In, hidden && sc.Namespace != dest.In.Namespace()) {
+			// A destination that exportTo hides from this namespace
+			// matters only if its proxies can reach a host of the
+			// VirtualService, which the input must then show.
+			var caller *resolve.Scope
+			if len(p.Mesh.ServicesNamed(dest.Host)) > 0 && sc.Namespace != dest.In.Namespace() {
+				caller = sc
+			}
+			if !callable(p.Mesh, dest.In, caller) {
 				return
 			}
 			k := key{dest.In, dest.Path.String()}
@@ -344,16 +347,30 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 // routes matter: not when every host is a Kubernetes service name that no
 // Service defines, as no DNS name exists for it (a VirtualService for a
 // short name in a namespace without that service). A name in a namespace
-// whose Services the input does not hold counts as callable, unless known
-// is set: then only hosts the input shows to exist count. Delegates,
-// wildcards and other hosts are callable.
-func callable(m *resolve.Mesh, vs *resolve.VirtualService, known bool) bool {
+// whose Services the input does not hold counts as callable, unless sc is
+// given: then only hosts the input shows proxies of sc can reach count.
+// Delegates, wildcards and other hosts are callable.
+func callable(m *resolve.Mesh, vs *resolve.VirtualService, sc *resolve.Scope) bool {
 	if len(vs.Hosts) == 0 {
 		return true
 	}
 	for _, h := range vs.Hosts {
-		_, kube := m.KubernetesNamespace(h)
-		if !kube || len(m.ServicesNamed(h)) > 0 || !known && !m.Describes(h) {
+		if _, kube := m.KubernetesNamespace(h); !kube {
+			return true
+		}
+		if !m.Describes(h) {
+			if sc == nil {
+				return true
+			}
+			continue
+		}
+		if len(m.ServicesNamed(h)) == 0 {
+			continue
+		}
+		if sc == nil {
+			return true
+		}
+		if _, ok := sc.Service(h); ok || m.Reachable(h, sc.Namespace) {
 			return true
 		}
 	}

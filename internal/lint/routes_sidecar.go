@@ -147,7 +147,7 @@ var sidecarHidesRoutedHost = &Analyzer{Entry: diag.SidecarHidesRoutedHost, Run: 
 	for _, vs := range p.Mesh.VirtualServices {
 		// A VirtualService for a service that does not exist routes
 		// nothing anyway (callable).
-		if !vs.Delegate && slices.Contains(vs.Gateways, resolve.MeshGateway) && vs.ExportedTo(vs.Namespace()) && callable(p.Mesh, vs, false) {
+		if !vs.Delegate && slices.Contains(vs.Gateways, resolve.MeshGateway) && vs.ExportedTo(vs.Namespace()) && callable(p.Mesh, vs, nil) {
 			byNs[vs.Namespace()] = append(byNs[vs.Namespace()], vs)
 		}
 	}
