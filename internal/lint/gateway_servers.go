@@ -254,10 +254,18 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 				if u.gw == gw || slices.Equal(u.hosts, hosts) {
 					continue
 				}
+				// The subject is the Gateway with the broader selector, whose
+				// servers reach every workload of the other (as istioctl
+				// reports it); between equals, the later one.
 				k := key{gw, u.gw, cert}
+				idx, otherIdx, mine, theirs := i, u.idx, hosts, u.hosts
+				if broader(u.gw.Spec.GetSelector(), gw.Spec.GetSelector()) {
+					k = key{u.gw, gw, cert}
+					idx, otherIdx, mine, theirs = u.idx, i, u.hosts, hosts
+				}
 				f := found[k]
 				if f == nil {
-					f = &finding{idx: i, earlierIdx: u.idx, hosts: hosts, other: u.hosts}
+					f = &finding{idx: idx, earlierIdx: otherIdx, hosts: mine, other: theirs}
 					found[k] = f
 					order = append(order, k)
 				}
@@ -274,3 +282,9 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 		d.Proxies = f.workloads
 	}
 }}
+
+// broader reports whether selector a asks strictly less than b: every
+// label of a is in b, and b has more.
+func broader(a, b map[string]string) bool {
+	return len(a) < len(b) && matches(a, b)
+}
