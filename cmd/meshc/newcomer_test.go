@@ -231,7 +231,7 @@ spec:
 // that report it and prints their docs; a meshc code lists its aliases.
 func TestExplainIstioCode(t *testing.T) {
 	code, out, _ := meshc(t, "", "lint", "--explain", "ist0101")
-	if code != 0 || !strings.HasPrefix(out, "IST0101 (istioctl analyze) is reported by MC5002 DestinationHostNotFound") || !strings.Contains(out, "\nMC5002 DestinationHostNotFound (error)\n") {
+	if code != 0 || !strings.HasPrefix(out, "IST0101 (istioctl analyze) is reported by MC4003 UnknownSubset, MC5002 DestinationHostNotFound, ") || !strings.Contains(out, "\nMC5002 DestinationHostNotFound (error)\n") {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 	if code, out, _ := meshc(t, "", "lint", "--explain", "MC6002"); code != 0 || !strings.Contains(out, "istioctl analyze reports the same as IST0110.") {

@@ -269,7 +269,7 @@ is dropped entirely (no field-level merge), and a subset whose name is
 already defined is dropped.`,
 	}
 	UnknownSubset = &Entry{
-		Code: "MC4003", Name: "UnknownSubset", Severity: Error,
+		Code: "MC4003", Name: "UnknownSubset", Severity: Error, Istio: []string{"IST0101"},
 		Summary: "A route targets a subset missing from the DestinationRule chosen for a proxy that uses the route.",
 		Doc: `The subset a route sends to must exist in the DestinationRule that the
 calling proxy actually uses, which depends on the proxy's namespace and
@@ -277,7 +277,9 @@ labels: a rule in the client's namespace shadows the one next to the
 service, and a workload-selector rule replaces the plain one. When the
 subset is missing, the route points at a cluster Envoy does not have and
 requests fail with 503 (no healthy upstream). The diagnostic names the rule
-that was chosen, the one that defines the subset if any, and the proxies.`,
+that was chosen, the one that defines the subset if any, and the proxies.
+A VirtualService without hosts (a delegate) that no other one names is
+judged from its own namespace, as istioctl judges it.`,
 	}
 	VirtualServiceHostConflict = &Entry{
 		Code: "MC5001", Name: "VirtualServiceHostConflict", Severity: Warning, Istio: []string{"IST0109"},
@@ -295,7 +297,10 @@ narrow their exportTo.`,
 ServiceEntry) that the proxies using the route can see, after short-name
 expansion in the VirtualService's namespace and exportTo. Otherwise Envoy
 has no cluster for it and the route answers 503. A host like
-"reviews.default" is not expanded (it has a dot) and matches nothing.`,
+"reviews.default" is not expanded (it has a dot) and matches nothing. A
+destination exportTo hides from a namespace counts there only when its
+proxies can reach a host of the VirtualService; a delegate no VirtualService
+names is judged from its own namespace.`,
 	}
 	MultipleDefaultSidecars = &Entry{
 		Code: "MC6001", Name: "MultipleDefaultSidecars", Severity: Error, Istio: []string{"IST0111"},

@@ -182,19 +182,47 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 			}
 		})
 	}
+	// A delegate no VirtualService names is judged from its namespace,
+	// as istioctl judges every VirtualService.
+	for _, vs := range p.Mesh.VirtualServices {
+		if !vs.Delegate {
+			continue
+		}
+		for i := range vs.Destinations {
+			dest := &vs.Destinations[i]
+			if dest.Subset == "" || dest.In != vs || slices.ContainsFunc(order, func(k key) bool { return k.vs == vs && k.path == dest.Path.String() }) {
+				continue
+			}
+			l := p.Mesh.LookupDestinationRules(vs.Namespace(), dest.Host)
+			rule := l.RuleFor(&resolve.Proxy{Namespace: vs.Namespace()})
+			if rule != nil && rule.HasSubset(dest.Subset) {
+				continue
+			}
+			k := key{vs, dest.Path.String(), rule}
+			found[k] = &finding{dest: *dest, step: l.Step}
+			order = append(order, k)
+		}
+	}
 	for _, k := range order {
 		f := found[k]
 		vsMeta := &k.vs.Object.ObjectMeta
+		who, uses := "these proxies", "these proxies use"
+		switch len(proxyIDs(f.proxies)) {
+		case 0:
+			who, uses = "its namespace", "its namespace uses" // an unreferenced delegate
+		case 1:
+			who, uses = "this proxy", "this proxy uses"
+		}
 		var d *diag.Diagnostic
 		if k.rule == nil {
 			d = p.Report(vsMeta, f.dest.Path.Key("subset"),
-				"%s routes to subset %q of %s, but no DestinationRule applies to %s, so the subset does not exist for them",
-				objName(vsMeta), f.dest.Subset, f.dest.Host, plural(len(proxyIDs(f.proxies)), "this proxy", "these proxies"))
+				"%s routes to subset %q of %s, but no DestinationRule applies to %s, so the subset does not exist there",
+				objName(vsMeta), f.dest.Subset, f.dest.Host, who)
 		} else {
 			first := &k.rule.First().ObjectMeta
 			d = p.Report(vsMeta, f.dest.Path.Key("subset"),
-				"%s routes to subset %q of %s, but the DestinationRule these proxies use, %s (%s), has no such subset (it has %s)",
-				objName(vsMeta), f.dest.Subset, f.dest.Host, objName(first), f.step, subsetList(k.rule))
+				"%s routes to subset %q of %s, but the DestinationRule %s, %s (%s), has no such subset (it has %s)",
+				objName(vsMeta), f.dest.Subset, f.dest.Host, uses, objName(first), f.step, subsetList(k.rule))
 			d.Related = append(d.Related, related(first, "chosen for these proxies (%s)", f.step))
 		}
 		for _, dr := range p.Mesh.DestinationRules {
@@ -326,16 +354,37 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 			f.proxies = append(f.proxies, sc.Proxies...)
 		})
 	}
+	// A delegate applies only through the VirtualServices that delegate
+	// to it; one no other names is still judged, from its own namespace,
+	// as istioctl judges every VirtualService.
+	for _, vs := range p.Mesh.VirtualServices {
+		if !vs.Delegate {
+			continue
+		}
+		for i := range vs.Destinations {
+			dest := &vs.Destinations[i]
+			k := key{vs, dest.Path.String()}
+			if _, ok := found[k]; ok || dest.In != vs || p.Mesh.Reachable(dest.Host, vs.Namespace()) || !p.Mesh.Describes(dest.Host) {
+				continue
+			}
+			found[k] = &finding{dest: *dest, hidden: p.Mesh.ServicesNamed(dest.Host)}
+			order = append(order, k)
+		}
+	}
 	for _, k := range order {
 		f := found[k]
 		vsMeta := &k.vs.Object.ObjectMeta
 		why := "no Service or ServiceEntry has that host"
 		if len(f.hidden) > 0 {
-			why = "services with that host exist but their exportTo hides them from these proxies"
+			why = "services with that host exist but their exportTo hides them"
 		} else if strings.Count(string(f.dest.Host), ".") == 1 {
 			why += " (a name with one dot is not expanded: write the short name or the full name)"
 		}
-		d := p.Report(vsMeta, f.dest.Path.Key("host"), "%s routes to %s, which these proxies cannot reach: %s", objName(vsMeta), f.dest.Host, why)
+		who := "these proxies"
+		if len(f.proxies) == 0 {
+			who = "its namespace" // an unreferenced delegate
+		}
+		d := p.Report(vsMeta, f.dest.Path.Key("host"), "%s routes to %s, which %s cannot reach: %s", objName(vsMeta), f.dest.Host, who, why)
 		for _, s := range f.hidden {
 			d.Related = append(d.Related, related(s.Object, "defines %s, not visible to these proxies", s.Host))
 		}
