@@ -1,8 +1,6 @@
 package lint
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -232,28 +230,4 @@ func TestPorts(t *testing.T) {
 			docs: append(web, se("web", "db-a", "['*']", "TCP"), se("client", "db-b", "['*']", "tcp")),
 			want: 0},
 	})
-}
-
-// TestRegistrySeedsFire: each MC30xx seed makes its code fire. All but
-// MC3008 and MC3009, which are about workloads, hold no Pod or
-// Deployment: those codes judge objects, not proxies.
-func TestRegistrySeedsFire(t *testing.T) {
-	files, err := filepath.Glob("testdata/seeds/MC30*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatal("no seeds", err)
-	}
-	for _, file := range files {
-		code := strings.TrimSuffix(filepath.Base(file), ".yaml")
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		workloads := strings.Contains(string(data), "kind: Deployment") || strings.Contains(string(data), "kind: Pod")
-		if workloads != (code == "MC3008" || code == "MC3009") {
-			t.Errorf("%s: workloads in the seed: %v", file, workloads)
-		}
-		if got := only(run(t, Options{}, string(data)), code); len(got) == 0 {
-			t.Errorf("%s: %s does not fire", file, code)
-		}
-	}
 }
