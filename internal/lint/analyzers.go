@@ -480,7 +480,7 @@ var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelect
 			check(v.Proxy.Namespace, v.Proxy.ID(), v.Proxy.Labels)
 		}
 	}
-	ws := workloadsByNamespace(p.Mesh.Objects)
+	ws := p.shared.workloads()
 	for _, ns := range slices.Sorted(maps.Keys(standInNamespaces(p.Mesh))) {
 		for _, w := range ws[ns] {
 			check(ns, objName(w.obj), w.labels)

@@ -21,12 +21,15 @@ type deprecatedField struct {
 }
 
 // deprecatedFields lists the deprecated fields and enum values set in an
-// Istio object's spec, in field order. Only messages that can hold one are
-// walked, and well-known types (an EnvoyFilter's patch values) are not
-// Istio's, so the walk stays cheap on large meshes.
+// Istio object's spec, in field order. Only the fields that can lead to
+// one are visited (deprecations), so the walk stays cheap on large meshes.
 func deprecatedFields(o model.Object) []deprecatedField {
 	c, ok := o.(interface{ Message() proto.Message })
-	if !ok || c.Message() == nil || !holdsDeprecated(c.Message().ProtoReflect().Descriptor()) {
+	if !ok || c.Message() == nil {
+		return nil
+	}
+	idx := deprecations()
+	if len(idx[c.Message().ProtoReflect().Descriptor().FullName()]) == 0 {
 		return nil
 	}
 	var out []deprecatedField
@@ -39,9 +42,7 @@ func deprecatedFields(o model.Object) []deprecatedField {
 	value := func(fd protoreflect.FieldDescriptor, v protoreflect.Value) {
 		switch fd.Kind() {
 		case protoreflect.MessageKind, protoreflect.GroupKind:
-			if holdsDeprecated(fd.Message()) {
-				walk(v.Message())
-			}
+			walk(v.Message())
 		case protoreflect.EnumKind:
 			if ev := fd.Enum().Values().ByNumber(v.Enum()); ev != nil && isDeprecated(ev) {
 				found(ev.FullName(), true)
@@ -49,12 +50,18 @@ func deprecatedFields(o model.Object) []deprecatedField {
 		}
 	}
 	walk = func(m protoreflect.Message) {
-		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		for _, f := range idx[m.Descriptor().FullName()] {
+			fd := f.fd
+			if !m.Has(fd) {
+				continue
+			}
+			v := m.Get(fd)
 			path = append(path, model.PathElem{Key: fd.JSONName()})
-			if isDeprecated(fd) {
+			if f.deprecated {
 				found(fd.FullName(), false)
 			}
 			switch {
+			case !f.inside:
 			case fd.IsList():
 				l := v.List()
 				for i := range l.Len() {
@@ -78,8 +85,7 @@ func deprecatedFields(o model.Object) []deprecatedField {
 				value(fd, v)
 			}
 			path = path[:len(path)-1]
-			return true
-		})
+		}
 	}
 	walk(c.Message().ProtoReflect())
 	return out
@@ -97,48 +103,91 @@ func isDeprecated(d protoreflect.Descriptor) bool {
 	return false
 }
 
-// deprecatedHolders caches, per message type, whether a deprecated field or
-// enum value can occur in it (or in a message below it).
-var deprecatedHolders = struct {
-	sync.Mutex
-	m map[protoreflect.FullName]bool
-}{m: map[protoreflect.FullName]bool{}}
+// visitField is a field a deprecation walk visits: deprecated itself, or
+// holding (inside) a deprecated enum value or message field.
+type visitField struct {
+	fd         protoreflect.FieldDescriptor
+	deprecated bool
+	inside     bool
+}
 
-func holdsDeprecated(md protoreflect.MessageDescriptor) bool {
-	deprecatedHolders.Lock()
-	defer deprecatedHolders.Unlock()
-	var holds func(md protoreflect.MessageDescriptor) bool
-	holds = func(md protoreflect.MessageDescriptor) bool {
-		if v, ok := deprecatedHolders.m[md.FullName()]; ok {
-			return v
+// deprecations lists, per message type of the Istio kinds meshc decodes,
+// the fields to visit, in field order; a type missing has none. Built
+// once, read-only after.
+var deprecations = sync.OnceValue(func() map[protoreflect.FullName][]visitField {
+	// Every message type reachable from a kind's spec.
+	types := map[protoreflect.FullName]protoreflect.MessageDescriptor{}
+	var reach func(md protoreflect.MessageDescriptor)
+	reach = func(md protoreflect.MessageDescriptor) {
+		if _, ok := types[md.FullName()]; ok || strings.HasPrefix(string(md.FullName()), "google.protobuf.") {
+			return
 		}
-		if strings.HasPrefix(string(md.FullName()), "google.protobuf.") {
-			return false
-		}
-		deprecatedHolders.m[md.FullName()] = false // a recursive type holds nothing through itself
-		result := false
-		fields := md.Fields()
-		for i := range fields.Len() {
-			fd := fields.Get(i)
-			if fd.IsMap() {
-				fd = fd.MapValue()
-			}
-			switch {
-			case isDeprecated(fields.Get(i)):
-				result = true
-			case fd.Kind() == protoreflect.EnumKind:
-				values := fd.Enum().Values()
-				for j := range values.Len() {
-					result = result || isDeprecated(values.Get(j))
-				}
-			case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
-				result = holds(fd.Message()) || result
+		types[md.FullName()] = md
+		for i := range md.Fields().Len() {
+			if fd := valueField(md.Fields().Get(i)); fd.Message() != nil {
+				reach(fd.Message())
 			}
 		}
-		deprecatedHolders.m[md.FullName()] = result
-		return result
 	}
-	return holds(md)
+	for _, k := range model.Kinds() {
+		if k.Family != model.Istio || k.New == nil {
+			continue
+		}
+		if m, ok := k.New().(proto.Message); ok {
+			reach(m.ProtoReflect().Descriptor())
+		}
+	}
+	// Which types can hold a deprecation, to a fixed point, so that
+	// recursive types are judged through themselves too.
+	holds := map[protoreflect.FullName]bool{}
+	for changed := true; changed; {
+		changed = false
+		for name, md := range types {
+			if holds[name] {
+				continue
+			}
+			for i := range md.Fields().Len() {
+				if f := visit(md.Fields().Get(i), holds); f.deprecated || f.inside {
+					holds[name], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	out := map[protoreflect.FullName][]visitField{}
+	for name, md := range types {
+		for i := range md.Fields().Len() {
+			if f := visit(md.Fields().Get(i), holds); f.deprecated || f.inside {
+				out[name] = append(out[name], f)
+			}
+		}
+	}
+	return out
+})
+
+// visit says why a walk visits fd, given the types known to hold a
+// deprecation.
+func visit(fd protoreflect.FieldDescriptor, holds map[protoreflect.FullName]bool) visitField {
+	f := visitField{fd: fd, deprecated: isDeprecated(fd)}
+	switch v := valueField(fd); {
+	case v.Enum() != nil:
+		values := v.Enum().Values()
+		for j := range values.Len() {
+			f.inside = f.inside || isDeprecated(values.Get(j))
+		}
+	case v.Message() != nil:
+		f.inside = holds[v.Message().FullName()]
+	}
+	return f
+}
+
+// valueField is the field whose kind a field's values have: a map's
+// value field, else the field itself.
+func valueField(fd protoreflect.FieldDescriptor) protoreflect.FieldDescriptor {
+	if fd.IsMap() {
+		return fd.MapValue()
+	}
+	return fd
 }
 
 // deprecatedReplacements say what replaces a deprecated field or value,

@@ -71,7 +71,7 @@ var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictSer
 		by      []*model.ObjectMeta
 		proxies []*resolve.Proxy
 	}
-	in := newInputWorkloads(p.Mesh)
+	in := p.shared.inWorkloads()
 	strictness := map[svcKey]map[uint32]*model.ObjectMeta{}
 	found := map[key]*finding{}
 	var order []key

@@ -48,7 +48,7 @@ var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFo
 	// workloads of the namespace, or Mesh.Describes says the namespace does
 	// not exist (and HNC does not create it either); for an external host
 	// when it carries ServiceEntries at all.
-	in := newInputWorkloads(p.Mesh)
+	in := p.shared.inWorkloads()
 	entries := slices.ContainsFunc(p.Mesh.Services, func(s *resolve.Service) bool { return s.Registry == resolve.External })
 	kubeNames, withServices := map[string]bool{}, map[string]bool{}
 	for _, s := range p.Mesh.Services {
@@ -224,7 +224,7 @@ func missingSubsets(r, plain *resolve.Rule) []string {
 // Pod whose manifest has no IP makes no endpoint, but it shows the labels.
 var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run: func(p *Pass) {
 	domain := p.Mesh.Config.DomainSuffix
-	in := newInputWorkloads(p.Mesh)
+	in := p.shared.inWorkloads()
 	for _, dr := range p.Mesh.DestinationRules {
 		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
 		if len(dr.Spec.GetSubsets()) == 0 || h.IsWildcard() || repeatsSource(dr, domain) {
@@ -271,9 +271,9 @@ type inputWorkloads struct {
 	proxies map[string][]*resolve.Proxy
 }
 
-func newInputWorkloads(m *resolve.Mesh) *inputWorkloads {
+func newInputWorkloads(m *resolve.Mesh, byNs map[string][]inputWorkload) *inputWorkloads {
 	in := &inputWorkloads{labels: map[string][]map[string]string{}, proxies: map[string][]*resolve.Proxy{}}
-	for ns, ws := range workloadsByNamespace(m.Objects) {
+	for ns, ws := range byNs {
 		for _, w := range ws {
 			in.labels[ns] = append(in.labels[ns], w.labels)
 		}

@@ -116,7 +116,7 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 	}
 	found := map[key]*finding{}
 	var order []key
-	for _, g := range gatewayGroups(newGatewayInput(p.Mesh.Objects)) {
+	for _, g := range gatewayGroups(p.shared.gateways()) {
 		if len(g.gateways) < 2 {
 			continue
 		}
@@ -230,7 +230,7 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 	}
 	found := map[key]*finding{}
 	var order []key
-	for _, g := range gatewayGroups(newGatewayInput(p.Mesh.Objects)) {
+	for _, g := range gatewayGroups(p.shared.gateways()) {
 		type use struct {
 			gw    *model.Gateway
 			idx   int

@@ -19,8 +19,8 @@ type gatewayInput struct {
 	ws       map[string][]inputWorkload
 }
 
-func newGatewayInput(objs []model.Object) *gatewayInput {
-	g := &gatewayInput{ws: workloadsByNamespace(objs)}
+func newGatewayInput(objs []model.Object, ws map[string][]inputWorkload) *gatewayInput {
+	g := &gatewayInput{ws: ws}
 	for _, o := range objs {
 		if gw, ok := o.(*model.Gateway); ok {
 			g.gateways = append(g.gateways, gw)
@@ -90,7 +90,7 @@ func inputWorkloadIDs(ws []inputWorkload) []string {
 // Service maps it, the Service port itself. Judged only when some
 // Service of the input selects the gateway workloads.
 var gatewayPortNotOnService = &Analyzer{Entry: diag.GatewayPortNotOnService, Run: func(p *Pass) {
-	g := newGatewayInput(p.Mesh.Objects)
+	g := p.shared.gateways()
 	services := map[string][]*model.Service{}
 	for _, o := range p.Mesh.Objects {
 		if s, ok := o.(*model.Service); ok && len(s.Spec.Selector) > 0 {
@@ -217,7 +217,7 @@ var gatewayCredentialNotFound = &Analyzer{Entry: diag.GatewayCredentialNotFound,
 	for _, c := range sources {
 		carries[c.obj.Namespace] = true
 	}
-	g := newGatewayInput(p.Mesh.Objects)
+	g := p.shared.gateways()
 	for _, gw := range g.gateways {
 		var nss []string
 		for _, w := range g.workloads(gw) {

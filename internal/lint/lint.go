@@ -4,9 +4,11 @@ package lint
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -26,7 +28,10 @@ type Pass struct {
 	// Build is set for the build checks.
 	Build *Build
 	entry *diag.Entry
-	diags []diag.Diagnostic
+	// shared is what several analyzers derive from the mesh, computed
+	// once per Run by the first that asks.
+	shared *shared
+	diags  []diag.Diagnostic
 	// fields are the field paths of diags still to be turned into lines.
 	fields []field
 }
@@ -109,9 +114,10 @@ func Run(m *resolve.Mesh, analyzers []*Analyzer, opts Options) []diag.Diagnostic
 	// Analyzers only read the mesh, so they run at the same time, each
 	// with its own Pass; their findings are joined in analyzer order.
 	passes := make([]*Pass, len(analyzers))
+	sh := newShared(m)
 	var wg sync.WaitGroup
 	for i, a := range analyzers {
-		passes[i] = &Pass{Mesh: m, Build: opts.Build, entry: a.Entry}
+		passes[i] = &Pass{Mesh: m, Build: opts.Build, entry: a.Entry, shared: sh}
 		wg.Go(func() { a.Run(passes[i]) })
 	}
 	wg.Wait()
@@ -122,6 +128,51 @@ func Run(m *resolve.Mesh, analyzers []*Analyzer, opts Options) []diag.Diagnostic
 	}
 	diag.Sort(out)
 	return out
+}
+
+// shared memoises facts several analyzers read; each is computed at most
+// once per Run, whichever analyzer asks first, and read-only after.
+type shared struct {
+	workloads   func() map[string][]inputWorkload
+	gateways    func() *gatewayInput
+	inWorkloads func() *inputWorkloads
+	listeners   func() map[*resolve.Scope]outboundListeners
+	annotations func() []istioAnnotation
+}
+
+// outboundListeners is a scope's Scope.OutboundListeners.
+type outboundListeners struct {
+	catchAll []resolve.ListenerClaim
+	drops    []resolve.ListenerDrop
+}
+
+func newShared(m *resolve.Mesh) *shared {
+	sh := &shared{}
+	sh.workloads = sync.OnceValue(func() map[string][]inputWorkload { return workloadsByNamespace(m.Objects) })
+	sh.gateways = sync.OnceValue(func() *gatewayInput { return newGatewayInput(m.Objects, sh.workloads()) })
+	sh.inWorkloads = sync.OnceValue(func() *inputWorkloads { return newInputWorkloads(m, sh.workloads()) })
+	sh.annotations = sync.OnceValue(func() []istioAnnotation { return istioAnnotations(m.Objects) })
+	sh.listeners = sync.OnceValue(func() map[*resolve.Scope]outboundListeners {
+		// Scopes are independent and this is the costliest fact: spread
+		// it over the cores, each worker writing its own slots.
+		all := make([]outboundListeners, len(m.Scopes))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(runtime.GOMAXPROCS(0), len(m.Scopes)) {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < len(all); i = int(next.Add(1) - 1) {
+					all[i].catchAll, all[i].drops = m.Scopes[i].OutboundListeners()
+				}
+			})
+		}
+		wg.Wait()
+		out := make(map[*resolve.Scope]outboundListeners, len(m.Scopes))
+		for i, sc := range m.Scopes {
+			out[sc] = all[i]
+		}
+		return out
+	})
+	return sh
 }
 
 // proxyIDs lists proxies as "namespace/name", sorted.

@@ -28,8 +28,7 @@ var listenerConflict = &Analyzer{Entry: diag.ListenerConflict, Run: func(p *Pass
 	found := map[listenerKey]*finding{}
 	var order []listenerKey
 	for _, sc := range p.Mesh.Scopes {
-		_, drops := sc.OutboundListeners()
-		for _, d := range drops {
+		for _, d := range p.shared.listeners()[sc].drops {
 			k := listenerKey{d.Loser.Service.Object, string(d.Loser.Service.Host), d.Loser.Port, d.Winner.Service.Object}
 			f := found[k]
 			if f == nil {
@@ -76,8 +75,7 @@ var catchAllTCPCapture = &Analyzer{Entry: diag.CatchAllTCPCapture, Run: func(p *
 	found := map[listenerKey]*finding{}
 	var order []listenerKey
 	for _, sc := range p.Mesh.Scopes {
-		catchAll, _ := sc.OutboundListeners()
-		for _, c := range catchAll {
+		for _, c := range p.shared.listeners()[sc].catchAll {
 			k := listenerKey{c.Service.Object, string(c.Service.Host), c.Port, nil}
 			f := found[k]
 			if f == nil {

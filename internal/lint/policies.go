@@ -140,7 +140,7 @@ var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySe
 		return
 	}
 	slices.Sort(nss)
-	workloads := workloadsByNamespace(p.Mesh.Objects)
+	workloads := p.shared.workloads()
 	type group struct {
 		telemetries []*model.Telemetry
 		workloads   []string

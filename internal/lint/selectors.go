@@ -130,7 +130,15 @@ func workloadsByNamespace(objs []model.Object) map[string][]inputWorkload {
 }
 
 func looksLikeGateway(annotations, labels map[string]string) bool {
-	return slices.Contains(strings.Split(annotations["inject.istio.io/templates"], ","), "gateway") || strings.HasSuffix(labels["istio"], "gateway")
+	if strings.HasSuffix(labels["istio"], "gateway") {
+		return true
+	}
+	for t := range strings.SplitSeq(annotations["inject.istio.io/templates"], ",") {
+		if t == "gateway" {
+			return true
+		}
+	}
+	return false
 }
 
 // selected lists the workloads a selector matches, in namespace order.
@@ -172,7 +180,7 @@ func (s selector) namespaces(ws map[string][]inputWorkload) []string {
 // often hold their Deployments and Gateways but not the gateway, which
 // is installed apart.
 var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload, Run: func(p *Pass) {
-	ws := workloadsByNamespace(p.Mesh.Objects)
+	ws := p.shared.workloads()
 	if len(ws) == 0 {
 		return
 	}
@@ -184,7 +192,7 @@ var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload,
 		where := "namespace " + s.obj.Namespace
 		if gw, ok := s.gateway(); ok {
 			if gateways == nil {
-				gateways = newGatewayInput(p.Mesh.Objects)
+				gateways = p.shared.gateways()
 			}
 			if !gateways.holdsGatewayWorkload(gw) {
 				continue
