@@ -128,11 +128,10 @@ func (c *istioChecks) nsHost(h string, gateway bool, p model.Path) {
 
 // hostPart: the dnsName of a namespace/dnsName host: a full name (not a
 // short one), wildcards only as a whole first label; Gateways also take
-// an IP. istiod refuses short names in Sidecars too; meshc does not yet,
-// as resolve's tests use them (see the validation checklist).
+// an IP.
 func (c *istioChecks) hostPart(h, name string, gateway bool, p model.Path) {
 	switch {
-	case gateway && name != "*" && !strings.Contains(name, "."):
+	case name != "*" && !strings.Contains(name, "."):
 		c.addf(p, "host %q is rejected by istiod's validation: short names are not allowed; use the full name (name.namespace.svc.cluster.local)", h)
 	case partialWildcard(name):
 		c.addf(p, "host %q is rejected by istiod's validation: a wildcard must be a whole first label (\"*.example.com\")", h)
@@ -271,8 +270,9 @@ func quoteList(s []string) string {
 func (c *istioChecks) sidecar(sc *networking.Sidecar, spec model.Path) {
 	ws := sc.GetWorkloadSelector()
 	c.workloadSelector(ws.GetLabels(), ws != nil, spec.Key("workloadSelector"), "Sidecar")
-	// istiod also rejects an empty Sidecar (spec {}); meshc does not yet,
-	// as resolve's tests load such Sidecars (see the validation checklist).
+	if len(sc.GetEgress()) == 0 && len(sc.GetIngress()) == 0 && sc.GetOutboundTrafficPolicy() == nil && sc.GetInboundConnectionPool() == nil {
+		c.add(spec, "a Sidecar with no egress, ingress, outboundTrafficPolicy or inboundConnectionPool is rejected by istiod's validation: it would configure nothing")
+	}
 	ports := map[uint32]bool{}
 	for i, in := range sc.GetIngress() {
 		at := spec.Key("ingress").Index(i)
