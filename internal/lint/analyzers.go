@@ -24,22 +24,16 @@ var ambiguousHost = &Analyzer{Entry: diag.AmbiguousHost, Run: func(p *Pass) {
 		choice  resolve.HostChoice
 		proxies []*resolve.Proxy
 	}
-	found := map[key]*finding{}
-	var order []key
+	var found groups[key, finding]
 	for _, sc := range p.Mesh.Scopes {
 		for _, hc := range sc.Ambiguous {
 			k := key{hc.Host, hc.Winner.Object}
-			f := found[k]
-			if f == nil {
-				f = &finding{choice: hc}
-				found[k] = f
-				order = append(order, k)
-			}
+			f := found.add(k, func() finding { return finding{choice: hc} })
 			f.proxies = append(f.proxies, sc.Proxies...)
 		}
 	}
-	for _, k := range order {
-		f := found[k]
+	for _, k := range found.order {
+		f := found.byKey[k]
 		var losers []string
 		seen := map[string]bool{}
 		for _, l := range f.choice.Losers {
@@ -139,8 +133,7 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 		step    resolve.LookupStep
 		proxies []*resolve.Proxy
 	}
-	found := map[key]*finding{}
-	var order []key
+	var found groups[key, finding]
 	for _, sc := range p.Mesh.Scopes {
 		sc.RoutedDestinations(func(dest *resolve.Destination) {
 			if dest.Subset == "" {
@@ -172,12 +165,7 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 					continue
 				}
 				k := key{dest.In, dest.Path.String(), rule}
-				f := found[k]
-				if f == nil {
-					f = &finding{dest: *dest, step: l.Step}
-					found[k] = f
-					order = append(order, k)
-				}
+				f := found.add(k, func() finding { return finding{dest: *dest, step: l.Step} })
 				f.proxies = append(f.proxies, px)
 			}
 		})
@@ -190,7 +178,7 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 		}
 		for i := range vs.Destinations {
 			dest := &vs.Destinations[i]
-			if dest.Subset == "" || dest.In != vs || slices.ContainsFunc(order, func(k key) bool { return k.vs == vs && k.path == dest.Path.String() }) {
+			if dest.Subset == "" || dest.In != vs || slices.ContainsFunc(found.order, func(k key) bool { return k.vs == vs && k.path == dest.Path.String() }) {
 				continue
 			}
 			l := p.Mesh.LookupDestinationRules(vs.Namespace(), dest.Host)
@@ -198,13 +186,11 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 			if rule != nil && rule.HasSubset(dest.Subset) {
 				continue
 			}
-			k := key{vs, dest.Path.String(), rule}
-			found[k] = &finding{dest: *dest, step: l.Step}
-			order = append(order, k)
+			found.add(key{vs, dest.Path.String(), rule}, func() finding { return finding{dest: *dest, step: l.Step} })
 		}
 	}
-	for _, k := range order {
-		f := found[k]
+	for _, k := range found.order {
+		f := found.byKey[k]
 		vsMeta := &k.vs.Object.ObjectMeta
 		who, uses := "these proxies", "these proxies use"
 		switch len(proxyIDs(f.proxies)) {
@@ -327,8 +313,7 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 		proxies []*resolve.Proxy
 		hidden  []*resolve.Service
 	}
-	found := map[key]*finding{}
-	var order []key
+	var found groups[key, finding]
 	for _, sc := range p.Mesh.Scopes {
 		sc.RoutedDestinations(func(dest *resolve.Destination) {
 			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) || !p.Mesh.Describes(dest.Host) {
@@ -345,12 +330,7 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 				return
 			}
 			k := key{dest.In, dest.Path.String()}
-			f := found[k]
-			if f == nil {
-				f = &finding{dest: *dest, hidden: p.Mesh.ServicesNamed(dest.Host)}
-				found[k] = f
-				order = append(order, k)
-			}
+			f := found.add(k, func() finding { return finding{dest: *dest, hidden: p.Mesh.ServicesNamed(dest.Host)} })
 			f.proxies = append(f.proxies, sc.Proxies...)
 		})
 	}
@@ -363,16 +343,15 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 		}
 		for i := range vs.Destinations {
 			dest := &vs.Destinations[i]
-			k := key{vs, dest.Path.String()}
-			if _, ok := found[k]; ok || dest.In != vs || p.Mesh.Reachable(dest.Host, vs.Namespace()) || !p.Mesh.Describes(dest.Host) {
+			if dest.In != vs || p.Mesh.Reachable(dest.Host, vs.Namespace()) || !p.Mesh.Describes(dest.Host) {
 				continue
 			}
-			found[k] = &finding{dest: *dest, hidden: p.Mesh.ServicesNamed(dest.Host)}
-			order = append(order, k)
+			// A finding through the delegating VirtualServices stays.
+			found.add(key{vs, dest.Path.String()}, func() finding { return finding{dest: *dest, hidden: p.Mesh.ServicesNamed(dest.Host)} })
 		}
 	}
-	for _, k := range order {
-		f := found[k]
+	for _, k := range found.order {
+		f := found.byKey[k]
 		vsMeta := &k.vs.Object.ObjectMeta
 		why := "no Service or ServiceEntry has that host"
 		if len(f.hidden) > 0 {

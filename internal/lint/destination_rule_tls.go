@@ -73,8 +73,7 @@ var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictSer
 	}
 	in := p.shared.inWorkloads()
 	strictness := map[svcKey]map[uint32]*model.ObjectMeta{}
-	found := map[key]*finding{}
-	var order []key
+	var found groups[key, finding]
 	for _, sc := range p.Mesh.Scopes {
 		for svc, dec := range sc.DestinationRules() {
 			if !slices.ContainsFunc(dec.Lookup.Rules, disables) {
@@ -114,12 +113,7 @@ var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictSer
 						continue
 					}
 					k := key{r.PolicyFrom, sk}
-					f := found[k]
-					if f == nil {
-						f = &finding{svc: svc, at: at}
-						found[k] = f
-						order = append(order, k)
-					}
+					f := found.add(k, func() finding { return finding{svc: svc, at: at} })
 					if !slices.Contains(f.ports, port.Number) {
 						f.ports = append(f.ports, port.Number)
 					}
@@ -131,8 +125,8 @@ var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictSer
 			}
 		}
 	}
-	for _, k := range order {
-		f := found[k]
+	for _, k := range found.order {
+		f := found.byKey[k]
 		slices.Sort(f.ports)
 		var ports, pas []string
 		for _, n := range f.ports {

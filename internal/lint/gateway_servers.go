@@ -114,8 +114,7 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 		earlier   []*model.Gateway
 		workloads []string
 	}
-	found := map[key]*finding{}
-	var order []key
+	var found groups[key, finding]
 	for _, g := range gatewayGroups(p.shared.gateways()) {
 		if len(g.gateways) < 2 {
 			continue
@@ -146,12 +145,7 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 				}
 				if len(dup) > 0 {
 					k := key{gw, i}
-					f := found[k]
-					if f == nil {
-						f = &finding{tls: tls}
-						found[k] = f
-						order = append(order, k)
-					}
+					f := found.add(k, func() finding { return finding{tls: tls} })
 					f.hosts = mergeStrings(f.hosts, dup)
 					for _, e := range earlier {
 						if !slices.Contains(f.earlier, e) {
@@ -171,8 +165,8 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 			}
 		}
 	}
-	for _, k := range order {
-		f := found[k]
+	for _, k := range found.order {
+		f := found.byKey[k]
 		var names []string
 		for _, e := range f.earlier {
 			names = append(names, objName(&e.ObjectMeta))
@@ -228,8 +222,7 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 		hosts, other    []string
 		workloads       []string
 	}
-	found := map[key]*finding{}
-	var order []key
+	var found groups[key, finding]
 	for _, g := range gatewayGroups(p.shared.gateways()) {
 		type use struct {
 			gw    *model.Gateway
@@ -263,18 +256,13 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 					k = key{u.gw, gw, cert}
 					idx, otherIdx, mine, theirs = u.idx, i, u.hosts, hosts
 				}
-				f := found[k]
-				if f == nil {
-					f = &finding{idx: idx, earlierIdx: otherIdx, hosts: mine, other: theirs}
-					found[k] = f
-					order = append(order, k)
-				}
+				f := found.add(k, func() finding { return finding{idx: idx, earlierIdx: otherIdx, hosts: mine, other: theirs} })
 				f.workloads = mergeStrings(f.workloads, g.workloads)
 			}
 		}
 	}
-	for _, k := range order {
-		f := found[k]
+	for _, k := range found.order {
+		f := found.byKey[k]
 		d := p.Report(&k.gw.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.servers[%d].tls", f.idx)),
 			"%s uses the %s that %s also uses, for other hosts (%s, there %s), on %s: HTTP/2 clients reuse one connection for every host a certificate covers, and requests reaching the other Gateway's server get 404; give each Gateway its own certificate, or serve the hosts from one server",
 			serverRef(k.gw, f.idx), k.cert, serverRef(k.earlier, f.earlierIdx), list(f.hosts, 5), list(f.other, 5), sharedBy(f.workloads, k.gw))

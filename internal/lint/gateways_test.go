@@ -26,15 +26,10 @@ func runGatewayCases(t *testing.T, tests []gatewayCase) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			all := run(t, Options{}, tt.docs...)
-			got := only(all, tt.code)
-			if len(got) != tt.want {
-				t.Fatalf("%d %s diagnostics, want %d:\n%s", len(got), tt.code, tt.want, describe(all))
-			}
-			if tt.want == 0 {
+			d, ok := firstOf(t, tt.code, tt.want, tt.docs)
+			if !ok {
 				return
 			}
-			d := got[0]
 			if o := d.Object.Kind + " " + d.Object.Namespace + "/" + d.Object.Name; o != tt.object {
 				t.Errorf("object %s, want %s", o, tt.object)
 			}

@@ -208,3 +208,25 @@ func list(items []string, max int) string {
 	}
 	return strings.Join(items[:max], ", ") + fmt.Sprintf(" and %d more", len(items)-max)
 }
+
+// groups gathers findings by key in the order keys are first seen, so
+// output never depends on map order.
+type groups[K comparable, V any] struct {
+	byKey map[K]*V
+	order []K
+}
+
+// add returns k's group, made by first when k is new.
+func (g *groups[K, V]) add(k K, first func() V) *V {
+	if v, ok := g.byKey[k]; ok {
+		return v
+	}
+	if g.byKey == nil {
+		g.byKey = map[K]*V{}
+	}
+	v := new(V)
+	*v = first()
+	g.byKey[k] = v
+	g.order = append(g.order, k)
+	return v
+}

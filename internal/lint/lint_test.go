@@ -53,6 +53,25 @@ func only(ds []diag.Diagnostic, code string) []diag.Diagnostic {
 	return out
 }
 
+// firstOf runs every analyzer over docs, checks that code fires want
+// times, and returns the first finding, which must carry its position;
+// ok is false when want is 0.
+func firstOf(t *testing.T, code string, want int, docs []string) (d diag.Diagnostic, ok bool) {
+	t.Helper()
+	all := run(t, Options{}, docs...)
+	got := only(all, code)
+	if len(got) != want {
+		t.Fatalf("%d %s findings, want %d:\n%s", len(got), code, want, describe(all))
+	}
+	if want == 0 {
+		return diag.Diagnostic{}, false
+	}
+	if d := got[0]; d.Object.File != "in.yaml" || d.Object.Line == 0 || d.Object.Name == "" {
+		t.Errorf("finding lacks its subject's position: %+v", d.Object)
+	}
+	return got[0], true
+}
+
 func describe(ds []diag.Diagnostic) string {
 	var b strings.Builder
 	for _, d := range ds {
@@ -188,17 +207,12 @@ func TestAnalyzers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			all := run(t, Options{}, tt.docs...)
-			got := only(all, tt.code)
-			if len(got) != tt.want {
-				t.Fatalf("%d %s diagnostics, want %d:\n%s", len(got), tt.code, tt.want, describe(all))
-			}
-			if tt.want == 0 {
+			d, ok := firstOf(t, tt.code, tt.want, tt.docs)
+			if !ok {
 				return
 			}
-			d := got[0]
 			if !strings.Contains(d.Message, tt.message) || !strings.Contains(strings.Join(d.Proxies, ","), tt.proxies) {
-				t.Errorf("got:\n%s\nwant message containing %q and proxies containing %q", describe(got), tt.message, tt.proxies)
+				t.Errorf("got:\n%s\nwant message containing %q and proxies containing %q", describe([]diag.Diagnostic{d}), tt.message, tt.proxies)
 			}
 			if d.Object.File != "in.yaml" || d.Object.Line == 0 || d.Object.Name == "" {
 				t.Errorf("diagnostic lacks its subject's position: %+v", d.Object)

@@ -25,22 +25,16 @@ var listenerConflict = &Analyzer{Entry: diag.ListenerConflict, Run: func(p *Pass
 		drop    resolve.ListenerDrop
 		proxies []*resolve.Proxy
 	}
-	found := map[listenerKey]*finding{}
-	var order []listenerKey
+	var found groups[listenerKey, finding]
 	for _, sc := range p.Mesh.Scopes {
 		for _, d := range p.shared.listeners()[sc].drops {
 			k := listenerKey{d.Loser.Service.Object, string(d.Loser.Service.Host), d.Loser.Port, d.Winner.Service.Object}
-			f := found[k]
-			if f == nil {
-				f = &finding{drop: d}
-				found[k] = f
-				order = append(order, k)
-			}
+			f := found.add(k, func() finding { return finding{drop: d} })
 			f.proxies = append(f.proxies, sc.Proxies...)
 		}
 	}
-	for _, k := range order {
-		f := found[k]
+	for _, k := range found.order {
+		f := found.byKey[k]
 		l, w := f.drop.Loser, f.drop.Winner
 		why := "its chain matches the same connections as " + string(w.Service.Host) + "'s, and the first service placed keeps them"
 		if f.drop.Protocol {
@@ -72,22 +66,16 @@ var catchAllTCPCapture = &Analyzer{Entry: diag.CatchAllTCPCapture, Run: func(p *
 		claim   resolve.ListenerClaim
 		proxies []*resolve.Proxy
 	}
-	found := map[listenerKey]*finding{}
-	var order []listenerKey
+	var found groups[listenerKey, finding]
 	for _, sc := range p.Mesh.Scopes {
 		for _, c := range p.shared.listeners()[sc].catchAll {
 			k := listenerKey{c.Service.Object, string(c.Service.Host), c.Port, nil}
-			f := found[k]
-			if f == nil {
-				f = &finding{claim: c}
-				found[k] = f
-				order = append(order, k)
-			}
+			f := found.add(k, func() finding { return finding{claim: c} })
 			f.proxies = append(f.proxies, sc.Proxies...)
 		}
 	}
-	for _, k := range order {
-		c := found[k].claim
+	for _, k := range found.order {
+		c := found.byKey[k].claim
 		where := "to the service's endpoints"
 		if c.Service.Resolution == resolve.Passthrough {
 			where = "on to their original destination, but counted, and given the policies, as this service"
@@ -95,6 +83,6 @@ var catchAllTCPCapture = &Analyzer{Entry: diag.CatchAllTCPCapture, Run: func(p *
 		d := p.Report(c.Service.Object, model.ParsePath("spec.ports"),
 			"%s (port %d, %s) has no address of its own, so its chain on outbound listener %s matches every connection: any TCP traffic on port %d that no other listener takes (other external hosts, IPs without a service) is sent %s; give the ServiceEntry addresses, or use TLS with SNI or an HTTP protocol",
 			c.Service.Host, c.Port, c.Protocol, c.Listener(), c.Port, where)
-		d.Proxies = proxyIDs(found[k].proxies)
+		d.Proxies = proxyIDs(found.byKey[k].proxies)
 	}
 }}

@@ -40,8 +40,7 @@ var virtualServiceLeaksHosts = &Analyzer{Entry: diag.VirtualServiceLeaksHosts, R
 		leaked  []int // indexes in vs.Hosts
 		proxies []*resolve.Proxy
 	}
-	found := map[key]*finding{}
-	var order []key
+	var found groups[key, finding]
 	sidecarScopes(p.Mesh, func(sc *resolve.Scope, sidecar *model.Sidecar) {
 		done := map[*resolve.VirtualService]bool{}
 		for _, l := range sc.Listeners {
@@ -63,18 +62,13 @@ var virtualServiceLeaksHosts = &Analyzer{Entry: diag.VirtualServiceLeaksHosts, R
 					continue
 				}
 				k := key{sidecar, vs, fmt.Sprint(leaked)}
-				f := found[k]
-				if f == nil {
-					f = &finding{via: via, leaked: leaked}
-					found[k] = f
-					order = append(order, k)
-				}
+				f := found.add(k, func() finding { return finding{via: via, leaked: leaked} })
 				f.proxies = append(f.proxies, sc.Proxies...)
 			}
 		}
 	})
-	for _, k := range order {
-		f := found[k]
+	for _, k := range found.order {
+		f := found.byKey[k]
 		var names []string
 		for _, i := range f.leaked {
 			names = append(names, string(k.vs.Hosts[i]))
@@ -102,8 +96,7 @@ var sidecarBypassedByRoute = &Analyzer{Entry: diag.SidecarBypassedByRoute, Run: 
 		svc     *resolve.Service
 		proxies []*resolve.Proxy
 	}
-	found := map[key]*finding{}
-	var order []key
+	var found groups[key, finding]
 	sidecarScopes(p.Mesh, func(sc *resolve.Scope, sidecar *model.Sidecar) {
 		seen := map[host.Name]bool{}
 		sc.RoutedDestinations(func(d *resolve.Destination) {
@@ -116,17 +109,12 @@ var sidecarBypassedByRoute = &Analyzer{Entry: diag.SidecarBypassedByRoute, Run: 
 				return
 			}
 			k := key{sidecar, d.In, d.Host}
-			f := found[k]
-			if f == nil {
-				f = &finding{path: d.Path, svc: imp.Service}
-				found[k] = f
-				order = append(order, k)
-			}
+			f := found.add(k, func() finding { return finding{path: d.Path, svc: imp.Service} })
 			f.proxies = append(f.proxies, sc.Proxies...)
 		})
 	})
-	for _, k := range order {
-		f := found[k]
+	for _, k := range found.order {
+		f := found.byKey[k]
 		vsMeta := &k.vs.Object.ObjectMeta
 		d := p.Report(vsMeta, f.path.Key("host"),
 			"%s routes to %s, which Sidecar %s does not import; istiod adds it to the scope anyway, so these proxies get a cluster for it: import it in the Sidecar to say so",

@@ -172,17 +172,12 @@ func TestRouteAnalyzers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			all := run(t, Options{}, tt.docs...)
-			got := only(all, tt.code)
-			if len(got) != tt.want {
-				t.Fatalf("%d %s findings, want %d:\n%s", len(got), tt.code, tt.want, describe(all))
-			}
-			if tt.want == 0 {
+			d, ok := firstOf(t, tt.code, tt.want, tt.docs)
+			if !ok {
 				return
 			}
-			d := got[0]
 			if d.Object.Namespace+"/"+d.Object.Name != tt.object || !strings.Contains(d.Message, tt.message) || strings.Join(d.Proxies, ",") != tt.proxies {
-				t.Errorf("got:\n%s\nwant object %s, message containing %q, proxies %q", describe(got), tt.object, tt.message, tt.proxies)
+				t.Errorf("got:\n%s\nwant object %s, message containing %q, proxies %q", describe([]diag.Diagnostic{d}), tt.object, tt.message, tt.proxies)
 			}
 			if d.Object.File != "in.yaml" || d.Object.Line == 0 {
 				t.Errorf("finding lacks its field's position: %+v", d.Object)
