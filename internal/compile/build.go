@@ -130,7 +130,9 @@ func (r *Result) Proxy(namespace, name string) (*resolve.ProxyView, error) {
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int { return a.score - b.score })
 	msg := fmt.Sprintf("no proxy %s/%s in the input (%d proxies found)", namespace, name, len(r.Mesh.Proxies))
-	if len(cands) > 0 {
+	if name == resolve.StandInName {
+		msg += fmt.Sprintf("; %s/%s in a finding stands for any proxy of %s, which the input does not show: add its workloads, or label the namespace for injection (or pass --inject-namespace %s), to explain one", namespace, name, namespace, namespace)
+	} else if len(cands) > 0 {
 		var ids []string
 		for _, c := range cands[:min(5, len(cands))] {
 			ids = append(ids, c.id)

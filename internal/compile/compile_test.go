@@ -123,7 +123,8 @@ func TestBuildRunsBuildChecks(t *testing.T) {
 	}
 }
 
-// TestProxySuggests: a proxy that does not exist gets the nearest names.
+// TestProxySuggests: a proxy that does not exist gets the nearest names;
+// a stand-in's name says what it is.
 func TestProxySuggests(t *testing.T) {
 	r, err := Run(context.Background(), Inputs{Paths: []string{bookinfo}}, Options{})
 	if err != nil {
@@ -134,6 +135,10 @@ func TestProxySuggests(t *testing.T) {
 	}
 	if _, err := r.Proxy("default", "reviews"); err == nil || !strings.Contains(err.Error(), "did you mean default/reviews-v1") {
 		t.Errorf("err = %v", err)
+	}
+	// A stand-in named in a finding is explained, not suggested against.
+	if _, err := r.Proxy("default", "*"); err == nil || !strings.Contains(err.Error(), "default/* in a finding stands for any proxy of default") {
+		t.Errorf("stand-in: err = %v", err)
 	}
 }
 
