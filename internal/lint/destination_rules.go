@@ -57,10 +57,6 @@ var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFo
 			kubeNames[s.Name] = true
 		}
 	}
-	exists := func(ns string) bool {
-		n := p.Mesh.Hierarchy.Namespaces[ns]
-		return n != nil && n.Exists
-	}
 	for _, dr := range p.Mesh.DestinationRules {
 		raw := dr.Spec.GetHost()
 		h := host.FQDN(raw, dr.Namespace, domain)
@@ -75,7 +71,7 @@ var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFo
 			continue
 		}
 		if ns, name, kube := kubeNamespace(p.Mesh, h); kube {
-			if !withServices[ns] && len(in.labels[ns]) == 0 && (!p.Mesh.Describes(name) || exists(ns)) {
+			if !withServices[ns] && len(in.labels[ns]) == 0 && !p.Mesh.Describes(name) {
 				continue
 			}
 		} else if !entries {

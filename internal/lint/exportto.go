@@ -67,7 +67,7 @@ var hiddenFromOwnNamespace = &Analyzer{Entry: diag.HiddenFromOwnNamespace, Run: 
 // MC3003: exportTo names a namespace the input does not have. Only judged
 // when the input declares namespaces at all.
 var exportToUnknownNamespace = &Analyzer{Entry: diag.ExportToUnknownNamespace, Run: func(p *Pass) {
-	if !slices.ContainsFunc(p.Mesh.Objects, func(o model.Object) bool { _, ok := o.(*model.Namespace); return ok }) {
+	if !p.Mesh.DeclaresNamespaces() {
 		return
 	}
 	for _, o := range p.Mesh.Objects {
@@ -84,8 +84,7 @@ var exportToUnknownNamespace = &Analyzer{Entry: diag.ExportToUnknownNamespace, R
 			case ".", "*", "~":
 				continue
 			}
-			// The root namespace is where istiod runs, declared or not.
-			if n := p.Mesh.Hierarchy.Namespaces[e]; n != nil && n.Exists || e == p.Mesh.Config.GetRootNamespace() {
+			if p.Mesh.NamespaceExists(e) {
 				continue
 			}
 			if first < 0 {

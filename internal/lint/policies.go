@@ -227,12 +227,8 @@ var multipleDefaultTelemetries = &Analyzer{Entry: diag.MultipleDefaultTelemetrie
 // MC9010: an AuthorizationPolicy source namespace that the input does not
 // have. Judged only when the input declares namespaces.
 var unknownSourceNamespace = &Analyzer{Entry: diag.UnknownSourceNamespace, Run: func(p *Pass) {
-	if len(own[*model.Namespace](p.Mesh.Objects)) == 0 || p.Mesh.Hierarchy == nil {
+	if !p.Mesh.DeclaresNamespaces() {
 		return
-	}
-	exists := func(ns string) bool {
-		n := p.Mesh.Hierarchy.Namespaces[ns]
-		return ns == p.Mesh.Config.GetRootNamespace() || n != nil && n.Exists
 	}
 	for _, ap := range own[*model.AuthorizationPolicy](p.Mesh.Objects) {
 		seen := map[string]bool{}
@@ -244,7 +240,7 @@ var unknownSourceNamespace = &Analyzer{Entry: diag.UnknownSourceNamespace, Run: 
 					nss  []string
 				}{{"namespaces", src.GetNamespaces()}, {"notNamespaces", src.GetNotNamespaces()}} {
 					for k, ns := range field.nss {
-						if ns == "" || strings.Contains(ns, "*") || exists(ns) || seen[ns] {
+						if ns == "" || strings.Contains(ns, "*") || p.Mesh.NamespaceExists(ns) || seen[ns] {
 							continue
 						}
 						seen[ns] = true

@@ -70,20 +70,35 @@ func standInProxies(objs []model.Object, proxies []*Proxy, nsLabels func(string)
 // Describes.
 type inputNamespaces struct {
 	withServices map[string]bool // namespaces holding a Service or ServiceEntry
-	declared     map[string]bool // Namespace objects
+	declares     bool            // the input holds Namespace objects
 }
 
 func newInputNamespaces(objs []model.Object) inputNamespaces {
-	in := inputNamespaces{withServices: map[string]bool{}, declared: map[string]bool{}}
+	in := inputNamespaces{withServices: map[string]bool{}}
 	for _, o := range objs {
 		switch x := o.(type) {
 		case *model.Service, *model.ServiceEntry:
 			in.withServices[x.Meta().Namespace] = true
 		case *model.Namespace:
-			in.declared[x.Name] = true
+			in.declares = true
 		}
 	}
 	return in
+}
+
+// DeclaresNamespaces reports whether the input holds Namespace objects, so
+// that a namespace it does not have can be taken not to exist.
+func (m *Mesh) DeclaresNamespaces() bool { return m.input.declares }
+
+// NamespaceExists reports whether the input has namespace ns: a Namespace
+// object, one a subnamespace anchor creates, one objects live in, or the
+// root namespace, where istiod runs.
+func (m *Mesh) NamespaceExists(ns string) bool {
+	if ns == m.Config.GetRootNamespace() {
+		return true
+	}
+	n := m.Hierarchy.Namespaces[ns]
+	return n != nil && n.Exists
 }
 
 // Describes reports whether the input is expected to hold the service
@@ -91,15 +106,15 @@ func newInputNamespaces(objs []model.Object) inputNamespaces {
 // keeps its Services elsewhere (docs/diagnostics.md, "Findings without
 // workloads"). A Kubernetes service name, NAME.NS.svc.<domain suffix>,
 // is described when the input holds a Service or ServiceEntry of NS, or
-// declares Namespaces and NS is not among them (a namespace that does not
-// exist). Any other host can only come from a ServiceEntry, which the
-// configuration itself must provide: it is always described.
+// declares Namespaces and NS does not exist. Any other host can only come
+// from a ServiceEntry, which the configuration itself must provide: it is
+// always described.
 func (m *Mesh) Describes(h host.Name) bool {
 	ns, ok := m.KubernetesNamespace(h)
 	if !ok {
 		return true
 	}
-	return m.input.withServices[ns] || len(m.input.declared) > 0 && !m.input.declared[ns]
+	return m.input.withServices[ns] || m.input.declares && !m.NamespaceExists(ns)
 }
 
 // KubernetesNamespace returns NS of a host NAME.NS.svc.<domain suffix>.

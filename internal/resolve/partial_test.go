@@ -62,6 +62,21 @@ func TestDescribes(t *testing.T) {
 			t.Errorf("Describes(%s) = %v, want %v", h, got, want)
 		}
 	}
+	// Namespaces an anchor creates, or objects live in, exist: their
+	// Services may be kept elsewhere.
+	hnc := mesh(t, "",
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: app}",
+		"apiVersion: hnc.x-k8s.io/v1alpha2\nkind: SubnamespaceAnchor\nmetadata: {name: child, namespace: app}",
+		"apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: d, namespace: implied}\nspec: {host: x}",
+	)
+	for _, h := range []host.Name{"x.child.svc.cluster.local", "x.implied.svc.cluster.local", "x.istio-system.svc.cluster.local"} {
+		if hnc.Describes(h) {
+			t.Errorf("Describes(%s) = true for a namespace that exists without Services in the input", h)
+		}
+	}
+	if !hnc.Describes("x.gone.svc.cluster.local") || !hnc.DeclaresNamespaces() {
+		t.Error("a namespace that does not exist, in an input declaring namespaces, is described")
+	}
 	undeclared := mesh(t, "", "apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: app}\nspec: {ports: [{port: 80}]}")
 	if undeclared.Describes("b.other.svc.cluster.local") {
 		t.Error("without Namespace objects, a namespace without Services in the input is not described")
