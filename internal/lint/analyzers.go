@@ -157,10 +157,7 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 				return // every proxy of the scope uses a rule with the subset
 			}
 			for _, px := range sc.Proxies {
-				rule := scopeRule
-				if perProxy {
-					rule = l.RuleFor(px)
-				}
+				rule := l.RuleFor(px) // the scope's rule unless a selector rule picks px
 				if rule != nil && rule.HasSubset(dest.Subset) {
 					continue
 				}
@@ -172,23 +169,22 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 	}
 	// A delegate no VirtualService names is judged from its namespace,
 	// as istioctl judges every VirtualService.
-	for _, vs := range p.Mesh.VirtualServices {
-		if !vs.Delegate {
-			continue
-		}
-		for i := range vs.Destinations {
-			dest := &vs.Destinations[i]
-			if dest.Subset == "" || dest.In != vs || slices.ContainsFunc(found.order, func(k key) bool { return k.vs == vs && k.path == dest.Path.String() }) {
-				continue
-			}
-			l := p.Mesh.LookupDestinationRules(vs.Namespace(), dest.Host)
-			rule := l.RuleFor(&resolve.Proxy{Namespace: vs.Namespace()})
-			if rule != nil && rule.HasSubset(dest.Subset) {
-				continue
-			}
-			found.add(key{vs, dest.Path.String(), rule}, func() finding { return finding{dest: *dest, step: l.Step} })
-		}
+	judged := map[delegateDest]bool{}
+	for _, k := range found.order {
+		judged[delegateDest{k.vs, k.path}] = true
 	}
+	ownDestinations(p.Mesh, func(vs *resolve.VirtualService, dest *resolve.Destination) {
+		path := dest.Path.String()
+		if !vs.Delegate || dest.Subset == "" || judged[delegateDest{vs, path}] {
+			return
+		}
+		l := p.Mesh.LookupDestinationRules(vs.Namespace(), dest.Host)
+		rule := l.RuleFor(&resolve.Proxy{Namespace: vs.Namespace()})
+		if rule != nil && rule.HasSubset(dest.Subset) {
+			return
+		}
+		found.add(key{vs, path, rule}, func() finding { return finding{dest: *dest, step: l.Step} })
+	})
 	for _, k := range found.order {
 		f := found.byKey[k]
 		vsMeta := &k.vs.Object.ObjectMeta
@@ -337,19 +333,13 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 	// A delegate applies only through the VirtualServices that delegate
 	// to it; one no other names is still judged, from its own namespace,
 	// as istioctl judges every VirtualService.
-	for _, vs := range p.Mesh.VirtualServices {
-		if !vs.Delegate {
-			continue
+	ownDestinations(p.Mesh, func(vs *resolve.VirtualService, dest *resolve.Destination) {
+		if !vs.Delegate || p.Mesh.Reachable(dest.Host, vs.Namespace()) || !p.Mesh.Describes(dest.Host) {
+			return
 		}
-		for i := range vs.Destinations {
-			dest := &vs.Destinations[i]
-			if dest.In != vs || p.Mesh.Reachable(dest.Host, vs.Namespace()) || !p.Mesh.Describes(dest.Host) {
-				continue
-			}
-			// A finding through the delegating VirtualServices stays.
-			found.add(key{vs, dest.Path.String()}, func() finding { return finding{dest: *dest, hidden: p.Mesh.ServicesNamed(dest.Host)} })
-		}
-	}
+		// A finding through the delegating VirtualServices stays.
+		found.add(key{vs, dest.Path.String()}, func() finding { return finding{dest: *dest, hidden: p.Mesh.ServicesNamed(dest.Host)} })
+	})
 	for _, k := range found.order {
 		f := found.byKey[k]
 		vsMeta := &k.vs.Object.ObjectMeta
@@ -370,6 +360,12 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 		d.Proxies = proxyIDs(f.proxies)
 	}
 }}
+
+// delegateDest is a destination of a VirtualService, by its field.
+type delegateDest struct {
+	vs   *resolve.VirtualService
+	path string
+}
 
 // callable reports whether some host of vs can be called, so that its
 // routes matter: not when every host is a Kubernetes service name that no
@@ -440,7 +436,7 @@ var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelect
 		var winner *model.Sidecar
 		for _, sc := range p.Mesh.Sidecars[ns] {
 			sel := sc.Spec.GetWorkloadSelector()
-			if sel == nil || !matches(sel.GetLabels(), labels) {
+			if sel == nil || !resolve.LabelsMatch(sel.GetLabels(), labels) {
 				continue
 			}
 			if winner == nil {
@@ -486,13 +482,4 @@ func standInNamespaces(m *resolve.Mesh) map[string]bool {
 		}
 	}
 	return out
-}
-
-func matches(selector, labels map[string]string) bool {
-	for k, v := range selector {
-		if lv, ok := labels[k]; !ok || lv != v {
-			return false
-		}
-	}
-	return true
 }

@@ -93,10 +93,7 @@ var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictSer
 			users := map[*resolve.Rule][]*resolve.Proxy{}
 			var rules []*resolve.Rule
 			for _, px := range sc.Proxies {
-				r := dec.Rule
-				if slices.ContainsFunc(dec.Lookup.Rules, func(r *resolve.Rule) bool { return r.Selector != nil }) {
-					r = dec.Lookup.RuleFor(px)
-				}
+				r := dec.Lookup.RuleFor(px)
 				if r == nil || !disables(r) {
 					continue
 				}

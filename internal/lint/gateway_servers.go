@@ -274,5 +274,5 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 // broader reports whether selector a asks strictly less than b: every
 // label of a is in b, and b has more.
 func broader(a, b map[string]string) bool {
-	return len(a) < len(b) && matches(a, b)
+	return len(a) < len(b) && resolve.LabelsMatch(a, b)
 }

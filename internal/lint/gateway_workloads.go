@@ -11,6 +11,7 @@ import (
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
 )
 
 // gatewayInput is the input's Gateways, in input order, and workloads.
@@ -36,11 +37,11 @@ func newGatewayInput(objs []model.Object, ws map[string][]inputWorkload) *gatewa
 // every application Pod.
 func (g *gatewayInput) selects(gw *model.Gateway, w inputWorkload) bool {
 	if sel := gw.Spec.GetSelector(); len(sel) > 0 {
-		return matches(sel, w.labels)
+		return resolve.LabelsMatch(sel, w.labels)
 	}
 	return slices.ContainsFunc(g.gateways, func(o *model.Gateway) bool {
 		sel := o.Spec.GetSelector()
-		return len(sel) > 0 && matches(sel, w.labels)
+		return len(sel) > 0 && resolve.LabelsMatch(sel, w.labels)
 	})
 }
 
@@ -52,7 +53,7 @@ func (g *gatewayInput) holdsGatewayWorkload(gw *model.Gateway) bool {
 		for _, w := range ws {
 			if w.gateway || slices.ContainsFunc(g.gateways, func(o *model.Gateway) bool {
 				sel := o.Spec.GetSelector()
-				return o != gw && len(sel) > 0 && matches(sel, w.labels)
+				return o != gw && len(sel) > 0 && resolve.LabelsMatch(sel, w.labels)
 			}) {
 				return true
 			}
@@ -103,7 +104,7 @@ var gatewayPortNotOnService = &Analyzer{Entry: diag.GatewayPortNotOnService, Run
 		var fronting []*model.Service
 		for _, w := range selected {
 			for _, s := range services[w.obj.Namespace] {
-				if !matches(s.Spec.Selector, w.labels) {
+				if !resolve.LabelsMatch(s.Spec.Selector, w.labels) {
 					continue
 				}
 				if !slices.Contains(fronting, s) {

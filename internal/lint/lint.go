@@ -175,6 +175,18 @@ func newShared(m *resolve.Mesh) *shared {
 	return sh
 }
 
+// own lists the input's own objects of type T, in input order: HNC copies
+// are reported at their source.
+func own[T model.Object](objs []model.Object) []T {
+	var out []T
+	for _, o := range objs {
+		if x, ok := o.(T); ok && o.Meta().InheritedFrom == nil {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // proxyIDs lists proxies as "namespace/name", sorted.
 func proxyIDs(ps []*resolve.Proxy) []string {
 	out := make([]string, 0, len(ps))

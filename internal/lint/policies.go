@@ -11,6 +11,7 @@ import (
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
 )
 
 // policyAnalyzers check policies and Istio metadata (MC9xxx).
@@ -25,18 +26,6 @@ var policyAnalyzers = []*Analyzer{
 	multipleDefaultTelemetries,
 	riskyEnvoyFilterPatch,
 	unknownSourceNamespace,
-}
-
-// own lists the input's own objects of type T, in input order: HNC copies
-// are reported at their source.
-func own[T model.Object](objs []model.Object) []T {
-	var out []T
-	for _, o := range objs {
-		if x, ok := o.(T); ok && o.Meta().InheritedFrom == nil {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // removedIstioKinds are the rbac.istio.io types Istio has removed.
@@ -151,7 +140,7 @@ var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySe
 		for _, w := range workloads[ns] {
 			var hit []*model.Telemetry
 			for _, t := range selecting[ns] {
-				if matches(t.Spec.GetSelector().GetMatchLabels(), w.labels) {
+				if resolve.LabelsMatch(t.Spec.GetSelector().GetMatchLabels(), w.labels) {
 					hit = append(hit, t)
 				}
 			}

@@ -416,7 +416,7 @@ var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run
 			return
 		}
 		s := serviceFor(p.Mesh, d.Host, vs.Namespace())
-		if s == nil || len(portNumbers(s)) < 2 || slices.Equal(vs.Gateways, []string{"mesh"}) && portsCarryOver(p.Mesh, vs, s) {
+		if s == nil || len(portNumbers(s)) < 2 || slices.Equal(vs.Gateways, []string{resolve.MeshGateway}) && portsCarryOver(p.Mesh, vs, s) {
 			found[k] = &finding{} // nothing to report; count is not read
 			return
 		}

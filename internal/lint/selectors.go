@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
 )
 
 // selector is the workload selector of one object, as written.
@@ -146,7 +147,7 @@ func (s selector) selected(ws map[string][]inputWorkload) []inputWorkload {
 	var out []inputWorkload
 	for _, ns := range s.namespaces(ws) {
 		for _, w := range ws[ns] {
-			if matches(s.labels, w.labels) {
+			if resolve.LabelsMatch(s.labels, w.labels) {
 				out = append(out, w)
 			}
 		}

@@ -60,23 +60,15 @@ type workloadConflict struct {
 	proxies  []*resolve.Proxy
 }
 
-// conflicts groups per-workload conflicts by key, in first-seen order.
+// conflicts groups per-workload conflicts by the services, port and
+// detail they share, in first-seen order.
 type conflicts struct {
-	byKey map[string]*workloadConflict
-	order []string
+	groups[string, workloadConflict]
 }
 
 func (c *conflicts) add(px *resolve.Proxy, svcs []*resolve.Service, port uint32, detail string) {
 	key := fmt.Sprintf("%s|%d|%s", strings.Join(serviceNames(svcs), ","), port, detail)
-	if c.byKey == nil {
-		c.byKey = map[string]*workloadConflict{}
-	}
-	w := c.byKey[key]
-	if w == nil {
-		w = &workloadConflict{services: svcs, port: port, detail: detail}
-		c.byKey[key] = w
-		c.order = append(c.order, key)
-	}
+	w := c.groups.add(key, func() workloadConflict { return workloadConflict{services: svcs, port: port, detail: detail} })
 	w.proxies = append(w.proxies, px)
 }
 
