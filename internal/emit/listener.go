@@ -40,7 +40,7 @@ const (
 	virtualInboundPort  = 15006
 	statusPort          = 15021
 	prometheusPort      = 15090
-	wildcard            = "0.0.0.0"
+	wildcard            = resolve.WildcardAddress
 )
 
 const (

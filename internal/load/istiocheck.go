@@ -15,6 +15,7 @@ import (
 	telemetry "istio.io/api/telemetry/v1alpha1"
 
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/protocol"
 )
 
 // checkIstio applies the rules of istiod's admission validation that the
@@ -142,18 +143,13 @@ func (c *istioChecks) portName(name string, p model.Path) {
 
 // protocolName: a declared protocol istiod does not know is refused.
 func (c *istioChecks) protocolName(s string, p model.Path) {
-	if s != "" && !knownProtocol(s) {
-		c.addf(p, "protocol %q is rejected by istiod's validation: use one of HTTP, HTTPS, HTTP2, GRPC, GRPC-WEB, TCP, TLS, UDP, MONGO, MYSQL, REDIS", s)
+	if s != "" && protocol.Parse(s) == protocol.Unsupported {
+		c.unknownProtocol(s, p)
 	}
 }
 
-// knownProtocol is istiod's protocol parser's vocabulary, any case.
-func knownProtocol(s string) bool {
-	switch strings.ToLower(s) {
-	case "tcp", "udp", "grpc", "grpc-web", "http", "http_proxy", "http2", "https", "tls", "mongo", "redis", "mysql":
-		return true
-	}
-	return false
+func (c *istioChecks) unknownProtocol(s string, p model.Path) {
+	c.addf(p, "protocol %q is rejected by istiod's validation: use one of HTTP, HTTPS, HTTP2, GRPC, GRPC-WEB, TCP, TLS, UDP, MONGO, MYSQL, REDIS", s)
 }
 
 // labels: selector and subset labels must be Kubernetes label keys and
@@ -259,8 +255,8 @@ func isWildcardLabel(s string) bool {
 }
 
 func isIP(s string) bool {
-	a, err := netip.ParseAddr(s)
-	return err == nil && a.IsValid()
+	_, err := netip.ParseAddr(s)
+	return err == nil
 }
 
 // ipOrCIDR: an address or a CIDR block.

@@ -292,7 +292,8 @@ func (c *istioChecks) localityLB(lb *networking.LocalityLoadBalancerSetting, od 
 	for i, d := range lb.GetDistribute() {
 		at := p.Key("distribute").Index(i)
 		var total uint32
-		for _, to := range slices.Sorted(maps.Keys(d.GetTo())) {
+		tos := slices.Sorted(maps.Keys(d.GetTo()))
+		for _, to := range tos {
 			w := d.GetTo()[to]
 			if w == 0 || w > 100 {
 				c.addf(at.Key("to").Key(to), "locality weight %d is rejected by istiod's validation: it must be 1..100", w)
@@ -304,7 +305,6 @@ func (c *istioChecks) localityLB(lb *networking.LocalityLoadBalancerSetting, od 
 			c.addf(at.Key("to"), "locality weights adding up to %d are rejected by istiod's validation: they must add up to 100", total)
 			return
 		}
-		tos := slices.Sorted(maps.Keys(d.GetTo()))
 		c.localities(tos, func(i int) model.Path { return at.Key("to").Key(tos[i]) })
 	}
 	c.localities(froms(lb.GetDistribute()), func(i int) model.Path { return p.Key("distribute").Index(i).Key("from") })

@@ -52,8 +52,8 @@ func (c *istioChecks) server(s *networking.Server, p model.Path) {
 	if port == nil {
 		c.add(p, "a server without port is rejected by istiod's validation")
 	} else {
-		if !knownProtocol(port.GetProtocol()) {
-			c.addf(pp.Key("protocol"), "protocol %q is rejected by istiod's validation: use one of HTTP, HTTPS, HTTP2, GRPC, GRPC-WEB, TCP, TLS, MONGO, MYSQL, REDIS", port.GetProtocol())
+		if protocol.Parse(port.GetProtocol()) == protocol.Unsupported {
+			c.unknownProtocol(port.GetProtocol(), pp.Key("protocol"))
 			portOK = false
 		}
 		if port.GetNumber() > 0 || !strings.HasPrefix(bind, "unix://") {
@@ -330,18 +330,16 @@ func (c *istioChecks) sidecar(sc *networking.Sidecar, spec model.Path) {
 		if tp.GetMode() == 2 {
 			c.add(tpp.Key("mode"), "outboundTrafficPolicy mode ALLOW_ANY_DYNAMIC_DNS is rejected by istiod's validation in a Sidecar: it is a mesh config setting")
 		} else if ep := tp.GetEgressProxy(); ep != nil {
-			switch {
-			case tp.GetMode() != networking.OutboundTrafficPolicy_ALLOW_ANY:
+			if tp.GetMode() != networking.OutboundTrafficPolicy_ALLOW_ANY {
 				c.add(tpp.Key("egressProxy"), "egressProxy without mode ALLOW_ANY is rejected by istiod's validation")
-			case ep.GetPort() == nil:
-				if msg := fqdnProblem(ep.GetHost()); msg != "" {
-					c.addf(tpp.Key("egressProxy").Key("host"), "egressProxy host %q is rejected by istiod's validation: %s", ep.GetHost(), msg)
-				}
+				return
+			}
+			if msg := fqdnProblem(ep.GetHost()); msg != "" {
+				c.addf(tpp.Key("egressProxy").Key("host"), "egressProxy host %q is rejected by istiod's validation: %s", ep.GetHost(), msg)
+			}
+			if ep.GetPort() == nil {
 				c.add(tpp.Key("egressProxy"), "egressProxy without port is rejected by istiod's validation")
-			default:
-				if msg := fqdnProblem(ep.GetHost()); msg != "" {
-					c.addf(tpp.Key("egressProxy").Key("host"), "egressProxy host %q is rejected by istiod's validation: %s", ep.GetHost(), msg)
-				}
+			} else {
 				c.destination(ep, tpp, "egressProxy")
 			}
 		}

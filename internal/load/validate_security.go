@@ -3,7 +3,6 @@ package load
 import (
 	"fmt"
 	"maps"
-	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
@@ -68,7 +67,7 @@ func (c *istioChecks) targetRef(r *typev1beta1.PolicyTargetReference, p model.Pa
 	switch group + "/" + r.GetKind() {
 	case "core/Service", "networking.istio.io/ServiceEntry", "gateway.networking.k8s.io/Gateway", "gateway.networking.k8s.io/GatewayClass":
 	default:
-		c.addf(p, "targetRef to %s/%s is rejected by istiod's validation: target a Service, ServiceEntry, Gateway or GatewayClass", r.GetGroup(), r.GetKind())
+		c.addf(p, "targetRef to %s/%s is rejected by istiod's validation: target a Service, ServiceEntry, Gateway or GatewayClass", group, r.GetKind())
 	}
 }
 
@@ -230,20 +229,10 @@ func (c *istioChecks) nonEmpty(v []string, p model.Path) {
 
 func (c *istioChecks) ipList(v []string, p model.Path) {
 	for i, s := range v {
-		if s != "" && !ipOrCIDRStrict(s) {
+		if s != "" && !ipOrCIDR(s) {
 			c.addf(p.Index(i), "%q is rejected by istiod's validation: use an IP or a CIDR block", s)
 		}
 	}
-}
-
-// ipOrCIDRStrict: an IP, or a prefix when the value has a '/'.
-func ipOrCIDRStrict(s string) bool {
-	if strings.Contains(s, "/") {
-		_, err := netip.ParsePrefix(s)
-		return err == nil
-	}
-	_, err := netip.ParseAddr(s)
-	return err == nil
 }
 
 func (c *istioChecks) portList(v []string, p model.Path) {

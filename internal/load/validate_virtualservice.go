@@ -566,7 +566,7 @@ func (c *istioChecks) percentage(v float64, set bool, p model.Path) {
 // httpStatus: istiod admits 200..600.
 func (c *istioChecks) httpStatus(s int64, p model.Path) {
 	if s < 200 || s > 600 {
-		c.addf(p, "HTTP status %d is rejected by istiod's validation: it must be 200..599", s)
+		c.addf(p, "HTTP status %d is rejected by istiod's validation: it must be 200..600", s)
 	}
 }
 

@@ -95,10 +95,7 @@ func (m *Mesh) EgressHosts() []EgressHost {
 						cands = m.reg.all
 						e.Judged = len(cands) > 0
 					default:
-						for _, s := range m.reg.byHostNs[e.Host] {
-							cands = append(cands, s)
-						}
-						slices.SortFunc(cands, (*Service).compare)
+						cands = m.ServicesNamed(e.Host)
 						e.Judged = len(m.reg.all) > 0
 					}
 					for _, s := range cands {
@@ -122,13 +119,13 @@ func (m *Mesh) EgressHosts() []EgressHost {
 	return out
 }
 
-// wildcardAddress is the unspecified address outbound listeners default to.
-const wildcardAddress = "0.0.0.0"
+// WildcardAddress is the unspecified address listeners default to.
+const WildcardAddress = "0.0.0.0"
 
 // HasAddress says whether a service has an address of its own: a VIP or
 // a CIDR, not the unspecified 0.0.0.0.
 func HasAddress(s *Service) bool {
-	return len(s.Addresses) > 0 && s.Addresses[0] != wildcardAddress
+	return len(s.Addresses) > 0 && s.Addresses[0] != WildcardAddress
 }
 
 // CIDRAddress is a service's address when it is a range, not one IP.
@@ -150,10 +147,10 @@ func ListenerAddress(s *Service, proto protocol.Protocol, bind string) (addr, ci
 		return bind, ""
 	}
 	if proto.IsHTTP() || len(s.Addresses) == 0 {
-		return wildcardAddress, ""
+		return WildcardAddress, ""
 	}
 	if cidr = CIDRAddress(s); cidr != "" {
-		return wildcardAddress, cidr
+		return WildcardAddress, cidr
 	}
 	return s.Addresses[0], ""
 }
@@ -234,7 +231,7 @@ func (sc *Scope) OutboundListeners() (catchAll []ListenerClaim, drops []Listener
 	}
 	for _, el := range sc.Listeners {
 		bind := el.Bind
-		if bind == "" && (el.CaptureNone || strings.HasPrefix(el.Bind, "unix://")) {
+		if bind == "" && el.CaptureNone { // a unix socket has its bind
 			bind = "127.0.0.1"
 		}
 		if el.IsPortless() {
@@ -263,7 +260,7 @@ func (sc *Scope) OutboundListeners() (catchAll []ListenerClaim, drops []Listener
 				if s.Resolution == Passthrough && bind == "" && !p.Protocol.IsHTTP() && !HasAddress(s) {
 					if len(s.Endpoints) == 0 && s.Registry != Kubernetes && len(s.Selector) == 0 {
 						c := claim(s, p.Number, p.Protocol, "")
-						c.Address = wildcardAddress
+						c.Address = WildcardAddress
 						place(c, true)
 					}
 					continue
@@ -273,7 +270,7 @@ func (sc *Scope) OutboundListeners() (catchAll []ListenerClaim, drops []Listener
 		}
 	}
 	for _, k := range order {
-		if c, ok := keys[k].matches[""]; ok && c.Address == wildcardAddress {
+		if c, ok := keys[k].matches[""]; ok && c.Address == WildcardAddress {
 			catchAll = append(catchAll, c)
 		}
 	}
@@ -291,7 +288,7 @@ func claim(s *Service, port uint32, proto protocol.Protocol, bind string) Listen
 	switch {
 	case proto.IsHTTP():
 		c.Match = "-"
-	case tls && addr == wildcardAddress && (!HasAddress(s) || cidr != ""):
+	case tls && addr == WildcardAddress && (!HasAddress(s) || cidr != ""):
 		c.Match = "sni " + string(s.Host)
 	case cidr != "":
 		c.Match = "range " + cidr

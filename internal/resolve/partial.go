@@ -52,7 +52,7 @@ func standInProxies(objs []model.Object, proxies []*Proxy, nsLabels func(string)
 			continue
 		}
 		seen[ns] = true
-		if hasSidecar[ns] || ns == rootNs || excludedNamespace(ns) || !watched(ns) || nsLabels(ns)["istio-injection"] == "disabled" {
+		if hasSidecar[ns] || ns == rootNs || SystemNamespace(ns) || !watched(ns) || nsLabels(ns)["istio-injection"] == "disabled" {
 			continue
 		}
 		nss = append(nss, ns)

@@ -43,8 +43,10 @@ type Proxy struct {
 // ID is "namespace/name".
 func (p *Proxy) ID() string { return p.Namespace + "/" + p.Name }
 
-// excludedNamespaces never get sidecars: the injector skips them.
-func excludedNamespace(ns string) bool {
+// SystemNamespace reports the namespaces the sidecar injector never
+// injects (kube-system, kube-public, ...); istioctl analyze leaves their
+// objects out altogether.
+func SystemNamespace(ns string) bool {
 	switch ns {
 	case "kube-system", "kube-public", "kube-node-lease", "local-path-storage":
 		return true
@@ -113,7 +115,7 @@ func (in Injection) injection(nsLabels map[string]string, tmpl *corev1.PodTempla
 	default:
 		return ""
 	}
-	if tmpl.Spec.HostNetwork || excludedNamespace(ns) {
+	if tmpl.Spec.HostNetwork || SystemNamespace(ns) {
 		return ""
 	}
 	// The annotation is read only when the label is absent, and can only veto.

@@ -29,8 +29,3 @@ func (s *Service) SharesNamespaceWith(o *Service) bool {
 func HiddenFromOwner(entries []string, ns string) bool {
 	return len(entries) > 0 && !newExportTo(entries, nil, ns).visibleIn(ns)
 }
-
-// SystemNamespace reports the namespaces the sidecar injector never
-// injects (kube-system, kube-public, ...); istioctl analyze leaves their
-// objects out altogether.
-func SystemNamespace(ns string) bool { return excludedNamespace(ns) }
