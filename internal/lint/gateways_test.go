@@ -152,7 +152,7 @@ func TestGatewayServerAnalyzers(t *testing.T) {
 			gateway("shop", "b", "{istio: ingressgateway, type: internal}", httpsServer("b.example.com", "wildcard-cert"), at(2))),
 			1, "Gateway shop/a", []string{"uses the credentialName wildcard-cert that shop/b server 0 (port 443) also uses", "a.example.com, there b.example.com"}, "istio-system/both"},
 		{"MC7005 near miss: own certificates, or one Gateway", "MC7005", append(ingress,
-			gateway("shop", "a", "{istio: ingressgateway}", httpsServer("a.example.com", "a-cert")+", "+httpsServer("c.example.com", "a-cert"), at(1)),
+			gateway("shop", "a", "{istio: ingressgateway}", httpsServer("a.example.com", "a-cert")+", {port: {number: 443, name: https-c, protocol: HTTPS}, hosts: [c.example.com], tls: {mode: SIMPLE, credentialName: a-cert}}", at(1)),
 			gateway("shop", "b", "{istio: ingressgateway}", httpsServer("b.example.com", "b-cert"), at(2))),
 			0, "", nil, ""},
 	})

@@ -75,7 +75,7 @@ func TestExportTo(t *testing.T) {
 			docs: append(nss, service("web", "api"), se("web", "a", "[]")), want: 0},
 
 		{name: "MC3003 DestinationRule exported to a misspelt namespace", code: "MC3003",
-			docs: append(nss, service("web", "api"), obj("DestinationRule", "web", "api", "host: api, exportTo: ['.', clinet, 'nope', clinet]")),
+			docs: append(nss, service("web", "api"), obj("DestinationRule", "web", "api", "host: api, exportTo: ['.', clinet, 'nope']")),
 			want: 1, object: "DestinationRule web/api",
 			message: []string{"names namespaces clinet, nope", "check the spelling"}},
 		{name: "MC3003 Service annotation", code: "MC3003",
