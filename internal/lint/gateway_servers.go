@@ -115,7 +115,7 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 		workloads []string
 	}
 	var found groups[key, finding]
-	for _, g := range gatewayGroups(p.shared.gateways()) {
+	for _, g := range p.shared.gatewayGroups() {
 		if len(g.gateways) < 2 {
 			continue
 		}
@@ -223,7 +223,7 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 		workloads       []string
 	}
 	var found groups[key, finding]
-	for _, g := range gatewayGroups(p.shared.gateways()) {
+	for _, g := range p.shared.gatewayGroups() {
 		type use struct {
 			gw    *model.Gateway
 			idx   int

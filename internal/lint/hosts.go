@@ -66,7 +66,7 @@ func isName(h string) bool {
 // MC3004: "name.namespace" is not expanded and matches nothing, while its
 // .svc.<domain> form is a service (docs/semantics/hosts.md §3.1).
 var nonFQDNDottedHost = &Analyzer{Entry: diag.NonFQDNDottedHost, Run: func(p *Pass) {
-	for _, c := range configHosts(p.Mesh) {
+	for _, c := range p.shared.configHosts() {
 		// A copy HNC propagated says what its source says.
 		if c.obj.InheritedFrom != nil || !isName(c.host) || !strings.Contains(c.host, ".") || len(p.Mesh.ServicesNamed(host.Name(c.host))) > 0 {
 			continue
@@ -99,7 +99,7 @@ var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewher
 			sources[src] = true
 		}
 	}
-	for _, c := range configHosts(p.Mesh) {
+	for _, c := range p.shared.configHosts() {
 		if !c.expands || sources[c.obj] || !isName(c.host) || strings.Contains(c.host, ".") || len(byName[c.host]) == 0 {
 			continue
 		}

@@ -133,11 +133,22 @@ func Run(m *resolve.Mesh, analyzers []*Analyzer, opts Options) []diag.Diagnostic
 // shared memoises facts several analyzers read; each is computed at most
 // once per Run, whichever analyzer asks first, and read-only after.
 type shared struct {
-	workloads   func() map[string][]inputWorkload
-	gateways    func() *gatewayInput
-	inWorkloads func() *inputWorkloads
-	listeners   func() map[*resolve.Scope]outboundListeners
-	annotations func() []istioAnnotation
+	workloads     func() map[string][]inputWorkload
+	gateways      func() *gatewayInput
+	inWorkloads   func() *inputWorkloads
+	listeners     func() map[*resolve.Scope]outboundListeners
+	annotations   func() []istioAnnotation
+	gatewayGroups func() []*gatewayGroup
+	configHosts   func() []configHost
+	selectors     func() []selector
+	workloadPorts func() workloadPortIndex
+}
+
+// workloadPortIndex is workloadPorts' result: the proxies and the service
+// ports each serves.
+type workloadPortIndex struct {
+	proxies []*resolve.Proxy
+	ports   map[*resolve.Proxy][]servedPort
 }
 
 // outboundListeners is a scope's Scope.OutboundListeners.
@@ -152,6 +163,13 @@ func newShared(m *resolve.Mesh) *shared {
 	sh.gateways = sync.OnceValue(func() *gatewayInput { return newGatewayInput(m.Objects, sh.workloads()) })
 	sh.inWorkloads = sync.OnceValue(func() *inputWorkloads { return newInputWorkloads(m, sh.workloads()) })
 	sh.annotations = sync.OnceValue(func() []istioAnnotation { return istioAnnotations(m.Objects) })
+	sh.gatewayGroups = sync.OnceValue(func() []*gatewayGroup { return gatewayGroups(sh.gateways()) })
+	sh.configHosts = sync.OnceValue(func() []configHost { return configHosts(m) })
+	sh.selectors = sync.OnceValue(func() []selector { return selectors(m.Objects, m.Config.GetRootNamespace()) })
+	sh.workloadPorts = sync.OnceValue(func() workloadPortIndex {
+		pxs, ports := workloadPorts(m)
+		return workloadPortIndex{pxs, ports}
+	})
 	sh.listeners = sync.OnceValue(func() map[*resolve.Scope]outboundListeners {
 		// Scopes are independent and this is the costliest fact: spread
 		// it over the cores, each worker writing its own slots.

@@ -186,7 +186,7 @@ var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload,
 		return
 	}
 	var gateways *gatewayInput
-	for _, s := range selectors(p.Mesh.Objects, p.Mesh.Config.GetRootNamespace()) {
+	for _, s := range p.shared.selectors() {
 		if len(s.labels) == 0 || len(s.namespaces(ws)) == 0 || len(s.selected(ws)) > 0 {
 			continue // an empty selector is MC6005's
 		}
@@ -225,7 +225,7 @@ func emptySelectorEffect(s selector) string {
 
 // MC6005: a selector written with no labels.
 var emptyWorkloadSelector = &Analyzer{Entry: diag.EmptyWorkloadSelector, Run: func(p *Pass) {
-	for _, s := range selectors(p.Mesh.Objects, p.Mesh.Config.GetRootNamespace()) {
+	for _, s := range p.shared.selectors() {
 		if len(s.labels) > 0 {
 			continue
 		}

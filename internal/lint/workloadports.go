@@ -82,7 +82,8 @@ func workloadIDs(ps []*resolve.Proxy) string {
 // MC3008: Services selecting one workload give one port number different
 // protocols.
 var workloadPortProtocolConflict = &Analyzer{Entry: diag.WorkloadPortProtocolConflict, Run: func(p *Pass) {
-	pxs, portsOf := workloadPorts(p.Mesh)
+	idx := p.shared.workloadPorts()
+	pxs, portsOf := idx.proxies, idx.ports
 	var found conflicts
 	for _, px := range pxs {
 		var svcs []*resolve.Service
@@ -139,7 +140,8 @@ func portIndex(s *resolve.Service, n uint32) int {
 // MC3009: Services selecting one workload map different service ports to
 // one workload port.
 var workloadTargetPortConflict = &Analyzer{Entry: diag.WorkloadTargetPortConflict, Run: func(p *Pass) {
-	pxs, portsOf := workloadPorts(p.Mesh)
+	idx := p.shared.workloadPorts()
+	pxs, portsOf := idx.proxies, idx.ports
 	var found conflicts
 	for _, px := range pxs {
 		targets := map[uint32]map[uint32][]*resolve.Service{}
