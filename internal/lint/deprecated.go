@@ -199,6 +199,4 @@ var deprecatedReplacements = map[protoreflect.FullName]string{
 	"istio.networking.v1alpha3.OutlierDetection.consecutive_errors":                     "use consecutive5xxErrors or consecutiveGatewayErrors",
 	"istio.networking.v1alpha3.LoadBalancerSettings.ConsistentHashLB.minimum_ring_size": "use ringHash.minimumRingSize",
 	"istio.networking.v1alpha3.LoadBalancerSettings.LEAST_CONN":                         "use LEAST_REQUEST",
-	"istio.networking.v1alpha3.Port.target_port":                                        "it has no effect: remove it",
-	"istio.networking.v1alpha3.SidecarPort.target_port":                                 "it has no effect: remove it",
 }
