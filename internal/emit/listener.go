@@ -786,6 +786,11 @@ func (b *builder) sniffedRoute(name string, byName map[string]*routev3.RouteConf
 			if vh.Name == h+":"+port || slices.Contains(vh.Domains, h) {
 				c := proto.Clone(vh).(*routev3.VirtualHost)
 				c.Domains = []string{"*"}
+				for i, r := range vh.Routes {
+					if o, ok := b.origins[r]; ok {
+						b.origins[c.Routes[i]] = o
+					}
+				}
 				out.VirtualHosts = append(out.VirtualHosts, c)
 			}
 		}

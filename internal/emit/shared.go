@@ -31,9 +31,12 @@ type part struct {
 	rdsNames map[string]bool
 	refs     map[string]string
 	omitted  map[string]bool
-	// render holds the part's resources rendered for the output format.
-	render *rendering
-	err    error
+	origins  map[*routev3.Route]*resolve.Route
+	// render holds the part's resources rendered for the output format
+	// (Emitter.rendered).
+	renderOnce sync.Once
+	render     *rendering
+	err        error
 	// docs are the part's shared documents (Options.Shared), listed once.
 	filesOnce sync.Once
 	docs      []partDoc

@@ -7,6 +7,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/meshc/meshc/internal/envoycfg"
 )
 
 // Exclusion is one thing meshc deliberately does not reproduce, with why:
@@ -14,7 +16,7 @@ import (
 // both sides first (Normalize).
 type Exclusion struct {
 	Name, Why string
-	Skip      func(key string) bool
+	Skip      func(key envoycfg.Key) bool
 	Normalize func(m proto.Message)
 }
 

@@ -1,8 +1,11 @@
 package fidelity
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/meshc/meshc/internal/envoycfg"
 )
 
 // oracleJSON is a proxy as the oracle prints it: camelCase, an Istio
@@ -23,7 +26,7 @@ func TestLoadOracleAndCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want) != 1 || want[0].ID != "shop/web" || len(want[0].Resources) != 4 {
+	if len(want) != 1 || want[0].ID != "shop/web" || len(want[0].Config.Resources()) != 4 {
 		t.Fatalf("loaded %+v", want)
 	}
 	// meshc's side: the same without Istio's extensions and tracing, one
@@ -39,8 +42,10 @@ func TestLoadOracleAndCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Compare(want[0], mine[0], Exclusions)
-	if r.Equal != 2 || len(r.Differ) != 1 || !strings.Contains(r.Differ[0].Diff, "seconds") ||
-		len(r.Missing) != 1 || r.Missing[0] != "Cluster/only-istiod" || len(r.Extra) != 1 || r.Extra[0] != "Cluster/only-meshc" {
+	only := func(name string) []envoycfg.Key { return []envoycfg.Key{{Type: envoycfg.Cluster, Name: name}} }
+	if r.Equal != 2 || len(r.Differ) != 1 || len(r.Differ[0].Changes) != 1 ||
+		r.Differ[0].Changes[0].String() != "~ cluster outbound|80||a.shop.svc.cluster.local › connect_timeout: 10s → 5s" ||
+		!slices.Equal(r.Missing, only("only-istiod")) || !slices.Equal(r.Extra, only("only-meshc")) {
 		t.Errorf("report %+v", r)
 	}
 	// Without the exclusions, the listener differs too.

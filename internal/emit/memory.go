@@ -1,0 +1,71 @@
+package emit
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+
+	"github.com/meshc/meshc/internal/envoycfg"
+	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// Resources is the config as values found by type and name, with the
+// VirtualService rule of each route translated from one.
+func (c *Config) Resources() (*envoycfg.Config, error) {
+	origins := make(map[*routev3.Route]envoycfg.Origin, len(c.origins))
+	for r, src := range c.origins {
+		origins[r] = envoycfg.Origin{Object: &src.From.Object.ObjectMeta, Path: model.Path{}.Key("spec").Key("http").Index(src.Index)}
+	}
+	out, err := envoycfg.New(c.Listeners, c.Clusters, c.Routes, c.Endpoints, origins)
+	if err != nil {
+		return nil, fmt.Errorf("proxy %s: %w", c.View.Proxy.ID(), err)
+	}
+	out.Problems = c.Problems
+	return out, nil
+}
+
+// Configs builds the given proxies in parallel, in memory: what Write
+// would write, as values, with the resources proxies of one scope share
+// shared between their Configs. It stops when ctx ends.
+func (e *Emitter) Configs(ctx context.Context, views []*resolve.ProxyView, workers int) ([]*envoycfg.Config, error) {
+	e.parts.expect(e.shared.mesh, views)
+	out := make([]*envoycfg.Config, len(views))
+	errs := make([]error, len(views))
+	var wg sync.WaitGroup
+	jobs := make(chan int)
+	for range cmp.Or(workers, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range jobs {
+				cfg := e.Build(views[i])
+				if cfg.part != nil {
+					e.parts.done(cfg.key)
+				}
+				out[i], errs[i] = cfg.Resources()
+			}
+		})
+	}
+feed:
+	for i := range views {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
