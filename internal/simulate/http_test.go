@@ -104,7 +104,9 @@ func TestStripPort(t *testing.T) {
 }
 
 func TestRouteMatch(t *testing.T) {
-	m := func(p *routev3.RouteMatch, hs ...*routev3.HeaderMatcher) *routev3.RouteMatch { return withHeaders(p, hs...) }
+	m := func(p *routev3.RouteMatch, hs ...*routev3.HeaderMatcher) *routev3.RouteMatch {
+		return withHeaders(p, hs...)
+	}
 	caseless := prefix("/CaseLess")
 	caseless.CaseSensitive = wrapperspb.Bool(false)
 	query := func(p string, qs ...*routev3.QueryParameterMatcher) *routev3.RouteMatch {
