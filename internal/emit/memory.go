@@ -3,6 +3,7 @@ package emit
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -36,36 +37,28 @@ func (e *Emitter) Configs(ctx context.Context, views []*resolve.ProxyView, worke
 	e.parts.expect(e.shared.mesh, views)
 	out := make([]*envoycfg.Config, len(views))
 	errs := make([]error, len(views))
+	slots := make(chan struct{}, cmp.Or(workers, runtime.GOMAXPROCS(0)))
 	var wg sync.WaitGroup
-	jobs := make(chan int)
-	for range cmp.Or(workers, runtime.GOMAXPROCS(0)) {
+	for i, v := range views {
+		if ctx.Err() != nil {
+			break
+		}
+		slots <- struct{}{}
 		wg.Go(func() {
-			for i := range jobs {
-				cfg := e.Build(views[i])
-				if cfg.part != nil {
-					e.parts.done(cfg.key)
-				}
-				out[i], errs[i] = cfg.Resources()
+			defer func() { <-slots }()
+			cfg := e.Build(v)
+			if cfg.part != nil {
+				e.parts.done(cfg.key)
 			}
+			out[i], errs[i] = cfg.Resources()
 		})
 	}
-feed:
-	for i := range views {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(jobs)
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
