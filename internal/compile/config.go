@@ -13,6 +13,8 @@ import (
 // xDS server sends them: routes and endpoints apart). Nothing is written:
 // options about files (SelfContained, SharedRoot, Progress) are ignored.
 // Resources equal between proxies are shared as the build shares them.
+// A bootstrap's listeners carry their route configurations inline, and
+// list them too; comparing or walking configs, prefer xds.
 func (r *Result) Configs(ctx context.Context, views []*resolve.ProxyView, opts BuildOptions) ([]*envoycfg.Config, error) {
 	return emit.New(r.Mesh, opts.emitOptions()).Configs(ctx, views, opts.Workers)
 }

@@ -11,6 +11,7 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 
+	"github.com/meshc/meshc/internal/envoycfg"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -37,6 +38,11 @@ type part struct {
 	renderOnce sync.Once
 	render     *rendering
 	err        error
+	// res are the part's resources in memory (Config.Resources), made
+	// once for every proxy with the part.
+	resOnce sync.Once
+	res     *envoycfg.Config
+	resErr  error
 	// docs are the part's shared documents (Options.Shared), listed once.
 	filesOnce sync.Once
 	docs      []partDoc

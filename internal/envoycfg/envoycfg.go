@@ -8,6 +8,7 @@ package envoycfg
 
 import (
 	"fmt"
+	"slices"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -85,6 +86,9 @@ type Config struct {
 	// Problems are the validation failures of the build (MC8002).
 	Problems []string
 
+	// base holds the resources this config shares with others (Extend);
+	// byKey indexes only the resources added to it.
+	base    *Config
 	byKey   map[Key]proto.Message
 	origins map[RouteRef]Origin
 }
@@ -118,58 +122,88 @@ func New(ls []*listenerv3.Listener, cs []*clusterv3.Cluster, rs []*routev3.Route
 	return c, nil
 }
 
-// Resources are every resource, listeners first, then clusters, routes
-// and endpoints, each type in emitted order.
-func (c *Config) Resources() []proto.Message {
-	out := make([]proto.Message, 0, len(c.Listeners)+len(c.Clusters)+len(c.Routes)+len(c.Endpoints))
-	for _, l := range c.Listeners {
-		out = append(out, l)
+// Extend is base's resources followed by more listeners and clusters, as
+// a sidecar's own inbound resources follow the outbound ones it shares
+// with its scope: base's index is shared, not copied, so many proxies
+// extending one base cost little more than their own resources.
+func (base *Config) Extend(ls []*listenerv3.Listener, cs []*clusterv3.Cluster) (*Config, error) {
+	c := &Config{
+		Listeners: concat(base.Listeners, ls), Clusters: concat(base.Clusters, cs), Routes: base.Routes, Endpoints: base.Endpoints,
+		Problems: base.Problems, base: base, byKey: make(map[Key]proto.Message, len(ls)+len(cs)),
 	}
-	for _, cl := range c.Clusters {
-		out = append(out, cl)
+	for _, m := range slices.Concat(messages(ls), messages(cs)) {
+		k, _ := KeyOf(m)
+		if _, dup := c.Get(k); dup {
+			return nil, fmt.Errorf("two resources are %s", k)
+		}
+		c.byKey[k] = m
 	}
-	for _, r := range c.Routes {
-		out = append(out, r)
-	}
-	for _, e := range c.Endpoints {
-		out = append(out, e)
+	return c, nil
+}
+
+// concat appends without writing into a's spare capacity, which other
+// configs extending the same base may share.
+func concat[T any](a, b []T) []T {
+	return append(a[:len(a):len(a)], b...)
+}
+
+func messages[M proto.Message](ms []M) []proto.Message {
+	out := make([]proto.Message, len(ms))
+	for i, m := range ms {
+		out[i] = m
 	}
 	return out
 }
 
+// Resources are every resource, listeners first, then clusters, routes
+// and endpoints, each type in emitted order.
+func (c *Config) Resources() []proto.Message {
+	return slices.Concat(messages(c.Listeners), messages(c.Clusters), messages(c.Routes), messages(c.Endpoints))
+}
+
 // Get finds a resource by key.
 func (c *Config) Get(k Key) (proto.Message, bool) {
-	m, ok := c.byKey[k]
-	return m, ok
+	for ; c != nil; c = c.base {
+		if m, ok := c.byKey[k]; ok {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+func get[M proto.Message](c *Config, k Key) M {
+	m, _ := c.Get(k)
+	r, _ := m.(M)
+	return r
 }
 
 // Listener finds a listener by name.
 func (c *Config) Listener(name string) *listenerv3.Listener {
-	m, _ := c.byKey[Key{Listener, name}].(*listenerv3.Listener)
-	return m
+	return get[*listenerv3.Listener](c, Key{Listener, name})
 }
 
 // Cluster finds a cluster by name.
 func (c *Config) Cluster(name string) *clusterv3.Cluster {
-	m, _ := c.byKey[Key{Cluster, name}].(*clusterv3.Cluster)
-	return m
+	return get[*clusterv3.Cluster](c, Key{Cluster, name})
 }
 
 // Route finds a route configuration by name.
 func (c *Config) Route(name string) *routev3.RouteConfiguration {
-	m, _ := c.byKey[Key{Route, name}].(*routev3.RouteConfiguration)
-	return m
+	return get[*routev3.RouteConfiguration](c, Key{Route, name})
 }
 
 // EndpointsOf finds a cluster's endpoint assignment, delivered apart from
 // it (EDS).
 func (c *Config) EndpointsOf(cluster string) *endpointv3.ClusterLoadAssignment {
-	m, _ := c.byKey[Key{Endpoints, cluster}].(*endpointv3.ClusterLoadAssignment)
-	return m
+	return get[*endpointv3.ClusterLoadAssignment](c, Key{Endpoints, cluster})
 }
 
 // RouteOrigin is the rule a route came from, when the build recorded one.
+// Extend adds no routes: a config's route origins are its base's.
 func (c *Config) RouteOrigin(r RouteRef) (Origin, bool) {
+	for c.base != nil {
+		c = c.base
+	}
 	o, ok := c.origins[r]
 	return o, ok
 }

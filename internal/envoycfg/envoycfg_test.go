@@ -49,3 +49,36 @@ func TestConfig(t *testing.T) {
 		t.Errorf("a route is not a resource, got %v", k)
 	}
 }
+
+// TestExtend: an extended config finds its base's resources and its own,
+// lists them in order, and leaves the base as it was.
+func TestExtend(t *testing.T) {
+	shared := &clusterv3.Cluster{Name: "outbound|80||web"}
+	rc := &routev3.RouteConfiguration{Name: "80"}
+	base, err := New(nil, []*clusterv3.Cluster{shared}, []*routev3.RouteConfiguration{rc}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := &clusterv3.Cluster{Name: "inbound|80||"}
+	vi := &listenerv3.Listener{Name: "virtualInbound"}
+	a, err := base.Extend([]*listenerv3.Listener{vi}, []*clusterv3.Cluster{own})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := base.Extend(nil, []*clusterv3.Cluster{{Name: "other"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Cluster(shared.Name) != shared || a.Cluster(own.Name) != own || a.Listener("virtualInbound") != vi || a.Route("80") != rc {
+		t.Error("lookups through the base")
+	}
+	if !slices.Equal(a.Resources(), []proto.Message{vi, shared, own, rc}) || !slices.Equal(b.Clusters, []*clusterv3.Cluster{shared, b.Clusters[1]}) || b.Clusters[1].Name != "other" {
+		t.Errorf("resources %v, %v", a.Resources(), b.Clusters)
+	}
+	if base.Cluster(own.Name) != nil || len(base.Clusters) != 1 {
+		t.Error("extending changed the base")
+	}
+	if _, err := base.Extend(nil, []*clusterv3.Cluster{{Name: shared.Name}}); err == nil {
+		t.Error("a cluster of the base's name accepted")
+	}
+}
