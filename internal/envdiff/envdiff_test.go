@@ -236,3 +236,20 @@ func TestSharedResourceSkipped(t *testing.T) {
 		t.Errorf("clone: %v", got)
 	}
 }
+
+// TestOneSide: against no config, every resource is added (or removed).
+func TestOneSide(t *testing.T) {
+	ls, cs, rs := base()
+	cfg := config(t, ls, cs, rs)
+	var got []string
+	for _, c := range Configs(nil, cfg) {
+		got = append(got, c.String())
+	}
+	want := []string{"+ listener 0.0.0.0_9080", "+ cluster outbound|9080|v1|" + reviews, "+ cluster outbound|9080|v3|" + reviews, "+ route 9080"}
+	if !slices.Equal(got, want) {
+		t.Errorf("changes %q, want %q", got, want)
+	}
+	if cs := Configs(cfg, nil); len(cs) != 4 || cs[0].Kind != Removed {
+		t.Errorf("removed: %v", cs)
+	}
+}
