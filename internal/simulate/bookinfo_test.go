@@ -161,3 +161,26 @@ func TestOriginFromMetadata(t *testing.T) {
 		t.Error("origin from a malformed path")
 	}
 }
+
+// BenchmarkRun walks one HTTP request through a bookinfo sidecar.
+func BenchmarkRun(b *testing.B) {
+	ctx := context.Background()
+	r, err := compile.Run(ctx, compile.Inputs{Paths: []string{"../../examples/bookinfo"}}, compile.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := r.Proxy("default", "productpage-v1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := r.Config(ctx, v, compile.BuildOptions{Format: "xds"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := Request{Address: "10.0.0.1", Port: 9080, Protocol: HTTP, Host: "reviews:9080", Path: "/reviews/0", Headers: map[string]string{"end-user": "jason"}}
+	for b.Loop() {
+		if tr := Run(cfg, req); tr.StoppedAt != "" {
+			b.Fatal(tr)
+		}
+	}
+}

@@ -29,7 +29,8 @@ const (
 // connection to virtualOutbound, whose original-destination hand-off
 // passes it to the listener on the destination address and port, else on
 // the wildcard address and the port, else keeps it; a proxy without such
-// a listener (a gateway) receives connections on its bound ones alone.
+// a listener (a gateway) receives connections on the listeners bound to
+// their port alone.
 func pickListener(cfg *envoycfg.Config, dst netip.Addr, req Request) (*listenerv3.Listener, string) {
 	if req.Inbound {
 		if l := cfg.Listener(virtualInbound); l != nil {
@@ -58,6 +59,15 @@ func pickListener(cfg *envoycfg.Config, dst netip.Addr, req Request) (*listenerv
 		}
 	}
 	addr := netip.AddrPortFrom(dst, uint16(req.Port)).String()
+	if handoff == nil {
+		// Without a hand-off, only a listener bound to its port takes
+		// connections.
+		for _, l := range []**listenerv3.Listener{&exact, &wildcard} {
+			if b := (*l).GetBindToPort(); b != nil && !b.GetValue() {
+				*l = nil
+			}
+		}
+	}
 	switch {
 	case exact != nil:
 		return exact, "bound to " + addr

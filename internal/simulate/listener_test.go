@@ -33,7 +33,9 @@ func TestListenerSelection(t *testing.T) {
 			return l
 		}(),
 	}, nil, nil)
-	gateway := config(t, []*listenerv3.Listener{listener("0.0.0.0_8080", "0.0.0.0", 8080, chain("", nil, tcpProxy(t, "gw")))}, nil, nil)
+	unbound := listener("0.0.0.0_8081", "0.0.0.0", 8081, chain("", nil, tcpProxy(t, "gw")))
+	unbound.BindToPort = wrapperspb.Bool(false)
+	gateway := config(t, []*listenerv3.Listener{listener("0.0.0.0_8080", "0.0.0.0", 8080, chain("", nil, tcpProxy(t, "gw"))), unbound}, nil, nil)
 	for _, tc := range []struct {
 		name string
 		cfg  string
@@ -47,7 +49,8 @@ func TestListenerSelection(t *testing.T) {
 		{"inbound", "sidecar", Request{Address: "10.0.0.9", Port: 80, Inbound: true}, "virtualInbound"},
 		{"inbound listener is not outbound", "gateway", Request{Address: "10.0.0.9", Port: 15006}, "stop: listener"},
 		{"gateway bound port", "gateway", Request{Address: "10.0.0.9", Port: 8080}, "0.0.0.0_8080"},
-		{"gateway has no hand-off", "gateway", Request{Address: "10.0.0.9", Port: 8081}, "stop: listener"},
+		{"gateway has no hand-off", "gateway", Request{Address: "10.0.0.9", Port: 8082}, "stop: listener"},
+		{"gateway listener not bound to its port", "gateway", Request{Address: "10.0.0.9", Port: 8081}, "stop: listener"},
 		{"gateway takes no inbound", "gateway", Request{Address: "10.0.0.9", Port: 8080, Inbound: true}, "stop: listener"},
 		{"not an address", "sidecar", Request{Address: "reviews", Port: 80}, "stop: listener"},
 	} {
