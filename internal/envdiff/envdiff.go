@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -166,6 +167,26 @@ func namedSegment(field string, elem Step) string {
 // type (listeners, clusters, routes, endpoints), then name, then in field
 // order.
 func Configs(old, new *envoycfg.Config) []Change {
+	return NewComparer().Configs(old, new)
+}
+
+// Comparer compares many pairs of configurations, remembering each pair
+// of resources it compared: proxies share most of their resources, so
+// comparing every proxy of two builds walks each shared pair once. It is
+// safe for concurrent use.
+type Comparer struct {
+	mu   sync.Mutex
+	seen map[[2]proto.Message][]Change
+}
+
+// NewComparer returns an empty Comparer.
+func NewComparer() *Comparer {
+	return &Comparer{seen: map[[2]proto.Message][]Change{}}
+}
+
+
+// Configs is the package's Configs, remembering resource pairs.
+func (cp *Comparer) Configs(old, new *envoycfg.Config) []Change {
 	type pair struct{ old, new proto.Message }
 	byKey := map[envoycfg.Key]*pair{}
 	var keys []envoycfg.Key
@@ -194,9 +215,26 @@ func Configs(old, new *envoycfg.Config) []Change {
 	var out []Change
 	for _, k := range keys {
 		p := byKey[k]
-		out = append(out, Resources(k, p.old, p.new)...)
+		out = append(out, cp.resources(k, p.old, p.new)...)
 	}
 	return out
+}
+
+func (cp *Comparer) resources(k envoycfg.Key, old, new proto.Message) []Change {
+	if old == nil || new == nil || old == new {
+		return Resources(k, old, new)
+	}
+	pair := [2]proto.Message{old, new}
+	cp.mu.Lock()
+	cs, ok := cp.seen[pair]
+	cp.mu.Unlock()
+	if !ok {
+		cs = Resources(k, old, new)
+		cp.mu.Lock()
+		cp.seen[pair] = cs
+		cp.mu.Unlock()
+	}
+	return cs
 }
 
 func typeOrder(t envoycfg.Type) int {
@@ -212,8 +250,10 @@ func Resources(k envoycfg.Key, old, new proto.Message) []Change {
 		return []Change{{Resource: k, Kind: Added}}
 	case new == nil:
 		return []Change{{Resource: k, Kind: Removed}}
-	case old == new:
-		return nil // shared between the two builds
+	case old == new || proto.Equal(old, new):
+		// Shared between the two builds, or equal: most resources are,
+		// and proto.Equal is far cheaper than a walk.
+		return nil
 	}
 	d := &differ{key: k}
 	d.message(nil, old.ProtoReflect(), new.ProtoReflect())

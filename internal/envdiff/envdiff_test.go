@@ -253,3 +253,26 @@ func TestOneSide(t *testing.T) {
 		t.Errorf("removed: %v", cs)
 	}
 }
+
+// TestComparer: a comparer shared by many proxies gives each the changes
+// Configs gives, walking a shared pair of resources once.
+func TestComparer(t *testing.T) {
+	ls, cs, rs := base()
+	old := config(t, ls, cs, rs)
+	ls, cs, rs = base()
+	rs[0].VirtualHosts[1].Routes[1].GetRoute().GetWeightedClusters().Clusters[0].Weight = wrapperspb.UInt32(20)
+	// Two proxies sharing the new resources, one with a cluster of its own.
+	a, b := config(t, ls, cs, rs), config(t, ls, append(slices.Clone(cs), &clusterv3.Cluster{Name: "own"}), rs)
+	cp := NewComparer()
+	for _, cfg := range []*envoycfg.Config{a, b, a} {
+		want := Configs(old, cfg)
+		if got := cp.Configs(old, cfg); !slices.EqualFunc(got, want, func(x, y Change) bool { return x.String() == y.String() }) {
+			t.Errorf("comparer %v, want %v", got, want)
+		}
+	}
+	// The listener, two clusters and the route configuration: each pair
+	// once, equal or not; "own" has no pair.
+	if len(cp.seen) != 4 {
+		t.Errorf("%d pairs remembered, want 4", len(cp.seen))
+	}
+}
