@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -23,12 +22,13 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/inputfile"
 	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/outdir"
 )
 
 // DefaultMaxFileSize is the largest input read; larger ones are MC1006.
-const DefaultMaxFileSize = 32 << 20
+const DefaultMaxFileSize = inputfile.DefaultLimit
 
 // StdinName is how standard input is named in diagnostics.
 const StdinName = "<stdin>"
@@ -140,6 +140,9 @@ type input struct {
 	name  string // as the user named it, or StdinName
 	path  string // what to open; "" for stdin
 	stdin bool
+	// stream marks a path named on the command line that is not a
+	// regular file: a pipe, read as a stream.
+	stream bool
 	// chart marks a file in a Helm chart's templates directory.
 	chart bool
 }
@@ -167,7 +170,7 @@ func collect(paths, exclude []string) ([]input, []diag.Diagnostic) {
 		fi, err := os.Stat(p)
 		switch {
 		case err != nil:
-			c.unreadable(p, "cannot read %s: %s", p, pathError(err))
+			c.unreadable(p, "cannot read %s: %s", p, inputfile.Reason(err))
 		case fi.IsDir() && outdir.IsOutput(p):
 			c.unreadable(p, "%s is the output of meshc build, not manifests", p)
 		case fi.IsDir():
@@ -215,14 +218,14 @@ func (c *collector) unreadable(file, format string, args ...any) {
 func (c *collector) addStream(p string) {
 	if !c.seen[p] {
 		c.seen[p] = true
-		c.inputs = append(c.inputs, input{name: p, path: p})
+		c.inputs = append(c.inputs, input{name: p, path: p, stream: true})
 	}
 }
 
 func (c *collector) add(p string, chart bool) {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		c.unreadable(p, "cannot read %s: %s", p, pathError(err))
+		c.unreadable(p, "cannot read %s: %s", p, inputfile.Reason(err))
 		return
 	}
 	if abs, err := filepath.Abs(real); err == nil {
@@ -244,7 +247,7 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 		real, err = filepath.Abs(real)
 	}
 	if err != nil {
-		c.unreadable(dir, "cannot read %s: %s", dir, pathError(err))
+		c.unreadable(dir, "cannot read %s: %s", dir, inputfile.Reason(err))
 		return
 	}
 	if slices.Contains(ancestors, real) {
@@ -253,7 +256,7 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		c.unreadable(dir, "cannot read directory %s: %s", dir, pathError(err))
+		c.unreadable(dir, "cannot read directory %s: %s", dir, inputfile.Reason(err))
 		return
 	}
 	ancestors = append(ancestors, real)
@@ -281,7 +284,7 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 			// A directory too deep to name, a dangling link, a manifest
 			// gone: saying nothing would pass it off as read.
 			if isManifestName(name) || e.Type()&(fs.ModeSymlink|fs.ModeDir) != 0 {
-				c.unreadable(full, "cannot read %s: %s", full, pathError(err))
+				c.unreadable(full, "cannot read %s: %s", full, inputfile.Reason(err))
 			}
 		case fi.IsDir() && outdir.IsOutput(full):
 			// A build's own output inside the inputs is not manifests.
@@ -290,9 +293,8 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 		case fi.IsDir():
 			c.walk(full, entryRel, ancestors)
 		case !isManifestName(name):
-		case !fi.Mode().IsRegular():
-			c.unreadable(full, "%s is not a regular file", full)
 		default:
+			// What is not a regular file is refused by the reader.
 			c.add(full, chart)
 		}
 	}
@@ -319,47 +321,20 @@ func isManifestName(name string) bool {
 	return false
 }
 
-// pathError strips the path os errors repeat, keeping the reason.
-func pathError(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
 func readAndDecode(dec *decoder, in input, opts Options) fileResult {
 	limit := cmp.Or(opts.MaxFileSize, DefaultMaxFileSize)
-	var r io.Reader
-	sizeHint := 0
-	if in.stdin {
-		if opts.Stdin == nil {
-			return unreadableResult(in.name, "standard input is not available")
-		}
-		r = opts.Stdin
-	} else {
-		f, err := os.Open(in.path)
-		if err != nil {
-			return unreadableResult(in.name, "cannot read %s: %s", in.name, pathError(err))
-		}
-		defer f.Close()
-		fi, err := f.Stat()
-		if err == nil && fi.Mode().IsRegular() {
-			if fi.Size() > limit {
-				return unreadableResult(in.name, "%s is %s, over the %s limit", in.name, size(fi.Size()), size(limit))
-			}
-			sizeHint = int(fi.Size())
-		}
-		r = f
+	var data []byte
+	var err error
+	switch {
+	case in.stdin && opts.Stdin == nil:
+		return unreadableResult(in.name, "standard input is not available")
+	case in.stdin:
+		data, err = inputfile.ReadStream(opts.Stdin, in.name, limit)
+	default:
+		data, err = inputfile.Read(in.path, inputfile.Options{Limit: limit, Stream: in.stream, Name: in.name})
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, sizeHint+bytes.MinRead))
-	_, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	data := buf.Bytes()
 	if err != nil {
-		return unreadableResult(in.name, "cannot read %s: %s", in.name, pathError(err))
-	}
-	if int64(len(data)) > limit {
-		return unreadableResult(in.name, "%s is over the %s limit", in.name, size(limit))
+		return unreadableResult(in.name, "%s", err)
 	}
 	if msg := notText(data); msg != "" {
 		return unreadableResult(in.name, "%s %s", in.name, msg)
@@ -393,13 +368,6 @@ func notText(data []byte) string {
 		return "is not UTF-8 text"
 	}
 	return ""
-}
-
-func size(n int64) string {
-	if n >= 1<<20 {
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // finish numbers objects in input order, drops duplicates (MC1004) and
