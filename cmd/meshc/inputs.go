@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -25,6 +26,9 @@ type compileFlags struct {
 	opts compile.Options
 	// project is the .meshc.yaml in effect, once compile has run.
 	project *projectconfig.Config
+	// searched is where the search for .meshc.yaml started ("" when
+	// --project-config named it).
+	searched string
 }
 
 func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
@@ -73,6 +77,9 @@ func (g *globals) compile(cmd *cobra.Command, f *compileFlags, args []string) (*
 	opts, exclude, err := f.options(cmd.Flags(), paths)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if g.verbose {
+		f.sayProject(g.stderr)
 	}
 	run, err := compile.Run(cmd.Context(), compile.Inputs{Paths: paths, Stdin: g.stdin, Exclude: exclude}, opts)
 	if err != nil {
@@ -159,6 +166,7 @@ func (f *compileFlags) loadProject(paths []string) error {
 				start = filepath.Dir(start)
 			}
 		}
+		f.searched = start
 		var err error
 		if file, err = projectconfig.Find(start); err != nil || file == "" {
 			return err
@@ -170,6 +178,23 @@ func (f *compileFlags) loadProject(paths []string) error {
 	}
 	f.project = c
 	return nil
+}
+
+// sayProject tells which .meshc.yaml applies, for --verbose.
+func (f *compileFlags) sayProject(w io.Writer) {
+	if f.project != nil {
+		fmt.Fprintf(w, "meshc: project config %s\n", f.project.Path)
+		return
+	}
+	fmt.Fprintf(w, "meshc: no project config: no %s in %s or above it, up to the repository root\n", projectconfig.FileName, f.searched)
+}
+
+// projectPath is the .meshc.yaml in effect, or "".
+func (f *compileFlags) projectPath() string {
+	if f.project == nil {
+		return ""
+	}
+	return f.project.Path
 }
 
 // failOn is the --fail-on threshold: the flag's when given, else the

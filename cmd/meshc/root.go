@@ -16,6 +16,9 @@ type globals struct {
 	stdout, stderr io.Writer
 	noColor        bool
 	cpuProfile     string
+	// verbose says on stderr which .meshc.yaml applies; explain proxy
+	// prints more details too.
+	verbose bool
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -43,6 +46,7 @@ the mesh config, injected namespaces and revisions, HNC options.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().BoolVar(&g.noColor, "no-color", false, "never color output (NO_COLOR in the environment does the same)")
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "say on stderr which .meshc.yaml applies; explain proxy also adds egress listeners, hidden services and merge details")
 	root.PersistentFlags().StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` (for performance reports)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	var stopProfile func()

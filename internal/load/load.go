@@ -54,8 +54,9 @@ type Result struct {
 	Objects []model.Object
 	// Files read, in input order.
 	Files []string
-	// Skipped are files read but passed over: no Kubernetes objects in
-	// them, or unrendered Helm templates.
+	// Skipped are files read but passed over (no Kubernetes objects in
+	// them, or unrendered Helm templates) and directories holding an
+	// earlier build, sorted by path.
 	Skipped []diag.Skipped
 }
 
@@ -63,7 +64,7 @@ type Result struct {
 // skipping hidden entries) and "-" for stdin. The only error is ctx's;
 // problems with the input are diagnostics.
 func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Diagnostic, error) {
-	inputs, diags := collect(paths, opts.Exclude)
+	inputs, skippedDirs, diags := collect(paths, opts.Exclude)
 	results := make([]fileResult, len(inputs))
 	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	next := make(chan int)
@@ -100,7 +101,7 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 		return Result{}, nil, fmt.Errorf("load: %w", context.Cause(ctx))
 	}
 
-	var res Result
+	res := Result{Skipped: skippedDirs}
 	var objs [][]model.Object
 	for i, r := range results {
 		diags = append(diags, r.diags...)
@@ -112,6 +113,7 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 		}
 		objs = append(objs, r.objs)
 	}
+	slices.SortStableFunc(res.Skipped, func(a, b diag.Skipped) int { return cmp.Compare(a.File, b.File) })
 	var more []diag.Diagnostic
 	res.Objects, more = finish(slices.Concat(objs...))
 	return res, append(diags, more...), nil
@@ -157,7 +159,7 @@ type fileResult struct {
 
 // collect expands paths into the files to read, sorted by name. A file
 // reached twice (named twice, or through a symlink) is read once.
-func collect(paths, exclude []string) ([]input, []diag.Diagnostic) {
+func collect(paths, exclude []string) ([]input, []diag.Skipped, []diag.Diagnostic) {
 	c := collector{seen: map[string]bool{}, exclude: exclude}
 	for _, p := range paths {
 		if p == "-" {
@@ -171,7 +173,7 @@ func collect(paths, exclude []string) ([]input, []diag.Diagnostic) {
 		switch {
 		case err != nil:
 			c.unreadable(p, "cannot read %s: %s", p, inputfile.Reason(err))
-		case fi.IsDir() && outdir.IsOutput(p):
+		case fi.IsDir() && outdir.IsEarlierBuild(p):
 			c.unreadable(p, "%s is the output of meshc build, not manifests", p)
 		case fi.IsDir():
 			c.walk(p, "", nil)
@@ -184,12 +186,13 @@ func collect(paths, exclude []string) ([]input, []diag.Diagnostic) {
 		}
 	}
 	slices.SortFunc(c.inputs, func(a, b input) int { return cmp.Compare(a.name, b.name) })
-	return c.inputs, c.diags
+	return c.inputs, c.skipped, c.diags
 }
 
 type collector struct {
 	inputs  []input
 	diags   []diag.Diagnostic
+	skipped []diag.Skipped  // directories passed over
 	seen    map[string]bool // real paths already added
 	exclude []string
 }
@@ -286,8 +289,9 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 			if isManifestName(name) || e.Type()&(fs.ModeSymlink|fs.ModeDir) != 0 {
 				c.unreadable(full, "cannot read %s: %s", full, inputfile.Reason(err))
 			}
-		case fi.IsDir() && outdir.IsOutput(full):
+		case fi.IsDir() && outdir.IsEarlierBuild(full):
 			// A build's own output inside the inputs is not manifests.
+			c.skipped = append(c.skipped, diag.Skipped{File: full, Reason: diag.EarlierBuild})
 		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && leadsUp(full, real):
 			c.unreadable(full, "symlink loop: %s leads back to a directory above it", full)
 		case fi.IsDir():
