@@ -149,6 +149,33 @@ longer applies: the findings it hid are reported, and this warning points
 at the suppression's line with its reason. Renew the date or fix what it
 suppressed.`,
 	}
+	UnknownField = &Entry{
+		Code: "MC1009", Name: "UnknownField", Severity: Warning,
+		Summary: "A Kubernetes object (Service, Pod, Deployment, ...) has a field its API type does not have; the API server drops it.",
+		Doc: `Fields of the Kubernetes kinds meshc decodes (Namespace, Service, Pod,
+ConfigMap, Secret and the workload templates) are checked against their
+API types as the API server's field validation checks them, metadata
+included: a field the type does not have is reported at its line with its
+path, often a typo (metadata.lables, ports[0].targetport) or a field
+indented one level off. With its default field validation (Warn) the API
+server stores the object without the field and returns a warning;
+kubectl apply's default --validate=strict, and clients that validate
+against the schema, refuse the object instead. meshc keeps the object,
+without the field, as stored.
+The types are those of the Kubernetes API meshc is built with; a field
+added by a newer Kubernetes release is reported too.`,
+	}
+	LinkNotFollowed = &Entry{
+		Code: "MC1010", Name: "LinkNotFollowed", Severity: Info,
+		Summary: "A symlink in the inputs leads into a pseudo-filesystem (/proc, /sys, ...); it is not followed.",
+		Doc: `Walking a directory follows symlinks, but not those that lead out of the
+inputs into a kernel pseudo-filesystem: proc, sysfs, devtmpfs, cgroup,
+debugfs and the like hold no manifests, and /proc/self or sysfs's links
+between devices make a walk take minutes or never end. The link is named
+and passed over. Name the path on the command line to read it anyway. A
+directory reached through several links is walked once, under the first
+path met.`,
+	}
 	HierarchyCycle = &Entry{
 		Code: "MC2001", Name: "HierarchyCycle", Severity: Error,
 		Summary: "Namespace parents form a cycle (HNC ActivitiesHalted/InCycle).",
@@ -382,6 +409,8 @@ var core = []*Entry{
 	UnknownKind,
 	UnreadableInput,
 	ExpiredSuppression,
+	UnknownField,
+	LinkNotFollowed,
 	HierarchyCycle,
 	ParentMissing,
 	PropagationConflict,

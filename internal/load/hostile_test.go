@@ -4,12 +4,15 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/meshc/meshc/internal/diag"
 )
 
 // hostileDir holds, beside one manifest, a manifest name linked to
@@ -78,5 +81,92 @@ func TestMeshConfigFileNotAFile(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s: reading the mesh config hangs", file)
 		}
+	}
+}
+
+// TestLoadDiamondOfLinks: each level links twice to the next, so 2^20
+// paths lead to the last; each directory is walked once and each file
+// read once, at once.
+func TestLoadDiamondOfLinks(t *testing.T) {
+	const depth = 20
+	root := t.TempDir()
+	for i := range depth + 1 {
+		level := filepath.Join(root, fmt.Sprintf("l%02d", i))
+		if err := os.Mkdir(level, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ns := fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: ns%02d}\n", i)
+		if err := os.WriteFile(filepath.Join(level, "ns.yaml"), []byte(ns), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if i == depth {
+			break
+		}
+		for _, link := range []string{"a", "b"} {
+			if err := os.Symlink(fmt.Sprintf("../l%02d", i+1), filepath.Join(level, link)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, ds, err := Paths(ctx, []string{filepath.Join(root, "l00")}, Options{})
+	if err != nil {
+		t.Fatalf("%v (the walk takes a path at a time)", err)
+	}
+	if len(ds) > 0 || len(res.Files) != depth+1 || len(res.Objects) != depth+1 {
+		t.Errorf("read %d files, %d objects, want %d each; diagnostics:\n%s", len(res.Files), len(res.Objects), depth+1, dump(ds))
+	}
+	// The first path met names each file: l00/a/a/..., never b.
+	for _, f := range res.Files {
+		if strings.Contains(f, string(filepath.Separator)+"b"+string(filepath.Separator)) {
+			t.Errorf("file %s is named by a later path", f)
+		}
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the walk took %v", d)
+	}
+}
+
+// TestLoadLinkIntoProc: a link to /proc or /sys is named (MC1010) and not
+// followed; the rest loads.
+func TestLoadLinkIntoProc(t *testing.T) {
+	dir := t.TempDir()
+	var links []string
+	for _, target := range []string{"/proc", "/sys"} {
+		if _, err := os.Stat(target); err != nil {
+			continue
+		}
+		link := filepath.Join(dir, filepath.Base(target))
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		links = append(links, link)
+	}
+	if len(links) == 0 {
+		t.Skip("neither /proc nor /sys here")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ns.yaml"), []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, ds, err := Paths(ctx, []string{dir}, Options{})
+	if err != nil {
+		t.Fatalf("%v (the walk follows the link)", err)
+	}
+	var want []diagKey
+	for _, link := range links {
+		want = append(want, diagKey{"MC1010", 0, link + " links to /"})
+	}
+	checkDiags(t, ds, want)
+	for _, d := range ds {
+		if d.Severity != diag.Info || !strings.Contains(d.Message, "pseudo-filesystem") {
+			t.Errorf("%s %s: %s", d.Code, d.Severity, d.Message)
+		}
+	}
+	if len(res.Objects) != 1 {
+		t.Errorf("loaded %d objects, want 1", len(res.Objects))
 	}
 }

@@ -160,7 +160,7 @@ type fileResult struct {
 // collect expands paths into the files to read, sorted by name. A file
 // reached twice (named twice, or through a symlink) is read once.
 func collect(paths, exclude []string) ([]input, []diag.Skipped, []diag.Diagnostic) {
-	c := collector{seen: map[string]bool{}, exclude: exclude}
+	c := collector{seen: map[string]bool{}, walked: map[dirKey]bool{}, exclude: exclude}
 	for _, p := range paths {
 		if p == "-" {
 			if !c.seen[StdinName] {
@@ -194,7 +194,17 @@ type collector struct {
 	diags   []diag.Diagnostic
 	skipped []diag.Skipped  // directories passed over
 	seen    map[string]bool // real paths already added
+	// walked are the directories walked already: one reached through
+	// several links is walked once, not once per path.
+	walked  map[dirKey]bool
 	exclude []string
+}
+
+// dirKey identifies a directory however it is reached: its device and
+// inode, or else its resolved path.
+type dirKey struct {
+	dev, ino uint64
+	real     string
 }
 
 // excluded reports whether the walked entry at rel (slash-separated,
@@ -257,12 +267,23 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 		c.unreadable(dir, "symlink loop: %s leads back to %s", dir, real)
 		return
 	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		c.unreadable(dir, "cannot read %s: %s", dir, inputfile.Reason(err))
+		return
+	}
+	key := dirKeyOf(info, real)
+	if c.walked[key] {
+		return // its files are added already, under the first path
+	}
+	c.walked[key] = true
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		c.unreadable(dir, "cannot read directory %s: %s", dir, inputfile.Reason(err))
 		return
 	}
 	ancestors = append(ancestors, real)
+	onPseudoFS := pseudoFS(real) != ""
 	// The templates of a Helm chart are not manifests until rendered.
 	_, err = os.Stat(filepath.Join(filepath.Dir(dir), "Chart.yaml"))
 	chart := filepath.Base(dir) == "templates" && err == nil
@@ -294,6 +315,7 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 			c.skipped = append(c.skipped, diag.Skipped{File: full, Reason: diag.EarlierBuild})
 		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && leadsUp(full, real):
 			c.unreadable(full, "symlink loop: %s leads back to a directory above it", full)
+		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && !onPseudoFS && c.intoPseudoFS(full):
 		case fi.IsDir():
 			c.walk(full, entryRel, ancestors)
 		case !isManifestName(name):
@@ -302,6 +324,26 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 			c.add(full, chart)
 		}
 	}
+}
+
+// intoPseudoFS reports, with a diagnostic, a link to a directory on a
+// pseudo-filesystem (/proc, /sys, ...), which the walk does not follow:
+// nothing there is a manifest, and /proc/self alone makes the walk
+// endless.
+func (c *collector) intoPseudoFS(link string) bool {
+	target, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return false
+	}
+	if abs, err := filepath.Abs(target); err == nil {
+		target = abs
+	}
+	name := pseudoFS(target)
+	if name != "" {
+		c.diags = append(c.diags, diag.LinkNotFollowed.At(diag.ObjectRef{File: link},
+			"%s links to %s, on the pseudo-filesystem %s; meshc does not follow links out of the inputs into one", link, target, name))
+	}
+	return name != ""
 }
 
 // leadsUp reports whether the symlink link points at dir or a directory
