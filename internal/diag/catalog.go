@@ -68,7 +68,8 @@ Namespaces, DNS-1035 labels for Services, DNS-1123 subdomains for other
 kinds; namespaces must be DNS-1123 labels. A field of a Kubernetes kind
 (Service, Pod, Deployment, ...) with a value of the wrong type is reported
 at the field's line with its path. The object is left out, as the API
-server would refuse it. Fields Kubernetes does not know are ignored.`,
+server would refuse it. A field Kubernetes does not know is MC1009, a
+warning.`,
 	}
 	SchemaViolation = &Entry{
 		Code: "MC1003", Name: "SchemaViolation", Severity: Error,

@@ -353,8 +353,9 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 }
 
 // fieldErrors reports schema problems, each at its field's line. A
-// warning of istiod's validation is MC1008 and keeps the object, unless
-// an error in the same object leaves it out.
+// warning of istiod's validation is MC1008, an unknown field of a
+// Kubernetes kind MC1009; both keep the object, unless an error in the
+// same object leaves it out.
 func (d *decoder) fieldErrors(e *diag.Entry, src model.Source, ref diag.ObjectRef, errs []fieldError) {
 	shown := errs[:min(len(errs), maxFieldErrors)]
 	lines := src.FieldLines(pathsOf(shown))
@@ -363,7 +364,11 @@ func (d *decoder) fieldErrors(e *diag.Entry, src model.Source, ref diag.ObjectRe
 		fate = "; the object is left out"
 	}
 	for i, fe := range shown {
-		if fe.Warn {
+		switch {
+		case fe.Warn && fe.Unknown:
+			d.report(diag.UnknownField, lines[i], ref, "%s; the API server drops the field%s", fe, fate)
+			continue
+		case fe.Warn:
 			d.report(diag.AdmissionWarning, lines[i], ref, "%s%s", fe, fate)
 			continue
 		}
