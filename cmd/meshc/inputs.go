@@ -34,7 +34,7 @@ type compileFlags struct {
 func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.files, "filename", "f", nil, "manifests to read: a file, a directory or - (repeatable; added to PATH arguments)")
-	fl.StringVar(&f.config, "project-config", "", "read repository defaults from `FILE` instead of the nearest .meshc.yaml above the inputs")
+	fl.StringVar(&f.config, "project-config", "", "read repository defaults from `FILE` instead of the nearest .meshc.yaml above the inputs, up to the repository root")
 	fl.StringArrayVar(&f.exclude, "exclude", nil, "leave out paths matching this `GLOB` when searching directories (** allowed; a pattern without / matches a name anywhere; repeatable)")
 	fl.StringArrayVar(&f.inject, "inject-namespace", nil, "treat `NAMESPACE` as injected whatever its labels (repeatable)")
 	fl.StringArrayVar(&f.revisions, "revision", nil, "an installed control-plane `REVISION`: istio.io/rev=REVISION injects (repeatable; default: default)")
@@ -154,8 +154,9 @@ func pick(flagGiven bool, flag, config []string) []string {
 	return config
 }
 
-// loadProject reads --project-config, or the nearest .meshc.yaml above the first
-// input (the working directory for standard input).
+// loadProject reads --project-config, or the nearest .meshc.yaml above the
+// first input (the working directory for standard input), up to the
+// repository root.
 func (f *compileFlags) loadProject(paths []string) error {
 	file := f.config
 	if file == "" {

@@ -32,8 +32,9 @@ codes (lint), each proxy's Envoy configuration as istiod would send it
 (build), and why a proxy sees what it sees (explain).
 
 Defaults for a repository live in .meshc.yaml, found upward from the
-inputs: excludes, suppressions with reasons and expiry dates, --fail-on,
-the mesh config, injected namespaces and revisions, HNC options.`,
+inputs up to the repository root (-v says which applies): excludes,
+suppressions with reasons and expiry dates, --fail-on, the mesh config,
+injected namespaces and revisions, HNC options.`,
 		Example: `  meshc lint ./manifests
   meshc lint ./manifests -o sarif > meshc.sarif
   helm template ./chart | meshc lint
