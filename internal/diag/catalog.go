@@ -135,11 +135,15 @@ because meshc does not model them.`,
 	}
 	UnreadableInput = &Entry{
 		Code: "MC1006", Name: "UnreadableInput", Severity: Error,
-		Summary: "A path cannot be read, is not text, or is over the size limit.",
+		Summary: "A path cannot be read, is not text, is over the size limit, or is not a regular file where one is needed.",
 		Doc: `A path that does not exist, cannot be opened, is a symlink loop, holds
 binary data (a NUL byte or invalid UTF-8) or is larger than the size limit
-(32 MiB) is skipped. meshc lint exits with status 2 when this happens,
-because the result does not cover the whole input.`,
+(32 MiB) is skipped. So is a file found in a directory, or given as the
+mesh config, that is not a regular file (a FIFO, a device, a link to
+/dev/zero): it is refused unopened, since it could be endless or wait for
+a writer. Only a pipe named on the command line as a manifest input is
+read as a stream, up to the limit. meshc lint exits with status 2 when
+this happens, because the result does not cover the whole input.`,
 	}
 	ExpiredSuppression = &Entry{
 		Code: "MC1007", Name: "ExpiredSuppression", Severity: Warning,
