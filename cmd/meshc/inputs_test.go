@@ -9,34 +9,20 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // badVS is a VirtualService the API server rejects (MC1003): lint exits 1.
 const badVS = "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: vs, namespace: default}\nspec: {hosts: [a], bogus: 1}\n"
 
-// meshcWithin is meshc failing the test when it has not returned after a
-// few seconds, as a read waiting on a FIFO would.
-func meshcWithin(t *testing.T, args ...string) (int, string, string) {
+// meshcWithin is meshc failing the test when it hangs, as a read waiting
+// on a FIFO would.
+func meshcWithin(t *testing.T, args ...string) (code int, out, errOut string) {
 	t.Helper()
-	type result struct {
-		code     int
-		out, err string
-	}
-	done := make(chan result, 1)
-	go func() {
-		code, out, errOut := meshc(t, "", args...)
-		done <- result{code, out, errOut}
-	}()
-	select {
-	case r := <-done:
-		return r.code, r.out, r.err
-	case <-time.After(20 * time.Second):
-		t.Fatalf("meshc %s hangs", strings.Join(args, " "))
-		return 0, "", ""
-	}
+	testfiles.Within(t, "meshc "+strings.Join(args, " "), func() { code, out, errOut = meshc(t, "", args...) })
+	return code, out, errOut
 }
 
 // TestConfigFilesThatAreNotFiles: --mesh-config and --project-config

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // hostile makes, in a temporary directory, the files the reader must
@@ -41,19 +42,6 @@ func hostile(t *testing.T) map[string]string {
 	return p
 }
 
-// within fails the test when f has not returned after a few seconds: a
-// read that waits for a FIFO's writer waits for ever.
-func within(t *testing.T, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the read hangs")
-	}
-}
-
 func TestRead(t *testing.T) {
 	p := hostile(t)
 	for _, tc := range []struct {
@@ -73,7 +61,7 @@ func TestRead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var data []byte
 			var err error
-			within(t, func() { data, err = Read(tc.path, tc.opts) })
+			testfiles.Within(t, "Read", func() { data, err = Read(tc.path, tc.opts) })
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("error %v", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // hostileDir holds, beside one manifest, a manifest name linked to
@@ -68,18 +69,13 @@ func TestLoadBoundsANamedDevice(t *testing.T) {
 func TestMeshConfigFileNotAFile(t *testing.T) {
 	dir := hostileDir(t)
 	for _, file := range []string{"/dev/zero", filepath.Join(dir, "zero.yaml"), filepath.Join(dir, "fifo.yaml")} {
-		done := make(chan string)
-		go func() {
+		var got string
+		testfiles.Within(t, "reading the mesh config "+file, func() {
 			_, ds := MeshConfig(nil, MeshOptions{File: file})
-			done <- dump(ds)
-		}()
-		select {
-		case got := <-done:
-			if !strings.Contains(got, "MC1006 mesh config: "+file+" is a ") || !strings.Contains(got, "not a regular file") {
-				t.Errorf("%s: %s", file, got)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: reading the mesh config hangs", file)
+			got = dump(ds)
+		})
+		if !strings.Contains(got, "MC1006 mesh config: "+file+" is a ") || !strings.Contains(got, "not a regular file") {
+			t.Errorf("%s: %s", file, got)
 		}
 	}
 }
@@ -108,12 +104,16 @@ func TestLoadDiamondOfLinks(t *testing.T) {
 			}
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	start := time.Now()
-	res, ds, err := Paths(ctx, []string{filepath.Join(root, "l00")}, Options{})
+	var res Result
+	var ds []diag.Diagnostic
+	var err error
+	// The walk runs before anything looks at a context.
+	testfiles.Within(t, "the walk, a path at a time,", func() {
+		res, ds, err = Paths(context.Background(), []string{filepath.Join(root, "l00")}, Options{})
+	})
 	if err != nil {
-		t.Fatalf("%v (the walk takes a path at a time)", err)
+		t.Fatal(err)
 	}
 	if len(ds) > 0 || len(res.Files) != depth+1 || len(res.Objects) != depth+1 {
 		t.Errorf("read %d files, %d objects, want %d each; diagnostics:\n%s", len(res.Files), len(res.Objects), depth+1, dump(ds))
@@ -150,11 +150,14 @@ func TestLoadLinkIntoProc(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "ns.yaml"), []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, ds, err := Paths(ctx, []string{dir}, Options{})
+	var res Result
+	var ds []diag.Diagnostic
+	var err error
+	testfiles.Within(t, "the walk into "+strings.Join(links, ", "), func() {
+		res, ds, err = Paths(context.Background(), []string{dir}, Options{})
+	})
 	if err != nil {
-		t.Fatalf("%v (the walk follows the link)", err)
+		t.Fatal(err)
 	}
 	var want []diagKey
 	for _, link := range links {

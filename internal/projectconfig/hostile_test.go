@@ -8,7 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // TestLoadNotAFile: a .meshc.yaml that is /dev/zero, a link to it or a
@@ -37,18 +38,10 @@ func TestLoadNotAFile(t *testing.T) {
 		if found, err := Find(filepath.Dir(path)); path != "/dev/zero" && (err != nil || found != path) {
 			t.Errorf("Find = %q, %v; want %s", found, err, path)
 		}
-		done := make(chan error)
-		go func() {
-			_, err := Load(path)
-			done <- err
-		}()
-		select {
-		case err := <-done:
-			if err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("Load(%s) = %v, want %q", path, err, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("Load(%s) hangs", path)
+		var err error
+		testfiles.Within(t, "Load("+path+")", func() { _, err = Load(path) })
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(%s) = %v, want %q", path, err, want)
 		}
 	}
 }
