@@ -73,6 +73,8 @@ type Mesh struct {
 	peers *peerIndex
 	drs   *drIndexes
 	vss   *vsIndex
+	// served are the service ports each workload serves.
+	served map[*model.ObjectMeta][]ServedPort
 }
 
 // ProxyView is what one proxy sees.
@@ -163,6 +165,7 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 		},
 		func() { m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo) },
 	)
+	m.served = workloadPorts(m.reg.all)
 	m.DelegateProblems = m.vss.delegateProblems
 	m.VirtualServices = m.vss.all
 
