@@ -102,7 +102,7 @@ type outbound struct {
 func (b *builder) outboundListeners() {
 	o := &outbound{b: b, byKey: map[string]*outListener{}}
 	var lockedBy *resolve.EgressListener
-	for _, st := range b.view.Scope.OutboundPorts() {
+	for st := range b.view.Scope.OutboundPorts() {
 		o.vss, o.bindPort = st.Egress.VirtualServices, st.BindToPort
 		if st.CatchAll && st.Egress != lockedBy {
 			for _, ol := range o.order {
