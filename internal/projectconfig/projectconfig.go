@@ -103,6 +103,12 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Parse(path, data)
+}
+
+// Parse reads a config from data as Load does; path names it in errors and
+// anchors a relative meshConfig.
+func Parse(path string, data []byte) (*Config, error) {
 	c := &Config{Path: path}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
