@@ -173,3 +173,19 @@ func TestLoadLinkIntoProc(t *testing.T) {
 		t.Errorf("loaded %d objects, want 1", len(res.Objects))
 	}
 }
+
+// TestLoadCancelledWhileAFIFOWaits: a FIFO named on the command line is
+// read as a stream, whose open waits for a writer; ending ctx returns at
+// once all the same.
+func TestLoadCancelledWhileAFIFOWaits(t *testing.T) {
+	fifo := filepath.Join(hostileDir(t), "fifo.yaml")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	var err error
+	testfiles.Within(t, "loading a FIFO without a writer after ctx ended", func() {
+		_, _, err = Paths(ctx, []string{fifo}, Options{})
+	})
+	if err == nil {
+		t.Error("want ctx's error")
+	}
+}

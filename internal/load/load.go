@@ -90,14 +90,16 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 	}()
 	go func() { wg.Wait(); close(done) }()
 	// When ctx ends the workers finish the file each is reading, which the
-	// size limit bounds, so no goroutine outlives the call. Standard input
-	// is the exception: a read from a terminal or a pipe can block for
-	// good, so with stdin among the inputs return at once and leave that
-	// read behind; nothing but the results it would fill depends on it.
+	// size limit bounds, so no goroutine outlives the call. Streams are
+	// the exception: a read from standard input, a terminal or a pipe
+	// named on the command line (a FIFO without a writer blocks in open)
+	// can block for good, so with one among the inputs return at once and
+	// leave that read behind; nothing but the results it would fill
+	// depends on it.
 	select {
 	case <-done:
 	case <-ctx.Done():
-		if slices.ContainsFunc(inputs, func(in input) bool { return in.stdin }) {
+		if slices.ContainsFunc(inputs, func(in input) bool { return in.stdin || in.stream }) {
 			return Result{}, nil, fmt.Errorf("load: %w", context.Cause(ctx))
 		}
 		<-done
