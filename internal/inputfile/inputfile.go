@@ -30,20 +30,19 @@ type Options struct {
 	Name string
 }
 
-// Error says why a file was not read; its message names the file.
-type Error struct {
-	// Path is the file as Options.Name names it.
-	Path string
-	// Err is the system's error, when there is one.
-	Err error
+// readError is the system's error, said with the file's name but
+// without the path it repeats (errors.Is still finds fs.ErrNotExist).
+type readError struct {
 	msg string
+	err error
 }
 
-func (e *Error) Error() string { return e.msg }
+func (e *readError) Error() string { return e.msg }
 
-func (e *Error) Unwrap() error { return e.Err }
+func (e *readError) Unwrap() error { return e.err }
 
-// Read returns the content of the file at path, following symlinks.
+// Read returns the content of the file at path, following symlinks. Its
+// errors are sentences naming the file.
 func Read(path string, opts Options) ([]byte, error) {
 	limit := cmp.Or(opts.Limit, DefaultLimit)
 	name := cmp.Or(opts.Name, path)
@@ -70,7 +69,7 @@ func Read(path string, opts Options) ([]byte, error) {
 	switch {
 	case fi.Mode().IsRegular():
 		if fi.Size() > limit {
-			return nil, &Error{Path: name, msg: fmt.Sprintf("%s is %s, over the %s limit", name, Size(fi.Size()), Size(limit))}
+			return nil, fmt.Errorf("%s is %s, over the %s limit", name, size(fi.Size()), size(limit))
 		}
 		sizeHint = fi.Size()
 	case !opts.Stream:
@@ -92,7 +91,7 @@ func readAll(r io.Reader, name string, limit, sizeHint int64) ([]byte, error) {
 		return nil, cannotRead(name, err)
 	}
 	if int64(buf.Len()) > limit {
-		return nil, &Error{Path: name, msg: fmt.Sprintf("%s is over the %s limit", name, Size(limit))}
+		return nil, fmt.Errorf("%s is over the %s limit", name, size(limit))
 	}
 	return buf.Bytes(), nil
 }
@@ -102,7 +101,7 @@ func checkRegular(path string, fi fs.FileInfo) error {
 	if fi.Mode().IsRegular() {
 		return nil
 	}
-	return &Error{Path: path, msg: fmt.Sprintf("%s is %s, not a regular file", path, describeMode(fi.Mode()))}
+	return fmt.Errorf("%s is %s, not a regular file", path, describeMode(fi.Mode()))
 }
 
 func describeMode(m fs.FileMode) string {
@@ -121,7 +120,7 @@ func describeMode(m fs.FileMode) string {
 }
 
 func cannotRead(path string, err error) error {
-	return &Error{Path: path, Err: err, msg: fmt.Sprintf("cannot read %s: %s", path, Reason(err))}
+	return &readError{msg: fmt.Sprintf("cannot read %s: %s", path, Reason(err)), err: err}
 }
 
 // Reason is err without the path os errors repeat.
@@ -133,8 +132,8 @@ func Reason(err error) string {
 	return err.Error()
 }
 
-// Size prints a byte count for messages.
-func Size(n int64) string {
+// size prints a byte count for messages.
+func size(n int64) string {
 	if n >= 1<<20 {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
