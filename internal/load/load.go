@@ -290,7 +290,6 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 		return
 	}
 	ancestors = append(ancestors, real)
-	onPseudoFS := pseudoFS(real) != ""
 	// The templates of a Helm chart are not manifests until rendered.
 	_, err = os.Stat(filepath.Join(filepath.Dir(dir), "Chart.yaml"))
 	chart := filepath.Base(dir) == "templates" && err == nil
@@ -322,7 +321,7 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 			c.skipped = append(c.skipped, diag.Skipped{File: full, Reason: diag.EarlierBuild})
 		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && leadsUp(full, real):
 			c.unreadable(full, "symlink loop: %s leads back to a directory above it", full)
-		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && !onPseudoFS && c.intoPseudoFS(full):
+		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && c.intoPseudoFS(full, real):
 		case fi.IsDir():
 			c.walk(full, entryRel, ancestors)
 		case !isManifestName(name):
@@ -333,11 +332,12 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 	}
 }
 
-// intoPseudoFS reports, with a diagnostic, a link to a directory on a
-// pseudo-filesystem (/proc, /sys, ...), which the walk does not follow:
-// nothing there is a manifest, and /proc/self alone makes the walk
-// endless.
-func (c *collector) intoPseudoFS(link string) bool {
+// intoPseudoFS reports, with a diagnostic, a link in the directory from to
+// a directory on a pseudo-filesystem (/proc, /sys, ...), which the walk
+// does not follow: nothing there is a manifest, and /proc/self alone makes
+// the walk endless. Inside a pseudo-filesystem named as input, its links
+// are followed as asked.
+func (c *collector) intoPseudoFS(link, from string) bool {
 	target, err := filepath.EvalSymlinks(link)
 	if err != nil {
 		return false
@@ -346,11 +346,12 @@ func (c *collector) intoPseudoFS(link string) bool {
 		target = abs
 	}
 	name := pseudoFS(target)
-	if name != "" {
-		c.diags = append(c.diags, diag.LinkNotFollowed.At(diag.ObjectRef{File: link},
-			"%s links to %s, on the pseudo-filesystem %s; meshc does not follow links out of the inputs into one", link, target, name))
+	if name == "" || pseudoFS(from) != "" {
+		return false
 	}
-	return name != ""
+	c.diags = append(c.diags, diag.LinkNotFollowed.At(diag.ObjectRef{File: link},
+		"%s links to %s, on the pseudo-filesystem %s; meshc does not follow links out of the inputs into one", link, target, name))
+	return true
 }
 
 // leadsUp reports whether the symlink link points at dir or a directory
