@@ -1,12 +1,9 @@
 package emit
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/meshc/meshc/internal/envoycfg"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/parallel"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -50,30 +48,20 @@ func resources(ls []*listenerv3.Listener, cs []*clusterv3.Cluster, rs []*routev3
 	return envoycfg.New(ls, cs, rs, eps, byRoute)
 }
 
-// Configs builds the given proxies in parallel, in memory: what Write
+// Configs builds the given proxies on every core, in memory: what Write
 // would write, as values, with the resources proxies of one scope share
 // shared between their Configs. It stops when ctx ends.
-func (e *Emitter) Configs(ctx context.Context, views []*resolve.ProxyView, workers int) ([]*envoycfg.Config, error) {
+func (e *Emitter) Configs(ctx context.Context, views []*resolve.ProxyView) ([]*envoycfg.Config, error) {
 	e.parts.expect(e.shared.mesh, views)
 	out := make([]*envoycfg.Config, len(views))
 	errs := make([]error, len(views))
-	slots := make(chan struct{}, cmp.Or(workers, runtime.GOMAXPROCS(0)))
-	var wg sync.WaitGroup
-	for i, v := range views {
-		if ctx.Err() != nil {
-			break
+	parallel.For(ctx, len(views), func(i int) {
+		cfg := e.Build(views[i])
+		if cfg.part != nil {
+			e.parts.done(cfg.key)
 		}
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			cfg := e.Build(v)
-			if cfg.part != nil {
-				e.parts.done(cfg.key)
-			}
-			out[i], errs[i] = cfg.Resources()
-		})
-	}
-	wg.Wait()
+		out[i], errs[i] = cfg.Resources()
+	})
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}

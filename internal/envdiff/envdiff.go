@@ -184,7 +184,6 @@ func NewComparer() *Comparer {
 	return &Comparer{seen: map[[2]proto.Message][]Change{}}
 }
 
-
 // Configs is the package's Configs, remembering resource pairs.
 func (cp *Comparer) Configs(old, new *envoycfg.Config) []Change {
 	type pair struct{ old, new proto.Message }
