@@ -3,6 +3,7 @@ package emit
 import (
 	"cmp"
 	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	networking "istio.io/api/networking/v1alpha3"
 	security "istio.io/api/security/v1beta1"
 
+	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -53,8 +55,9 @@ func subsetEndpoints(eps []resolve.Endpoint, labels map[string]string) []resolve
 }
 
 // loadAssignment groups endpoints by locality, in locality order, as EDS
-// sends them (docs/semantics/envoy-output.md §7.8). Endpoints whose address the manifests do not
-// give (workload templates) are left out.
+// sends them (docs/semantics/envoy-output.md §7.8), each group in endpoint
+// order (byEndpoint). Endpoints whose address the manifests do not give
+// (workload templates) are left out.
 func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterLoadAssignment {
 	return tlsLoadAssignment(cluster, eps, nil, false)
 }
@@ -68,7 +71,7 @@ func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterL
 func tlsLoadAssignment(cluster string, eps []resolve.Endpoint, mtls func(resolve.Endpoint) bool, mtlsOnly bool) *endpointv3.ClusterLoadAssignment {
 	byLocality := map[string][]*endpointv3.LbEndpoint{}
 	weights := map[string]uint32{}
-	for _, e := range eps {
+	for _, e := range slices.SortedStableFunc(slices.Values(eps), byEndpoint) {
 		if e.Address == "" {
 			continue
 		}
@@ -99,6 +102,42 @@ func tlsLoadAssignment(cluster string, eps []resolve.Endpoint, mtls func(resolve
 		cla.Endpoints = append(cla.Endpoints, l)
 	}
 	return cla
+}
+
+// byEndpoint orders endpoints by address (IPs in numeric order, IPv4
+// first, then hostnames and socket paths), port, and the workload's kind,
+// namespace and name. istiod's order follows informer events and is no
+// contract; meshc's is, so that the order of the input never shows in
+// the output.
+func byEndpoint(a, b resolve.Endpoint) int {
+	ia, errA := netip.ParseAddr(a.Address)
+	ib, errB := netip.ParseAddr(b.Address)
+	c := 0
+	switch {
+	case errA == nil && errB == nil:
+		c = ia.Compare(ib)
+	case errA == nil:
+		c = -1
+	case errB == nil:
+		c = 1
+	default:
+		c = strings.Compare(a.Address, b.Address)
+	}
+	return cmp.Or(c, cmp.Compare(a.Port, b.Port), compareWorkloads(a.Workload, b.Workload))
+}
+
+// compareWorkloads orders workloads by kind, namespace and name, none
+// first.
+func compareWorkloads(a, b *model.ObjectMeta) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 }
 
 // endpointMTLS is istiod's check whether a client uses mutual TLS to an

@@ -49,8 +49,8 @@ type workload struct {
 	entry    bool // a WorkloadEntry
 }
 
-// nsWorkloads are the endpoint sources of one namespace, in input order,
-// indexed by label so that selecting scans only workloads that carry one
+// nsWorkloads are the endpoint sources of one namespace, by kind and name
+// (never in input order), indexed by label so that selecting scans only workloads that carry one
 // of the selector's labels.
 type nsWorkloads struct {
 	all     []workload
@@ -131,6 +131,9 @@ func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[s
 	}
 	indexed := make(map[string]*nsWorkloads, len(out))
 	for ns, all := range out {
+		slices.SortStableFunc(all, func(a, b workload) int {
+			return cmp.Or(cmp.Compare(a.meta.Kind, b.meta.Kind), cmp.Compare(a.meta.Name, b.meta.Name))
+		})
 		ws := &nsWorkloads{all: all, byLabel: map[[2]string][]int32{}}
 		for i, w := range all {
 			for k, v := range w.labels {
