@@ -1,8 +1,19 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/meshc/meshc/internal/meshgen"
 )
 
 // buildTree builds inputs into a new OUT and returns every file in it.
@@ -29,5 +40,170 @@ func TestBuildEndpointOrder(t *testing.T) {
 		a := writeFiles(t, map[string]string{"svc.yaml": endpointService, "a.yaml": endpointPod1, "b.yaml": endpointPod2})
 		b := writeFiles(t, map[string]string{"svc.yaml": endpointService, "a.yaml": endpointPod2, "b.yaml": endpointPod1})
 		sameTree(t, format+" with the Pods' files swapped", buildTree(t, a, "--format", format), buildTree(t, b, "--format", format))
+	}
+}
+
+var docSeparator = regexp.MustCompile(`(?m)^---\n`)
+
+// documents splits a YAML stream into its documents.
+func documents(data []byte) []string {
+	var out []string
+	for _, d := range docSeparator.Split(string(data), -1) {
+		if strings.TrimSpace(d) != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// reordered lays out files' documents anew: with scatter, every document
+// goes to a file chosen at random, else each file's documents are
+// shuffled and the contents change names. The names stay, so the count
+// of files read does too.
+func reordered(r *rand.Rand, files []meshgen.File, scatter bool) map[string]string {
+	names := make([]string, len(files))
+	contents := make([][]string, len(files))
+	var all []string
+	for i, f := range files {
+		names[i] = f.Name
+		contents[i] = documents(f.Data)
+		all = append(all, contents[i]...)
+	}
+	if scatter {
+		contents = make([][]string, len(files))
+		r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+		for _, d := range all {
+			i := r.IntN(len(files))
+			contents[i] = append(contents[i], d)
+		}
+	} else {
+		for _, docs := range contents {
+			r.Shuffle(len(docs), func(i, j int) { docs[i], docs[j] = docs[j], docs[i] })
+		}
+		r.Shuffle(len(contents), func(i, j int) { contents[i], contents[j] = contents[j], contents[i] })
+	}
+	out := map[string]string{}
+	for i, name := range names {
+		out[name] = strings.Join(contents[i], "---\n")
+	}
+	return out
+}
+
+// outputs is everything meshc writes for a mesh: lint's JSON with the
+// findings' places left out (they move with the documents) and the
+// findings in a fixed order, and the build's files in both formats.
+func outputs(t *testing.T, files map[string]string, procs int) map[string]string {
+	t.Helper()
+	prev := runtime.GOMAXPROCS(procs)
+	defer runtime.GOMAXPROCS(prev)
+	dir := writeFiles(t, files)
+	out := map[string]string{}
+	code, lint, errOut := meshc(t, "", "lint", dir, "-o", "json", "--fail-on", "none")
+	if code != 0 {
+		t.Fatalf("lint: exit %d\n%s", code, errOut)
+	}
+	out["lint.json"] = placeless(t, lint)
+	for _, format := range []string{"bootstrap", "xds"} {
+		for name, data := range buildTree(t, dir, "--format", format, "--fail-on", "none") {
+			out[format+"/"+name] = data
+		}
+	}
+	return out
+}
+
+// placeless drops file and line from a lint JSON document and sorts its
+// findings by what is left.
+func placeless(t *testing.T, doc string) string {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		t.Fatalf("lint JSON: %v", err)
+	}
+	var strip func(any)
+	strip = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			delete(x, "file")
+			delete(x, "line")
+			for _, e := range x {
+				strip(e)
+			}
+		case []any:
+			for _, e := range x {
+				strip(e)
+			}
+		}
+	}
+	strip(v)
+	ds, _ := v["diagnostics"].([]any)
+	keys := make([]string, len(ds))
+	for i, d := range ds {
+		b, _ := json.Marshal(d)
+		keys[i] = string(b)
+	}
+	slices.Sort(keys)
+	v["diagnostics"] = keys
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestOutputIgnoresInputOrder: on generated meshes with endpoints of
+// every kind, documents shuffled within their files, files' contents
+// swapped, and documents scattered over the files, each with other
+// parallelism, give byte-identical builds and the same findings.
+func TestOutputIgnoresInputOrder(t *testing.T) {
+	seeds := 8
+	if testing.Short() {
+		seeds = 2
+	}
+	for seed := 1; seed <= seeds; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			orderFree(t, meshgen.Random(int64(seed)), uint64(seed))
+		})
+	}
+}
+
+// TestLintSeedsIgnoreInputOrder: the same for the analyzers' seed
+// meshes, each a file of conflicts (oldest wins, shadowing, overlaps)
+// that input order must not settle, spread over three files.
+func TestLintSeedsIgnoreInputOrder(t *testing.T) {
+	paths, err := filepath.Glob("../../internal/lint/testdata/seeds/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no seeds: %v", err)
+	}
+	for i, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			orderFree(t, []meshgen.File{{Name: "a.yaml", Data: data}, {Name: "b/b.yaml"}, {Name: "c.yaml"}}, uint64(i))
+		})
+	}
+}
+
+// orderFree checks that files give the same outputs in two other
+// layouts, at other GOMAXPROCS.
+func orderFree(t *testing.T, files []meshgen.File, seed uint64) {
+	t.Helper()
+	asGiven := map[string]string{}
+	for _, f := range files {
+		asGiven[f.Name] = string(f.Data)
+	}
+	r := rand.New(rand.NewPCG(seed, 22))
+	want := outputs(t, asGiven, 1)
+	for i, layout := range []map[string]string{reordered(r, files, false), reordered(r, files, true)} {
+		got := outputs(t, layout, 2+2*i)
+		for _, name := range slices.Sorted(maps.Keys(want)) {
+			if want[name] != got[name] {
+				t.Errorf("layout %d: %s differs", i, name)
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("layout %d: %d files, want %d", i, len(got), len(want))
+		}
 	}
 }
