@@ -166,22 +166,38 @@ func TestOutputIgnoresInputOrder(t *testing.T) {
 	}
 }
 
-// TestLintSeedsIgnoreInputOrder: the same for the analyzers' seed
-// meshes, each a file of conflicts (oldest wins, shadowing, overlaps)
-// that input order must not settle, spread over three files.
-func TestLintSeedsIgnoreInputOrder(t *testing.T) {
-	paths, err := filepath.Glob("../../internal/lint/testdata/seeds/*.yaml")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no seeds: %v", err)
+// TestFixturesIgnoreInputOrder: the same for testdata/order's mesh of
+// ties (objects of one age claiming one host, port, namespace default or
+// workload), the examples, and the analyzers' seed meshes, each a file of
+// conflicts (oldest wins, shadowing, overlaps), spread over three files.
+func TestFixturesIgnoreInputOrder(t *testing.T) {
+	var paths []string
+	for _, glob := range []string{"testdata/order/*.yaml", "../../examples/*/*.yaml", "../../internal/lint/testdata/seeds/*.yaml"} {
+		more, err := filepath.Glob(glob)
+		if err != nil || len(more) == 0 {
+			t.Fatalf("nothing at %s: %v", glob, err)
+		}
+		paths = append(paths, more...)
 	}
-	for i, p := range paths {
+	// An example is one mesh in several files.
+	meshes := map[string][]meshgen.File{}
+	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Run(filepath.Base(p), func(t *testing.T) {
-			orderFree(t, []meshgen.File{{Name: "a.yaml", Data: data}, {Name: "b/b.yaml"}, {Name: "c.yaml"}}, uint64(i))
-		})
+		key := p
+		if strings.Contains(p, "/examples/") {
+			key = filepath.Dir(p)
+		}
+		meshes[key] = append(meshes[key], meshgen.File{Name: filepath.Base(p), Data: data})
+	}
+	for i, key := range slices.Sorted(maps.Keys(meshes)) {
+		files := meshes[key]
+		if len(files) == 1 {
+			files = append(files, meshgen.File{Name: "b/b.yaml"}, meshgen.File{Name: "c.yaml"})
+		}
+		t.Run(strings.TrimPrefix(key, "../../"), func(t *testing.T) { orderFree(t, files, uint64(i)) })
 	}
 }
 
