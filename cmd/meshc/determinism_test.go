@@ -91,7 +91,8 @@ func reordered(r *rand.Rand, files []meshgen.File, scatter bool) map[string]stri
 
 // outputs is everything meshc writes for a mesh: lint's JSON with the
 // findings' places left out (they move with the documents) and the
-// findings in a fixed order, and the build's files in both formats.
+// findings in a fixed order, the build's files in both formats, and the
+// explain reports of two proxies, places left out too.
 func outputs(t *testing.T, files map[string]string, procs int) map[string]string {
 	t.Helper()
 	prev := runtime.GOMAXPROCS(procs)
@@ -108,11 +109,26 @@ func outputs(t *testing.T, files map[string]string, procs int) map[string]string
 			out[format+"/"+name] = data
 		}
 	}
+	// explain's report of the first and the last proxy, routes included.
+	var index struct{ Proxies []struct{ Namespace, Name string } }
+	if err := json.Unmarshal([]byte(out["bootstrap/index.json"]), &index); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(index.Proxies); n > 0 {
+		for _, p := range []int{0, n - 1} {
+			id := index.Proxies[p].Namespace + "/" + index.Proxies[p].Name
+			code, report, errOut := meshc(t, "", "explain", "proxy", id, "-f", dir, "--routes", "-o", "json")
+			if code != 0 {
+				t.Fatalf("explain %s: exit %d\n%s", id, code, errOut)
+			}
+			out["explain "+id] = placeless(t, report)
+		}
+	}
 	return out
 }
 
-// placeless drops file and line from a lint JSON document and sorts its
-// findings by what is left.
+// placeless drops file and line from a JSON document and sorts its
+// findings ("diagnostics") by what is left.
 func placeless(t *testing.T, doc string) string {
 	t.Helper()
 	var v map[string]any
