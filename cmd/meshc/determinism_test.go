@@ -110,7 +110,9 @@ func outputs(t *testing.T, files map[string]string, procs int) map[string]string
 		}
 	}
 	// explain's report of the first and the last proxy, routes included.
-	var index struct{ Proxies []struct{ Namespace, Name string } }
+	var index struct {
+		Proxies []struct{ Namespace, Name string }
+	}
 	if err := json.Unmarshal([]byte(out["bootstrap/index.json"]), &index); err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,9 @@ func checkRenderers(t testing.TB, ds []Diagnostic, schema *jsonschema.Schema) {
 	}
 	sarif := render(t, "sarif", Options{ToolVersion: "v0"}, ds)
 	var log struct {
-		Runs []struct{ Results []struct{ Message struct{ Text string } } }
+		Runs []struct {
+			Results []struct{ Message struct{ Text string } }
+		}
 	}
 	if err := json.Unmarshal(sarif, &log); err != nil || len(log.Runs) != 1 || len(log.Runs[0].Results) != len(ds) {
 		t.Errorf("SARIF output does not parse or lost findings (%v):\n%s", err, sarif)
