@@ -93,19 +93,29 @@ func reordered(r *rand.Rand, files []meshgen.File, scatter bool) map[string]stri
 // findings' places left out (they move with the documents) and the
 // findings in a fixed order, the build's files in both formats, and the
 // explain reports of two proxies, places left out too.
-func outputs(t *testing.T, files map[string]string, procs int) map[string]string {
+//
+// With order, the files are named on the command line in that order
+// instead of found in their directory.
+func outputs(t *testing.T, files map[string]string, procs int, order []string) map[string]string {
 	t.Helper()
 	prev := runtime.GOMAXPROCS(procs)
 	defer runtime.GOMAXPROCS(prev)
 	dir := writeFiles(t, files)
+	paths := []string{dir}
+	if order != nil {
+		paths = nil
+		for _, name := range order {
+			paths = append(paths, filepath.Join(dir, name))
+		}
+	}
 	out := map[string]string{}
-	code, lint, errOut := meshc(t, "", "lint", dir, "-o", "json", "--fail-on", "none")
+	code, lint, errOut := meshc(t, "", append([]string{"lint", "-o", "json", "--fail-on", "none"}, paths...)...)
 	if code != 0 {
 		t.Fatalf("lint: exit %d\n%s", code, errOut)
 	}
 	out["lint.json"] = placeless(t, lint)
 	for _, format := range []string{"bootstrap", "xds"} {
-		for name, data := range buildTree(t, dir, "--format", format, "--fail-on", "none") {
+		for name, data := range buildTree(t, append([]string{"--format", format, "--fail-on", "none"}, paths...)...) {
 			out[format+"/"+name] = data
 		}
 	}
@@ -119,7 +129,11 @@ func outputs(t *testing.T, files map[string]string, procs int) map[string]string
 	if n := len(index.Proxies); n > 0 {
 		for _, p := range []int{0, n - 1} {
 			id := index.Proxies[p].Namespace + "/" + index.Proxies[p].Name
-			code, report, errOut := meshc(t, "", "explain", "proxy", id, "-f", dir, "--routes", "-o", "json")
+			args := []string{"explain", "proxy", id, "--routes", "-o", "json"}
+			for _, p := range paths {
+				args = append(args, "-f", p)
+			}
+			code, report, errOut := meshc(t, "", args...)
 			if code != 0 {
 				t.Fatalf("explain %s: exit %d\n%s", id, code, errOut)
 			}
@@ -169,9 +183,8 @@ func placeless(t *testing.T, doc string) string {
 }
 
 // TestOutputIgnoresInputOrder: on generated meshes with endpoints of
-// every kind, documents shuffled within their files, files' contents
-// swapped, and documents scattered over the files, each with other
-// parallelism, give byte-identical builds and the same findings.
+// every kind, the layouts of orderFree, each at other parallelism, give
+// byte-identical builds, the same findings and the same explain reports.
 func TestOutputIgnoresInputOrder(t *testing.T) {
 	seeds := 8
 	if testing.Short() {
@@ -219,18 +232,27 @@ func TestFixturesIgnoreInputOrder(t *testing.T) {
 	}
 }
 
-// orderFree checks that files give the same outputs in two other
-// layouts, at other GOMAXPROCS.
+// orderFree checks that files give the same outputs in three other
+// layouts, at other GOMAXPROCS: documents shuffled within their files and
+// the contents swapped between names; documents scattered over the
+// files; scattered again, each file named on the command line, in a
+// shuffled order.
 func orderFree(t *testing.T, files []meshgen.File, seed uint64) {
 	t.Helper()
 	asGiven := map[string]string{}
+	var names []string
 	for _, f := range files {
 		asGiven[f.Name] = string(f.Data)
+		names = append(names, f.Name)
 	}
 	r := rand.New(rand.NewPCG(seed, 22))
-	want := outputs(t, asGiven, 1)
-	for i, layout := range []map[string]string{reordered(r, files, false), reordered(r, files, true)} {
-		got := outputs(t, layout, 2+2*i)
+	want := outputs(t, asGiven, 1, nil)
+	r.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+	for i, layout := range []struct {
+		files map[string]string
+		order []string
+	}{{reordered(r, files, false), nil}, {reordered(r, files, true), nil}, {reordered(r, files, true), names}} {
+		got := outputs(t, layout.files, 2+i, layout.order)
 		for _, name := range slices.Sorted(maps.Keys(want)) {
 			if want[name] != got[name] {
 				t.Errorf("layout %d: %s differs", i, name)
