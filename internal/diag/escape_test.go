@@ -66,17 +66,17 @@ func checkRenderers(t testing.TB, ds []Diagnostic, schema *jsonschema.Schema) {
 	if loc := renderedControl.FindIndex(plain); loc != nil || !utf8.Valid(plain) {
 		t.Errorf("text output has a raw control character or invalid UTF-8 (at %v):\n%q", loc, plain)
 	}
-	// One finding line, a blank line, the summary and the skipped line;
-	// everything else indented below the finding: input cannot start a
-	// line of its own.
-	unindented := 0
-	for _, line := range strings.Split(string(plain), "\n") {
-		if !strings.HasPrefix(line, "    ") {
-			unindented++
-		}
+	// The finding, its related object and proxies, a blank line, the
+	// summary and the skipped line: only a line feed in the message adds
+	// one, indented below the finding.
+	lines := strings.Split(string(plain), "\n")
+	if want := 7 + strings.Count(ds[0].Message, "\n"); len(lines) != want {
+		t.Errorf("%d lines, want %d: input started a line of its own:\n%s", len(lines), want, plain)
 	}
-	if unindented != 5 { // with the empty string after the last line feed
-		t.Errorf("input started a line of its own:\n%s", plain)
+	for i, line := range lines[1 : 3+strings.Count(ds[0].Message, "\n")] {
+		if !strings.HasPrefix(line, "    ") {
+			t.Errorf("line %d is not indented below the finding: %q", i+2, line)
+		}
 	}
 	gh := render(t, "github", Options{}, ds)
 	if lines := bytes.Count(gh, []byte("\n")); lines != len(ds) || !bytes.HasPrefix(gh, []byte("::error ")) {
