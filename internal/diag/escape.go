@@ -77,8 +77,8 @@ type Styled string
 
 // Fprintf is fmt.Fprintf for human-facing output: every argument of a
 // string type (Styled aside), []string, error and textual fmt.Stringer is
-// passed through Printable first. Its verbs are %s and %v for text; %q would escape the
-// escapes again.
+// passed through Printable first. Its verbs for text are %s and %v; %q
+// would escape the escapes again.
 func Fprintf(w io.Writer, format string, args ...any) (int, error) {
 	safe := make([]any, len(args))
 	for i, a := range args {

@@ -3,6 +3,7 @@ package diag
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,6 +31,25 @@ func TestPrintable(t *testing.T) {
 		if got := PrintableLines(tt.in); got != tt.lines {
 			t.Errorf("PrintableLines(%q) = %q, want %q", tt.in, got, tt.lines)
 		}
+	}
+}
+
+type condition struct{ reason string }
+
+func (c condition) String() string { return "halted: " + c.reason }
+
+// TestFprintf: text arguments are escaped whatever their type, Styled
+// text and numbers are not.
+func TestFprintf(t *testing.T) {
+	type name string
+	var b strings.Builder
+	_, err := Fprintf(&b, "%s|%s|%v|%s|%v|%s|%d|%s\n", "a\x1b", name("n\n"), []string{"x\a", "y"}, errors.New("e\x1b"),
+		condition{"p\x1b"}, &condition{"q\r"}, Error, Styled("\x1b[1mbold\x1b[0m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `a\x1b|n\n|[x\a y]|e\x1b|halted: p\x1b|halted: q\r|3|` + "\x1b[1mbold\x1b[0m\n"; b.String() != want {
+		t.Errorf("got  %q\nwant %q", b.String(), want)
 	}
 }
 
