@@ -55,8 +55,8 @@ func subsetEndpoints(eps []resolve.Endpoint, labels map[string]string) []resolve
 }
 
 // loadAssignment groups endpoints by locality, in locality order, as EDS
-// sends them (docs/semantics/envoy-output.md §7.8), each group in endpoint
-// order (byEndpoint). Endpoints whose address the manifests do not give
+// sends them (docs/semantics/envoy-output.md §7.8), each group in the
+// order of located. Endpoints whose address the manifests do not give
 // (workload templates) are left out.
 func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterLoadAssignment {
 	return tlsLoadAssignment(cluster, eps, nil, false)
@@ -71,10 +71,7 @@ func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterL
 func tlsLoadAssignment(cluster string, eps []resolve.Endpoint, mtls func(resolve.Endpoint) bool, mtlsOnly bool) *endpointv3.ClusterLoadAssignment {
 	byLocality := map[string][]*endpointv3.LbEndpoint{}
 	weights := map[string]uint32{}
-	for _, e := range slices.SortedStableFunc(slices.Values(eps), byEndpoint) {
-		if e.Address == "" {
-			continue
-		}
+	for _, e := range located(eps) {
 		marked := e.TLSMode == "istio" && (mtls == nil || mtls(e))
 		if _, ok := byLocality[e.Locality]; !ok {
 			byLocality[e.Locality] = nil
@@ -104,26 +101,42 @@ func tlsLoadAssignment(cluster string, eps []resolve.Endpoint, mtls func(resolve
 	return cla
 }
 
-// byEndpoint orders endpoints by address (IPs in numeric order, IPv4
-// first, then hostnames and socket paths), port, and the workload's kind,
-// namespace and name. istiod's order follows informer events and is no
-// contract; meshc's is, so that the order of the input never shows in
-// the output.
-func byEndpoint(a, b resolve.Endpoint) int {
-	ia, errA := netip.ParseAddr(a.Address)
-	ib, errB := netip.ParseAddr(b.Address)
-	c := 0
-	switch {
-	case errA == nil && errB == nil:
-		c = ia.Compare(ib)
-	case errA == nil:
-		c = -1
-	case errB == nil:
-		c = 1
-	default:
-		c = strings.Compare(a.Address, b.Address)
+// located are the endpoints with an address, ordered by address (IPs in
+// numeric order, IPv4 first, then hostnames and socket paths), port, and
+// the workload's kind, namespace and name. istiod's order follows
+// informer events and is no contract; meshc's is, so that the order of the
+// input never shows in the output. Each address is parsed once.
+func located(eps []resolve.Endpoint) []resolve.Endpoint {
+	type keyed struct {
+		ip netip.Addr // invalid for a hostname or a socket path
+		e  resolve.Endpoint
 	}
-	return cmp.Or(c, cmp.Compare(a.Port, b.Port), compareWorkloads(a.Workload, b.Workload))
+	var ks []keyed
+	for _, e := range eps {
+		if e.Address != "" {
+			ip, _ := netip.ParseAddr(e.Address)
+			ks = append(ks, keyed{ip, e})
+		}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		c := 0
+		switch {
+		case a.ip.IsValid() && b.ip.IsValid():
+			c = a.ip.Compare(b.ip)
+		case a.ip.IsValid():
+			c = -1
+		case b.ip.IsValid():
+			c = 1
+		default:
+			c = strings.Compare(a.e.Address, b.e.Address)
+		}
+		return cmp.Or(c, cmp.Compare(a.e.Port, b.e.Port), compareWorkloads(a.e.Workload, b.e.Workload))
+	})
+	out := make([]resolve.Endpoint, len(ks))
+	for i, k := range ks {
+		out[i] = k.e
+	}
+	return out
 }
 
 // compareWorkloads orders workloads by kind, namespace and name, none
