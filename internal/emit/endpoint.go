@@ -3,7 +3,6 @@ package emit
 import (
 	"cmp"
 	"maps"
-	"net/netip"
 	"slices"
 	"strings"
 
@@ -15,7 +14,6 @@ import (
 	networking "istio.io/api/networking/v1alpha3"
 	security "istio.io/api/security/v1beta1"
 
-	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -56,8 +54,8 @@ func subsetEndpoints(eps []resolve.Endpoint, labels map[string]string) []resolve
 
 // loadAssignment groups endpoints by locality, in locality order, as EDS
 // sends them (docs/semantics/envoy-output.md §7.8), each group in the
-// order of located. Endpoints whose address the manifests do not give
-// (workload templates) are left out.
+// service's endpoint order (resolve.Service.Endpoints). Endpoints whose
+// address the manifests do not give (workload templates) are left out.
 func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterLoadAssignment {
 	return tlsLoadAssignment(cluster, eps, nil, false)
 }
@@ -71,7 +69,10 @@ func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterL
 func tlsLoadAssignment(cluster string, eps []resolve.Endpoint, mtls func(resolve.Endpoint) bool, mtlsOnly bool) *endpointv3.ClusterLoadAssignment {
 	byLocality := map[string][]*endpointv3.LbEndpoint{}
 	weights := map[string]uint32{}
-	for _, e := range located(eps) {
+	for _, e := range eps {
+		if e.Address == "" {
+			continue
+		}
 		marked := e.TLSMode == "istio" && (mtls == nil || mtls(e))
 		if _, ok := byLocality[e.Locality]; !ok {
 			byLocality[e.Locality] = nil
@@ -99,58 +100,6 @@ func tlsLoadAssignment(cluster string, eps []resolve.Endpoint, mtls func(resolve
 		cla.Endpoints = append(cla.Endpoints, l)
 	}
 	return cla
-}
-
-// located are the endpoints with an address, ordered by address (IPs in
-// numeric order, IPv4 first, then hostnames and socket paths), port, and
-// the workload's kind, namespace and name. istiod's order follows
-// informer events and is no contract; meshc's is, so that the order of the
-// input never shows in the output. Each address is parsed once.
-func located(eps []resolve.Endpoint) []resolve.Endpoint {
-	type keyed struct {
-		ip netip.Addr // invalid for a hostname or a socket path
-		e  resolve.Endpoint
-	}
-	var ks []keyed
-	for _, e := range eps {
-		if e.Address != "" {
-			ip, _ := netip.ParseAddr(e.Address)
-			ks = append(ks, keyed{ip, e})
-		}
-	}
-	slices.SortStableFunc(ks, func(a, b keyed) int {
-		c := 0
-		switch {
-		case a.ip.IsValid() && b.ip.IsValid():
-			c = a.ip.Compare(b.ip)
-		case a.ip.IsValid():
-			c = -1
-		case b.ip.IsValid():
-			c = 1
-		default:
-			c = strings.Compare(a.e.Address, b.e.Address)
-		}
-		return cmp.Or(c, cmp.Compare(a.e.Port, b.e.Port), compareWorkloads(a.e.Workload, b.e.Workload))
-	})
-	out := make([]resolve.Endpoint, len(ks))
-	for i, k := range ks {
-		out[i] = k.e
-	}
-	return out
-}
-
-// compareWorkloads orders workloads by kind, namespace and name, none
-// first.
-func compareWorkloads(a, b *model.ObjectMeta) int {
-	switch {
-	case a == nil && b == nil:
-		return 0
-	case a == nil:
-		return -1
-	case b == nil:
-		return 1
-	}
-	return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 }
 
 // endpointMTLS is istiod's check whether a client uses mutual TLS to an
