@@ -29,3 +29,4 @@ fuzz:
 	$(FUZZ) ./internal/projectconfig -fuzz FuzzProjectConfig
 	$(FUZZ) ./internal/lint -fuzz FuzzPipeline
 	$(FUZZ) ./internal/emit -fuzz FuzzEmit
+	$(FUZZ) ./internal/diag -fuzz FuzzRenderers

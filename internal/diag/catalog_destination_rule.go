@@ -71,7 +71,9 @@ when the input holds workloads the service selects, so a repository that
 carries no workloads is not reported, and leaves out the labels istiod adds
 to endpoints from the cluster (topology.kubernetes.io/region and zone,
 topology.istio.io/subzone, cluster and network, kubernetes.io/hostname),
-which manifests do not show.`,
+which manifests do not show. A rule gets one finding however many of its
+subsets select nothing: it names the first five with their labels and
+counts the others.`,
 	}
 	NoCACertificates = &Entry{
 		Code: "MC4008", Name: "NoCACertificates", Severity: Warning, Istio: []string{"IST0128", "IST0129"},

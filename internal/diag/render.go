@@ -44,7 +44,7 @@ func (in Input) skippedSummary() string {
 		var files []string
 		for _, s := range in.Skipped {
 			if s.Reason == reason {
-				files = append(files, s.File)
+				files = append(files, Printable(s.File))
 			}
 		}
 		if len(files) == 0 {

@@ -1,6 +1,7 @@
 package fidelity
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -51,5 +52,28 @@ func TestLoadOracleAndCompare(t *testing.T) {
 	// Without the exclusions, the listener differs too.
 	if r := Compare(want[0], mine[0], nil); len(r.Differ) != 2 {
 		t.Errorf("without exclusions: %d resources differ, want 2 (the cluster, the listener)", len(r.Differ))
+	}
+}
+
+// TestCompareIgnoresEndpointOrder: one assignment with its endpoints and
+// localities in two orders is equal after the exclusions, and only then.
+func TestCompareIgnoresEndpointOrder(t *testing.T) {
+	const proxy = `{"proxy": "web.shop", "endpoints": [{"clusterName": "c", "endpoints": [%s]}]}`
+	a := `{"locality": {"zone": "a"}, "lbEndpoints": [{"endpoint": {"address": {"socketAddress": {"address": "10.0.0.9", "portValue": 80}}}}, {"endpoint": {"address": {"socketAddress": {"address": "10.0.0.10", "portValue": 80}}}}]}`
+	b := `{"locality": {"zone": "b"}, "lbEndpoints": [{"endpoint": {"address": {"pipe": {"path": "/s"}}}}, {"endpoint": {"address": {"socketAddress": {"address": "10.0.0.1", "portValue": 80}}}}]}`
+	aSwapped := `{"locality": {"zone": "a"}, "lbEndpoints": [{"endpoint": {"address": {"socketAddress": {"address": "10.0.0.10", "portValue": 80}}}}, {"endpoint": {"address": {"socketAddress": {"address": "10.0.0.9", "portValue": 80}}}}]}`
+	want, err := LoadOracle([]byte(fmt.Sprintf(proxy, a+", "+b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadOracle([]byte(fmt.Sprintf(proxy, b+", "+aSwapped)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := Compare(want[0], got[0], Exclusions); r.Equal != 1 || len(r.Differ) != 0 {
+		t.Errorf("with the exclusions: %+v", r)
+	}
+	if r := Compare(want[0], got[0], nil); len(r.Differ) != 1 {
+		t.Errorf("without the exclusions: %+v, want the assignment to differ", r)
 	}
 }

@@ -2,6 +2,7 @@ package hierarchy
 
 import (
 	"context"
+	"slices"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -19,7 +20,12 @@ type Result struct {
 
 // Run is the stage: the forest, propagation and the one-per-namespace slots
 // propagation can fill twice. It stops between its steps when ctx ends.
+//
+// The input's order decides nothing from here on: Run takes objects by
+// identity (model.ID's order) and adds its copies in that order, so any
+// order of one input resolves, builds and reports alike.
 func Run(ctx context.Context, objs []model.Object, opts Options, prop PropagateOptions) (Result, error) {
+	objs = slices.SortedStableFunc(slices.Values(objs), func(a, b model.Object) int { return a.Meta().ID().Compare(b.Meta().ID()) })
 	forest, ds := Build(objs, opts)
 	if err := context.Cause(ctx); err != nil {
 		return Result{}, err
