@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/testfiles"
 )
 
@@ -238,7 +237,7 @@ func TestHierarchyEndToEnd(t *testing.T) {
 		if code != tt.code {
 			t.Errorf("%v: exit %d: %s", tt.args, code, errOut)
 		}
-		golden.Check(t, filepath.Join("testdata", "hierarchy", tt.golden), []byte(out))
+		testfiles.Golden(t, filepath.Join("testdata", "hierarchy", tt.golden), []byte(out))
 	}
 }
 

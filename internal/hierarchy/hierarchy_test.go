@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/meshc/meshc/internal/diag"
-	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // Manifest builders in the notation of docs/semantics/hierarchy.md §6.
@@ -445,7 +445,7 @@ func TestTreeAllWithConditions(t *testing.T) {
 		if compat {
 			name = "tree-all-hns.txt"
 		}
-		golden.Check(t, filepath.Join("testdata", name), []byte(b.String()))
+		testfiles.Golden(t, filepath.Join("testdata", name), []byte(b.String()))
 	}
 }
 
