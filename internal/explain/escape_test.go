@@ -65,7 +65,7 @@ func TestTextEscapesInput(t *testing.T) {
 	}
 	for _, id := range [][2]string{{"default", "productpage-v1"}, {"istio-system", "istio-ingressgateway"}} {
 		v, _ := m.View(id[0], id[1])
-		rep := Build(m, v, ds)
+		rep := ProxyReport(m, v, ds)
 		rep.AddRoutes(m, v)
 		poison(reflect.ValueOf(&rep), map[uintptr]bool{})
 		var plain, colored bytes.Buffer

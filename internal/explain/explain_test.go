@@ -26,7 +26,7 @@ func TestBookinfoGolden(t *testing.T) {
 		if !ok {
 			t.Fatalf("no proxy %s/%s", id.ns, id.name)
 		}
-		rep := Build(m, v, diags)
+		rep := ProxyReport(m, v, diags)
 		// Paths in the golden files are relative to the repository.
 		rep.Proxy.Source.File = filepath.ToSlash(rep.Proxy.Source.File)
 		var text, verbose, js bytes.Buffer
@@ -61,7 +61,7 @@ func TestRoutesGolden(t *testing.T) {
 		if !ok {
 			t.Fatalf("no proxy %s/%s", id.ns, id.name)
 		}
-		rep := Build(m, v, nil)
+		rep := ProxyReport(m, v, nil)
 		if rep.Routes != nil {
 			t.Errorf("%s: routes without asking", id.name)
 		}
@@ -128,7 +128,7 @@ spec: {selector: {matchLabels: {app: db}}}
 	if !ok {
 		t.Fatal("no proxy shop/web")
 	}
-	rep := Build(m, v, nil)
+	rep := ProxyReport(m, v, nil)
 	var text, js bytes.Buffer
 	if err := WriteText(&text, rep, TextOptions{}); err != nil {
 		t.Fatal(err)

@@ -54,7 +54,7 @@ func build(t *testing.T, opts Options, docs ...string) (*Forest, []diag.Diagnost
 	if len(ds) > 0 {
 		t.Fatalf("load: %v", ds)
 	}
-	return Build(objs, opts)
+	return NewForest(objs, opts)
 }
 
 // tree returns a namespace's tree labels as name → depth.
@@ -518,6 +518,6 @@ func mustBuild(t *testing.T, opts Options, docs ...string) (*Forest, []model.Obj
 			t.Fatal(d)
 		}
 	}
-	f, _ := Build(objs, opts)
+	f, _ := NewForest(objs, opts)
 	return f, objs, PropagateOptions{}
 }

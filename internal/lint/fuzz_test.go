@@ -71,7 +71,7 @@ spec: {parent: a}
 		for _, v := range m.Views {
 			m.OutboundRoutes(v)
 			var b bytes.Buffer
-			if err := explain.WriteText(&b, explain.Build(m, v, ds), explain.TextOptions{Verbose: true}); err != nil {
+			if err := explain.WriteText(&b, explain.ProxyReport(m, v, ds), explain.TextOptions{Verbose: true}); err != nil {
 				t.Fatal(err)
 			}
 		}
