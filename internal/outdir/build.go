@@ -19,6 +19,24 @@ type Build struct {
 	tmp    string
 	unlock func()
 	done   bool
+	// kept are the entries of OUT meshc did not write that --force
+	// allowed when the build began; anything else found at the swap
+	// stops it.
+	kept []string
+}
+
+// Hooks are called at points of a build, for tests to act between them.
+type Hooks struct {
+	// BeforeSwap is called by Commit with OUT's path, after the build is
+	// written and before OUT is checked a last time and replaced.
+	BeforeSwap func(out string)
+}
+
+type hooksKey struct{}
+
+// WithHooks returns ctx carrying h, for Commit.
+func WithHooks(ctx context.Context, h Hooks) context.Context {
+	return context.WithValue(ctx, hooksKey{}, h)
 }
 
 // Waiting is called once when another build holds OUT's lock, before
@@ -49,6 +67,10 @@ func Begin(ctx context.Context, t Target, opts Options, waiting Waiting) (*Build
 		b.Abort()
 		return nil, cmpErr(err, fmt.Errorf("output directory %q now resolves to %s, not %s", t.Named, again.Path, t.Path))
 	}
+	if b.kept, err = foreignIfDir(t.Path); err != nil {
+		b.Abort()
+		return nil, fmt.Errorf("output directory %q: %w", t.Named, err)
+	}
 	tmp, err := os.MkdirTemp(parent, tempPrefix(t.Path))
 	if err != nil {
 		b.Abort()
@@ -69,8 +91,10 @@ func (b *Build) Dir() string { return b.tmp }
 
 // Commit records the files written and puts the build where OUT is, in one
 // step where the file system allows (see replace). The previous OUT is
-// then removed.
-func (b *Build) Commit() error {
+// then removed. It does neither when ctx has ended, or when OUT now holds
+// something meshc did not write (a file dropped there during the build):
+// the build is then removed and OUT left as it is.
+func (b *Build) Commit(ctx context.Context) error {
 	if b.done {
 		return errors.New("output directory: build already finished")
 	}
@@ -82,12 +106,56 @@ func (b *Build) Commit() error {
 	if err := writeMarker(b.tmp, files); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
+	if h, ok := ctx.Value(hooksKey{}).(Hooks); ok && h.BeforeSwap != nil {
+		h.BeforeSwap(b.target.Path)
+	}
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	if err := b.unchanged(); err != nil {
+		return err
+	}
 	old, err := replace(b.tmp, b.target.Path)
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", b.target.Named, err)
 	}
 	b.tmp = old // what Abort removes: the previous OUT, if there was one
 	return nil
+}
+
+// unchanged checks, under the lock and just before the swap, that OUT
+// holds nothing meshc did not write beyond what Begin found and --force
+// allowed. Check ran when the build began; files added since would be
+// deleted with the previous OUT. A directory --force allowed is compared
+// by its entries, not their contents.
+func (b *Build) unchanged() error {
+	fi, err := os.Lstat(b.target.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("output directory %q: %w", b.target.Named, err)
+	case !fi.IsDir():
+		return &RefusedError{Named: b.target.Named, Reason: fmt.Sprintf("it became %s during the build; the finished build was removed", kind(fi.Mode()))}
+	}
+	foreign, err := Foreign(b.target.Path)
+	if err != nil {
+		return fmt.Errorf("output directory %q: %w", b.target.Named, err)
+	}
+	added := slices.DeleteFunc(foreign, func(f string) bool { return slices.Contains(b.kept, f) })
+	if len(added) == 0 {
+		return nil
+	}
+	return &RefusedError{Named: b.target.Named, Reason: "files meshc did not write appeared in it during the build: " + shown(added) + "; the finished build was removed"}
+}
+
+// foreignIfDir is Foreign of dir, or nothing when dir does not exist.
+func foreignIfDir(dir string) ([]string, error) {
+	foreign, err := Foreign(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return foreign, err
 }
 
 // Abort removes the temporary directory (after Commit, the previous OUT)
