@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -81,7 +84,10 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 			if _, err := parseFailOn(f.failOn); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			oo := outdir.Options{Inputs: g.paths(&f.compile, args), Force: f.force}
+			// Every file meshc reads is an input OUT must not hold; the
+			// flags name the configs now, compile finds the rest.
+			inputs := append(g.paths(&f.compile, args), f.compile.config, f.compile.opts.MeshConfigFile)
+			oo := outdir.Options{Inputs: inputs, Force: f.force}
 			target, err := outdir.Check(f.out, oo)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
@@ -108,6 +114,7 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 			if est := run.Estimate(views, opts); f.budget > 0 && est.Bytes > f.budget {
 				return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing written, %s left as it was", &compile.OverBudgetError{Estimate: est, Budget: f.budget}, f.out)}
 			}
+			oo.Inputs = append(oo.Inputs, f.compile.read...)
 			var waiting outdir.Waiting
 			if !f.quiet {
 				waiting = func(lock string) {
@@ -140,14 +147,20 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 			if stop := exitFor(ds, threshold); stop != nil {
 				return f.refuse(g, run, ds, stop)
 			}
-			if err := b.Commit(); err != nil {
+			// The diagnostics are printed before the swap: a build whose
+			// diagnostics cannot be delivered (standard error a closed
+			// pipe) is not swapped in. While SIGPIPE is notified, such a
+			// write fails with EPIPE instead of killing meshc.
+			pipe := make(chan os.Signal, 1)
+			signal.Notify(pipe, syscall.SIGPIPE)
+			defer signal.Stop(pipe)
+			if !f.quiet || len(ds) > 0 {
+				if err := report(g, run, ds); err != nil {
+					return &exitError{code: exitUsage, err: fmt.Errorf("%w; %s left as it was", err, f.out)}
+				}
+			}
+			if err := b.Commit(cmd.Context()); err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("build: %w; %s left as it was", err, f.out)}
-			}
-			if f.quiet && len(ds) == 0 {
-				return nil // not even the count of no diagnostics
-			}
-			if err := report(g, run, ds); err != nil {
-				return err
 			}
 			if !f.quiet {
 				summary(g.stderr, res, f.out)

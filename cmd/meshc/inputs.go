@@ -25,6 +25,9 @@ type compileFlags struct {
 	opts compile.Options
 	// project is the .meshc.yaml in effect, once compile has run.
 	project *projectconfig.Config
+	// read are the files besides the manifests that compile read: the
+	// project config and the mesh config, for build not to replace them.
+	read []string
 }
 
 func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
@@ -95,6 +98,9 @@ func (f *compileFlags) options(fl *pflag.FlagSet, paths []string) (compile.Optio
 	if !changed("mesh-config") && c.MeshConfig != "" {
 		opts.MeshConfigFile = c.MeshConfig
 	}
+	if opts.MeshConfigFile != "" {
+		f.read = append(f.read, opts.MeshConfigFile)
+	}
 	placeholders := f.placeholders
 	if !changed("placeholder-vips") && c.PlaceholderVIPs != "" {
 		placeholders = c.PlaceholderVIPs
@@ -164,6 +170,7 @@ func (f *compileFlags) loadProject(paths []string) error {
 			return err
 		}
 	}
+	f.read = append(f.read, file)
 	c, err := projectconfig.Load(file)
 	if err != nil {
 		return err
