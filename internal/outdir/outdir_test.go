@@ -249,15 +249,7 @@ func TestCommitRefusesFilesAddedDuringBuild(t *testing.T) {
 // TestCommitStopsWhenContextEnds: a build whose context ended after it was
 // written is not swapped in.
 func TestCommitStopsWhenContextEnds(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out")
-	target := Target{Named: out, Path: out}
-	commit(t, target, Options{Dir: dir}, "index.json", "ns/web.json")
-	b, err := Begin(context.Background(), target, Options{Dir: dir}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree(t, b.Dir(), "index.json", "ns/other.json")
+	out, b := pending(t)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := errors.New("stopped")
 	cancel(stop)
@@ -322,9 +314,10 @@ func TestCommitReplaces(t *testing.T) {
 	}
 }
 
-// TestAbortKeepsPrevious: an aborted build removes its temporary directory
-// and leaves OUT as it was.
-func TestAbortKeepsPrevious(t *testing.T) {
+// pending makes an OUT holding an earlier build (ns/web.json) and begins
+// and writes a new one (ns/other.json), not yet committed.
+func pending(t *testing.T) (string, *Build) {
+	t.Helper()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	target := Target{Named: out, Path: out}
@@ -334,6 +327,13 @@ func TestAbortKeepsPrevious(t *testing.T) {
 		t.Fatal(err)
 	}
 	tree(t, b.Dir(), "index.json", "ns/other.json")
+	return out, b
+}
+
+// TestAbortKeepsPrevious: an aborted build removes its temporary directory
+// and leaves OUT as it was.
+func TestAbortKeepsPrevious(t *testing.T) {
+	out, b := pending(t)
 	b.Abort()
 	b.Abort() // twice is harmless
 	if _, err := os.Stat(b.Dir()); !os.IsNotExist(err) {
