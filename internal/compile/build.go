@@ -72,7 +72,11 @@ func (r *Result) Build(ctx context.Context, views []*resolve.ProxyView, dir stri
 	if b.MaxProxyBytes <= 0 {
 		b.MaxProxyBytes = DefaultMaxProxyBytes
 	}
-	ds := append(slices.Clone(r.Diagnostics), r.suppressed.Filter(lint.Run(r.Mesh, lint.BuildAnalyzers(), lint.Options{Build: b}))...)
+	found, err := lint.Run(ctx, r.Mesh, lint.BuildAnalyzers(), lint.Options{Build: b})
+	if err != nil {
+		return nil, err
+	}
+	ds := append(slices.Clone(r.Diagnostics), r.suppressed.Filter(found)...)
 	diag.Sort(ds)
 	return &Built{Index: res.Index, Diagnostics: ds, Written: res.Written}, nil
 }

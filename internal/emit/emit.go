@@ -112,8 +112,6 @@ type Emitter struct {
 // shared is what every proxy's build reads: mesh-wide facts computed once.
 type shared struct {
 	mesh *resolve.Mesh
-	// inbound are the ports services target, by workload.
-	inbound map[any][]inboundPort
 }
 
 // New prepares an Emitter for a resolved mesh.
@@ -121,7 +119,7 @@ func New(m *resolve.Mesh, opts Options) *Emitter {
 	opts.TLS = cmp.Or(opts.TLS, TLSIstio)
 	opts.Format = cmp.Or(opts.Format, Bootstrap)
 	opts.Endpoints = cmp.Or(opts.Endpoints, EndpointsInline)
-	sh := &shared{mesh: m, inbound: inboundIndex(m)}
+	sh := &shared{mesh: m}
 	return &Emitter{shared: sh, opts: opts, parts: newParts()}
 }
 

@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,13 +9,24 @@ import (
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/load/loadtest"
 	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/resolve"
 )
 
 // run loads docs, resolves them and runs every analyzer.
 func run(t *testing.T, opts Options, docs ...string) []diag.Diagnostic {
 	t.Helper()
 	objs := loadtest.Objects(t, docs...)
-	return Run(meshtest.Resolve(objs), Analyzers(), opts)
+	return analyze(t, meshtest.Resolve(objs), Analyzers(), opts)
+}
+
+// analyze runs analyzers over m as a compile does.
+func analyze(tb testing.TB, m *resolve.Mesh, analyzers []*Analyzer, opts Options) []diag.Diagnostic {
+	tb.Helper()
+	ds, err := Run(context.Background(), m, analyzers, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ds
 }
 
 func ns(name string) string {

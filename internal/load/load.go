@@ -88,13 +88,18 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 		}
 	}()
 	go func() { wg.Wait(); close(done) }()
-	// A read from a terminal, a pipe or a FIFO without a writer can block
-	// for good; when ctx ends, return at once and leave it behind, since
-	// nothing but the results it would fill depends on it.
+	// When ctx ends the workers finish the file each is reading, which the
+	// size limit bounds, so no goroutine outlives the call. Standard input
+	// is the exception: a read from a terminal or a pipe can block for
+	// good, so with stdin among the inputs return at once and leave that
+	// read behind; nothing but the results it would fill depends on it.
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return Result{}, nil, fmt.Errorf("load: %w", context.Cause(ctx))
+		if slices.ContainsFunc(inputs, func(in input) bool { return in.stdin }) {
+			return Result{}, nil, fmt.Errorf("load: %w", context.Cause(ctx))
+		}
+		<-done
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, nil, fmt.Errorf("load: %w", context.Cause(ctx))

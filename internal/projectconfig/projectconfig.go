@@ -96,6 +96,12 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	return Parse(path, data)
+}
+
+// Parse reads a config from data as Load does; path names it in errors and
+// anchors a relative meshConfig.
+func Parse(path string, data []byte) (*Config, error) {
 	c := &Config{Path: path}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
