@@ -355,9 +355,8 @@ type Result struct {
 
 // Write builds the given proxies in parallel and writes them, with
 // index.json, into opts.Dir. It stops at the first error or when ctx ends,
-// without waiting for the proxies being compiled, which write nothing
-// after it returns; what it wrote is then incomplete and the caller
-// discards it. Memory stays bounded: each proxy's config is dropped
+// the proxies in flight at their next resource; what it wrote is then
+// incomplete and the caller discards it. Memory stays bounded: each proxy's config is dropped
 // once written.
 func (e *Emitter) Write(ctx context.Context, views []*resolve.ProxyView, opts WriteOptions) (Result, error) {
 	if err := e.Layout(views); err != nil {
@@ -378,39 +377,38 @@ func (e *Emitter) writeAll(ctx context.Context, views []*resolve.ProxyView, dir 
 	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	e.done = ctx.Done()
 	entries := make([]IndexEntry, len(views))
 	problems := make([][]string, len(views))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var g gate
 	done := 0
 	var written atomic.Int64
 	for range workers {
 		wg.Go(func() {
 			for i := range jobs {
+				if ctx.Err() != nil {
+					continue // stopped: drain what the feed handed out
+				}
 				cfg, o, err := e.Render(views[i])
 				if err == nil {
-					err = g.pass(func() error {
-						if err := writeFiles(dir, o.Files); err != nil {
-							return err
-						}
-						for _, f := range o.Files {
-							written.Add(int64(len(f.Data)))
-						}
-						entries[i], problems[i] = o.Entry, cfg.Problems
-						if opts.Progress != nil {
-							mu.Lock()
-							done++
-							opts.Progress(done, len(views))
-							mu.Unlock()
-						}
-						return nil
-					})
+					err = writeFiles(dir, o.Files)
+					for _, f := range o.Files {
+						written.Add(int64(len(f.Data)))
+					}
 					e.Release(o)
 				}
 				if err != nil {
 					cancel(err)
+					continue
+				}
+				entries[i], problems[i] = o.Entry, cfg.Problems
+				if opts.Progress != nil {
+					mu.Lock()
+					done++
+					opts.Progress(done, len(views))
+					mu.Unlock()
 				}
 			}
 		})
@@ -424,17 +422,8 @@ feed:
 		}
 	}
 	close(jobs)
-	// A stop does not wait for the proxies in flight: in a large mesh one
-	// takes seconds. Closing the gate waits only for the files being
-	// written; the workers finish their proxies, write nothing more, and
-	// end.
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-	select {
-	case <-finished:
-	case <-ctx.Done():
-	}
-	g.close()
+	// The proxies in flight stop at their next resource (Emitter.stopped).
+	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
 		return Result{}, err
 	}
@@ -445,32 +434,6 @@ feed:
 		}
 	}
 	return res, nil
-}
-
-// gate lets workers write into a build until it closes.
-type gate struct {
-	mu     sync.RWMutex
-	closed bool
-}
-
-// errGateClosed is what a write after the build stopped gets.
-var errGateClosed = errors.New("the build has stopped")
-
-// pass runs write unless the gate has closed; close waits for it.
-func (g *gate) pass(write func() error) error {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.closed {
-		return errGateClosed
-	}
-	return write()
-}
-
-// close waits for the writes under way and lets no other one pass.
-func (g *gate) close() {
-	g.mu.Lock()
-	g.closed = true
-	g.mu.Unlock()
 }
 
 func writeFiles(dir string, files []File) error {
