@@ -142,8 +142,8 @@ func TestBuildClosedStderrKeepsOUT(t *testing.T) {
 	assertNothingBeside(t, out)
 }
 
-// A stop during emit returns at once, without waiting for the proxies
-// being compiled, and leaves OUT as it was and nothing beside it.
+// A stop during emit returns at once, the proxies being compiled stopping
+// at their next resource, and leaves OUT as it was and nothing beside it.
 func TestBuildStopsPromptly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles a large generated mesh")
@@ -173,6 +173,7 @@ func TestBuildStopsPromptly(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, []string{"build", mesh, "-o", out, "-q", "--fail-on", "none"}, strings.NewReader(""), &stdout, &stderr)
 	took := time.Since(<-stopped)
+	t.Logf("stopped %v after the cancel", took)
 	if code != 143 || !strings.Contains(stderr.String(), "left as it was") {
 		t.Errorf("exit %d, stderr %q; want 143", code, stderr.String())
 	}
