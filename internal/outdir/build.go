@@ -27,8 +27,8 @@ type Build struct {
 
 // Hooks are called at points of a build, for tests to act between them.
 type Hooks struct {
-	// BeforeSwap is called by Commit with OUT's path, after the build is
-	// written and before OUT is checked a last time and replaced.
+	// BeforeSwap is called by Commit with OUT's path once the build is
+	// written and OUT checked, just before the two are exchanged.
 	BeforeSwap func(out string)
 }
 
@@ -91,9 +91,10 @@ func (b *Build) Dir() string { return b.tmp }
 
 // Commit records the files written and puts the build where OUT is, in one
 // step where the file system allows (see replace). The previous OUT is
-// then removed. It does neither when ctx has ended, or when OUT now holds
-// something meshc did not write (a file dropped there during the build):
-// the build is then removed and OUT left as it is.
+// then removed. It does neither when ctx has ended, or when OUT holds
+// something meshc did not write that it did not hold when the build began
+// (a file dropped there meanwhile): the build is then removed and OUT
+// left as it is.
 func (b *Build) Commit(ctx context.Context) error {
 	if b.done {
 		return errors.New("output directory: build already finished")
@@ -106,28 +107,42 @@ func (b *Build) Commit(ctx context.Context) error {
 	if err := writeMarker(b.tmp, files); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
-	if h, ok := ctx.Value(hooksKey{}).(Hooks); ok && h.BeforeSwap != nil {
-		h.BeforeSwap(b.target.Path)
-	}
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
 	if err := b.unchanged(); err != nil {
 		return err
 	}
+	if h, ok := ctx.Value(hooksKey{}).(Hooks); ok && h.BeforeSwap != nil {
+		h.BeforeSwap(b.target.Path)
+	}
 	old, err := replace(b.tmp, b.target.Path)
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", b.target.Named, err)
 	}
 	b.tmp = old // what Abort removes: the previous OUT, if there was one
-	return nil
+	if old == "" {
+		return nil
+	}
+	// A file may have landed in OUT between the check and the exchange:
+	// then the previous OUT, now at old, goes back.
+	added, err := b.added(old)
+	if err != nil || len(added) == 0 {
+		return err
+	}
+	back, err := replace(old, b.target.Path)
+	if err != nil {
+		b.tmp = "" // the previous OUT holds the user's files: never removed
+		return fmt.Errorf("%s appeared in %s during the build; putting it back failed (%w): it is at %s", shown(added), b.target.Named, err, old)
+	}
+	b.tmp = back
+	return b.appeared(added)
 }
 
 // unchanged checks, under the lock and just before the swap, that OUT
 // holds nothing meshc did not write beyond what Begin found and --force
 // allowed. Check ran when the build began; files added since would be
-// deleted with the previous OUT. A directory --force allowed is compared
-// by its entries, not their contents.
+// deleted with the previous OUT.
 func (b *Build) unchanged() error {
 	fi, err := os.Lstat(b.target.Path)
 	switch {
@@ -138,14 +153,25 @@ func (b *Build) unchanged() error {
 	case !fi.IsDir():
 		return &RefusedError{Named: b.target.Named, Reason: fmt.Sprintf("it became %s during the build; the finished build was removed", kind(fi.Mode()))}
 	}
-	foreign, err := Foreign(b.target.Path)
+	added, err := b.added(b.target.Path)
+	if err != nil || len(added) == 0 {
+		return err
+	}
+	return b.appeared(added)
+}
+
+// added lists what dir, OUT or the previous OUT, holds that meshc did not
+// write and Begin did not find. A directory --force allowed is compared
+// by its entries, not their contents.
+func (b *Build) added(dir string) ([]string, error) {
+	foreign, err := Foreign(dir)
 	if err != nil {
-		return fmt.Errorf("output directory %q: %w", b.target.Named, err)
+		return nil, fmt.Errorf("output directory %q: %w", b.target.Named, err)
 	}
-	added := slices.DeleteFunc(foreign, func(f string) bool { return slices.Contains(b.kept, f) })
-	if len(added) == 0 {
-		return nil
-	}
+	return slices.DeleteFunc(foreign, func(f string) bool { return slices.Contains(b.kept, f) }), nil
+}
+
+func (b *Build) appeared(added []string) error {
 	return &RefusedError{Named: b.target.Named, Reason: "files meshc did not write appeared in it during the build: " + shown(added) + "; the finished build was removed"}
 }
 

@@ -189,7 +189,7 @@ func TestCommitRefusesFilesAddedDuringBuild(t *testing.T) {
 		// build ("build"), files of the user's, or nothing.
 		earlier []string
 		force   bool
-		drop    string // a file the hook writes, relative to OUT
+		drop    string // a file dropped into OUT, relative to it
 		want    string // a fragment of Commit's error, "" for success
 	}{
 		{"file at the top", []string{"build"}, false, "NOTES.txt", "files meshc did not write appeared in it during the build: NOTES.txt; the finished build was removed"},
@@ -200,49 +200,63 @@ func TestCommitRefusesFilesAddedDuringBuild(t *testing.T) {
 		{"forced, nothing added", []string{"README", "sub/cert.pem"}, true, "", ""},
 		{"forced, a file added", []string{"README"}, true, "late", "appeared in it during the build: late"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			out := filepath.Join(dir, "out")
-			target := Target{Named: out, Path: out}
-			if slices.Equal(tc.earlier, []string{"build"}) {
-				commit(t, target, Options{Dir: dir}, "index.json", "ns/web.json")
-			} else {
-				tree(t, out, tc.earlier...)
-			}
-			b, err := Begin(context.Background(), target, Options{Dir: dir, Force: tc.force}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tree(t, b.Dir(), "index.json", "ns/other.json")
-			var before map[string]bool
-			ctx := WithHooks(context.Background(), Hooks{BeforeSwap: func(got string) {
-				if got != out {
-					t.Errorf("hook given %s, want %s", got, out)
+		// The file lands before Commit checks OUT, or between that check
+		// and the exchange (the hook), when the previous OUT must go back.
+		for _, atSwap := range []bool{false, true} {
+			name := tc.name + map[bool]string{false: ", before the check", true: ", at the swap"}[atSwap]
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				out := filepath.Join(dir, "out")
+				target := Target{Named: out, Path: out}
+				if slices.Equal(tc.earlier, []string{"build"}) {
+					commit(t, target, Options{Dir: dir}, "index.json", "ns/web.json")
+				} else {
+					tree(t, out, tc.earlier...)
 				}
-				if tc.drop != "" {
-					tree(t, got, tc.drop)
+				b, err := Begin(context.Background(), target, Options{Dir: dir, Force: tc.force}, nil)
+				if err != nil {
+					t.Fatal(err)
 				}
-				before = listing(t, got)
-			}})
-			err = b.Commit(ctx)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("commit: %v", err)
-			case tc.want == "":
-				if _, err := os.Stat(filepath.Join(out, "ns", "other.json")); err != nil {
-					t.Errorf("the build was not swapped in: %v", err)
+				tree(t, b.Dir(), "index.json", "ns/other.json")
+				var before map[string]bool
+				drop := func() {
+					if tc.drop != "" {
+						tree(t, out, tc.drop)
+					}
+					before = listing(t, out)
 				}
-				return
-			case err == nil || !strings.Contains(err.Error(), tc.want):
-				t.Fatalf("commit: %v, want an error containing %q", err, tc.want)
-			}
-			if after := listing(t, out); !maps.Equal(before, after) {
-				t.Errorf("OUT changed: %v, then %v", before, after)
-			}
-			if _, err := os.Stat(b.Dir()); !os.IsNotExist(err) {
-				t.Errorf("the finished build was left: %v", err)
-			}
-		})
+				ctx := context.Background()
+				if atSwap {
+					ctx = WithHooks(ctx, Hooks{BeforeSwap: func(got string) {
+						if got != out {
+							t.Errorf("hook given %s, want %s", got, out)
+						}
+						drop()
+					}})
+				} else {
+					drop()
+				}
+				err = b.Commit(ctx)
+				switch {
+				case tc.want == "" && err != nil:
+					t.Fatalf("commit: %v", err)
+				case tc.want == "":
+					if _, err := os.Stat(filepath.Join(out, "ns", "other.json")); err != nil {
+						t.Errorf("the build was not swapped in: %v", err)
+					}
+				case err == nil || !strings.Contains(err.Error(), tc.want):
+					t.Fatalf("commit: %v, want an error containing %q", err, tc.want)
+				default:
+					if after := listing(t, out); !maps.Equal(before, after) {
+						t.Errorf("OUT changed: %v, then %v", before, after)
+					}
+				}
+				entries, _ := os.ReadDir(dir)
+				if len(entries) != 2 {
+					t.Errorf("beside OUT: %v, want only OUT and its lock", entries)
+				}
+			})
+		}
 	}
 }
 
