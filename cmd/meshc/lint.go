@@ -47,7 +47,7 @@ usage error or when some input could not be read (MC1006).`,
 			ds := run.Diagnostics
 			r, err := diag.NewRenderer(format, diag.Options{
 				Color:       g.color(g.stdout),
-				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects), Skipped: run.Skipped},
+				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects), Skipped: run.Skipped, ProjectConfig: cf.projectPath()},
 				ToolVersion: strings.Fields(versionText())[1],
 			})
 			if err != nil {

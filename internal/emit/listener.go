@@ -102,7 +102,7 @@ type outbound struct {
 func (b *builder) outboundListeners() {
 	o := &outbound{b: b, byKey: map[string]*outListener{}}
 	var lockedBy *resolve.EgressListener
-	for _, st := range b.view.Scope.OutboundPorts() {
+	for st := range b.view.Scope.OutboundPorts() {
 		if b.stopped() {
 			return // the build is discarded
 		}

@@ -3,6 +3,7 @@ package resolve
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/meshc/meshc/internal/protocol"
@@ -58,88 +59,104 @@ func (o OutboundPort) Key() string { return fmt.Sprintf("%s_%d", o.Address, o.Po
 
 // OutboundPorts walks the scope's egress listeners as istiod places a
 // sidecar's outbound listeners (docs/semantics/envoy-output.md §7.4) and
-// returns the steps in order; routers have none.
-func (sc *Scope) OutboundPorts() []OutboundPort {
-	if sc.Choice.Reason == "gateway" {
-		return nil
-	}
-	var out []OutboundPort
-	for _, l := range sc.Listeners {
-		// A listener nothing redirects to binds for real, by default on
-		// localhost.
-		bindToPort := l.CaptureNone || strings.HasPrefix(l.Bind, "unix://")
-		bind := l.Bind
-		if bind == "" && bindToPort {
-			bind = "127.0.0.1"
+// yields the steps in order; routers have none. A scope that sees the whole
+// mesh takes thousands of steps, so they are yielded, not collected.
+func (sc *Scope) OutboundPorts() iter.Seq[OutboundPort] {
+	return func(yield func(OutboundPort) bool) {
+		if sc.Choice.Reason == "gateway" {
+			return
 		}
-		step := OutboundPort{Egress: l, BindToPort: bindToPort}
-		switch {
-		case l.IsPortless():
-			if len(l.Services) > 0 {
-				step.Portless, step.Port, step.Protocol, step.Address = true, l.Port.GetNumber(), protocol.HTTP, cmp.Or(bind, WildcardAddress)
-				out = append(out, step)
-			}
-		case l.Port != nil:
-			p, proto := l.Port.GetNumber(), protocol.Parse(l.Port.GetProtocol())
-			for _, s := range l.Services {
-				if s.Resolution == Alias {
-					continue // an alias gets no listener of its own (docs/semantics/registry.md §1.1)
-				}
-				svcPort := p
-				if len(s.Ports) == 1 {
-					svcPort = s.Ports[0].Number
-				}
-				out = standardPort(out, step, s, svcPort, p, proto, bind)
-			}
-		default:
-			step.CatchAll = true
-			for _, s := range l.Services {
-				if s.Resolution == Alias || s.Resolution == DynamicDNS {
-					continue
-				}
-				for _, port := range s.Ports {
-					if port.Protocol == protocol.UDP {
-						continue
-					}
-					// Only an address-less passthrough service is reached by
-					// its endpoints' addresses; one with an address (a
-					// wildcard-host ServiceEntry's, a CIDR) takes the
-					// standard path.
-					if s.Resolution != Passthrough || bind != "" || port.Protocol.IsHTTP() || HasAddress(s) {
-						out = standardPort(out, step, s, port.Number, port.Number, port.Protocol, bind)
-						continue
-					}
-					st := step
-					st.Service, st.ServicePort, st.Port, st.Protocol = s, port.Number, port.Number, port.Protocol
-					// A ServiceEntry without endpoints or selector has no
-					// addresses to listen on: the wildcard takes it.
-					if len(s.Endpoints) == 0 && s.Registry != Kubernetes && len(s.Selector) == 0 {
-						st.Address = WildcardAddress
-					} else {
-						st.PerEndpoint = true
-					}
-					out = append(out, st)
-				}
+		for _, l := range sc.Listeners {
+			if !outboundPorts(l, yield) {
+				return
 			}
 		}
 	}
-	return out
 }
 
-// standardPort appends a service port placed on the standard path: HTTP on
-// the wildcard, anything else on the service's VIP when it has one, a CIDR
-// service on the wildcard matching its range; an HTTP port on the wildcard
-// that a sidecar's own listener holds is left out.
-func standardPort(out []OutboundPort, step OutboundPort, s *Service, svcPort, port uint32, proto protocol.Protocol, bind string) []OutboundPort {
+// outboundPorts yields one egress listener's steps; false when yield
+// asked to stop.
+func outboundPorts(l *EgressListener, yield func(OutboundPort) bool) bool {
+	// A listener nothing redirects to binds for real, by default on
+	// localhost.
+	bindToPort := l.CaptureNone || strings.HasPrefix(l.Bind, "unix://")
+	bind := l.Bind
+	if bind == "" && bindToPort {
+		bind = "127.0.0.1"
+	}
+	step := OutboundPort{Egress: l, BindToPort: bindToPort}
+	switch {
+	case l.IsPortless():
+		if len(l.Services) == 0 {
+			return true
+		}
+		step.Portless, step.Port, step.Protocol, step.Address = true, l.Port.GetNumber(), protocol.HTTP, cmp.Or(bind, WildcardAddress)
+		return yield(step)
+	case l.Port != nil:
+		p, proto := l.Port.GetNumber(), protocol.Parse(l.Port.GetProtocol())
+		for _, s := range l.Services {
+			if s.Resolution == Alias {
+				continue // an alias gets no listener of its own (docs/semantics/registry.md §1.1)
+			}
+			svcPort := p
+			if len(s.Ports) == 1 {
+				svcPort = s.Ports[0].Number
+			}
+			if st, ok := standardPort(step, s, svcPort, p, proto, bind); ok && !yield(st) {
+				return false
+			}
+		}
+		return true
+	}
+	step.CatchAll = true
+	for _, s := range l.Services {
+		if s.Resolution == Alias || s.Resolution == DynamicDNS {
+			continue
+		}
+		for _, port := range s.Ports {
+			if port.Protocol == protocol.UDP {
+				continue
+			}
+			// Only an address-less passthrough service is reached by its
+			// endpoints' addresses; one with an address (a wildcard-host
+			// ServiceEntry's, a CIDR) takes the standard path.
+			if s.Resolution != Passthrough || bind != "" || port.Protocol.IsHTTP() || HasAddress(s) {
+				if st, ok := standardPort(step, s, port.Number, port.Number, port.Protocol, bind); ok && !yield(st) {
+					return false
+				}
+				continue
+			}
+			st := step
+			st.Service, st.ServicePort, st.Port, st.Protocol = s, port.Number, port.Number, port.Protocol
+			// A ServiceEntry without endpoints or selector has no
+			// addresses to listen on: the wildcard takes it.
+			if len(s.Endpoints) == 0 && s.Registry != Kubernetes && len(s.Selector) == 0 {
+				st.Address = WildcardAddress
+			} else {
+				st.PerEndpoint = true
+			}
+			if !yield(st) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// standardPort places a service port on the standard path: HTTP on the
+// wildcard, anything else on the service's VIP when it has one, a CIDR
+// service on the wildcard matching its range. An HTTP port on the wildcard
+// that a sidecar's own listener holds is not placed (false).
+func standardPort(step OutboundPort, s *Service, svcPort, port uint32, proto protocol.Protocol, bind string) (OutboundPort, bool) {
 	addr, cidr := ListenerAddress(s, proto, bind)
 	if addr == WildcardAddress && proto.IsHTTP() {
 		switch port {
 		case VirtualOutboundPort, VirtualInboundPort, StatusPort, PrometheusPort:
-			return out
+			return OutboundPort{}, false
 		}
 	}
 	step.Service, step.ServicePort, step.Port, step.Protocol, step.Address, step.CIDR = s, svcPort, port, proto, addr, cidr
-	return append(out, step)
+	return step, true
 }
 
 // WildcardAddress is the unspecified address listeners default to.
@@ -250,7 +267,7 @@ func (sc *Scope) OutboundListeners() (catchAll []ListenerClaim, drops []Listener
 		l.matches[c.Match] = c
 	}
 	var lockedBy *EgressListener
-	for _, st := range sc.OutboundPorts() {
+	for st := range sc.OutboundPorts() {
 		if st.Portless || st.PerEndpoint {
 			continue
 		}
