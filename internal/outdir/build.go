@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/meshc/meshc/internal/parallel"
 )
 
 // Build is an output being written: a temporary directory beside OUT,
@@ -192,7 +194,7 @@ func (b *Build) Abort() {
 	}
 	b.done = true
 	if b.tmp != "" {
-		_ = os.RemoveAll(b.tmp)
+		_ = removeAll(b.tmp)
 	}
 	b.unlock()
 }
@@ -239,12 +241,29 @@ func removeStale(out string) error {
 		}
 		dir := filepath.Join(parent, e.Name())
 		if IsOutput(dir) {
-			if err := os.RemoveAll(dir); err != nil {
+			if err := removeAll(dir); err != nil {
 				return fmt.Errorf("remove %s, left by an interrupted build: %w", dir, err)
 			}
 		}
 	}
 	return nil
+}
+
+// removeAll removes dir as os.RemoveAll does, its entries (a build's
+// namespace directories) in parallel: unlinking the hundreds of megabytes
+// of a large build is most of what a stopped build waits for, and the file
+// system frees several files at once about twice as fast as one by one.
+func removeAll(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return os.RemoveAll(dir)
+	}
+	errs := make([]error, len(entries)+1)
+	parallel.For(context.Background(), len(entries), func(i int) {
+		errs[i] = os.RemoveAll(filepath.Join(dir, entries[i].Name()))
+	})
+	errs[len(entries)] = os.RemoveAll(dir)
+	return errors.Join(errs...)
 }
 
 // listFiles lists the files below dir, relative and slash-separated,

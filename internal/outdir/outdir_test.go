@@ -473,3 +473,19 @@ func TestLockWaitEndsWithContext(t *testing.T) {
 		t.Errorf("err = %v, told %d times; want the deadline, told once", err, told)
 	}
 }
+
+// TestRemoveAll: a build's tree goes whole, its directories in parallel;
+// a directory that is not there is no error.
+func TestRemoveAll(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	tree(t, dir, "index.json", "ns-1/a.json", "ns-2/b/clusters.json", "_shared/c.json", "empty/")
+	if err := removeAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s left: %v", dir, err)
+	}
+	if err := removeAll(dir); err != nil {
+		t.Errorf("missing directory: %v", err)
+	}
+}
