@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os/signal"
@@ -80,6 +81,9 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
   meshc build ./manifests -o /etc/envoy/mesh --shared-root /etc/envoy/mesh
   meshc build ./manifests -o out/ --self-contained --proxy 'shop/cart'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("out") {
+				return &exitError{code: exitUsage, err: errors.New("build needs -o OUT, the directory it writes the configs under (see meshc build --help)")}
+			}
 			opts, err := f.options()
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
@@ -190,7 +194,6 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	fl.BoolVar(&f.force, "force", false, "replace OUT even if it is a directory meshc did not write or holds files meshc did not write (never /, the working or home directory, their parents, a mount point, a file or an input)")
 	f.compile.add(cmd, true)
-	_ = cmd.MarkFlagRequired("out")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(compile.Formats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("endpoints", cobra.FixedCompletions(compile.EndpointModes, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("tls-mode", cobra.FixedCompletions(compile.TLSModes, cobra.ShellCompDirectiveNoFileComp))
