@@ -8,10 +8,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/meshc/meshc/internal/benchmesh"
 	"github.com/meshc/meshc/internal/meshgen"
-	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/meshgen/meshgentest"
 	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // TestWriteStopsWithinAResource: when ctx ends, the proxies in flight stop
@@ -25,8 +25,8 @@ func TestWriteStopsWithinAResource(t *testing.T) {
 		t.Skip("resolves a large generated mesh")
 	}
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	objs, mc := benchmesh.Load(t, meshgen.Options{Namespaces: 60, ServicesPerNS: 20})
-	m, _ := meshtest.Stages(objs, mc)
+	objs, mc := meshgentest.Load(t, meshgen.Options{Namespaces: 60, ServicesPerNS: 20})
+	m, _ := resolvetest.Stages(objs, mc)
 	first := func(ns string) *resolve.ProxyView {
 		for _, v := range m.Views {
 			if v.Proxy.Namespace == ns {
