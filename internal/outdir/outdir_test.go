@@ -3,12 +3,14 @@ package outdir
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,8 +254,8 @@ func TestCommitRefusesFilesAddedDuringBuild(t *testing.T) {
 					}
 				}
 				entries, _ := os.ReadDir(dir)
-				if len(entries) != 2 {
-					t.Errorf("beside OUT: %v, want only OUT and its lock", entries)
+				if len(entries) != 1 {
+					t.Errorf("beside OUT: %v, want only OUT", entries)
 				}
 			})
 		}
@@ -323,7 +325,7 @@ func TestCommitReplaces(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if want := []string{".out.meshc-lock", "out"}; !slices.Equal(names, want) {
+	if want := []string{"out"}; !slices.Equal(names, want) {
 		t.Errorf("beside OUT: %v, want %v", names, want)
 	}
 }
@@ -440,8 +442,8 @@ func TestConcurrentBuilds(t *testing.T) {
 		t.Errorf("index.json was missing %d times", missing)
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 2 {
-		t.Errorf("beside OUT: %v", entries)
+	if len(entries) != 1 {
+		t.Errorf("beside OUT: %v, want only OUT", entries)
 	}
 }
 
@@ -487,5 +489,38 @@ func TestRemoveAll(t *testing.T) {
 	}
 	if err := removeAll(dir); err != nil {
 		t.Errorf("missing directory: %v", err)
+	}
+}
+
+// TestLockRemovedAndExclusive: the lock file goes with its holder, and
+// however many builds race for one OUT, one holds the lock at a time,
+// including a waiter that opened the file its holder then removed.
+func TestLockRemovedAndExclusive(t *testing.T) {
+	file := filepath.Join(t.TempDir(), ".out.meshc-lock")
+	var held, most atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
+				unlock, err := lock(context.Background(), file, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n := held.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(100 * time.Microsecond)
+				held.Add(-1)
+				unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d holders at once", m)
+	}
+	if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("lock file left: %v", err)
 	}
 }
