@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"path"
 	"runtime/debug"
@@ -83,6 +84,9 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("out") {
 				return &exitError{code: exitUsage, err: errors.New("build needs -o OUT, the directory it writes the configs under (see meshc build --help)")}
+			}
+			if err := formatNotOut(f.out); err != nil {
+				return err
 			}
 			opts, err := f.options()
 			if err != nil {
@@ -263,4 +267,18 @@ func summary(w io.Writer, res *compile.Built, out string) {
 		noun = "proxy"
 	}
 	diag.Fprintf(w, "wrote %d %s (%.1f MB) to %s\n", len(res.Index), noun, float64(res.Written)/(1<<20), out)
+}
+
+// formatNotOut refuses an OUT that is a format name and not an existing
+// directory: -o means a format on lint and explain, a directory on build.
+func formatNotOut(out string) error {
+	switch out {
+	case "json", "yaml", "text", "sarif", "github", "bootstrap", "xds":
+	default:
+		return nil
+	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		return nil
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("-o %s: build's -o is the directory to write, not a format; did you mean --format (bootstrap or xds), or meshc lint -o %s? Nothing written", out, out)}
 }

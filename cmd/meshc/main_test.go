@@ -276,6 +276,7 @@ func TestCLIHabits(t *testing.T) {
 		{"build without -o", []string{"build", dir}, 2, "", "see meshc build --help"},
 		{"tree given a directory path", []string{"tree", dir}, 2, "", "tree reads its inputs with -f"},
 		{"fail-on lists none", []string{"lint", dir, "--fail-on", "fatal"}, 2, "", "want error, warning, info or none"},
+		{"build -o a format name", []string{"build", dir, "-o", "json"}, 2, "", "did you mean --format"},
 	})
 }
 
