@@ -35,8 +35,11 @@ const (
 	EndpointType = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
 )
 
-// sdsSocket is where istio-agent serves the workload's certificates.
-const sdsSocket = "./var/run/secrets/workload-spiffe-uds/socket"
+// sdsSocket is where istio-agent serves the workload's certificates. The
+// agent's own bootstrap spells it relative to Envoy's working directory,
+// which is / in the sidecar container; a bootstrap meshc writes is run
+// from OUT, so the path is absolute.
+const sdsSocket = "/var/run/secrets/workload-spiffe-uds/socket"
 
 // File is one output file, relative to the output directory.
 type File struct {
