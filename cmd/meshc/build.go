@@ -235,7 +235,8 @@ func report(g *globals, run *compile.Result, ds []diag.Diagnostic) error {
 
 func (f *buildFlags) options() (compile.BuildOptions, error) {
 	opts := compile.BuildOptions{Format: f.format, Endpoints: f.endpoints, TLS: f.tlsMode, CertDir: f.certDir,
-		SelfContained: f.whole, SharedRoot: f.sharedRoot, HeadlessCIDRChains: f.headlessChains, MaxProxyBytes: f.maxBytes}
+		SelfContained: f.whole, SharedRoot: f.sharedRoot, HeadlessCIDRChains: f.headlessChains, MaxProxyBytes: f.maxBytes,
+		Version: readVersion().Version}
 	switch {
 	case !slices.Contains(compile.Formats, f.format):
 		return opts, fmt.Errorf("--format: want bootstrap or xds, got %q", f.format)
@@ -267,6 +268,13 @@ func summary(w io.Writer, res *compile.Built, out string) {
 		noun = "proxy"
 	}
 	diag.Fprintf(w, "wrote %d %s (%.1f MB) to %s\n", len(res.Index), noun, float64(res.Written)/(1<<20), out)
+	if p := res.Placeholders; p != nil {
+		n := "services have"
+		if len(p.Services) == 1 {
+			n = "service has"
+		}
+		diag.Fprintf(w, "%d %s no clusterIP in the manifests and got a made-up VIP from %s (listed in index.json); a clusterIP in the manifest or --placeholder-vips pins them\n", len(p.Services), n, p.Range)
+	}
 }
 
 // formatNotOut refuses an OUT that is a format name and not an existing

@@ -345,6 +345,27 @@ type WriteOptions struct {
 	Workers int
 	// Progress, when set, is called after each proxy is written.
 	Progress func(done, total int)
+	// Info is what index.json says of the build as a whole.
+	Info BuildInfo
+}
+
+// BuildInfo is what index.json says of a build as a whole, so that two
+// builds can be told apart: the meshc that wrote it, the options that
+// shaped its output, and the services whose VIPs meshc made up.
+type BuildInfo struct {
+	Meshc string `json:"meshc"`
+	// Options are the settings that shaped the output, by flag name.
+	Options map[string]string `json:"options"`
+	// PlaceholderVIPs lists the services the manifests gave no clusterIP,
+	// whose listeners and routes carry a made-up address.
+	PlaceholderVIPs *Placeholders `json:"placeholderVIPs,omitempty"`
+}
+
+// Placeholders are the services with a made-up VIP and the range it came
+// from.
+type Placeholders struct {
+	Range    string   `json:"range"`
+	Services []string `json:"services"`
 }
 
 // Result is a finished build.
@@ -371,7 +392,7 @@ func (e *Emitter) Write(ctx context.Context, views []*resolve.ProxyView, opts Wr
 	if err != nil {
 		return Result{}, err
 	}
-	if err := writeIndex(opts.Dir, res.Index); err != nil {
+	if err := writeIndex(opts.Dir, opts.Info, res.Index); err != nil {
 		return Result{}, err
 	}
 	return res, nil
@@ -493,10 +514,11 @@ func writeOnce(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-func writeIndex(dir string, entries []IndexEntry) error {
+func writeIndex(dir string, info BuildInfo, entries []IndexEntry) error {
 	data, err := json.MarshalIndent(struct {
+		Build   BuildInfo    `json:"build"`
 		Proxies []IndexEntry `json:"proxies"`
-	}{entries}, "", "  ")
+	}{info, entries}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
