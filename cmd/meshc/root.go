@@ -20,6 +20,9 @@ type globals struct {
 	// verbose says on stderr which .meshc.yaml applies; explain proxy
 	// prints more details too.
 	verbose bool
+	// stdinKnown: stdinData says whether standard input carries data
+	// (see stdinCarriesData).
+	stdinKnown, stdinData bool
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
