@@ -21,15 +21,22 @@ type Entry struct {
 	// Istio lists the istioctl analyze codes (IST0101, ...) that report
 	// the same finding; galley.istio.io/analyze-suppress honours them.
 	Istio []string
+	// Messages are the entry's message templates (see Template); report
+	// sites not yet converted to one format their text with At.
+	Messages []*Message
 }
 
-// At is a finding of e about obj, with e's name and default severity.
+// At is a finding of e about obj, with e's name and default severity,
+// its text formatted at the report site. Its key names the code and the
+// subject only; a site that can report several findings of e about one
+// subject tells them apart with Diagnostic.Keyed.
 func (e *Entry) At(obj ObjectRef, format string, args ...any) Diagnostic {
 	return Diagnostic{
 		Code:     e.Code,
 		Name:     e.Name,
 		Severity: e.Severity,
 		Message:  fmt.Sprintf(format, args...),
+		Key:      keyFor(e.Code, obj, nil),
 		Object:   obj,
 	}
 }

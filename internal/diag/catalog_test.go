@@ -116,3 +116,40 @@ func isCatalogFile(root, path string) bool {
 	dir, file := filepath.Split(path)
 	return filepath.Clean(dir) == filepath.Join(root, "internal", "diag") && strings.HasPrefix(file, "catalog")
 }
+
+// TestTemplatesMatchArgs: each template has one verb per argument, of the
+// argument's type, so a message renders without fmt's error marks.
+func TestTemplatesMatchArgs(t *testing.T) {
+	verb := regexp.MustCompile(`%[-+# 0]*[0-9]*(?:\.[0-9]+)?([a-zA-Z%])`)
+	for _, e := range Catalog() {
+		for _, m := range e.Messages {
+			if m.Entry != e {
+				t.Errorf("%s: template %q belongs to %s", e.Code, m.Text, m.Entry.Code)
+			}
+			var verbs []string
+			for _, v := range verb.FindAllStringSubmatch(m.Text, -1) {
+				if v[1] != "%" {
+					verbs = append(verbs, v[1])
+				}
+			}
+			if len(verbs) != len(m.Args) {
+				t.Errorf("%s: %q has %d verbs for %d arguments", e.Code, m.Text, len(verbs), len(m.Args))
+				continue
+			}
+			names := map[string]bool{}
+			for i, a := range m.Args {
+				want := "sqv"
+				if a.Type == Number {
+					want = "dv"
+				}
+				if !strings.Contains(want, verbs[i]) {
+					t.Errorf("%s: %q formats %s argument %s with %%%s", e.Code, m.Text, a.Type, a.Name, verbs[i])
+				}
+				if names[a.Name] || a.Name == "" {
+					t.Errorf("%s: %q: argument name %q empty or used twice", e.Code, m.Text, a.Name)
+				}
+				names[a.Name] = true
+			}
+		}
+	}
+}

@@ -42,7 +42,7 @@ var ambiguousHost = &Analyzer{Entry: diag.AmbiguousHost, Run: func(p *Pass) {
 				losers = append(losers, l.Namespace)
 			}
 		}
-		d := p.Report(k.winner, nil, "%s is defined in %s and in %s; proxies use the one in %s (%s)",
+		d := p.Reportf(k.winner, nil, "%s is defined in %s and in %s; proxies use the one in %s (%s)",
 			k.host, f.choice.Winner.Namespace, strings.Join(losers, ", "), f.choice.Winner.Namespace, f.choice.TieBreak)
 		for _, l := range f.choice.Losers {
 			d.Related = append(d.Related, related(l.Object, "ignored for these proxies"))
@@ -80,12 +80,12 @@ var shadowedDestinationRule = &Analyzer{Entry: diag.ShadowedDestinationRule, Run
 		nss := found[k]
 		slices.Sort(nss)
 		if k.winner == nil {
-			p.Report(&k.shadowed.ObjectMeta, model.ParsePath("spec.host"),
+			p.Reportf(&k.shadowed.ObjectMeta, model.ParsePath("spec.host"),
 				"%s is never used by proxies in %s %s: the lookup stops at a rule that applies only to selected workloads",
 				objName(&k.shadowed.ObjectMeta), plural(len(nss), "namespace", "namespaces"), list(nss, 8))
 			continue
 		}
-		d := p.Report(&k.shadowed.ObjectMeta, model.ParsePath("spec.host"),
+		d := p.Reportf(&k.shadowed.ObjectMeta, model.ParsePath("spec.host"),
 			"%s is shadowed for proxies in %s %s: %s wins the lookup (%s)",
 			objName(&k.shadowed.ObjectMeta), plural(len(nss), "namespace", "namespaces"), list(nss, 8), objName(&k.winner.ObjectMeta), k.step)
 		d.Related = append(d.Related, related(&k.winner.ObjectMeta, "chosen instead (%s)", k.step))
@@ -107,13 +107,13 @@ var destinationRuleMergeConflict = &Analyzer{Entry: diag.DestinationRuleMergeCon
 			}
 			seen[k] = true
 			if loss.Subset == "" {
-				d := p.Report(&loss.From.ObjectMeta, model.ParsePath("spec.trafficPolicy"),
+				d := p.Reportf(&loss.From.ObjectMeta, model.ParsePath("spec.trafficPolicy"),
 					"the trafficPolicy of %s is ignored: it is merged with %s for host %s, and only the oldest rule's trafficPolicy is kept, whole",
 					objName(&loss.From.ObjectMeta), objName(&loss.Kept.ObjectMeta), r.Host)
 				d.Related = append(d.Related, related(&loss.Kept.ObjectMeta, "its trafficPolicy is used"))
 				continue
 			}
-			d := p.Report(&loss.From.ObjectMeta, model.ParsePath("spec.subsets"),
+			d := p.Reportf(&loss.From.ObjectMeta, model.ParsePath("spec.subsets"),
 				"subset %q of %s is ignored: %s, merged with it for host %s, already defines it",
 				loss.Subset, objName(&loss.From.ObjectMeta), objName(&loss.Kept.ObjectMeta), r.Host)
 			d.Related = append(d.Related, related(&loss.Kept.ObjectMeta, "its subset %q is used", loss.Subset))
@@ -197,12 +197,12 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 		}
 		var d *diag.Diagnostic
 		if k.rule == nil {
-			d = p.Report(vsMeta, f.dest.Path.Key("subset"),
+			d = p.Reportf(vsMeta, f.dest.Path.Key("subset"),
 				"%s routes to subset %q of %s, but no DestinationRule applies to %s, so the subset does not exist there",
 				objName(vsMeta), f.dest.Subset, f.dest.Host, who)
 		} else {
 			first := &k.rule.First().ObjectMeta
-			d = p.Report(vsMeta, f.dest.Path.Key("subset"),
+			d = p.Reportf(vsMeta, f.dest.Path.Key("subset"),
 				"%s routes to subset %q of %s, but the DestinationRule %s, %s (%s), has no such subset (it has %s)",
 				objName(vsMeta), f.dest.Subset, f.dest.Host, uses, objName(first), f.step, subsetList(k.rule))
 			d.Related = append(d.Related, related(first, "chosen for these proxies (%s)", f.step))
@@ -278,7 +278,7 @@ var virtualServiceHostConflict = &Analyzer{Entry: diag.VirtualServiceHostConflic
 		lm, wm := &g.losers[0].Object.ObjectMeta, &g.winner.Object.ObjectMeta
 		var d *diag.Diagnostic
 		if len(g.losers) == 1 {
-			d = p.Report(lm, model.ParsePath("spec.hosts"),
+			d = p.Reportf(lm, model.ParsePath("spec.hosts"),
 				"%s and %s both claim %s %s; sidecars never merge VirtualServices, so the routes of %s for %s are ignored",
 				objName(lm), objName(wm), plural(len(hosts), "host", "hosts"), list(hosts, 5), objName(lm), plural(len(hosts), "it", "them"))
 		} else {
@@ -286,7 +286,7 @@ var virtualServiceHostConflict = &Analyzer{Entry: diag.VirtualServiceHostConflic
 			for i, l := range g.losers {
 				names[i] = objName(&l.Object.ObjectMeta)
 			}
-			d = p.Report(lm, model.ParsePath("spec.hosts"),
+			d = p.Reportf(lm, model.ParsePath("spec.hosts"),
 				"%d VirtualServices claim %s %s for the same proxies; sidecars never merge VirtualServices, so only %s is used and the routes of %s are ignored for %s",
 				len(g.losers)+1, plural(len(hosts), "host", "hosts"), list(hosts, 5), objName(wm), list(names, 5), plural(len(hosts), "it", "them"))
 		}
@@ -353,7 +353,7 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 		if len(f.proxies) == 0 {
 			who = "its namespace" // an unreferenced delegate
 		}
-		d := p.Report(vsMeta, f.dest.Path.Key("host"), "%s routes to %s, which %s cannot reach: %s", objName(vsMeta), f.dest.Host, who, why)
+		d := p.Reportf(vsMeta, f.dest.Path.Key("host"), "%s routes to %s, which %s cannot reach: %s", objName(vsMeta), f.dest.Host, who, why)
 		for _, s := range f.hidden {
 			d.Related = append(d.Related, related(s.Object, "defines %s, not visible to these proxies", s.Host))
 		}
@@ -417,7 +417,7 @@ var multipleDefaultSidecars = &Analyzer{Entry: diag.MultipleDefaultSidecars, Run
 			}
 		}
 		for _, sc := range defaults[min(1, len(defaults)):] {
-			d := p.Report(&sc.ObjectMeta, nil, "namespace %s has more than one Sidecar without a workloadSelector; only the oldest, %s, takes effect and %s is ignored",
+			d := p.Reportf(&sc.ObjectMeta, nil, "namespace %s has more than one Sidecar without a workloadSelector; only the oldest, %s, takes effect and %s is ignored",
 				ns, defaults[0].Name, sc.Name)
 			d.Related = append(d.Related, related(&defaults[0].ObjectMeta, "the namespace default in effect"))
 		}
@@ -463,7 +463,7 @@ var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelect
 	}
 	for _, k := range order {
 		ids := slices.Compact(slices.Sorted(slices.Values(found[k])))
-		d := p.Report(&k.loser.ObjectMeta, model.ParsePath("spec.workloadSelector"),
+		d := p.Reportf(&k.loser.ObjectMeta, model.ParsePath("spec.workloadSelector"),
 			"Sidecars %s and %s both select %s %s; only the oldest, %s, applies",
 			objName(&k.winner.ObjectMeta), objName(&k.loser.ObjectMeta), plural(len(ids), "workload", "workloads"), list(ids, 5), k.winner.Name)
 		d.Related = append(d.Related, related(&k.winner.ObjectMeta, "applies to these workloads"))

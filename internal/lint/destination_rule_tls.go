@@ -48,7 +48,7 @@ func unverified(p *Pass, dr *model.DestinationRule, tls *networking.ClientTLSSet
 	if tls.GetCaCertificates() != "" || tls.GetCredentialName() != "" || tls.GetInsecureSkipVerify().GetValue() {
 		return
 	}
-	p.Report(&dr.ObjectMeta, at.Key("mode"),
+	p.Reportf(&dr.ObjectMeta, at.Key("mode"),
 		"%s originates TLS (%s) to %s%s without caCertificates: the proxy checks the server's certificate only against its system CA bundle, which accepts any public CA and rejects a private one; set caCertificates or credentialName",
 		objName(&dr.ObjectMeta), mode, dr.Spec.GetHost(), where)
 }
@@ -132,7 +132,7 @@ var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictSer
 		for _, by := range f.by {
 			pas = append(pas, objName(by))
 		}
-		d := p.Report(&k.dr.ObjectMeta, f.at,
+		d := p.Reportf(&k.dr.ObjectMeta, f.at,
 			"%s sets tls.mode DISABLE for %s (%s %s), whose workloads require mutual TLS (STRICT, by PeerAuthentication %s): the proxies using this rule send plaintext and the server refuses every connection. Use ISTIO_MUTUAL or remove the tls setting",
 			objName(&k.dr.ObjectMeta), f.svc.Host, plural(len(ports), "port", "ports"), list(ports, 8), list(pas, 4))
 		for _, by := range f.by {

@@ -87,7 +87,7 @@ var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFo
 		case strings.Count(string(h), ".") == 1:
 			why += " (a name with one dot is not expanded: write the short name or the full name)"
 		}
-		p.Report(&dr.ObjectMeta, model.ParsePath("spec.host"),
+		p.Reportf(&dr.ObjectMeta, model.ParsePath("spec.host"),
 			"the host %s of %s matches no service: %s, so the rule applies to nothing and its policies and subsets are unused",
 			h, objName(&dr.ObjectMeta), why)
 	}
@@ -132,7 +132,7 @@ var unreachableDestinationRuleExport = &Analyzer{Entry: diag.UnreachableDestinat
 		}
 		if dr.Spec.GetWorkloadSelector() != nil {
 			// A selector DR's export set is {"."} (§5.1).
-			p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
+			p.Reportf(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
 				"%s is exported to %s, but it has a workloadSelector, so only the workloads it selects in %s use it: the exportTo has no effect",
 				objName(&dr.ObjectMeta), what, ns)
 			continue
@@ -158,7 +158,7 @@ var unreachableDestinationRuleExport = &Analyzer{Entry: diag.UnreachableDestinat
 		if !own {
 			users = "and its exportTo leaves out its own namespace " + ns + ", so no proxy uses it at all"
 		}
-		p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
+		p.Reportf(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
 			"%s is exported to %s, but proxies there never consult it: other namespaces look for rules about %s only in %s (where the %s) and the root namespace %s; %s. Move the rule to %s or drop the export",
 			objName(&dr.ObjectMeta), what, h, list(homes, 4), plural(len(homes), "service is", "services are"), root, users, plural(len(homes), homes[0], "one of those"))
 	}
@@ -194,7 +194,7 @@ var selectorRuleDropsSubsets = &Analyzer{Entry: diag.SelectorRuleDropsSubsets, R
 		sel, plain := k.selected.First(), k.plain.First()
 		missing := missingSubsets(k.selected, k.plain)
 		ids := proxyIDs(found[k])
-		d := p.Report(&sel.ObjectMeta, model.ParsePath("spec.workloadSelector"),
+		d := p.Reportf(&sel.ObjectMeta, model.ParsePath("spec.workloadSelector"),
 			"%s replaces %s for %s %s, but lacks %s %s that %s defines for %s; routes from %s to %s fail with 503. Copy the %s into %s",
 			objName(&sel.ObjectMeta), objName(&plain.ObjectMeta), plural(len(ids), "workload", "workloads"), list(ids, 5), plural(len(missing), "subset", "subsets"), list(missing, 8),
 			objName(&plain.ObjectMeta), k.plain.Host, plural(len(ids), "this workload", "these workloads"), plural(len(missing), "it", "them"),
@@ -251,7 +251,7 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run
 			if len(judged) == 0 || slices.ContainsFunc(selected, func(l map[string]string) bool { return resolve.LabelsMatch(judged, l) }) {
 				continue
 			}
-			d := p.Report(&dr.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.subsets[%d].labels", i)),
+			d := p.Reportf(&dr.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.subsets[%d].labels", i)),
 				"subset %q of %s selects no workload of %s: none of the workloads its selector %s matches has the labels %s (they have %s); requests routed to the subset fail with 503",
 				sub.GetName(), objName(&dr.ObjectMeta), svc.Host, labelList(svc.Selector), labelList(want), labelValues(want, selected))
 			d.Related = append(d.Related, related(svc.Object, "the service whose workloads the subset selects from"))

@@ -45,14 +45,40 @@ type field struct {
 	path model.Path
 }
 
-// Report adds a diagnostic of the running analyzer's code about obj (at
-// the field at path, when given).
-func (p *Pass) Report(obj *model.ObjectMeta, at model.Path, format string, args ...any) *diag.Diagnostic {
+// Report adds a finding of msg, a message of the running analyzer's
+// entry, about obj (at the field at path, when given). Its key holds the
+// message's identifying arguments, or the field's path when it has none.
+func (p *Pass) Report(obj *model.ObjectMeta, at model.Path, msg *diag.Message, args ...any) *diag.Diagnostic {
+	d := msg.At(obj.Ref(), args...)
+	if msg.Entry != p.entry {
+		d.Message += "%!(WRONGENTRY " + msg.Entry.Code + ")"
+	}
+	if !msg.Identifying() {
+		d = d.Keyed(fieldPart(at))
+	}
+	return p.add(d, obj, at)
+}
+
+// Reportf is Report for a site whose text is still formatted here; the
+// field's path tells its findings apart.
+func (p *Pass) Reportf(obj *model.ObjectMeta, at model.Path, format string, args ...any) *diag.Diagnostic {
+	return p.add(p.entry.At(obj.Ref(), format, args...).Keyed(fieldPart(at)), obj, at)
+}
+
+func (p *Pass) add(d diag.Diagnostic, obj *model.ObjectMeta, at model.Path) *diag.Diagnostic {
 	if at != nil {
 		p.fields = append(p.fields, field{len(p.diags), obj, at})
 	}
-	p.diags = append(p.diags, p.entry.At(obj.Ref(), format, args...))
+	p.diags = append(p.diags, d)
 	return &p.diags[len(p.diags)-1]
+}
+
+// fieldPart is the key part naming a finding's field, or "" for none.
+func fieldPart(at model.Path) string {
+	if len(at) == 0 {
+		return ""
+	}
+	return diag.Part("field", at.String())
 }
 
 // locate sets the line of every finding about a field.

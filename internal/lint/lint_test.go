@@ -14,7 +14,22 @@ import (
 func run(t *testing.T, opts Options, docs ...string) []diag.Diagnostic {
 	t.Helper()
 	objs := loadtest.Objects(t, docs...)
-	return Run(meshtest.Resolve(objs), Analyzers(), opts)
+	ds := Run(meshtest.Resolve(objs), Analyzers(), opts)
+	uniqueKeys(t, ds)
+	return ds
+}
+
+// uniqueKeys fails t when two findings share a key: every test's input is
+// also a test of the analyzers' discriminators.
+func uniqueKeys(t *testing.T, ds []diag.Diagnostic) {
+	t.Helper()
+	seen := map[string]string{}
+	for _, d := range ds {
+		if prev, dup := seen[d.Key]; dup {
+			t.Errorf("key %s for two findings:\n  %s\n  %s", d.Key, prev, d.Message)
+		}
+		seen[d.Key] = d.Message
+	}
 }
 
 func ns(name string) string {

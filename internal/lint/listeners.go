@@ -40,7 +40,7 @@ var listenerConflict = &Analyzer{Entry: diag.ListenerConflict, Run: func(p *Pass
 		if f.drop.Protocol {
 			why = "one of them is " + string(protocolOf(l, w)) + " and the other is not, and the listener keeps the first"
 		}
-		d := p.Report(l.Service.Object, model.ParsePath("spec.ports"),
+		d := p.Reportf(l.Service.Object, model.ParsePath("spec.ports"),
 			"port %d of %s (%s) is dropped from outbound listener %s, which %s port %d (%s) already holds: %s; connections meant for %s reach %s; give the services distinct addresses or ports",
 			l.Port, l.Service.Host, l.Protocol, l.Listener(), w.Service.Host, w.Port, w.Protocol, why, l.Service.Host, w.Service.Host)
 		if w.Service.Object != l.Service.Object {
@@ -80,7 +80,7 @@ var catchAllTCPCapture = &Analyzer{Entry: diag.CatchAllTCPCapture, Run: func(p *
 		if c.Service.Resolution == resolve.Passthrough {
 			where = "on to their original destination, but counted, and given the policies, as this service"
 		}
-		d := p.Report(c.Service.Object, model.ParsePath("spec.ports"),
+		d := p.Reportf(c.Service.Object, model.ParsePath("spec.ports"),
 			"%s (port %d, %s) has no address of its own, so its chain on outbound listener %s matches every connection: any TCP traffic on port %d that no other listener takes (other external hosts, IPs without a service) is sent %s; give the ServiceEntry addresses, or use TLS with SNI or an HTTP protocol",
 			c.Service.Host, c.Port, c.Protocol, c.Listener(), c.Port, where)
 		d.Proxies = proxyIDs(found.byKey[k].proxies)

@@ -1,0 +1,81 @@
+package diag
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+	"strings"
+)
+
+// A key names a finding so that it can be recognised in another run: the
+// code, the subject, and a discriminator that tells apart the findings of
+// one code about one subject. It never holds a line number or, for a
+// finding about an object, a file name, so moving an object to another
+// file or reformatting it keeps its findings' keys:
+//
+//	MC4003/VirtualService/shop/reviews/host=reviews.shop.svc.cluster.local/subset=v4
+//	MC6001/Sidecar/shop/default
+//	MC3002/Namespace/team-a                  (a cluster-scoped subject)
+//	MC1001/file=manifests/broken.yaml/doc=2  (a finding about a file)
+//
+// Discriminator parts are name=value. docs/json.md describes the form.
+
+// keyFor builds the key of a finding of code about obj.
+func keyFor(code string, obj ObjectRef, parts []string) string {
+	var b strings.Builder
+	b.WriteString(code)
+	b.WriteByte('/')
+	b.WriteString(subjectKey(obj))
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		b.WriteByte('/')
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// subjectKey is "Kind/namespace/name" ("Kind/name" when cluster-scoped),
+// or, for a finding without an object, the file in slash form after the
+// kind when one is known.
+func subjectKey(o ObjectRef) string {
+	if o.Name != "" {
+		if o.Namespace == "" {
+			return o.Kind + "/" + o.Name
+		}
+		return o.Kind + "/" + o.Namespace + "/" + o.Name
+	}
+	file := "file=" + filepath.ToSlash(o.File)
+	if o.Kind == "" {
+		return file
+	}
+	return o.Kind + "/" + file
+}
+
+// Part renders one discriminator part, name=value.
+func Part(name, value string) string { return name + "=" + value }
+
+// TextPart renders a discriminator part from free text (a validation
+// problem, a reason): a short digest, so the key stays short and readable
+// while two different texts still differ.
+func TextPart(name, text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return name + "=" + hex.EncodeToString(sum[:4])
+}
+
+// Keyed returns d with its key discriminated by parts, for report sites
+// whose message is not yet a catalog template (see Message).
+func (d Diagnostic) Keyed(parts ...string) Diagnostic {
+	d.Key = keyFor(d.Code, d.Object, parts)
+	return d
+}
+
+// Keys lists the keys of ds.
+func Keys(ds []Diagnostic) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Key
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+package diag
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ArgType is what a message argument holds, which decides how the
+// argument enters a finding's key.
+type ArgType int
+
+const (
+	// Word is a name the finding is about: a host, a namespace, a subset,
+	// a port name, a field. It enters a key as written.
+	Word ArgType = iota + 1
+	// Number is an integer: a port, an index, a count.
+	Number
+	// Text is prose composed at the report site (a reason, a list, a
+	// hint). It enters a key as a digest.
+	Text
+)
+
+func (t ArgType) String() string {
+	switch t {
+	case Word:
+		return "word"
+	case Number:
+		return "number"
+	case Text:
+		return "text"
+	}
+	return fmt.Sprintf("ArgType(%d)", int(t))
+}
+
+// accepts reports whether v is a value of t.
+func (t ArgType) accepts(v any) bool {
+	switch v.(type) {
+	case string, fmt.Stringer:
+		return t == Word || t == Text
+	case int, int32, int64, uint32, uint64:
+		return t == Number
+	}
+	return false
+}
+
+// Arg declares one argument of a message template.
+type Arg struct {
+	Name string
+	Type ArgType
+	// Identifies marks an argument that tells this finding apart from
+	// others of the same code about the same subject: it is part of the
+	// key.
+	Identifies bool
+}
+
+// ID returns a with Identifies set.
+func (a Arg) ID() Arg {
+	a.Identifies = true
+	return a
+}
+
+// W, N and T declare a Word, Number and Text argument.
+func W(name string) Arg { return Arg{Name: name, Type: Word} }
+func N(name string) Arg { return Arg{Name: name, Type: Number} }
+func T(name string) Arg { return Arg{Name: name, Type: Text} }
+
+// Message is one way a finding of an entry reads: a template with one fmt
+// verb per argument, and the arguments it takes, in order. Report sites
+// pass values, never text, so every finding of a message reads alike and
+// its key comes from the arguments marked as identifying.
+type Message struct {
+	Entry *Entry
+	Text  string
+	Args  []Arg
+}
+
+// Template declares a message of e. It is called only while the catalog
+// is initialised.
+func (e *Entry) Template(text string, args ...Arg) *Message {
+	m := &Message{Entry: e, Text: text, Args: args}
+	e.Messages = append(e.Messages, m)
+	return m
+}
+
+// Identifying reports whether the message has arguments that identify a
+// finding; a finding of a message without them is told apart by where it
+// is (see lint's Report).
+func (m *Message) Identifying() bool {
+	return slices.ContainsFunc(m.Args, func(a Arg) bool { return a.Identifies })
+}
+
+// At is a finding of m's entry about obj, its text rendered from args.
+func (m *Message) At(obj ObjectRef, args ...any) Diagnostic {
+	e := m.Entry
+	return Diagnostic{
+		Code:     e.Code,
+		Name:     e.Name,
+		Severity: e.Severity,
+		Message:  m.render(args),
+		Key:      keyFor(e.Code, obj, m.parts(args)),
+		Object:   obj,
+	}
+}
+
+// render fills the template. An argument of the wrong type or count is
+// marked in the text, as fmt marks a bad verb, so tests see it.
+func (m *Message) render(args []any) string {
+	s := fmt.Sprintf(m.Text, args...)
+	var bad []string
+	for i, a := range m.Args {
+		if i < len(args) && !a.Type.accepts(args[i]) {
+			bad = append(bad, fmt.Sprintf("%s: want %s, got %T", a.Name, a.Type, args[i]))
+		}
+	}
+	if len(args) != len(m.Args) {
+		bad = append(bad, fmt.Sprintf("%d arguments for %d", len(args), len(m.Args)))
+	}
+	if len(bad) > 0 {
+		s += "%!(BADARGS " + strings.Join(bad, "; ") + ")"
+	}
+	return s
+}
+
+// parts are the key parts of the identifying arguments.
+func (m *Message) parts(args []any) []string {
+	var out []string
+	for i, a := range m.Args {
+		if !a.Identifies || i >= len(args) {
+			continue
+		}
+		v := fmt.Sprint(args[i])
+		if a.Type == Text {
+			out = append(out, TextPart(a.Name, v))
+			continue
+		}
+		out = append(out, Part(a.Name, v))
+	}
+	return out
+}
