@@ -378,6 +378,44 @@ of their namespace.`,
 	}
 )
 
+// The messages of the core analyzers' entries.
+var (
+	AmbiguousHostChosen = AmbiguousHost.Template("%s is defined in %s and in %s; proxies use the one in %[2]s (%[4]s)",
+		W("host").ID(), W("namespace"), T("losers"), W("tieBreak"))
+
+	ShadowedBySelectorRule = ShadowedDestinationRule.Template("%s is never used by proxies in %s: the lookup stops at a rule that applies only to selected workloads",
+		W("rule"), T("namespaces"))
+	ShadowedBy = ShadowedDestinationRule.Template("%s is shadowed for proxies in %s: %s wins the lookup (%s)",
+		W("rule"), T("namespaces"), W("winner").ID(), W("step").ID())
+
+	MergeDropsTrafficPolicy = DestinationRuleMergeConflict.Template("the trafficPolicy of %s is ignored: it is merged with %s for host %s, and only the oldest rule's trafficPolicy is kept, whole",
+		W("rule"), W("kept"), W("host"))
+	MergeDropsSubset = DestinationRuleMergeConflict.Template("subset %q of %s is ignored: %s, merged with it for host %s, already defines it",
+		W("subset").ID(), W("rule"), W("kept"), W("host"))
+
+	SubsetWithoutRule = UnknownSubset.Template("%s routes to subset %q of %s, but no DestinationRule applies to %s, so the subset does not exist there",
+		W("route"), W("subset").ID(), W("host").ID(), W("who")).Fielded()
+	SubsetNotInRule = UnknownSubset.Template("%s routes to subset %q of %s, but the DestinationRule %s, %s (%s), has no such subset (it has %s)",
+		W("route"), W("subset").ID(), W("host").ID(), W("who"), W("rule").ID(), W("step"), T("subsets")).Fielded()
+
+	HostClaimedTwice = VirtualServiceHostConflict.Template("%s and %s both claim %s; sidecars never merge VirtualServices, so the routes of %[1]s for %[4]s are ignored",
+		W("loser"), W("winner").ID(), T("hosts"), W("them"))
+	HostClaimedByMany = VirtualServiceHostConflict.Template("%d VirtualServices claim %s for the same proxies; sidecars never merge VirtualServices, so only %s is used and the routes of %s are ignored for %s",
+		N("count"), T("hosts"), W("winner").ID(), T("losers"), W("them"))
+
+	DestinationUnreachable = DestinationHostNotFound.Template("%s routes to %s, which %s cannot reach: %s",
+		W("route"), W("host").ID(), W("who"), T("why")).Fielded()
+
+	SecondDefaultSidecar = MultipleDefaultSidecars.Template("namespace %s has more than one Sidecar without a workloadSelector; only the oldest, %s, takes effect and %s is ignored",
+		W("namespace"), W("kept"), W("ignored"))
+
+	NoWorkloadInjected = NoInjectedWorkloads.Template("no workload in the input gets a sidecar, so no sidecar proxy is built, and checks speak for each namespace as a workload without labels would see it (NS/*): %s; %s",
+		T("namespaces"), T("fixes")).WithoutSubject()
+
+	SidecarsSelectSameWorkloads = ConflictingSidecarSelectors.Template("Sidecars %s and %s both select %s; only the oldest, %s, applies",
+		W("winner").ID(), W("loser"), T("workloads"), W("winnerName"))
+)
+
 // core lists the entries of this file. Each catalog_*.go file adds its
 // family's entries in a slice of its own, so families grow without
 // touching one another.

@@ -133,3 +133,14 @@ made only if no RequestAuthentication of the input selects the Gateway's
 selector labels.`,
 	}
 )
+
+// The messages of the route entries.
+var (
+	GatewayRouteWithoutSubset = IngressRouteSkipsMeshRules.Template("%s sends traffic from gateway %s to %s without a subset, while %s routes that host by subset for the mesh; gateways do not apply mesh VirtualServices, so these requests skip %s rules and reach every endpoint: route to the subsets here too, or bind %s to the gateway",
+		W("route"), T("gateways"), W("host").ID(), T("meshRoutes"), W("their"), W("them")).Fielded()
+
+	ClaimRouteUnselected = JWTClaimRouteWithoutAuthentication.Template("%s routes on JWT claim %q through gateway %s, but no RequestAuthentication in the input selects its workloads (%s); without a validated token there are no claims, so the match never holds: add a RequestAuthentication selecting the gateway's workloads",
+		W("route"), W("claim"), W("gateway").ID(), T("selector"))
+	ClaimRouteUnauthenticated = JWTClaimRouteWithoutAuthentication.Template("%s routes on JWT claim %q through gateway %s, but no RequestAuthentication applies to its %s; without a validated token there are no claims, so the match never holds: add a RequestAuthentication selecting the gateway's workloads",
+		W("route"), W("claim"), W("gateway").ID(), T("proxies"))
+)

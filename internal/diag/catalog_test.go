@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -120,20 +121,29 @@ func isCatalogFile(root, path string) bool {
 // TestTemplatesMatchArgs: each template has one verb per argument, of the
 // argument's type, so a message renders without fmt's error marks.
 func TestTemplatesMatchArgs(t *testing.T) {
-	verb := regexp.MustCompile(`%[-+# 0]*[0-9]*(?:\.[0-9]+)?([a-zA-Z%])`)
+	verb := regexp.MustCompile(`%[-+# 0]*(?:\[(\d+)\])?[0-9]*(?:\.[0-9]+)?([a-zA-Z%])`)
 	for _, e := range Catalog() {
 		for _, m := range e.Messages {
 			if m.Entry != e {
 				t.Errorf("%s: template %q belongs to %s", e.Code, m.Text, m.Entry.Code)
 			}
-			var verbs []string
+			// verbs[i] are the verbs argument i is formatted with; an
+			// explicit index ([n]) reuses an argument.
+			verbs := map[int]string{}
+			next := 0
 			for _, v := range verb.FindAllStringSubmatch(m.Text, -1) {
-				if v[1] != "%" {
-					verbs = append(verbs, v[1])
+				if v[2] == "%" {
+					continue
 				}
+				if v[1] != "" {
+					next, _ = strconv.Atoi(v[1])
+					next--
+				}
+				verbs[next] += v[2]
+				next++
 			}
 			if len(verbs) != len(m.Args) {
-				t.Errorf("%s: %q has %d verbs for %d arguments", e.Code, m.Text, len(verbs), len(m.Args))
+				t.Errorf("%s: %q has verbs for %d arguments, declares %d", e.Code, m.Text, len(verbs), len(m.Args))
 				continue
 			}
 			names := map[string]bool{}
@@ -142,7 +152,7 @@ func TestTemplatesMatchArgs(t *testing.T) {
 				if a.Type == Number {
 					want = "dv"
 				}
-				if !strings.Contains(want, verbs[i]) {
+				if strings.Trim(verbs[i], want) != "" {
 					t.Errorf("%s: %q formats %s argument %s with %%%s", e.Code, m.Text, a.Type, a.Name, verbs[i])
 				}
 				if names[a.Name] || a.Name == "" {

@@ -64,10 +64,18 @@ func TextPart(name, text string) string {
 	return name + "=" + hex.EncodeToString(sum[:4])
 }
 
-// Keyed returns d with its key discriminated by parts, for report sites
-// whose message is not yet a catalog template (see Message).
+// Keyed returns d with parts added to its key: the field a finding is at,
+// or, at a report site whose text is not a catalog template, whatever
+// tells its findings apart. Empty parts are skipped.
 func (d Diagnostic) Keyed(parts ...string) Diagnostic {
-	d.Key = keyFor(d.Code, d.Object, parts)
+	if d.Key == "" {
+		d.Key = keyFor(d.Code, d.Object, nil)
+	}
+	for _, p := range parts {
+		if p != "" {
+			d.Key += "/" + p
+		}
+	}
 	return d
 }
 

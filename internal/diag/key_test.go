@@ -11,6 +11,7 @@ func TestKeys(t *testing.T) {
 	subset := e.Template("%s routes to subset %q of %s on port %d (%s)", W("route"), W("subset").ID(), W("host").ID(), N("port").ID(), T("why"))
 	whole := e.Template("%s is wrong", W("object"))
 	reason := e.Template("%s: %s", W("field").ID(), T("problem").ID())
+	perKind := e.Template("no model for %s (%d objects)", W("kind").ID(), N("count")).WithoutSubject()
 	vs := ObjectRef{Kind: "VirtualService", Namespace: "shop", Name: "reviews", File: "a.yaml", Line: 3}
 	moved := ObjectRef{Kind: "VirtualService", Namespace: "shop", Name: "reviews", File: "b/c.yaml", Line: 40}
 	tests := []struct {
@@ -31,6 +32,8 @@ func TestKeys(t *testing.T) {
 		{"cluster-scoped", "MC9999/Namespace/team-a", "team-a is wrong", whole.At(ObjectRef{Kind: "Namespace", Name: "team-a"}, "team-a")},
 		{"a file", "MC9999/file=dir/x.yaml/doc=2", "x is wrong", whole.At(ObjectRef{File: "dir/x.yaml", Line: 9}, "x").Keyed(Part("doc", "2"))},
 		{"a kind without a name", "MC9999/ConfigMap/file=mesh.yaml", "m is wrong", whole.At(ObjectRef{Kind: "ConfigMap", File: "mesh.yaml"}, "m")},
+		{"without a subject", "MC9999/kind=Secret", "no model for Secret (2 objects)",
+			perKind.At(ObjectRef{Kind: "Secret", Namespace: "shop", Name: "first"}, "Secret", 2)},
 		{"formatted at the site", "MC9999/VirtualService/shop/reviews", "free text 3", e.At(vs, "free text %d", 3)},
 	}
 	for _, tt := range tests {
@@ -49,7 +52,7 @@ func TestKeys(t *testing.T) {
 	if got := TextPart("p", "a"); got == TextPart("p", "b") || !regexp.MustCompile(`^p=[0-9a-f]{8}$`).MatchString(got) {
 		t.Errorf("TextPart = %q", got)
 	}
-	if len(e.Messages) != 3 || e.Messages[0] != subset || !subset.Identifying() || whole.Identifying() {
+	if len(e.Messages) != 4 || e.Messages[0] != subset || subset.KeysByField() || !whole.KeysByField() || !subset.Fielded().KeysByField() {
 		t.Errorf("the entry does not hold its templates: %v", e.Messages)
 	}
 }

@@ -2,6 +2,7 @@ package diag
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -35,10 +36,13 @@ func (t ArgType) String() string {
 
 // accepts reports whether v is a value of t.
 func (t ArgType) accepts(v any) bool {
-	switch v.(type) {
-	case string, fmt.Stringer:
+	if _, ok := v.(fmt.Stringer); ok {
 		return t == Word || t == Text
-	case int, int32, int64, uint32, uint64:
+	}
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.String:
+		return t == Word || t == Text
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint32, reflect.Uint64:
 		return t == Number
 	}
 	return false
@@ -73,6 +77,27 @@ type Message struct {
 	Entry *Entry
 	Text  string
 	Args  []Arg
+	// ByField marks a message whose arguments can recur, in one subject,
+	// at several fields (the same subset routed to from two routes): its
+	// findings are also told apart by their field. Findings of a message
+	// without identifying arguments always are.
+	ByField bool
+	// NoSubject marks a message about the whole input or a kind, shown at
+	// the first object that stands for it: its key leaves that object out,
+	// so it does not change when another object comes first.
+	NoSubject bool
+}
+
+// WithoutSubject returns m with NoSubject set.
+func (m *Message) WithoutSubject() *Message {
+	m.NoSubject = true
+	return m
+}
+
+// Fielded returns m with ByField set.
+func (m *Message) Fielded() *Message {
+	m.ByField = true
+	return m
 }
 
 // Template declares a message of e. It is called only while the catalog
@@ -83,11 +108,10 @@ func (e *Entry) Template(text string, args ...Arg) *Message {
 	return m
 }
 
-// Identifying reports whether the message has arguments that identify a
-// finding; a finding of a message without them is told apart by where it
-// is (see lint's Report).
-func (m *Message) Identifying() bool {
-	return slices.ContainsFunc(m.Args, func(a Arg) bool { return a.Identifies })
+// KeysByField reports whether a finding of m is told apart by the field
+// it is at (see ByField).
+func (m *Message) KeysByField() bool {
+	return m.ByField || !slices.ContainsFunc(m.Args, func(a Arg) bool { return a.Identifies })
 }
 
 // At is a finding of m's entry about obj, its text rendered from args.
@@ -98,7 +122,7 @@ func (m *Message) At(obj ObjectRef, args ...any) Diagnostic {
 		Name:     e.Name,
 		Severity: e.Severity,
 		Message:  m.render(args),
-		Key:      keyFor(e.Code, obj, m.parts(args)),
+		Key:      m.key(obj, args),
 		Object:   obj,
 	}
 }
@@ -120,6 +144,13 @@ func (m *Message) render(args []any) string {
 		s += "%!(BADARGS " + strings.Join(bad, "; ") + ")"
 	}
 	return s
+}
+
+func (m *Message) key(obj ObjectRef, args []any) string {
+	if m.NoSubject {
+		return strings.Join(append([]string{m.Entry.Code}, m.parts(args)...), "/")
+	}
+	return keyFor(m.Entry.Code, obj, m.parts(args))
 }
 
 // parts are the key parts of the identifying arguments.

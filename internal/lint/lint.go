@@ -47,13 +47,14 @@ type field struct {
 
 // Report adds a finding of msg, a message of the running analyzer's
 // entry, about obj (at the field at path, when given). Its key holds the
-// message's identifying arguments, or the field's path when it has none.
+// message's identifying arguments and, when they do not tell its findings
+// apart, the field's path.
 func (p *Pass) Report(obj *model.ObjectMeta, at model.Path, msg *diag.Message, args ...any) *diag.Diagnostic {
 	d := msg.At(obj.Ref(), args...)
 	if msg.Entry != p.entry {
 		d.Message += "%!(WRONGENTRY " + msg.Entry.Code + ")"
 	}
-	if !msg.Identifying() {
+	if msg.KeysByField() {
 		d = d.Keyed(fieldPart(at))
 	}
 	return p.add(d, obj, at)
