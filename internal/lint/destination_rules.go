@@ -87,8 +87,7 @@ var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFo
 		case strings.Count(string(h), ".") == 1:
 			why += " (a name with one dot is not expanded: write the short name or the full name)"
 		}
-		p.Reportf(&dr.ObjectMeta, model.ParsePath("spec.host"),
-			"the host %s of %s matches no service: %s, so the rule applies to nothing and its policies and subsets are unused",
+		p.Report(&dr.ObjectMeta, model.ParsePath("spec.host"), diag.RuleHostMatchesNothing,
 			h, objName(&dr.ObjectMeta), why)
 	}
 }}
@@ -132,8 +131,7 @@ var unreachableDestinationRuleExport = &Analyzer{Entry: diag.UnreachableDestinat
 		}
 		if dr.Spec.GetWorkloadSelector() != nil {
 			// A selector DR's export set is {"."} (§5.1).
-			p.Reportf(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
-				"%s is exported to %s, but it has a workloadSelector, so only the workloads it selects in %s use it: the exportTo has no effect",
+			p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"), diag.SelectorRuleExported,
 				objName(&dr.ObjectMeta), what, ns)
 			continue
 		}
@@ -158,8 +156,7 @@ var unreachableDestinationRuleExport = &Analyzer{Entry: diag.UnreachableDestinat
 		if !own {
 			users = "and its exportTo leaves out its own namespace " + ns + ", so no proxy uses it at all"
 		}
-		p.Reportf(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
-			"%s is exported to %s, but proxies there never consult it: other namespaces look for rules about %s only in %s (where the %s) and the root namespace %s; %s. Move the rule to %s or drop the export",
+		p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"), diag.ExportNeverConsulted,
 			objName(&dr.ObjectMeta), what, h, list(homes, 4), plural(len(homes), "service is", "services are"), root, users, plural(len(homes), homes[0], "one of those"))
 	}
 }}
@@ -194,11 +191,10 @@ var selectorRuleDropsSubsets = &Analyzer{Entry: diag.SelectorRuleDropsSubsets, R
 		sel, plain := k.selected.First(), k.plain.First()
 		missing := missingSubsets(k.selected, k.plain)
 		ids := proxyIDs(found[k])
-		d := p.Reportf(&sel.ObjectMeta, model.ParsePath("spec.workloadSelector"),
-			"%s replaces %s for %s %s, but lacks %s %s that %s defines for %s; routes from %s to %s fail with 503. Copy the %s into %s",
-			objName(&sel.ObjectMeta), objName(&plain.ObjectMeta), plural(len(ids), "workload", "workloads"), list(ids, 5), plural(len(missing), "subset", "subsets"), list(missing, 8),
-			objName(&plain.ObjectMeta), k.plain.Host, plural(len(ids), "this workload", "these workloads"), plural(len(missing), "it", "them"),
-			plural(len(missing), "subset", "subsets"), objName(&sel.ObjectMeta))
+		d := p.Report(&sel.ObjectMeta, model.ParsePath("spec.workloadSelector"), diag.SelectorRuleLacksSubsets,
+			objName(&sel.ObjectMeta), objName(&plain.ObjectMeta), plural(len(ids), "workload ", "workloads ")+list(ids, 5), plural(len(missing), "subset ", "subsets ")+list(missing, 8),
+			k.plain.Host, plural(len(ids), "this workload", "these workloads"), plural(len(missing), "it", "them"),
+			plural(len(missing), "subset", "subsets"))
 		d.Related = append(d.Related, related(&plain.ObjectMeta, "defines the subsets; used by workloads the selector does not match"))
 		d.Proxies = ids
 	}
