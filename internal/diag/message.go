@@ -42,7 +42,8 @@ func (t ArgType) accepts(v any) bool {
 	switch reflect.ValueOf(v).Kind() {
 	case reflect.String:
 		return t == Word || t == Text
-	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint32, reflect.Uint64:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return t == Number
 	}
 	return false

@@ -40,9 +40,8 @@ var listenerConflict = &Analyzer{Entry: diag.ListenerConflict, Run: func(p *Pass
 		if f.drop.Protocol {
 			why = "one of them is " + string(protocolOf(l, w)) + " and the other is not, and the listener keeps the first"
 		}
-		d := p.Reportf(l.Service.Object, model.ParsePath("spec.ports"),
-			"port %d of %s (%s) is dropped from outbound listener %s, which %s port %d (%s) already holds: %s; connections meant for %s reach %s; give the services distinct addresses or ports",
-			l.Port, l.Service.Host, l.Protocol, l.Listener(), w.Service.Host, w.Port, w.Protocol, why, l.Service.Host, w.Service.Host)
+		d := p.Report(l.Service.Object, model.ParsePath("spec.ports"), diag.ListenerChainDropped,
+			l.Port, l.Service.Host, l.Protocol, l.Listener(), w.Service.Host, w.Port, w.Protocol, why)
 		if w.Service.Object != l.Service.Object {
 			d.Related = append(d.Related, related(w.Service.Object, "holds listener %s", w.Listener()))
 		}
@@ -80,9 +79,8 @@ var catchAllTCPCapture = &Analyzer{Entry: diag.CatchAllTCPCapture, Run: func(p *
 		if c.Service.Resolution == resolve.Passthrough {
 			where = "on to their original destination, but counted, and given the policies, as this service"
 		}
-		d := p.Reportf(c.Service.Object, model.ParsePath("spec.ports"),
-			"%s (port %d, %s) has no address of its own, so its chain on outbound listener %s matches every connection: any TCP traffic on port %d that no other listener takes (other external hosts, IPs without a service) is sent %s; give the ServiceEntry addresses, or use TLS with SNI or an HTTP protocol",
-			c.Service.Host, c.Port, c.Protocol, c.Listener(), c.Port, where)
+		d := p.Report(c.Service.Object, model.ParsePath("spec.ports"), diag.ChainMatchesEverything,
+			c.Service.Host, c.Port, c.Protocol, c.Listener(), where)
 		d.Proxies = proxyIDs(found.byKey[k].proxies)
 	}
 }}

@@ -202,8 +202,8 @@ var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload,
 		} else if s.meshWide {
 			where = "any namespace of the input"
 		}
-		p.Reportf(s.obj, s.path, "the selector {%s} of %s %s matches no Pod or workload in %s, so istiod applies it to nothing; fix the labels or remove the %s",
-			labelString(s.labels), s.obj.Kind, objName(s.obj), where, s.obj.Kind)
+		p.Report(s.obj, s.path, diag.SelectorMatchesNothing,
+			labelString(s.labels), s.obj.Kind, objName(s.obj), where)
 	}
 }}
 
@@ -229,7 +229,7 @@ var emptyWorkloadSelector = &Analyzer{Entry: diag.EmptyWorkloadSelector, Run: fu
 		if len(s.labels) > 0 {
 			continue
 		}
-		p.Reportf(s.obj, s.path, "the selector of %s %s has no labels, so it matches every workload it can: %s; give it labels, or drop it if that is meant",
+		p.Report(s.obj, s.path, diag.SelectorWithoutLabels,
 			s.obj.Kind, objName(s.obj), emptySelectorEffect(s))
 	}
 }}
