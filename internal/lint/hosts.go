@@ -76,7 +76,7 @@ var nonFQDNDottedHost = &Analyzer{Entry: diag.NonFQDNDottedHost, Run: func(p *Pa
 		if len(svcs) == 0 {
 			continue
 		}
-		d := p.Reportf(c.obj, c.path, "%s %s names host %s, which istiod does not expand because it has a dot, and no service has that name; write %s%s",
+		d := p.Report(c.obj, c.path, diag.DottedHostNotExpanded,
 			c.obj.Kind, objName(c.obj), c.host, c.prefix, full)
 		d.Related = append(d.Related, related(svcs[0].Object, "defines %s", full))
 	}
@@ -118,8 +118,8 @@ var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewher
 		if len(fqdns) > 1 {
 			fix = "write the full name of the one meant: " + list(fqdns, 3)
 		}
-		d := p.Reportf(c.obj, c.path, "%s %s names short host %s, which istiod expands in the object's own namespace to %s, where no such service exists; a Service named %s exists in %s %s: %s",
-			c.obj.Kind, objName(c.obj), c.host, expanded, c.host, plural(len(others), "namespace", "namespaces"), list(namespaces(others), 5), fix)
+		d := p.Report(c.obj, c.path, diag.ShortHostElsewhere,
+			c.obj.Kind, objName(c.obj), c.host, expanded, plural(len(others), "namespace ", "namespaces ")+list(namespaces(others), 5), fix)
 		for _, s := range others {
 			d.Related = append(d.Related, related(s.Object, "defines %s", s.Host))
 		}

@@ -121,8 +121,7 @@ var workloadPortProtocolConflict = &Analyzer{Entry: diag.WorkloadPortProtocolCon
 	for _, k := range found.order {
 		c := found.byKey[k]
 		subject := c.services[len(c.services)-1]
-		d := p.Reportf(subject.Object, portPath(portIndex(subject, c.port)),
-			"Services %s select %s and declare port %d with different protocols (%s); the workload's inbound port gets one protocol, so traffic through the other Service is handled wrongly: make the protocols agree or use different port numbers",
+		d := p.Report(subject.Object, portPath(portIndex(subject, c.port)), diag.WorkloadPortProtocols,
 			list(serviceNames(c.services), 5), workloadIDs(c.proxies), c.port, c.detail)
 		for _, s := range c.services[:len(c.services)-1] {
 			d.Related = append(d.Related, related(s.Object, "also selects these workloads on port %d", c.port))
@@ -172,9 +171,8 @@ var workloadTargetPortConflict = &Analyzer{Entry: diag.WorkloadTargetPortConflic
 				i = portIndex(subject, sp.number)
 			}
 		}
-		d := p.Reportf(subject.Object, portPath(i).Key("targetPort"),
-			"%s %s %s and %s different service ports to workload port %d (%s); istiod builds one inbound chain for that workload port from one of them: use the same service port for it everywhere",
-			plural(len(c.services), "Service", "Services"), list(serviceNames(c.services), 5), plural(len(c.services), "selects", "select")+" "+workloadIDs(c.proxies),
+		d := p.Report(subject.Object, portPath(i).Key("targetPort"), diag.WorkloadTargetPorts,
+			plural(len(c.services), "Service ", "Services ")+list(serviceNames(c.services), 5), plural(len(c.services), "selects", "select")+" "+workloadIDs(c.proxies),
 			plural(len(c.services), "sends", "send"), c.port, c.detail)
 		for _, s := range c.services[:len(c.services)-1] {
 			d.Related = append(d.Related, related(s.Object, "also sends a port to workload port %d of these workloads", c.port))
