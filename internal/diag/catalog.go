@@ -412,6 +412,13 @@ var (
 	NoWorkloadInjected = NoInjectedWorkloads.Template("no workload in the input gets a sidecar, so no sidecar proxy is built, and checks speak for each namespace as a workload without labels would see it (NS/*): %s; %s",
 		T("namespaces"), T("fixes")).WithoutSubject()
 
+	ConfigOverBudget = ProxyConfigTooLarge.Template("the Envoy configs of %s of %s are up to %d bytes on the wire (%d clusters, %d listeners), over the budget of %d; %s",
+		T("proxies"), W("scope").ID(), N("bytes"), N("clusters"), N("listeners"), N("budget"), T("hint")).WithoutSubject()
+	ConfigInvalid = InvalidEnvoyConfig.Template("the Envoy config of proxy %s is invalid: %s",
+		W("proxy"), T("problem").ID())
+	PolicyNotBuilt = UntranslatedPolicy.Template("%s %s/%s applies to %d of the proxies built, but meshc does not build %s",
+		W("kind"), W("namespace"), W("name"), N("proxies"), T("omits"))
+
 	SidecarsSelectSameWorkloads = ConflictingSidecarSelectors.Template("Sidecars %s and %s both select %s; only the oldest, %s, applies",
 		W("winner").ID(), W("loser"), T("workloads"), W("winnerName"))
 )

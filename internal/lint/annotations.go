@@ -191,7 +191,7 @@ var unknownAnnotation = &Analyzer{Entry: diag.UnknownAnnotation, Run: func(p *Pa
 			}
 			hint = suggest.DidYouMean(a.key, names)
 		}
-		p.Reportf(a.site.obj, a.site.path(a.key), "annotation %s on %s is not one Istio defines, so nothing reads it%s",
+		p.Report(a.site.obj, a.site.path(a.key), diag.AnnotationUnknown,
 			a.key, a.site.where(), hint)
 	}
 }}
@@ -203,11 +203,11 @@ var misplacedAnnotation = &Analyzer{Entry: diag.MisplacedAnnotation, Run: func(p
 			continue
 		}
 		if !a.site.template && isWorkloadKind(a.site.obj) && appliesTo(a.def.Resources, "Pod") {
-			p.Reportf(a.site.obj, a.site.path(a.key), "annotation %s on %s has no effect: Istio reads it on Pods only, and a workload's own metadata never reaches its pods; move it to spec.template.metadata.annotations",
+			p.Report(a.site.obj, a.site.path(a.key), diag.AnnotationOnWorkload,
 				a.key, a.site.where())
 			continue
 		}
-		p.Reportf(a.site.obj, a.site.path(a.key), "annotation %s on %s has no effect: Istio reads it only on %s", a.key, a.site.where(), resourceList(a.def.Resources))
+		p.Report(a.site.obj, a.site.path(a.key), diag.AnnotationOnOtherKind, a.key, a.site.where(), resourceList(a.def.Resources))
 	}
 }}
 
@@ -222,7 +222,7 @@ var invalidAnnotationValue = &Analyzer{Entry: diag.InvalidAnnotationValue, Run: 
 			if a.key != annotation.SidecarInject.Name {
 				problem += "; the injector refuses it, so with its webhook's default failurePolicy the pod is not created"
 			}
-			p.Reportf(a.site.obj, a.site.path(a.key), "annotation %s=%q on %s is not valid: %s", a.key, a.value, a.site.where(), problem)
+			p.Report(a.site.obj, a.site.path(a.key), diag.AnnotationValueInvalid, a.key, a.value, a.site.where(), problem)
 		}
 	}
 	// The label of the same name, which replaces the annotation, is read
@@ -239,7 +239,7 @@ var invalidAnnotationValue = &Analyzer{Entry: diag.InvalidAnnotationValue, Run: 
 		}
 		if v, ok := labels[inject]; ok && o.Meta().InheritedFrom == nil && injectValue(v) != "" {
 			m := o.Meta()
-			p.Reportf(m, at.Key("labels").Key(inject), "label %s=%q on %s %s is not valid: %s", inject, v, m.Kind, objName(m), injectValue(v))
+			p.Report(m, at.Key("labels").Key(inject), diag.InjectLabelInvalid, inject, v, m.Kind, objName(m), injectValue(v))
 		}
 	}
 }}
@@ -264,7 +264,7 @@ var alphaAnnotation = &Analyzer{Entry: diag.AlphaAnnotation, Run: func(p *Pass) 
 		if a.site.kind == "Pod" && !a.site.injectInit && injectorDefaults[a.key] {
 			continue
 		}
-		p.Reportf(a.site.obj, a.site.path(a.key), "annotation %s on %s belongs to an alpha-phase Istio feature: it may change between releases and may be incompletely supported",
+		p.Report(a.site.obj, a.site.path(a.key), diag.AlphaFeatureAnnotation,
 			a.key, a.site.where())
 	}
 }}
@@ -284,7 +284,7 @@ func deprecatedAnnotations(p *Pass) {
 			}
 			extra = fmt.Sprintf("; use the label %s instead (%s)", a.key, a.site.at.Key("labels"))
 		}
-		d := p.Reportf(a.site.obj, a.site.path(a.key), "annotation %s on %s is deprecated and may stop working in a later Istio release%s", a.key, a.site.where(), extra)
+		d := p.Report(a.site.obj, a.site.path(a.key), diag.DeprecatedAnnotation, a.key, a.site.where(), extra)
 		d.Severity = diag.Info
 	}
 }
