@@ -378,6 +378,66 @@ of their namespace.`,
 	}
 )
 
+// The messages of the loader's, the hierarchy's and suppression's entries.
+var (
+	SuppressionExpired = ExpiredSuppression.Template("the suppression of %s expired on %s (%s); its findings are reported again",
+		W("suppression").ID(), W("expires"), T("reason"))
+
+	HNCResourceNotNamespaced = SchemaViolation.Template("resource %q is not namespaced; the entry is ignored (HNC: BadConfiguration/ResourceNotNamespaced)",
+		W("resource"))
+	HNCResourceUnknown = SchemaViolation.Template("HNCConfiguration resource %q (group %q) is not a namespaced type meshc knows; the entry is ignored (HNC: BadConfiguration/ResourceNotFound). A CustomResourceDefinition in the input registers its type.",
+		W("resource"), W("group"))
+	HNCResourceAmbiguous = SchemaViolation.Template("HNCConfiguration resource %q matches types in several groups; set its group (HNC: BadConfiguration/ResourceNotFound)",
+		W("resource"))
+	HNCModeEnforced = SchemaViolation.Template("The sync mode for %q is enforced by HNC as \"Propagate\" and cannot be overridden (HNC: BadConfiguration/MultipleConfigurationsForType)",
+		W("resource"))
+	HNCModeRepeated = SchemaViolation.Template("Multiple sync mode settings found for %q; all but one (%q) will be ignored (HNC: BadConfiguration/MultipleConfigurationsForType)",
+		W("resource"), W("mode"))
+	DiscoverySelectorInvalid = SchemaViolation.Template("mesh config discoverySelectors: %v; the selector is ignored",
+		T("problem").ID())
+
+	HierarchyCycleFound = HierarchyCycle.Template("namespaces %s form a parent cycle (%s); HNC halts them and everything below",
+		T("members"), T("cycle"))
+
+	ParentIgnored = ParentMissing.Template("namespace %s is managed by %s, so HNC ignores its parent %q",
+		W("namespace"), W("manager"), W("parent").ID())
+	ParentUnmanaged = ParentMissing.Template("the parent of %[1]s, %[2]s, is a namespace HNC does not manage; propagation into %[1]s and below is halted",
+		W("namespace"), W("parent").ID())
+	ParentAbsent = ParentMissing.Template("the parent of %[1]s, %[2]s, does not exist; propagation into %[1]s and below is halted",
+		W("namespace"), W("parent").ID())
+	ParentOverridesProject = ParentMissing.Template("namespace %s belongs to TKE project %s but HNC gives it the parent %s; the parent wins",
+		W("namespace"), W("project").ID(), W("parent"))
+
+	CopyOverwrites = PropagationConflict.Template("%[1]s %[2]s/%[3]s is overwritten by HNC with the copy of %[4]s/%[3]s (its parent chain propagates a %[1]s of the same name); this object's content is lost",
+		W("kind"), W("namespace"), W("name"), W("source"))
+
+	AnchorForbidden = SubnamespaceAnchorMismatch.Template("anchor %s/%s names namespace %s, which HNC does not manage; the anchor is Forbidden",
+		W("namespace"), W("anchor"), W("child"))
+	AnchorsCompete = SubnamespaceAnchorMismatch.Template("%d anchors want to create namespace %s; meshc keeps the one in %s (smallest name), a cluster would keep whichever HNC saw first",
+		N("count"), W("child").ID(), W("kept")).WithoutSubject()
+	AnchorInConflict = SubnamespaceAnchorMismatch.Template("anchor %[1]s/%[2]s is in Conflict: namespace %[3]s exists and is not a subnamespace of %[1]s",
+		W("namespace"), W("anchor"), W("child"))
+	AnchorMissing = SubnamespaceAnchorMismatch.Template("namespace %[1]s says it is a subnamespace of %[2]s, but %[2]s has no anchor for it (HNC: BadConfiguration/SubnamespaceAnchorMissing)",
+		W("namespace"), W("parent"))
+
+	PropagationFrozen = ActivitiesHalted.Template("propagation is frozen in %s and below (%s): %s",
+		W("namespace"), W("reason"), T("effects"))
+	AncestorHalted = ActivitiesHalted.Template("propagation into %s is paused: its ancestor %s is halted (%s)",
+		W("namespace"), W("ancestor"), W("reason"))
+
+	SlotClaimedTwice = InheritedSlotConflict.Template("the %[1]s inherited from %[2]s/%[3]s and the local %[1]s %[4]s both claim the namespace-wide slot of %[5]s; Istio would pick one by age, which the files do not tell",
+		W("kind"), W("sourceNamespace"), W("source"), W("local"), W("namespace"))
+
+	MetadataNotManaged = IllegalManagedMetadata.Template("%s is not a managed %s (%s), so HNC drops it from %s",
+		W("key").ID(), W("what").ID(), W("flag"), W("namespace"))
+
+	ExceptionUnparsable = InvalidPropagationException.Template("%s cannot be parsed (%v), so HNC propagates %s/%s nowhere (CannotParseSelector)",
+		W("annotation").ID(), T("problem"), W("namespace"), W("name"))
+
+	RootNamespaceHasChildren = RootNamespaceInHierarchy.Template("the Istio root namespace %[1]s has HNC children (%[2]s): propagated copies of its mesh-wide objects become per-namespace objects there and change precedence; exclude it with --hnc-excluded-namespace=%[1]s",
+		W("root"), T("children"))
+)
+
 // The messages of the core analyzers' entries.
 var (
 	AmbiguousHostChosen = AmbiguousHost.Template("%s is defined in %s and in %s; proxies use the one in %[2]s (%[4]s)",
