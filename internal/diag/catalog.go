@@ -380,6 +380,11 @@ of their namespace.`,
 
 // The messages of the loader's, the hierarchy's and suppression's entries.
 var (
+	KindNotModelled = UnknownKind.Template("meshc does not model %s %s (%s); such objects count only for their namespace and for HNC propagation",
+		W("apiVersion"), W("kind").ID(), T("count")).WithoutSubject()
+	KindNotBuilt = UnknownKind.Template("meshc does not model %s %s (%s): %s",
+		W("apiVersion"), W("kind").ID(), T("count"), T("meaning")).WithoutSubject()
+
 	SuppressionExpired = ExpiredSuppression.Template("the suppression of %s expired on %s (%s); its findings are reported again",
 		W("suppression").ID(), W("expires"), T("reason"))
 

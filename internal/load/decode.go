@@ -38,6 +38,9 @@ type decoder struct {
 	// noAdmission turns istiod's admission rules off (see
 	// BytesWithoutAdmission).
 	noAdmission bool
+	// doc numbers the file's documents from 1: a finding about a document
+	// with no object to name is keyed by it.
+	doc int
 }
 
 func newDecoder() *decoder { return &decoder{schema: newGoSchema()} }
@@ -53,6 +56,7 @@ func (d *decoder) decodeFile(file string, data []byte) (objs []model.Object, dia
 	for _, c := range splitDocuments(normalizeBreaks(data)) {
 		if !blank(c) {
 			docs++
+			d.doc = docs
 			d.document(c)
 		}
 	}
@@ -79,7 +83,22 @@ func normalizeBreaks(data []byte) []byte {
 
 func (d *decoder) report(e *diag.Entry, line int, obj diag.ObjectRef, format string, args ...any) {
 	obj.File, obj.Line = d.file, line
-	d.diags = append(d.diags, e.At(obj, format, args...))
+	r := e.At(obj, format, args...)
+	if obj.Name == "" {
+		r = r.Keyed(diag.Part("doc", strconv.Itoa(d.doc)))
+	}
+	d.diags = append(d.diags, r)
+}
+
+// keyLast tells the last finding apart from others about its object.
+func (d *decoder) keyLast(parts ...string) {
+	d.diags[len(d.diags)-1] = d.diags[len(d.diags)-1].Keyed(parts...)
+}
+
+// fieldKey are the key parts of a schema problem: its field and a digest
+// of what is wrong there.
+func fieldKey(fe fieldError) []string {
+	return []string{diag.Part("field", fe.Path.String()), diag.TextPart("problem", fe.Msg)}
 }
 
 func (d *decoder) document(c chunk) {
@@ -365,12 +384,14 @@ func (d *decoder) fieldErrors(e *diag.Entry, src model.Source, ref diag.ObjectRe
 	for i, fe := range shown {
 		if fe.Warn {
 			d.report(diag.AdmissionWarning, lines[i], ref, "%s%s", fe, fate)
-			continue
+		} else {
+			d.report(e, lines[i], ref, "%s; the object is left out", fe)
 		}
-		d.report(e, lines[i], ref, "%s; the object is left out", fe)
+		d.keyLast(fieldKey(fe)...)
 	}
 	if rest := len(errs) - len(shown); rest > 0 {
 		d.report(e, src.Line, ref, "%d more schema problems not shown", rest)
+		d.keyLast(diag.Part("problem", "more"))
 	}
 }
 

@@ -53,7 +53,7 @@ func MeshConfig(objs []model.Object, opts MeshOptions) (model.MeshConfig, []diag
 	lines := doc.LinesOf(pathsOf(errs))
 	fatal := false
 	for i, e := range errs {
-		d := diag.SchemaViolation.At(refAt(src, lines[i]), "mesh config: %s", e)
+		d := diag.SchemaViolation.At(refAt(src, lines[i]), "mesh config: %s", e).Keyed(fieldKey(e)...)
 		if e.Unknown {
 			d = d.WithSeverity(diag.Warning)
 			d.Message += "; istiod ignores it"
