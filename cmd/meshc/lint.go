@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -11,7 +12,7 @@ import (
 )
 
 func newLintCmd(g *globals) *cobra.Command {
-	var format, failOn, explain string
+	var format, failOn, explain, baseline string
 	var cf compileFlags
 	cmd := &cobra.Command{
 		Use:   "lint [PATH...]",
@@ -21,13 +22,20 @@ recursively for .yaml, .yml and .json, or - for stdin; with none, piped
 standard input, else .) and prints diagnostics. Files without Kubernetes
 objects and unrendered Helm templates are skipped and listed.
 
+With --baseline, only findings whose key is absent from an earlier
+"meshc lint -o json" report are printed and counted: a key names the code,
+the object and what the finding is about, never a line, so moving or
+reformatting a manifest keeps its findings known.
+
 Exit status: 0 when nothing reaches --fail-on, 1 when something does, 2 on a
-usage error or when some input could not be read (MC1006).`,
+usage error or when some input could not be read (MC1006); with --baseline,
+only the new findings count.`,
 		Example: `  meshc lint ./manifests
   kubectl get virtualservices,destinationrules -A -o yaml | meshc lint
   meshc lint . --exclude 'charts/**' --inject-namespace shop
   meshc lint . -o sarif > meshc.sarif
   meshc lint . -o github --fail-on warning
+  meshc lint . -o json > baseline.json; meshc lint . --baseline baseline.json
   meshc lint --explain MC1003`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if explain != "" {
@@ -35,6 +43,14 @@ usage error or when some input could not be read (MC1006).`,
 			}
 			if _, err := parseFailOn(failOn); err != nil {
 				return &exitError{code: exitUsage, err: err}
+			}
+			var known *diag.Baseline
+			if baseline != "" {
+				b, err := readBaseline(baseline)
+				if err != nil {
+					return &exitError{code: exitUsage, err: err}
+				}
+				known = &b
 			}
 			run, err := g.compile(cmd, &cf, args)
 			if err != nil {
@@ -45,6 +61,17 @@ usage error or when some input could not be read (MC1006).`,
 				return &exitError{code: exitUsage, err: err}
 			}
 			ds := run.Diagnostics
+			if known != nil {
+				var n int
+				ds, n = known.New(ds)
+				if n > 0 {
+					word := "findings"
+					if n == 1 {
+						word = "finding"
+					}
+					fmt.Fprintf(g.stderr, "meshc: %d %s of the baseline not shown\n", n, word)
+				}
+			}
 			r, err := diag.NewRenderer(format, diag.Options{
 				Color:       g.color(g.stdout),
 				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects), Skipped: run.Skipped},
@@ -62,6 +89,7 @@ usage error or when some input could not be read (MC1006).`,
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: "+strings.Join(diag.Formats(), ", "))
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	cf.add(cmd, true)
+	cmd.Flags().StringVar(&baseline, "baseline", "", "report only findings whose key is not in `REPORT.json`, an earlier report of meshc lint -o json")
 	cmd.Flags().StringVar(&explain, "explain", "", "print the documentation of a diagnostic `CODE` (a name, or an istioctl analyze code such as IST0101) and exit")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(diag.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info", "none"}, cobra.ShellCompDirectiveNoFileComp))
@@ -73,6 +101,20 @@ usage error or when some input could not be read (MC1006).`,
 		return codes, cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
+}
+
+// readBaseline reads --baseline.
+func readBaseline(path string) (diag.Baseline, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return diag.Baseline{}, fmt.Errorf("--baseline: %w", err)
+	}
+	defer f.Close()
+	b, err := diag.ReadBaseline(f)
+	if err != nil {
+		return diag.Baseline{}, fmt.Errorf("--baseline %s: %w", path, err)
+	}
+	return b, nil
 }
 
 // parseFailOn reads --fail-on; 0 means never fail.

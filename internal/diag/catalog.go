@@ -562,6 +562,7 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("<!-- Generated from internal/diag/catalog.go by `go test ./internal/diag -update`. Do not edit. -->\n\n")
 	b.WriteString("Codes are stable. The severity is the default; `meshc lint --fail-on` sets which severity fails a run.\n\n")
 	b.WriteString(withoutWorkloads)
+	b.WriteString(findingKeys)
 	b.WriteString("| code | name | severity | istioctl analyze | summary |\n| --- | --- | --- | --- | --- |\n")
 	for _, e := range catalog {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s |\n", e.Code, e.Anchor(), e.Name, e.Severity, strings.Join(e.Istio, ", "), e.Summary)
@@ -572,10 +573,71 @@ func WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "\nistioctl analyze reports the same as %s; `--suppress` and `galley.istio.io/analyze-suppress` accept the Istio code as well.\n",
 				strings.Join(e.Istio, ", "))
 		}
+		writeMessages(&b, e)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// writeMessages lists e's message templates and what keys their findings.
+func writeMessages(b *strings.Builder, e *Entry) {
+	if len(e.Messages) == 0 {
+		return
+	}
+	b.WriteString("\nMessages:\n\n")
+	for _, m := range e.Messages {
+		var keyed []string
+		if m.NoSubject {
+			keyed = append(keyed, "not the object")
+		}
+		if args := m.KeyArgs(); len(args) > 0 {
+			keyed = append(keyed, strings.Join(args, ", "))
+		}
+		if m.KeysByField() {
+			keyed = append(keyed, "the field")
+		}
+		fmt.Fprintf(b, "- `%s` (key: %s)\n", m.Pattern(), strings.Join(keyed, "; "))
+	}
+}
+
+// findingKeys describes keys; the README says the same in short.
+const findingKeys = `## Finding keys
+
+Every finding carries a key that names it across runs, so that a later run
+can tell a new finding from a known one (` + "`meshc lint --baseline`" + `). In JSON it
+is the ` + "`key`" + ` field, in SARIF the result's ` + "`partialFingerprints`" + `
+entry ` + "`meshcKey/v1`" + `. A key is the code, the subject and a discriminator,
+joined by "/":
+
+` + "```" + `
+MC4003/VirtualService/default/reviews/subset=v4/host=reviews.default.svc.cluster.local/rule=default/reviews/field=spec.http[0].route[0].destination.subset
+MC6001/Sidecar/web/b                           the subject alone: one such finding per object
+MC9006/Namespace/shop/field=metadata.labels   a cluster-scoped subject (Kind/name) and a field
+MC1005/kind=Widget                             about a kind, not the object it is shown at
+MC1001/file=manifests/broken.yaml/doc=2        a finding about a file: its path and document number
+MC1003/VirtualService/shop/reviews/field=spec.http[0].timeout/problem=3f9a0c12
+` + "```" + `
+
+The subject is ` + "`Kind/namespace/name`" + ` of the object the finding is
+about. The discriminator holds the message's identifying arguments
+(listed under each code below as "key"), as name=value; free text enters
+as a short digest. When those do not tell a subject's findings apart,
+or the message has none, the field the finding points at is added as
+` + "`field=`" + `, a path in the object (list positions included). A key never
+holds a line number or, for a finding about an object, a file name: moving
+an object to another file, reordering documents or reformatting YAML keeps
+its findings' keys. What changes a key is what changes the finding: its
+object's identity, an identifying argument, or the position of its field
+in a list (a route moved before another).
+
+Limits: a finding about a document with no object to name (a YAML syntax
+error, an object without a name) is keyed by the file's path as given on
+the command line and the document's number in the file, so moving the
+document or running from another directory changes it. Keys are unique
+within one run; the same finding in two runs has the same key as long as
+the same meshc version reports it.
+
+`
 
 // withoutWorkloads is the rule analyzers follow when the input does not
 // show every proxy or service; the README says the same.

@@ -49,10 +49,16 @@ func TestKeys(t *testing.T) {
 			}
 		})
 	}
+	if got, want := subset.Pattern(), `{route} routes to subset "{subset}" of {host} on port {port} ({why})`; got != want {
+		t.Errorf("Pattern = %q, want %q", got, want)
+	}
+	if got, want := e.Template("%[2]s before %[1]d, 100%%", N("a"), W("b")).Pattern(), "{b} before {a}, 100%"; got != want {
+		t.Errorf("Pattern = %q, want %q", got, want)
+	}
 	if got := TextPart("p", "a"); got == TextPart("p", "b") || !regexp.MustCompile(`^p=[0-9a-f]{8}$`).MatchString(got) {
 		t.Errorf("TextPart = %q", got)
 	}
-	if len(e.Messages) != 4 || e.Messages[0] != subset || subset.KeysByField() || !whole.KeysByField() || !subset.Fielded().KeysByField() {
+	if len(e.Messages) != 5 || e.Messages[0] != subset || subset.KeysByField() || !whole.KeysByField() || !subset.Fielded().KeysByField() {
 		t.Errorf("the entry does not hold its templates: %v", e.Messages)
 	}
 }

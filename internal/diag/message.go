@@ -3,7 +3,9 @@ package diag
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -167,6 +169,45 @@ func (m *Message) parts(args []any) []string {
 			continue
 		}
 		out = append(out, Part(a.Name, v))
+	}
+	return out
+}
+
+// verb matches a fmt verb, with an explicit argument index when given.
+var verb = regexp.MustCompile(`%[-+# 0]*(?:\[(\d+)\])?[0-9]*(?:\.[0-9]+)?([a-zA-Z%])`)
+
+// Pattern is the template with each verb replaced by its argument's name
+// in braces ({host}; "{subset}" for a quoted one), as docs show it.
+func (m *Message) Pattern() string {
+	next := 0
+	return verb.ReplaceAllStringFunc(m.Text, func(v string) string {
+		sub := verb.FindStringSubmatch(v)
+		if sub[2] == "%" {
+			return "%"
+		}
+		if sub[1] != "" {
+			n, _ := strconv.Atoi(sub[1])
+			next = n - 1
+		}
+		i := next
+		next++
+		if i < 0 || i >= len(m.Args) {
+			return v
+		}
+		if sub[2] == "q" {
+			return `"{` + m.Args[i].Name + `}"`
+		}
+		return "{" + m.Args[i].Name + "}"
+	})
+}
+
+// KeyArgs names the arguments that enter a finding's key.
+func (m *Message) KeyArgs() []string {
+	var out []string
+	for _, a := range m.Args {
+		if a.Identifies {
+			out = append(out, a.Name)
+		}
 	}
 	return out
 }
