@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +15,8 @@ import (
 
 func newLintCmd(g *globals) *cobra.Command {
 	var format, failOn, explain, baseline string
+	var only []string
+	var timing bool
 	var cf compileFlags
 	cmd := &cobra.Command{
 		Use:   "lint [PATH...]",
@@ -36,6 +40,7 @@ only the new findings count.`,
   meshc lint . -o sarif > meshc.sarif
   meshc lint . -o github --fail-on warning
   meshc lint . -o json > baseline.json; meshc lint . --baseline baseline.json
+  meshc lint . --only MC4003,MC5002 --timing
   meshc lint --explain MC1003`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if explain != "" {
@@ -43,6 +48,11 @@ only the new findings count.`,
 			}
 			if _, err := parseFailOn(failOn); err != nil {
 				return &exitError{code: exitUsage, err: err}
+			}
+			cf.opts.Only = only
+			var times []timed
+			if timing {
+				cf.opts.Timing = func(what string, d time.Duration) { times = append(times, timed{what, d}) }
 			}
 			var known *diag.Baseline
 			if baseline != "" {
@@ -55,6 +65,11 @@ only the new findings count.`,
 			run, err := g.compile(cmd, &cf, args)
 			if err != nil {
 				return err
+			}
+			if timing {
+				if err := writeTimes(g.stderr, times); err != nil {
+					return err
+				}
 			}
 			threshold, err := parseFailOn(cf.failOn(cmd.Flags(), failOn))
 			if err != nil {
@@ -89,6 +104,8 @@ only the new findings count.`,
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: "+strings.Join(diag.Formats(), ", "))
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	cf.add(cmd, true)
+	cmd.Flags().StringSliceVar(&only, "only", nil, "run only the analyzers reporting these `CODE`s (codes, names or istioctl analyze codes, comma-separated or repeated) and the facts they read; the loader's and the hierarchy's findings are reported as always")
+	cmd.Flags().BoolVar(&timing, "timing", false, "print to stderr how long each analyzer and each fact the analyzers share took (they then run one at a time)")
 	cmd.Flags().StringVar(&baseline, "baseline", "", "report only findings whose key is not in `REPORT.json`, an earlier report of meshc lint -o json")
 	cmd.Flags().StringVar(&explain, "explain", "", "print the documentation of a diagnostic `CODE` (a name, or an istioctl analyze code such as IST0101) and exit")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(diag.Formats(), cobra.ShellCompDirectiveNoFileComp))
@@ -101,6 +118,26 @@ only the new findings count.`,
 		return codes, cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
+}
+
+// timed is one lint fact's or analyzer's time.
+type timed struct {
+	what string
+	d    time.Duration
+}
+
+// writeTimes prints --timing's report.
+func writeTimes(w io.Writer, times []timed) error {
+	var b strings.Builder
+	b.WriteString("meshc: lint timing (shared facts first, then each analyzer alone):\n")
+	var total time.Duration
+	for _, t := range times {
+		fmt.Fprintf(&b, "  %-48s %9.3f ms\n", t.what, float64(t.d.Microseconds())/1000)
+		total += t.d
+	}
+	fmt.Fprintf(&b, "  %-48s %9.3f ms\n", "total", float64(total.Microseconds())/1000)
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // readBaseline reads --baseline.

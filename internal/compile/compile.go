@@ -52,6 +52,12 @@ type Options struct {
 	Suppress []suppress.Rule
 	// Now dates suppression expiry; zero means the current time.
 	Now time.Time
+	// Only are the codes (names, istioctl analyze codes) whose analyzers
+	// run, with the facts they read; none means every analyzer.
+	Only []string
+	// Timing, when set, hears how long each lint fact and analyzer took
+	// (lint.Options.Timing).
+	Timing func(what string, d time.Duration)
 }
 
 // Validate checks the options that can be wrong.
@@ -64,10 +70,21 @@ func (o Options) Validate() error {
 			return err
 		}
 	}
+	if _, err := o.analyzers(); err != nil {
+		return fmt.Errorf("--only: %w", err)
+	}
 	if p := o.PlaceholderVIPs; p.IsValid() && (!p.Addr().Is4() || p.Bits() > 30) {
 		return fmt.Errorf("placeholder VIPs: want an IPv4 CIDR of at least 4 addresses, got %s", p)
 	}
 	return nil
+}
+
+// analyzers are the analyzers Only selects.
+func (o Options) analyzers() ([]*lint.Analyzer, error) {
+	if len(o.Only) == 0 {
+		return lint.Analyzers(), nil
+	}
+	return lint.Select(o.Only)
 }
 
 // DefaultPlaceholderVIPs is the range Options.PlaceholderVIPs defaults to.
@@ -126,7 +143,11 @@ func run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 	mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc, Hierarchy: opts.Hierarchy, Propagation: opts.Propagation,
 		PlaceholderVIPs: opts.PlaceholderVIPs, Injection: opts.Injection})
 	ds = append(ds, mesh.Diagnostics...)
-	ds = append(ds, lint.Run(mesh, lint.Analyzers(), lint.Options{})...)
+	analyzers, err := opts.analyzers()
+	if err != nil {
+		return nil, err
+	}
+	ds = append(ds, lint.Run(mesh, analyzers, lint.Options{Timing: opts.Timing})...)
 	set, expired := suppress.New(opts.Suppress, mesh.Objects, cmp.Or(opts.Now, time.Now()))
 	ds = append(set.Filter(ds), expired...)
 	diag.Sort(ds)

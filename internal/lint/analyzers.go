@@ -420,7 +420,7 @@ var multipleDefaultSidecars = &Analyzer{Entry: diag.MultipleDefaultSidecars, Run
 // proxies, and in namespaces whose proxies the input does not show (a
 // stand-in's) every workload of the input there, as istiod would see them
 // once injected.
-var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelectors, Run: func(p *Pass) {
+var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelectors, Requires: []*fact{factWorkloads}, Run: func(p *Pass) {
 	type key struct{ winner, loser *model.Sidecar }
 	found := map[key][]string{}
 	var order []key
@@ -447,7 +447,7 @@ var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelect
 			check(v.Proxy.Namespace, v.Proxy.ID(), v.Proxy.Labels)
 		}
 	}
-	ws := p.shared.workloads()
+	ws := p.workloads()
 	for _, ns := range slices.Sorted(maps.Keys(standInNamespaces(p.Mesh))) {
 		for _, w := range ws[ns] {
 			check(ns, objName(w.obj), w.labels)

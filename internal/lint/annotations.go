@@ -172,9 +172,9 @@ var injectorDefaults = map[string]bool{
 }
 
 // MC9001: an annotation in an Istio domain that Istio does not define.
-var unknownAnnotation = &Analyzer{Entry: diag.UnknownAnnotation, Run: func(p *Pass) {
+var unknownAnnotation = &Analyzer{Entry: diag.UnknownAnnotation, Requires: []*fact{factAnnotations}, Run: func(p *Pass) {
 	var names []string
-	for _, a := range p.shared.annotations() {
+	for _, a := range p.annotations() {
 		if a.def != nil {
 			continue
 		}
@@ -197,8 +197,8 @@ var unknownAnnotation = &Analyzer{Entry: diag.UnknownAnnotation, Run: func(p *Pa
 }}
 
 // MC9002: a known Istio annotation on a kind Istio does not read it on.
-var misplacedAnnotation = &Analyzer{Entry: diag.MisplacedAnnotation, Run: func(p *Pass) {
-	for _, a := range p.shared.annotations() {
+var misplacedAnnotation = &Analyzer{Entry: diag.MisplacedAnnotation, Requires: []*fact{factAnnotations}, Run: func(p *Pass) {
+	for _, a := range p.annotations() {
 		if a.def == nil || !a.site.judged || appliesTo(a.def.Resources, a.site.kind) {
 			continue
 		}
@@ -212,8 +212,8 @@ var misplacedAnnotation = &Analyzer{Entry: diag.MisplacedAnnotation, Run: func(p
 }}
 
 // MC9003: an Istio annotation with a value the injector refuses.
-var invalidAnnotationValue = &Analyzer{Entry: diag.InvalidAnnotationValue, Run: func(p *Pass) {
-	for _, a := range p.shared.annotations() {
+var invalidAnnotationValue = &Analyzer{Entry: diag.InvalidAnnotationValue, Requires: []*fact{factAnnotations}, Run: func(p *Pass) {
+	for _, a := range p.annotations() {
 		check := annotationChecks[a.key]
 		if check == nil || !a.site.judged || a.def == nil || !appliesTo(a.def.Resources, a.site.kind) {
 			continue // a misplaced one is MC9002's
@@ -253,8 +253,8 @@ func injectValue(v string) string {
 }
 
 // MC9005: an annotation of an alpha-phase feature.
-var alphaAnnotation = &Analyzer{Entry: diag.AlphaAnnotation, Run: func(p *Pass) {
-	for _, a := range p.shared.annotations() {
+var alphaAnnotation = &Analyzer{Entry: diag.AlphaAnnotation, Requires: []*fact{factAnnotations}, Run: func(p *Pass) {
+	for _, a := range p.annotations() {
 		if a.def == nil || a.def.FeatureStatus != annotation.Alpha || documentedUse[a.key] {
 			continue
 		}
@@ -272,7 +272,7 @@ var alphaAnnotation = &Analyzer{Entry: diag.AlphaAnnotation, Run: func(p *Pass) 
 // deprecatedAnnotations reports MC9004 for annotations istio.io/api marks
 // deprecated, at info level as istioctl does.
 func deprecatedAnnotations(p *Pass) {
-	for _, a := range p.shared.annotations() {
+	for _, a := range p.annotations() {
 		if a.def == nil || !a.def.Deprecated {
 			continue
 		}

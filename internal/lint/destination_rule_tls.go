@@ -54,7 +54,7 @@ func unverified(p *Pass, dr *model.DestinationRule, tls *networking.ClientTLSSet
 
 // MC4009: callers use a rule with tls.mode DISABLE for a service whose
 // workloads require mutual TLS.
-var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictServer, Run: func(p *Pass) {
+var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictServer, Requires: []*fact{factInWorkloads}, Run: func(p *Pass) {
 	type svcKey struct {
 		host host.Name
 		ns   string
@@ -70,7 +70,7 @@ var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictSer
 		by      []*model.ObjectMeta
 		proxies []*resolve.Proxy
 	}
-	in := p.shared.inWorkloads()
+	in := p.inWorkloads()
 	strictness := map[svcKey]map[uint32]*model.ObjectMeta{}
 	var found groups[key, finding]
 	for _, sc := range p.Mesh.Scopes {

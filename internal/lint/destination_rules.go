@@ -42,13 +42,13 @@ func repeatsSource(dr *model.DestinationRule, domain string) bool {
 }
 
 // MC4004: a DestinationRule host that matches no service.
-var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFound, Run: func(p *Pass) {
+var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFound, Requires: []*fact{factInWorkloads}, Run: func(p *Pass) {
 	domain := p.Mesh.Config.DomainSuffix
 	// The input speaks for a Kubernetes host when it carries services or
 	// workloads of the namespace, or Mesh.Describes says the namespace does
 	// not exist (and HNC does not create it either); for an external host
 	// when it carries ServiceEntries at all.
-	in := p.shared.inWorkloads()
+	in := p.inWorkloads()
 	entries := slices.ContainsFunc(p.Mesh.Services, func(s *resolve.Service) bool { return s.Registry == resolve.External })
 	kubeNames, withServices := map[string]bool{}, map[string]bool{}
 	for _, s := range p.Mesh.Services {
@@ -214,9 +214,9 @@ func missingSubsets(r, plain *resolve.Rule) []string {
 // MC4007: a subset whose labels select none of the service's workloads.
 // Workloads are read from the input, not from the service's endpoints: a
 // Pod whose manifest has no IP makes no endpoint, but it shows the labels.
-var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run: func(p *Pass) {
+var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Requires: []*fact{factInWorkloads}, Run: func(p *Pass) {
 	domain := p.Mesh.Config.DomainSuffix
-	in := p.shared.inWorkloads()
+	in := p.inWorkloads()
 	for _, dr := range p.Mesh.DestinationRules {
 		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
 		if len(dr.Spec.GetSubsets()) == 0 || h.IsWildcard() || repeatsSource(dr, domain) {

@@ -103,7 +103,7 @@ func serverRef(gw *model.Gateway, i int) string {
 // repeating a host an earlier TLS server serves on the port and bind is
 // dropped whole, as emit drops it; plain servers are merged, their
 // VirtualServices joined (docs/semantics/virtual-services.md §6.7).
-var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p *Pass) {
+var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Requires: []*fact{factGatewayGroups}, Run: func(p *Pass) {
 	type key struct {
 		gw  *model.Gateway
 		idx int
@@ -115,7 +115,7 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 		workloads []string
 	}
 	var found groups[key, finding]
-	for _, g := range p.shared.gatewayGroups() {
+	for _, g := range p.gatewayGroups() {
 		if len(g.gateways) < 2 {
 			continue
 		}
@@ -212,7 +212,7 @@ func certificateOf(tls *networking.ServerTLSSettings) string {
 
 // MC7005: Gateways on the same workloads using one certificate for
 // different hosts.
-var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertificate, Run: func(p *Pass) {
+var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertificate, Requires: []*fact{factGatewayGroups}, Run: func(p *Pass) {
 	type key struct {
 		gw, earlier *model.Gateway
 		cert        string
@@ -223,7 +223,7 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 		workloads       []string
 	}
 	var found groups[key, finding]
-	for _, g := range p.shared.gatewayGroups() {
+	for _, g := range p.gatewayGroups() {
 		type use struct {
 			gw    *model.Gateway
 			idx   int

@@ -90,8 +90,8 @@ func inputWorkloadIDs(ws []inputWorkload) []string {
 // port's targetPort (the port the gateway listens on) or, when the
 // Service maps it, the Service port itself. Judged only when some
 // Service of the input selects the gateway workloads.
-var gatewayPortNotOnService = &Analyzer{Entry: diag.GatewayPortNotOnService, Run: func(p *Pass) {
-	g := p.shared.gateways()
+var gatewayPortNotOnService = &Analyzer{Entry: diag.GatewayPortNotOnService, Requires: []*fact{factGateways}, Run: func(p *Pass) {
+	g := p.gateways()
 	services := map[string][]*model.Service{}
 	for _, o := range p.Mesh.Objects {
 		if s, ok := o.(*model.Service); ok && len(s.Spec.Selector) > 0 {
@@ -208,7 +208,7 @@ func missingKeys(s *model.Secret, caSecret *model.Secret, mutual bool) string {
 // from its own workload's namespace. Judged only when the input carries
 // Secrets (or objects that make them) in that namespace: many
 // repositories keep Secrets elsewhere.
-var gatewayCredentialNotFound = &Analyzer{Entry: diag.GatewayCredentialNotFound, Run: func(p *Pass) {
+var gatewayCredentialNotFound = &Analyzer{Entry: diag.GatewayCredentialNotFound, Requires: []*fact{factGateways}, Run: func(p *Pass) {
 	sources := credentialSources(p.Mesh.Objects)
 	if len(sources) == 0 {
 		return
@@ -217,7 +217,7 @@ var gatewayCredentialNotFound = &Analyzer{Entry: diag.GatewayCredentialNotFound,
 	for _, c := range sources {
 		carries[c.obj.Namespace] = true
 	}
-	g := p.shared.gateways()
+	g := p.gateways()
 	for _, gw := range g.gateways {
 		var nss []string
 		for _, w := range g.workloads(gw) {

@@ -65,8 +65,8 @@ func isName(h string) bool {
 
 // MC3004: "name.namespace" is not expanded and matches nothing, while its
 // .svc.<domain> form is a service (docs/semantics/hosts.md §3.1).
-var nonFQDNDottedHost = &Analyzer{Entry: diag.NonFQDNDottedHost, Run: func(p *Pass) {
-	for _, c := range p.shared.configHosts() {
+var nonFQDNDottedHost = &Analyzer{Entry: diag.NonFQDNDottedHost, Requires: []*fact{factConfigHosts}, Run: func(p *Pass) {
+	for _, c := range p.configHosts() {
 		// A copy HNC propagated says what its source says.
 		if c.obj.InheritedFrom != nil || !isName(c.host) || !strings.Contains(c.host, ".") || len(p.Mesh.ServicesNamed(host.Name(c.host))) > 0 {
 			continue
@@ -84,7 +84,7 @@ var nonFQDNDottedHost = &Analyzer{Entry: diag.NonFQDNDottedHost, Run: func(p *Pa
 
 // MC3005: a short host expands into its object's namespace, where no such
 // service is, while a Kubernetes Service of that name lives elsewhere.
-var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewhere, Run: func(p *Pass) {
+var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewhere, Requires: []*fact{factConfigHosts}, Run: func(p *Pass) {
 	byName := map[string][]*resolve.Service{}
 	for _, s := range p.Mesh.Services {
 		if s.Registry == resolve.Kubernetes {
@@ -99,7 +99,7 @@ var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewher
 			sources[src] = true
 		}
 	}
-	for _, c := range p.shared.configHosts() {
+	for _, c := range p.configHosts() {
 		if !c.expands || sources[c.obj] || !isName(c.host) || strings.Contains(c.host, ".") || len(byName[c.host]) == 0 {
 			continue
 		}

@@ -20,10 +20,10 @@ import (
 
 // seedFindings loads a seed as meshc lint does and returns every finding:
 // the loader's, resolve's and the analyzers'.
-func seedFindings(file string, data []byte) []diag.Diagnostic {
+func seedFindings(t *testing.T, file string, data []byte) []diag.Diagnostic {
 	objs, ds := load.Bytes(file, data)
 	m := meshtest.Resolve(objs)
-	return append(append(ds, m.Diagnostics...), Run(m, Analyzers(), Options{})...)
+	return append(append(ds, m.Diagnostics...), Run(m, Analyzers(), Options{undeclared: undeclared(t)})...)
 }
 
 // TestKeysUniqueInSeeds: two distinct findings of one run never share a
@@ -40,7 +40,7 @@ func TestKeysUniqueInSeeds(t *testing.T) {
 			t.Fatal(err)
 		}
 		seen := map[string]diag.Diagnostic{}
-		for _, d := range seedFindings(file, data) {
+		for _, d := range seedFindings(t, file, data) {
 			if prev, dup := seen[d.Key]; dup {
 				t.Errorf("%s: key %s for two findings:\n  %s\n  %s", file, d.Key, prev.Message, d.Message)
 			}
@@ -108,8 +108,8 @@ func TestKeysSurviveMovesAndReformatting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := seedFindings(file, data)
-		after := seedFindings(file, reshaped(t, data))
+		before := seedFindings(t, file, data)
+		after := seedFindings(t, file, reshaped(t, data))
 		if !slices.Equal(subjects(before), subjects(after)) {
 			t.Logf("%s: findings depend on order; not compared", file)
 			continue

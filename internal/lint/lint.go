@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -19,7 +20,9 @@ import (
 // the entry's, so the catalog, the docs and SARIF rules stay one table.
 type Analyzer struct {
 	Entry *diag.Entry
-	Run   func(*Pass)
+	// Requires are the shared facts Run reads.
+	Requires []*fact
+	Run      func(*Pass)
 }
 
 // Pass is what an analyzer reads and where it reports.
@@ -31,7 +34,11 @@ type Pass struct {
 	// shared is what several analyzers derive from the mesh, computed
 	// once per Run by the first that asks.
 	shared *shared
-	diags  []diag.Diagnostic
+	// declared are the facts the analyzer may read: its Requires and
+	// theirs; undeclared hears of any other it reads (Options.undeclared).
+	declared   []*fact
+	undeclared func(code, fact string)
+	diags      []diag.Diagnostic
 	// fields are the field paths of diags still to be turned into lines.
 	fields []field
 }
@@ -128,10 +135,44 @@ func Analyzers() []*Analyzer {
 	return out
 }
 
+// Select returns the analyzers reporting the codes given (a code, a name,
+// or an istioctl analyze code), in code order.
+func Select(codes []string) ([]*Analyzer, error) {
+	all := Analyzers()
+	var out []*Analyzer
+	for _, c := range codes {
+		entries := diag.ByIstioCode(c)
+		if e, ok := diag.Lookup(c); ok {
+			entries = []*diag.Entry{e}
+		}
+		if len(entries) == 0 {
+			return nil, fmt.Errorf("no diagnostic %q", c)
+		}
+		for _, e := range entries {
+			i := slices.IndexFunc(all, func(a *Analyzer) bool { return a.Entry == e })
+			if i < 0 {
+				return nil, fmt.Errorf("%s %s is not an analyzer's: the passes report it on every run, or meshc build does", e.Code, e.Name)
+			}
+			if !slices.Contains(out, all[i]) {
+				out = append(out, all[i])
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *Analyzer) int { return strings.Compare(a.Entry.Code, b.Entry.Code) })
+	return out, nil
+}
+
 // Options configure a lint run.
 type Options struct {
 	// Build is the build the build checks read.
 	Build *Build
+	// Timing, when set, hears how long each fact and each analyzer took.
+	// The facts are then computed first and everything runs one at a
+	// time, so each time is its own and not its neighbours'.
+	Timing func(what string, d time.Duration)
+	// undeclared hears of an analyzer reading a fact it does not require
+	// (tests set it).
+	undeclared func(code, fact string)
 }
 
 // Run runs the analyzers over a resolved mesh and returns their findings
@@ -142,12 +183,27 @@ func Run(m *resolve.Mesh, analyzers []*Analyzer, opts Options) []diag.Diagnostic
 	// with its own Pass; their findings are joined in analyzer order.
 	passes := make([]*Pass, len(analyzers))
 	sh := newShared(m)
-	var wg sync.WaitGroup
 	for i, a := range analyzers {
-		passes[i] = &Pass{Mesh: m, Build: opts.Build, entry: a.Entry, shared: sh}
-		wg.Go(func() { a.Run(passes[i]) })
+		passes[i] = &Pass{Mesh: m, Build: opts.Build, entry: a.Entry, shared: sh, declared: requiredFacts([]*Analyzer{a}), undeclared: opts.undeclared}
 	}
-	wg.Wait()
+	if opts.Timing != nil {
+		for _, f := range requiredFacts(analyzers) {
+			start := time.Now()
+			f.compute(sh)
+			opts.Timing("fact "+f.name, time.Since(start))
+		}
+		for i, a := range analyzers {
+			start := time.Now()
+			a.Run(passes[i])
+			opts.Timing(a.Entry.Code+" "+a.Entry.Name, time.Since(start))
+		}
+	} else {
+		var wg sync.WaitGroup
+		for i, a := range analyzers {
+			wg.Go(func() { a.Run(passes[i]) })
+		}
+		wg.Wait()
+	}
 	locate(passes)
 	var out []diag.Diagnostic
 	for _, p := range passes {

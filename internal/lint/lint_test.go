@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/load/loadtest"
@@ -14,9 +15,15 @@ import (
 func run(t *testing.T, opts Options, docs ...string) []diag.Diagnostic {
 	t.Helper()
 	objs := loadtest.Objects(t, docs...)
+	opts.undeclared = undeclared(t)
 	ds := Run(meshtest.Resolve(objs), Analyzers(), opts)
 	uniqueKeys(t, ds)
 	return ds
+}
+
+// undeclared fails t when an analyzer reads a fact it does not require.
+func undeclared(t *testing.T) func(code, fact string) {
+	return func(code, fact string) { t.Errorf("%s reads fact %s, which it does not require", code, fact) }
 }
 
 // uniqueKeys fails t when two findings share a key: every test's input is
@@ -275,6 +282,60 @@ func TestNoInjectedWorkloads(t *testing.T) {
 			if !strings.Contains(got[0].Message, w) {
 				t.Errorf("%s: %q lacks %q", tc.name, got[0].Message, w)
 			}
+		}
+	}
+}
+
+func TestSelect(t *testing.T) {
+	got, err := Select([]string{"MC7001", "AmbiguousHost", "IST0109"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, a := range got {
+		codes = append(codes, a.Entry.Code)
+	}
+	if want := "MC3001 MC5001 MC7001"; strings.Join(codes, " ") != want {
+		t.Errorf("Select = %v, want %s", codes, want)
+	}
+	for _, tt := range []struct{ code, err string }{
+		{"MC9999", `no diagnostic "MC9999"`},
+		{"MC1001", "MC1001 InvalidYAML is not an analyzer's"},
+		{"MC8001", "MC8001 ProxyConfigTooLarge is not an analyzer's"},
+	} {
+		if _, err := Select([]string{tt.code}); err == nil || !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("Select(%s): %v, want %q", tt.code, err, tt.err)
+		}
+	}
+}
+
+// TestTiming: with Timing set, each fact the chosen analyzers require is
+// computed and timed once, before them, and each analyzer is timed; facts
+// nobody chosen requires are not computed.
+func TestTiming(t *testing.T) {
+	docs := []string{ns("shop"), service("shop", "web"), deployment("shop", "web", "{app: web}")}
+	m := meshtest.Resolve(loadtest.Objects(t, docs...))
+	for _, tt := range []struct {
+		codes []string
+		want  []string
+	}{
+		{[]string{"MC3001"}, []string{"MC3001 AmbiguousHost"}},
+		{[]string{"MC7001", "MC6004"}, []string{"fact workloads", "fact selectors", "fact gateways", "fact outbound-listeners",
+			"MC6004 SelectorMatchesNoWorkload", "MC7001 ListenerConflict"}},
+	} {
+		as, err := Select(tt.codes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		Run(m, as, Options{undeclared: undeclared(t), Timing: func(what string, d time.Duration) {
+			if d < 0 {
+				t.Errorf("%s took %v", what, d)
+			}
+			got = append(got, what)
+		}})
+		if strings.Join(got, "; ") != strings.Join(tt.want, "; ") {
+			t.Errorf("%v timed %q, want %q", tt.codes, got, tt.want)
 		}
 	}
 }

@@ -20,14 +20,14 @@ type listenerKey struct {
 // service's port already holds (docs/semantics/envoy-output.md §7.4).
 // One finding per dropped port and winner, listing the proxies of every
 // scope where it happens.
-var listenerConflict = &Analyzer{Entry: diag.ListenerConflict, Run: func(p *Pass) {
+var listenerConflict = &Analyzer{Entry: diag.ListenerConflict, Requires: []*fact{factListeners}, Run: func(p *Pass) {
 	type finding struct {
 		drop    resolve.ListenerDrop
 		proxies []*resolve.Proxy
 	}
 	var found groups[listenerKey, finding]
 	for _, sc := range p.Mesh.Scopes {
-		for _, d := range p.shared.listeners()[sc].drops {
+		for _, d := range p.listeners()[sc].drops {
 			k := listenerKey{d.Loser.Service.Object, string(d.Loser.Service.Host), d.Loser.Port, d.Winner.Service.Object}
 			f := found.add(k, func() finding { return finding{drop: d} })
 			f.proxies = append(f.proxies, sc.Proxies...)
@@ -60,14 +60,14 @@ func protocolOf(a, b resolve.ListenerClaim) protocol.Protocol {
 // MC7002: a TCP service port without an address of its own takes the
 // wildcard listener of its port, so every TCP connection on that port that
 // no address-specific listener takes goes to it.
-var catchAllTCPCapture = &Analyzer{Entry: diag.CatchAllTCPCapture, Run: func(p *Pass) {
+var catchAllTCPCapture = &Analyzer{Entry: diag.CatchAllTCPCapture, Requires: []*fact{factListeners}, Run: func(p *Pass) {
 	type finding struct {
 		claim   resolve.ListenerClaim
 		proxies []*resolve.Proxy
 	}
 	var found groups[listenerKey, finding]
 	for _, sc := range p.Mesh.Scopes {
-		for _, c := range p.shared.listeners()[sc].catchAll {
+		for _, c := range p.listeners()[sc].catchAll {
 			k := listenerKey{c.Service.Object, string(c.Service.Host), c.Port, nil}
 			f := found.add(k, func() finding { return finding{claim: c} })
 			f.proxies = append(f.proxies, sc.Proxies...)

@@ -34,7 +34,7 @@ var removedIstioKinds = []string{"ClusterRbacConfig", "RbacConfig", "ServiceRole
 // MC9004: deprecated fields (those Istio's protos mark, and a Sidecar's
 // egressProxy, which istioctl reports), removed types and deprecated
 // annotations.
-var deprecatedSetting = &Analyzer{Entry: diag.DeprecatedSetting, Run: func(p *Pass) {
+var deprecatedSetting = &Analyzer{Entry: diag.DeprecatedSetting, Requires: []*fact{factAnnotations}, Run: func(p *Pass) {
 	for _, o := range p.Mesh.Objects {
 		m := o.Meta()
 		if m.InheritedFrom != nil {
@@ -110,7 +110,7 @@ var conflictingInjectionLabels = &Analyzer{Entry: diag.ConflictingInjectionLabel
 
 // MC9007: several selecting Telemetries select one workload. One finding
 // per set of Telemetries, naming every workload they share.
-var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySelectors, Run: func(p *Pass) {
+var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySelectors, Requires: []*fact{factWorkloads}, Run: func(p *Pass) {
 	selecting := map[string][]*model.Telemetry{}
 	var nss []string
 	for _, t := range own[*model.Telemetry](p.Mesh.Objects) {
@@ -128,7 +128,7 @@ var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySe
 		return
 	}
 	slices.Sort(nss)
-	workloads := p.shared.workloads()
+	workloads := p.workloads()
 	type group struct {
 		telemetries []*model.Telemetry
 		workloads   []string

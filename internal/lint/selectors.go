@@ -180,20 +180,20 @@ func (s selector) namespaces(ws map[string][]inputWorkload) []string {
 // gateway, or that another Gateway selects): application repositories
 // often hold their Deployments and Gateways but not the gateway, which
 // is installed apart.
-var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload, Run: func(p *Pass) {
-	ws := p.shared.workloads()
+var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload, Requires: []*fact{factWorkloads, factSelectors, factGateways}, Run: func(p *Pass) {
+	ws := p.workloads()
 	if len(ws) == 0 {
 		return
 	}
 	var gateways *gatewayInput
-	for _, s := range p.shared.selectors() {
+	for _, s := range p.selectors() {
 		if len(s.labels) == 0 || len(s.namespaces(ws)) == 0 || len(s.selected(ws)) > 0 {
 			continue // an empty selector is MC6005's
 		}
 		where := "namespace " + s.obj.Namespace
 		if gw, ok := s.gateway(); ok {
 			if gateways == nil {
-				gateways = p.shared.gateways()
+				gateways = p.gateways()
 			}
 			if !gateways.holdsGatewayWorkload(gw) {
 				continue
@@ -224,8 +224,8 @@ func emptySelectorEffect(s selector) string {
 }
 
 // MC6005: a selector written with no labels.
-var emptyWorkloadSelector = &Analyzer{Entry: diag.EmptyWorkloadSelector, Run: func(p *Pass) {
-	for _, s := range p.shared.selectors() {
+var emptyWorkloadSelector = &Analyzer{Entry: diag.EmptyWorkloadSelector, Requires: []*fact{factSelectors}, Run: func(p *Pass) {
+	for _, s := range p.selectors() {
 		if len(s.labels) > 0 {
 			continue
 		}

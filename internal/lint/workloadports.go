@@ -81,8 +81,8 @@ func workloadIDs(ps []*resolve.Proxy) string {
 
 // MC3008: Services selecting one workload give one port number different
 // protocols.
-var workloadPortProtocolConflict = &Analyzer{Entry: diag.WorkloadPortProtocolConflict, Run: func(p *Pass) {
-	idx := p.shared.workloadPorts()
+var workloadPortProtocolConflict = &Analyzer{Entry: diag.WorkloadPortProtocolConflict, Requires: []*fact{factWorkloadPorts}, Run: func(p *Pass) {
+	idx := p.workloadPorts()
 	pxs, portsOf := idx.proxies, idx.ports
 	var found conflicts
 	for _, px := range pxs {
@@ -138,8 +138,8 @@ func portIndex(s *resolve.Service, n uint32) int {
 
 // MC3009: Services selecting one workload map different service ports to
 // one workload port.
-var workloadTargetPortConflict = &Analyzer{Entry: diag.WorkloadTargetPortConflict, Run: func(p *Pass) {
-	idx := p.shared.workloadPorts()
+var workloadTargetPortConflict = &Analyzer{Entry: diag.WorkloadTargetPortConflict, Requires: []*fact{factWorkloadPorts}, Run: func(p *Pass) {
+	idx := p.workloadPorts()
 	pxs, portsOf := idx.proxies, idx.ports
 	var found conflicts
 	for _, px := range pxs {

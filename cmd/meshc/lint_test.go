@@ -84,3 +84,31 @@ func TestLintBaseline(t *testing.T) {
 		})
 	}
 }
+
+// TestLintOnlyAndTiming: --only runs the analyzers of the codes named,
+// and --timing reports each on stderr.
+func TestLintOnlyAndTiming(t *testing.T) {
+	sidecars := "apiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata: {name: a, namespace: default}\nspec: {egress: [{hosts: [\"./*\"]}]}\n---\napiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata: {name: b, namespace: default}\nspec: {egress: [{hosts: [\"*/*\"]}]}\n"
+	dir := writeFiles(t, map[string]string{"a.yaml": baselineVS + "---\n" + baselineRest, "sidecars.yaml": sidecars, "broken.yaml": "a: [b\n"})
+	code, out, errOut := meshc(t, "", "lint", dir, "--only", "MultipleDefaultSidecars", "--timing")
+	if code != 1 || !strings.Contains(out, "MC6001") || strings.Contains(out, "MC4003") || !strings.Contains(out, "MC1001") {
+		t.Errorf("--only: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(errOut, "MC6001 MultipleDefaultSidecars") || strings.Contains(errOut, "MC4003") || !strings.Contains(errOut, "total") {
+		t.Errorf("--timing:\n%s", errOut)
+	}
+	if _, _, errOut := meshc(t, "", "lint", dir); strings.Contains(errOut, "timing") {
+		t.Errorf("timing without --timing:\n%s", errOut)
+	}
+	for _, tt := range []cliCase{
+		{"a loader code", []string{"lint", dir, "--only", "MC1001"}, 2, "", "--only: MC1001 InvalidYAML is not an analyzer's"},
+		{"no such code", []string{"lint", dir, "--only", "MC4003,nope"}, 2, "", `--only: no diagnostic "nope"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := meshc(t, "", tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.out) || !strings.Contains(errOut, tt.err) {
+				t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			}
+		})
+	}
+}
