@@ -12,6 +12,9 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/meshc/meshc/internal/diag"
@@ -150,6 +153,63 @@ func run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 	ds = append(ds, lint.Run(mesh, analyzers, lint.Options{Timing: opts.Timing})...)
 	set, expired := suppress.New(opts.Suppress, mesh.Objects, cmp.Or(opts.Now, time.Now()))
 	ds = append(set.Filter(ds), expired...)
+	fileKeys(paths, ds)
 	diag.Sort(ds)
 	return &Result{Files: res.Files, Skipped: res.Skipped, Objects: res.Objects, Mesh: mesh, Diagnostics: ds, suppressed: set}, nil
+}
+
+// fileKeys makes the keys of findings about a file rather than an object
+// name the file relative to the directory holding every input, so a
+// baseline written by "meshc lint manifests" matches "meshc lint ." run
+// in manifests. Files outside it (a --mesh-config elsewhere) keep the path
+// as given.
+func fileKeys(paths []string, ds []diag.Diagnostic) {
+	root, ok := inputRoot(paths)
+	if !ok {
+		return
+	}
+	for i, d := range ds {
+		if d.Object.Name != "" || d.Object.File == "" || d.Object.File == load.StdinName {
+			continue
+		}
+		abs, err := filepath.Abs(d.Object.File)
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		ds[i] = d.WithKeyFile(filepath.ToSlash(rel))
+	}
+}
+
+// inputRoot is the deepest directory holding every input path (a file
+// input counts as its directory); false when there is none, as for stdin
+// alone.
+func inputRoot(paths []string) (string, bool) {
+	root := ""
+	for _, p := range paths {
+		if p == "-" {
+			continue
+		}
+		dir, err := filepath.Abs(p)
+		if err != nil {
+			return "", false
+		}
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			dir = filepath.Dir(dir)
+		}
+		if root == "" {
+			root = dir
+			continue
+		}
+		for root != filepath.Dir(root) {
+			if rel, err := filepath.Rel(root, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				break
+			}
+			root = filepath.Dir(root)
+		}
+	}
+	return root, root != ""
 }

@@ -631,9 +631,10 @@ object's identity, an identifying argument, or the position of its field
 in a list (a route moved before another).
 
 Limits: a finding about a document with no object to name (a YAML syntax
-error, an object without a name) is keyed by the file's path as given on
-the command line and the document's number in the file, so moving the
-document or running from another directory changes it. Keys are unique
+error, an object without a name) is keyed by the file's path below the
+directory that holds every input (so ` + "`meshc lint manifests`" + ` and
+` + "`meshc lint .`" + ` run in manifests agree) and the document's number in
+the file: moving the document, or adding an input elsewhere, changes it. Keys are unique
 within one run; the same finding in two runs has the same key as long as
 the same meshc version reports it.
 

@@ -87,3 +87,20 @@ func Keys(ds []Diagnostic) []string {
 	}
 	return out
 }
+
+// WithKeyFile returns d, a finding about a file rather than an object,
+// with file in its key in place of the path it was reported under (a
+// path relative to the inputs, so the key does not depend on where meshc
+// ran). Findings about objects are returned as they are.
+func (d Diagnostic) WithKeyFile(file string) Diagnostic {
+	if d.Object.Name != "" || d.Object.File == "" {
+		return d
+	}
+	old := d.Code + "/" + subjectKey(d.Object)
+	moved := d.Object
+	moved.File = file
+	if rest, ok := strings.CutPrefix(d.Key, old); ok {
+		d.Key = d.Code + "/" + subjectKey(moved) + rest
+	}
+	return d
+}

@@ -77,3 +77,19 @@ func TestBadArgsShow(t *testing.T) {
 		t.Errorf("good args: %q", got)
 	}
 }
+
+func TestWithKeyFile(t *testing.T) {
+	e := &Entry{Code: "MC9999"}
+	file := e.At(ObjectRef{File: "/abs/m/x.yaml", Line: 3}, "bad").Keyed(Part("doc", "2"))
+	if got := file.WithKeyFile("x.yaml").Key; got != "MC9999/file=x.yaml/doc=2" {
+		t.Errorf("a file's finding: %q", got)
+	}
+	kind := e.At(ObjectRef{Kind: "Service", File: "/abs/m/x.yaml"}, "bad")
+	if got := kind.WithKeyFile("x.yaml").Key; got != "MC9999/Service/file=x.yaml" {
+		t.Errorf("a kind's finding: %q", got)
+	}
+	obj := e.At(ObjectRef{Kind: "Service", Namespace: "a", Name: "b", File: "/abs/m/x.yaml"}, "bad")
+	if got := obj.WithKeyFile("x.yaml").Key; got != "MC9999/Service/a/b" {
+		t.Errorf("an object's finding: %q", got)
+	}
+}
