@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-const baselineVS = `apiVersion: networking.istio.io/v1
+// reviewsV4 routes to subset v4 of reviews, which bookinfo's rules lack.
+const reviewsV4 = `apiVersion: networking.istio.io/v1
 kind: VirtualService
 metadata: {name: reviews, namespace: default}
 spec:
@@ -37,7 +38,7 @@ spec:
 // reported again after its object moved to another file and was
 // reformatted; a new one is, and only it decides the exit status.
 func TestLintBaseline(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"a.yaml": baselineVS + "---\n" + baselineRest})
+	dir := writeFiles(t, map[string]string{"a.yaml": reviewsV4 + "---\n" + baselineRest})
 	code, report, _ := meshc(t, "", "lint", dir, "-o", "json")
 	if code != 1 || !strings.Contains(report, `"key": "MC4003/VirtualService/default/reviews/subset=v4/host=reviews.default.svc.cluster.local/rule=default/reviews/field=spec.http[0].route[0].destination.subset"`) {
 		t.Fatalf("exit %d, report:\n%s", code, report)
@@ -89,7 +90,7 @@ func TestLintBaseline(t *testing.T) {
 // and --timing reports each on stderr.
 func TestLintOnlyAndTiming(t *testing.T) {
 	sidecars := "apiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata: {name: a, namespace: default}\nspec: {egress: [{hosts: [\"./*\"]}]}\n---\napiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata: {name: b, namespace: default}\nspec: {egress: [{hosts: [\"*/*\"]}]}\n"
-	dir := writeFiles(t, map[string]string{"a.yaml": baselineVS + "---\n" + baselineRest, "sidecars.yaml": sidecars, "broken.yaml": "a: [b\n"})
+	dir := writeFiles(t, map[string]string{"a.yaml": reviewsV4 + "---\n" + baselineRest, "sidecars.yaml": sidecars, "broken.yaml": "a: [b\n"})
 	code, out, errOut := meshc(t, "", "lint", dir, "--only", "MultipleDefaultSidecars", "--timing")
 	if code != 1 || !strings.Contains(out, "MC6001") || strings.Contains(out, "MC4003") || !strings.Contains(out, "MC1001") {
 		t.Errorf("--only: exit %d\n%s", code, out)
