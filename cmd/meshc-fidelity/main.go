@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,14 +59,17 @@ func main() {
 				sig := signature(d)
 				kinds[sig] = append(kinds[sig], fmt.Sprintf("seed %d %s %s", seed, r.ID, d.Key))
 				if *verbose {
-					fmt.Printf("seed %d %s %s:\n%s\n", seed, r.ID, d.Key, d.Diff)
+					fmt.Printf("seed %d %s %s:\n", seed, r.ID, d.Key)
+					for _, c := range d.Changes {
+						fmt.Printf("  %s\n", c)
+					}
 				}
 			}
 			for _, k := range r.Missing {
-				kinds["missing "+typeOf(k)] = append(kinds["missing "+typeOf(k)], fmt.Sprintf("seed %d %s %s", seed, r.ID, k))
+				kinds["missing "+string(k.Type)] = append(kinds["missing "+string(k.Type)], fmt.Sprintf("seed %d %s %s", seed, r.ID, k))
 			}
 			for _, k := range r.Extra {
-				kinds["extra "+typeOf(k)] = append(kinds["extra "+typeOf(k)], fmt.Sprintf("seed %d %s %s", seed, r.ID, k))
+				kinds["extra "+string(k.Type)] = append(kinds["extra "+string(k.Type)], fmt.Sprintf("seed %d %s %s", seed, r.ID, k))
 			}
 		}
 		fmt.Printf("seed %d: %s\n", seed, t)
@@ -190,28 +194,19 @@ func (t tally) String() string {
 }
 
 // signature groups differences of one kind: the resource type and the
-// fields the diff touches.
+// fields the changes touch, without list positions or map keys.
 func signature(d fidelity.Difference) string {
 	var fields []string
-	seen := map[string]bool{}
-	for _, line := range strings.Split(d.Diff, "\n") {
-		l := strings.TrimSpace(line)
-		if !strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "+") {
-			continue
-		}
-		l = strings.TrimSpace(l[1:])
-		if i := strings.IndexAny(l, ":("); i > 0 {
-			f := strings.Trim(l[:i], `"{}[] `)
-			if f != "" && !seen[f] && len(fields) < 4 {
-				seen[f] = true
-				fields = append(fields, f)
+	for _, c := range d.Changes {
+		var steps []string
+		for _, s := range c.Path {
+			if s.Field != "" {
+				steps = append(steps, s.Field)
 			}
 		}
+		if f := strings.Join(steps, "."); !slices.Contains(fields, f) && len(fields) < 4 {
+			fields = append(fields, f)
+		}
 	}
-	return typeOf(d.Key) + ": " + strings.Join(fields, ", ")
-}
-
-func typeOf(key string) string {
-	t, _, _ := strings.Cut(key, "/")
-	return t
+	return string(d.Key.Type) + ": " + strings.Join(fields, ", ")
 }

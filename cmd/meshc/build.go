@@ -111,7 +111,7 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 			var waiting outdir.Waiting
 			if !f.quiet {
 				waiting = func(lock string) {
-					fmt.Fprintf(g.stderr, "meshc: another build is writing %s; waiting for it (lock %s)\n", f.out, lock)
+					diag.Fprintf(g.stderr, "meshc: another build is writing %s; waiting for it (lock %s)\n", f.out, lock)
 				}
 			}
 			b, err := outdir.Begin(cmd.Context(), target, oo, waiting)
@@ -192,7 +192,7 @@ func (f *buildFlags) refuse(g *globals, run *compile.Result, ds []diag.Diagnosti
 	if slices.ContainsFunc(ds, diag.UnreadableInput.Is) {
 		why = "some input could not be read (MC1006)"
 	}
-	fmt.Fprintf(g.stderr, "meshc: nothing written: %s; %s left as it was\n", why, f.out)
+	diag.Fprintf(g.stderr, "meshc: nothing written: %s; %s left as it was\n", why, f.out)
 	return stop
 }
 
@@ -244,5 +244,5 @@ func summary(w io.Writer, res *compile.Built, out string) {
 	if len(res.Index) == 1 {
 		noun = "proxy"
 	}
-	fmt.Fprintf(w, "wrote %d %s (%.1f MB) to %s\n", len(res.Index), noun, float64(res.Written)/(1<<20), out)
+	diag.Fprintf(w, "wrote %d %s (%.1f MB) to %s\n", len(res.Index), noun, float64(res.Written)/(1<<20), out)
 }

@@ -23,7 +23,7 @@ func newExplainCmd(g *globals) *cobra.Command {
 func newExplainProxyCmd(g *globals) *cobra.Command {
 	var cf compileFlags
 	var format string
-	var verbose, routes bool
+	var routes bool
 	cmd := &cobra.Command{
 		Use:   "proxy [NAMESPACE/]NAME [PATH...]",
 		Short: "Report a proxy's Sidecar, visible services, DestinationRules, VirtualServices and diagnostics",
@@ -82,12 +82,11 @@ as kubectl has it.`,
 			if format == "json" {
 				return explain.WriteJSON(g.stdout, rep)
 			}
-			return explain.WriteText(g.stdout, rep, explain.TextOptions{Color: g.color(g.stdout), Verbose: verbose})
+			return explain.WriteText(g.stdout, rep, explain.TextOptions{Color: g.color(g.stdout), Verbose: g.verbose})
 		},
 	}
 	cf.add(cmd, false)
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: text or json")
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "add egress listeners, hidden services and merge details")
 	cmd.Flags().BoolVar(&routes, "routes", false, "add the HTTP route tables, each route with the VirtualService rule that wrote it")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd

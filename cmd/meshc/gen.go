@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/meshgen"
 )
 
@@ -30,14 +31,14 @@ func newGenCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return &exitError{code: exitUsage, err: err}
 				}
-				_, err = fmt.Fprintf(g.stdout, "wrote a random mesh (seed %d) in %d files to %s\n", opts.Seed, files, out)
+				_, err = diag.Fprintf(g.stdout, "wrote a random mesh (seed %d) in %d files to %s\n", opts.Seed, files, out)
 				return err
 			}
 			files, objects, err := meshgen.Write(out, opts)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			_, err = fmt.Fprintf(g.stdout, "wrote %d objects in %d files to %s\n", objects, files, out)
+			_, err = diag.Fprintf(g.stdout, "wrote %d objects in %d files to %s\n", objects, files, out)
 			return err
 		},
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -25,12 +26,15 @@ type compileFlags struct {
 	opts compile.Options
 	// project is the .meshc.yaml in effect, once compile has run.
 	project *projectconfig.Config
+	// searched is where the search for .meshc.yaml started ("" when
+	// --project-config named it).
+	searched string
 }
 
 func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.files, "filename", "f", nil, "manifests to read: a file, a directory or - (repeatable; added to PATH arguments)")
-	fl.StringVar(&f.config, "project-config", "", "read repository defaults from `FILE` instead of the nearest .meshc.yaml above the inputs")
+	fl.StringVar(&f.config, "project-config", "", "read repository defaults from `FILE` instead of the nearest .meshc.yaml above the inputs, up to the repository root")
 	fl.StringArrayVar(&f.exclude, "exclude", nil, "leave out paths matching this `GLOB` when searching directories (** allowed; a pattern without / matches a name anywhere; repeatable)")
 	fl.StringArrayVar(&f.inject, "inject-namespace", nil, "treat `NAMESPACE` as injected whatever its labels (repeatable)")
 	fl.StringArrayVar(&f.revisions, "revision", nil, "an installed control-plane `REVISION`: istio.io/rev=REVISION injects (repeatable; default: default)")
@@ -73,6 +77,9 @@ func (g *globals) compile(cmd *cobra.Command, f *compileFlags, args []string) (*
 	opts, exclude, err := f.options(cmd.Flags(), paths)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if g.verbose {
+		f.sayProject(g.stderr)
 	}
 	run, err := compile.Run(cmd.Context(), compile.Inputs{Paths: paths, Stdin: g.stdin, Exclude: exclude}, opts)
 	if err != nil {
@@ -147,8 +154,9 @@ func pick(flagGiven bool, flag, config []string) []string {
 	return config
 }
 
-// loadProject reads --project-config, or the nearest .meshc.yaml above the first
-// input (the working directory for standard input).
+// loadProject reads --project-config, or the nearest .meshc.yaml above the
+// first input (the working directory for standard input), up to the
+// repository root.
 func (f *compileFlags) loadProject(paths []string) error {
 	file := f.config
 	if file == "" {
@@ -159,6 +167,7 @@ func (f *compileFlags) loadProject(paths []string) error {
 				start = filepath.Dir(start)
 			}
 		}
+		f.searched = start
 		var err error
 		if file, err = projectconfig.Find(start); err != nil || file == "" {
 			return err
@@ -170,6 +179,23 @@ func (f *compileFlags) loadProject(paths []string) error {
 	}
 	f.project = c
 	return nil
+}
+
+// sayProject tells which .meshc.yaml applies, for --verbose.
+func (f *compileFlags) sayProject(w io.Writer) {
+	if f.project != nil {
+		fmt.Fprintf(w, "meshc: project config %s\n", f.project.Path)
+		return
+	}
+	fmt.Fprintf(w, "meshc: no project config: no %s in %s or above it, up to the repository root\n", projectconfig.FileName, f.searched)
+}
+
+// projectPath is the .meshc.yaml in effect, or "".
+func (f *compileFlags) projectPath() string {
+	if f.project == nil {
+		return ""
+	}
+	return f.project.Path
 }
 
 // failOn is the --fail-on threshold: the flag's when given, else the

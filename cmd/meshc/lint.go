@@ -89,7 +89,7 @@ only the new findings count.`,
 			}
 			r, err := diag.NewRenderer(format, diag.Options{
 				Color:       g.color(g.stdout),
-				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects), Skipped: run.Skipped},
+				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects), Skipped: run.Skipped, ProjectConfig: cf.projectPath()},
 				ToolVersion: strings.Fields(versionText())[1],
 			})
 			if err != nil {

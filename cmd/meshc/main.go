@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/hugeheap"
 )
 
@@ -93,7 +94,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err == nil {
 			err = sig
 		}
-		fmt.Fprintf(stderr, "meshc: %v\n", err)
+		diag.Fprintf(stderr, "meshc: %v\n", err)
 		return sig.code()
 	}
 	if err == nil {
@@ -102,11 +103,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(stderr, "meshc: %v\n", ee.err)
+			diag.Fprintf(stderr, "meshc: %v\n", ee.err)
 		}
 		return ee.code
 	}
 	// Anything else comes from cobra itself: an unknown flag or command.
-	fmt.Fprintf(stderr, "meshc: %v\nRun 'meshc --help' for usage.\n", err)
+	diag.Fprintf(stderr, "meshc: %v\nRun 'meshc --help' for usage.\n", err)
 	return exitUsage
 }

@@ -77,7 +77,7 @@ func TestLintExitCodes(t *testing.T) {
 		{"explain unknown", []string{"lint", "--explain", "MC9999"}, 2, "", "no diagnostic"},
 		{"version", []string{"version"}, 0, "meshc ", ""},
 		{"completion", []string{"completion", "bash"}, 0, "bash completion", ""},
-		{"mesh config flag", []string{"lint", clean, "--mesh-config", filepath.Join(clean, "none.yaml")}, 2, "cannot read mesh config", ""},
+		{"mesh config flag", []string{"lint", clean, "--mesh-config", filepath.Join(clean, "none.yaml")}, 2, "mesh config: cannot read", ""},
 		{"bad placeholder range", []string{"lint", clean, "--placeholder-vips", "10.0.0.0/31"}, 2, "", "--placeholder-vips"},
 	})
 }

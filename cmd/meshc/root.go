@@ -16,6 +16,9 @@ type globals struct {
 	stdout, stderr io.Writer
 	noColor        bool
 	cpuProfile     string
+	// verbose says on stderr which .meshc.yaml applies; explain proxy
+	// prints more details too.
+	verbose bool
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -29,8 +32,9 @@ codes (lint), each proxy's Envoy configuration as istiod would send it
 (build), and why a proxy sees what it sees (explain).
 
 Defaults for a repository live in .meshc.yaml, found upward from the
-inputs: excludes, suppressions with reasons and expiry dates, --fail-on,
-the mesh config, injected namespaces and revisions, HNC options.`,
+inputs up to the repository root (-v says which applies): excludes,
+suppressions with reasons and expiry dates, --fail-on, the mesh config,
+injected namespaces and revisions, HNC options.`,
 		Example: `  meshc lint ./manifests
   meshc lint ./manifests -o sarif > meshc.sarif
   helm template ./chart | meshc lint
@@ -43,6 +47,7 @@ the mesh config, injected namespaces and revisions, HNC options.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().BoolVar(&g.noColor, "no-color", false, "never color output (NO_COLOR in the environment does the same)")
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "say on stderr which .meshc.yaml applies; explain proxy also adds egress listeners, hidden services and merge details")
 	root.PersistentFlags().StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` (for performance reports)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	var stopProfile func()

@@ -38,6 +38,11 @@ type BuildOptions struct {
 	Progress func(done, total int)
 }
 
+func (opts BuildOptions) emitOptions() emit.Options {
+	return emit.Options{Format: emit.Format(opts.Format), Endpoints: emit.EndpointMode(opts.Endpoints), TLS: emit.TLSMode(opts.TLS),
+		CertDir: opts.CertDir, Shared: !opts.SelfContained, SharedRoot: opts.SharedRoot, HeadlessCIDRChains: opts.HeadlessCIDRChains}
+}
+
 // The values BuildOptions' string fields take.
 var (
 	Formats       = []string{string(emit.Bootstrap), string(emit.XDS)}
@@ -62,9 +67,7 @@ type Built struct {
 // into dir, a fresh directory, and runs the build checks (MC8001–MC8003)
 // over it. It stops when ctx ends; dir is then incomplete.
 func (r *Result) Build(ctx context.Context, views []*resolve.ProxyView, dir string, opts BuildOptions) (*Built, error) {
-	eo := emit.Options{Format: emit.Format(opts.Format), Endpoints: emit.EndpointMode(opts.Endpoints), TLS: emit.TLSMode(opts.TLS),
-		CertDir: opts.CertDir, Shared: !opts.SelfContained, SharedRoot: opts.SharedRoot, HeadlessCIDRChains: opts.HeadlessCIDRChains}
-	res, err := emit.New(r.Mesh, eo).Write(ctx, views, emit.WriteOptions{Dir: dir, Workers: opts.Workers, Progress: opts.Progress})
+	res, err := emit.New(r.Mesh, opts.emitOptions()).Write(ctx, views, emit.WriteOptions{Dir: dir, Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +75,11 @@ func (r *Result) Build(ctx context.Context, views []*resolve.ProxyView, dir stri
 	if b.MaxProxyBytes <= 0 {
 		b.MaxProxyBytes = DefaultMaxProxyBytes
 	}
-	ds := append(slices.Clone(r.Diagnostics), r.suppressed.Filter(lint.Run(r.Mesh, lint.BuildAnalyzers(), lint.Options{Build: b}))...)
+	found, err := lint.Run(ctx, r.Mesh, lint.BuildAnalyzers(), lint.Options{Build: b})
+	if err != nil {
+		return nil, err
+	}
+	ds := append(slices.Clone(r.Diagnostics), r.suppressed.Filter(found)...)
 	diag.Sort(ds)
 	return &Built{Index: res.Index, Diagnostics: ds, Written: res.Written}, nil
 }

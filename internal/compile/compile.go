@@ -106,56 +106,105 @@ type Result struct {
 	// Mesh is the resolution, with provenance.
 	Mesh        *resolve.Mesh
 	Diagnostics []diag.Diagnostic
+	// Stages are the stages run, in order, with how long each took.
+	Stages []Stage
 	// suppressed filters the build checks' findings as Run filtered these.
 	suppressed *suppress.Set
 }
 
-// Run compiles inputs. The passes write nothing, so when ctx ends Run
-// returns at once with its cause and leaves them to finish unobserved: an
-// interrupt never waits for a long resolve or a read that blocks. Problems
-// with the input are diagnostics; the error is ctx's.
-func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
-	type result struct {
-		r   *Result
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		r, err := run(ctx, in, opts)
-		done <- result{r, err}
-	}()
-	select {
-	case r := <-done:
-		return r.r, r.err
-	case <-ctx.Done():
-		return nil, context.Cause(ctx)
-	}
+// Stage names a stage of Run and its wall time.
+type Stage struct {
+	Name     string
+	Duration time.Duration
 }
 
-func run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
+// The stages of Run, in order. Each is a function of the previous stage's
+// value and the options, and each stops when ctx ends.
+const (
+	StageLoad       = "load"       // inputs to objects (internal/load)
+	StageMeshConfig = "meshconfig" // the mesh config from a file or the objects
+	StageHierarchy  = "hierarchy"  // HNC's forest and propagation
+	StageResolve    = "resolve"    // what istiod computes per proxy
+	StageAnalyze    = "analyze"    // the analyzers (internal/lint)
+	StageSuppress   = "suppress"   // suppression rules and annotations
+)
+
+// Run compiles inputs, one stage after the other in the caller's
+// goroutine. When ctx ends the running stage stops at its next check
+// (between files, scopes or analyzers) and Run returns ctx's cause; no
+// goroutine of it outlives the call. Problems with the input are
+// diagnostics; the error is ctx's.
+func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 	paths := in.Paths
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	res, ds, err := load.Paths(ctx, paths, load.Options{Stdin: in.Stdin, Exclude: in.Exclude})
-	if err != nil {
-		return nil, err
+	r := &Result{}
+	var ds []diag.Diagnostic
+	var loaded load.Result
+	var mc model.MeshConfig
+	var h hierarchy.Result
+	var found []diag.Diagnostic
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{StageLoad, func() error {
+			res, lds, err := load.Paths(ctx, paths, load.Options{Stdin: in.Stdin, Exclude: in.Exclude})
+			loaded, ds = res, lds
+			return err
+		}},
+		{StageMeshConfig, func() error {
+			var mds []diag.Diagnostic
+			mc, mds = load.MeshConfig(loaded.Objects, load.MeshOptions{File: opts.MeshConfigFile})
+			ds = append(ds, mds...)
+			return nil
+		}},
+		{StageHierarchy, func() error {
+			var err error
+			h, err = hierarchy.Run(ctx, loaded.Objects, opts.Hierarchy, opts.Propagation)
+			ds = append(ds, h.Diagnostics...)
+			return err
+		}},
+		{StageResolve, func() error {
+			var err error
+			r.Mesh, err = resolve.Resolve(ctx, h, resolve.Options{Mesh: mc, PlaceholderVIPs: opts.PlaceholderVIPs, Injection: opts.Injection})
+			if err == nil {
+				ds = append(ds, r.Mesh.Diagnostics...)
+			}
+			return err
+		}},
+		{StageAnalyze, func() error {
+			analyzers, err := opts.analyzers()
+			if err != nil {
+				return err
+			}
+			found, err = lint.Run(ctx, r.Mesh, analyzers, lint.Options{Timing: opts.Timing})
+			ds = append(ds, found...)
+			return err
+		}},
+		{StageSuppress, func() error {
+			set, expired := suppress.New(opts.Suppress, r.Mesh.Objects, cmp.Or(opts.Now, time.Now()))
+			ds = append(set.Filter(ds), expired...)
+			r.suppressed = set
+			return nil
+		}},
 	}
-	mc, meshDiags := load.MeshConfig(res.Objects, load.MeshOptions{File: opts.MeshConfigFile})
-	ds = append(ds, meshDiags...)
-	mesh := resolve.Resolve(res.Objects, resolve.Options{Mesh: mc, Hierarchy: opts.Hierarchy, Propagation: opts.Propagation,
-		PlaceholderVIPs: opts.PlaceholderVIPs, Injection: opts.Injection})
-	ds = append(ds, mesh.Diagnostics...)
-	analyzers, err := opts.analyzers()
-	if err != nil {
-		return nil, err
+	for _, s := range steps {
+		start := time.Now()
+		err := s.run()
+		r.Stages = append(r.Stages, Stage{s.name, time.Since(start)})
+		if err == nil {
+			err = context.Cause(ctx)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	ds = append(ds, lint.Run(mesh, analyzers, lint.Options{Timing: opts.Timing})...)
-	set, expired := suppress.New(opts.Suppress, mesh.Objects, cmp.Or(opts.Now, time.Now()))
-	ds = append(set.Filter(ds), expired...)
 	fileKeys(paths, ds)
 	diag.Sort(ds)
-	return &Result{Files: res.Files, Skipped: res.Skipped, Objects: res.Objects, Mesh: mesh, Diagnostics: ds, suppressed: set}, nil
+	r.Files, r.Skipped, r.Objects, r.Diagnostics = loaded.Files, loaded.Skipped, loaded.Objects, ds
+	return r, nil
 }
 
 // fileKeys makes the keys of findings about a file rather than an object

@@ -8,10 +8,13 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/meshc/meshc/internal/meshgen"
 )
@@ -254,5 +257,72 @@ func TestFileKeysRelativeToInputs(t *testing.T) {
 		if !slices.Equal(keys, tt.want) {
 			t.Errorf("%v: keys %q, want %q", tt.paths, keys, tt.want)
 		}
+	}
+}
+
+// TestStagesRunInOrder: a compile runs the named stages in order and times
+// each.
+func TestStagesRunInOrder(t *testing.T) {
+	r, err := Run(context.Background(), Inputs{Paths: []string{bookinfo}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range r.Stages {
+		names = append(names, s.Name)
+	}
+	want := []string{StageLoad, StageMeshConfig, StageHierarchy, StageResolve, StageAnalyze, StageSuppress}
+	if !slices.Equal(names, want) {
+		t.Errorf("stages %v, want %v", names, want)
+	}
+}
+
+// TestCancelledCompileLeavesNoGoroutine: whenever the context ends, during
+// whichever stage, Run returns its cause promptly and no goroutine of the
+// compile is left running, as a server that recompiles on every save
+// needs.
+func TestCancelledCompileLeavesNoGoroutine(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := meshgen.Write(dir, meshgen.Options{Namespaces: 40, ServicesPerNS: 10, SidecarEveryNth: 3}); err != nil {
+		t.Fatal(err)
+	}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	baseline := runtime.NumGoroutine()
+	full := time.Now()
+	if _, err := Run(context.Background(), Inputs{Paths: []string{dir}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(full)
+	cause := errors.New("stop")
+	for _, frac := range []float64{0, 0.1, 0.3, 0.5, 0.7, 0.9} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		timer := time.AfterFunc(time.Duration(frac*float64(took)), func() { cancel(cause) })
+		_, err := Run(ctx, Inputs{Paths: []string{dir}}, Options{})
+		timer.Stop()
+		cancel(nil)
+		// A run that finished before the cancel is fine; one that saw it
+		// must report the cause.
+		if err != nil && !errors.Is(err, cause) {
+			t.Errorf("cancel at %.0f%%: %v, want the cause", frac*100, err)
+		}
+		// Counted at once, allowing the timer's goroutine a moment to
+		// end: a compile left to finish unobserved would still be running
+		// for most of a full compile's time.
+		if n := settledGoroutines(baseline, took/2); n > baseline {
+			t.Errorf("cancel at %.0f%%: %d goroutines after Run, %d before", frac*100, n, baseline)
+		}
+	}
+}
+
+// settledGoroutines polls the goroutine count for up to d until it is at
+// most want, and returns the last count.
+func settledGoroutines(want int, d time.Duration) int {
+	deadline := time.Now().Add(d)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

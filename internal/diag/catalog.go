@@ -75,7 +75,8 @@ Namespaces, DNS-1035 labels for Services, DNS-1123 subdomains for other
 kinds; namespaces must be DNS-1123 labels. A field of a Kubernetes kind
 (Service, Pod, Deployment, ...) with a value of the wrong type is reported
 at the field's line with its path. The object is left out, as the API
-server would refuse it. Fields Kubernetes does not know are ignored.`,
+server would refuse it. A field Kubernetes does not know is MC1009, a
+warning.`,
 	}
 	SchemaViolation = &Entry{
 		Code: "MC1003", Name: "SchemaViolation", Severity: Error,
@@ -141,11 +142,15 @@ because meshc does not model them.`,
 	}
 	UnreadableInput = &Entry{
 		Code: "MC1006", Name: "UnreadableInput", Severity: Error,
-		Summary: "A path cannot be read, is not text, or is over the size limit.",
+		Summary: "A path cannot be read, is not text, is over the size limit, or is not a regular file where one is needed.",
 		Doc: `A path that does not exist, cannot be opened, is a symlink loop, holds
 binary data (a NUL byte or invalid UTF-8) or is larger than the size limit
-(32 MiB) is skipped. meshc lint exits with status 2 when this happens,
-because the result does not cover the whole input.`,
+(32 MiB) is skipped. So is a file found in a directory, or given as the
+mesh config, that is not a regular file (a FIFO, a device, a link to
+/dev/zero): it is refused unopened, since it could be endless or wait for
+a writer. Only a pipe named on the command line as a manifest input is
+read as a stream, up to the limit. meshc lint exits with status 2 when
+this happens, because the result does not cover the whole input.`,
 	}
 	ExpiredSuppression = &Entry{
 		Code: "MC1007", Name: "ExpiredSuppression", Severity: Warning,
@@ -155,6 +160,33 @@ accepted risk is looked at again. From that day on the suppression no
 longer applies: the findings it hid are reported, and this warning points
 at the suppression's line with its reason. Renew the date or fix what it
 suppressed.`,
+	}
+	UnknownField = &Entry{
+		Code: "MC1009", Name: "UnknownField", Severity: Warning,
+		Summary: "A Kubernetes object (Service, Pod, Deployment, ...) has a field its API type does not have; the API server drops it.",
+		Doc: `Fields of the Kubernetes kinds meshc decodes (Namespace, Service, Pod,
+ConfigMap, Secret and the workload templates) are checked against their
+API types as the API server's field validation checks them, metadata
+included: a field the type does not have is reported at its line with its
+path, often a typo (metadata.lables, ports[0].targetport) or a field
+indented one level off. With its default field validation (Warn) the API
+server stores the object without the field and returns a warning;
+kubectl apply's default --validate=strict, and clients that validate
+against the schema, refuse the object instead. meshc keeps the object,
+without the field, as stored.
+The types are those of the Kubernetes API meshc is built with; a field
+added by a newer Kubernetes release is reported too.`,
+	}
+	LinkNotFollowed = &Entry{
+		Code: "MC1010", Name: "LinkNotFollowed", Severity: Info,
+		Summary: "A symlink in the inputs leads into a pseudo-filesystem (/proc, /sys, ...); it is not followed.",
+		Doc: `Walking a directory follows symlinks, but not those that lead out of the
+inputs into a kernel pseudo-filesystem: proc, sysfs, devtmpfs, cgroup,
+debugfs and the like hold no manifests, and /proc/self or sysfs's links
+between devices make a walk take minutes or never end. The link is named
+and passed over. Name the path on the command line to read it anyway. A
+directory reached through several links is walked once, under the first
+path met.`,
 	}
 	HierarchyCycle = &Entry{
 		Code: "MC2001", Name: "HierarchyCycle", Severity: Error,
@@ -499,6 +531,8 @@ var core = []*Entry{
 	UnknownKind,
 	UnreadableInput,
 	ExpiredSuppression,
+	UnknownField,
+	LinkNotFollowed,
 	HierarchyCycle,
 	ParentMissing,
 	PropagationConflict,

@@ -71,7 +71,9 @@ when the input holds workloads the service selects, so a repository that
 carries no workloads is not reported, and leaves out the labels istiod adds
 to endpoints from the cluster (topology.kubernetes.io/region and zone,
 topology.istio.io/subzone, cluster and network, kubernetes.io/hostname),
-which manifests do not show.`,
+which manifests do not show. A rule gets one finding however many of its
+subsets select nothing: it names the first five with their labels and
+counts the others.`,
 	}
 	NoCACertificates = &Entry{
 		Code: "MC4008", Name: "NoCACertificates", Severity: Warning, Istio: []string{"IST0128", "IST0129"},
@@ -121,6 +123,11 @@ var (
 
 	SelectorRuleLacksSubsets = SelectorRuleDropsSubsets.Template("%[1]s replaces %[2]s for %[3]s, but lacks %[4]s that %[2]s defines for %[5]s; routes from %[6]s to %[7]s fail with 503. Copy the %[8]s into %[1]s",
 		W("rule"), W("plain").ID(), T("workloads"), T("subsets"), W("host"), W("fromWho"), W("them"), W("subsetWord"))
+
+	SubsetEmpty = SubsetSelectsNoWorkload.Template("subset %q of %s selects no workload of %s: none of the workloads its selector %s matches has the labels %s (they have %s); requests routed to the subset fail with 503",
+		W("subset"), W("rule"), W("host").ID(), T("selector"), T("labels"), T("have"))
+	SubsetsEmpty = SubsetSelectsNoWorkload.Template("%d subsets of %s select no workload of %s: none of the workloads its selector %s matches has the labels of %s (they have %s); requests routed to these subsets fail with 503",
+		N("count"), W("rule"), W("host").ID(), T("selector"), T("subsets"), T("have"))
 
 	NoCAForTLS = NoCACertificates.Template("%s originates TLS (%s) to %s%s without caCertificates: the proxy checks the server's certificate only against its system CA bundle, which accepts any public CA and rejects a private one; set caCertificates or credentialName",
 		W("rule"), W("mode"), W("host"), T("where"))

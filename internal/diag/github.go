@@ -22,24 +22,28 @@ func (githubRenderer) Render(w io.Writer, ds []Diagnostic) error {
 		}
 		var props []string
 		if d.Object.File != "" {
-			props = append(props, "file="+escapeProperty(d.Object.File))
+			props = append(props, "file="+escapeProperty(Printable(d.Object.File)))
 			if d.Object.Line > 0 {
 				props = append(props, fmt.Sprintf("line=%d", d.Object.Line))
 			}
 		}
-		props = append(props, "title="+escapeProperty(d.Code+" "+d.Name))
-		msg := d.Message
+		props = append(props, "title="+escapeProperty(Printable(d.Code+" "+d.Name)))
+		// Line breaks are the message's own and the lines this adds; the
+		// runner shows them, and a terminal reading the log gets none of
+		// the input's control characters.
+		msg := PrintableLines(d.Message)
 		if s := d.Object.String(); d.Object.Name != "" {
-			msg += " [" + s + "]"
+			msg += " [" + Printable(s) + "]"
 		}
 		for _, rel := range d.Related {
-			msg += "\n" + rel.Location() + " " + rel.ObjectRef.String()
+			line := rel.Location() + " " + rel.ObjectRef.String()
 			if rel.Note != "" {
-				msg += ": " + rel.Note
+				line += ": " + rel.Note
 			}
+			msg += "\n" + Printable(line)
 		}
 		if len(d.Proxies) > 0 {
-			msg += "\nproxies: " + strings.Join(d.Proxies, ", ")
+			msg += "\nproxies: " + Printable(strings.Join(d.Proxies, ", "))
 		}
 		fmt.Fprintf(&b, "::%s %s::%s\n", level, strings.Join(props, ","), escapeData(msg))
 	}

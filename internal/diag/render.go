@@ -16,12 +16,15 @@ type Renderer interface {
 type Input struct {
 	Files   int `json:"files"`
 	Objects int `json:"objects"`
-	// Skipped are files read but passed over, with why.
+	// Skipped are files read but passed over, with why, and directories
+	// holding an earlier build.
 	Skipped []Skipped `json:"skipped,omitempty"`
+	// ProjectConfig is the .meshc.yaml in effect, if any.
+	ProjectConfig string `json:"projectConfig,omitempty"`
 }
 
-// Skipped is a file that holds no Kubernetes objects, or an unrendered
-// Helm template.
+// Skipped is a file that holds no Kubernetes objects, an unrendered Helm
+// template, or a directory holding an earlier build.
 type Skipped struct {
 	File   string `json:"file"`
 	Reason string `json:"reason"`
@@ -31,16 +34,17 @@ type Skipped struct {
 const (
 	NotKubernetes = "no Kubernetes objects"
 	HelmTemplate  = "unrendered Helm template"
+	EarlierBuild  = "earlier meshc build"
 )
 
 // skippedSummary is one line about the skipped files, or "".
 func (in Input) skippedSummary() string {
 	var parts []string
-	for _, reason := range []string{NotKubernetes, HelmTemplate} {
+	for _, reason := range []string{NotKubernetes, HelmTemplate, EarlierBuild} {
 		var files []string
 		for _, s := range in.Skipped {
 			if s.Reason == reason {
-				files = append(files, s.File)
+				files = append(files, Printable(s.File))
 			}
 		}
 		if len(files) == 0 {
@@ -51,6 +55,10 @@ func (in Input) skippedSummary() string {
 			shown += fmt.Sprintf(" and %d more", len(files)-3)
 		}
 		switch reason {
+		case EarlierBuild:
+			// Every one is named: a directory passed over hides all
+			// its files.
+			parts = append(parts, fmt.Sprintf("%s (%s)", plural(len(files), "earlier meshc build"), strings.Join(files, ", ")))
 		case NotKubernetes:
 			parts = append(parts, fmt.Sprintf("%s without Kubernetes objects (%s)", plural(len(files), "file"), shown))
 		default:

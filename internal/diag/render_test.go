@@ -46,7 +46,7 @@ func sample() []Diagnostic {
 
 var sampleInput = Input{Files: 3, Objects: 42}
 
-func render(t *testing.T, format string, opts Options, ds []Diagnostic) []byte {
+func render(t testing.TB, format string, opts Options, ds []Diagnostic) []byte {
 	t.Helper()
 	r, err := NewRenderer(format, opts)
 	if err != nil {
@@ -109,9 +109,10 @@ func TestJSONFields(t *testing.T) {
 	}
 }
 
-func TestSARIFMatchesSchema(t *testing.T) {
-	schemaFile := filepath.Join("..", "..", "testdata", "sarif", "sarif-schema-2.1.0.json")
-	f, err := os.Open(schemaFile)
+// sarifSchema is the SARIF 2.1.0 schema, compiled.
+func sarifSchema(t testing.TB) *jsonschema.Schema {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "sarif", "sarif-schema-2.1.0.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +130,11 @@ func TestSARIFMatchesSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return schema
+}
+
+func TestSARIFMatchesSchema(t *testing.T) {
+	schema := sarifSchema(t)
 	for name, ds := range map[string][]Diagnostic{"sample": sample(), "empty": nil} {
 		out := render(t, "sarif", Options{ToolVersion: "v1.2.3"}, ds)
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))

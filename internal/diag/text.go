@@ -55,15 +55,15 @@ func (r *textRenderer) Render(w io.Writer, ds []Diagnostic) error {
 			b.WriteByte('\n')
 		}
 		prevFile = d.Object.File
-		where := d.Object.Location()
+		where := Printable(d.Object.Location())
 		if where == "" {
 			where = "meshc"
 		}
 		// Continuation lines of a long message stay indented under it.
-		msg := strings.ReplaceAll(d.Message, "\n", "\n    ")
+		msg := strings.ReplaceAll(PrintableLines(d.Message), "\n", "\n    ")
 		fmt.Fprintf(&b, "%s: %s %s %s: %s", r.loc.Sprint(where), r.severity(d.Severity), r.bold.Sprint(d.Code), d.Name, msg)
 		if subject := d.Object.String(); subject != "" && d.Object.Name != "" {
-			b.WriteString(r.dim.Sprintf(" [%s]", subject))
+			b.WriteString(r.dim.Sprintf(" [%s]", Printable(subject)))
 		}
 		b.WriteByte('\n')
 		for _, rel := range d.Related {
@@ -74,10 +74,10 @@ func (r *textRenderer) Render(w io.Writer, ds []Diagnostic) error {
 			if rel.Note != "" {
 				line += ": " + rel.Note
 			}
-			b.WriteString(r.dim.Sprint(line) + "\n")
+			b.WriteString(r.dim.Sprint(Printable(line)) + "\n")
 		}
 		if len(d.Proxies) > 0 {
-			b.WriteString(r.dim.Sprintf("    proxies: %s", strings.Join(d.Proxies, ", ")) + "\n")
+			b.WriteString(r.dim.Sprintf("    proxies: %s", Printable(strings.Join(d.Proxies, ", "))) + "\n")
 		}
 	}
 	s := Summarize(ds)

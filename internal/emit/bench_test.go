@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshc/meshc/internal/benchmesh"
 	"github.com/meshc/meshc/internal/meshgen"
+	"github.com/meshc/meshc/internal/meshtest"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -16,7 +17,8 @@ import (
 func generatedMesh(b *testing.B, opts meshgen.Options) *resolve.Mesh {
 	b.Helper()
 	objs, mc := benchmesh.Load(b, opts)
-	return resolve.Resolve(objs, resolve.Options{Mesh: mc})
+	m, _ := meshtest.Stages(objs, mc)
+	return m
 }
 
 // BenchmarkBuildProxy compiles, validates and serialises one proxy of the

@@ -84,6 +84,8 @@ type Config struct {
 	// the lists above; key finds it in the cache.
 	part *part
 	key  partKey
+	// origins are the VirtualService rules of the routes in Routes.
+	origins map[*routev3.Route]*resolve.Route
 }
 
 // Emitter builds proxy configs for one mesh. It holds what all proxies
@@ -112,8 +114,6 @@ type Emitter struct {
 // shared is what every proxy's build reads: mesh-wide facts computed once.
 type shared struct {
 	mesh *resolve.Mesh
-	// inbound are the ports services target, by workload.
-	inbound map[any][]inboundPort
 }
 
 // New prepares an Emitter for a resolved mesh.
@@ -121,7 +121,7 @@ func New(m *resolve.Mesh, opts Options) *Emitter {
 	opts.TLS = cmp.Or(opts.TLS, TLSIstio)
 	opts.Format = cmp.Or(opts.Format, Bootstrap)
 	opts.Endpoints = cmp.Or(opts.Endpoints, EndpointsInline)
-	sh := &shared{mesh: m, inbound: inboundIndex(m)}
+	sh := &shared{mesh: m}
 	return &Emitter{shared: sh, opts: opts, parts: newParts()}
 }
 
@@ -145,6 +145,8 @@ type builder struct {
 	hcmRoutes map[*listenerv3.Filter]string
 	// omitted are clusters istiod leaves out on purpose.
 	omitted map[string]bool
+	// origins are the VirtualService rules routes were translated from.
+	origins map[*routev3.Route]*resolve.Route
 	// servers are a router's Gateway servers once merged, nil until
 	// gatewayServers is first asked.
 	servers []resolve.GatewayServer
@@ -152,7 +154,7 @@ type builder struct {
 
 func (e *Emitter) newBuilder(v *resolve.ProxyView) *builder {
 	return &builder{Emitter: e, mesh: e.shared.mesh, view: v, cfg: &Config{View: v},
-		rdsNames: map[string]bool{}, refs: map[string]string{}, omitted: map[string]bool{},
+		rdsNames: map[string]bool{}, refs: map[string]string{}, omitted: map[string]bool{}, origins: map[*routev3.Route]*resolve.Route{},
 		hcmCache: map[string]*listenerv3.Filter{}, hcmRoutes: map[*listenerv3.Filter]string{}, routeCache: map[string]*routev3.RouteConfiguration{}}
 }
 
@@ -166,6 +168,7 @@ func (e *Emitter) Build(v *resolve.ProxyView) *Config {
 		b.sniDnatClusters()
 		b.gatewayListeners()
 		b.addRoutes()
+		b.cfg.origins = b.origins
 		b.cfg.Problems = append(append(b.pk.problems, pgv(b.cfg)...), b.crossCheck(b.cfg)...)
 		return b.cfg
 	}
@@ -183,6 +186,7 @@ func (e *Emitter) Build(v *resolve.ProxyView) *Config {
 		Endpoints: p.endpoints,
 		part:      p,
 		key:       k,
+		origins:   p.origins,
 	}
 	maps.Copy(b.rdsNames, p.rdsNames)
 	maps.Copy(b.refs, p.refs)
@@ -205,10 +209,18 @@ func (e *Emitter) buildPart(v *resolve.ProxyView) *part {
 	p := &part{
 		clusters: b.cfg.Clusters, listeners: b.cfg.Listeners, routes: b.cfg.Routes, endpoints: b.cfg.Endpoints,
 		problems: append(b.pk.problems, pgv(b.cfg)...),
-		rdsNames: b.rdsNames, refs: b.refs, omitted: b.omitted,
+		rdsNames: b.rdsNames, refs: b.refs, omitted: b.omitted, origins: b.origins,
 	}
-	p.render, p.err = e.render(p.clusters, p.listeners, p.routes, p.endpoints, e.opts.Format == XDS || e.opts.Shared)
 	return p
+}
+
+// rendered renders a part's resources for the output format once, when
+// the first proxy with it is written; an in-memory build never renders.
+func (e *Emitter) rendered(p *part) (*rendering, error) {
+	p.renderOnce.Do(func() {
+		p.render, p.err = e.render(p.clusters, p.listeners, p.routes, p.endpoints, e.opts.Format == XDS || e.opts.Shared)
+	})
+	return p.render, p.err
 }
 
 // addRoutes adds the route configurations the listeners name.

@@ -53,8 +53,9 @@ func subsetEndpoints(eps []resolve.Endpoint, labels map[string]string) []resolve
 }
 
 // loadAssignment groups endpoints by locality, in locality order, as EDS
-// sends them (docs/semantics/envoy-output.md §7.8). Endpoints whose address the manifests do not
-// give (workload templates) are left out.
+// sends them (docs/semantics/envoy-output.md §7.8), each group in the
+// service's endpoint order (resolve.Service.Endpoints). Endpoints whose
+// address the manifests do not give (workload templates) are left out.
 func loadAssignment(cluster string, eps []resolve.Endpoint) *endpointv3.ClusterLoadAssignment {
 	return tlsLoadAssignment(cluster, eps, nil, false)
 }

@@ -8,21 +8,22 @@ import (
 	"github.com/meshc/meshc/internal/meshtest"
 )
 
-// FuzzEmit compiles every proxy of arbitrary manifests in both formats:
-// whatever loads and resolves must never make emitting panic, and every
-// problem must come back as a finding, not a crash. Its seeds run with go
-// test. Coverage-guided fuzzing of this package is impractical here (about
-// a minute per input: the instrumented go-control-plane code dwarfs
-// meshc's), so FuzzPipeline fuzzes the passes before it.
+// FuzzEmit compiles every proxy of arbitrary manifests in one format and
+// layout the fuzzer picks: whatever loads and resolves must never make
+// emitting panic, and every problem must come back as a finding, not a
+// crash. Its seeds run with go test in all four. One render an input keeps
+// an execution cheap enough for coverage-guided fuzzing; run it with a short
+// -fuzzminimizetime (see the Makefile), as Go's default minimizes each new
+// input for a minute.
 func FuzzEmit(f *testing.F) {
 	for _, file := range []string{"../../examples/bookinfo/virtual-services.yaml", "../../examples/bookinfo/gateway.yaml"} {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(data)
+		addAll(f, data)
 	}
-	f.Add([]byte(`apiVersion: v1
+	addAll(f, []byte(`apiVersion: v1
 kind: Namespace
 metadata: {name: a, labels: {istio-injection: enabled}}
 ---
@@ -56,7 +57,7 @@ spec: {hosts: [p], tcp: [{route: [{destination: {host: p, subset: s}, weight: 50
 `))
 	// Aliases (a loop too), port-level mutual TLS, an egress proxy, PROXY
 	// protocol, warmups and policies meshc does not build.
-	f.Add([]byte(`apiVersion: v1
+	addAll(f, []byte(`apiVersion: v1
 kind: Namespace
 metadata: {name: a, labels: {istio-injection: enabled}}
 ---
@@ -113,16 +114,25 @@ kind: VirtualService
 metadata: {name: v, namespace: a}
 spec: {hosts: [x], http: [{route: [{destination: {host: x}, weight: 100}, {destination: {host: p}}]}]}
 `))
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(t *testing.T, data []byte, xds, shared bool) {
 		objs, _ := load.Bytes("fuzz.yaml", data)
 		m := meshtest.Resolve(objs)
-		for _, format := range []Format{Bootstrap, XDS} {
-			for _, shared := range []bool{false, true} {
-				e := New(m, Options{Format: format, Shared: shared})
-				for _, v := range m.Views {
-					_, _, _ = e.Render(v)
-				}
-			}
+		format := Bootstrap
+		if xds {
+			format = XDS
+		}
+		e := New(m, Options{Format: format, Shared: shared})
+		for _, v := range m.Views {
+			_, _, _ = e.Render(v)
 		}
 	})
+}
+
+// addAll seeds data in each format and layout.
+func addAll(f *testing.F, data []byte) {
+	for _, xds := range []bool{false, true} {
+		for _, shared := range []bool{false, true} {
+			f.Add(data, xds, shared)
+		}
+	}
 }

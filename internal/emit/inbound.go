@@ -53,7 +53,7 @@ type inboundPort struct {
 // A Sidecar's ingress listeners, when it has any, replace them (docs/semantics/sidecar-scope.md
 // §4.10).
 func (b *builder) inboundPorts() []inboundPort {
-	services := b.shared.inbound[b.view.Proxy.Object]
+	services := b.servicePorts()
 	sc := b.view.Choice.Sidecar
 	if sc == nil || len(sc.Spec.GetIngress()) == 0 {
 		return services
@@ -86,34 +86,20 @@ func (b *builder) inboundBindIP() string {
 	return wildcard
 }
 
-// inboundIndex maps each workload to the ports services target on it.
-func inboundIndex(m *resolve.Mesh) map[any][]inboundPort {
-	out := map[any][]inboundPort{}
-	for _, s := range m.Services {
-		for _, e := range s.Endpoints {
-			if e.Workload == nil || e.Port == 0 {
-				continue
-			}
-			// UDP ports (and TCP ones named "udp-…") keep their inbound
-			// cluster and chains, as TCP: only outbound generators skip
-			// them (docs/semantics/registry.md §1.2).
-			// The endpoint's own port: a number declared for UDP and TCP
-			// may target two workload ports.
-			i := slices.IndexFunc(s.Ports, func(p resolve.Port) bool { return p.Number == e.ServicePort && p.Name == e.PortName })
-			if i < 0 {
-				continue
-			}
-			port := s.Ports[i]
-			ports := out[e.Workload]
-			if !slices.ContainsFunc(ports, func(p inboundPort) bool { return p.target == e.Port }) {
-				out[e.Workload] = append(ports, inboundPort{target: e.Port, port: port.Number, protocol: port.Protocol, service: s, host: string(s.Host), bind: wildcard})
-			}
+// servicePorts are the workload ports services target on the proxy's
+// workload, by target port, the first service to target a port setting it.
+// UDP ports (and TCP ones named "udp-…") keep their inbound cluster and
+// chains, as TCP: only outbound generators skip them
+// (docs/semantics/registry.md §1.2).
+func (b *builder) servicePorts() []inboundPort {
+	var out []inboundPort
+	for _, sp := range b.mesh.ServedPorts(b.view.Proxy.Object) {
+		if sp.Target == 0 || slices.ContainsFunc(out, func(p inboundPort) bool { return p.target == sp.Target }) {
+			continue
 		}
+		out = append(out, inboundPort{target: sp.Target, port: sp.Port.Number, protocol: sp.Port.Protocol, service: sp.Service, host: string(sp.Service.Host), bind: wildcard})
 	}
-	for w, ports := range out {
-		slices.SortFunc(ports, func(a, b inboundPort) int { return cmp.Compare(a.target, b.target) })
-		out[w] = ports
-	}
+	slices.SortFunc(out, func(a, b inboundPort) int { return cmp.Compare(a.target, b.target) })
 	return out
 }
 

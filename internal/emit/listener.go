@@ -36,10 +36,8 @@ import (
 
 // Well-known ports of a sidecar (docs/semantics/envoy-output.md §7.1, §7.4).
 const (
-	virtualOutboundPort = 15001
-	virtualInboundPort  = 15006
-	statusPort          = 15021
-	prometheusPort      = 15090
+	virtualOutboundPort = resolve.VirtualOutboundPort
+	virtualInboundPort  = resolve.VirtualInboundPort
 	wildcard            = resolve.WildcardAddress
 )
 
@@ -99,80 +97,42 @@ type outbound struct {
 	bindPort bool
 }
 
+// outboundListeners builds the listeners from the scope's placement steps,
+// which resolve computes once for emit and the listener analyzers.
 func (b *builder) outboundListeners() {
 	o := &outbound{b: b, byKey: map[string]*outListener{}}
-	for _, l := range b.view.Scope.Listeners {
-		o.egress(l)
+	var lockedBy *resolve.EgressListener
+	for st := range b.view.Scope.OutboundPorts() {
+		o.vss, o.bindPort = st.Egress.VirtualServices, st.BindToPort
+		if st.CatchAll && st.Egress != lockedBy {
+			for _, ol := range o.order {
+				ol.locked = true
+			}
+			lockedBy = st.Egress
+		}
+		switch {
+		case st.Portless:
+			o.portless(st)
+		case st.PerEndpoint:
+			o.headless(st.Service, st.Port, st.Protocol)
+		default:
+			o.put(st.Service, st.ServicePort, st.Port, st.Protocol, st.Address, st.CIDR, st.CatchAll)
+		}
 	}
 	for _, ol := range o.order {
 		b.cfg.Listeners = append(b.cfg.Listeners, b.finishOutbound(ol))
 	}
 }
 
-func (o *outbound) egress(l *resolve.EgressListener) {
-	o.vss = l.VirtualServices
-	// A listener nothing redirects to (captureMode NONE, a unix socket)
-	// binds for real, by default on localhost (docs/semantics/envoy-output.md §7.4).
-	o.bindPort = l.CaptureNone || strings.HasPrefix(l.Bind, "unix://")
-	bind := l.Bind
-	if bind == "" && o.bindPort {
-		bind = "127.0.0.1"
-	}
-	if l.IsPortless() {
-		if len(l.Services) > 0 {
-			o.portless(l, bind)
-		}
-		return
-	}
-	if l.Port != nil {
-		p := l.Port.GetNumber()
-		proto := protocol.Parse(l.Port.GetProtocol())
-		for _, s := range l.Services {
-			if s.Resolution == resolve.Alias {
-				continue // an alias gets no listener of its own (docs/semantics/registry.md §1.1)
-			}
-			svcPort := p
-			if len(s.Ports) == 1 {
-				svcPort = s.Ports[0].Number
-			}
-			o.add(s, svcPort, p, proto, bind, false)
-		}
-		return
-	}
-	for _, ol := range o.order {
-		ol.locked = true
-	}
-	for _, s := range l.Services {
-		if s.Resolution == resolve.Alias || s.Resolution == resolve.DynamicDNS {
-			continue
-		}
-		for _, port := range s.Ports {
-			if port.Protocol == protocol.UDP {
-				continue
-			}
-			// Only an address-less passthrough service is reached by its
-			// endpoints' addresses; one with an address (a wildcard-host
-			// ServiceEntry's, a CIDR) takes the standard path
-			// (docs/semantics/envoy-output.md §7.4).
-			if s.Resolution == resolve.Passthrough && bind == "" && classOf(port.Protocol) != classHTTP && !resolve.HasAddress(s) {
-				o.headless(s, port)
-				continue
-			}
-			o.add(s, port.Number, port.Number, port.Protocol, bind, true)
-		}
-	}
-}
-
 // portless is the one listener of a unix-socket or HTTP_PROXY egress
 // listener: an HTTP connection manager whose route configuration covers
-// every port of its services. Like any egress listener it is on the
-// wildcard unless bound (docs/semantics/envoy-output.md §7.4); a unix socket is named by its
-// path and port 0.
-func (o *outbound) portless(l *resolve.EgressListener, bind string) {
+// every port of its services. A unix socket is named by its path and
+// port 0.
+func (o *outbound) portless(st resolve.OutboundPort) {
 	b := o.b
-	rds := l.RouteName()
+	rds := st.Egress.RouteName()
 	b.rdsNames[rds] = true
-	ol := &outListener{addr: cmp.Or(bind, wildcard), port: l.Port.GetNumber(), bindPort: o.bindPort, stored: classHTTP, locked: true}
+	ol := &outListener{addr: st.Address, port: st.Port, bindPort: st.BindToPort, stored: classHTTP, locked: true}
 	ol.chains = []*listenerv3.FilterChain{chain(nil, b.hcm(b.outboundHCMConfig("outbound_"+ol.name(), rds, protocol.HTTP)))}
 	o.byKey[ol.name()] = ol
 	o.order = append(o.order, ol)
@@ -181,47 +141,28 @@ func (o *outbound) portless(l *resolve.EgressListener, bind string) {
 // name is the listener's name: its address and port.
 func (ol *outListener) name() string { return ol.addr + "_" + strconv.FormatUint(uint64(ol.port), 10) }
 
-// headless gives each endpoint of a headless service its own listener; a
-// ServiceEntry without endpoints or selector gets the wildcard instead.
-func (o *outbound) headless(s *resolve.Service, port resolve.Port) {
-	if len(s.Endpoints) == 0 && s.Registry != resolve.Kubernetes && len(s.Selector) == 0 {
-		o.put(s, port.Number, port.Number, port.Protocol, wildcard, "", true)
-		return
-	}
-	for _, e := range portEndpoints(s, port.Number) {
+// headless gives each endpoint of an address-less passthrough service port
+// its own listener, the proxy's own addresses left out.
+func (o *outbound) headless(s *resolve.Service, port uint32, proto protocol.Protocol) {
+	for _, e := range portEndpoints(s, port) {
 		if e.Address == "" || slices.Contains(o.b.view.Proxy.IPs, e.Address) {
 			continue
 		}
-		if !o.b.opts.HeadlessCIDRChains || port.Protocol != protocol.TCP {
-			o.put(s, port.Number, port.Number, port.Protocol, e.Address, "", true)
+		if !o.b.opts.HeadlessCIDRChains || proto != protocol.TCP {
+			o.put(s, port, port, proto, e.Address, "", true)
 			continue
 		}
 		// One wildcard listener, each pod a chain on its address. Only for
 		// plain TCP: a destination match outranks ALPN, so on a sniffed
 		// port it would take HTTP away from the HTTP chain.
-		chains := o.b.serviceChains(o.vss, s, port.Number, port.Number, port.Protocol, wildcard)
+		chains := o.b.serviceChains(o.vss, s, port, port, proto, wildcard)
 		for _, c := range chains {
 			if len(c.GetFilterChainMatch().GetPrefixRanges()) == 0 {
 				c.FilterChainMatch = &listenerv3.FilterChainMatch{PrefixRanges: cidrRanges([]string{e.Address})}
 			}
 		}
-		o.place(wildcard, port.Number, port.Protocol, chains, true)
+		o.place(wildcard, port, proto, chains, true)
 	}
-}
-
-// add places a service port on the standard path: HTTP on the wildcard,
-// anything else on the service's VIP when it has one; a CIDR address is
-// no socket address, so its service goes on the wildcard, its chains
-// matching the range (docs/semantics/envoy-output.md §7.4).
-func (o *outbound) add(s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, bind string, catchAll bool) {
-	addr, cidr := resolve.ListenerAddress(s, proto, bind)
-	if addr == wildcard && classOf(proto) == classHTTP {
-		switch port {
-		case virtualOutboundPort, virtualInboundPort, statusPort, prometheusPort:
-			return
-		}
-	}
-	o.put(s, svcPort, port, proto, addr, cidr, catchAll)
 }
 
 // put builds a service port's chains and places them; cidr, when set,
@@ -786,6 +727,11 @@ func (b *builder) sniffedRoute(name string, byName map[string]*routev3.RouteConf
 			if vh.Name == h+":"+port || slices.Contains(vh.Domains, h) {
 				c := proto.Clone(vh).(*routev3.VirtualHost)
 				c.Domains = []string{"*"}
+				for i, r := range vh.Routes {
+					if o, ok := b.origins[r]; ok {
+						b.origins[c.Routes[i]] = o
+					}
+				}
 				out.VirtualHosts = append(out.VirtualHosts, c)
 			}
 		}

@@ -302,6 +302,7 @@ func (b *builder) vsRoute(r *resolve.HTTPRoute, vs *resolve.VirtualService, port
 		Match:    routeMatch(r.Match),
 		Metadata: configMetadata("virtual-service", root.Namespace, root.Name),
 	}
+	b.origins[out] = r.Source
 	authority := ""
 	if h := in.GetHeaders(); h != nil {
 		ops := headerOps(h.GetRequest())

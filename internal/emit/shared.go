@@ -11,6 +11,7 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 
+	"github.com/meshc/meshc/internal/envoycfg"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -31,9 +32,17 @@ type part struct {
 	rdsNames map[string]bool
 	refs     map[string]string
 	omitted  map[string]bool
-	// render holds the part's resources rendered for the output format.
-	render *rendering
-	err    error
+	origins  map[*routev3.Route]*resolve.Route
+	// render holds the part's resources rendered for the output format
+	// (Emitter.rendered).
+	renderOnce sync.Once
+	render     *rendering
+	err        error
+	// res are the part's resources in memory (Config.Resources), made
+	// once for every proxy with the part.
+	resOnce sync.Once
+	res     *envoycfg.Config
+	resErr  error
 	// docs are the part's shared documents (Options.Shared), listed once.
 	filesOnce sync.Once
 	docs      []partDoc

@@ -179,14 +179,15 @@ func (e *Emitter) renderings(cfg *Config) (own *rendering, shared *part, err err
 		own, err = e.render(cfg.Clusters, cfg.Listeners, cfg.Routes, cfg.Endpoints, packed)
 		return own, nil, err
 	}
-	if p.err != nil {
-		return nil, nil, p.err
+	pr, err := e.rendered(p)
+	if err != nil {
+		return nil, nil, err
 	}
 	own, err = e.render(cfg.Clusters[len(p.clusters):], cfg.Listeners[len(p.listeners):], nil, nil, packed)
 	if err != nil || e.opts.Shared {
 		return own, p, err
 	}
-	return p.render.append(own), nil, nil
+	return pr.append(own), nil, nil
 }
 
 // sharedFiles are a part's content-addressed files: its clusters and

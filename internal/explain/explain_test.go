@@ -2,6 +2,7 @@ package explain
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -16,7 +17,10 @@ import (
 func TestBookinfoGolden(t *testing.T) {
 	objs := loadtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo"))
 	m := meshtest.Resolve(objs)
-	diags := lint.Run(m, lint.Analyzers(), lint.Options{})
+	diags, err := lint.Run(context.Background(), m, lint.Analyzers(), lint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []struct{ ns, name string }{{"default", "productpage-v1"}, {"istio-system", "istio-ingressgateway"}} {
 		v, ok := m.View(id.ns, id.name)
 		if !ok {

@@ -128,26 +128,26 @@ func stringMatch(s *networking.StringMatch) string {
 }
 
 // writeRoutes writes the route tables section of the text report.
-func writeRoutes(b *strings.Builder, routes []RouteTable, head, dim func(...any) string) {
-	fmt.Fprintf(b, "\n%s\n", head("Routes"))
+func writeRoutes(b *strings.Builder, routes []RouteTable, head, dim func(string) diag.Styled) {
+	diag.Fprintf(b, "\n%s\n", head("Routes"))
 	if len(routes) == 0 {
 		b.WriteString("  no HTTP route configuration\n")
 	}
 	for _, t := range routes {
-		fmt.Fprintf(b, "  %s\n", t.Name)
+		diag.Fprintf(b, "  %s\n", t.Name)
 		for _, g := range t.VirtualHosts {
-			fmt.Fprintf(b, "    %s", g.Name)
+			diag.Fprintf(b, "    %s", g.Name)
 			if len(g.Domains) > 0 {
-				fmt.Fprintf(b, "  %s", dim(strings.Join(g.Domains, ", ")))
+				diag.Fprintf(b, "  %s", dim(strings.Join(g.Domains, ", ")))
 			}
 			b.WriteString("\n")
 			for i, l := range g.Routes {
-				fmt.Fprintf(b, "      %d. %s", i+1, l.Match)
+				diag.Fprintf(b, "      %d. %s", i+1, l.Match)
 				if len(l.Clusters) > 0 {
-					fmt.Fprintf(b, " -> %s", strings.Join(l.Clusters, ", "))
+					diag.Fprintf(b, " -> %s", strings.Join(l.Clusters, ", "))
 				}
 				if l.From != "" {
-					fmt.Fprintf(b, "  %s", dim(l.From+" "+l.Source.Location()))
+					diag.Fprintf(b, "  %s", dim(l.From+" "+l.Source.Location()))
 				}
 				b.WriteString("\n")
 			}

@@ -1,12 +1,19 @@
 package fidelity
 
 import (
+	"slices"
+	"strings"
+
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/meshc/meshc/internal/envoycfg"
 )
 
 // Exclusion is one thing meshc deliberately does not reproduce, with why:
@@ -14,7 +21,7 @@ import (
 // both sides first (Normalize).
 type Exclusion struct {
 	Name, Why string
-	Skip      func(key string) bool
+	Skip      func(key envoycfg.Key) bool
 	Normalize func(m proto.Message)
 }
 
@@ -62,6 +69,25 @@ var Exclusions = []Exclusion{
 					}
 					fc.Filters = kept
 				}
+			}
+		},
+	},
+	{
+		Name: "Endpoint order",
+		Why: "istiod lists a locality's endpoints, and the localities, in the order its informers saw them, " +
+			"which no input fixes; meshc sorts them so that its output never depends on input order",
+		Normalize: func(m proto.Message) {
+			cla, ok := m.(*endpointv3.ClusterLoadAssignment)
+			if !ok {
+				return
+			}
+			slices.SortStableFunc(cla.Endpoints, func(a, b *endpointv3.LocalityLbEndpoints) int {
+				return strings.Compare(prototext.Format(a.GetLocality()), prototext.Format(b.GetLocality()))
+			})
+			for _, l := range cla.Endpoints {
+				slices.SortStableFunc(l.LbEndpoints, func(a, b *endpointv3.LbEndpoint) int {
+					return strings.Compare(prototext.Format(a.GetEndpoint().GetAddress()), prototext.Format(b.GetEndpoint().GetAddress()))
+				})
 			}
 		},
 	},

@@ -1,10 +1,10 @@
-// Package fidelity compares meshc's Envoy configuration with istiod's,
-// resource by resource and field by field, so that differences are found
-// on meshes nobody hand-picked. istiod's side is the JSON a program built
-// from Istio's own generator prints (beside the project, never a
-// dependency of its tests); meshc's is an xds build with whole per-proxy
-// files. What meshc leaves out on purpose is the audited list Exclusions,
-// applied to both sides before comparing.
+// Package fidelity compares meshc's Envoy configuration with istiod's on
+// files: it reads istiod's side from the JSON a program built from
+// Istio's own generator prints (beside the project, never a dependency of
+// its tests) and meshc's from an xds build with whole per-proxy files,
+// then compares them with internal/envdiff, resource by resource and
+// field by field. What meshc leaves out on purpose is the audited list
+// Exclusions, applied to both sides before comparing.
 package fidelity
 
 import (
@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -21,17 +20,18 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoregistry"
-	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/meshc/meshc/internal/envdiff"
+	"github.com/meshc/meshc/internal/envoycfg"
 )
 
-// Proxy is one proxy's resources by "Type/name".
+// Proxy is one proxy's configuration as read from files.
 type Proxy struct {
-	ID        string
-	Resources map[string]proto.Message
+	ID     string
+	Config *envoycfg.Config
 }
 
 // oracleProxy is one proxy as the oracle prints it.
@@ -55,25 +55,43 @@ func LoadOracle(data []byte) ([]Proxy, error) {
 	}
 	var out []Proxy
 	for _, op := range many {
-		p := Proxy{ID: proxyID(op.Proxy), Resources: map[string]proto.Message{}}
-		for _, set := range []struct {
-			raw []json.RawMessage
-			new func() proto.Message
-		}{
-			{op.Clusters, func() proto.Message { return &clusterv3.Cluster{} }},
-			{op.Listeners, func() proto.Message { return &listenerv3.Listener{} }},
-			{op.Routes, func() proto.Message { return &routev3.RouteConfiguration{} }},
-			{op.Endpoints, func() proto.Message { return &endpointv3.ClusterLoadAssignment{} }},
-		} {
-			for _, raw := range set.raw {
-				m := set.new()
-				if err := unmarshal(raw, m); err != nil {
-					return nil, fmt.Errorf("oracle proxy %s: %w", op.Proxy, err)
-				}
-				p.Resources[Key(m)] = m
-			}
+		ls, err := decodeAll[listenerv3.Listener](op.Listeners)
+		if err != nil {
+			return nil, fmt.Errorf("oracle proxy %s: %w", op.Proxy, err)
 		}
-		out = append(out, p)
+		cs, err := decodeAll[clusterv3.Cluster](op.Clusters)
+		if err != nil {
+			return nil, fmt.Errorf("oracle proxy %s: %w", op.Proxy, err)
+		}
+		rs, err := decodeAll[routev3.RouteConfiguration](op.Routes)
+		if err != nil {
+			return nil, fmt.Errorf("oracle proxy %s: %w", op.Proxy, err)
+		}
+		eps, err := decodeAll[endpointv3.ClusterLoadAssignment](op.Endpoints)
+		if err != nil {
+			return nil, fmt.Errorf("oracle proxy %s: %w", op.Proxy, err)
+		}
+		cfg, err := envoycfg.New(ls, cs, rs, eps, nil)
+		if err != nil {
+			return nil, fmt.Errorf("oracle proxy %s: %w", op.Proxy, err)
+		}
+		out = append(out, Proxy{ID: proxyID(op.Proxy), Config: cfg})
+	}
+	return out, nil
+}
+
+// decodeAll decodes JSON resources of one type.
+func decodeAll[T any, PT interface {
+	*T
+	proto.Message
+}](raws []json.RawMessage) ([]PT, error) {
+	out := make([]PT, 0, len(raws))
+	for _, raw := range raws {
+		m := PT(new(T))
+		if err := unmarshal(raw, m); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
 	}
 	return out, nil
 }
@@ -136,7 +154,12 @@ func LoadBuild(dir string) ([]Proxy, error) {
 	}
 	var out []Proxy
 	for _, e := range index.Proxies {
-		p := Proxy{ID: e.Namespace + "/" + e.Name, Resources: map[string]proto.Message{}}
+		var (
+			ls  []*listenerv3.Listener
+			cs  []*clusterv3.Cluster
+			rs  []*routev3.RouteConfiguration
+			eps []*endpointv3.ClusterLoadAssignment
+		)
 		for _, f := range []string{"clusters.json", "endpoints.json", "listeners.json", "routes.json"} {
 			data, err := os.ReadFile(filepath.Join(dir, e.Path, f))
 			if err != nil {
@@ -149,64 +172,67 @@ func LoadBuild(dir string) ([]Proxy, error) {
 			for _, a := range resp.GetResources() {
 				m, err := a.UnmarshalNew()
 				if err != nil {
-					return nil, err
+					return nil, fmt.Errorf("%s/%s: %w", e.Path, f, err)
 				}
-				p.Resources[Key(m)] = m
+				switch r := m.(type) {
+				case *listenerv3.Listener:
+					ls = append(ls, r)
+				case *clusterv3.Cluster:
+					cs = append(cs, r)
+				case *routev3.RouteConfiguration:
+					rs = append(rs, r)
+				case *endpointv3.ClusterLoadAssignment:
+					eps = append(eps, r)
+				default:
+					return nil, fmt.Errorf("%s/%s: unexpected resource %s", e.Path, f, a.GetTypeUrl())
+				}
 			}
 		}
-		out = append(out, p)
+		cfg, err := envoycfg.New(ls, cs, rs, eps, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Path, err)
+		}
+		out = append(out, Proxy{ID: e.Namespace + "/" + e.Name, Config: cfg})
 	}
 	return out, nil
 }
 
-// Key names a resource by its type and name.
-func Key(m proto.Message) string {
-	name := ""
-	switch r := m.(type) {
-	case *endpointv3.ClusterLoadAssignment:
-		name = r.GetClusterName()
-	case interface{ GetName() string }:
-		name = r.GetName()
-	}
-	return string(m.ProtoReflect().Descriptor().Name()) + "/" + name
-}
-
 // Report is the comparison of one proxy.
 type Report struct {
-	ID              string
-	Equal           int
-	Missing, Extra  []string // in istiod's output only, in meshc's only
-	Differ          []Difference
-	ExcludedOnlyHas map[string]int
+	ID             string
+	Equal          int
+	Missing, Extra []envoycfg.Key // in istiod's output only, in meshc's only
+	Differ         []Difference
 }
 
 // Difference is one resource both sides have, unequal.
 type Difference struct {
-	Key, Diff string
+	Key     envoycfg.Key
+	Changes []envdiff.Change
 }
 
 // Compare compares one proxy, istiod's (want) with meshc's (got), after
-// the exclusions.
+// the exclusions: istiod's side is the old one of each change.
 func Compare(want, got Proxy, exclusions []Exclusion) Report {
 	r := Report{ID: want.ID}
-	keys := map[string]bool{}
-	for k := range want.Resources {
-		keys[k] = true
+	keys := map[envoycfg.Key]bool{}
+	for _, cfg := range []*envoycfg.Config{want.Config, got.Config} {
+		for _, m := range cfg.Resources() {
+			k, _ := envoycfg.KeyOf(m)
+			keys[k] = true
+		}
 	}
-	for k := range got.Resources {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
+	sorted := make([]envoycfg.Key, 0, len(keys))
 	for k := range keys {
 		sorted = append(sorted, k)
 	}
-	sort.Strings(sorted)
+	slices.SortFunc(sorted, func(a, b envoycfg.Key) int { return strings.Compare(a.String(), b.String()) })
 	for _, k := range sorted {
-		w, wok := want.Resources[k]
-		g, gok := got.Resources[k]
 		if excluded(k, exclusions) {
 			continue
 		}
+		w, wok := want.Config.Get(k)
+		g, gok := got.Config.Get(k)
 		switch {
 		case !gok:
 			r.Missing = append(r.Missing, k)
@@ -220,8 +246,8 @@ func Compare(want, got Proxy, exclusions []Exclusion) Report {
 					e.Normalize(g)
 				}
 			}
-			if d := cmp.Diff(w, g, protocmp.Transform()); d != "" {
-				r.Differ = append(r.Differ, Difference{Key: k, Diff: d})
+			if cs := envdiff.Resources(k, w, g); len(cs) > 0 {
+				r.Differ = append(r.Differ, Difference{Key: k, Changes: cs})
 			} else {
 				r.Equal++
 			}
@@ -230,6 +256,6 @@ func Compare(want, got Proxy, exclusions []Exclusion) Report {
 	return r
 }
 
-func excluded(key string, exclusions []Exclusion) bool {
+func excluded(key envoycfg.Key, exclusions []Exclusion) bool {
 	return slices.ContainsFunc(exclusions, func(e Exclusion) bool { return e.Skip != nil && e.Skip(key) })
 }

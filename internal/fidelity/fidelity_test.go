@@ -1,8 +1,12 @@
 package fidelity
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/meshc/meshc/internal/envoycfg"
 )
 
 // oracleJSON is a proxy as the oracle prints it: camelCase, an Istio
@@ -23,7 +27,7 @@ func TestLoadOracleAndCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want) != 1 || want[0].ID != "shop/web" || len(want[0].Resources) != 4 {
+	if len(want) != 1 || want[0].ID != "shop/web" || len(want[0].Config.Resources()) != 4 {
 		t.Fatalf("loaded %+v", want)
 	}
 	// meshc's side: the same without Istio's extensions and tracing, one
@@ -39,12 +43,37 @@ func TestLoadOracleAndCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Compare(want[0], mine[0], Exclusions)
-	if r.Equal != 2 || len(r.Differ) != 1 || !strings.Contains(r.Differ[0].Diff, "seconds") ||
-		len(r.Missing) != 1 || r.Missing[0] != "Cluster/only-istiod" || len(r.Extra) != 1 || r.Extra[0] != "Cluster/only-meshc" {
+	only := func(name string) []envoycfg.Key { return []envoycfg.Key{{Type: envoycfg.Cluster, Name: name}} }
+	if r.Equal != 2 || len(r.Differ) != 1 || len(r.Differ[0].Changes) != 1 ||
+		r.Differ[0].Changes[0].String() != "~ cluster outbound|80||a.shop.svc.cluster.local › connect_timeout: 10s → 5s" ||
+		!slices.Equal(r.Missing, only("only-istiod")) || !slices.Equal(r.Extra, only("only-meshc")) {
 		t.Errorf("report %+v", r)
 	}
 	// Without the exclusions, the listener differs too.
 	if r := Compare(want[0], mine[0], nil); len(r.Differ) != 2 {
 		t.Errorf("without exclusions: %d resources differ, want 2 (the cluster, the listener)", len(r.Differ))
+	}
+}
+
+// TestCompareIgnoresEndpointOrder: one assignment with its endpoints and
+// localities in two orders is equal after the exclusions, and only then.
+func TestCompareIgnoresEndpointOrder(t *testing.T) {
+	const proxy = `{"proxy": "web.shop", "endpoints": [{"clusterName": "c", "endpoints": [%s]}]}`
+	a := `{"locality": {"zone": "a"}, "lbEndpoints": [{"endpoint": {"address": {"socketAddress": {"address": "10.0.0.9", "portValue": 80}}}}, {"endpoint": {"address": {"socketAddress": {"address": "10.0.0.10", "portValue": 80}}}}]}`
+	b := `{"locality": {"zone": "b"}, "lbEndpoints": [{"endpoint": {"address": {"pipe": {"path": "/s"}}}}, {"endpoint": {"address": {"socketAddress": {"address": "10.0.0.1", "portValue": 80}}}}]}`
+	aSwapped := `{"locality": {"zone": "a"}, "lbEndpoints": [{"endpoint": {"address": {"socketAddress": {"address": "10.0.0.10", "portValue": 80}}}}, {"endpoint": {"address": {"socketAddress": {"address": "10.0.0.9", "portValue": 80}}}}]}`
+	want, err := LoadOracle([]byte(fmt.Sprintf(proxy, a+", "+b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadOracle([]byte(fmt.Sprintf(proxy, b+", "+aSwapped)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := Compare(want[0], got[0], Exclusions); r.Equal != 1 || len(r.Differ) != 0 {
+		t.Errorf("with the exclusions: %+v", r)
+	}
+	if r := Compare(want[0], got[0], nil); len(r.Differ) != 1 {
+		t.Errorf("without the exclusions: %+v, want the assignment to differ", r)
 	}
 }

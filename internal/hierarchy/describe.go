@@ -5,23 +5,26 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/meshc/meshc/internal/diag"
 )
 
 // WriteDescribe prints a namespace like `kubectl hns describe`
-// (docs/semantics/hierarchy.md §4.2). Offline there are no events.
+// (docs/semantics/hierarchy.md §4.2), names from the input escaped for a
+// terminal (diag.Fprintf). Offline there are no events.
 func WriteDescribe(w io.Writer, f *Forest, ns string) error {
 	n := f.Namespaces[ns]
 	if n == nil || !n.Exists {
 		return fmt.Errorf("namespace %q does not exist in the input", ns)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Hierarchy configuration for namespace %s\n", ns)
+	diag.Fprintf(&b, "Hierarchy configuration for namespace %s\n", ns)
 	parent := n.Parent
 	if parent == "" && n.HC != nil {
 		parent = n.HC.Spec.Parent
 	}
 	if parent != "" {
-		fmt.Fprintf(&b, "  Parent: %s\n", parent)
+		diag.Fprintf(&b, "  Parent: %s\n", parent)
 	} else {
 		b.WriteString("  No parent\n")
 	}
@@ -46,22 +49,22 @@ func WriteDescribe(w io.Writer, f *Forest, ns string) error {
 			st, anchored := anchors[c]
 			switch {
 			case !anchored:
-				fmt.Fprintf(&b, "  - %s\n", c)
+				diag.Fprintf(&b, "  - %s\n", c)
 			case slices.Contains(n.Children, c):
-				fmt.Fprintf(&b, "  - %s (subnamespace)\n", c)
+				diag.Fprintf(&b, "  - %s (subnamespace)\n", c)
 			default:
-				fmt.Fprintf(&b, "  - %s (%s subnamespace)\n", c, st)
+				diag.Fprintf(&b, "  - %s (%s subnamespace)\n", c, st)
 			}
 		}
 	}
 	cascading := n.HC != nil && n.HC.Spec.AllowCascadingDeletion
-	fmt.Fprintf(&b, "  Allows Cascading Deletion: %t\n", cascading)
+	diag.Fprintf(&b, "  Allows Cascading Deletion: %t\n", cascading)
 	if len(n.Conditions) == 0 {
 		b.WriteString("  No conditions\n")
 	} else {
 		b.WriteString("  Conditions:\n")
 		for _, c := range n.Conditions {
-			fmt.Fprintf(&b, "  - %s\n", c)
+			diag.Fprintf(&b, "  - %s\n", c)
 		}
 	}
 	b.WriteString("\nNo recent HNC events for objects in this namespace\n")
@@ -84,7 +87,7 @@ func WriteConfig(w io.Writer, resources []ResourceStatus) error {
 		case ModeAllowPropagate:
 			action = "AllowPropagate"
 		}
-		fmt.Fprintf(&b, "* %s: %s (%s/%s)\n", action, r.Resource, r.Group, r.Version)
+		diag.Fprintf(&b, "* %s: %s (%s/%s)\n", action, r.Resource, r.Group, r.Version)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

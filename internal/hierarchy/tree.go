@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
 )
 
@@ -22,7 +23,8 @@ type TreeOptions struct {
 
 // WriteTree draws the forest in kubectl-hns's tree format
 // (docs/semantics/hierarchy.md §4.1): one line per namespace, [s] before subnamespaces,
-// condition footnotes, and the conditions listed at the end.
+// condition footnotes, and the conditions listed at the end. Names and
+// conditions are escaped for a terminal (diag.Printable).
 func WriteTree(w io.Writer, f *Forest, opts TreeOptions) error {
 	t := treeWriter{f: f, numbers: map[string]int{}}
 	inCycle := func(n *Namespace) bool { return n.ownHalt == ReasonInCycle }
@@ -68,7 +70,7 @@ func WriteTree(w io.Writer, f *Forest, opts TreeOptions) error {
 		tops = append(tops, orphans...)
 	}
 	for _, n := range tops {
-		t.b.WriteString(n.Name + t.footnotes(n) + "\n")
+		t.b.WriteString(diag.Printable(n.Name) + t.footnotes(n) + "\n")
 		t.children(n, "", inCycle(n))
 	}
 	if t.sub {
@@ -77,7 +79,7 @@ func WriteTree(w io.Writer, f *Forest, opts TreeOptions) error {
 	if len(t.conds) > 0 {
 		t.b.WriteString("\nConditions:\n")
 		for i, c := range t.conds {
-			fmt.Fprintf(&t.b, "%d) %s\n", i+1, c)
+			diag.Fprintf(&t.b, "%d) %s\n", i+1, c)
 		}
 	}
 	_, err := io.WriteString(w, t.b.String())
@@ -139,7 +141,7 @@ func (t *treeWriter) children(n *Namespace, indent string, cycle bool) {
 		if c.Annotations[AnnotationSubOf] != "" {
 			mark, t.sub = "[s] ", true
 		}
-		t.b.WriteString(indent + branch + mark + c.Name + t.footnotes(c) + "\n")
+		t.b.WriteString(indent + branch + mark + diag.Printable(c.Name) + t.footnotes(c) + "\n")
 		t.children(c, indent+next, cycle || c.ownHalt == ReasonInCycle)
 	}
 }
@@ -154,7 +156,10 @@ func WriteCopies(w io.Writer, objs []model.Object) error {
 			continue
 		}
 		src := m.InheritedFrom
-		lines = append(lines, fmt.Sprintf("%s\t%s %s\t<- %s/%s (%s)", m.Namespace, m.Kind, m.Name, src.Namespace, src.Name, src.Ref().Location()))
+		// Escaped before joining: no tab or line break of the input's
+		// can split a line.
+		p := diag.Printable
+		lines = append(lines, fmt.Sprintf("%s\t%s %s\t<- %s/%s (%s)", p(m.Namespace), p(m.Kind), p(m.Name), p(src.Namespace), p(src.Name), p(src.Ref().Location())))
 	}
 	slices.Sort(lines)
 	var b strings.Builder

@@ -10,21 +10,34 @@ import (
 	"github.com/meshc/meshc/internal/load/loadtest"
 	"github.com/meshc/meshc/internal/meshgen"
 	"github.com/meshc/meshc/internal/meshtest"
-	"github.com/meshc/meshc/internal/resolve"
 )
 
 // BenchmarkRun runs every analyzer over the resolved default synthetic
 // mesh: 100 namespaces × 20 services, ~3,000 proxies, ~8,000 objects.
 func BenchmarkRun(b *testing.B) {
 	objs, mc := benchmesh.Load(b, meshgen.Options{})
-	m := resolve.Resolve(objs, resolve.Options{Mesh: mc})
+	m, _ := meshtest.Stages(objs, mc)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var ds int
 	for b.Loop() {
-		ds = len(Run(m, Analyzers(), Options{}))
+		ds = len(analyze(b, m, Analyzers(), Options{}))
 	}
 	b.ReportMetric(float64(ds), "diagnostics")
+}
+
+// BenchmarkAnalyzer runs each analyzer alone over the generated mesh, the
+// shared facts it reads included, so a slow one shows by its code.
+func BenchmarkAnalyzer(b *testing.B) {
+	objs, mc := benchmesh.Load(b, meshgen.Options{})
+	m, _ := meshtest.Stages(objs, mc)
+	for _, a := range Analyzers() {
+		b.Run(a.Entry.Code, func(b *testing.B) {
+			for b.Loop() {
+				analyze(b, m, []*Analyzer{a}, Options{})
+			}
+		})
+	}
 }
 
 // BenchmarkSharedHosts is issue 14's quadratic case: n VirtualServices
@@ -46,7 +59,7 @@ func BenchmarkSharedHosts(b *testing.B) {
 	b.ResetTimer()
 	var ds []diag.Diagnostic
 	for b.Loop() {
-		ds = Run(meshtest.Resolve(objs), Analyzers(), Options{})
+		ds = analyze(b, meshtest.Resolve(objs), Analyzers(), Options{})
 	}
 	if got := len(only(ds, diag.VirtualServiceHostConflict.Code)); got != 1 {
 		b.Fatalf("%d MC5001 findings, want 1", got)

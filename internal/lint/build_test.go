@@ -18,7 +18,7 @@ func TestInvalidEnvoyConfig(t *testing.T) {
 		"web/api": {"route 80 names cluster outbound|80||gone.web.svc.cluster.local, which is not emitted"},
 		"web/db":  {"not built, so not reported"},
 	}}}
-	ds := Run(m, []*Analyzer{invalidEnvoyConfig}, Options{Build: build})
+	ds := analyze(t, m, []*Analyzer{invalidEnvoyConfig}, Options{Build: build})
 	if len(ds) != 1 || ds[0].Object.Name != "api" || !strings.Contains(ds[0].Message, "the Envoy config of proxy web/api is invalid: route 80 names cluster") || strings.Join(ds[0].Proxies, ",") != "web/api" {
 		t.Errorf("got\n%s", describe(ds))
 	}

@@ -240,20 +240,45 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Req
 		if svc == nil {
 			continue // no workloads of the service in the input
 		}
+		var empty []int // the subsets that select nothing, by index
 		for i, sub := range dr.Spec.GetSubsets() {
-			want := sub.GetLabels()
-			judged := maps.Clone(want)
+			judged := maps.Clone(sub.GetLabels())
 			maps.DeleteFunc(judged, func(k, v string) bool { return v != "" && clusterLabels[k] })
-			if len(judged) == 0 || slices.ContainsFunc(selected, func(l map[string]string) bool { return resolve.LabelsMatch(judged, l) }) {
-				continue
+			if len(judged) > 0 && !slices.ContainsFunc(selected, func(l map[string]string) bool { return resolve.LabelsMatch(judged, l) }) {
+				empty = append(empty, i)
 			}
-			d := p.Reportf(&dr.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.subsets[%d].labels", i)),
-				"subset %q of %s selects no workload of %s: none of the workloads its selector %s matches has the labels %s (they have %s); requests routed to the subset fail with 503",
-				sub.GetName(), objName(&dr.ObjectMeta), svc.Host, labelList(svc.Selector), labelList(want), labelValues(want, selected))
-			d.Related = append(d.Related, related(svc.Object, "the service whose workloads the subset selects from"))
 		}
+		if len(empty) == 0 {
+			continue
+		}
+		subs := dr.Spec.GetSubsets()
+		first := subs[empty[0]]
+		path := model.ParsePath(fmt.Sprintf("spec.subsets[%d].labels", empty[0]))
+		var d *diag.Diagnostic
+		if len(empty) == 1 {
+			d = p.Report(&dr.ObjectMeta, path, diag.SubsetEmpty,
+				first.GetName(), objName(&dr.ObjectMeta), svc.Host, labelList(svc.Selector), labelList(first.GetLabels()), labelValues(first.GetLabels(), selected))
+		} else {
+			// One finding per rule, however many subsets: the first few
+			// named with their labels, the rest counted.
+			var named []string
+			keys := map[string]string{} // the named subsets' label keys
+			for n, i := range empty {
+				named = append(named, fmt.Sprintf("%q %s", subs[i].GetName(), labelList(subs[i].GetLabels())))
+				if n < subsetsNamed {
+					maps.Copy(keys, subs[i].GetLabels())
+				}
+			}
+			d = p.Report(&dr.ObjectMeta, path, diag.SubsetsEmpty,
+				len(empty), objName(&dr.ObjectMeta), svc.Host, labelList(svc.Selector), list(named, subsetsNamed), labelValues(keys, selected))
+		}
+		d.Related = append(d.Related, related(svc.Object, "the service whose workloads the %s from", plural(len(empty), "subset selects", "subsets select")))
 	}
 }}
+
+// subsetsNamed bounds the subsets one MC4007 finding names; the others
+// are counted, so a rule with a thousand empty subsets stays one line.
+const subsetsNamed = 5
 
 // inputWorkloads index the workloads of the input by namespace: the pod
 // labels of every Pod, workload template and WorkloadEntry, and the

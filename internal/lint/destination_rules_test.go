@@ -125,6 +125,10 @@ func TestDestinationRuleAnalyzers(t *testing.T) {
 			obj("DestinationRule", "web", "api", "host: api, subsets: [{name: v1, labels: {version: v1}}, {name: v3, labels: {version: v3}}]")),
 			1, "web/api", []string{`subset "v3" of web/api selects no workload of api.web.svc.cluster.local`, "its selector {app: api}",
 				"the labels {version: v3} (they have version: v1)"}, ""},
+		{"MC4007 several subsets of one rule: one finding", "MC4007", append(web,
+			obj("DestinationRule", "web", "api", "host: api, subsets: [{name: v1, labels: {version: v1}}, {name: v2, labels: {version: v2}}, {name: canary, labels: {track: canary}}]")),
+			1, "web/api", []string{`2 subsets of web/api select no workload of api.web.svc.cluster.local`, "its selector {app: api}",
+				`the labels of "v2" {version: v2}, "canary" {track: canary} (they have no track label; version: v1)`, "these subsets fail with 503"}, ""},
 		{"MC4007 Pods without IPs, a label value istiod never adds", "MC4007", []string{service("web", "api"),
 			"apiVersion: v1\nkind: Pod\nmetadata: {name: api-0, namespace: web, labels: {app: api, version: v1}}\nspec: {containers: [{name: app, image: x}]}\n",
 			obj("DestinationRule", "web", "api", "host: api, subsets: [{name: v1, labels: {version: v1}}, {name: nowhere, labels: {topology.kubernetes.io/zone: ''}}]")},
@@ -251,5 +255,33 @@ func TestDestinationRuleAnalyzers(t *testing.T) {
 				t.Errorf("diagnostic lacks its field's position: %+v", d.Object)
 			}
 		})
+	}
+}
+
+// TestSubsetSelectsNoWorkloadCapped: a rule with a thousand subsets that
+// select nothing is one finding, naming a few subsets and counting the
+// rest, at the first one's labels.
+func TestSubsetSelectsNoWorkloadCapped(t *testing.T) {
+	var subsets []string
+	for i := range 1000 {
+		subsets = append(subsets, fmt.Sprintf("{name: s%d, labels: {version: s%d}}", i, i))
+	}
+	docs := []string{ns("web"), service("web", "api"), deployment("web", "api-v1", "{app: api, version: v1}"),
+		obj("DestinationRule", "web", "api", "host: api, subsets: ["+strings.Join(subsets, ", ")+"]")}
+	d, ok := firstOf(t, "MC4007", 1, docs)
+	if !ok {
+		return
+	}
+	for _, want := range []string{`1000 subsets of web/api select no workload`, `"s0" {version: s0}, "s1" {version: s1}`, `"s4" {version: s4} and 995 more (they have version: v1)`} {
+		if !strings.Contains(d.Message, want) {
+			t.Errorf("message lacks %q:\n%s", want, d.Message)
+		}
+	}
+	if len(d.Message) > 1000 || len(d.Related) != 1 {
+		t.Errorf("%d bytes of message, %d related", len(d.Message), len(d.Related))
+	}
+	docs[len(docs)-1] = obj("DestinationRule", "web", "api", "host: api, subsets: ["+subsets[0]+"]")
+	if one, ok := firstOf(t, "MC4007", 1, docs); ok && one.Object != d.Object {
+		t.Errorf("at %+v, want %+v, the first subset's labels", d.Object, one.Object)
 	}
 }

@@ -67,7 +67,7 @@ spec: {parent: a}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, _ := load.Bytes("fuzz.yaml", data)
 		m := meshtest.Resolve(objs)
-		ds := Run(m, Analyzers(), Options{})
+		ds := analyze(t, m, Analyzers(), Options{})
 		for _, v := range m.Views {
 			m.OutboundRoutes(v)
 			var b bytes.Buffer

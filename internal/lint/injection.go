@@ -32,8 +32,8 @@ var noInjectedWorkloads = &Analyzer{Entry: diag.NoInjectedWorkloads, Run: func(p
 			if m.InheritedFrom != nil || proxied[m] {
 				continue
 			}
-			if first == nil || m.Seq < first.Seq {
-				first = m
+			if first == nil {
+				first = m // objects come by identity: the report's place does not move with the input's order
 			}
 			count[m.Namespace]++
 		}

@@ -23,7 +23,7 @@ import (
 func seedFindings(t *testing.T, file string, data []byte) []diag.Diagnostic {
 	objs, ds := load.Bytes(file, data)
 	m := meshtest.Resolve(objs)
-	return append(append(ds, m.Diagnostics...), Run(m, Analyzers(), Options{undeclared: undeclared(t)})...)
+	return append(append(ds, m.Diagnostics...), analyze(t, m, Analyzers(), Options{undeclared: undeclared(t)})...)
 }
 
 // seed is one file of testdata/seeds.

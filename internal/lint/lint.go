@@ -3,16 +3,16 @@
 package lint
 
 import (
+	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/parallel"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -177,32 +177,23 @@ type Options struct {
 
 // Run runs the analyzers over a resolved mesh and returns their findings
 // sorted; suppression is the caller's (internal/suppress), as it applies
-// to every pass's findings.
-func Run(m *resolve.Mesh, analyzers []*Analyzer, opts Options) []diag.Diagnostic {
-	// Analyzers only read the mesh, so they run at the same time, each
-	// with its own Pass; their findings are joined in analyzer order.
+// to every pass's findings. Analyzers only read the mesh, so they run at
+// the same time, each with its own Pass; their findings are joined in
+// analyzer order. When ctx ends no further analyzer starts and Run returns
+// ctx's error once the running ones are done.
+func Run(ctx context.Context, m *resolve.Mesh, analyzers []*Analyzer, opts Options) ([]diag.Diagnostic, error) {
 	passes := make([]*Pass, len(analyzers))
 	sh := newShared(m)
 	for i, a := range analyzers {
 		passes[i] = &Pass{Mesh: m, Build: opts.Build, entry: a.Entry, shared: sh, declared: requiredFacts([]*Analyzer{a}), undeclared: opts.undeclared}
 	}
 	if opts.Timing != nil {
-		for _, f := range requiredFacts(analyzers) {
-			start := time.Now()
-			f.compute(sh)
-			opts.Timing("fact "+f.name, time.Since(start))
-		}
-		for i, a := range analyzers {
-			start := time.Now()
-			a.Run(passes[i])
-			opts.Timing(a.Entry.Code+" "+a.Entry.Name, time.Since(start))
-		}
+		timeOneByOne(ctx, sh, analyzers, passes, opts.Timing)
 	} else {
-		var wg sync.WaitGroup
-		for i, a := range analyzers {
-			wg.Go(func() { a.Run(passes[i]) })
-		}
-		wg.Wait()
+		parallel.For(ctx, len(analyzers), func(i int) { analyzers[i].Run(passes[i]) })
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
 	}
 	locate(passes)
 	var out []diag.Diagnostic
@@ -210,7 +201,29 @@ func Run(m *resolve.Mesh, analyzers []*Analyzer, opts Options) []diag.Diagnostic
 		out = append(out, p.diags...)
 	}
 	diag.Sort(out)
-	return out
+	return out, nil
+}
+
+// timeOneByOne computes the facts analyzers require, then runs each
+// analyzer, one at a time, telling timing how long each took. It stops
+// when ctx ends.
+func timeOneByOne(ctx context.Context, sh *shared, analyzers []*Analyzer, passes []*Pass, timing func(string, time.Duration)) {
+	for _, f := range requiredFacts(analyzers) {
+		if ctx.Err() != nil {
+			return
+		}
+		start := time.Now()
+		f.compute(sh)
+		timing("fact "+f.name, time.Since(start))
+	}
+	for i, a := range analyzers {
+		if ctx.Err() != nil {
+			return
+		}
+		start := time.Now()
+		a.Run(passes[i])
+		timing(a.Entry.Code+" "+a.Entry.Name, time.Since(start))
+	}
 }
 
 // shared memoises facts several analyzers read; each is computed at most
@@ -257,16 +270,9 @@ func newShared(m *resolve.Mesh) *shared {
 		// Scopes are independent and this is the costliest fact: spread
 		// it over the cores, each worker writing its own slots.
 		all := make([]outboundListeners, len(m.Scopes))
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range min(runtime.GOMAXPROCS(0), len(m.Scopes)) {
-			wg.Go(func() {
-				for i := int(next.Add(1) - 1); i < len(all); i = int(next.Add(1) - 1) {
-					all[i].catchAll, all[i].drops = m.Scopes[i].OutboundListeners()
-				}
-			})
-		}
-		wg.Wait()
+		parallel.For(context.Background(), len(all), func(i int) {
+			all[i].catchAll, all[i].drops = m.Scopes[i].OutboundListeners()
+		})
 		out := make(map[*resolve.Scope]outboundListeners, len(m.Scopes))
 		for i, sc := range m.Scopes {
 			out[sc] = all[i]

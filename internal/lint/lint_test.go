@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/load/loadtest"
 	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/resolve"
 )
 
 // run loads docs, resolves them and runs every analyzer.
@@ -16,8 +18,18 @@ func run(t *testing.T, opts Options, docs ...string) []diag.Diagnostic {
 	t.Helper()
 	objs := loadtest.Objects(t, docs...)
 	opts.undeclared = undeclared(t)
-	ds := Run(meshtest.Resolve(objs), Analyzers(), opts)
+	ds := analyze(t, meshtest.Resolve(objs), Analyzers(), opts)
 	uniqueKeys(t, ds)
+	return ds
+}
+
+// analyze runs analyzers over m as a compile does.
+func analyze(tb testing.TB, m *resolve.Mesh, analyzers []*Analyzer, opts Options) []diag.Diagnostic {
+	tb.Helper()
+	ds, err := Run(context.Background(), m, analyzers, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	return ds
 }
 
@@ -328,7 +340,7 @@ func TestTiming(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		Run(m, as, Options{undeclared: undeclared(t), Timing: func(what string, d time.Duration) {
+		analyze(t, m, as, Options{undeclared: undeclared(t), Timing: func(what string, d time.Duration) {
 			if d < 0 {
 				t.Errorf("%s took %v", what, d)
 			}
@@ -337,5 +349,12 @@ func TestTiming(t *testing.T) {
 		if strings.Join(got, "; ") != strings.Join(tt.want, "; ") {
 			t.Errorf("%v timed %q, want %q", tt.codes, got, tt.want)
 		}
+	}
+	// A cancelled run times nothing and returns the cause.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	timed := 0
+	if _, err := Run(ctx, m, Analyzers(), Options{Timing: func(string, time.Duration) { timed++ }}); err == nil || timed != 0 {
+		t.Errorf("cancelled: err %v, %d timed", err, timed)
 	}
 }

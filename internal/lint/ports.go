@@ -127,8 +127,8 @@ var serviceEntryProtocolConflict = &Analyzer{Entry: diag.ServiceEntryProtocolCon
 		for _, n := range slices.Sorted(maps.Keys(byPort)) {
 			decls := byPort[n]
 			// Every declaration of a disagreeing pair that some namespace
-			// sees together is named; the subject is the last
-			// ServiceEntry among them in input order.
+			// sees together is named, oldest first; the subject is the
+			// newest ServiceEntry among them.
 			var conflicting []decl
 			for i, a := range decls {
 				for _, b := range decls[:i] {
@@ -144,7 +144,7 @@ var serviceEntryProtocolConflict = &Analyzer{Entry: diag.ServiceEntryProtocolCon
 			if len(conflicting) == 0 {
 				continue
 			}
-			slices.SortStableFunc(conflicting, func(a, b decl) int { return a.svc.Object.Seq - b.svc.Object.Seq })
+			slices.SortStableFunc(conflicting, func(a, b decl) int { return slices.Index(group, a.svc) - slices.Index(group, b.svc) })
 			subject := conflicting[len(conflicting)-1]
 			for i := len(conflicting) - 1; i >= 0; i-- {
 				if conflicting[i].svc.Registry == resolve.External {

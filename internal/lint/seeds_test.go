@@ -41,8 +41,9 @@ func TestSeedsFire(t *testing.T) {
 				}
 			}
 			objs, ds := load.Bytes(file, data)
-			m := meshtest.Resolve(objs)
-			ds = append(append(ds, m.Diagnostics...), Run(m, Analyzers(), Options{})...)
+			mc, _ := load.MeshConfig(objs, load.MeshOptions{})
+			m, sds := meshtest.Stages(objs, mc)
+			ds = append(append(ds, sds...), analyze(t, m, Analyzers(), Options{})...)
 			if !slices.ContainsFunc(ds, e.Is) {
 				t.Errorf("%s does not fire on %s", e.Code, file)
 			}

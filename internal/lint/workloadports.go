@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/meshc/meshc/internal/diag"
-	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/protocol"
 	"github.com/meshc/meshc/internal/resolve"
 )
@@ -21,29 +20,20 @@ type servedPort struct {
 }
 
 // workloadPorts lists, for each proxy with a sidecar in the input, the
-// ports of the Kubernetes Services of its namespace that select it, from
-// resolve's endpoints (a named targetPort is resolved per workload there);
+// ports of the Kubernetes Services that select it, as resolve found them
+// from the endpoints (a named targetPort is resolved per workload there);
 // proxies in Mesh.Proxies order, services oldest first. Stand-in proxies
 // have no endpoints, so without workloads this is empty.
 func workloadPorts(m *resolve.Mesh) ([]*resolve.Proxy, map[*resolve.Proxy][]servedPort) {
-	byObject := make(map[*model.ObjectMeta]*resolve.Proxy, len(m.Proxies))
-	for _, px := range m.Proxies {
-		byObject[px.Object] = px
-	}
 	out := map[*resolve.Proxy][]servedPort{}
-	for _, s := range m.Services {
-		if s.Registry != resolve.Kubernetes {
-			continue
-		}
-		for _, ep := range s.Endpoints {
-			sp := servedPort{s, ep.ServicePort, ep.Port}
-			if px := byObject[ep.Workload]; px != nil && !slices.Contains(out[px], sp) {
+	var pxs []*resolve.Proxy
+	for _, px := range m.Proxies {
+		for _, served := range m.ServedPorts(px.Object) {
+			sp := servedPort{served.Service, served.Port.Number, served.Target}
+			if served.Service.Registry == resolve.Kubernetes && !slices.Contains(out[px], sp) {
 				out[px] = append(out[px], sp)
 			}
 		}
-	}
-	var pxs []*resolve.Proxy
-	for _, px := range m.Proxies {
 		if len(out[px]) > 0 {
 			pxs = append(pxs, px)
 		}

@@ -225,6 +225,15 @@ func lineText(c chunk, line int) []byte {
 func (d *decoder) value(raw any, node *yaml.Node, doc *model.Document, base model.Path, line int) {
 	obj, ok := raw.(map[string]any)
 	if !ok {
+		if n := countObjectLike(raw); n > 0 && base == nil {
+			// A bare list of objects, as jq or a script writes it: the
+			// API takes one object per document and kubectl refuses
+			// this one, so loading its objects would pass off as
+			// applicable what is not.
+			d.objectLike = true
+			d.report(diag.InvalidObject, line, diag.ObjectRef{}, "this document is a list of %s, not an object: kubectl refuses it and nothing in it is loaded; write the objects as a kind: List with items, or as documents separated by ---", countObjects(n))
+			return
+		}
 		d.report(diag.InvalidObject, line, diag.ObjectRef{}, "a manifest must be an object with apiVersion, kind and metadata; this document is %s", describe(raw))
 		return
 	}
@@ -234,12 +243,38 @@ func (d *decoder) value(raw any, node *yaml.Node, doc *model.Document, base mode
 		d.objectLike = true
 	}
 	kind, _ := obj["kind"].(string)
-	items, isList := obj["items"].([]any)
-	if isList && strings.HasSuffix(kind, "List") {
+	rawItems, hasItems := obj["items"]
+	if kind == "List" || (hasItems && strings.HasSuffix(kind, "List")) {
+		items, ok := rawItems.([]any)
+		if !ok {
+			src := model.NewSource(d.file, line, doc, base)
+			at, what := src.FieldLine(model.Path{}.Key("items")), "items is "+describe(rawItems)
+			if !hasItems {
+				at, what = line, "it has no items"
+			}
+			d.report(diag.InvalidObject, at, diag.ObjectRef{Kind: kind}, "a %s holds its objects in items, a list, but %s: nothing is loaded from it (write items: [] for an empty list)", kind, what)
+			return
+		}
 		d.list(obj, kind, items, node, doc, base)
 		return
 	}
 	d.object(obj, model.NewSource(d.file, line, doc, base))
+}
+
+// countObjectLike counts the items of a list that look like Kubernetes
+// objects (mappings with kind or metadata); 0 when v is no list.
+func countObjectLike(v any) int {
+	list, _ := v.([]any)
+	n := 0
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if _, kind := m["kind"]; ok && kind {
+			n++
+		} else if _, meta := m["metadata"]; ok && meta {
+			n++
+		}
+	}
+	return n
 }
 
 // list unpacks kind List and typed lists (ServiceList, ...). Items of a
@@ -372,8 +407,9 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 }
 
 // fieldErrors reports schema problems, each at its field's line. A
-// warning of istiod's validation is MC1008 and keeps the object, unless
-// an error in the same object leaves it out.
+// warning of istiod's validation is MC1008, an unknown field of a
+// Kubernetes kind MC1009; both keep the object, unless an error in the
+// same object leaves it out.
 func (d *decoder) fieldErrors(e *diag.Entry, src model.Source, ref diag.ObjectRef, errs []fieldError) {
 	shown := errs[:min(len(errs), maxFieldErrors)]
 	lines := src.FieldLines(pathsOf(shown))
@@ -382,9 +418,12 @@ func (d *decoder) fieldErrors(e *diag.Entry, src model.Source, ref diag.ObjectRe
 		fate = "; the object is left out"
 	}
 	for i, fe := range shown {
-		if fe.Warn {
+		switch {
+		case fe.Warn && fe.Unknown:
+			d.report(diag.UnknownField, lines[i], ref, "%s; the API server drops the field%s", fe, fate)
+		case fe.Warn:
 			d.report(diag.AdmissionWarning, lines[i], ref, "%s%s", fe, fate)
-		} else {
+		default:
 			d.report(e, lines[i], ref, "%s; the object is left out", fe)
 		}
 		d.keyLast(fieldKey(fe)...)

@@ -110,7 +110,7 @@ func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bo
 			f, ok := fields[k]
 			if !ok {
 				if strict {
-					*errs = append(*errs, fieldError{Path: path.Key(k), Msg: fmt.Sprintf("unknown field %q", k) + suggest.DidYouMean(k, mapKeys(fields))})
+					*errs = append(*errs, fieldError{Path: path.Key(k), Msg: fmt.Sprintf("unknown field %q", k) + suggest.DidYouMean(k, mapKeys(fields)), Unknown: true})
 				}
 				continue
 			}

@@ -31,8 +31,12 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[strin
 	switch k.Family {
 	case model.Kubernetes:
 		// A type check for exact paths, then the API server's
-		// case-sensitive decoder. Unknown fields are ignored.
-		d.schema.decode(reflect.ValueOf(v).Elem(), raw, nil, false, &errs)
+		// case-sensitive decoder. An unknown field is dropped with a
+		// warning, as the API server's default field validation does.
+		d.schema.decode(reflect.ValueOf(v).Elem(), raw, nil, true, &errs)
+		for i := range errs {
+			errs[i].Warn = errs[i].Warn || errs[i].Unknown
+		}
 	case model.Istio:
 		errs = checkTopLevel(raw)
 		decodeProto(v.(proto.Message).ProtoReflect(), raw["spec"], model.Path{}.Key("spec"), &errs)

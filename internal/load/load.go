@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -24,12 +23,13 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/inputfile"
 	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/outdir"
 )
 
 // DefaultMaxFileSize is the largest input read; larger ones are MC1006.
-const DefaultMaxFileSize = 32 << 20
+const DefaultMaxFileSize = inputfile.DefaultLimit
 
 // StdinName is how standard input is named in diagnostics.
 const StdinName = "<stdin>"
@@ -55,8 +55,9 @@ type Result struct {
 	Objects []model.Object
 	// Files read, in input order.
 	Files []string
-	// Skipped are files read but passed over: no Kubernetes objects in
-	// them, or unrendered Helm templates.
+	// Skipped are files read but passed over (no Kubernetes objects in
+	// them, or unrendered Helm templates) and directories holding an
+	// earlier build, sorted by path.
 	Skipped []diag.Skipped
 }
 
@@ -64,7 +65,7 @@ type Result struct {
 // skipping hidden entries) and "-" for stdin. The only error is ctx's;
 // problems with the input are diagnostics.
 func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Diagnostic, error) {
-	inputs, diags := collect(paths, opts.Exclude)
+	inputs, skippedDirs, diags := collect(paths, opts.Exclude)
 	results := make([]fileResult, len(inputs))
 	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	next := make(chan int)
@@ -89,19 +90,26 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 		}
 	}()
 	go func() { wg.Wait(); close(done) }()
-	// A read from a terminal, a pipe or a FIFO without a writer can block
-	// for good; when ctx ends, return at once and leave it behind, since
-	// nothing but the results it would fill depends on it.
+	// When ctx ends the workers finish the file each is reading, which the
+	// size limit bounds, so no goroutine outlives the call. Streams are
+	// the exception: a read from standard input, a terminal or a pipe
+	// named on the command line (a FIFO without a writer blocks in open)
+	// can block for good, so with one among the inputs return at once and
+	// leave that read behind; nothing but the results it would fill
+	// depends on it.
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return Result{}, nil, fmt.Errorf("load: %w", context.Cause(ctx))
+		if slices.ContainsFunc(inputs, func(in input) bool { return in.stdin || in.stream }) {
+			return Result{}, nil, fmt.Errorf("load: %w", context.Cause(ctx))
+		}
+		<-done
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, nil, fmt.Errorf("load: %w", context.Cause(ctx))
 	}
 
-	var res Result
+	res := Result{Skipped: skippedDirs}
 	var objs [][]model.Object
 	for i, r := range results {
 		diags = append(diags, r.diags...)
@@ -113,6 +121,7 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 		}
 		objs = append(objs, r.objs)
 	}
+	slices.SortStableFunc(res.Skipped, func(a, b diag.Skipped) int { return cmp.Compare(a.File, b.File) })
 	var more []diag.Diagnostic
 	res.Objects, more = finish(slices.Concat(objs...))
 	return res, append(diags, more...), nil
@@ -141,6 +150,9 @@ type input struct {
 	name  string // as the user named it, or StdinName
 	path  string // what to open; "" for stdin
 	stdin bool
+	// stream marks a path named on the command line that is not a
+	// regular file: a pipe, read as a stream.
+	stream bool
 	// chart marks a file in a Helm chart's templates directory.
 	chart bool
 }
@@ -155,8 +167,8 @@ type fileResult struct {
 
 // collect expands paths into the files to read, sorted by name. A file
 // reached twice (named twice, or through a symlink) is read once.
-func collect(paths, exclude []string) ([]input, []diag.Diagnostic) {
-	c := collector{seen: map[string]bool{}, exclude: exclude}
+func collect(paths, exclude []string) ([]input, []diag.Skipped, []diag.Diagnostic) {
+	c := collector{seen: map[string]bool{}, walked: map[dirKey]bool{}, exclude: exclude}
 	for _, p := range paths {
 		if p == "-" {
 			if !c.seen[StdinName] {
@@ -168,8 +180,8 @@ func collect(paths, exclude []string) ([]input, []diag.Diagnostic) {
 		fi, err := os.Stat(p)
 		switch {
 		case err != nil:
-			c.unreadable(p, "cannot read %s: %s", p, pathError(err))
-		case fi.IsDir() && outdir.IsOutput(p):
+			c.unreadable(p, "cannot read %s: %s", p, inputfile.Reason(err))
+		case fi.IsDir() && outdir.IsEarlierBuild(p):
 			c.unreadable(p, "%s is the output of meshc build, not manifests", p)
 		case fi.IsDir():
 			c.walk(p, "", nil)
@@ -182,14 +194,25 @@ func collect(paths, exclude []string) ([]input, []diag.Diagnostic) {
 		}
 	}
 	slices.SortFunc(c.inputs, func(a, b input) int { return cmp.Compare(a.name, b.name) })
-	return c.inputs, c.diags
+	return c.inputs, c.skipped, c.diags
 }
 
 type collector struct {
 	inputs  []input
 	diags   []diag.Diagnostic
+	skipped []diag.Skipped  // directories passed over
 	seen    map[string]bool // real paths already added
+	// walked are the directories walked already: one reached through
+	// several links is walked once, not once per path.
+	walked  map[dirKey]bool
 	exclude []string
+}
+
+// dirKey identifies a directory however it is reached: its device and
+// inode, or else its resolved path.
+type dirKey struct {
+	dev, ino uint64
+	real     string
 }
 
 // excluded reports whether the walked entry at rel (slash-separated,
@@ -216,14 +239,14 @@ func (c *collector) unreadable(file, format string, args ...any) {
 func (c *collector) addStream(p string) {
 	if !c.seen[p] {
 		c.seen[p] = true
-		c.inputs = append(c.inputs, input{name: p, path: p})
+		c.inputs = append(c.inputs, input{name: p, path: p, stream: true})
 	}
 }
 
 func (c *collector) add(p string, chart bool) {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		c.unreadable(p, "cannot read %s: %s", p, pathError(err))
+		c.unreadable(p, "cannot read %s: %s", p, inputfile.Reason(err))
 		return
 	}
 	if abs, err := filepath.Abs(real); err == nil {
@@ -245,16 +268,26 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 		real, err = filepath.Abs(real)
 	}
 	if err != nil {
-		c.unreadable(dir, "cannot read %s: %s", dir, pathError(err))
+		c.unreadable(dir, "cannot read %s: %s", dir, inputfile.Reason(err))
 		return
 	}
 	if slices.Contains(ancestors, real) {
 		c.unreadable(dir, "symlink loop: %s leads back to %s", dir, real)
 		return
 	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		c.unreadable(dir, "cannot read %s: %s", dir, inputfile.Reason(err))
+		return
+	}
+	key := dirKeyOf(info, real)
+	if c.walked[key] {
+		return // its files are added already, under the first path
+	}
+	c.walked[key] = true
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		c.unreadable(dir, "cannot read directory %s: %s", dir, pathError(err))
+		c.unreadable(dir, "cannot read directory %s: %s", dir, inputfile.Reason(err))
 		return
 	}
 	ancestors = append(ancestors, real)
@@ -282,21 +315,44 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 			// A directory too deep to name, a dangling link, a manifest
 			// gone: saying nothing would pass it off as read.
 			if isManifestName(name) || e.Type()&(fs.ModeSymlink|fs.ModeDir) != 0 {
-				c.unreadable(full, "cannot read %s: %s", full, pathError(err))
+				c.unreadable(full, "cannot read %s: %s", full, inputfile.Reason(err))
 			}
-		case fi.IsDir() && outdir.IsOutput(full):
+		case fi.IsDir() && outdir.IsEarlierBuild(full):
 			// A build's own output inside the inputs is not manifests.
+			c.skipped = append(c.skipped, diag.Skipped{File: full, Reason: diag.EarlierBuild})
 		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && leadsUp(full, real):
 			c.unreadable(full, "symlink loop: %s leads back to a directory above it", full)
+		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && c.intoPseudoFS(full, real):
 		case fi.IsDir():
 			c.walk(full, entryRel, ancestors)
 		case !isManifestName(name):
-		case !fi.Mode().IsRegular():
-			c.unreadable(full, "%s is not a regular file", full)
 		default:
+			// What is not a regular file is refused by the reader.
 			c.add(full, chart)
 		}
 	}
+}
+
+// intoPseudoFS reports, with a diagnostic, a link in the directory from to
+// a directory on a pseudo-filesystem (/proc, /sys, ...), which the walk
+// does not follow: nothing there is a manifest, and /proc/self alone makes
+// the walk endless. Inside a pseudo-filesystem named as input, its links
+// are followed as asked.
+func (c *collector) intoPseudoFS(link, from string) bool {
+	target, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		return false
+	}
+	if abs, err := filepath.Abs(target); err == nil {
+		target = abs
+	}
+	name := pseudoFS(target)
+	if name == "" || pseudoFS(from) != "" {
+		return false
+	}
+	c.diags = append(c.diags, diag.LinkNotFollowed.At(diag.ObjectRef{File: link},
+		"%s links to %s, on the pseudo-filesystem %s; meshc does not follow links out of the inputs into one", link, target, name))
+	return true
 }
 
 // leadsUp reports whether the symlink link points at dir or a directory
@@ -320,47 +376,20 @@ func isManifestName(name string) bool {
 	return false
 }
 
-// pathError strips the path os errors repeat, keeping the reason.
-func pathError(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
 func readAndDecode(dec *decoder, in input, opts Options) fileResult {
 	limit := cmp.Or(opts.MaxFileSize, DefaultMaxFileSize)
-	var r io.Reader
-	sizeHint := 0
-	if in.stdin {
-		if opts.Stdin == nil {
-			return unreadableResult(in.name, "standard input is not available")
-		}
-		r = opts.Stdin
-	} else {
-		f, err := os.Open(in.path)
-		if err != nil {
-			return unreadableResult(in.name, "cannot read %s: %s", in.name, pathError(err))
-		}
-		defer f.Close()
-		fi, err := f.Stat()
-		if err == nil && fi.Mode().IsRegular() {
-			if fi.Size() > limit {
-				return unreadableResult(in.name, "%s is %s, over the %s limit", in.name, size(fi.Size()), size(limit))
-			}
-			sizeHint = int(fi.Size())
-		}
-		r = f
+	var data []byte
+	var err error
+	switch {
+	case in.stdin && opts.Stdin == nil:
+		return unreadableResult(in.name, "standard input is not available")
+	case in.stdin:
+		data, err = inputfile.ReadStream(opts.Stdin, in.name, limit)
+	default:
+		data, err = inputfile.Read(in.path, inputfile.Options{Limit: limit, Stream: in.stream, Name: in.name})
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, sizeHint+bytes.MinRead))
-	_, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	data := buf.Bytes()
 	if err != nil {
-		return unreadableResult(in.name, "cannot read %s: %s", in.name, pathError(err))
-	}
-	if int64(len(data)) > limit {
-		return unreadableResult(in.name, "%s is over the %s limit", in.name, size(limit))
+		return unreadableResult(in.name, "%s", err)
 	}
 	if msg := notText(data); msg != "" {
 		return unreadableResult(in.name, "%s %s", in.name, msg)
@@ -394,13 +423,6 @@ func notText(data []byte) string {
 		return "is not UTF-8 text"
 	}
 	return ""
-}
-
-func size(n int64) string {
-	if n >= 1<<20 {
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // finish numbers objects in input order, drops duplicates (MC1004) and

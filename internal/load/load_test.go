@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -207,6 +208,15 @@ func TestLoadBadDocuments(t *testing.T) {
 		{"duplicate key", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\nkind: Service\n", []diagKey{{"MC1001", 4, "already set"}}, 0},
 		{"tab indentation", "apiVersion: v1\nkind: Namespace\nmetadata:\n\tname: a\n", []diagKey{{"MC1001", 4, "tab"}}, 0},
 		{"scalar document beside an object", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\njust a string\n", []diagKey{{"MC1002", 5, "this document is a string"}}, 1},
+		{"List items null", "apiVersion: v1\nkind: List\nitems: null\n", []diagKey{{"MC1002", 3, "a List holds its objects in items, a list, but items is null: nothing is loaded from it"}}, 0},
+		{"List items a map", "apiVersion: v1\nkind: List\nmetadata: {}\nitems:\n  a: {apiVersion: v1, kind: Namespace, metadata: {name: a}}\n",
+			[]diagKey{{"MC1002", 4, "but items is an object"}}, 0},
+		{"List without items", "apiVersion: v1\nkind: List\n", []diagKey{{"MC1002", 1, "a List holds its objects in items, a list, but it has no items"}}, 0},
+		{"typed list items a map", "apiVersion: v1\nkind: ServiceList\nitems: {}\n", []diagKey{{"MC1002", 3, "a ServiceList holds its objects in items"}}, 0},
+		{"empty List", "apiVersion: v1\nkind: List\nitems: []\n", nil, 0},
+		{"top-level JSON array of objects", `[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "b"}}]`,
+			[]diagKey{{"MC1002", 1, "this document is a list of 2 objects, not an object: kubectl refuses it"}}, 0},
+		{"top-level YAML sequence of objects", "- apiVersion: v1\n  kind: Namespace\n  metadata: {name: a}\n", []diagKey{{"MC1002", 1, "a list of 1 object, not an object"}}, 0},
 		{"missing apiVersion", "kind: Namespace\nmetadata: {name: a}\n", []diagKey{{"MC1002", 1, "apiVersion is missing"}}, 0},
 		{"missing kind", "apiVersion: v1\nmetadata: {name: a}\n", []diagKey{{"MC1002", 1, "kind is missing"}}, 0},
 		{"missing name", "apiVersion: v1\nkind: Service\nmetadata:\n  generateName: web-\n", []diagKey{{"MC1002", 3, "generateName"}}, 0},
@@ -215,7 +225,19 @@ func TestLoadBadDocuments(t *testing.T) {
 		{"invalid namespace", "apiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata:\n  name: default\n  namespace: Team.A\n", []diagKey{{"MC1002", 5, "not a valid namespace name"}}, 0},
 		{"metadata of the wrong type", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  labels: [x]\n", []diagKey{{"MC1002", 5, "metadata.labels: expected a map"}}, 0},
 		{"kubernetes field of the wrong type", "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports:\n  - port: 80\n  - port: eighty\n", []diagKey{{"MC1002", 7, "spec.ports[1].port: expected an integer"}}, 0},
-		{"kubernetes unknown fields are ignored", "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {futureField: 1}\n", nil, 1},
+		{"kubernetes unknown fields are dropped with a warning", "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {futureField: 1}\n",
+			[]diagKey{{"MC1009", 4, `spec.futureField: unknown field "futureField"; the API server drops the field; the object is kept`}}, 1},
+		{"kubernetes unknown fields at their line, metadata and lists included",
+			"apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  lables: {app: web}\nspec:\n  ports:\n  - port: 80\n    bogus: 1\n",
+			[]diagKey{
+				{"MC1009", 5, `metadata.lables: unknown field "lables" (did you mean "labels"?)`},
+				{"MC1009", 9, `spec.ports[0].bogus: unknown field "bogus"`},
+			}, 1},
+		{"an unknown field beside a wrong type: the object is left out",
+			"apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {bogus: 1, ports: 80}\n",
+			[]diagKey{{"MC1002", 4, "spec.ports: expected a list"}, {"MC1009", 4, `spec.bogus: unknown field "bogus"; the API server drops the field; the object is left out`}}, 0},
+		{"a Secret's fields are all known", "apiVersion: v1\nkind: Secret\nmetadata: {name: s, labels: {a: b}}\nimmutable: true\ntype: Opaque\ndata: {k: dg==}\nstringData: {j: v}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: t}\ndatta: {k: dg==}\n",
+			[]diagKey{{"MC1009", 12, `datta: unknown field "datta" (did you mean "data"?)`}}, 2},
 		{"istio unknown field with suggestion",
 			"apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: r}\nspec:\n  host: r\n  subsets:\n  - name: v1\n    lables: {version: v1}\n",
 			[]diagKey{{"MC1003", 8, `spec.subsets[0].lables: unknown field "lables" (did you mean "labels"?)`}}, 0},
@@ -630,5 +652,25 @@ func TestMixedRepository(t *testing.T) {
 	res, ds, _ = Paths(context.Background(), []string{filepath.Join(dir, "deploy", "generated", "skip-me.yaml")}, Options{})
 	if len(ds) != 1 || ds[0].Code != "MC1001" || len(res.Skipped) != 0 {
 		t.Errorf("a broken file named on the command line: %v, skipped %v", ds, res.Skipped)
+	}
+}
+
+// TestTopLevelListsOfObjects: a JSON array of objects is reported, not
+// passed over as a file without Kubernetes objects; an array of anything
+// else (package data, a list of names) still is.
+func TestTopLevelListsOfObjects(t *testing.T) {
+	for _, tc := range []struct {
+		data    string
+		skipped bool
+	}{
+		{`[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}]`, false},
+		{`[{"metadata": {"name": "a"}}]`, false},
+		{`["a", "b"]`, true},
+		{`[{"name": "a", "version": "1.0"}]`, true},
+	} {
+		_, ds, skipped := newDecoder().decodeFile("f.json", []byte(tc.data))
+		if skipped != tc.skipped || (!skipped && !slices.ContainsFunc(ds, diag.InvalidObject.Is)) {
+			t.Errorf("%s: skipped %v, diagnostics:\n%s", tc.data, skipped, dump(ds))
+		}
 	}
 }

@@ -1,12 +1,11 @@
 package load
 
 import (
-	"os"
-
 	"google.golang.org/protobuf/reflect/protoreflect"
 	meshv1 "istio.io/api/mesh/v1alpha1"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/inputfile"
 	"github.com/meshc/meshc/internal/model"
 )
 
@@ -78,9 +77,9 @@ func refAt(src model.Source, line int) diag.ObjectRef {
 // the file's.
 func meshSource(objs []model.Object, opts MeshOptions) (string, *model.Document, model.Source, []diag.Diagnostic) {
 	if opts.File != "" {
-		data, err := os.ReadFile(opts.File)
+		data, err := inputfile.Read(opts.File, inputfile.Options{})
 		if err != nil {
-			return "", nil, model.Source{}, []diag.Diagnostic{diag.UnreadableInput.At(diag.ObjectRef{File: opts.File}, "cannot read mesh config: %s", pathError(err))}
+			return "", nil, model.Source{}, []diag.Diagnostic{diag.UnreadableInput.At(diag.ObjectRef{File: opts.File}, "mesh config: %s", err)}
 		}
 		objs, diags := Bytes(opts.File, data)
 		for _, o := range objs {

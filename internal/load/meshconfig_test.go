@@ -143,5 +143,5 @@ func TestMeshConfigFile(t *testing.T) {
 		}
 	}
 	_, ds := MeshConfig(nil, MeshOptions{File: filepath.Join(dir, "missing.yaml")})
-	checkDiags(t, ds, []diagKey{{"MC1006", 0, "cannot read mesh config"}})
+	checkDiags(t, ds, []diagKey{{"MC1006", 0, "mesh config: cannot read"}})
 }

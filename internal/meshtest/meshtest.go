@@ -4,8 +4,11 @@
 package meshtest
 
 import (
+	"context"
 	"testing"
 
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/load/loadtest"
 	"github.com/meshc/meshc/internal/model"
@@ -16,7 +19,23 @@ import (
 // defaults without one), as a compile does.
 func Resolve(objs []model.Object) *resolve.Mesh {
 	mc, _ := load.MeshConfig(objs, load.MeshOptions{})
-	return resolve.Resolve(objs, resolve.Options{Mesh: mc})
+	m, _ := Stages(objs, mc)
+	return m
+}
+
+// Stages runs the hierarchy stage and resolve over objs with mc and
+// returns the mesh and both stages' diagnostics. Neither fails without a
+// context that ends.
+func Stages(objs []model.Object, mc model.MeshConfig) (*resolve.Mesh, []diag.Diagnostic) {
+	h, err := hierarchy.Run(context.Background(), objs, hierarchy.Options{}, hierarchy.PropagateOptions{})
+	if err != nil {
+		panic(err)
+	}
+	m, err := resolve.Resolve(context.Background(), h, resolve.Options{Mesh: mc})
+	if err != nil {
+		panic(err)
+	}
+	return m, append(h.Diagnostics, m.Diagnostics...)
 }
 
 // Mesh loads and resolves YAML documents.

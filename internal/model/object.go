@@ -4,6 +4,7 @@
 package model
 
 import (
+	"cmp"
 	"strings"
 	"time"
 
@@ -71,6 +72,11 @@ func (m *ObjectMeta) RefAt(p Path) diag.ObjectRef {
 // is not part of it, as in Kubernetes.
 type ID struct {
 	Group, Kind, Namespace, Name string
+}
+
+// Compare orders identities by group, kind, namespace and name.
+func (id ID) Compare(o ID) int {
+	return cmp.Or(cmp.Compare(id.Group, o.Group), cmp.Compare(id.Kind, o.Kind), cmp.Compare(id.Namespace, o.Namespace), cmp.Compare(id.Name, o.Name))
 }
 
 func (id ID) String() string {

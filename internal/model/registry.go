@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/meshc/meshc/internal/diag"
@@ -26,7 +27,8 @@ type Family int
 
 const (
 	// Kubernetes kinds are built-in API types: fields are type-checked,
-	// unknown fields ignored, problems InvalidObject.
+	// unknown fields dropped with a warning (UnknownField), other
+	// problems InvalidObject.
 	Kubernetes Family = iota
 	// Istio kinds decode strictly into their istio.io/api message.
 	Istio
@@ -279,12 +281,16 @@ func hncKind[S any](kind, plural string, versions []string, clusterScoped bool, 
 	}
 }
 
-// secretManifest is the part of a Secret meshc decodes: its values stay
-// base64 text and are dropped once the keys are read.
+// secretManifest is a Secret as meshc decodes it: its values stay base64
+// text and are dropped once the keys are read. It has every field of the
+// API type, so that an unknown one is told apart.
 type secretManifest struct {
-	Type       string            `json:"type"`
-	Data       map[string]string `json:"data"`
-	StringData map[string]string `json:"stringData"`
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Immutable         *bool             `json:"immutable"`
+	Type              string            `json:"type"`
+	Data              map[string]string `json:"data"`
+	StringData        map[string]string `json:"stringData"`
 }
 
 func newSecret(m ObjectMeta, s *secretManifest) Object {

@@ -8,6 +8,7 @@ package outdir
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +17,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/meshc/meshc/internal/inputfile"
 )
 
 // Marker is the file every meshc OUT holds: it lists every file meshc wrote
@@ -248,11 +251,30 @@ func describeForeign(dir string, foreign []string) string {
 	return "it is a directory meshc did not write, holding " + shown
 }
 
-// IsOutput reports whether dir is a meshc OUT or a build in progress, so
-// that loading manifests can pass over it.
+// IsOutput reports whether dir is a meshc OUT or a build in progress.
 func IsOutput(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, Marker))
 	return err == nil
+}
+
+// IsEarlierBuild reports whether dir holds a finished build meshc wrote:
+// its marker is meshc's, lists the index among the files, and every file
+// listed is there. Loading passes over such a directory, and only such: an
+// empty or hand-made marker must not hide manifests.
+func IsEarlierBuild(dir string) bool {
+	m, err := readMarker(dir)
+	if err != nil || !m.files[IndexFile] {
+		return false
+	}
+	for f := range m.files {
+		if !filepath.IsLocal(f) {
+			return false
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f))); err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	return true
 }
 
 // marker is what a Marker file says: the files meshc wrote, and the
@@ -262,13 +284,12 @@ type marker struct {
 }
 
 func readMarker(dir string) (marker, error) {
-	f, err := os.Open(filepath.Join(dir, Marker))
+	data, err := inputfile.Read(filepath.Join(dir, Marker), inputfile.Options{})
 	if err != nil {
 		return marker{}, err
 	}
-	defer f.Close()
 	m := marker{files: map[string]bool{}, dirs: map[string]bool{}}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	if !sc.Scan() || sc.Text() != markerHeader {
 		return marker{}, fmt.Errorf("%s is not a meshc marker", filepath.Join(dir, Marker))

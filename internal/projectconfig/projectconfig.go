@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/inputfile"
 	"github.com/meshc/meshc/internal/suppress"
 )
 
@@ -66,8 +67,11 @@ type HNC struct {
 	TKEProjectHomes         map[string]string `yaml:"tkeProjectHomes"`
 }
 
-// Find looks for FileName in dir and its parents and returns its path, or
-// "" when there is none.
+// Find looks for FileName in dir and its parents, up to the repository
+// root (the directory holding .git, a directory or, in a worktree or
+// submodule, a file) or the file system's root, and returns its path, or
+// "" when there is none. A .meshc.yaml above the repository belongs to
+// something else: a home directory, another project.
 func Find(dir string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -75,10 +79,13 @@ func Find(dir string) (string, error) {
 	}
 	for {
 		p := filepath.Join(dir, FileName)
-		if _, err := os.Stat(p); err == nil {
+		if _, err := os.Lstat(p); err == nil {
 			return p, nil
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("%s: %w", p, err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return "", nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -92,10 +99,16 @@ func Find(dir string) (string, error) {
 // type, a suppression without code or reason, or a bad date is an error
 // naming the file and line.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, inputfile.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
 	}
+	return Parse(path, data)
+}
+
+// Parse reads a config from data as Load does; path names it in errors and
+// anchors a relative meshConfig.
+func Parse(path string, data []byte) (*Config, error) {
 	c := &Config{Path: path}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)

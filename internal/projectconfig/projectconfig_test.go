@@ -78,3 +78,38 @@ func TestLoadRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestFindStopsAtTheRepository: a .meshc.yaml above the repository root
+// (.git as a directory, or as a file in a worktree) is not the
+// repository's.
+func TestFindStopsAtTheRepository(t *testing.T) {
+	for _, gitIsFile := range []bool{false, true} {
+		outside := t.TempDir()
+		write(t, outside, "exclude: [\"**\"]\n")
+		repo := filepath.Join(outside, "repo")
+		deep := filepath.Join(repo, "manifests", "base")
+		if err := os.MkdirAll(deep, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Find(deep); err != nil || got != filepath.Join(outside, FileName) {
+			t.Fatalf("without .git, Find = %q, %v; want the parent's", got, err)
+		}
+		git := filepath.Join(repo, ".git")
+		var err error
+		if gitIsFile {
+			err = os.WriteFile(git, []byte("gitdir: /elsewhere\n"), 0o644)
+		} else {
+			err = os.Mkdir(git, 0o755)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Find(deep); err != nil || got != "" {
+			t.Errorf(".git a file %v: Find = %q, %v; want none", gitIsFile, got, err)
+		}
+		want := write(t, repo, "failOn: warning\n")
+		if got, err := Find(deep); err != nil || got != want {
+			t.Errorf(".git a file %v: Find = %q, %v; want %s", gitIsFile, got, err, want)
+		}
+	}
+}

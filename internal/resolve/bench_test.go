@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/meshc/meshc/internal/benchmesh"
+	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/meshgen"
 )
 
@@ -15,7 +16,7 @@ func BenchmarkResolve(b *testing.B) {
 	b.ResetTimer()
 	var m *Mesh
 	for b.Loop() {
-		m = Resolve(objs, Options{Mesh: mc})
+		m = resolveObjects(b, objs, hierarchy.Options{}, Options{Mesh: mc})
 	}
 	b.ReportMetric(float64(len(m.Proxies)), "proxies")
 	b.ReportMetric(float64(len(m.Scopes)), "scopes")

@@ -6,16 +6,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/load/loadtest"
 )
 
 func TestServicesCovering(t *testing.T) {
-	m := Resolve(loadtest.Objects(t,
+	m := resolveObjects(t, loadtest.Objects(t,
 		"apiVersion: v1\nkind: Service\nmetadata: {name: api, namespace: web}\nspec: {ports: [{port: 80, name: http}]}\n",
 		"apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: ext, namespace: egress}\nspec: {hosts: [api.example.com], ports: [{number: 443, name: tls, protocol: TLS}], resolution: DNS}\n",
 		"apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: wild, namespace: egress}\nspec: {hosts: ['*.example.net'], ports: [{number: 443, name: tls, protocol: TLS}], resolution: NONE}\n",
-	), Options{})
+	), hierarchy.Options{}, Options{})
 	for _, tt := range []struct {
 		host host.Name
 		want []string // hosts of the services, in order

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"cmp"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,8 +50,8 @@ type workload struct {
 	entry    bool // a WorkloadEntry
 }
 
-// nsWorkloads are the endpoint sources of one namespace, in input order,
-// indexed by label so that selecting scans only workloads that carry one
+// nsWorkloads are the endpoint sources of one namespace, by kind and name
+// (never in input order), indexed by label so that selecting scans only workloads that carry one
 // of the selector's labels.
 type nsWorkloads struct {
 	all     []workload
@@ -131,6 +132,9 @@ func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[s
 	}
 	indexed := make(map[string]*nsWorkloads, len(out))
 	for ns, all := range out {
+		slices.SortStableFunc(all, func(a, b workload) int {
+			return cmp.Or(cmp.Compare(a.meta.Kind, b.meta.Kind), cmp.Compare(a.meta.Name, b.meta.Name))
+		})
 		ws := &nsWorkloads{all: all, byLabel: map[[2]string][]int32{}}
 		for i, w := range all {
 			for k, v := range w.labels {
@@ -261,8 +265,10 @@ func looksLikeIP(a string) bool {
 	return strings.Count(a, ".") == 3 && strings.Trim(a, "0123456789.") == "" || strings.Contains(a, ":")
 }
 
-// assignEndpoints fills every service's endpoints; ServiceEntries for one
-// (namespace, host) share theirs, oldest first, as istiod concatenates them.
+// assignEndpoints fills every service's endpoints, in endpoint order
+// (sortEndpoints); ServiceEntries for one (namespace, host) share theirs,
+// oldest first, as istiod concatenates them, which decides the one endpoint
+// per port a DNS_ROUND_ROBIN entry keeps.
 func assignEndpoints(services []*Service, ws map[string]*nsWorkloads) {
 	type key struct{ ns, host string }
 	shared := map[key][]Endpoint{}
@@ -270,20 +276,76 @@ func assignEndpoints(services []*Service, ws map[string]*nsWorkloads) {
 	for _, s := range services {
 		switch s.Registry {
 		case Kubernetes:
-			s.Endpoints = kubeEndpoints(s, ws[s.Namespace])
+			s.Endpoints = sortEndpoints(kubeEndpoints(s, ws[s.Namespace]))
 		case External:
 			k := key{s.Namespace, string(s.Host)}
 			shared[k] = append(shared[k], entryEndpoints(s, ws[s.Namespace])...)
 			order = append(order, s)
 		}
 	}
+	sorted := map[key][]Endpoint{}
 	for _, s := range order {
-		eps := shared[key{s.Namespace, string(s.Host)}]
+		k := key{s.Namespace, string(s.Host)}
 		if s.Resolution == DNSRoundRobinLB {
-			eps = firstPerPort(eps)
+			s.Endpoints = sortEndpoints(firstPerPort(shared[k]))
+			continue
 		}
-		s.Endpoints = eps
+		if _, ok := sorted[k]; !ok {
+			sorted[k] = sortEndpoints(shared[k])
+		}
+		s.Endpoints = sorted[k]
 	}
+}
+
+// sortEndpoints returns eps ordered by address (IPs in numeric order,
+// IPv4 first, then in string order none, hostnames and socket paths),
+// port, and the workload's kind, namespace and name. istiod's order follows informer
+// events and is no contract; meshc's is, so that the order of the input
+// never shows in Envoy's load assignments or anywhere else. Each address
+// is parsed once.
+func sortEndpoints(eps []Endpoint) []Endpoint {
+	type keyed struct {
+		ip netip.Addr // invalid for a hostname, a socket path or none
+		e  *Endpoint
+	}
+	ks := make([]keyed, len(eps))
+	for i := range eps {
+		ip, _ := netip.ParseAddr(eps[i].Address)
+		ks[i] = keyed{ip, &eps[i]}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		c := 0
+		switch {
+		case a.ip.IsValid() && b.ip.IsValid():
+			c = a.ip.Compare(b.ip)
+		case a.ip.IsValid():
+			c = -1
+		case b.ip.IsValid():
+			c = 1
+		default:
+			c = strings.Compare(a.e.Address, b.e.Address)
+		}
+		return cmp.Or(c, cmp.Compare(a.e.Port, b.e.Port), compareWorkloads(a.e.Workload, b.e.Workload))
+	})
+	out := make([]Endpoint, len(ks))
+	for i, k := range ks {
+		out[i] = *k.e
+	}
+	return out
+}
+
+// compareWorkloads orders workloads by kind, namespace and name, none
+// first.
+func compareWorkloads(a, b *model.ObjectMeta) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 }
 
 func firstPerPort(eps []Endpoint) []Endpoint {

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/meshc/meshc/internal/load/loadtest"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/model"
@@ -32,7 +34,7 @@ func mesh(t *testing.T, meshYAML string, docs ...string) *Mesh {
 	} else {
 		mc, _ = load.MeshConfig(nil, load.MeshOptions{})
 	}
-	return Resolve(objs, Options{Mesh: mc})
+	return resolveObjects(t, objs, hierarchy.Options{}, Options{Mesh: mc})
 }
 
 // objects loads YAML documents (loadtest.Objects).
@@ -111,4 +113,19 @@ func scopeFor(t *testing.T, proxyNs, spec string, services ...*Service) *Scope {
 		choice = SidecarChoice{Sidecar: objs[0].(*model.Sidecar), Reason: "namespace default"}
 	}
 	return buildScope(newRegistry(services), nil, "cluster.local", choice, proxyNs)
+}
+
+// resolveObjects runs the hierarchy stage and Resolve over objs, as a
+// compile does.
+func resolveObjects(tb testing.TB, objs []model.Object, hopts hierarchy.Options, opts Options) *Mesh {
+	tb.Helper()
+	h, err := hierarchy.Run(context.Background(), objs, hopts, hierarchy.PropagateOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := Resolve(context.Background(), h, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
 }

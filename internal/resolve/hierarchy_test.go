@@ -50,7 +50,7 @@ spec: {containers: [{name: c}]}
 		{nil, false, true},
 		{[]string{"istio-injection"}, true, false},
 	} {
-		m := Resolve(objs, Options{Mesh: model.MeshConfig{}, Hierarchy: hierarchy.Options{ManagedLabels: tt.managed}})
+		m := resolveObjects(t, objs, hierarchy.Options{ManagedLabels: tt.managed}, Options{Mesh: model.MeshConfig{}})
 		_, team := m.View("team", "p")
 		_, lon := m.View("loner", "p")
 		if team != tt.team || lon != tt.lon {

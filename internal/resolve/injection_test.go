@@ -3,6 +3,8 @@ package resolve
 import (
 	"strings"
 	"testing"
+
+	"github.com/meshc/meshc/internal/hierarchy"
 )
 
 // TestC49InjectionTable: docs/semantics/cases.md C49 (derived), which pods get a
@@ -73,7 +75,7 @@ func TestInjectionAsInstalled(t *testing.T) {
 		{Injection{Revisions: []string{"default", "1-24"}}, "app/c canary/a legacy/b"},
 		{Injection{Namespaces: []string{"app"}}, "app/c app/d legacy/b"},
 	} {
-		m := Resolve(objs, Options{Injection: tc.in})
+		m := resolveObjects(t, objs, hierarchy.Options{}, Options{Injection: tc.in})
 		var got []string
 		for _, p := range m.Proxies {
 			got = append(got, p.ID())

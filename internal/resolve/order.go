@@ -9,7 +9,11 @@ import (
 
 // olderFirst is istiod's creation order: creationTimestamp (a missing one
 // is the zero time and sorts first), then name, then namespace. Every
-// "oldest wins" rule in resolution uses it; input order never decides.
+// "oldest wins" rule in resolution uses it, in stable sorts; input order
+// never decides: what it leaves tied (two ServiceEntries of one host,
+// whose services both take the host as their name) stays in identity
+// order, group, kind, namespace, name, which the hierarchy stage sorts
+// objects into first (hierarchy.Run).
 func olderFirst(at time.Time, aName, aNs string, bt time.Time, bName, bNs string) int {
 	return cmp.Or(at.Compare(bt), cmp.Compare(aName, bName), cmp.Compare(aNs, bNs))
 }

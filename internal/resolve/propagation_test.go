@@ -1,10 +1,12 @@
 package resolve
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/model"
 )
 
@@ -59,12 +61,16 @@ func TestM01InheritedDefaultSidecar(t *testing.T) {
 }
 
 func TestM02SlotConflict(t *testing.T) {
-	m := hierarchyMesh(t, orgTeam,
+	// The conflict is the hierarchy stage's finding: resolve never sees it.
+	h, err := hierarchy.Run(context.Background(), objects(t, orgTeam,
 		"apiVersion: hnc.x-k8s.io/v1alpha2\nkind: HNCConfiguration\nmetadata: {name: config}\nspec: {resources: [{group: networking.istio.io, resource: sidecars, mode: AllowPropagate}]}",
 		"apiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata: {name: default, namespace: org, annotations: {propagate.hnc.x-k8s.io/all: 'true'}}\nspec: {egress: [{hosts: ['./*']}]}",
-		"apiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata: {name: team-default, namespace: team}\nspec: {egress: [{hosts: ['*/*']}]}")
-	if !slices.ContainsFunc(m.Diagnostics, func(d diag.Diagnostic) bool { return d.Code == "MC2006" && d.Object.Namespace == "team" }) {
-		t.Errorf("want MC2006: %v", m.Diagnostics)
+		"apiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata: {name: team-default, namespace: team}\nspec: {egress: [{hosts: ['*/*']}]}"), hierarchy.Options{}, hierarchy.PropagateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(h.Diagnostics, func(d diag.Diagnostic) bool { return d.Code == "MC2006" && d.Object.Namespace == "team" }) {
+		t.Errorf("want MC2006: %v", h.Diagnostics)
 	}
 }
 

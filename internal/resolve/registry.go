@@ -82,7 +82,8 @@ type Service struct {
 	exportTo exportTo
 	// Object is the manifest that defined the service.
 	Object *model.ObjectMeta
-	// Endpoints are the workloads behind the service (docs/semantics/registry.md §1.3, §1.5).
+	// Endpoints are the workloads behind the service (docs/semantics/registry.md §1.3, §1.5),
+	// by address, port and workload (sortEndpoints), never in input order.
 	Endpoints []Endpoint
 	// entry is the ServiceEntry spec, for its endpoints.
 	entry *model.ServiceEntry

@@ -1,22 +1,21 @@
-// Package resolve computes, from loaded objects, what istiod computes for
-// every proxy: the service registry with exportTo visibility, the Sidecar
-// scope, DestinationRule choice and VirtualService binding. Every decision
-// keeps its provenance, so explain and lint read results and never
-// re-resolve.
+// Package resolve computes, from the objects HNC would leave (the hierarchy
+// stage's result), what istiod computes for every proxy: the service
+// registry with exportTo visibility, the Sidecar scope, DestinationRule
+// choice and VirtualService binding. Every decision keeps its provenance,
+// so explain and lint read results and never re-resolve.
 package resolve
 
 import (
+	"context"
 	"net/netip"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/parallel"
 )
 
 // DefaultPlaceholderVIPs is where services without a clusterIP in the
@@ -27,11 +26,6 @@ func DefaultPlaceholderVIPs() netip.Prefix { return netip.MustParsePrefix("198.1
 // Options configure resolution.
 type Options struct {
 	Mesh model.MeshConfig
-	// Hierarchy are HNC's operator options; the hierarchy is computed
-	// first and resolution reads the final namespace labels.
-	Hierarchy hierarchy.Options
-	// Propagation are HNC's propagation options.
-	Propagation hierarchy.PropagateOptions
 	// PlaceholderVIPs is the range for made-up cluster IPs; the zero value
 	// means DefaultPlaceholderVIPs.
 	PlaceholderVIPs netip.Prefix
@@ -79,6 +73,8 @@ type Mesh struct {
 	peers *peerIndex
 	drs   *drIndexes
 	vss   *vsIndex
+	// served are the service ports each workload serves.
+	served map[*model.ObjectMeta][]ServedPort
 }
 
 // ProxyView is what one proxy sees.
@@ -90,8 +86,9 @@ type ProxyView struct {
 	Gateways []GatewayServer
 }
 
-// Resolve builds the mesh view from loaded objects.
-func Resolve(objs []model.Object, opts Options) *Mesh {
+// Resolve builds the mesh view from the hierarchy stage's objects. Its error
+// is ctx's: when ctx ends it stops between scopes and returns no mesh.
+func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, error) {
 	mc := opts.Mesh
 	if mc.MeshConfig == nil {
 		mc.MeshConfig = model.DefaultMeshConfig()
@@ -103,12 +100,8 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 	if !vips.IsValid() {
 		vips = DefaultPlaceholderVIPs()
 	}
-	forest, hdiags := hierarchy.Build(objs, opts.Hierarchy)
-	// Copies HNC would create are ordinary objects of their namespace from
-	// here on: every namespace-relative rule applies to them there.
-	objs, pdiags := hierarchy.Propagate(forest, objs, opts.Propagation)
-	hdiags = append(hdiags, pdiags...)
-	hdiags = append(hdiags, hierarchy.SlotConflicts(objs)...)
+	forest, objs := h.Forest, h.Objects
+	var hdiags []diag.Diagnostic
 	if root := forest.Namespaces[mc.RootNamespace]; root != nil && root.Managed && len(root.Children) > 0 {
 		d := diag.RootNamespaceHasChildren.At(diag.ObjectRef{Kind: "Namespace", Name: root.Name},
 			root.Name, strings.Join(root.Children, ", "))
@@ -172,6 +165,7 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 		},
 		func() { m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo) },
 	)
+	m.served = workloadPorts(m.reg.all)
 	m.DelegateProblems = m.vss.delegateProblems
 	m.VirtualServices = m.vss.all
 
@@ -201,12 +195,18 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 		}
 		keys[i] = n
 	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
 	m.Scopes = make([]*Scope, len(first))
-	parallel(len(first), func(i int) {
+	parallel.For(ctx, len(first), func(i int) {
 		sc := buildScope(m.reg, m.vss, mc.DomainSuffix, first[i], firstNs[i])
 		sc.drs = decider.decisions(firstNs[i], sc.Services)
 		m.Scopes[i] = sc
 	})
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
 	for i, p := range all {
 		sc := m.Scopes[keys[i]]
 		sc.Proxies = append(sc.Proxies, p)
@@ -221,29 +221,13 @@ func Resolve(objs []model.Object, opts Options) *Mesh {
 		}
 		m.Views = append(m.Views, v)
 	}
-	return m
-}
-
-// parallel runs f(0..n-1) on all cores.
-func parallel(n int, f func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
+	return m, nil
 }
 
 // concurrently runs fs, as many at a time as there are cores, starting
 // them in order, and waits for them all.
 func concurrently(fs ...func()) {
-	parallel(len(fs), func(i int) { fs[i]() })
+	parallel.For(context.Background(), len(fs), func(i int) { fs[i]() })
 }
 
 // View returns the view of the proxy namespace/name.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Write creates files (path relative to a new temporary directory, slash
@@ -23,4 +24,21 @@ func Write(t testing.TB, files map[string]string) string {
 		}
 	}
 	return dir
+}
+
+// Within fails the test when f has not returned after ten seconds: a read
+// waiting for a FIFO's writer, or a walk that does not end, would hang the
+// test instead. what names the operation in the failure.
+func Within(t testing.TB, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s hangs", what)
+	}
 }

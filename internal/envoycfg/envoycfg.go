@@ -1,0 +1,209 @@
+// Package envoycfg holds one proxy's Envoy configuration in memory: the
+// listeners, clusters, route configurations and endpoint assignments of
+// its build, in the order the build emits them, found by type and name,
+// with the Istio rule each VirtualService route came from. It is what the
+// request simulator (internal/simulate) walks and the config differ
+// (internal/envdiff) compares, without files in between.
+package envoycfg
+
+import (
+	"fmt"
+	"slices"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/model"
+)
+
+// Type is an xDS resource type, as a person names it.
+type Type string
+
+// The resource types, in the order Keys lists them.
+const (
+	Listener  Type = "listener"
+	Cluster   Type = "cluster"
+	Route     Type = "route"
+	Endpoints Type = "endpoints"
+)
+
+// Key identifies a resource within one proxy's configuration: xDS names
+// are unique per type.
+type Key struct {
+	Type Type
+	Name string
+}
+
+func (k Key) String() string { return string(k.Type) + " " + k.Name }
+
+// KeyOf is a resource's key; ok is false for a message that is not one of
+// the four resource types.
+func KeyOf(m proto.Message) (Key, bool) {
+	switch r := m.(type) {
+	case *listenerv3.Listener:
+		return Key{Listener, r.GetName()}, true
+	case *clusterv3.Cluster:
+		return Key{Cluster, r.GetName()}, true
+	case *routev3.RouteConfiguration:
+		return Key{Route, r.GetName()}, true
+	case *endpointv3.ClusterLoadAssignment:
+		return Key{Endpoints, r.GetClusterName()}, true
+	}
+	return Key{}, false
+}
+
+// RouteRef places one route: its route configuration, virtual host and
+// position in the virtual host's routes.
+type RouteRef struct {
+	Config, VirtualHost string
+	Index               int
+}
+
+// Origin is the Istio object, and the field in it, that wrote a resource
+// or route: a VirtualService's spec.http[i] for a route.
+type Origin struct {
+	Object *model.ObjectMeta
+	Path   model.Path
+}
+
+// Ref is the origin for a report: kind, namespace, name, and the file and
+// line of the field (found on demand: it parses the object's source).
+func (o Origin) Ref() diag.ObjectRef {
+	return o.Object.RefAt(o.Path)
+}
+
+// Config is one proxy's Envoy configuration. Resources may be shared with
+// other proxies' Configs, as the build shares them: read, never modify.
+type Config struct {
+	Listeners []*listenerv3.Listener
+	Clusters  []*clusterv3.Cluster
+	Routes    []*routev3.RouteConfiguration
+	Endpoints []*endpointv3.ClusterLoadAssignment
+	// Problems are the validation failures of the build (MC8002).
+	Problems []string
+
+	// base holds the resources this config shares with others (Extend);
+	// byKey indexes only the resources added to it.
+	base    *Config
+	byKey   map[Key]proto.Message
+	origins map[RouteRef]Origin
+}
+
+// New indexes resources by key. origins, keyed by the routes of rs,
+// give the rules routes came from; routes found nowhere in rs are
+// ignored. A second resource with a key already taken is an error: xDS
+// would reject it.
+func New(ls []*listenerv3.Listener, cs []*clusterv3.Cluster, rs []*routev3.RouteConfiguration, eps []*endpointv3.ClusterLoadAssignment,
+	origins map[*routev3.Route]Origin) (*Config, error) {
+	c := &Config{Listeners: ls, Clusters: cs, Routes: rs, Endpoints: eps, byKey: map[Key]proto.Message{}}
+	for _, m := range c.Resources() {
+		k, _ := KeyOf(m)
+		if _, dup := c.byKey[k]; dup {
+			return nil, fmt.Errorf("two resources are %s", k)
+		}
+		c.byKey[k] = m
+	}
+	if len(origins) > 0 {
+		c.origins = map[RouteRef]Origin{}
+		for _, rc := range rs {
+			for _, vh := range rc.GetVirtualHosts() {
+				for i, r := range vh.GetRoutes() {
+					if o, ok := origins[r]; ok {
+						c.origins[RouteRef{rc.GetName(), vh.GetName(), i}] = o
+					}
+				}
+			}
+		}
+	}
+	return c, nil
+}
+
+// Extend is base's resources followed by more listeners and clusters, as
+// a sidecar's own inbound resources follow the outbound ones it shares
+// with its scope: base's index is shared, not copied, so many proxies
+// extending one base cost little more than their own resources.
+func (base *Config) Extend(ls []*listenerv3.Listener, cs []*clusterv3.Cluster) (*Config, error) {
+	c := &Config{
+		Listeners: concat(base.Listeners, ls), Clusters: concat(base.Clusters, cs), Routes: base.Routes, Endpoints: base.Endpoints,
+		Problems: base.Problems, base: base, byKey: make(map[Key]proto.Message, len(ls)+len(cs)),
+	}
+	for _, m := range slices.Concat(messages(ls), messages(cs)) {
+		k, _ := KeyOf(m)
+		if _, dup := c.Get(k); dup {
+			return nil, fmt.Errorf("two resources are %s", k)
+		}
+		c.byKey[k] = m
+	}
+	return c, nil
+}
+
+// concat appends without writing into a's spare capacity, which other
+// configs extending the same base may share.
+func concat[T any](a, b []T) []T {
+	return append(a[:len(a):len(a)], b...)
+}
+
+func messages[M proto.Message](ms []M) []proto.Message {
+	out := make([]proto.Message, len(ms))
+	for i, m := range ms {
+		out[i] = m
+	}
+	return out
+}
+
+// Resources are every resource, listeners first, then clusters, routes
+// and endpoints, each type in emitted order.
+func (c *Config) Resources() []proto.Message {
+	return slices.Concat(messages(c.Listeners), messages(c.Clusters), messages(c.Routes), messages(c.Endpoints))
+}
+
+// Get finds a resource by key.
+func (c *Config) Get(k Key) (proto.Message, bool) {
+	for ; c != nil; c = c.base {
+		if m, ok := c.byKey[k]; ok {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+func get[M proto.Message](c *Config, k Key) M {
+	m, _ := c.Get(k)
+	r, _ := m.(M)
+	return r
+}
+
+// Listener finds a listener by name.
+func (c *Config) Listener(name string) *listenerv3.Listener {
+	return get[*listenerv3.Listener](c, Key{Listener, name})
+}
+
+// Cluster finds a cluster by name.
+func (c *Config) Cluster(name string) *clusterv3.Cluster {
+	return get[*clusterv3.Cluster](c, Key{Cluster, name})
+}
+
+// Route finds a route configuration by name.
+func (c *Config) Route(name string) *routev3.RouteConfiguration {
+	return get[*routev3.RouteConfiguration](c, Key{Route, name})
+}
+
+// EndpointsOf finds a cluster's endpoint assignment, delivered apart from
+// it (EDS).
+func (c *Config) EndpointsOf(cluster string) *endpointv3.ClusterLoadAssignment {
+	return get[*endpointv3.ClusterLoadAssignment](c, Key{Endpoints, cluster})
+}
+
+// RouteOrigin is the rule a route came from, when the build recorded one.
+// Extend adds no routes: a config's route origins are its base's.
+func (c *Config) RouteOrigin(r RouteRef) (Origin, bool) {
+	for c.base != nil {
+		c = c.base
+	}
+	o, ok := c.origins[r]
+	return o, ok
+}
