@@ -64,16 +64,6 @@ func (p *Pass) Report(obj *model.ObjectMeta, at model.Path, msg *diag.Message, a
 	if msg.KeysByField() {
 		d = d.Keyed(fieldPart(at))
 	}
-	return p.add(d, obj, at)
-}
-
-// Reportf is Report for a site whose text is still formatted here; the
-// field's path tells its findings apart.
-func (p *Pass) Reportf(obj *model.ObjectMeta, at model.Path, format string, args ...any) *diag.Diagnostic {
-	return p.add(p.entry.At(obj.Ref(), format, args...).Keyed(fieldPart(at)), obj, at)
-}
-
-func (p *Pass) add(d diag.Diagnostic, obj *model.ObjectMeta, at model.Path) *diag.Diagnostic {
 	if at != nil {
 		p.fields = append(p.fields, field{len(p.diags), obj, at})
 	}

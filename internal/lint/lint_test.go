@@ -10,6 +10,7 @@ import (
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/load/loadtest"
 	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -356,5 +357,27 @@ func TestTiming(t *testing.T) {
 	timed := 0
 	if _, err := Run(ctx, m, Analyzers(), Options{Timing: func(string, time.Duration) { timed++ }}); err == nil || timed != 0 {
 		t.Errorf("cancelled: err %v, %d timed", err, timed)
+	}
+}
+
+// TestReportKeys: Report keys a finding by its message's identifying
+// arguments, adds the field when the message has none, and marks a
+// message of another entry than the analyzer's.
+func TestReportKeys(t *testing.T) {
+	vs := &model.ObjectMeta{Kind: "VirtualService", Namespace: "shop", Name: "web"}
+	a := &Analyzer{Entry: diag.DestinationHostNotFound, Run: func(p *Pass) {
+		p.Report(vs, model.ParsePath("spec.http[0].route[0].destination.host"), diag.DestinationUnreachable, "shop/web", "api", "these proxies", "why")
+		p.Report(vs, model.ParsePath("spec.hosts"), diag.SecondDefaultSidecar, "shop", "a", "b")
+	}}
+	ds := analyze(t, meshtest.Resolve(nil), []*Analyzer{a}, Options{})
+	want := []string{
+		"MC5002/VirtualService/shop/web/host=api/field=spec.http[0].route[0].destination.host",
+		"MC6001/VirtualService/shop/web/field=spec.hosts",
+	}
+	if got := diag.Keys(ds); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("keys %q, want %q", got, want)
+	}
+	if !strings.HasSuffix(ds[1].Message, "%!(WRONGENTRY MC6001)") || strings.Contains(ds[0].Message, "%!") {
+		t.Errorf("messages %q, %q", ds[0].Message, ds[1].Message)
 	}
 }
