@@ -667,8 +667,9 @@ in a list (a route moved before another).
 Limits: a finding about a document with no object to name (a YAML syntax
 error, an object without a name) is keyed by the file's path below the
 directory that holds every input (so ` + "`meshc lint manifests`" + ` and
-` + "`meshc lint .`" + ` run in manifests agree) and the document's number in
-the file: moving the document, or adding an input elsewhere, changes it. Keys are unique
+` + "`meshc lint .`" + ` run in manifests agree), the document's number in
+the file and, in a List, the item's position: moving the document, or
+adding an input elsewhere, changes it. Keys are unique
 within one run; the same finding in two runs has the same key as long as
 the same meshc version reports it.
 

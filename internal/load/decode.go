@@ -38,9 +38,11 @@ type decoder struct {
 	// noAdmission turns istiod's admission rules off (see
 	// BytesWithoutAdmission).
 	noAdmission bool
-	// doc numbers the file's documents from 1: a finding about a document
-	// with no object to name is keyed by it.
-	doc int
+	// doc numbers the file's documents from 1 and item is the path of the
+	// List item being read: a finding with no object to name is keyed by
+	// them.
+	doc  int
+	item model.Path
 }
 
 func newDecoder() *decoder { return &decoder{schema: newGoSchema()} }
@@ -86,6 +88,9 @@ func (d *decoder) report(e *diag.Entry, line int, obj diag.ObjectRef, format str
 	r := e.At(obj, format, args...)
 	if obj.Name == "" {
 		r = r.Keyed(diag.Part("doc", strconv.Itoa(d.doc)))
+		if len(d.item) > 0 {
+			r = r.Keyed(diag.Part("item", d.item.String()))
+		}
 	}
 	d.diags = append(d.diags, r)
 }
@@ -223,6 +228,7 @@ func lineText(c chunk, line int) []byte {
 // value decodes a document or List item: a List is unpacked, anything else
 // must be an object. node is raw's YAML node, for the lines of list items.
 func (d *decoder) value(raw any, node *yaml.Node, doc *model.Document, base model.Path, line int) {
+	d.item = base
 	obj, ok := raw.(map[string]any)
 	if !ok {
 		if n := countObjectLike(raw); n > 0 && base == nil {

@@ -45,6 +45,16 @@ metadata: {name: api, namespace: shop}
 apiVersion: example.com/v1
 kind: Widget
 metadata: {name: a, namespace: shop}
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Service
+  metadata: {namespace: a}
+- apiVersion: v1
+  kind: Service
+  metadata: {namespace: b}
 `
 	_, ds := Bytes("in.yaml", []byte(input))
 	keys := diag.Keys(ds)
@@ -54,6 +64,8 @@ metadata: {name: a, namespace: shop}
 		"MC1004/Service/shop/api/copy=2",
 		"MC1004/Service/shop/api/copy=3",
 		"MC1005/kind=Widget",
+		"MC1002/Service/file=in.yaml/doc=8/item=items[0]",
+		"MC1002/Service/file=in.yaml/doc=8/item=items[1]",
 	} {
 		if !slices.Contains(keys, want) {
 			t.Errorf("no key %s in %q", want, keys)
