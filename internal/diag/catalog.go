@@ -412,6 +412,30 @@ of their namespace.`,
 
 // The messages of the loader's, the hierarchy's and suppression's entries.
 var (
+	ParserFailure = InvalidYAML.Template("the document could not be parsed (parser failure: %v)",
+		T("failure"))
+	YAMLSyntaxError = InvalidYAML.Template("%s",
+		T("problem"))
+	MeshConfigUnparsable = InvalidYAML.Template("mesh config: %s; istiod's defaults apply",
+		T("problem"))
+
+	APIVersionMissing = InvalidObject.Template("apiVersion is missing or not a string; the object is left out")
+	KindMissing       = InvalidObject.Template("kind is missing or not a string; the object is left out")
+	NameMissing       = InvalidObject.Template("metadata.name is missing%s; the object is left out",
+		T("hint"))
+	NamespaceInvalid = InvalidObject.Template("namespace %q is not a valid namespace name: %s; the object is left out",
+		W("namespace"), T("problems"))
+	NameInvalid = InvalidObject.Template("name %q is not a valid %s name: %s; the object is left out",
+		W("name"), W("kind"), T("problems"))
+
+	MeshConfigFieldIgnored = SchemaViolation.Template("mesh config: %s; istiod ignores it",
+		T("problem"))
+	MeshConfigRejected = SchemaViolation.Template("mesh config: %s; istiod rejects the mesh config, so its defaults apply",
+		T("problem"))
+
+	DefinedTwice = DuplicateObject.Template("%s is defined twice; the first definition (%s) is kept and this one is left out",
+		W("object"), W("first"))
+
 	KindNotModelled = UnknownKind.Template("meshc does not model %s %s (%s); such objects count only for their namespace and for HNC propagation",
 		W("apiVersion"), W("kind").ID(), T("count")).WithoutSubject()
 	KindNotBuilt = UnknownKind.Template("meshc does not model %s %s (%s): %s",
@@ -627,8 +651,13 @@ func writeMessages(b *strings.Builder, e *Entry) {
 		if args := m.KeyArgs(); len(args) > 0 {
 			keyed = append(keyed, strings.Join(args, ", "))
 		}
-		if m.KeysByField() {
+		if m.ByField {
 			keyed = append(keyed, "the field")
+		}
+		if len(keyed) == 0 {
+			// The subject, and the field or document where it is.
+			fmt.Fprintf(b, "- `%s`\n", m.Pattern())
+			continue
 		}
 		fmt.Fprintf(b, "- `%s` (key: %s)\n", m.Pattern(), strings.Join(keyed, "; "))
 	}
@@ -655,9 +684,11 @@ MC1003/VirtualService/shop/reviews/field=spec.http[0].timeout/problem=3f9a0c12
 The subject is ` + "`Kind/namespace/name`" + ` of the object the finding is
 about. The discriminator holds the message's identifying arguments
 (listed under each code below as "key"), as name=value; free text enters
-as a short digest. When those do not tell a subject's findings apart,
-or the message has none, the field the finding points at is added as
-` + "`field=`" + `, a path in the object (list positions included). A key never
+as a short digest. When those do not tell a subject's findings apart
+("the field" below), or the message has none, an analyzer's finding adds
+the field it points at as ` + "`field=`" + `, a path in the object (list
+positions included); the loader's findings add the field and a digest of
+the schema problem. A key never
 holds a line number or, for a finding about an object, a file name: moving
 an object to another file, reordering documents or reformatting YAML keeps
 its findings' keys. What changes a key is what changes the finding: its

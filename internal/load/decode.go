@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"regexp"
@@ -85,8 +86,17 @@ func normalizeBreaks(data []byte) []byte {
 
 func (d *decoder) report(e *diag.Entry, line int, obj diag.ObjectRef, format string, args ...any) {
 	obj.File, obj.Line = d.file, line
-	r := e.At(obj, format, args...)
-	if obj.Name == "" {
+	d.add(e.At(obj, format, args...))
+}
+
+// say reports a finding of the message m.
+func (d *decoder) say(m *diag.Message, line int, obj diag.ObjectRef, args ...any) {
+	obj.File, obj.Line = d.file, line
+	d.add(m.At(obj, args...))
+}
+
+func (d *decoder) add(r diag.Diagnostic) {
+	if r.Object.Name == "" {
 		r = r.Keyed(diag.Part("doc", strconv.Itoa(d.doc)))
 		if len(d.item) > 0 {
 			r = r.Keyed(diag.Part("item", d.item.String()))
@@ -111,7 +121,7 @@ func (d *decoder) document(c chunk) {
 	defer func() {
 		// A parser bug must cost one document, not the run.
 		if r := recover(); r != nil {
-			d.report(diag.InvalidYAML, line, diag.ObjectRef{}, "the document could not be parsed (parser failure: %v)", r)
+			d.say(diag.ParserFailure, line, diag.ObjectRef{}, fmt.Sprint(r))
 		}
 	}()
 	if parts := jsonStream(c); len(parts) > 1 {
@@ -122,7 +132,7 @@ func (d *decoder) document(c chunk) {
 	}
 	raw, root, errLine, msg := parseDocument(&d.yaml, c)
 	if msg != "" {
-		d.report(diag.InvalidYAML, errLine, diag.ObjectRef{}, "%s", msg)
+		d.say(diag.YAMLSyntaxError, errLine, diag.ObjectRef{}, msg)
 		return
 	}
 	if raw == nil {
@@ -316,10 +326,10 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 	ref.Kind = kind
 	switch {
 	case !okV || apiVersion == "":
-		d.report(diag.InvalidObject, at(model.Path{}.Key("apiVersion")), ref, "apiVersion is missing or not a string; the object is left out")
+		d.say(diag.APIVersionMissing, at(model.Path{}.Key("apiVersion")), ref)
 		return
 	case !okK || kind == "":
-		d.report(diag.InvalidObject, at(model.Path{}.Key("kind")), ref, "kind is missing or not a string; the object is left out")
+		d.say(diag.KindMissing, at(model.Path{}.Key("kind")), ref)
 		return
 	}
 	group, version := splitAPIVersion(apiVersion)
@@ -341,7 +351,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		if om.GenerateName != "" {
 			hint = " (generateName only works with kubectl create, and gives no stable identity)"
 		}
-		d.report(diag.InvalidObject, at(metaPath), ref, "metadata.name is missing%s; the object is left out", hint)
+		d.say(diag.NameMissing, at(metaPath), ref, hint)
 		return
 	}
 
@@ -361,7 +371,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 	ref.Namespace = ns
 	if ns != "" {
 		if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
-			d.report(diag.InvalidObject, at(metaPath.Key("namespace")), ref, "namespace %q is not a valid namespace name: %s; the object is left out", ns, strings.Join(problems, "; "))
+			d.say(diag.NamespaceInvalid, at(metaPath.Key("namespace")), ref, ns, strings.Join(problems, "; "))
 			return
 		}
 	}
@@ -371,7 +381,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 			valid = validation.IsDNS1123Subdomain
 		}
 		if problems := valid(om.Name); len(problems) > 0 {
-			d.report(diag.InvalidObject, at(metaPath.Key("name")), ref, "name %q is not a valid %s name: %s; the object is left out", om.Name, kind, strings.Join(problems, "; "))
+			d.say(diag.NameInvalid, at(metaPath.Key("name")), ref, om.Name, kind, strings.Join(problems, "; "))
 			return
 		}
 		if info.FixedName != "" && om.Name != info.FixedName {

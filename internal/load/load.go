@@ -440,8 +440,7 @@ func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
 		id := m.ID()
 		if prev, dup := first[id]; dup {
 			copies[id]++
-			d := diag.DuplicateObject.At(m.Ref(), "%s is defined twice; the first definition (%s) is kept and this one is left out",
-				id, prev.Meta().Ref().Location()).Keyed(diag.Part("copy", strconv.Itoa(copies[id]+1)))
+			d := diag.DefinedTwice.At(m.Ref(), id, prev.Meta().Ref().Location()).Keyed(diag.Part("copy", strconv.Itoa(copies[id]+1)))
 			d.Related = []diag.Related{{ObjectRef: prev.Meta().Ref(), Note: "first definition, kept"}}
 			diags = append(diags, d)
 			continue
