@@ -356,8 +356,8 @@ type Result struct {
 
 // Write builds the given proxies in parallel and writes them, with
 // index.json, into opts.Dir. It stops at the first error or when ctx ends,
-// after the proxies in flight; what it wrote is then incomplete and the
-// caller discards it. Memory stays bounded: each proxy's config is dropped
+// the proxies in flight at their next resource; what it wrote is then
+// incomplete and the caller discards it. Memory stays bounded: each proxy's config is dropped
 // once written.
 func (e *Emitter) Write(ctx context.Context, views []*resolve.ProxyView, opts WriteOptions) (Result, error) {
 	if err := e.Layout(views); err != nil {
@@ -378,6 +378,7 @@ func (e *Emitter) writeAll(ctx context.Context, views []*resolve.ProxyView, dir 
 	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	e.done = ctx.Done()
 	entries := make([]IndexEntry, len(views))
 	problems := make([][]string, len(views))
 	jobs := make(chan int)
@@ -388,6 +389,9 @@ func (e *Emitter) writeAll(ctx context.Context, views []*resolve.ProxyView, dir 
 	for range workers {
 		wg.Go(func() {
 			for i := range jobs {
+				if ctx.Err() != nil {
+					continue // stopped: drain what the feed handed out
+				}
 				cfg, o, err := e.Render(views[i])
 				if err == nil {
 					err = writeFiles(dir, o.Files)
@@ -419,6 +423,7 @@ feed:
 		}
 	}
 	close(jobs)
+	// The proxies in flight stop at their next resource (Emitter.stopped).
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
 		return Result{}, err

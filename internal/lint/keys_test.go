@@ -15,14 +15,14 @@ import (
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/load"
-	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // seedFindings loads a seed as meshc lint does and returns every finding:
 // the loader's, resolve's and the analyzers'.
 func seedFindings(t *testing.T, file string, data []byte) []diag.Diagnostic {
 	objs, ds := load.Bytes(file, data)
-	m := meshtest.Resolve(objs)
+	m := resolvetest.Resolve(objs)
 	return append(append(ds, m.Diagnostics...), analyze(t, m, Analyzers(), Options{undeclared: undeclared(t)})...)
 }
 

@@ -9,9 +9,9 @@ import (
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/load/loadtest"
-	"github.com/meshc/meshc/internal/meshtest"
 	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // run loads docs, resolves them and runs every analyzer.
@@ -19,7 +19,7 @@ func run(t *testing.T, opts Options, docs ...string) []diag.Diagnostic {
 	t.Helper()
 	objs := loadtest.Objects(t, docs...)
 	opts.undeclared = undeclared(t)
-	ds := analyze(t, meshtest.Resolve(objs), Analyzers(), opts)
+	ds := analyze(t, resolvetest.Resolve(objs), Analyzers(), opts)
 	uniqueKeys(t, ds)
 	return ds
 }
@@ -327,7 +327,7 @@ func TestSelect(t *testing.T) {
 // nobody chosen requires are not computed.
 func TestTiming(t *testing.T) {
 	docs := []string{ns("shop"), service("shop", "web"), deployment("shop", "web", "{app: web}")}
-	m := meshtest.Resolve(loadtest.Objects(t, docs...))
+	m := resolvetest.Resolve(loadtest.Objects(t, docs...))
 	for _, tt := range []struct {
 		codes []string
 		want  []string
@@ -369,7 +369,7 @@ func TestReportKeys(t *testing.T) {
 		p.Report(vs, model.ParsePath("spec.http[0].route[0].destination.host"), diag.DestinationUnreachable, "shop/web", "api", "these proxies", "why")
 		p.Report(vs, model.ParsePath("spec.hosts"), diag.SecondDefaultSidecar, "shop", "a", "b")
 	}}
-	ds := analyze(t, meshtest.Resolve(nil), []*Analyzer{a}, Options{})
+	ds := analyze(t, resolvetest.Resolve(nil), []*Analyzer{a}, Options{})
 	want := []string{
 		"MC5002/VirtualService/shop/web/host=api/field=spec.http[0].route[0].destination.host",
 		"MC6001/VirtualService/shop/web/field=spec.hosts",
