@@ -13,12 +13,13 @@ import (
 // finding about an object, a file name, so moving an object to another
 // file or reformatting it keeps its findings' keys:
 //
-//	MC4003/VirtualService/shop/reviews/host=reviews.shop.svc.cluster.local/subset=v4
+//	MC4003/VirtualService/shop/reviews/subset=v4/host=reviews.shop.svc.cluster.local/rule=shop/reviews/field=spec.http[0].route[0].destination.subset
 //	MC6001/Sidecar/shop/default
-//	MC3002/Namespace/team-a                  (a cluster-scoped subject)
-//	MC1001/file=manifests/broken.yaml/doc=2  (a finding about a file)
+//	MC9006/Namespace/shop/field=metadata.labels  (a cluster-scoped subject)
+//	MC1001/file=manifests/broken.yaml/doc=2      (a finding about a file)
 //
-// Discriminator parts are name=value. docs/json.md describes the form.
+// Discriminator parts are name=value. docs/diagnostics.md ("Finding keys")
+// describes the form.
 
 // keyFor builds the key of a finding of code about obj.
 func keyFor(code string, obj ObjectRef, parts []string) string {
