@@ -53,9 +53,10 @@ func (e *Entry) HelpURI() string { return DocsURL + "#" + e.Anchor() }
 // DocsURL is where docs/diagnostics.md is published.
 const DocsURL = "https://github.com/meshc/meshc/blob/main/docs/diagnostics.md"
 
-// The catalog: one typed value per code, through which passes and analyzers
-// report (diag.InvalidYAML.At(ref, ...)). A code is added together with the
-// pass that reports it. Keep them sorted by code.
+// The catalog: one typed value per code, whose message templates passes
+// and analyzers report through (diag.YAMLSyntaxError.At(ref, problem)). A
+// code is added together with the pass that reports it. Keep them sorted
+// by code.
 var (
 	InvalidYAML = &Entry{
 		Code: "MC1001", Name: "InvalidYAML", Severity: Error,
