@@ -89,6 +89,8 @@ func TestValidate(t *testing.T) {
 		{Options{}, true},
 		{Options{PlaceholderVIPs: netip.MustParsePrefix("10.0.0.0/31")}, false},
 		{Options{PlaceholderVIPs: netip.MustParsePrefix("fd00::/64")}, false},
+		{Options{Only: []string{"MC4003", "IST0109"}}, true},
+		{Options{Only: []string{"MC1001"}}, false},
 	} {
 		if err := tc.opts.Validate(); (err == nil) != tc.ok {
 			t.Errorf("%+v: %v", tc.opts, err)
@@ -218,6 +220,45 @@ func TestEstimateWithinAFactorOfTwo(t *testing.T) {
 	}
 	if estimates[0] >= estimates[1] {
 		t.Errorf("shared %d not below self-contained %d", estimates[0], estimates[1])
+	}
+}
+
+// TestFileKeysRelativeToInputs: a finding about a file, not an object, is
+// keyed by the file's path below the inputs, however the inputs are
+// spelled, so a baseline matches a run from another directory; with two
+// inputs the path starts where they part.
+func TestFileKeysRelativeToInputs(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"m/x.yaml", "n/y.yaml"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("a: [b\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := filepath.Join(dir, "m")
+	for _, tt := range []struct {
+		paths []string
+		want  []string
+	}{
+		{[]string{m}, []string{"MC1001/file=x.yaml/doc=1"}},
+		{[]string{m + string(filepath.Separator) + "."}, []string{"MC1001/file=x.yaml/doc=1"}},
+		{[]string{filepath.Join(m, "x.yaml")}, []string{"MC1001/file=x.yaml/doc=1"}},
+		{[]string{m, filepath.Join(dir, "n")}, []string{"MC1001/file=m/x.yaml/doc=1", "MC1001/file=n/y.yaml/doc=1"}},
+	} {
+		r, err := Run(context.Background(), Inputs{Paths: tt.paths}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, d := range r.Diagnostics {
+			keys = append(keys, d.Key)
+		}
+		slices.Sort(keys)
+		if !slices.Equal(keys, tt.want) {
+			t.Errorf("%v: keys %q, want %q", tt.paths, keys, tt.want)
+		}
 	}
 }
 

@@ -101,7 +101,7 @@ func TestJSONFields(t *testing.T) {
 	for _, d := range doc["diagnostics"].([]any) {
 		for k := range d.(map[string]any) {
 			switch k {
-			case "code", "name", "severity", "message", "object", "related", "proxies":
+			case "code", "name", "severity", "message", "key", "object", "related", "proxies":
 			default:
 				t.Errorf("unexpected diagnostic field %q", k)
 			}
