@@ -1,6 +1,8 @@
 package lint
 
 import (
+	networking "istio.io/api/networking/v1alpha3"
+
 	"fmt"
 	"maps"
 	"slices"
@@ -350,4 +352,175 @@ func labelValues(want map[string]string, workloads []map[string]string) string {
 		parts = append(parts, k+": "+list(vals, 6))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// MC4001: a DR for a host loses the lookup for some proxy namespaces.
+var shadowedDestinationRule = &Analyzer{Entry: diag.ShadowedDestinationRule, Run: func(p *Pass) {
+	type key struct {
+		shadowed, winner *model.DestinationRule
+		step             resolve.LookupStep
+	}
+	found := map[key][]string{}
+	var order []key
+	for _, sc := range p.Mesh.Scopes {
+		for _, d := range sc.DestinationRules() {
+			var winner *model.DestinationRule
+			if d.Rule != nil {
+				winner = d.Rule.First()
+			}
+			for _, dr := range d.Shadowed {
+				k := key{dr, winner, d.Lookup.Step}
+				if _, ok := found[k]; !ok {
+					order = append(order, k)
+				}
+				if !slices.Contains(found[k], sc.Namespace) {
+					found[k] = append(found[k], sc.Namespace)
+				}
+			}
+		}
+	}
+	for _, k := range order {
+		nss := found[k]
+		slices.Sort(nss)
+		if k.winner == nil {
+			p.Report(&k.shadowed.ObjectMeta, model.ParsePath("spec.host"), diag.ShadowedBySelectorRule,
+				objName(&k.shadowed.ObjectMeta), plural(len(nss), "namespace ", "namespaces ")+list(nss, 8))
+			continue
+		}
+		d := p.Report(&k.shadowed.ObjectMeta, model.ParsePath("spec.host"), diag.ShadowedBy,
+			objName(&k.shadowed.ObjectMeta), plural(len(nss), "namespace ", "namespaces ")+list(nss, 8), objName(&k.winner.ObjectMeta), k.step)
+		d.Related = append(d.Related, related(&k.winner.ObjectMeta, "chosen instead (%s)", k.step))
+	}
+}}
+
+// MC4002: merging DRs for one host dropped a trafficPolicy or a subset.
+var destinationRuleMergeConflict = &Analyzer{Entry: diag.DestinationRuleMergeConflict, Run: func(p *Pass) {
+	type key struct {
+		from   *model.DestinationRule
+		subset string
+	}
+	seen := map[key]bool{}
+	for _, r := range p.Mesh.Rules() {
+		for _, loss := range r.Dropped {
+			k := key{loss.From, loss.Subset}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if loss.Subset == "" {
+				d := p.Report(&loss.From.ObjectMeta, model.ParsePath("spec.trafficPolicy"), diag.MergeDropsTrafficPolicy,
+					objName(&loss.From.ObjectMeta), objName(&loss.Kept.ObjectMeta), r.Host)
+				d.Related = append(d.Related, related(&loss.Kept.ObjectMeta, "its trafficPolicy is used"))
+				continue
+			}
+			d := p.Report(&loss.From.ObjectMeta, model.ParsePath("spec.subsets"), diag.MergeDropsSubset,
+				loss.Subset, objName(&loss.From.ObjectMeta), objName(&loss.Kept.ObjectMeta), r.Host)
+			d.Related = append(d.Related, related(&loss.Kept.ObjectMeta, "its subset %q is used", loss.Subset))
+		}
+	}
+}}
+
+// MC4003: a route's subset is missing from the DR a proxy uses.
+var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
+	type key struct {
+		vs   *resolve.VirtualService
+		path string
+		rule *resolve.Rule
+	}
+	type finding struct {
+		dest    resolve.Destination
+		step    resolve.LookupStep
+		proxies []*resolve.Proxy
+	}
+	var found groups[key, finding]
+	for _, sc := range p.Mesh.Scopes {
+		sc.RoutedDestinations(func(dest *resolve.Destination) {
+			if dest.Subset == "" {
+				return
+			}
+			// The decision names the scope's service for the host. For a
+			// service the input does not hold, the rules are looked up
+			// by the host alone, as istiod would once the service exists.
+			var l resolve.DRLookup
+			var scopeRule *resolve.Rule
+			if dec, ok := sc.DestinationRule(dest.Host); ok {
+				l, scopeRule = dec.Lookup, dec.Rule
+			} else if p.Mesh.Describes(dest.Host) {
+				return // MC5002's business
+			} else {
+				l = p.Mesh.LookupDestinationRules(sc.Namespace, dest.Host)
+				scopeRule = l.RuleFor(&resolve.Proxy{Namespace: sc.Namespace})
+			}
+			perProxy := slices.ContainsFunc(l.Rules, func(r *resolve.Rule) bool { return r.Selector != nil })
+			if !perProxy && scopeRule != nil && scopeRule.HasSubset(dest.Subset) {
+				return // every proxy of the scope uses a rule with the subset
+			}
+			for _, px := range sc.Proxies {
+				rule := l.RuleFor(px) // the scope's rule unless a selector rule picks px
+				if rule != nil && rule.HasSubset(dest.Subset) {
+					continue
+				}
+				k := key{dest.In, dest.Path.String(), rule}
+				f := found.add(k, func() finding { return finding{dest: *dest, step: l.Step} })
+				f.proxies = append(f.proxies, px)
+			}
+		})
+	}
+	// A delegate no VirtualService names is judged from its namespace,
+	// as istioctl judges every VirtualService.
+	judged := map[delegateDest]bool{}
+	for _, k := range found.order {
+		judged[delegateDest{k.vs, k.path}] = true
+	}
+	ownDestinations(p.Mesh, func(vs *resolve.VirtualService, dest *resolve.Destination) {
+		path := dest.Path.String()
+		if !vs.Delegate || dest.Subset == "" || judged[delegateDest{vs, path}] {
+			return
+		}
+		l := p.Mesh.LookupDestinationRules(vs.Namespace(), dest.Host)
+		rule := l.RuleFor(&resolve.Proxy{Namespace: vs.Namespace()})
+		if rule != nil && rule.HasSubset(dest.Subset) {
+			return
+		}
+		found.add(key{vs, path, rule}, func() finding { return finding{dest: *dest, step: l.Step} })
+	})
+	for _, k := range found.order {
+		f := found.byKey[k]
+		vsMeta := &k.vs.Object.ObjectMeta
+		who, uses := "these proxies", "these proxies use"
+		switch len(proxyIDs(f.proxies)) {
+		case 0:
+			who, uses = "its namespace", "its namespace uses" // an unreferenced delegate
+		case 1:
+			who, uses = "this proxy", "this proxy uses"
+		}
+		var d *diag.Diagnostic
+		if k.rule == nil {
+			d = p.Report(vsMeta, f.dest.Path.Key("subset"), diag.SubsetWithoutRule,
+				objName(vsMeta), f.dest.Subset, f.dest.Host, who)
+		} else {
+			first := &k.rule.First().ObjectMeta
+			d = p.Report(vsMeta, f.dest.Path.Key("subset"), diag.SubsetNotInRule,
+				objName(vsMeta), f.dest.Subset, f.dest.Host, uses, objName(first), f.step, subsetList(k.rule))
+			d.Related = append(d.Related, related(first, "chosen for these proxies (%s)", f.step))
+		}
+		for _, dr := range p.Mesh.DestinationRules {
+			if dr.Spec.GetWorkloadSelector() == nil && slices.ContainsFunc(dr.Spec.GetSubsets(), func(s *networking.Subset) bool { return s.GetName() == f.dest.Subset }) &&
+				host.FQDN(dr.Spec.GetHost(), dr.Namespace, p.Mesh.Config.DomainSuffix).Matches(f.dest.Host) && (k.rule == nil || !slices.Contains(k.rule.From, dr)) {
+				d.Related = append(d.Related, related(&dr.ObjectMeta, "defines subset %q but is not the rule these proxies use", f.dest.Subset))
+			}
+		}
+		d.Proxies = proxyIDs(f.proxies)
+	}
+}}
+
+func subsetList(r *resolve.Rule) string {
+	if len(r.Subsets) == 0 {
+		return "none"
+	}
+	var names []string
+	for _, s := range r.Subsets {
+		names = append(names, s.GetName())
+	}
+	return strings.Join(names, ", ")
 }

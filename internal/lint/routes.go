@@ -470,3 +470,174 @@ var routeToUnknownPort = &Analyzer{Entry: diag.RouteToUnknownPort, Run: func(p *
 		dd.Related = append(dd.Related, related(s.Object, "defines %s", s.Host))
 	})
 }}
+
+// MC5001: several VirtualServices claim hosts for the same proxies. One
+// finding per conflicting group (one winner, the same losers), listing
+// its hosts, so N VirtualServices sharing N hosts make one finding, not
+// N² (issue 14's performance case).
+var virtualServiceHostConflict = &Analyzer{Entry: diag.VirtualServiceHostConflict, Run: func(p *Pass) {
+	type group struct {
+		winner  *resolve.VirtualService
+		losers  []*resolve.VirtualService
+		hosts   []host.Name
+		proxies []*resolve.Proxy
+		scopes  map[*resolve.Scope]bool
+	}
+	found := map[string]*group{}
+	var order []string
+	var key strings.Builder
+	for _, sc := range p.Mesh.Scopes {
+		for _, c := range sc.VirtualServices {
+			if len(c.Losers) == 0 {
+				continue
+			}
+			key.Reset()
+			fmt.Fprintf(&key, "%p", c.Winner)
+			for _, l := range c.Losers {
+				fmt.Fprintf(&key, ",%p", l)
+			}
+			g := found[key.String()]
+			if g == nil {
+				g = &group{winner: c.Winner, losers: c.Losers, scopes: map[*resolve.Scope]bool{}}
+				found[key.String()] = g
+				order = append(order, key.String())
+			}
+			if !slices.Contains(g.hosts, c.Host) {
+				g.hosts = append(g.hosts, c.Host)
+			}
+			if !g.scopes[sc] {
+				g.scopes[sc] = true
+				g.proxies = append(g.proxies, sc.Proxies...)
+			}
+		}
+	}
+	for _, k := range order {
+		g := found[k]
+		host.Sort(g.hosts)
+		hosts := make([]string, len(g.hosts))
+		for i, h := range g.hosts {
+			hosts[i] = string(h)
+		}
+		lm, wm := &g.losers[0].Object.ObjectMeta, &g.winner.Object.ObjectMeta
+		var d *diag.Diagnostic
+		if len(g.losers) == 1 {
+			d = p.Report(lm, model.ParsePath("spec.hosts"), diag.HostClaimedTwice,
+				objName(lm), objName(wm), plural(len(hosts), "host ", "hosts ")+list(hosts, 5), plural(len(hosts), "it", "them"))
+		} else {
+			names := make([]string, len(g.losers))
+			for i, l := range g.losers {
+				names[i] = objName(&l.Object.ObjectMeta)
+			}
+			d = p.Report(lm, model.ParsePath("spec.hosts"), diag.HostClaimedByMany,
+				len(g.losers)+1, plural(len(hosts), "host ", "hosts ")+list(hosts, 5), objName(wm), list(names, 5), plural(len(hosts), "it", "them"))
+		}
+		d.Related = append(d.Related, related(wm, "used for %s", plural(len(hosts), "this host", "these hosts")))
+		for _, l := range g.losers[1:] {
+			d.Related = append(d.Related, related(&l.Object.ObjectMeta, "also ignored"))
+		}
+		d.Proxies = proxyIDs(g.proxies)
+	}
+}}
+
+// MC5002: a route destination is not a service the proxies can see.
+var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run: func(p *Pass) {
+	type key struct {
+		vs   *resolve.VirtualService
+		path string
+	}
+	type finding struct {
+		dest    resolve.Destination
+		proxies []*resolve.Proxy
+		hidden  []*resolve.Service
+	}
+	var found groups[key, finding]
+	for _, sc := range p.Mesh.Scopes {
+		sc.RoutedDestinations(func(dest *resolve.Destination) {
+			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) || !p.Mesh.Describes(dest.Host) {
+				return
+			}
+			// A destination that exportTo hides from this namespace
+			// matters only if its proxies can reach a host of the
+			// VirtualService, which the input must then show.
+			var caller *resolve.Scope
+			if len(p.Mesh.ServicesNamed(dest.Host)) > 0 && sc.Namespace != dest.In.Namespace() {
+				caller = sc
+			}
+			if !callable(p.Mesh, dest.In, caller) {
+				return
+			}
+			k := key{dest.In, dest.Path.String()}
+			f := found.add(k, func() finding { return finding{dest: *dest, hidden: p.Mesh.ServicesNamed(dest.Host)} })
+			f.proxies = append(f.proxies, sc.Proxies...)
+		})
+	}
+	// A delegate applies only through the VirtualServices that delegate
+	// to it; one no other names is still judged, from its own namespace,
+	// as istioctl judges every VirtualService.
+	ownDestinations(p.Mesh, func(vs *resolve.VirtualService, dest *resolve.Destination) {
+		if !vs.Delegate || p.Mesh.Reachable(dest.Host, vs.Namespace()) || !p.Mesh.Describes(dest.Host) {
+			return
+		}
+		// A finding through the delegating VirtualServices stays.
+		found.add(key{vs, dest.Path.String()}, func() finding { return finding{dest: *dest, hidden: p.Mesh.ServicesNamed(dest.Host)} })
+	})
+	for _, k := range found.order {
+		f := found.byKey[k]
+		vsMeta := &k.vs.Object.ObjectMeta
+		why := "no Service or ServiceEntry has that host"
+		if len(f.hidden) > 0 {
+			why = "services with that host exist but their exportTo hides them"
+		} else if strings.Count(string(f.dest.Host), ".") == 1 {
+			why += " (a name with one dot is not expanded: write the short name or the full name)"
+		}
+		who := "these proxies"
+		if len(f.proxies) == 0 {
+			who = "its namespace" // an unreferenced delegate
+		}
+		d := p.Report(vsMeta, f.dest.Path.Key("host"), diag.DestinationUnreachable, objName(vsMeta), f.dest.Host, who, why)
+		for _, s := range f.hidden {
+			d.Related = append(d.Related, related(s.Object, "defines %s, not visible to these proxies", s.Host))
+		}
+		d.Proxies = proxyIDs(f.proxies)
+	}
+}}
+
+// delegateDest is a destination of a VirtualService, by its field.
+type delegateDest struct {
+	vs   *resolve.VirtualService
+	path string
+}
+
+// callable reports whether some host of vs can be called, so that its
+// routes matter: not when every host is a Kubernetes service name that no
+// Service defines, as no DNS name exists for it (a VirtualService for a
+// short name in a namespace without that service). A name in a namespace
+// whose Services the input does not hold counts as callable, unless sc is
+// given: then only hosts the input shows proxies of sc can reach count.
+// Delegates, wildcards and other hosts are callable.
+func callable(m *resolve.Mesh, vs *resolve.VirtualService, sc *resolve.Scope) bool {
+	if len(vs.Hosts) == 0 {
+		return true
+	}
+	for _, h := range vs.Hosts {
+		if _, kube := m.KubernetesNamespace(h); !kube {
+			return true
+		}
+		if !m.Describes(h) {
+			if sc == nil {
+				return true
+			}
+			continue
+		}
+		if len(m.ServicesNamed(h)) == 0 {
+			continue
+		}
+		if sc == nil {
+			return true
+		}
+		if _, ok := sc.Service(h); ok || m.Reachable(h, sc.Namespace) {
+			return true
+		}
+	}
+	return false
+}

@@ -2,6 +2,8 @@ package lint
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -40,3 +42,85 @@ var egressHostMatchesNothing = &Analyzer{Entry: diag.EgressHostMatchesNothing, R
 		}
 	}
 }}
+
+// MC6001: several selector-less Sidecars in one namespace.
+var multipleDefaultSidecars = &Analyzer{Entry: diag.MultipleDefaultSidecars, Run: func(p *Pass) {
+	nss := make([]string, 0, len(p.Mesh.Sidecars))
+	for ns := range p.Mesh.Sidecars {
+		nss = append(nss, ns)
+	}
+	slices.Sort(nss)
+	for _, ns := range nss {
+		var defaults []*model.Sidecar
+		for _, sc := range p.Mesh.Sidecars[ns] {
+			// An inherited copy next to a local default is MC2006's.
+			if sc.Spec.GetWorkloadSelector() == nil && sc.InheritedFrom == nil {
+				defaults = append(defaults, sc)
+			}
+		}
+		for _, sc := range defaults[min(1, len(defaults)):] {
+			d := p.Report(&sc.ObjectMeta, nil, diag.SecondDefaultSidecar,
+				ns, defaults[0].Name, sc.Name)
+			d.Related = append(d.Related, related(&defaults[0].ObjectMeta, "the namespace default in effect"))
+		}
+	}
+}}
+
+// MC6002: several Sidecars select one workload. The workloads are the
+// proxies, and in namespaces whose proxies the input does not show (a
+// stand-in's) every workload of the input there, as istiod would see them
+// once injected.
+var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelectors, Requires: []*fact{factWorkloads}, Run: func(p *Pass) {
+	type key struct{ winner, loser *model.Sidecar }
+	found := map[key][]string{}
+	var order []key
+	check := func(ns, id string, labels map[string]string) {
+		var winner *model.Sidecar
+		for _, sc := range p.Mesh.Sidecars[ns] {
+			sel := sc.Spec.GetWorkloadSelector()
+			if sel == nil || !resolve.LabelsMatch(sel.GetLabels(), labels) {
+				continue
+			}
+			if winner == nil {
+				winner = sc
+				continue
+			}
+			k := key{winner, sc}
+			if _, ok := found[k]; !ok {
+				order = append(order, k)
+			}
+			found[k] = append(found[k], id)
+		}
+	}
+	for _, v := range p.Mesh.Views {
+		if v.Proxy.Type == resolve.SidecarProxy {
+			check(v.Proxy.Namespace, v.Proxy.ID(), v.Proxy.Labels)
+		}
+	}
+	ws := p.workloads()
+	for _, ns := range slices.Sorted(maps.Keys(standInNamespaces(p.Mesh))) {
+		for _, w := range ws[ns] {
+			check(ns, objName(w.obj), w.labels)
+		}
+	}
+	for _, k := range order {
+		ids := slices.Compact(slices.Sorted(slices.Values(found[k])))
+		d := p.Report(&k.loser.ObjectMeta, model.ParsePath("spec.workloadSelector"), diag.SidecarsSelectSameWorkloads,
+			objName(&k.winner.ObjectMeta), objName(&k.loser.ObjectMeta), plural(len(ids), "workload ", "workloads ")+list(ids, 5), k.winner.Name)
+		d.Related = append(d.Related, related(&k.winner.ObjectMeta, "applies to these workloads"))
+		d.Proxies = ids
+	}
+}}
+
+// standInNamespaces are the namespaces judged through a stand-in proxy.
+func standInNamespaces(m *resolve.Mesh) map[string]bool {
+	out := map[string]bool{}
+	for _, sc := range m.Scopes {
+		for _, px := range sc.Proxies {
+			if px.StandIn {
+				out[px.Namespace] = true
+			}
+		}
+	}
+	return out
+}
