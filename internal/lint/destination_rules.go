@@ -1,12 +1,12 @@
 package lint
 
 import (
-	networking "istio.io/api/networking/v1alpha3"
-
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	networking "istio.io/api/networking/v1alpha3"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/host"
