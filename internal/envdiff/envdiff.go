@@ -74,6 +74,9 @@ type Change struct {
 	Old, New string
 }
 
+// MarshalText makes kinds print as words in JSON.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
 // String renders a change on one line, e.g.
 // "route 9080 › reviews.default.svc.cluster.local:9080 › route[1] ›
 // route.weighted_clusters.clusters[0].weight: 50 → 20".
@@ -82,15 +85,21 @@ func (c Change) String() string {
 	if p := c.Path.String(); p != "" {
 		where += " › " + p
 	}
-	switch c.Kind {
+	return Line(c.Kind, where, c.Old, c.New)
+}
+
+// Line renders a change of kind at where (a resource, a field) on one
+// line, its sign first.
+func Line(kind Kind, where, old, new string) string {
+	switch kind {
 	case Added:
-		return "+ " + where + valueSuffix(c.New)
+		return "+ " + where + valueSuffix(new)
 	case Removed:
-		return "- " + where + valueSuffix(c.Old)
+		return "- " + where + valueSuffix(old)
 	case Reordered:
-		return "~ " + where + " order: " + c.Old + " → " + c.New
+		return "~ " + where + " order: " + old + " → " + new
 	}
-	return "~ " + where + ": " + c.Old + " → " + c.New
+	return "~ " + where + ": " + old + " → " + new
 }
 
 func valueSuffix(v string) string {
