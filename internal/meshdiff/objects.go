@@ -54,10 +54,6 @@ type Field struct {
 	New  string       `json:"new,omitempty"`
 }
 
-func (o Object) id() model.ID {
-	return model.ID{Group: o.Group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
-}
-
 // compareObjects pairs the input objects by identity (group, kind,
 // namespace, name; the first of duplicates) and compares their labels,
 // annotations and content. An object moved to another file or line with

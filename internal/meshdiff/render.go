@@ -100,7 +100,7 @@ func (r *Report) writeText(w io.Writer, colored bool) error {
 		case o.Base != nil:
 			where = o.Base.String()
 		}
-		fmt.Fprintf(&b, "%s %s %s (%s)\n", p.mark(o.Status), o.Status, diag.Printable(o.id().String()), p.dim.Sprint(diag.Printable(where)))
+		fmt.Fprintf(&b, "%s %s %s (%s)\n", p.mark(o.Status), o.Status, diag.Printable(diag.ObjectRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}.String()), p.dim.Sprint(diag.Printable(where)))
 		for _, f := range o.Fields {
 			b.WriteString("    " + diag.Printable(envdiff.Line(f.Kind, f.Path, f.Old, f.New)) + "\n")
 		}
