@@ -36,12 +36,10 @@ type Change struct {
 	Path string `json:"path,omitempty"`
 	Old  string `json:"old,omitempty"`
 	New  string `json:"new,omitempty"`
-	// Text is the change on one line, as the text report prints it.
-	Text string `json:"text"`
 }
 
 func newChange(c envdiff.Change) Change {
-	return Change{Kind: c.Kind, Type: string(c.Resource.Type), Resource: c.Resource.Name, Path: c.Path.String(), Old: c.Old, New: c.New, Text: c.String()}
+	return Change{Kind: c.Kind, Type: string(c.Resource.Type), Resource: c.Resource.Name, Path: c.Path.String(), Old: c.Old, New: c.New}
 }
 
 // compareProxies builds the proxies present on both sides and compares

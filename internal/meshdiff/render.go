@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 
@@ -102,7 +103,7 @@ func (r *Report) writeText(w io.Writer, colored bool) error {
 		}
 		fmt.Fprintf(&b, "%s %s %s (%s)\n", p.mark(o.Status), o.Status, diag.Printable(diag.ObjectRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}.String()), p.dim.Sprint(diag.Printable(where)))
 		for _, f := range o.Fields {
-			b.WriteString("    " + diag.Printable(envdiff.Line(f.Kind, f.Path, f.Old, f.New)) + "\n")
+			b.WriteString("    " + diag.Printable(envdiff.Line(f.Kind, f.Path, cut(f.Old), cut(f.New))) + "\n")
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -138,8 +139,14 @@ func listIDs(ids []string) string {
 	return strings.Join(ids[:shown], ", ") + fmt.Sprintf(" and %d more", len(ids)-shown)
 }
 
+// colorChange is a change on one line, long values cut (the JSON report
+// has them whole).
 func colorChange(p palette, c Change) string {
-	text := diag.Printable(c.Text)
+	where := c.Type + " " + c.Resource
+	if c.Path != "" {
+		where += " › " + c.Path
+	}
+	text := diag.Printable(envdiff.Line(c.Kind, where, cut(c.Old), cut(c.New)))
 	switch c.Kind {
 	case envdiff.Added:
 		return p.add.Sprint(text)
@@ -147,4 +154,17 @@ func colorChange(p palette, c Change) string {
 		return p.del.Sprint(text)
 	}
 	return p.mod.Sprint(text)
+}
+
+// cut shortens a value to about 100 characters.
+func cut(v string) string {
+	const limit = 100
+	if len(v) <= limit {
+		return v
+	}
+	i := limit
+	for i > 0 && !utf8.RuneStart(v[i]) {
+		i--
+	}
+	return v[:i] + "…"
 }

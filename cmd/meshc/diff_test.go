@@ -1,0 +1,182 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/meshc/meshc/internal/golden"
+)
+
+// diffCases are bookinfo edits under testdata/diff/NAME/head, files that
+// replace or add to bookinfo's in HEAD.
+var diffCases = []string{
+	"weights", // the reviews split moved from 50/50 to 20/80
+	"subset",  // a subset added and routed to
+	"sidecar", // a Sidecar added to default
+	"moved",   // the reviews VirtualService moved to its own file: no change
+	"shadow",  // a second DestinationRule for reviews, whose policy loses
+}
+
+// diffTree copies bookinfo to base/ and head/ under a temporary directory,
+// overlays the case's files on head/, and makes it the working directory,
+// so reports name base/... and head/....
+func diffTree(t *testing.T, name string) {
+	t.Helper()
+	bookinfo, err := filepath.Abs(filepath.Join("..", "..", "examples", "bookinfo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay, err := filepath.Abs(filepath.Join("testdata", "diff", name, "head"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, side := range []string{"base", "head"} {
+		if err := os.CopyFS(filepath.Join(dir, side), os.DirFS(bookinfo)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edits, err := os.ReadDir(overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range edits {
+		data, err := os.ReadFile(filepath.Join(overlay, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "head", e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+}
+
+func TestDiffGolden(t *testing.T) {
+	for _, name := range diffCases {
+		t.Run(name, func(t *testing.T) {
+			want := filepath.Join("testdata", "diff", name)
+			wantAbs, err := filepath.Abs(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			diffTree(t, name)
+			for _, format := range []string{"text", "json"} {
+				code, out, errOut := meshc(t, "", "diff", "base", "head", "-o", format)
+				if code != 0 || errOut != "" {
+					t.Fatalf("-o %s: exit %d, stderr:\n%s", format, code, errOut)
+				}
+				ext := map[string]string{"text": ".txt", "json": ".json"}[format]
+				golden.Check(t, wantAbs+ext, []byte(out))
+			}
+		})
+	}
+}
+
+// TestDiffMovedIsNoChange holds the point of the moved case: moving an
+// object to another file changes nothing at all.
+func TestDiffMovedIsNoChange(t *testing.T) {
+	diffTree(t, "moved")
+	code, out, _ := meshc(t, "", "diff", "base", "head", "--fail-on-change", "--fail-on", "info")
+	if code != 0 || !strings.Contains(out, "proxies: 7 compared, 0 changed") || !strings.Contains(out, "objects: 0 added, 0 removed, 0 modified") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestDiffExitCodes(t *testing.T) {
+	diffTree(t, "weights")
+	runCLICases(t, []cliCase{
+		{"a change is not a failure by default", []string{"diff", "base", "head"}, 0, "6 changed", ""},
+		{"--fail-on-change", []string{"diff", "base", "head", "--fail-on-change"}, 1, "6 changed", ""},
+		{"no change with --fail-on-change", []string{"diff", "base", "base", "--fail-on-change"}, 0, "0 changed", ""},
+		{"an empty BASE adds every proxy", []string{"diff", "-", "head", "--fail-on-change"}, 1, "7 added", ""},
+		{"an empty HEAD removes every proxy", []string{"diff", "base", "-"}, 0, "7 removed", ""},
+		{"one side only", []string{"diff", "base"}, 2, "", "want BASE and HEAD"},
+		{"a missing HEAD", []string{"diff", "base", "nowhere"}, 2, "", "HEAD nowhere"},
+		{"a missing BASE", []string{"diff", "nowhere", "head"}, 2, "", "BASE nowhere"},
+		{"-f is not a side", []string{"diff", "base", "head", "-f", "base"}, 2, "", "-f: diff takes its sides as arguments"},
+		{"unknown format", []string{"diff", "base", "head", "-o", "sarif"}, 2, "", "unknown output format"},
+		{"bad --fail-on", []string{"diff", "base", "head", "--fail-on", "loud"}, 2, "", "--fail-on"},
+	})
+}
+
+func TestDiffFailOnNewFinding(t *testing.T) {
+	diffTree(t, "shadow")
+	runCLICases(t, []cliCase{
+		// The new finding is a warning.
+		{"below the threshold", []string{"diff", "base", "head"}, 0, "1 new", ""},
+		{"at the threshold", []string{"diff", "base", "head", "--fail-on", "warning"}, 1, "1 new", ""},
+		// Fixed findings never fail.
+		{"fixed", []string{"diff", "head", "base", "--fail-on", "warning"}, 0, "1 fixed", ""},
+	})
+}
+
+func TestDiffUnreadableSide(t *testing.T) {
+	diffTree(t, "weights")
+	if err := os.WriteFile(filepath.Join("head", "broken.yaml"), []byte("a: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join("head", "broken.yaml"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		t.Skip("root reads any file")
+	}
+	code, _, errOut := meshc(t, "", "diff", "base", "head")
+	if code != 2 || !strings.Contains(errOut, "HEAD head: some input could not be read") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// TestDiffGit compares a revision with the working tree in a repository
+// with two commits.
+func TestDiffGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	diffTree(t, "weights")
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=meshc", "-c", "user.email=meshc@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	// The manifests live in m/: first bookinfo, then the weights edit.
+	if err := os.Rename("base", "m"); err != nil {
+		t.Fatal(err)
+	}
+	git("init", "-q")
+	git("add", "m")
+	git("commit", "-q", "-m", "bookinfo")
+	data, err := os.ReadFile(filepath.Join("head", "virtual-services.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("m", "virtual-services.yaml"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("commit", "-q", "-a", "-m", "weights")
+
+	runCLICases(t, []cliCase{
+		{"the last commit", []string{"diff", "--git", "HEAD~1", "m"}, 0, "modified VirtualService default/reviews (HEAD~1:m/virtual-services.yaml:2 → m/virtual-services.yaml:2)", ""},
+		{"the working tree as committed", []string{"diff", "--git", "HEAD", "m", "--fail-on-change"}, 0, "0 changed", ""},
+		{"a file", []string{"diff", "--git", "HEAD~1", "m/virtual-services.yaml"}, 0, "spec.http[1].route[0].weight: 50 → 20", ""},
+		{"no such revision", []string{"diff", "--git", "nope", "m"}, 2, "", `BASE nope: no revision "nope"`},
+		{"a path the revision lacks", []string{"diff", "--git", "HEAD", "head"}, 2, "", "BASE HEAD: git archive HEAD"},
+	})
+	// Nothing is left behind: the revision's copy is removed.
+	left, _ := filepath.Glob(filepath.Join(os.TempDir(), "meshc-rev-*"))
+	if len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+
+	outside := t.TempDir()
+	code, _, errOut := meshc(t, "", "diff", "--git", "HEAD", outside)
+	if code != 2 || !strings.Contains(errOut, "is not in a git repository") {
+		t.Errorf("outside a repository: exit %d, stderr:\n%s", code, errOut)
+	}
+}
