@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/meshc/meshc/internal/golden"
+	"github.com/meshc/meshc/internal/meshgen"
 )
 
 // diffCases are bookinfo edits under testdata/diff/NAME/head, files that
@@ -178,5 +181,66 @@ func TestDiffGit(t *testing.T) {
 	code, _, errOut := meshc(t, "", "diff", "--git", "HEAD", outside)
 	if code != 2 || !strings.Contains(errOut, "is not in a git repository") {
 		t.Errorf("outside a repository: exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// TestDiffIgnoresInputOrder: both sides' documents scattered over their
+// files give the same diff, places aside.
+func TestDiffIgnoresInputOrder(t *testing.T) {
+	sides := map[string][]meshgen.File{}
+	for _, side := range []string{"base", "head"} {
+		dir := filepath.Join("..", "..", "examples", "bookinfo")
+		entries, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range entries {
+			overlay := filepath.Join("testdata", "diff", "subset", "head", filepath.Base(p))
+			if _, err := os.Stat(overlay); side == "head" && err == nil {
+				p = overlay
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sides[side] = append(sides[side], meshgen.File{Name: filepath.Base(p), Data: data})
+		}
+	}
+	diffOf := func(base, head map[string]string) string {
+		t.Helper()
+		code, out, errOut := meshc(t, "", "diff", writeFiles(t, base), writeFiles(t, head), "-o", "json")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		stripPlaces(v)
+		ds := v["diagnostics"].(map[string]any)
+		ds["new"], ds["fixed"] = sortedJSON(ds["new"]), sortedJSON(ds["fixed"])
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	asGiven := func(files []meshgen.File) map[string]string {
+		m := map[string]string{}
+		for _, f := range files {
+			m[f.Name] = string(f.Data)
+		}
+		return m
+	}
+	want := diffOf(asGiven(sides["base"]), asGiven(sides["head"]))
+	if !strings.Contains(want, `"changed": 7`) || !strings.Contains(want, `"new": 1`) {
+		t.Fatalf("the diff does not hold the edit:\n%s", want)
+	}
+	r := rand.New(rand.NewPCG(23, 1))
+	for i := range 3 {
+		got := diffOf(reordered(r, sides["base"], true), reordered(r, sides["head"], true))
+		if got != want {
+			t.Errorf("layout %d differs:\n%s\nwant:\n%s", i, got, want)
+		}
 	}
 }
