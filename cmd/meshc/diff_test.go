@@ -141,20 +141,13 @@ func TestDiffGit(t *testing.T) {
 		t.Skip("no git")
 	}
 	diffTree(t, "weights")
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=meshc", "-c", "user.email=meshc@example.com", "-c", "commit.gpgsign=false"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
 	// The manifests live in m/: first bookinfo, then the weights edit.
 	if err := os.Rename("base", "m"); err != nil {
 		t.Fatal(err)
 	}
-	git("init", "-q")
-	git("add", "m")
-	git("commit", "-q", "-m", "bookinfo")
+	gitIn(t, "init", "-q")
+	gitIn(t, "add", "m")
+	gitIn(t, "commit", "-q", "-m", "bookinfo")
 	data, err := os.ReadFile(filepath.Join("head", "virtual-services.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +155,7 @@ func TestDiffGit(t *testing.T) {
 	if err := os.WriteFile(filepath.Join("m", "virtual-services.yaml"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	git("commit", "-q", "-a", "-m", "weights")
+	gitIn(t, "commit", "-q", "-a", "-m", "weights")
 
 	runCLICases(t, []cliCase{
 		{"the last commit", []string{"diff", "--git", "HEAD~1", "m"}, 0, "modified VirtualService default/reviews (HEAD~1:m/virtual-services.yaml:2 → m/virtual-services.yaml:2)", ""},
@@ -242,5 +235,36 @@ func TestDiffIgnoresInputOrder(t *testing.T) {
 		if got != want {
 			t.Errorf("layout %d differs:\n%s\nwant:\n%s", i, got, want)
 		}
+	}
+}
+
+// TestDiffGitProjectConfig: each side reads its own .meshc.yaml, the
+// revision's from the revision.
+func TestDiffGitProjectConfig(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	diffTree(t, "shadow")
+	gitIn(t, "init", "-q")
+	suppressed := "suppress:\n  - code: MC4002\n    reason: the merge is intended\n"
+	if err := os.WriteFile(".meshc.yaml", []byte(suppressed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, "add", ".meshc.yaml", "head")
+	gitIn(t, "commit", "-q", "-m", "suppressed")
+	if err := os.Remove(".meshc.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	runCLICases(t, []cliCase{
+		{"the suppression is gone in the working tree", []string{"diff", "--git", "HEAD", "head", "--fail-on", "warning"}, 1, "findings: 1 new, 0 fixed", ""},
+	})
+}
+
+// gitIn runs git in the working directory, as a fixed author.
+func gitIn(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=meshc", "-c", "user.email=meshc@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 }

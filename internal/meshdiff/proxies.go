@@ -52,7 +52,7 @@ func newChange(c envdiff.Change) Change {
 func compareProxies(ctx context.Context, base, head *compile.Result, opts Options) ([]ProxyGroup, ProxyCounts, error) {
 	bopts := opts.Build
 	bopts.Format = cmp.Or(bopts.Format, "xds")
-	batch := cmp.Or(opts.Batch, 512)
+	batch := cmp.Or(opts.Batch, 64)
 	baseViews := map[string]*resolve.ProxyView{}
 	for _, v := range base.Mesh.Views {
 		baseViews[v.Proxy.ID()] = v
