@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/meshgen"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // diffCases are bookinfo edits under testdata/diff/NAME/head, files that
@@ -73,7 +73,7 @@ func TestDiffGolden(t *testing.T) {
 					t.Fatalf("-o %s: exit %d, stderr:\n%s", format, code, errOut)
 				}
 				ext := map[string]string{"text": ".txt", "json": ".json"}[format]
-				golden.Check(t, wantAbs+ext, []byte(out))
+				testfiles.Golden(t, wantAbs+ext, []byte(out))
 			}
 		})
 	}

@@ -29,6 +29,9 @@ type compileFlags struct {
 	// searched is where the search for .meshc.yaml started ("" when
 	// --project-config named it).
 	searched string
+	// read are the files besides the manifests that compile read: the
+	// project config and the mesh config, for build not to replace them.
+	read []string
 }
 
 func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
@@ -102,6 +105,9 @@ func (f *compileFlags) options(fl *pflag.FlagSet, paths []string) (compile.Optio
 	if !changed("mesh-config") && c.MeshConfig != "" {
 		opts.MeshConfigFile = c.MeshConfig
 	}
+	if opts.MeshConfigFile != "" {
+		f.read = append(f.read, opts.MeshConfigFile)
+	}
 	placeholders := f.placeholders
 	if !changed("placeholder-vips") && c.PlaceholderVIPs != "" {
 		placeholders = c.PlaceholderVIPs
@@ -173,6 +179,7 @@ func (f *compileFlags) loadProject(paths []string) error {
 			return err
 		}
 	}
+	f.read = append(f.read, file)
 	c, err := projectconfig.Load(file)
 	if err != nil {
 		return err

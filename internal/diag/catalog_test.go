@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshc/meshc/internal/golden"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 func TestCatalogWellFormed(t *testing.T) {
@@ -96,7 +96,7 @@ func TestDocsUpToDate(t *testing.T) {
 	if err := WriteMarkdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, filepath.Join("..", "..", "docs", "diagnostics.md"), b.Bytes())
+	testfiles.Golden(t, filepath.Join("..", "..", "docs", "diagnostics.md"), b.Bytes())
 }
 
 func TestREADMEListsEveryCode(t *testing.T) {

@@ -178,8 +178,8 @@ type builder struct {
 	diags    []diag.Diagnostic
 }
 
-// Build computes the forest from the loaded objects.
-func Build(objs []model.Object, opts Options) (*Forest, []diag.Diagnostic) {
+// NewForest computes the forest from the loaded objects.
+func NewForest(objs []model.Object, opts Options) (*Forest, []diag.Diagnostic) {
 	b := &builder{opts: opts, f: &Forest{Namespaces: map[string]*Namespace{}, AnchorStates: map[*model.SubnamespaceAnchor]string{}}}
 	b.compile()
 	var hcs []*model.HierarchyConfiguration

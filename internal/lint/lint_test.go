@@ -8,15 +8,15 @@ import (
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/load/loadtest"
-	"github.com/meshc/meshc/internal/meshtest"
 	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // run loads docs, resolves them and runs every analyzer.
 func run(t *testing.T, opts Options, docs ...string) []diag.Diagnostic {
 	t.Helper()
 	objs := loadtest.Objects(t, docs...)
-	return analyze(t, meshtest.Resolve(objs), Analyzers(), opts)
+	return analyze(t, resolvetest.Resolve(objs), Analyzers(), opts)
 }
 
 // analyze runs analyzers over m as a compile does.
