@@ -111,6 +111,8 @@ error or when a side cannot be read.`,
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a new finding is at least this `severity`: error, warning, info or none")
 	cmd.Flags().BoolVar(&failOnChange, "fail-on-change", false, "exit 1 when any proxy's configuration changes, or a proxy is added or removed")
 	cf.add(cmd, true)
+	// The sides are the arguments; -f is refused, so not offered.
+	_ = cmd.Flags().MarkHidden("filename")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(meshdiff.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info", "none"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
