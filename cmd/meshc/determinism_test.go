@@ -151,35 +151,41 @@ func placeless(t *testing.T, doc string) string {
 	if err := json.Unmarshal([]byte(doc), &v); err != nil {
 		t.Fatalf("lint JSON: %v", err)
 	}
-	var strip func(any)
-	strip = func(x any) {
-		switch x := x.(type) {
-		case map[string]any:
-			delete(x, "file")
-			delete(x, "line")
-			for _, e := range x {
-				strip(e)
-			}
-		case []any:
-			for _, e := range x {
-				strip(e)
-			}
-		}
-	}
-	strip(v)
-	ds, _ := v["diagnostics"].([]any)
-	keys := make([]string, len(ds))
-	for i, d := range ds {
-		b, _ := json.Marshal(d)
-		keys[i] = string(b)
-	}
-	slices.Sort(keys)
-	v["diagnostics"] = keys
+	stripPlaces(v)
+	v["diagnostics"] = sortedJSON(v["diagnostics"])
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// stripPlaces drops every "file" and "line" from a decoded JSON value.
+func stripPlaces(x any) {
+	switch x := x.(type) {
+	case map[string]any:
+		delete(x, "file")
+		delete(x, "line")
+		for _, e := range x {
+			stripPlaces(e)
+		}
+	case []any:
+		for _, e := range x {
+			stripPlaces(e)
+		}
+	}
+}
+
+// sortedJSON is a decoded JSON list as its elements' JSON, sorted.
+func sortedJSON(list any) []string {
+	l, _ := list.([]any)
+	keys := make([]string, len(l))
+	for i, d := range l {
+		b, _ := json.Marshal(d)
+		keys[i] = string(b)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // TestOutputIgnoresInputOrder: on generated meshes with endpoints of

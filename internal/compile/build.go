@@ -31,6 +31,10 @@ type BuildOptions struct {
 	SharedRoot    string
 	// HeadlessCIDRChains is istiod's PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER.
 	HeadlessCIDRChains bool
+	// Unchecked leaves out the build's validation (emit.Options.Unchecked),
+	// for comparing configurations in memory; Build ignores it, as its
+	// checks report what validation finds.
+	Unchecked bool
 	// MaxProxyBytes is MC8001's budget on the wire.
 	MaxProxyBytes int
 	// Workers bounds parallel proxy builds; 0 means GOMAXPROCS.
@@ -43,7 +47,7 @@ type BuildOptions struct {
 
 func (opts BuildOptions) emitOptions() emit.Options {
 	return emit.Options{Format: emit.Format(opts.Format), Endpoints: emit.EndpointMode(opts.Endpoints), TLS: emit.TLSMode(opts.TLS),
-		CertDir: opts.CertDir, Shared: !opts.SelfContained, SharedRoot: opts.SharedRoot, HeadlessCIDRChains: opts.HeadlessCIDRChains}
+		CertDir: opts.CertDir, Shared: !opts.SelfContained, SharedRoot: opts.SharedRoot, HeadlessCIDRChains: opts.HeadlessCIDRChains, Unchecked: opts.Unchecked}
 }
 
 // The values BuildOptions' string fields take.
@@ -72,6 +76,7 @@ type Built struct {
 // into dir, a fresh directory, and runs the build checks (MC8001–MC8003)
 // over it. It stops when ctx ends; dir is then incomplete.
 func (r *Result) Build(ctx context.Context, views []*resolve.ProxyView, dir string, opts BuildOptions) (*Built, error) {
+	opts.Unchecked = false
 	info := r.buildInfo(opts)
 	res, err := emit.New(r.Mesh, opts.emitOptions()).Write(ctx, views, emit.WriteOptions{Dir: dir, Workers: opts.Workers, Progress: opts.Progress, Info: info})
 	if err != nil {

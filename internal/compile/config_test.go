@@ -117,3 +117,25 @@ func TestConfigsEndWithContext(t *testing.T) {
 		t.Errorf("err = %v, want the cause", err)
 	}
 }
+
+// TestUncheckedConfigs: leaving out validation changes no resource.
+func TestUncheckedConfigs(t *testing.T) {
+	ctx := context.Background()
+	r, err := Run(ctx, Inputs{Paths: []string{bookinfo}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, err := r.Configs(ctx, r.Mesh.Views, BuildOptions{Format: "xds"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unchecked, err := r.Configs(ctx, r.Mesh.Views, BuildOptions{Format: "xds", Unchecked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range checked {
+		if cs := envdiff.Configs(checked[i], unchecked[i]); len(cs) > 0 || len(checked[i].Resources()) != len(unchecked[i].Resources()) {
+			t.Errorf("%s: unchecked differs: %v", r.Mesh.Views[i].Proxy.ID(), cs)
+		}
+	}
+}

@@ -79,6 +79,9 @@ type Options struct {
 	Input Input
 	// ToolVersion is written into SARIF's driver.
 	ToolVersion string
+	// OmitSummary leaves out the text format's closing summary, for a
+	// report that lists diagnostics inside a larger one (meshc diff).
+	OmitSummary bool
 }
 
 // Formats lists the names NewRenderer accepts, for flag help and completion.

@@ -80,6 +80,10 @@ func (r *textRenderer) Render(w io.Writer, ds []Diagnostic) error {
 			b.WriteString(r.dim.Sprintf("    proxies: %s", Printable(strings.Join(d.Proxies, ", "))) + "\n")
 		}
 	}
+	if r.opts.OmitSummary {
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	s := Summarize(ds)
 	if len(ds) > 0 {
 		b.WriteByte('\n')

@@ -74,6 +74,9 @@ type Change struct {
 	Old, New string
 }
 
+// MarshalText makes kinds print as words in JSON.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
 // String renders a change on one line, e.g.
 // "route 9080 › reviews.default.svc.cluster.local:9080 › route[1] ›
 // route.weighted_clusters.clusters[0].weight: 50 → 20".
@@ -82,15 +85,21 @@ func (c Change) String() string {
 	if p := c.Path.String(); p != "" {
 		where += " › " + p
 	}
-	switch c.Kind {
+	return Line(c.Kind, where, c.Old, c.New)
+}
+
+// Line renders a change of kind at where (a resource, a field) on one
+// line, its sign first.
+func Line(kind Kind, where, old, new string) string {
+	switch kind {
 	case Added:
-		return "+ " + where + valueSuffix(c.New)
+		return "+ " + where + valueSuffix(new)
 	case Removed:
-		return "- " + where + valueSuffix(c.Old)
+		return "- " + where + valueSuffix(old)
 	case Reordered:
-		return "~ " + where + " order: " + c.Old + " → " + c.New
+		return "~ " + where + " order: " + old + " → " + new
 	}
-	return "~ " + where + ": " + c.Old + " → " + c.New
+	return "~ " + where + ": " + old + " → " + new
 }
 
 func valueSuffix(v string) string {
@@ -171,29 +180,78 @@ func Configs(old, new *envoycfg.Config) []Change {
 }
 
 // Comparer compares many pairs of configurations, remembering each pair
-// of resources it compared: proxies share most of their resources, so
-// comparing every proxy of two builds walks each shared pair once. It is
-// safe for concurrent use.
+// of resources it compared, and each pair of the shared configurations
+// proxies extend (envoycfg.Config.Extend): proxies share most of their
+// resources, so comparing every proxy of two builds walks each shared
+// pair once, and the resources a scope's proxies share are compared once
+// per scope, not once per proxy. It is safe for concurrent use.
 type Comparer struct {
-	mu   sync.Mutex
-	seen map[[2]proto.Message][]Change
+	mu    sync.Mutex
+	seen  map[[2]proto.Message][]Change
+	bases map[[2]*envoycfg.Config][]Change
 }
 
 // NewComparer returns an empty Comparer.
 func NewComparer() *Comparer {
-	return &Comparer{seen: map[[2]proto.Message][]Change{}}
+	return &Comparer{seen: map[[2]proto.Message][]Change{}, bases: map[[2]*envoycfg.Config][]Change{}}
 }
 
 // Configs is the package's Configs, remembering resource pairs.
 func (cp *Comparer) Configs(old, new *envoycfg.Config) []Change {
+	if old == nil || new == nil {
+		return cp.compare(resourcesOf(old), resourcesOf(new))
+	}
+	ob, oown := old.Split()
+	nb, nown := new.Split()
+	if ob == nil || nb == nil || !disjoint(oown, nb) || !disjoint(nown, ob) {
+		return cp.compare(old.Resources(), new.Resources())
+	}
+	// Each side is its base and its own resources, apart: the changes
+	// are the bases' and the own resources'.
+	pair := [2]*envoycfg.Config{ob, nb}
+	cp.mu.Lock()
+	shared, ok := cp.bases[pair]
+	cp.mu.Unlock()
+	if !ok {
+		shared = cp.Configs(ob, nb)
+		cp.mu.Lock()
+		cp.bases[pair] = shared
+		cp.mu.Unlock()
+	}
+	out := slices.Concat(shared, cp.compare(oown, nown))
+	slices.SortStableFunc(out, func(a, b Change) int { return compareKeys(a.Resource, b.Resource) })
+	return out
+}
+
+func resourcesOf(c *envoycfg.Config) []proto.Message {
+	if c == nil {
+		return nil
+	}
+	return c.Resources()
+}
+
+// disjoint reports whether none of ms is in c.
+func disjoint(ms []proto.Message, c *envoycfg.Config) bool {
+	for _, m := range ms {
+		k, _ := envoycfg.KeyOf(m)
+		if _, ok := c.Get(k); ok {
+			return false
+		}
+	}
+	return true
+}
+
+func compareKeys(a, b envoycfg.Key) int {
+	return cmp.Or(cmp.Compare(typeOrder(a.Type), typeOrder(b.Type)), cmp.Compare(a.Name, b.Name))
+}
+
+// compare compares two sets of resources by key.
+func (cp *Comparer) compare(old, new []proto.Message) []Change {
 	type pair struct{ old, new proto.Message }
 	byKey := map[envoycfg.Key]*pair{}
 	var keys []envoycfg.Key
-	for i, side := range []*envoycfg.Config{old, new} {
-		if side == nil {
-			continue
-		}
-		for _, m := range side.Resources() {
+	for i, side := range [][]proto.Message{old, new} {
+		for _, m := range side {
 			k, _ := envoycfg.KeyOf(m)
 			p := byKey[k]
 			if p == nil {
@@ -208,9 +266,7 @@ func (cp *Comparer) Configs(old, new *envoycfg.Config) []Change {
 			}
 		}
 	}
-	slices.SortFunc(keys, func(a, b envoycfg.Key) int {
-		return cmp.Or(cmp.Compare(typeOrder(a.Type), typeOrder(b.Type)), cmp.Compare(a.Name, b.Name))
-	})
+	slices.SortFunc(keys, compareKeys)
 	var out []Change
 	for _, k := range keys {
 		p := byKey[k]
@@ -284,6 +340,10 @@ func (d *differ) message(p Path, old, new protoreflect.Message) {
 		return
 	}
 	if leaf(desc) {
+		// Rendering is costly and most leaves are equal.
+		if proto.Equal(old.Interface(), new.Interface()) {
+			return
+		}
 		if o, n := render(old), render(new); o != n {
 			d.add(p, Changed, o, n)
 		}

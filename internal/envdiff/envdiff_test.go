@@ -276,3 +276,54 @@ func TestComparer(t *testing.T) {
 		t.Errorf("%d pairs remembered, want 4", len(cp.seen))
 	}
 }
+
+// TestComparerExtended: configs extending shared bases compare as their
+// whole resources do, whether their own resources stay apart from the
+// other side's base or not.
+func TestComparerExtended(t *testing.T) {
+	inbound := func(name string, port uint32) *listenerv3.Listener {
+		return &listenerv3.Listener{Name: name, Address: &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port}}}}}
+	}
+	oldLs, oldCs, oldRs := base()
+	newLs, newCs, newRs := base()
+	newRs[0].VirtualHosts[1].Routes[1].GetRoute().GetWeightedClusters().Clusters[0].Weight = wrapperspb.UInt32(20)
+	oldBase, newBase := config(t, oldLs, oldCs, oldRs), config(t, newLs, newCs, newRs)
+	extend := func(b *envoycfg.Config, ls ...*listenerv3.Listener) *envoycfg.Config {
+		t.Helper()
+		c, err := b.Extend(ls, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	tests := []struct {
+		name     string
+		old, new *envoycfg.Config
+	}{
+		{"own resources apart", extend(oldBase, inbound("in", 1)), extend(newBase, inbound("in", 2))},
+		{"an own resource added", extend(oldBase), extend(newBase, inbound("in", 2))},
+		// The old proxy's own listener is in the new base: no split.
+		{"own resource moved into the base", extend(oldBase, inbound("extra", 1)), extend(config(t, append(slices.Clone(newLs), inbound("extra", 2)), newCs, newRs))},
+	}
+	cp := NewComparer()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			flat := func(c *envoycfg.Config) *envoycfg.Config { return config(t, c.Listeners, c.Clusters, c.Routes) }
+			want := lines(Configs(flat(tt.old), flat(tt.new)))
+			if got := lines(cp.Configs(tt.old, tt.new)); got != want {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+			if !strings.Contains(want, "weight: 50 → 20") {
+				t.Errorf("the shared change is missing:\n%s", want)
+			}
+		})
+	}
+}
+
+func lines(cs []Change) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.String())
+	}
+	return strings.Join(out, "\n")
+}

@@ -8,6 +8,7 @@ package envoycfg
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -153,6 +154,15 @@ func messages[M proto.Message](ms []M) []proto.Message {
 		out[i] = m
 	}
 	return out
+}
+
+// Split is the config Extend extended and the resources added to it;
+// base is nil, and own every resource, for a config built with New.
+func (c *Config) Split() (base *Config, own []proto.Message) {
+	if c.base == nil {
+		return nil, c.Resources()
+	}
+	return c.base, slices.Collect(maps.Values(c.byKey))
 }
 
 // Resources are every resource, listeners first, then clusters, routes

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/gitrev"
+	"github.com/meshc/meshc/internal/meshdiff"
+)
+
+func newDiffCmd(g *globals) *cobra.Command {
+	var format, failOn, rev string
+	var failOnChange bool
+	var cf compileFlags
+	cmd := &cobra.Command{
+		Use:   "diff BASE HEAD | diff --git REV [PATH...]",
+		Short: "Report what a change does to every proxy, input object and finding",
+		Long: `diff compiles two versions of the manifests, BASE and HEAD, and reports:
+the proxies whose Envoy configuration changes, grouped by the same change
+(clusters, listeners, route configurations and endpoints added, removed and
+changed, each change a field path with its old and new value), the proxies
+added and removed; the input objects added, removed and modified, with the
+spec fields that changed; and the findings new in HEAD and fixed since BASE,
+matched by code, subject and message, never by line, so moving or
+reformatting an object is no change.
+
+Each side is a file or a directory (searched as lint searches), or - for an
+empty side. With --git REV, BASE is PATH (default .) as it is at the
+revision REV, read with git without checking anything out, and HEAD is PATH
+in the working tree. The compile flags and each side's own .meshc.yaml and
+mesh ConfigMap apply to each side. diff writes nothing.
+
+Exit status: 0 when no new finding reaches --fail-on; 1 when one does, or
+with --fail-on-change when any proxy's configuration changes; 2 on a usage
+error or when a side cannot be read.`,
+		Example: `  meshc diff old/ new/
+  meshc diff --git origin/main ./manifests
+  meshc diff --git HEAD~1 . -o json | jq .summary
+  meshc diff - ./manifests --fail-on-change`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(cf.files) > 0 {
+				return &exitError{code: exitUsage, err: errors.New("-f: diff takes its sides as arguments")}
+			}
+			if !slices.Contains(meshdiff.Formats(), format) {
+				return &exitError{code: exitUsage, err: fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(meshdiff.Formats(), ", "))}
+			}
+			if _, err := parseFailOn(failOn); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			var base, head diffSide
+			if rev != "" {
+				tree, err := gitrev.Extract(cmd.Context(), rev, args)
+				if err != nil {
+					return &exitError{code: exitUsage, err: fmt.Errorf("BASE %s: %w", rev, err)}
+				}
+				defer tree.Close()
+				base = diffSide{label: "BASE " + rev, paths: tree.Paths, file: tree.File}
+				head = diffSide{label: "HEAD (working tree)", paths: args}
+				if len(args) == 0 {
+					head.paths = []string{"."}
+				}
+			} else {
+				if len(args) != 2 {
+					return &exitError{code: exitUsage, err: fmt.Errorf("want BASE and HEAD, or --git REV [PATH...]; got %d arguments", len(args))}
+				}
+				base = diffSide{label: "BASE " + args[0], paths: args[:1]}
+				head = diffSide{label: "HEAD " + args[1], paths: args[1:]}
+			}
+			baseRun, _, err := g.compileSide(cmd, cf, base)
+			if err != nil {
+				return err
+			}
+			headRun, headFlags, err := g.compileSide(cmd, cf, head)
+			if err != nil {
+				return err
+			}
+			threshold, err := parseFailOn(headFlags.failOn(cmd.Flags(), failOn))
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			rep, err := meshdiff.Compare(cmd.Context(), meshdiff.Side{Result: baseRun, File: base.file}, meshdiff.Side{Result: headRun, File: head.file}, meshdiff.Options{})
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			if err := rep.Write(g.stdout, meshdiff.WriteOptions{Format: format, Color: g.color(g.stdout)}); err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("write diff: %w", err)}
+			}
+			for _, s := range []struct {
+				side diffSide
+				run  *compile.Result
+			}{{base, baseRun}, {head, headRun}} {
+				if slices.ContainsFunc(s.run.Diagnostics, diag.UnreadableInput.Is) {
+					return &exitError{code: exitUsage, err: fmt.Errorf("%s: some input could not be read (%s)", s.side.label, diag.UnreadableInput.Code)}
+				}
+			}
+			if threshold > 0 && diag.AtLeast(rep.Diagnostics.New, threshold) || failOnChange && rep.Changed() {
+				return &exitError{code: exitFindings}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&rev, "git", "", "compare PATH as it is at the git revision `REV` (BASE) with the working tree (HEAD)")
+	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: "+strings.Join(meshdiff.Formats(), ", "))
+	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a new finding is at least this `severity`: error, warning, info or none")
+	cmd.Flags().BoolVar(&failOnChange, "fail-on-change", false, "exit 1 when any proxy's configuration changes, or a proxy is added or removed")
+	cf.add(cmd, true)
+	// The sides are the arguments; -f is refused, so not offered.
+	_ = cmd.Flags().MarkHidden("filename")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(meshdiff.Formats(), cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info", "none"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// diffSide is one side of a diff: what to read and how to name it.
+type diffSide struct {
+	// label names the side in errors: "BASE old/".
+	label string
+	paths []string
+	// file shows the side's file names (REV:path for a revision).
+	file func(string) string
+}
+
+// compileSide compiles one side with the flags and the side's own
+// .meshc.yaml; "-" is an empty side. It returns the flags as the side
+// resolved them.
+func (g *globals) compileSide(cmd *cobra.Command, cf compileFlags, s diffSide) (*compile.Result, *compileFlags, error) {
+	sg := *g
+	paths := s.paths
+	if slices.Equal(paths, []string{"-"}) {
+		// Nothing to read: an empty standard input compiles to no objects.
+		sg.stdin = strings.NewReader("")
+	} else {
+		for _, p := range paths {
+			if _, err := os.Stat(p); err != nil {
+				return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", s.label, err)}
+			}
+		}
+	}
+	run, err := sg.compile(cmd, &cf, paths)
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) && ee.err != nil {
+			return nil, nil, &exitError{code: ee.code, err: fmt.Errorf("%s: %w", s.label, ee.err)}
+		}
+		return nil, nil, err
+	}
+	return run, &cf, nil
+}

@@ -1,0 +1,52 @@
+package meshdiff
+
+import (
+	"strings"
+
+	"github.com/meshc/meshc/internal/diag"
+)
+
+// Findings are the diagnostics of the two sides matched by key: New only
+// in HEAD, Fixed only in BASE, and how many both hold.
+type Findings struct {
+	New       []diag.Diagnostic `json:"new"`
+	Fixed     []diag.Diagnostic `json:"fixed"`
+	Unchanged int               `json:"unchanged"`
+}
+
+// findingKey is a finding's identity across two compiles: its code, its
+// subject's kind, namespace and name, and its message. File and line are
+// left out, so moving an object or reformatting its file keeps the key;
+// a message that names a line or a file of another object still changes
+// with it, which a key from the finding's own arguments would not.
+func findingKey(d diag.Diagnostic) string {
+	return strings.Join([]string{d.Code, d.Object.Kind, d.Object.Namespace, d.Object.Name, d.Message}, "\x00")
+}
+
+// compareFindings matches findings by key, counting repeats: a key twice
+// in HEAD and once in BASE is one new finding.
+func compareFindings(base, head []diag.Diagnostic) Findings {
+	left := map[string]int{}
+	for _, d := range base {
+		left[findingKey(d)]++
+	}
+	f := Findings{New: []diag.Diagnostic{}, Fixed: []diag.Diagnostic{}}
+	for _, d := range head {
+		k := findingKey(d)
+		if left[k] > 0 {
+			left[k]--
+			f.Unchanged++
+			continue
+		}
+		f.New = append(f.New, d)
+	}
+	// What BASE holds beyond the matches, its last ones in its order.
+	for i := len(base) - 1; i >= 0; i-- {
+		if k := findingKey(base[i]); left[k] > 0 {
+			left[k]--
+			f.Fixed = append(f.Fixed, base[i])
+		}
+	}
+	diag.Sort(f.Fixed)
+	return f
+}

@@ -1,0 +1,140 @@
+package meshdiff
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/envdiff"
+	"github.com/meshc/meshc/internal/testfiles"
+)
+
+func TestCompareFindings(t *testing.T) {
+	at := func(code, name, msg, file string, line int) diag.Diagnostic {
+		return diag.Diagnostic{Code: code, Message: msg, Object: diag.ObjectRef{Kind: "VirtualService", Namespace: "shop", Name: name, File: file, Line: line}}
+	}
+	a := at("MC1", "web", "m", "a.yaml", 3)
+	tests := []struct {
+		name                  string
+		base, head            []diag.Diagnostic
+		wantNew, wantFixed    int
+		wantUnchanged         int
+		wantNewFile, fixedMsg string
+	}{
+		{"moved to another file and line is unchanged", []diag.Diagnostic{a}, []diag.Diagnostic{at("MC1", "web", "m", "b.yaml", 40)}, 0, 0, 1, "", ""},
+		{"another message is new and fixed", []diag.Diagnostic{a}, []diag.Diagnostic{at("MC1", "web", "other", "a.yaml", 3)}, 1, 1, 0, "a.yaml", "m"},
+		{"another subject", []diag.Diagnostic{a}, []diag.Diagnostic{at("MC1", "api", "m", "a.yaml", 3)}, 1, 1, 0, "a.yaml", "m"},
+		{"another code", []diag.Diagnostic{a}, []diag.Diagnostic{at("MC2", "web", "m", "a.yaml", 3)}, 1, 1, 0, "a.yaml", "m"},
+		{"a repeat is one new", []diag.Diagnostic{a}, []diag.Diagnostic{a, at("MC1", "web", "m", "c.yaml", 9)}, 1, 0, 1, "c.yaml", ""},
+		{"one of two fixed", []diag.Diagnostic{a, a}, []diag.Diagnostic{a}, 0, 1, 1, "", "m"},
+		{"none", nil, nil, 0, 0, 0, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := compareFindings(tt.base, tt.head)
+			if len(f.New) != tt.wantNew || len(f.Fixed) != tt.wantFixed || f.Unchanged != tt.wantUnchanged {
+				t.Fatalf("new %d fixed %d unchanged %d, want %d %d %d", len(f.New), len(f.Fixed), f.Unchanged, tt.wantNew, tt.wantFixed, tt.wantUnchanged)
+			}
+			if tt.wantNew > 0 && f.New[0].Object.File != tt.wantNewFile {
+				t.Errorf("new in %s, want %s", f.New[0].Object.File, tt.wantNewFile)
+			}
+			if tt.wantFixed > 0 && f.Fixed[0].Message != tt.fixedMsg {
+				t.Errorf("fixed %q, want %q", f.Fixed[0].Message, tt.fixedMsg)
+			}
+		})
+	}
+}
+
+func TestJSONDiff(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b any
+		want []string
+	}{
+		{"equal", map[string]any{"x": 1.0}, map[string]any{"x": 1.0}, nil},
+		{"scalar", map[string]any{"x": 1.0}, map[string]any{"x": 2.0}, []string{"~ x: 1 → 2"}},
+		{"added and removed keys", map[string]any{"x": "a"}, map[string]any{"y": []any{"b"}}, []string{"- x: a", `+ y: ["b"]`}},
+		{"nested list by position", map[string]any{"ports": []any{map[string]any{"port": 80.0}}},
+			map[string]any{"ports": []any{map[string]any{"port": 81.0}, map[string]any{"port": 82.0}}},
+			[]string{"~ ports[0].port: 80 → 81", `+ ports[1]: {"port":82}`}},
+		{"keys with dots are bracketed", map[string]any{"app.kubernetes.io/name": "a"}, map[string]any{"app.kubernetes.io/name": "b"},
+			[]string{"~ [app.kubernetes.io/name]: a → b"}},
+		{"type change", map[string]any{"x": map[string]any{}}, map[string]any{"x": "s"}, []string{"~ x: {} → s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var fs []Field
+			jsonDiff("", tt.a, tt.b, &fs)
+			var got []string
+			for _, f := range fs {
+				got = append(got, envdiff.Line(f.Kind, f.Path, f.Old, f.New))
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	for ids, want := range map[string]string{
+		"a/x":         "1 proxy in 1 namespace",
+		"a/x,a/y":     "2 proxies in 1 namespace",
+		"a/x,b/y,c/z": "3 proxies in 3 namespaces",
+	} {
+		if got := describe(strings.Split(ids, ",")); got != want {
+			t.Errorf("%s: %q, want %q", ids, got, want)
+		}
+	}
+}
+
+const (
+	shopNS = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {istio-injection: enabled}}\n"
+	webSvc = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {clusterIP: 10.96.0.10, selector: {app: web}, ports: [{port: 80, name: http}]}\n"
+	webPod = "apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, namespace: shop, labels: {app: web}}\nspec: {containers: [{name: c, image: i}]}\nstatus: {podIP: 10.1.0.9}\n"
+	apiPod = "apiVersion: v1\nkind: Pod\nmetadata: {name: api-1, namespace: shop, labels: {app: api}}\nspec: {containers: [{name: c, image: i}]}\nstatus: {podIP: 10.1.0.10}\n"
+	dbPod  = "apiVersion: v1\nkind: Pod\nmetadata: {name: db-1, namespace: shop, labels: {app: db}}\nspec: {containers: [{name: c, image: i}]}\nstatus: {podIP: 10.1.0.11}\n"
+)
+
+func compileFiles(t *testing.T, files map[string]string) *compile.Result {
+	t.Helper()
+	r, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{testfiles.Write(t, files)}}, compile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestCompare covers proxies added, removed and changed, batched one
+// scope at a time, and an object modified in a non-Istio field.
+func TestCompare(t *testing.T) {
+	base := compileFiles(t, map[string]string{"a.yaml": shopNS + "---\n" + webSvc + "---\n" + webPod + "---\n" + apiPod})
+	head := compileFiles(t, map[string]string{"b.yaml": shopNS + "---\n" + strings.Replace(webSvc, "port: 80", "port: 8080", 1) + "---\n" + webPod + "---\n" + dbPod})
+	for _, batch := range []int{0, 1} {
+		r, err := Compare(context.Background(), Side{Result: base}, Side{Result: head, File: func(f string) string { return "HEAD:" + f[strings.LastIndex(f, "/")+1:] }}, Options{Batch: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Summary.Proxies; got != (ProxyCounts{Compared: 1, Changed: 1, Added: 1, Removed: 1}) {
+			t.Errorf("batch %d: proxies %+v", batch, got)
+		}
+		var mod *Object
+		for i, o := range r.Objects {
+			if o.Status == StatusModified {
+				mod = &r.Objects[i]
+			}
+		}
+		if mod == nil || mod.Kind != "Service" || mod.Head.File != "HEAD:b.yaml" || len(mod.Fields) != 1 || mod.Fields[0].Path != "spec.ports[0].port" {
+			t.Errorf("batch %d: modified object %+v", batch, mod)
+		}
+		var statuses []string
+		for _, g := range r.Proxies {
+			statuses = append(statuses, g.Status+" "+strings.Join(g.Proxies, ","))
+		}
+		if got := strings.Join(statuses, "; "); got != "changed shop/web-1; added shop/db-1; removed shop/api-1" {
+			t.Errorf("batch %d: groups %s", batch, got)
+		}
+	}
+}

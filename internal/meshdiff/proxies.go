@@ -1,0 +1,149 @@
+package meshdiff
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/envdiff"
+	"github.com/meshc/meshc/internal/resolve"
+)
+
+// ProxyGroup is proxies with the same status and, when changed, the same
+// changes.
+type ProxyGroup struct {
+	Status string `json:"status"`
+	// Proxies are "namespace/name", sorted.
+	Proxies []string `json:"proxies"`
+	// Summary is e.g. "240 proxies in 12 namespaces".
+	Summary string   `json:"summary"`
+	Changes []Change `json:"changes,omitempty"`
+}
+
+// Change is one difference in a proxy's configuration.
+type Change struct {
+	// Kind is changed, added, removed or reordered.
+	Kind envdiff.Kind `json:"kind"`
+	// Type and Resource identify the resource (listener, cluster, route,
+	// endpoints and its name).
+	Type     string `json:"type"`
+	Resource string `json:"resource"`
+	// Path is the field's readable path inside the resource; empty when
+	// the whole resource was added or removed.
+	Path string `json:"path,omitempty"`
+	Old  string `json:"old,omitempty"`
+	New  string `json:"new,omitempty"`
+}
+
+func newChange(c envdiff.Change) Change {
+	return Change{Kind: c.Kind, Type: string(c.Resource.Type), Resource: c.Resource.Name, Path: c.Path.String(), Old: c.Old, New: c.New}
+}
+
+// compareProxies builds the proxies present on both sides and compares
+// their configurations, a batch of whole scopes at a time so memory stays
+// bounded while the resources a scope's proxies share are built and
+// compared once (envdiff.Comparer). Every common proxy is built: no
+// criterion short of comparing every input a scope's configuration reads
+// (endpoints, DestinationRules and VirtualServices of every visible host,
+// the mesh config) proves a scope unchanged, so none is skipped.
+func compareProxies(ctx context.Context, base, head *compile.Result, opts Options) ([]ProxyGroup, ProxyCounts, error) {
+	bopts := opts.Build
+	bopts.Format = cmp.Or(bopts.Format, "xds")
+	// Validation reports on a build; a comparison does not need it.
+	bopts.Unchecked = true
+	batch := cmp.Or(opts.Batch, 64)
+	baseViews := map[string]*resolve.ProxyView{}
+	for _, v := range base.Mesh.Views {
+		baseViews[v.Proxy.ID()] = v
+	}
+	headIDs := map[string]bool{}
+	var counts ProxyCounts
+	var added, removed []string
+	type pair struct{ old, new *resolve.ProxyView }
+	var pairs []pair
+	for _, v := range head.Mesh.Views {
+		id := v.Proxy.ID()
+		headIDs[id] = true
+		if old, ok := baseViews[id]; ok {
+			pairs = append(pairs, pair{old, v})
+		} else {
+			added = append(added, id)
+		}
+	}
+	for _, v := range base.Mesh.Views {
+		if !headIDs[v.Proxy.ID()] {
+			removed = append(removed, v.Proxy.ID())
+		}
+	}
+	// Whole scopes per batch: proxies of a scope share their resources.
+	scopeAt := map[*resolve.Scope]int{}
+	for i, s := range head.Mesh.Scopes {
+		scopeAt[s] = i
+	}
+	slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(scopeAt[a.new.Scope], scopeAt[b.new.Scope]) })
+	byProxy := map[string][]envdiff.Change{}
+	for start := 0; start < len(pairs); {
+		end := start + 1
+		for end < len(pairs) && (end-start < batch || pairs[end].new.Scope == pairs[end-1].new.Scope) {
+			end++
+		}
+		olds, news := make([]*resolve.ProxyView, end-start), make([]*resolve.ProxyView, end-start)
+		for i, p := range pairs[start:end] {
+			olds[i], news[i] = p.old, p.new
+		}
+		oc, err := base.Configs(ctx, olds, bopts)
+		if err != nil {
+			return nil, counts, fmt.Errorf("build BASE: %w", err)
+		}
+		nc, err := head.Configs(ctx, news, bopts)
+		if err != nil {
+			return nil, counts, fmt.Errorf("build HEAD: %w", err)
+		}
+		cp := envdiff.NewComparer()
+		for i := range oc {
+			if cs := cp.Configs(oc[i], nc[i]); len(cs) > 0 {
+				byProxy[news[i].Proxy.ID()] = cs
+			}
+		}
+		start = end
+	}
+	counts = ProxyCounts{Compared: len(pairs), Changed: len(byProxy), Added: len(added), Removed: len(removed)}
+	var groups []ProxyGroup
+	for _, g := range envdiff.GroupChanges(byProxy) {
+		pg := ProxyGroup{Status: StatusChanged, Proxies: g.Proxies, Summary: describe(g.Proxies)}
+		for _, c := range g.Changes {
+			pg.Changes = append(pg.Changes, newChange(c))
+		}
+		groups = append(groups, pg)
+	}
+	for _, g := range []struct {
+		status string
+		ids    []string
+	}{{StatusAdded, added}, {StatusRemoved, removed}} {
+		if len(g.ids) > 0 {
+			slices.Sort(g.ids)
+			groups = append(groups, ProxyGroup{Status: g.status, Proxies: g.ids, Summary: describe(g.ids)})
+		}
+	}
+	return groups, counts, nil
+}
+
+// describe summarizes proxies as "240 proxies in 12 namespaces".
+func describe(ids []string) string {
+	ns := map[string]bool{}
+	for _, id := range ids {
+		n, _, _ := strings.Cut(id, "/")
+		ns[n] = true
+	}
+	return fmt.Sprintf("%s in %s", plural(len(ids), "proxy", "proxies"), plural(len(ns), "namespace", "namespaces"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
