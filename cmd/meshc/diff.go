@@ -134,8 +134,10 @@ func (g *globals) compileSide(cmd *cobra.Command, cf compileFlags, s diffSide) (
 	sg := *g
 	paths := s.paths
 	if slices.Equal(paths, []string{"-"}) {
-		// Nothing to read: an empty standard input compiles to no objects.
+		// Nothing to read: an empty standard input compiles to no objects,
+		// which an empty side means.
 		sg.stdin = strings.NewReader("")
+		cf.allowEmpty = true
 	} else {
 		for _, p := range paths {
 			if _, err := os.Stat(p); err != nil {

@@ -1,8 +1,6 @@
 package meshdiff
 
 import (
-	"strings"
-
 	"github.com/meshc/meshc/internal/diag"
 )
 
@@ -14,14 +12,10 @@ type Findings struct {
 	Unchanged int               `json:"unchanged"`
 }
 
-// findingKey is a finding's identity across two compiles: its code, its
-// subject's kind, namespace and name, and its message. File and line are
-// left out, so moving an object or reformatting its file keeps the key;
-// a message that names a line or a file of another object still changes
-// with it, which a key from the finding's own arguments would not.
-func findingKey(d diag.Diagnostic) string {
-	return strings.Join([]string{d.Code, d.Object.Kind, d.Object.Namespace, d.Object.Name, d.Message}, "\x00")
-}
+// findingKey is a finding's identity across two compiles: its stable key
+// (code, subject and the finding's own discriminator, never a file or a
+// line), so moving an object or reformatting its file keeps it.
+func findingKey(d diag.Diagnostic) string { return d.Key }
 
 // compareFindings matches findings by key, counting repeats: a key twice
 // in HEAD and once in BASE is one new finding.

@@ -12,8 +12,11 @@ import (
 )
 
 func TestCompareFindings(t *testing.T) {
+	// The message stands for the finding's discriminator, which its key
+	// carries as diag's keys do.
 	at := func(code, name, msg, file string, line int) diag.Diagnostic {
-		return diag.Diagnostic{Code: code, Message: msg, Object: diag.ObjectRef{Kind: "VirtualService", Namespace: "shop", Name: name, File: file, Line: line}}
+		return diag.Diagnostic{Code: code, Message: msg, Key: code + "/VirtualService/shop/" + name + "/" + msg,
+			Object: diag.ObjectRef{Kind: "VirtualService", Namespace: "shop", Name: name, File: file, Line: line}}
 	}
 	a := at("MC1", "web", "m", "a.yaml", 3)
 	tests := []struct {
@@ -24,7 +27,7 @@ func TestCompareFindings(t *testing.T) {
 		wantNewFile, fixedMsg string
 	}{
 		{"moved to another file and line is unchanged", []diag.Diagnostic{a}, []diag.Diagnostic{at("MC1", "web", "m", "b.yaml", 40)}, 0, 0, 1, "", ""},
-		{"another message is new and fixed", []diag.Diagnostic{a}, []diag.Diagnostic{at("MC1", "web", "other", "a.yaml", 3)}, 1, 1, 0, "a.yaml", "m"},
+		{"another discriminator is new and fixed", []diag.Diagnostic{a}, []diag.Diagnostic{at("MC1", "web", "other", "a.yaml", 3)}, 1, 1, 0, "a.yaml", "m"},
 		{"another subject", []diag.Diagnostic{a}, []diag.Diagnostic{at("MC1", "api", "m", "a.yaml", 3)}, 1, 1, 0, "a.yaml", "m"},
 		{"another code", []diag.Diagnostic{a}, []diag.Diagnostic{at("MC2", "web", "m", "a.yaml", 3)}, 1, 1, 0, "a.yaml", "m"},
 		{"a repeat is one new", []diag.Diagnostic{a}, []diag.Diagnostic{a, at("MC1", "web", "m", "c.yaml", 9)}, 1, 0, 1, "c.yaml", ""},
