@@ -62,7 +62,7 @@ func (s *Server) recompile(ctx context.Context, src Source) {
 		}
 		if len(errs) > 0 {
 			for _, d := range errs[:min(len(errs), maxLoggedDiagnostics)] {
-				s.log.Error("input error", "code", d.Code, "object", d.Object.String(), "message", d.Message)
+				s.log.Error("input error", "code", d.Code, "object", d.Object.String(), "file", d.Object.File, "line", d.Object.Line, "message", d.Message)
 			}
 			s.log.Error("input has errors: not served; the last good configuration stays", "errors", len(errs))
 			s.metrics.compiles.WithLabelValues(resultRejected).Inc()

@@ -249,9 +249,9 @@ func (s *Server) Syncz() []NodeStatus {
 
 func (s *Server) callbacks() serverv3.Callbacks {
 	return serverv3.CallbackFuncs{
-		StreamOpenFunc:      s.opened,
-		DeltaStreamOpenFunc: s.opened,
-		StreamClosedFunc:    s.closed,
+		StreamOpenFunc:        s.opened,
+		DeltaStreamOpenFunc:   s.opened,
+		StreamClosedFunc:      s.closed,
 		DeltaStreamClosedFunc: s.closed,
 		StreamRequestFunc: func(id int64, req *discoveryv3.DiscoveryRequest) error {
 			return s.request(id, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetVersionInfo(), req.GetErrorDetail())
