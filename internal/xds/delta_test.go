@@ -11,19 +11,7 @@ import (
 	clusterservice "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 )
-
-func (h *harness) conn() *grpc.ClientConn {
-	h.t.Helper()
-	conn, err := grpc.NewClient(h.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.t.Cleanup(func() { conn.Close() })
-	return conn
-}
 
 // Delta ADS sends all clusters first, then only those an edit changed.
 func TestDeltaSendsOnlyChanged(t *testing.T) {

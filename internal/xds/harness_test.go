@@ -52,6 +52,8 @@ type harness struct {
 	addr   string
 	logs   *syncBuffer
 	reload chan struct{}
+	// patience bounds every wait.
+	patience time.Duration
 }
 
 // debounceAfter is short so edits reach the clients quickly.
@@ -63,7 +65,13 @@ func start(t *testing.T) *harness {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "bookinfo"))); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, dir: dir, logs: &syncBuffer{}, reload: make(chan struct{})}
+	return startIn(t, dir, 10*time.Second)
+}
+
+// startIn serves the inputs in dir; waits end after patience.
+func startIn(t *testing.T, dir string, patience time.Duration) *harness {
+	t.Helper()
+	h := &harness{t: t, dir: dir, logs: &syncBuffer{}, reload: make(chan struct{}), patience: patience}
 	h.srv = New(slogTo(h.logs))
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -101,10 +109,10 @@ func start(t *testing.T) *harness {
 	return h
 }
 
-// eventually waits up to ten seconds for ok.
+// eventually waits for ok.
 func (h *harness) eventually(what string, ok func() bool) {
 	h.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(h.patience); !ok(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			h.t.Fatalf("timed out waiting for %s; log:\n%s", what, h.logs)
 		}
@@ -141,23 +149,33 @@ func (h *harness) status(node string) NodeStatus {
 type client struct {
 	t      *testing.T
 	node   *corev3.Node
-	conn   *grpc.ClientConn
 	stream discoveryv3.AggregatedDiscoveryService_StreamAggregatedResourcesClient
 	got    chan *discoveryv3.DiscoveryResponse
 }
 
-func (h *harness) dial(nodeID string) *client {
+// conn is a client connection to the server, closed after the test.
+func (h *harness) conn() *grpc.ClientConn {
 	h.t.Helper()
 	conn, err := grpc.NewClient(h.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	h.t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// dial opens an ADS stream as nodeID on a connection of its own.
+func (h *harness) dial(nodeID string) *client { return h.stream(h.conn(), nodeID) }
+
+// stream opens an ADS stream as nodeID on conn.
+func (h *harness) stream(conn *grpc.ClientConn, nodeID string) *client {
+	h.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stream, err := discoveryv3.NewAggregatedDiscoveryServiceClient(conn).StreamAggregatedResources(ctx)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	c := &client{t: h.t, node: &corev3.Node{Id: nodeID}, conn: conn, stream: stream, got: make(chan *discoveryv3.DiscoveryResponse, 16)}
+	c := &client{t: h.t, node: &corev3.Node{Id: nodeID}, stream: stream, got: make(chan *discoveryv3.DiscoveryResponse, 16)}
 	received := make(chan struct{})
 	go func() {
 		defer close(received)
@@ -170,10 +188,10 @@ func (h *harness) dial(nodeID string) *client {
 			c.got <- resp
 		}
 	}()
+	// Cleanups run last first: the stream ends before its connection.
 	h.t.Cleanup(func() {
 		cancel()
 		<-received
-		conn.Close()
 	})
 	return c
 }
