@@ -12,6 +12,7 @@ type metrics struct {
 	connected       prometheus.Gauge
 	pushes          *prometheus.CounterVec
 	nacks           *prometheus.CounterVec
+	pushLatency     *prometheus.HistogramVec
 	compileDuration prometheus.Histogram
 	compiles        *prometheus.CounterVec
 	snapshotBytes   prometheus.Gauge
@@ -36,6 +37,10 @@ func newMetrics() *metrics {
 		nacks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "meshc_xds_nacks_total", Help: "Discovery responses Envoy rejected, by resource type.",
 		}, []string{"type"}),
+		pushLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "meshc_xds_push_latency_seconds", Help: "Time from a snapshot being set to Envoy's ACK of a new version, by resource type.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+		}, []string{"type"}),
 		compileDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "meshc_compile_duration_seconds", Help: "Time from the start of a recompile to its snapshots being set.",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
@@ -47,7 +52,7 @@ func newMetrics() *metrics {
 			Name: "meshc_snapshot_bytes", Help: "Wire size of the distinct resources in the connected proxies' snapshots.",
 		}),
 	}
-	m.registry.MustRegister(m.connected, m.pushes, m.nacks, m.compileDuration, m.compiles, m.snapshotBytes,
+	m.registry.MustRegister(m.connected, m.pushes, m.nacks, m.pushLatency, m.compileDuration, m.compiles, m.snapshotBytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

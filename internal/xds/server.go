@@ -64,6 +64,7 @@ type node struct {
 	// set is the snapshot the cache holds for it; warned says that it
 	// was logged as unknown.
 	set    *cache.Snapshot
+	setAt  time.Time
 	warned bool
 	types  map[string]*TypeStatus
 }
@@ -149,7 +150,8 @@ func (s *Server) Ready() bool {
 // Publish makes r's configs (Configs of r.Mesh.Views, in that order) the
 // served ones: each connected node whose proxy's resources changed gets a
 // new snapshot, a new version for each changed type; the others are not
-// touched. A node that matched no proxy is matched again.
+// touched. A node that matched no proxy is matched again. One Publish at
+// a time: the server's Run is the caller.
 func (s *Server) Publish(r *compile.Result, configs []*envoycfg.Config) error {
 	if len(configs) != len(r.Mesh.Views) {
 		return fmt.Errorf("publish: %d configs for %d proxies", len(configs), len(r.Mesh.Views))
@@ -158,10 +160,33 @@ func (s *Server) Publish(r *compile.Result, configs []*envoycfg.Config) error {
 	for i, v := range r.Mesh.Views {
 		byID[v.Proxy.ID()] = configs[i]
 	}
+	// Hashing is the costly part: it is done before taking the lock, for
+	// the nodes connected now, so streams are answered and ACKs recorded
+	// meanwhile. A node that connects in between is hashed under it.
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		ids = append(ids, n.id)
+	}
+	s.mu.Unlock()
+	d, snaps := newDigester(), map[string]*cache.Snapshot{}
+	for _, id := range ids {
+		name, err := ParseNodeID(id)
+		if err != nil {
+			continue
+		}
+		proxy, ok := match(r, name)
+		if _, done := snaps[proxy]; !ok || done {
+			continue
+		}
+		if snaps[proxy], err = d.snapshot(byID[proxy]); err != nil {
+			return fmt.Errorf("snapshot of %s: %w", proxy, err)
+		}
+	}
+
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.result, s.configs = r, byID
-	s.digests, s.snaps = newDigester(), map[string]*cache.Snapshot{}
+	s.result, s.configs, s.digests, s.snaps = r, byID, d, snaps
 	changed := 0
 	for _, key := range slices.Sorted(maps.Keys(s.nodes)) {
 		n := s.nodes[key]
@@ -213,7 +238,7 @@ func (s *Server) bind(key string, n *node) error {
 	if n.set != nil && sameVersions(n.set, snap) {
 		return nil
 	}
-	n.set = snap
+	n.set, n.setAt = snap, time.Now()
 	return s.cache.SetSnapshot(context.Background(), key, snap)
 }
 
@@ -335,7 +360,11 @@ func (s *Server) request(id int64, nd *corev3.Node, typeURL, nonce, version stri
 		s.log.Warn("NACK: Envoy rejected the configuration and keeps its previous version",
 			"node", n.id, "proxy", n.proxy, "type", t, "rejected", st.Sent, "kept", version, "detail", nack.GetMessage())
 	case nonce != "" && nonce == st.nonce:
-		st.Acked = cmp.Or(version, st.Sent)
+		acked := cmp.Or(version, st.Sent)
+		if acked != st.Acked {
+			s.metrics.pushLatency.WithLabelValues(t).Observe(time.Since(n.setAt).Seconds())
+		}
+		st.Acked = acked
 	}
 	return nil
 }

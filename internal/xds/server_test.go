@@ -42,12 +42,16 @@ func TestServeAndAck(t *testing.T) {
 
 	web := httptest.NewServer(h.srv.Handler())
 	defer web.Close()
-	for path, want := range map[string]string{
-		"/healthz":     "ok",
-		"/readyz":      "ok",
-		"/debug/syncz": `"proxy": "default/productpage-v1"`,
-		"/metrics":     "meshc_xds_connected_proxies 2",
+	for _, tt := range []struct{ path, want string }{
+		{"/healthz", "ok"},
+		{"/readyz", "ok"},
+		{"/debug/syncz", `"proxy": "default/productpage-v1"`},
+		{"/metrics", "meshc_xds_connected_proxies 2"},
+		{"/metrics", `meshc_xds_pushes_total{type="route"} 2`},
+		{"/metrics", `meshc_xds_push_latency_seconds_count{type="cluster"} 2`},
+		{"/metrics", `meshc_compiles_total{result="served"} 1`},
 	} {
+		path, want := tt.path, tt.want
 		resp, err := http.Get(web.URL + path)
 		if err != nil {
 			t.Fatal(err)
@@ -180,5 +184,15 @@ func TestShutdownDrains(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("stream still open after Shutdown")
+	}
+}
+
+func TestNotReadyBeforeFirstCompile(t *testing.T) {
+	srv := New(slogTo(&syncBuffer{}))
+	defer srv.Shutdown(time.Second)
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before any compile: %d, want 503", rec.Code)
 	}
 }
