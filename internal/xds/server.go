@@ -222,7 +222,11 @@ func (s *Server) bind(key string, n *node) error {
 	if !ok {
 		if !n.warned {
 			_, why := s.result.Proxy(name.Namespace, name.Name)
-			s.log.Warn("unknown node: it gets no configuration until its proxy is in the inputs", "node", n.id, "reason", why.Error())
+			msg := "unknown node: it gets no configuration until its proxy is in the inputs"
+			if n.set != nil {
+				msg = "node's proxy left the inputs: it keeps its last configuration"
+			}
+			s.log.Warn(msg, "node", n.id, "reason", why.Error())
 			n.warned = true
 		}
 		return nil

@@ -196,3 +196,16 @@ func TestNotReadyBeforeFirstCompile(t *testing.T) {
 		t.Errorf("/readyz before any compile: %d, want 503", rec.Code)
 	}
 }
+
+// A node whose proxy leaves the inputs keeps what it has.
+func TestProxyLeavesInputs(t *testing.T) {
+	h := start(t)
+	pp := h.dial(productpageNode)
+	pp.subscribe(h)
+	h.edit("deployments.yaml", "name: productpage-v1", "name: productpage-v9")
+	h.eventually("the departure logged", func() bool { return h.logged("left the inputs") })
+	pp.quiet(10 * debounceAfter)
+	if st := h.status(productpageNode); st.Proxy != "default/productpage-v1" || st.Types["cluster"].Acked == "" {
+		t.Errorf("syncz after the proxy left: %+v", st)
+	}
+}
