@@ -1,17 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 func TestServeUsage(t *testing.T) {
@@ -25,28 +25,10 @@ func TestServeUsage(t *testing.T) {
 	})
 }
 
-// lockedBuffer is stderr written by the server and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // serve starts, compiles, answers /readyz, and stops on SIGTERM after
 // draining, with the signal's exit status.
 func TestServeRunsAndStops(t *testing.T) {
-	var stderr lockedBuffer
+	var stderr testfiles.Buffer
 	ctx, cancel := context.WithCancelCause(context.Background())
 	done := make(chan int)
 	go func() {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,27 +20,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// syncBuffer is a log sink tests read while the server writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // harness is a server of a temporary copy of examples/bookinfo on a
 // loopback port.
@@ -50,7 +32,7 @@ type harness struct {
 	dir    string
 	srv    *Server
 	addr   string
-	logs   *syncBuffer
+	logs   *testfiles.Buffer
 	reload chan struct{}
 	// patience bounds every wait.
 	patience time.Duration
@@ -71,7 +53,7 @@ func start(t *testing.T) *harness {
 // startIn serves the inputs in dir; waits end after patience.
 func startIn(t *testing.T, dir string, patience time.Duration) *harness {
 	t.Helper()
-	h := &harness{t: t, dir: dir, logs: &syncBuffer{}, reload: make(chan struct{}), patience: patience}
+	h := &harness{t: t, dir: dir, logs: &testfiles.Buffer{}, reload: make(chan struct{}), patience: patience}
 	h.srv = New(slogTo(h.logs))
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -280,6 +262,6 @@ func (h *harness) names(nodeID, typeURL string) []string {
 
 func (h *harness) logged(s string) bool { return strings.Contains(h.logs.String(), s) }
 
-func slogTo(w *syncBuffer) *slog.Logger {
+func slogTo(w *testfiles.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }

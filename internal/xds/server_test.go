@@ -10,6 +10,8 @@ import (
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/genproto/googleapis/rpc/status"
+
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 const (
@@ -188,7 +190,7 @@ func TestShutdownDrains(t *testing.T) {
 }
 
 func TestNotReadyBeforeFirstCompile(t *testing.T) {
-	srv := New(slogTo(&syncBuffer{}))
+	srv := New(slogTo(&testfiles.Buffer{}))
 	defer srv.Shutdown(time.Second)
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
