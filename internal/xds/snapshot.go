@@ -45,11 +45,16 @@ type digest struct {
 // (envoycfg.Config), so one compile's resources are hashed by pointer.
 type digester struct {
 	seen map[proto.Message]digest
+	// sets are the resource sets made, by type URL and version: proxies
+	// of one scope have equal routes and endpoints, and share one set.
+	sets map[[2]string]cache.Resources
 	// bytes is the size of every distinct resource hashed.
 	bytes int64
 }
 
-func newDigester() *digester { return &digester{seen: map[proto.Message]digest{}} }
+func newDigester() *digester {
+	return &digester{seen: map[proto.Message]digest{}, sets: map[[2]string]cache.Resources{}}
+}
 
 func (d *digester) digest(m proto.Message) (digest, error) {
 	if g, ok := d.seen[m]; ok {
@@ -83,16 +88,24 @@ func (d *digester) snapshot(c *envoycfg.Config) (*cache.Snapshot, error) {
 	s := &cache.Snapshot{}
 	for _, t := range typeURLs {
 		h := sha256.New()
-		items := make([]types.Resource, 0, len(lists[t.url]))
 		for _, m := range lists[t.url] {
 			g, err := d.digest(m)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", typeName(t.url), err)
 			}
 			h.Write(g.sum[:])
-			items = append(items, m)
 		}
-		s.Resources[cache.GetResponseType(t.url)] = cache.NewResources(hex.EncodeToString(h.Sum(nil)[:8]), items)
+		key := [2]string{t.url, hex.EncodeToString(h.Sum(nil)[:8])}
+		set, ok := d.sets[key]
+		if !ok {
+			items := make([]types.Resource, len(lists[t.url]))
+			for i, m := range lists[t.url] {
+				items[i] = m
+			}
+			set = cache.NewResources(key[1], items)
+			d.sets[key] = set
+		}
+		s.Resources[cache.GetResponseType(t.url)] = set
 	}
 	return s, nil
 }
