@@ -98,6 +98,13 @@ func (f *serveFlags) run(cmd *cobra.Command, g *globals, args []string) error {
 	if err != nil {
 		return usage(err)
 	}
+	// The first compile checks the input as every command does (no
+	// Kubernetes object is a usage error without --allow-empty); it is
+	// served, and later ones with error diagnostics are not.
+	first, err := g.compile(cmd, &f.compile, args)
+	if err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(g.stderr, nil))
 	if f.logFormat == "json" {
 		log = slog.New(slog.NewJSONHandler(g.stderr, nil))
@@ -144,6 +151,9 @@ func (f *serveFlags) run(cmd *cobra.Command, g *globals, args []string) error {
 		}
 	}()
 
+	// To a server SIGHUP means reload, as to most daemons: main's
+	// handler, which stops the other commands on it, lets go of it.
+	signal.Reset(syscall.SIGHUP)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -169,6 +179,7 @@ func (f *serveFlags) run(cmd *cobra.Command, g *globals, args []string) error {
 		Compile: func(ctx context.Context) (*compile.Result, error) {
 			return compile.Run(ctx, compile.Inputs{Paths: paths, Exclude: exclude}, opts)
 		},
+		First:         first,
 		Build:         bopts,
 		DebounceAfter: f.debounceAfter,
 		DebounceMax:   f.debounceMax,

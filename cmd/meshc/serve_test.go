@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,13 +23,18 @@ func TestServeUsage(t *testing.T) {
 		{"debounce max below after", []string{"serve", bookinfo, "--debounce-after", "2s", "--debounce-max", "1s"}, exitUsage, "", "0 < after ≤ max"},
 		{"log format", []string{"serve", bookinfo, "--log-format", "xml"}, exitUsage, "", "--log-format"},
 		{"tls mode", []string{"serve", bookinfo, "--tls-mode", "maybe"}, exitUsage, "", "--tls-mode"},
+		{"no objects", []string{"serve", t.TempDir()}, exitUsage, "", "no Kubernetes objects"},
 		{"bad listen address", []string{"serve", bookinfo, "--listen", "nowhere:-1"}, exitUsage, "", "--listen"},
 	})
 }
 
-// serve starts, compiles, answers /readyz, and stops on SIGTERM after
-// draining, with the signal's exit status.
+// serve starts, compiles, answers /readyz, recompiles on SIGHUP (which
+// main's handler, here mainHup, then no longer sees), and stops on SIGTERM
+// after draining, with the signal's exit status.
 func TestServeRunsAndStops(t *testing.T) {
+	mainHup := make(chan os.Signal, 1)
+	signal.Notify(mainHup, syscall.SIGHUP)
+	defer signal.Stop(mainHup)
 	var stderr testfiles.Buffer
 	ctx, cancel := context.WithCancelCause(context.Background())
 	done := make(chan int)
@@ -53,6 +60,19 @@ func TestServeRunsAndStops(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("/readyz: %d after the first compile", resp.StatusCode)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); strings.Count(stderr.String(), "msg=compiled") < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no recompile after SIGHUP:\n%s", stderr.String())
+		}
+	}
+	select {
+	case <-mainHup:
+		t.Error("SIGHUP reached main's handler too: it would stop serve")
+	default:
 	}
 	cancel(interrupted{syscall.SIGTERM})
 	select {

@@ -19,6 +19,9 @@ type Source struct {
 	Watch []string
 	// Compile compiles the inputs with the command's options.
 	Compile func(context.Context) (*compile.Result, error)
+	// First, when set, is the first compile, made by the caller: it is
+	// served instead of compiling again.
+	First *compile.Result
 	// Build shapes the configs; the format is always xds.
 	Build compile.BuildOptions
 	// DebounceAfter and DebounceMax bound the wait from a change to its
@@ -39,8 +42,12 @@ func (s *Server) Run(ctx context.Context, src Source) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { w.run(ctx) })
 	defer wg.Wait()
-	s.recompile(ctx, src)
-	debounce(ctx, w.changed, src.Reload, src.DebounceAfter, src.DebounceMax, func() { s.recompile(ctx, src) })
+	if src.First != nil {
+		s.refresh(ctx, src, func(context.Context) (*compile.Result, error) { return src.First, nil })
+	} else {
+		s.refresh(ctx, src, src.Compile)
+	}
+	debounce(ctx, w.changed, src.Reload, src.DebounceAfter, src.DebounceMax, func() { s.refresh(ctx, src, src.Compile) })
 	return nil
 }
 
@@ -48,11 +55,11 @@ func (s *Server) Run(ctx context.Context, src Source) error {
 // rejected compile; the rest are counted.
 const maxLoggedDiagnostics = 20
 
-// recompile compiles, builds and publishes; input with error diagnostics
-// is not served.
-func (s *Server) recompile(ctx context.Context, src Source) {
+// refresh compiles with run, builds and publishes; input with error
+// diagnostics is not served.
+func (s *Server) refresh(ctx context.Context, src Source, run func(context.Context) (*compile.Result, error)) {
 	start := time.Now()
-	r, err := src.Compile(ctx)
+	r, err := run(ctx)
 	if err == nil {
 		var errs []diag.Diagnostic
 		for _, d := range r.Diagnostics {
