@@ -23,12 +23,13 @@ import (
 
 // buildFlags are meshc build's own flags.
 type buildFlags struct {
-	out, format, endpoints, tlsMode, certDir, failOn string
-	proxies                                          []string
-	maxBytes                                         int
-	quiet, dedup, headlessChains, force, whole       bool
-	sharedRoot, maxOutput                            string
-	compile                                          compileFlags
+	out, format, endpoints, failOn string
+	proxies                        []string
+	maxBytes                       int
+	quiet, dedup, force, whole     bool
+	sharedRoot, maxOutput          string
+	envoy                          envoyFlags
+	compile                        compileFlags
 	// budget is --max-output-bytes in bytes.
 	budget int64
 }
@@ -182,8 +183,6 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 	fl.StringVarP(&f.out, "out", "o", "", "write the configs under `DIR` (required)")
 	fl.StringVar(&f.format, "format", compile.Formats[0], "output `layout`: bootstrap or xds")
 	fl.StringVar(&f.endpoints, "endpoints", compile.EndpointModes[0], "bootstrap endpoints: inline (from the manifests) or dns (each Kubernetes service by its cluster DNS name)")
-	fl.StringVar(&f.tlsMode, "tls-mode", compile.TLSModes[0], "Istio mutual TLS: istio (SDS from istio-agent), files (certificates in --cert-dir) or off")
-	fl.StringVar(&f.certDir, "cert-dir", "/etc/certs", "`DIR` with cert-chain.pem, key.pem and root-cert.pem for --tls-mode files")
 	fl.StringArrayVar(&f.proxies, "proxy", nil, "build only proxies matching `NAMESPACE/NAME` (a glob); repeatable")
 	fl.IntVar(&f.maxBytes, "max-proxy-bytes", compile.DefaultMaxProxyBytes, "warn (MC8001) when a proxy's config exceeds this many `bytes` on the wire")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar and no summary")
@@ -194,13 +193,12 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 	_ = fl.MarkDeprecated("dedup", "sharing is the default now; --self-contained writes whole per-proxy files")
 	fl.StringVar(&f.sharedRoot, "dedup-root", "", "")
 	_ = fl.MarkDeprecated("dedup-root", "use --shared-root")
-	fl.BoolVar(&f.headlessChains, "headless-cidr-chains", false, "one wildcard listener per headless TCP service port, a chain per pod, as istiod does with PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER=true")
 	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	fl.BoolVar(&f.force, "force", false, "replace OUT even if it is a directory meshc did not write or holds files meshc did not write (never /, the working or home directory, their parents, a mount point, a file or an input)")
+	f.envoy.add(cmd)
 	f.compile.add(cmd, true)
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(compile.Formats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("endpoints", cobra.FixedCompletions(compile.EndpointModes, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("tls-mode", cobra.FixedCompletions(compile.TLSModes, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -234,16 +232,17 @@ func report(g *globals, run *compile.Result, ds []diag.Diagnostic) error {
 }
 
 func (f *buildFlags) options() (compile.BuildOptions, error) {
-	opts := compile.BuildOptions{Format: f.format, Endpoints: f.endpoints, TLS: f.tlsMode, CertDir: f.certDir,
-		SelfContained: f.whole, SharedRoot: f.sharedRoot, HeadlessCIDRChains: f.headlessChains, MaxProxyBytes: f.maxBytes,
-		Version: readVersion().Version}
+	opts, err := f.envoy.options()
+	if err != nil {
+		return opts, err
+	}
+	opts.Format, opts.Endpoints, opts.SelfContained, opts.SharedRoot, opts.MaxProxyBytes = f.format, f.endpoints, f.whole, f.sharedRoot, f.maxBytes
+	opts.Version = readVersion().Version
 	switch {
 	case !slices.Contains(compile.Formats, f.format):
 		return opts, fmt.Errorf("--format: want bootstrap or xds, got %q", f.format)
 	case !slices.Contains(compile.EndpointModes, f.endpoints):
 		return opts, fmt.Errorf("--endpoints: want inline or dns, got %q", f.endpoints)
-	case !slices.Contains(compile.TLSModes, f.tlsMode):
-		return opts, fmt.Errorf("--tls-mode: want istio, files or off, got %q", f.tlsMode)
 	case f.dedup && f.whole:
 		return opts, fmt.Errorf("--dedup and --self-contained contradict each other")
 	case f.maxBytes <= 0:
@@ -289,4 +288,26 @@ func formatNotOut(out string) error {
 		return nil
 	}
 	return &exitError{code: exitUsage, err: fmt.Errorf("-o %s: build's -o is the directory to write, not a format; did you mean --format (bootstrap or xds), or meshc lint -o %s? Nothing written", out, out)}
+}
+
+// envoyFlags shape the Envoy configuration built or served.
+type envoyFlags struct {
+	tlsMode, certDir string
+	headlessChains   bool
+}
+
+func (f *envoyFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.tlsMode, "tls-mode", compile.TLSModes[0], "Istio mutual TLS: istio (SDS from istio-agent), files (certificates in --cert-dir) or off")
+	fl.StringVar(&f.certDir, "cert-dir", "/etc/certs", "`DIR` with cert-chain.pem, key.pem and root-cert.pem for --tls-mode files")
+	fl.BoolVar(&f.headlessChains, "headless-cidr-chains", false, "one wildcard listener per headless TCP service port, a chain per pod, as istiod does with PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER=true")
+	_ = cmd.RegisterFlagCompletionFunc("tls-mode", cobra.FixedCompletions(compile.TLSModes, cobra.ShellCompDirectiveNoFileComp))
+}
+
+func (f *envoyFlags) options() (compile.BuildOptions, error) {
+	opts := compile.BuildOptions{TLS: f.tlsMode, CertDir: f.certDir, HeadlessCIDRChains: f.headlessChains}
+	if !slices.Contains(compile.TLSModes, f.tlsMode) {
+		return opts, fmt.Errorf("--tls-mode: want istio, files or off, got %q", f.tlsMode)
+	}
+	return opts, nil
 }
