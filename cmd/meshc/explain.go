@@ -16,7 +16,7 @@ func newExplainCmd(g *globals) *cobra.Command {
 		Example: `  meshc explain proxy default/productpage-v1 -f examples/bookinfo
   meshc explain proxy shop/cart -f ./manifests -o json`,
 	}
-	cmd.AddCommand(newExplainProxyCmd(g))
+	cmd.AddCommand(newExplainProxyCmd(g), newExplainRequestCmd(g))
 	return cmd
 }
 

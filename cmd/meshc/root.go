@@ -74,7 +74,7 @@ injected namespaces and revisions, HNC options.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: err}
 	})
-	root.AddCommand(newBuildCmd(g), newLintCmd(g), newExplainCmd(g), newTreeCmd(g), newVersionCmd(g), newGenCmd(g))
+	root.AddCommand(newBuildCmd(g), newLintCmd(g), newExplainCmd(g), newTreeCmd(g), newVersionCmd(g), newGenCmd(g), newTestCmd(g))
 	return root
 }
 

@@ -112,6 +112,7 @@ func httpRequest(cfg *envoycfg.Config, t *Trace, h *hcmv3.HttpConnectionManager,
 		}
 		t.add(Step{Stage: Route, Name: r.GetName(), Index: i, Detail: describeMatch(r.GetMatch()), Origin: origin})
 		a := action(r)
+		a.Path, a.Authority = forwarded(r.GetMatch(), a, req.Path, req.Host)
 		t.Action = a
 		if a.Kind == Forward {
 			targets(cfg, t, a, req, dst)
@@ -332,6 +333,7 @@ func action(r *routev3.Route) *Action {
 		}
 		a.PrefixRewrite = ra.GetPrefixRewrite()
 		if re := ra.GetRegexRewrite(); re != nil {
+			a.regexRewrite = re
 			a.RegexRewrite = re.GetPattern().GetRegex() + " → " + re.GetSubstitution()
 		}
 		a.HostRewrite = ra.GetHostRewriteLiteral()
@@ -346,6 +348,49 @@ func action(r *routev3.Route) *Action {
 		}
 	}
 	return a
+}
+
+// forwarded is the path (with query) and authority a forward or
+// redirect carries on: a prefix rewrite replaces the part the route's
+// prefix or path matched, a regex rewrite substitutes every match in the
+// path, a host rewrite replaces the authority.
+func forwarded(m *routev3.RouteMatch, a *Action, fullPath, authority string) (string, string) {
+	path, query, hasQuery := strings.Cut(fullPath, "?")
+	if a.HostRewrite != "" {
+		authority = a.HostRewrite
+	}
+	switch {
+	case a.PrefixRewrite != "":
+		matched := ""
+		switch p := m.GetPathSpecifier().(type) {
+		case *routev3.RouteMatch_Prefix:
+			matched = p.Prefix
+		case *routev3.RouteMatch_Path:
+			matched = p.Path
+		case *routev3.RouteMatch_PathSeparatedPrefix:
+			matched = p.PathSeparatedPrefix
+		}
+		if len(matched) <= len(path) {
+			path = a.PrefixRewrite + path[len(matched):]
+		}
+	case a.regexRewrite != nil:
+		if re, err := regexp.Compile(a.regexRewrite.GetPattern().GetRegex()); err == nil {
+			path = re.ReplaceAllString(path, envoySubstitution(a.regexRewrite.GetSubstitution()))
+		}
+	}
+	if hasQuery {
+		path += "?" + query
+	}
+	return path, authority
+}
+
+// envoyGroupRef is a group reference (\1) in an Envoy regex
+// substitution.
+var envoyGroupRef = regexp.MustCompile(`\\(\d)`)
+
+// envoySubstitution turns Envoy's group references into Go's ${1}.
+func envoySubstitution(s string) string {
+	return envoyGroupRef.ReplaceAllString(strings.ReplaceAll(s, "$", "$$"), "$${$1}")
 }
 
 // redirectStatus is the HTTP status of a redirect response code.

@@ -18,6 +18,8 @@ import (
 	"net/netip"
 	"strings"
 
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+
 	"github.com/meshc/meshc/internal/envoycfg"
 )
 
@@ -175,6 +177,10 @@ type Action struct {
 	// PrefixRewrite, RegexRewrite and HostRewrite rewrite the forwarded
 	// (for PrefixRewrite, also a redirected) request's path and authority.
 	PrefixRewrite, RegexRewrite, HostRewrite string
+	regexRewrite                             *matcherv3.RegexMatchAndSubstitute
+	// Path (with query) and Authority are the request's as the action
+	// forwards it, rewrites applied.
+	Path, Authority string
 	// Timeout is the route timeout ("0s": none); Retries the retry policy
 	// ("2 on connect-failure,..."); Mirrors the mirrored clusters.
 	Timeout string
