@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/netip"
@@ -86,6 +87,14 @@ func httpRequest(cfg *envoycfg.Config, t *Trace, h *hcmv3.HttpConnectionManager,
 		return
 	}
 	t.add(Step{Stage: VirtualHost, Name: vh.GetName(), Index: -1, Detail: "domain " + domain})
+	if vh.GetRequireTls() != routev3.VirtualHost_NONE && !req.TLS {
+		// Envoy answers a plain-text request to such a virtual host with
+		// a redirect to https before any route (EXTERNAL_ONLY exempts
+		// requests from inside the mesh, which a simulated client is not
+		// known to be).
+		t.Action = &Action{Kind: Redirect, RedirectScheme: "https", Status: 301, Path: req.Path, Authority: req.Host}
+		return
+	}
 	path, query, _ := strings.Cut(req.Path, "?")
 	if path == "" {
 		path = "/"
@@ -356,10 +365,10 @@ func action(r *routev3.Route) *Action {
 // path, a host rewrite replaces the authority.
 func forwarded(m *routev3.RouteMatch, a *Action, fullPath, authority string) (string, string) {
 	path, query, hasQuery := strings.Cut(fullPath, "?")
-	if a.HostRewrite != "" {
-		authority = a.HostRewrite
-	}
+	authority = cmp.Or(a.HostRewrite, a.RedirectHost, authority)
 	switch {
+	case a.Kind == Redirect && a.RedirectPath != "":
+		path, hasQuery = a.RedirectPath, false
 	case a.PrefixRewrite != "":
 		matched := ""
 		switch p := m.GetPathSpecifier().(type) {

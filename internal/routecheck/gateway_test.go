@@ -1,0 +1,159 @@
+package routecheck
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/testfiles"
+)
+
+// gatewayWorkload is an ingress gateway in istio-system with no Service,
+// so its servers' ports are its listeners' ports.
+const gatewayWorkload = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: istio-system
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ingress
+  namespace: istio-system
+spec:
+  selector:
+    matchLabels: {istio: ingressgateway}
+  template:
+    metadata:
+      annotations: {inject.istio.io/templates: gateway}
+      labels: {istio: ingressgateway, sidecar.istio.io/inject: "true"}
+    spec:
+      containers:
+      - {name: istio-proxy, image: auto}
+`
+
+// gw is a Gateway in default selecting the ingress, with servers written
+// in YAML flow style.
+func gw(name string, servers ...string) string {
+	return fmt.Sprintf("apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata:\n  name: %s\n  namespace: default\nspec:\n  selector: {istio: ingressgateway}\n  servers:\n  - %s\n",
+		name, strings.Join(servers, "\n  - "))
+}
+
+// vs is a VirtualService in default bound to gateway, sending hosts to
+// dest (HOST or HOST:PORT), under a URI match (a flow mapping) if any.
+func vs(name, gateway string, hosts []string, match, dest string) string {
+	d := "host: " + dest
+	if h, p, ok := strings.Cut(dest, ":"); ok {
+		d = fmt.Sprintf("host: %s, port: {number: %s}", h, p)
+	}
+	m := ""
+	if match != "" {
+		m = "    match: [{uri: " + match + "}]\n"
+	}
+	return fmt.Sprintf("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: %s\n  namespace: default\nspec:\n  hosts: [%s]\n  gateways: [%s]\n  http:\n  - route: [{destination: {%s}}]\n%s",
+		name, strings.Join(hosts, ", "), gateway, d, m)
+}
+
+// Situations istiod's simulation tests assert for HTTP gateway servers,
+// written afresh as meshc test files: listeners and route
+// configurations, virtual hosts per server host, VirtualServices merged
+// per host, and httpsRedirect.
+func TestHTTPGatewayAsIstioSimulates(t *testing.T) {
+	const httpServer = `{port: {number: 80, name: http, protocol: HTTP}, hosts: [foo.bar]}`
+	const redirect = `{port: {number: 80, name: http, protocol: HTTP}, hosts: [example.com], tls: {httpsRedirect: true}}`
+	simple := vs("vs", "gateway", []string{"example.com"}, "{prefix: /}", "b")
+	cases := []struct {
+		name      string
+		manifests []string
+		tests     string
+	}{
+		{"a server without VirtualServices", []string{gw("default", httpServer)}, `
+- name: defined port
+  from: gateway istio-system/ingress
+  target: http://foo.bar/
+  expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, virtualHost: "blackhole:80", noRoute: true, stoppedAt: route}
+- name: undefined port
+  from: gateway istio-system/ingress
+  target: http://foo.bar:81/
+  expect: {stoppedAt: listener}
+`},
+		{"a VirtualService on every host", []string{gw("gateway", httpServer), vs("bookinfo", "gateway", []string{`"*"`}, "{exact: /productpage}", "productpage:9080")}, `
+- name: uri mismatch
+  from: gateway istio-system/ingress
+  target: http://foo.bar/
+  expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, virtualHost: "foo.bar:80", stoppedAt: route}
+- name: host mismatch
+  from: gateway istio-system/ingress
+  target: http://bad.bar/
+  expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, stoppedAt: virtualHost}
+- name: match
+  from: gateway istio-system/ingress
+  target: http://foo.bar/productpage
+  expect: {listener: 0.0.0.0_80, virtualHost: "foo.bar:80", cluster: "outbound|9080||productpage.default.svc.cluster.local"}
+`},
+		{"two VirtualServices under a wildcard server", []string{
+			gw("gateway", `{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*.example.com"]}`),
+			vs("a", "gateway", []string{"a.example.com"}, "{prefix: /}", "a:80"),
+			vs("b", "gateway", []string{"b.example.com"}, "{prefix: /}", "b:80")}, `
+- name: a
+  from: gateway istio-system/ingress
+  target: http://a.example.com/
+  expect: {cluster: "outbound|80||a.default.svc.cluster.local"}
+- name: b
+  from: gateway istio-system/ingress
+  target: http://b.example.com/
+  expect: {cluster: "outbound|80||b.default.svc.cluster.local"}
+- name: undefined hostname
+  from: gateway istio-system/ingress
+  target: http://c.example.com/
+  expect: {stoppedAt: virtualHost}
+`},
+		{"httpsRedirect without routes", []string{gw("gateway", redirect)}, `
+- from: gateway istio-system/ingress
+  target: http://example.com/
+  expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, virtualHost: "example.com:80", redirect: 301}
+`},
+		{"httpsRedirect with routes", []string{gw("gateway", redirect), simple}, `
+- from: gateway istio-system/ingress
+  target: http://example.com/
+  expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, virtualHost: "example.com:80", redirect: 301}
+`},
+		{"httpsRedirect on one of two servers for a host", []string{gw("gateway", redirect),
+			gw("gateway2", `{port: {number: 80, name: http, protocol: HTTP}, hosts: [example.com]}`), simple}, `
+- from: gateway istio-system/ingress
+  target: http://example.com/
+  expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, virtualHost: "example.com:80", redirect: 301}
+`},
+		{"httpsRedirect on an HTTPS server", []string{
+			gw("gateway", `{port: {number: 443, name: https, protocol: HTTPS}, hosts: [example.com], tls: {httpsRedirect: true, mode: SIMPLE, credentialName: test}}`), simple}, `
+- from: gateway istio-system/ingress
+  target: https://example.com/
+  expect: {listener: 0.0.0.0_443, routeConfiguration: https.443.https.gateway.default, virtualHost: "example.com:443", cluster: "outbound|443||b.default.svc.cluster.local"}
+`},
+	}
+	ctx := context.Background()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := testfiles.Write(t, map[string]string{"mesh.yaml": strings.Join(append([]string{gatewayWorkload}, tc.manifests...), "---\n")})
+			run, err := compile.Run(ctx, compile.Inputs{Paths: []string{dir}}, compile.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := Parse("tests.yaml", []byte("tests:"+tc.tests))
+			if err != nil {
+				t.Fatal(err)
+			}
+			results, err := Run(ctx, run, []*File{f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range results {
+				if !r.Passed() {
+					t.Errorf("%s: %s\n%s", r.Case.Name, strings.Join(r.Failures, "; "), trace(r.Report))
+				}
+			}
+		})
+	}
+}
