@@ -72,8 +72,11 @@ func WriteText(w io.Writer, rep *Report) error {
 	for _, e := range rep.Endpoints {
 		diag.Fprintf(&b, "  %-20s %s\n", "endpoint", describeEndpoint(e, len(rep.Targets) > 1))
 	}
-	if rep.StoppedAt != "" {
+	switch {
+	case rep.StoppedAt != "":
 		diag.Fprintf(&b, "\nStopped at %s: %s\n", rep.StoppedAt, rep.Reason)
+	case rep.Reason != "":
+		diag.Fprintf(&b, "\nNote: %s\n", rep.Reason)
 	}
 	if len(rep.Objects) > 0 {
 		b.WriteString("\nIstio objects\n")
@@ -111,11 +114,13 @@ func describeAction(a *Action) string {
 	var parts []string
 	switch a.Kind {
 	case string(simulate.Redirect):
-		loc := a.RedirectScheme + "://" + a.RedirectHost
-		if a.RedirectPort != 0 {
-			loc += fmt.Sprintf(":%d", a.RedirectPort)
+		parts = append(parts, fmt.Sprintf("redirect %d", a.Status))
+		if a.RedirectScheme != "" {
+			parts = append(parts, "scheme "+a.RedirectScheme)
 		}
-		parts = append(parts, fmt.Sprintf("redirect %d to %s%s", a.Status, loc, a.RedirectPath))
+		if a.RedirectPort != 0 {
+			parts = append(parts, fmt.Sprintf("port %d", a.RedirectPort))
+		}
 	case string(simulate.DirectResponse):
 		parts = append(parts, fmt.Sprintf("direct response %d", a.Status))
 		if a.Body != "" {
@@ -132,6 +137,9 @@ func describeAction(a *Action) string {
 	add("prefix rewrite", a.PrefixRewrite)
 	add("regex rewrite", a.RegexRewrite)
 	add("host rewrite", a.HostRewrite)
+	if a.PrefixRewrite != "" || a.RegexRewrite != "" || a.HostRewrite != "" || a.Kind == string(simulate.Redirect) {
+		add("to", a.Authority+a.Path)
+	}
 	add("timeout", a.Timeout)
 	add("retries", a.Retries)
 	add("mirrors", strings.Join(a.Mirrors, ","))

@@ -278,36 +278,56 @@ func ParseCluster(name string) (port uint32, subset, hostname string, ok bool) {
 	return uint32(n), f[2], f[3], true
 }
 
-// explainStop says in the user's terms why a request went nowhere: a
-// host the Sidecar does not import, an unknown destination blocked by
-// REGISTRY_ONLY.
+// explainStop says in the user's terms why a request went nowhere, or
+// fell to a catch-all: a host the Sidecar does not import or the mesh
+// does not know, an unknown destination blocked by REGISTRY_ONLY, a
+// gateway port no server binds.
 func (rep *Report) explainStop(mesh *resolve.Mesh, view *resolve.ProxyView, r *Resolved) {
 	authority := strings.ToLower(stripPort(r.Request.Host))
-	blocked := rep.Cluster == "BlackHoleCluster" || rep.VirtualHost == "block_all"
-	switch {
-	case rep.StoppedAt == string(simulate.VirtualHost) && r.Mode == "outbound":
-		rep.Reason = fmt.Sprintf("no virtual host for %s in route %s", r.Request.Host, rep.RouteConfiguration)
-		if why := hidden(mesh, view, authority, r); why != "" {
-			rep.Reason += ": " + why
+	if r.Request.Protocol == simulate.TCP {
+		authority = ""
+	}
+	why := func() string {
+		if w := hidden(mesh, view, authority, r); w != "" {
+			return w
 		}
-	case blocked && r.Mode == "outbound":
-		rep.StoppedAt = string(simulate.Cluster)
-		rep.Reason = "BlackHoleCluster: outboundTrafficPolicy is REGISTRY_ONLY" + registryOnlyBy(mesh, view)
-		if why := hidden(mesh, view, authority, r); why != "" {
-			rep.Reason += "; " + why
-		} else if r.Service == nil {
-			rep.Reason += "; " + authority + " is not a service in the mesh"
-		}
-	case rep.StoppedAt == "" && rep.Cluster == "BlackHoleCluster":
-		rep.StoppedAt, rep.Reason = string(simulate.Cluster), "BlackHoleCluster: the proxy drops the connection"
-	case rep.StoppedAt == string(simulate.Listener) && r.Mode == "gateway":
-		var ports []string
-		for _, gs := range view.Gateways {
-			if p := strconv.Itoa(int(gs.Port)); !slices.Contains(ports, p) {
-				ports = append(ports, p)
+		if s := r.Service; s != nil {
+			if _, ok := view.Scope.Service(s.Host); ok {
+				return fmt.Sprintf("%s is in the proxy's scope, but not for this port and protocol", s.Host)
 			}
 		}
-		rep.Reason += "; the gateway's servers are on ports " + cmpOr(strings.Join(ports, ", "), "(none)")
+		if authority == "" {
+			return fmt.Sprintf("%s:%d is no service's address", r.Request.Address, r.Request.Port)
+		}
+		return authority + " is not a service in the mesh"
+	}
+	blockedBy := "outboundTrafficPolicy is REGISTRY_ONLY" + registryOnlyBy(mesh, view)
+	switch {
+	case r.Mode != "outbound":
+		if rep.StoppedAt == string(simulate.Listener) && r.Mode == "gateway" {
+			var ports []string
+			for _, gs := range view.Gateways {
+				if p := strconv.Itoa(int(gs.Port)); !slices.Contains(ports, p) {
+					ports = append(ports, p)
+				}
+			}
+			rep.Reason += "; the gateway's servers are on ports " + cmpOr(strings.Join(ports, ", "), "(none)")
+		}
+	case rep.VirtualHost == "block_all":
+		rep.StoppedAt = string(simulate.VirtualHost)
+		rep.Reason = fmt.Sprintf("no virtual host for %s in route %s: %s; block_all answers it: %s", r.Request.Host, rep.RouteConfiguration, why(), blockedBy)
+	case rep.VirtualHost == "allow_any":
+		rep.Reason = fmt.Sprintf("no virtual host for %s in route %s: %s; allow_any passes it to its original destination", r.Request.Host, rep.RouteConfiguration, why())
+	case rep.StoppedAt == string(simulate.VirtualHost):
+		rep.Reason = fmt.Sprintf("no virtual host for %s in route %s: %s", r.Request.Host, rep.RouteConfiguration, why())
+	case rep.Cluster == "BlackHoleCluster":
+		rep.StoppedAt = string(simulate.Cluster)
+		rep.Reason = "BlackHoleCluster: " + why()
+		if registryOnlyBy(mesh, view) != "" {
+			rep.Reason += ": " + blockedBy
+		}
+	case rep.Cluster == "PassthroughCluster" && rep.StoppedAt == "":
+		rep.Reason = "PassthroughCluster: " + why() + ": the proxy passes it to its original destination"
 	}
 }
 
@@ -319,7 +339,7 @@ func cmpOr(s, def string) string {
 }
 
 // registryOnlyBy says who set REGISTRY_ONLY: the Sidecar, else the mesh
-// config.
+// config; "" when nobody did.
 func registryOnlyBy(mesh *resolve.Mesh, view *resolve.ProxyView) string {
 	if sc := view.Scope.Choice.Sidecar; sc != nil && sc.Spec.GetOutboundTrafficPolicy().GetMode() == networking.OutboundTrafficPolicy_REGISTRY_ONLY {
 		return " (Sidecar " + sc.Namespace + "/" + sc.Name + ")"

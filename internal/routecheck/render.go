@@ -68,7 +68,7 @@ type junitCase struct {
 
 type junitFailure struct {
 	Message string `xml:"message,attr"`
-	Text    string `xml:",chardata"`
+	Text    string `xml:",cdata"`
 }
 
 // WriteJUnit writes the results as JUnit XML. Times are left out, so the
