@@ -112,14 +112,7 @@ type Object struct {
 }
 
 func (o Object) String() string {
-	s := o.Kind + " " + o.Namespace + "/" + o.Name
-	if o.Rule != "" {
-		s += " " + o.Rule
-	}
-	if o.File != "" {
-		s += fmt.Sprintf(" (%s:%d)", o.File, o.Line)
-	}
-	return s
+	return simulate.Origin{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Rule: o.Rule, File: o.File, Line: o.Line}.String()
 }
 
 // Explain walks a resolved call through cfg, the configuration of view's

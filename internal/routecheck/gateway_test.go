@@ -1,13 +1,9 @@
 package routecheck
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/meshc/meshc/internal/compile"
-	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // gatewayWorkload is an ingress gateway in istio-system with no Service,
@@ -133,27 +129,13 @@ func TestHTTPGatewayAsIstioSimulates(t *testing.T) {
   expect: {listener: 0.0.0.0_443, routeConfiguration: https.443.https.gateway.default, virtualHost: "example.com:443", cluster: "outbound|443||b.default.svc.cluster.local"}
 `},
 	}
-	ctx := context.Background()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := testfiles.Write(t, map[string]string{"mesh.yaml": strings.Join(append([]string{gatewayWorkload}, tc.manifests...), "---\n")})
-			run, err := compile.Run(ctx, compile.Inputs{Paths: []string{dir}}, compile.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			f, err := Parse("tests.yaml", []byte("tests:"+tc.tests))
 			if err != nil {
 				t.Fatal(err)
 			}
-			results, err := Run(ctx, run, []*File{f})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range results {
-				if !r.Passed() {
-					t.Errorf("%s: %s\n%s", r.Case.Name, strings.Join(r.Failures, "; "), trace(r.Report))
-				}
-			}
+			runIn(t, strings.Join(append([]string{gatewayWorkload}, tc.manifests...), "---\n"), f)
 		})
 	}
 }

@@ -1,14 +1,11 @@
 package routecheck
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/request"
-	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // Where istiod's simulation tests send traffic for an address no service
@@ -29,7 +26,6 @@ func TestUnknownDestinationsAsIstioSimulates(t *testing.T) {
 		{"tcp", "tcp", "plaintext", ""},
 		{"http2 over tls", "http2", "tls", ""},
 	}
-	ctx := context.Background()
 	for _, mode := range []string{"REGISTRY_ONLY", "ALLOW_ANY"} {
 		for _, vip := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s vip=%v", mode, vip), func(t *testing.T) {
@@ -48,10 +44,6 @@ func TestUnknownDestinationsAsIstioSimulates(t *testing.T) {
 					"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: istio\n  namespace: istio-system\ndata:\n  mesh: |\n    outboundTrafficPolicy: {mode: " + mode + "}\n",
 					se.String(),
 				}, "---\n")
-				run, err := compile.Run(ctx, compile.Inputs{Paths: []string{testfiles.Write(t, map[string]string{"mesh.yaml": manifests})}}, compile.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
 				f := &File{Path: "passthrough"}
 				for p := uint32(80); p <= 86; p++ {
 					for _, c := range calls {
@@ -83,15 +75,7 @@ func TestUnknownDestinationsAsIstioSimulates(t *testing.T) {
 						f.Tests = append(f.Tests, tc)
 					}
 				}
-				results, err := Run(ctx, run, []*File{f})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range results {
-					if !r.Passed() {
-						t.Errorf("%s: %s\n%s", r.Case.Name, strings.Join(r.Failures, "; "), trace(r.Report))
-					}
-				}
+				runIn(t, manifests, f)
 			})
 		}
 	}

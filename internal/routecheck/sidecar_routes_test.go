@@ -1,14 +1,11 @@
 package routecheck
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/request"
-	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // Situations istiod's own simulation tests assert on sidecar routes
@@ -186,14 +183,8 @@ func TestSidecarRoutesAsIstioSimulates(t *testing.T) {
 			"default", []string{"*/" + known}, "default", 80,
 			map[string]string{known: "outbound|80||example.com", altKnown: "outbound|80||example.com"}},
 	}
-	ctx := context.Background()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := testfiles.Write(t, map[string]string{"mesh.yaml": routesMesh(tc.routes, tc.sidecarNs, tc.egress)})
-			run, err := compile.Run(ctx, compile.Inputs{Paths: []string{dir}}, compile.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			f := &File{Path: "routes"}
 			for h, cluster := range tc.want {
 				c := Case{Name: h, Call: request.Call{From: tc.from + "/client", Target: fmt.Sprintf("http://2.0.0.0:%d/", tc.port),
@@ -206,15 +197,7 @@ func TestSidecarRoutesAsIstioSimulates(t *testing.T) {
 				}
 				f.Tests = append(f.Tests, c)
 			}
-			results, err := Run(ctx, run, []*File{f})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range results {
-				if !r.Passed() {
-					t.Errorf("%s: %s\n%s", r.Case.Name, strings.Join(r.Failures, "; "), trace(r.Report))
-				}
-			}
+			runIn(t, routesMesh(tc.routes, tc.sidecarNs, tc.egress), f)
 		})
 	}
 }
