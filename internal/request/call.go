@@ -234,7 +234,7 @@ func Resolve(mesh *resolve.Mesh, view *resolve.ProxyView, c Call, gateway bool) 
 		}
 	}
 	if r.TLS != "plaintext" {
-		req.TLS = true
+		req.TLS, req.MTLS = true, r.TLS == "mtls"
 		req.ALPN = alpn(c.ALPN, r.TLS, r.Protocol)
 		if req.SNI == "" && r.TLS == "tls" {
 			req.SNI = stripPort(req.Host)

@@ -35,8 +35,14 @@ func terminal(cfg *envoycfg.Config, t *Trace, fc *listenerv3.FilterChain, req Re
 		switch x := m.(type) {
 		case *hcmv3.HttpConnectionManager:
 			t.add(Step{Stage: NetworkFilter, Name: f.GetName(), Index: -1})
-			if req.Protocol == TCP {
-				t.stop(NetworkFilter, "%s needs HTTP, the request is TCP", f.GetName())
+			switch {
+			case req.Protocol == TCP:
+				t.stop(NetworkFilter, "protocol error: %s needs HTTP, the request is TCP", f.GetName())
+				return
+			case req.TLS && fc.GetTransportSocket() == nil:
+				// The chain does not terminate TLS: the connection manager
+				// reads the handshake as HTTP and fails.
+				t.stop(NetworkFilter, "protocol error: %s reads plain-text HTTP, the client starts TLS", f.GetName())
 				return
 			}
 			httpRequest(cfg, t, x, req, dst)

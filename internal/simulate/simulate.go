@@ -52,7 +52,10 @@ type Request struct {
 	Inbound  bool
 	Protocol Protocol
 	// TLS says the client starts TLS, offering SNI and ALPN.
-	TLS  bool
+	TLS bool
+	// MTLS says the client also presents a certificate, as a sidecar
+	// does under Istio mutual TLS.
+	MTLS bool
 	SNI  string
 	ALPN []string
 	// Host (the authority), Method and Path (with any query) of an HTTP
@@ -241,6 +244,9 @@ func Run(cfg *envoycfg.Config, req Request) *Trace {
 		return t.stop(FilterChain, "no filter chain of %s matches: %s", l.GetName(), why)
 	}
 	t.add(Step{Stage: FilterChain, Name: fc.GetName(), Index: index, Detail: why, Origin: metadataOrigin(fc.GetMetadata())})
+	if why := handshake(fc, req); why != "" {
+		return t.stop(NetworkFilter, "%s", why)
+	}
 	terminal(cfg, t, fc, req, dst)
 	return t
 }
