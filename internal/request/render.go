@@ -59,18 +59,26 @@ func WriteText(w io.Writer, rep *Report) error {
 			line += "  (" + s.Detail + ")"
 		}
 		diag.Fprintf(&b, "%s\n", line)
-		if s.Stage == simulate.Route && rep.RouteRule != nil {
+		switch {
+		case s.Stage == simulate.Route && rep.RouteRule != nil:
 			diag.Fprintf(&b, "  %-20s by %s\n", "", rep.RouteRule)
+		case s.Stage == simulate.Cluster && len(rep.Clusters) == 1:
+			if p := describePolicy(rep.Clusters[0]); p != "" {
+				diag.Fprintf(&b, "  %-20s %s\n", "", p)
+			}
 		}
 	}
 	showAction()
-	if len(rep.Targets) > 1 || (len(rep.Targets) == 1 && rep.Cluster == "") {
-		for _, tg := range rep.Targets {
-			diag.Fprintf(&b, "  %-20s %s  (weight %d, %s)\n", "cluster", tg.Cluster, tg.Weight, cmpOr(tg.Type, "not in the configuration"))
+	if len(rep.Clusters) > 1 || (len(rep.Clusters) == 1 && rep.Cluster == "") {
+		for _, c := range rep.Clusters {
+			diag.Fprintf(&b, "  %-20s %s  (weight %d, %s)\n", "cluster", c.Name, c.Weight, cmpOr(c.Type, "not in the configuration"))
+			if p := describePolicy(c); p != "" {
+				diag.Fprintf(&b, "  %-20s %s\n", "", p)
+			}
 		}
 	}
 	for _, e := range rep.Endpoints {
-		diag.Fprintf(&b, "  %-20s %s\n", "endpoint", describeEndpoint(e, len(rep.Targets) > 1))
+		diag.Fprintf(&b, "  %-20s %s\n", "endpoint", describeEndpoint(e, len(rep.Clusters) > 1))
 	}
 	switch {
 	case rep.StoppedAt != "":
@@ -170,4 +178,27 @@ func describeEndpoint(e Endpoint, withCluster bool) string {
 		s += "  (" + strings.Join(attrs, ", ") + ")"
 	}
 	return s
+}
+
+// describePolicy is a cluster's connection policy on one line: load
+// balancer, TLS and SNI, connection limits, outlier detection.
+func describePolicy(c Cluster) string {
+	var parts []string
+	if c.LoadBalancer != "" {
+		parts = append(parts, "load balancer "+c.LoadBalancer)
+	}
+	if c.TLS != "" {
+		tls := c.TLS
+		if c.SNI != "" {
+			tls += ", SNI " + c.SNI
+		}
+		parts = append(parts, tls)
+	}
+	if len(c.Pool) > 0 {
+		parts = append(parts, strings.Join(c.Pool, ", "))
+	}
+	if len(c.OutlierDetection) > 0 {
+		parts = append(parts, "outlier detection: "+strings.Join(c.OutlierDetection, ", "))
+	}
+	return strings.Join(parts, "; ")
 }

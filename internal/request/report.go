@@ -31,6 +31,7 @@ type Report struct {
 	Action             *Action          `json:"action,omitempty"`
 	Cluster            string           `json:"cluster,omitempty"`
 	WeightedClusters   []WeightedTarget `json:"weightedClusters,omitempty"`
+	Clusters           []Cluster        `json:"clusters,omitempty"`
 	Endpoints          []Endpoint       `json:"endpoints,omitempty"`
 	StoppedAt          string           `json:"stoppedAt,omitempty"`
 	Reason             string           `json:"reason,omitempty"`
@@ -39,8 +40,6 @@ type Report struct {
 	Steps []simulate.Step `json:"-"`
 	// RouteRule is the VirtualService rule of the route taken, if any.
 	RouteRule *Object `json:"-"`
-	// Targets are the action's clusters with their types.
-	Targets []simulate.Target `json:"-"`
 }
 
 // RequestInfo is the request as the proxy received it.
@@ -87,6 +86,21 @@ type WeightedTarget struct {
 	Weight uint32 `json:"weight"`
 }
 
+// Cluster is a cluster the action sends to and how it connects.
+type Cluster struct {
+	Name string `json:"name"`
+	// Weight is its share of a weighted split.
+	Weight uint32 `json:"weight,omitempty"`
+	// Type is the discovery type; empty when the configuration has no
+	// such cluster.
+	Type             string   `json:"type,omitempty"`
+	LoadBalancer     string   `json:"loadBalancer,omitempty"`
+	TLS              string   `json:"tls,omitempty"`
+	SNI              string   `json:"sni,omitempty"`
+	Pool             []string `json:"pool,omitempty"`
+	OutlierDetection []string `json:"outlierDetection,omitempty"`
+}
+
 // Endpoint is one endpoint of a cluster the action sends to.
 type Endpoint struct {
 	Cluster  string `json:"cluster"`
@@ -120,7 +134,7 @@ func (o Object) String() string {
 func Explain(mesh *resolve.Mesh, view *resolve.ProxyView, cfg *envoycfg.Config, from string, r *Resolved) *Report {
 	tr := simulate.Run(cfg, r.Request)
 	req := r.Request
-	rep := &Report{From: from, Steps: tr.Steps, Targets: tr.Targets, StoppedAt: string(tr.StoppedAt), Reason: tr.Reason,
+	rep := &Report{From: from, Steps: tr.Steps, StoppedAt: string(tr.StoppedAt), Reason: tr.Reason,
 		Request: RequestInfo{Mode: r.Mode, Address: req.Address, Port: req.Port, Resolved: r.AddressNote, Protocol: r.Protocol,
 			TLS: r.TLS, SNI: req.SNI, ALPN: req.ALPN}}
 	if req.Protocol != simulate.TCP {
@@ -145,6 +159,9 @@ func Explain(mesh *resolve.Mesh, view *resolve.ProxyView, cfg *envoycfg.Config, 
 		}
 	}
 	for _, tg := range tr.Targets {
+		p := tg.Policy
+		rep.Clusters = append(rep.Clusters, Cluster{Name: tg.Cluster, Weight: tg.Weight, Type: tg.Type, LoadBalancer: p.LoadBalancer,
+			TLS: p.TLS, SNI: p.SNI, Pool: p.Pool, OutlierDetection: p.OutlierDetection})
 		for _, e := range tg.Endpoints {
 			rep.Endpoints = append(rep.Endpoints, Endpoint{Cluster: tg.Cluster, Address: e.Address, Port: e.Port, Locality: e.Locality, TLSMode: e.TLSMode, Weight: e.Weight})
 		}

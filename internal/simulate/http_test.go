@@ -12,6 +12,7 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"github.com/google/go-cmp/cmp"
@@ -366,6 +367,42 @@ func TestNetworkFilterStops(t *testing.T) {
 		tr := Run(cfg, tc.req)
 		if tr.StoppedAt != tc.stop || !strings.Contains(tr.Reason, tc.want) {
 			t.Errorf("%+v: stopped at %q (%s), want %q (%s)", tc.req, tr.StoppedAt, tr.Reason, tc.stop, tc.want)
+		}
+	}
+}
+
+// TestPolicy: a cluster's load balancer, TLS, limits below Envoy's
+// maximum and outlier detection, as a DestinationRule sets them.
+func TestPolicy(t *testing.T) {
+	tlsCtx := func(sni string, cert bool) *corev3.TransportSocket {
+		ctx := &tlsv3.UpstreamTlsContext{Sni: sni, CommonTlsContext: &tlsv3.CommonTlsContext{}}
+		if cert {
+			ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{{Name: "default"}}
+		}
+		return &corev3.TransportSocket{Name: "envoy.transport_sockets.tls", ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: packed(t, ctx)}}
+	}
+	simple := cluster("simple", clusterv3.Cluster_EDS)
+	simple.LbPolicy = clusterv3.Cluster_RANDOM
+	simple.TransportSocket = tlsCtx("api.example.com", false)
+	simple.CircuitBreakers = &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{{
+		MaxConnections: wrapperspb.UInt32(100), MaxRequests: wrapperspb.UInt32(4294967295)}}}
+	simple.OutlierDetection = &clusterv3.OutlierDetection{Consecutive_5Xx: wrapperspb.UInt32(5), Interval: durationpb.New(10e9)}
+	mutual := cluster("mutual", clusterv3.Cluster_EDS)
+	mutual.TransportSocket = tlsCtx("db.internal", true)
+	auto := cluster("auto", clusterv3.Cluster_EDS)
+	auto.TransportSocketMatches = []*clusterv3.Cluster_TransportSocketMatch{{Name: "tlsMode-istio",
+		Match: &structpb.Struct{Fields: map[string]*structpb.Value{"tlsMode": structpb.NewStringValue("istio")}}, TransportSocket: tlsCtx("outbound_.80_._.web", true)}}
+	for _, tc := range []struct {
+		c    *clusterv3.Cluster
+		want Policy
+	}{
+		{simple, Policy{LoadBalancer: "RANDOM", TLS: "TLS", SNI: "api.example.com", Pool: []string{"max connections 100"},
+			OutlierDetection: []string{"consecutive 5xx 5", "interval 10s"}}},
+		{mutual, Policy{LoadBalancer: "ROUND_ROBIN", TLS: "mutual TLS", SNI: "db.internal"}},
+		{auto, Policy{LoadBalancer: "ROUND_ROBIN", TLS: "Istio mutual TLS to endpoints with tlsMode istio", SNI: "outbound_.80_._.web"}},
+	} {
+		if d := cmp.Diff(tc.want, policy(tc.c), cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.c.GetName(), d)
 		}
 	}
 }

@@ -210,8 +210,24 @@ type Target struct {
 	// ORIGINAL_DST...); empty when the configuration has no such cluster.
 	Type string
 	// Origin is the DestinationRule that shaped the cluster, if any.
-	Origin    *Origin
+	Origin *Origin
+	// Policy is how the cluster connects; zero when the configuration
+	// has no such cluster.
+	Policy    Policy
 	Endpoints []Endpoint
+}
+
+// Policy is what a DestinationRule's traffic policy becomes in a
+// cluster, each part empty when unset.
+type Policy struct {
+	// LoadBalancer is the policy (ROUND_ROBIN, LEAST_REQUEST...).
+	LoadBalancer string
+	// TLS is "TLS", "mutual TLS" (a client certificate too) or "Istio
+	// mutual TLS to endpoints with tlsMode istio"; SNI what it sends.
+	TLS, SNI string
+	// Pool lists the connection limits below Envoy's maximum
+	// ("max connections 100"); OutlierDetection its settings.
+	Pool, OutlierDetection []string
 }
 
 // Endpoint is one endpoint of a cluster.
