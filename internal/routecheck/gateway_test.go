@@ -139,3 +139,77 @@ func TestHTTPGatewayAsIstioSimulates(t *testing.T) {
 		})
 	}
 }
+
+// gwIn is a Gateway named name in namespace ns selecting the ingress.
+func gwIn(ns, name string, servers ...string) string {
+	return strings.Replace(gw(name, servers...), "namespace: default", "namespace: "+ns, 1)
+}
+
+// Situations istiod's simulation tests assert for gateway servers that
+// collide: one Gateway name in two namespaces, two protocols on a port,
+// two VirtualServices for one SNI host.
+func TestGatewayConflictsAsIstioSimulates(t *testing.T) {
+	const tcpServer = `{port: {number: 80, name: tcp, protocol: TCP}, hosts: [foo.bar]}`
+	const httpServer = `{port: {number: 80, name: http, protocol: HTTP}, hosts: [foo.bar]}`
+	const tcpRoute = `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: bookinfo, namespace: default}
+spec:
+  hosts: ["*"]
+  gateways: [istio-system/gateway]
+  tcp: [{route: [{destination: {host: productpage, port: {number: 9080}}}]}]
+`
+	tlsRoute := func(name string) string {
+		return fmt.Sprintf(`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: %s, namespace: default}
+spec:
+  gateways: [istio-system/ingressgateway]
+  hosts: [mysite.example.com]
+  tls: [{match: [{port: 443, sniHosts: [mysite.example.com]}], route: [{destination: {host: mysite.default.svc.cluster.local, port: {number: 443}}}]}]
+`, name)
+	}
+	// divergence says why meshc's build differs from istiod's in a case:
+	// such a case must fail, so that a fix shows.
+	cases := []struct {
+		name       string
+		manifests  []string
+		tests      string
+		divergence string
+	}{
+		{"one Gateway name in istio-system and an earlier namespace", []string{gwIn("istio-system", "gateway", tcpServer), gwIn("alpha", "gateway", tcpServer), tcpRoute}, `
+- {from: gateway istio-system/ingress, target: "foo.bar:80", expect: {stoppedAt: listener}}
+`, "istiod builds no listener when the colliding Gateway's namespace sorts first (a bug it keeps); meshc builds the TCP route"},
+		{"one Gateway name in istio-system and a later namespace", []string{gwIn("istio-system", "gateway", tcpServer), gwIn("zeta", "gateway", tcpServer), tcpRoute}, `
+- {from: gateway istio-system/ingress, target: "foo.bar:80", expect: {listener: 0.0.0.0_80, cluster: "outbound|9080||productpage.default.svc.cluster.local"}}
+`, ""},
+		{"two VirtualServices for one SNI host", []string{gwIn("istio-system", "ingressgateway", `{hosts: ["*.example.com"], port: {name: https, number: 443, protocol: HTTPS}, tls: {mode: PASSTHROUGH}}`),
+			tlsRoute("vs1"), tlsRoute("vs2")}, `
+- {from: gateway istio-system/ingress, target: "https://mysite.example.com/", expect: {listener: 0.0.0.0_443, cluster: "outbound|443||mysite.default.svc.cluster.local"}}
+`, ""},
+		{"TCP then HTTP on one port", []string{gw("alpha", tcpServer), gw("beta", httpServer)}, `
+- {from: gateway istio-system/ingress, target: "foo.bar:80", expect: {stoppedAt: listener}}
+`, "istiod lets the first Gateway's TCP server take the port and, without TCP routes, builds no listener; meshc builds the HTTP server's"},
+		{"HTTP then TCP on one port", []string{gw("beta", tcpServer), gw("alpha", httpServer)}, `
+- {from: gateway istio-system/ingress, target: "http://foo.bar/", expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, virtualHost: "blackhole:80", stoppedAt: route}}
+`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Parse("tests.yaml", []byte("tests:"+tc.tests))
+			if err != nil {
+				t.Fatal(err)
+			}
+			manifests := strings.Join(append([]string{gatewayWorkload}, tc.manifests...), "---\n")
+			if tc.divergence == "" {
+				runIn(t, manifests, f)
+				return
+			}
+			for _, r := range results(t, manifests, f) {
+				if r.Passed() {
+					t.Errorf("%s: meshc now agrees with istiod (%s): drop the divergence", r.Case.Name, tc.divergence)
+				}
+			}
+		})
+	}
+}
