@@ -161,9 +161,9 @@ type Resolved struct {
 	AddressNote string
 }
 
-// Resolve turns a call from view's proxy into the connection and request
-// the proxy sees.
-func Resolve(mesh *resolve.Mesh, view *resolve.ProxyView, c Call, gateway bool) (*Resolved, error) {
+// resolveCall turns a call from view's proxy into the connection and
+// request the proxy sees.
+func resolveCall(mesh *resolve.Mesh, view *resolve.ProxyView, c Call, gateway bool) (*Resolved, error) {
 	t, err := parseTarget(c.Target)
 	if err != nil {
 		return nil, err
@@ -367,7 +367,7 @@ func Prepare(run *compile.Result, c Call) (*resolve.ProxyView, *Resolved, error)
 	if gateway && v.Proxy.Type != resolve.RouterProxy {
 		return nil, nil, usage("%s is a sidecar, not a gateway: drop \"gateway\"", v.Proxy.ID())
 	}
-	r, err := Resolve(run.Mesh, v, c, gateway)
+	r, err := resolveCall(run.Mesh, v, c, gateway)
 	if err != nil {
 		return nil, nil, err
 	}

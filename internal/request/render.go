@@ -1,6 +1,7 @@
 package request
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -71,7 +72,7 @@ func WriteText(w io.Writer, rep *Report) error {
 	showAction()
 	if len(rep.Clusters) > 1 || (len(rep.Clusters) == 1 && rep.Cluster == "") {
 		for _, c := range rep.Clusters {
-			diag.Fprintf(&b, "  %-20s %s  (weight %d, %s)\n", "cluster", c.Name, c.Weight, cmpOr(c.Type, "not in the configuration"))
+			diag.Fprintf(&b, "  %-20s %s  (weight %d, %s)\n", "cluster", c.Name, c.Weight, cmp.Or(c.Type, "not in the configuration"))
 			if p := describePolicy(c); p != "" {
 				diag.Fprintf(&b, "  %-20s %s\n", "", p)
 			}

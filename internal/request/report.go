@@ -1,6 +1,7 @@
 package request
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -321,7 +322,7 @@ func (rep *Report) explainStop(mesh *resolve.Mesh, view *resolve.ProxyView, r *R
 					ports = append(ports, p)
 				}
 			}
-			rep.Reason += "; the gateway's servers are on ports " + cmpOr(strings.Join(ports, ", "), "(none)")
+			rep.Reason += "; the gateway's servers are on ports " + cmp.Or(strings.Join(ports, ", "), "(none)")
 		}
 	case rep.VirtualHost == "block_all":
 		rep.StoppedAt = string(simulate.VirtualHost)
@@ -339,13 +340,6 @@ func (rep *Report) explainStop(mesh *resolve.Mesh, view *resolve.ProxyView, r *R
 	case rep.Cluster == "PassthroughCluster" && rep.StoppedAt == "":
 		rep.Reason = "PassthroughCluster: " + why() + ": the proxy passes it to its original destination"
 	}
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // registryOnlyBy says who set REGISTRY_ONLY: the Sidecar, else the mesh

@@ -1,6 +1,7 @@
 package routecheck
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ type route struct {
 func (r route) manifest(i int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: vs%d\n  namespace: %s\n  creationTimestamp: \"%s-01-01T00:00:00Z\"\nspec:\n  hosts:\n",
-		i, r.ns, cmpOr(r.created, "2020"))
+		i, r.ns, cmp.Or(r.created, "2020"))
 	for _, h := range r.hosts {
 		fmt.Fprintf(&b, "  - %q\n", h)
 	}
@@ -40,13 +41,6 @@ func (r route) manifest(i int) string {
 		fmt.Fprintf(&b, "    match:\n    - port: %d\n", r.match)
 	}
 	return b.String()
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // routesMesh: namespaces default, not-default and arbitrary, injected,
