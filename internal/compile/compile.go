@@ -52,6 +52,10 @@ type Options struct {
 	Suppress []suppress.Rule
 	// Now dates suppression expiry; zero means the current time.
 	Now time.Time
+	// NoAnalyzers leaves the analyzers out, for callers that use the
+	// resolved mesh and not its diagnostics (explain request, test);
+	// Diagnostics then hold only the stages' own.
+	NoAnalyzers bool
 }
 
 // Validate checks the options that can be wrong.
@@ -155,6 +159,9 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 			return err
 		}},
 		{StageAnalyze, func() error {
+			if opts.NoAnalyzers {
+				return nil
+			}
 			var err error
 			found, err = lint.Run(ctx, r.Mesh, lint.Analyzers(), lint.Options{})
 			ds = append(ds, found...)
