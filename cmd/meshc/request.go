@@ -74,6 +74,15 @@ TARGET's host. Only FROM's configuration is built.`,
   meshc explain request shop/cart 10.96.0.20:5432 -f ./manifests -o json
   meshc explain request reviews-v1 http://reviews:9080/ --inbound --tls mtls examples/bookinfo`,
 		Args: cobra.MinimumNArgs(2),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			switch {
+			case len(args) == 0 || (len(args) == 1 && args[0] == "gateway"):
+				return g.proxyNames(cmd, &cf)
+			case len(args) == 1 || (len(args) == 2 && args[0] == "gateway"):
+				return nil, cobra.ShellCompDirectiveNoFileComp // TARGET
+			}
+			return nil, cobra.ShellCompDirectiveDefault // paths
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			from := args[0]
 			if from == "gateway" {

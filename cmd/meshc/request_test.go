@@ -52,6 +52,8 @@ func TestExplainRequestExitCodes(t *testing.T) {
 		{"a sidecar is no gateway", []string{"explain", "request", "gateway", "default/productpage-v1", "http://reviews:9080/", bookinfoDir}, 2, "", "not a gateway"},
 		{"gateway without target", []string{"explain", "request", "gateway", "istio-system/istio-ingressgateway"}, 2, "", "want gateway"},
 		{"bad output", []string{"explain", "request", "default/productpage-v1", "http://reviews:9080/", "-o", "yaml", bookinfoDir}, 2, "", "unknown output format"},
+		{"completes FROM with proxies", []string{"__complete", "explain", "request", "-f", bookinfoDir, ""}, 0, "default/productpage-v1\tDeployment", ""},
+		{"completes a gateway", []string{"__complete", "explain", "request", "-f", bookinfoDir, "gateway", ""}, 0, "istio-system/istio-ingressgateway", ""},
 		{"no route is still an answer", []string{"explain", "request", "gateway", "istio-system/istio-ingressgateway", "http://bookinfo.example.com/admin", bookinfoDir}, 0, "Stopped at route", ""},
 	})
 }
