@@ -169,7 +169,36 @@ func Explain(mesh *resolve.Mesh, view *resolve.ProxyView, cfg *envoycfg.Config, 
 	}
 	rep.objects(mesh, view, tr, r)
 	rep.explainStop(mesh, view, r)
+	if rep.StoppedAt == string(simulate.Route) {
+		if by := routeAuthors(cfg, rep.RouteConfiguration, rep.VirtualHost); by != "" {
+			rep.Reason += "; its routes come from " + by
+		}
+	}
 	return rep
+}
+
+// routeAuthors names the VirtualServices whose rules make up a virtual
+// host's routes, each once with its file and line.
+func routeAuthors(cfg *envoycfg.Config, routeConfig, virtualHost string) string {
+	rc := cfg.Route(routeConfig)
+	var names []string
+	for _, vh := range rc.GetVirtualHosts() {
+		if vh.GetName() != virtualHost {
+			continue
+		}
+		for i := range vh.GetRoutes() {
+			o, ok := cfg.RouteOrigin(envoycfg.RouteRef{Config: routeConfig, VirtualHost: virtualHost, Index: i})
+			if !ok {
+				continue
+			}
+			ref := o.Object.Ref()
+			n := fmt.Sprintf("%s %s/%s (%s:%d)", ref.Kind, ref.Namespace, ref.Name, ref.File, ref.Line)
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // objects lists the Istio objects behind the walk, in step order: the
