@@ -64,7 +64,7 @@ request that matches nothing says where it stopped and why.
 
 FROM is a proxy, [NAMESPACE/]NAME (namespace "default" when left out), or
 "gateway [NAMESPACE/]NAME" for a request arriving at the gateway's port from
-outside the mesh. TARGET is a URL (http://reviews:9080/api?x=1,
+outside the mesh (a gateway named without the keyword is taken so too). TARGET is a URL (http://reviews:9080/api?x=1,
 https://api.example.com/) or HOST:PORT / IP:PORT: a name resolves as the
 client's DNS would, in FROM's namespace, to the service's VIP (a headless
 service's first endpoint); -H 'Host: name' sets the authority when it is not

@@ -54,6 +54,7 @@ func TestExplainRequestExitCodes(t *testing.T) {
 		{"bad output", []string{"explain", "request", "default/productpage-v1", "http://reviews:9080/", "-o", "yaml", bookinfoDir}, 2, "", "unknown output format"},
 		{"completes FROM with proxies", []string{"__complete", "explain", "request", "-f", bookinfoDir, ""}, 0, "default/productpage-v1\tDeployment", ""},
 		{"completes a gateway", []string{"__complete", "explain", "request", "-f", bookinfoDir, "gateway", ""}, 0, "istio-system/istio-ingressgateway", ""},
+		{"a gateway without the keyword", []string{"explain", "request", "istio-system/istio-ingressgateway", "http://bookinfo.example.com/productpage", bookinfoDir}, 0, "Request from istio-system/istio-ingressgateway (gateway)", ""},
 		{"no route is still an answer", []string{"explain", "request", "gateway", "istio-system/istio-ingressgateway", "http://bookinfo.example.com/admin", bookinfoDir}, 0, "Stopped at route", ""},
 	})
 }

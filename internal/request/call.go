@@ -364,8 +364,13 @@ func Prepare(run *compile.Result, c Call) (*resolve.ProxyView, *Resolved, error)
 	if err != nil {
 		return nil, nil, &UsageError{err}
 	}
-	if gateway && v.Proxy.Type != resolve.RouterProxy {
+	switch {
+	case gateway && v.Proxy.Type != resolve.RouterProxy:
 		return nil, nil, usage("%s is a sidecar, not a gateway: drop \"gateway\"", v.Proxy.ID())
+	case v.Proxy.Type == resolve.RouterProxy && !c.Inbound:
+		// A gateway has no application of its own: requests come from
+		// outside.
+		gateway = true
 	}
 	r, err := resolveCall(run.Mesh, v, c, gateway)
 	if err != nil {
