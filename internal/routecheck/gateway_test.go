@@ -140,6 +140,11 @@ func TestHTTPGatewayAsIstioSimulates(t *testing.T) {
 	}
 }
 
+// created sets an object's creation time to the start of a year.
+func created(manifest, year string) string {
+	return strings.Replace(manifest, "\nmetadata:\n", "\nmetadata:\n  creationTimestamp: \""+year+"-01-01T00:00:00Z\"\n", 1)
+}
+
 // gwIn is a Gateway named name in namespace ns selecting the ingress.
 func gwIn(ns, name string, servers ...string) string {
 	return strings.Replace(gw(name, servers...), "namespace: default", "namespace: "+ns, 1)
@@ -190,6 +195,23 @@ spec:
 		{"TCP then HTTP on one port", []string{gw("alpha", tcpServer), gw("beta", httpServer)}, `
 - {from: gateway istio-system/ingress, target: "foo.bar:80", expect: {stoppedAt: listener}}
 `, "istiod lets the first Gateway's TCP server take the port and, without TCP routes, builds no listener; meshc builds the HTTP server's"},
+		{"two wildcard servers told apart by their VirtualServices' namespaces", []string{
+			gw("alpha", `{hosts: ["ns-1/*.example.com"], port: {name: http, number: 80, protocol: HTTP}}`),
+			gw("beta", `{hosts: ["ns-2/*.example.com"], port: {name: http, number: 80, protocol: HTTP}}`),
+			strings.Replace(vs("default", "default/alpha", []string{"ns-1.example.com"}, "", "echo"), "namespace: default", "namespace: ns-1", 1),
+			strings.Replace(vs("default", "default/beta", []string{"ns-2.example.com"}, "", "echo"), "namespace: default", "namespace: ns-2", 1)}, `
+- {from: gateway istio-system/ingress, target: "http://ns-1.example.com/", expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, cluster: "outbound|80||echo.ns-1.svc.cluster.local"}}
+- {from: gateway istio-system/ingress, target: "http://ns-2.example.com/", expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, cluster: "outbound|80||echo.ns-2.svc.cluster.local"}}
+`, ""},
+		{"VirtualServices for shared and single hosts become separate virtual hosts", []string{
+			gwIn("istio-system", "public-gw", `{port: {number: 80, name: http, protocol: HTTP}, hosts: [foo.example.com, bar.example.com]}`),
+			created(vs("foobar-vs", "istio-system/public-gw", []string{"foo.example.com", "bar.example.com"}, "{prefix: /1}", "echo-foobar"), "2010"),
+			created(vs("foo-vs", "istio-system/public-gw", []string{"foo.example.com"}, "{prefix: /foo}", "echo-foo:80"), "2015"),
+			created(vs("bar-vs", "istio-system/public-gw", []string{"bar.example.com"}, "{prefix: /bar}", "echo-bar:80"), "2020")}, `
+- {from: gateway istio-system/ingress, target: "http://foo.example.com/1", expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, cluster: "outbound|80||echo-foobar.default.svc.cluster.local"}}
+- {from: gateway istio-system/ingress, target: "http://foo.example.com/foo", expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, cluster: "outbound|80||echo-foo.default.svc.cluster.local"}}
+- {from: gateway istio-system/ingress, target: "http://bar.example.com/bar", expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, cluster: "outbound|80||echo-bar.default.svc.cluster.local"}}
+`, ""},
 		{"HTTP then TCP on one port", []string{gw("beta", tcpServer), gw("alpha", httpServer)}, `
 - {from: gateway istio-system/ingress, target: "http://foo.bar/", expect: {listener: 0.0.0.0_80, routeConfiguration: http.80, virtualHost: "blackhole:80", stoppedAt: route}}
 `, ""},
