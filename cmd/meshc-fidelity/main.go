@@ -3,7 +3,7 @@
 // mesh, builds it with meshc (xds, whole per-proxy files), runs istiod's
 // generator on the same files (a program built beside the project, named
 // by -oracle), and compares every resource of every proxy field by field,
-// after the audited exclusions of internal/fidelity. It is a developer's
+// after the audited exclusions of internal/istiodcompare. It is a developer's
 // tool: no test depends on it or on the oracle.
 package main
 
@@ -20,7 +20,7 @@ import (
 	"strings"
 
 	"github.com/meshc/meshc/internal/compile"
-	"github.com/meshc/meshc/internal/fidelity"
+	"github.com/meshc/meshc/internal/istiodcompare"
 	"github.com/meshc/meshc/internal/meshgen"
 )
 
@@ -93,7 +93,7 @@ func main() {
 }
 
 // runSeed builds one random mesh with meshc and the oracle and compares.
-func runSeed(oracle, dir string, seed int64) ([]fidelity.Report, error) {
+func runSeed(oracle, dir string, seed int64) ([]istiodcompare.Report, error) {
 	mesh, out := filepath.Join(dir, "mesh"), filepath.Join(dir, "meshc")
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ func runSeed(oracle, dir string, seed int64) ([]fidelity.Report, error) {
 	if _, err := run.Build(context.Background(), run.Mesh.Views, out, compile.BuildOptions{Format: "xds", SelfContained: true}); err != nil {
 		return nil, err
 	}
-	got, err := fidelity.LoadBuild(out)
+	got, err := istiodcompare.LoadBuild(out)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func runSeed(oracle, dir string, seed int64) ([]fidelity.Report, error) {
 			sidecars = append(sidecars, v.Proxy.ID())
 		}
 	}
-	var want []fidelity.Proxy
+	var want []istiodcompare.Proxy
 	for _, group := range []struct {
 		ids    []string
 		router bool
@@ -144,30 +144,30 @@ func runSeed(oracle, dir string, seed int64) ([]fidelity.Report, error) {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("oracle-router-%v.json", group.router)), stdout.Bytes(), 0o644); err != nil {
 			return nil, err
 		}
-		ps, err := fidelity.LoadOracle(stdout.Bytes())
+		ps, err := istiodcompare.LoadOracle(stdout.Bytes())
 		if err != nil {
 			return nil, err
 		}
 		want = append(want, ps...)
 	}
-	byID := map[string]fidelity.Proxy{}
+	byID := map[string]istiodcompare.Proxy{}
 	for _, p := range got {
 		byID[p.ID] = p
 	}
-	var reports []fidelity.Report
+	var reports []istiodcompare.Report
 	for _, w := range want {
 		g, ok := byID[w.ID]
 		if !ok {
 			return nil, fmt.Errorf("istiod built proxy %s, meshc did not", w.ID)
 		}
-		reports = append(reports, fidelity.Compare(w, g, fidelity.Exclusions))
+		reports = append(reports, istiodcompare.Compare(w, g, istiodcompare.Exclusions))
 	}
 	return reports, nil
 }
 
 type tally struct{ proxies, identical, equal, differ, missing, extra int }
 
-func (t *tally) add(r fidelity.Report) {
+func (t *tally) add(r istiodcompare.Report) {
 	t.proxies++
 	if len(r.Differ)+len(r.Missing)+len(r.Extra) == 0 {
 		t.identical++
@@ -195,7 +195,7 @@ func (t tally) String() string {
 
 // signature groups differences of one kind: the resource type and the
 // fields the changes touch, without list positions or map keys.
-func signature(d fidelity.Difference) string {
+func signature(d istiodcompare.Difference) string {
 	var fields []string
 	for _, c := range d.Changes {
 		var steps []string

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 
-	"github.com/meshc/meshc/internal/golden"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // cliReference is the directory of the CLI reference: one Markdown page per
@@ -57,7 +57,7 @@ func TestCLIReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		generated = append(generated, e.Name())
-		golden.Check(t, filepath.Join(cliReference, e.Name()), got)
+		testfiles.Golden(t, filepath.Join(cliReference, e.Name()), got)
 	}
 	if !slices.Contains(generated, "meshc.md") {
 		t.Errorf("no page for the root command among %v", generated)
@@ -93,7 +93,7 @@ func pageName(c *cobra.Command) string {
 }
 
 // updating reports whether the tests run with -update, the flag
-// internal/golden defines.
+// internal/testfiles defines.
 func updating() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"

@@ -67,7 +67,7 @@ as kubectl has it.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			rep := explain.Build(run.Mesh, v, run.Diagnostics)
+			rep := explain.ProxyReport(run.Mesh, v, run.Diagnostics)
 			if routes {
 				rep.AddRoutes(run.Mesh, v)
 			}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -11,7 +14,9 @@ import (
 )
 
 func newLintCmd(g *globals) *cobra.Command {
-	var format, failOn, explain string
+	var format, failOn, explain, baseline string
+	var only []string
+	var timing bool
 	var cf compileFlags
 	cmd := &cobra.Command{
 		Use:   "lint [PATH...]",
@@ -21,13 +26,21 @@ recursively for .yaml, .yml and .json, or - for stdin; with none, piped
 standard input, else .) and prints diagnostics. Files without Kubernetes
 objects and unrendered Helm templates are skipped and listed.
 
+With --baseline, only findings whose key is absent from an earlier
+"meshc lint -o json" report are printed and counted: a key names the code,
+the object and what the finding is about, never a line, so moving or
+reformatting a manifest keeps its findings known.
+
 Exit status: 0 when nothing reaches --fail-on, 1 when something does, 2 on a
-usage error or when some input could not be read (MC1006).`,
+usage error or when some input could not be read (MC1006); with --baseline,
+only the new findings count.`,
 		Example: `  meshc lint ./manifests
   kubectl get virtualservices,destinationrules -A -o yaml | meshc lint
   meshc lint . --exclude 'charts/**' --inject-namespace shop
   meshc lint . -o sarif > meshc.sarif
   meshc lint . -o github --fail-on warning
+  meshc lint . -o json > baseline.json; meshc lint . --baseline baseline.json
+  meshc lint . --only MC4003,MC5002 --timing
   meshc lint --explain MC1003`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if explain != "" {
@@ -36,19 +49,48 @@ usage error or when some input could not be read (MC1006).`,
 			if _, err := parseFailOn(failOn); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
+			cf.opts.Only = only
+			var times []timed
+			if timing {
+				cf.opts.Timing = func(what string, d time.Duration) { times = append(times, timed{what, d}) }
+			}
+			var known *diag.Baseline
+			if baseline != "" {
+				b, err := readBaseline(baseline)
+				if err != nil {
+					return &exitError{code: exitUsage, err: err}
+				}
+				known = &b
+			}
 			run, err := g.compile(cmd, &cf, args)
 			if err != nil {
 				return err
+			}
+			if timing {
+				if err := writeTimes(g.stderr, times); err != nil {
+					return err
+				}
 			}
 			threshold, err := parseFailOn(cf.failOn(cmd.Flags(), failOn))
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
 			ds := run.Diagnostics
+			if known != nil {
+				var n int
+				ds, n = known.New(ds)
+				if n > 0 {
+					word := "findings"
+					if n == 1 {
+						word = "finding"
+					}
+					fmt.Fprintf(g.stderr, "meshc: %d %s of the baseline not shown\n", n, word)
+				}
+			}
 			r, err := diag.NewRenderer(format, diag.Options{
 				Color:       g.color(g.stdout),
 				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects), Skipped: run.Skipped, ProjectConfig: cf.projectPath()},
-				ToolVersion: strings.Fields(versionText())[1],
+				ToolVersion: readVersion().Version,
 			})
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
@@ -62,6 +104,9 @@ usage error or when some input could not be read (MC1006).`,
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: "+strings.Join(diag.Formats(), ", "))
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	cf.add(cmd, true)
+	cmd.Flags().StringSliceVar(&only, "only", nil, "run only the analyzers reporting these `CODE`s (codes, names or istioctl analyze codes, comma-separated or repeated) and the facts they read; the loader's and the hierarchy's findings are reported as always")
+	cmd.Flags().BoolVar(&timing, "timing", false, "print to stderr how long each analyzer and each fact the analyzers share took (they then run one at a time)")
+	cmd.Flags().StringVar(&baseline, "baseline", "", "report only findings whose key is not in `REPORT.json`, an earlier report of meshc lint -o json")
 	cmd.Flags().StringVar(&explain, "explain", "", "print the documentation of a diagnostic `CODE` (a name, or an istioctl analyze code such as IST0101) and exit")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(diag.Formats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info", "none"}, cobra.ShellCompDirectiveNoFileComp))
@@ -75,6 +120,40 @@ usage error or when some input could not be read (MC1006).`,
 	return cmd
 }
 
+// timed is one lint fact's or analyzer's time.
+type timed struct {
+	what string
+	d    time.Duration
+}
+
+// writeTimes prints --timing's report.
+func writeTimes(w io.Writer, times []timed) error {
+	var b strings.Builder
+	b.WriteString("meshc: lint timing (shared facts first, then each analyzer alone):\n")
+	var total time.Duration
+	for _, t := range times {
+		fmt.Fprintf(&b, "  %-48s %9.3f ms\n", t.what, float64(t.d.Microseconds())/1000)
+		total += t.d
+	}
+	fmt.Fprintf(&b, "  %-48s %9.3f ms\n", "total", float64(total.Microseconds())/1000)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// readBaseline reads --baseline.
+func readBaseline(path string) (diag.Baseline, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return diag.Baseline{}, fmt.Errorf("--baseline: %w", err)
+	}
+	defer f.Close()
+	b, err := diag.ReadBaseline(f)
+	if err != nil {
+		return diag.Baseline{}, fmt.Errorf("--baseline %s: %w", path, err)
+	}
+	return b, nil
+}
+
 // parseFailOn reads --fail-on; 0 means never fail.
 func parseFailOn(s string) (diag.Severity, error) {
 	if s == "none" {
@@ -82,7 +161,7 @@ func parseFailOn(s string) (diag.Severity, error) {
 	}
 	sev, err := diag.ParseSeverity(s)
 	if err != nil {
-		return 0, fmt.Errorf("--fail-on: %w", err)
+		return 0, fmt.Errorf("--fail-on: unknown threshold %q (want error, warning, info or none)", s)
 	}
 	return sev, nil
 }

@@ -190,15 +190,6 @@ func TestCompletion(t *testing.T) {
 // or injected workloads; stand-ins (ns/*) speak for the namespace until
 // real proxies are in the input.
 func TestMissingSubsetWithAndWithoutWorkloads(t *testing.T) {
-	const v4 = `apiVersion: networking.istio.io/v1
-kind: VirtualService
-metadata: {name: reviews, namespace: default}
-spec:
-  hosts: [reviews]
-  http:
-  - route:
-    - destination: {host: reviews, subset: v4}
-`
 	for _, tc := range []struct {
 		name    string
 		files   []string
@@ -210,7 +201,7 @@ spec:
 		{"injected workloads", []string{"namespace.yaml", "services.yaml", "deployments.yaml", "destination-rules.yaml"}, "proxies: default/details-v1, default/productpage-v1, default/ratings-v1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			files := map[string]string{"reviews-v4.yaml": v4}
+			files := map[string]string{"reviews-v4.yaml": reviewsV4}
 			for _, f := range tc.files {
 				data, err := os.ReadFile(filepath.Join(bookinfoDir, f))
 				if err != nil {

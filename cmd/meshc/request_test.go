@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/meshc/meshc/internal/golden"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 const requestMesh = "testdata/request/mesh"
@@ -35,7 +35,7 @@ func TestExplainRequestGolden(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			golden.Check(t, filepath.Join("testdata", "request", tt.golden), []byte(out))
+			testfiles.Golden(t, filepath.Join("testdata", "request", tt.golden), []byte(out))
 		})
 	}
 }
@@ -64,7 +64,7 @@ func TestExplainRequestExitCodes(t *testing.T) {
 // be read is exit 2 at its file:line.
 func TestMeshcTest(t *testing.T) {
 	tests := filepath.Join("testdata", "request", "tests")
-	example := filepath.Join("..", "..", "examples", "routing-tests", "bookinfo.yaml")
+	example := filepath.Join("..", "..", "examples", "bookinfo-routing-tests.yaml")
 	runCLICases(t, []cliCase{
 		{"bundled example passes", []string{"test", example, "-f", bookinfoDir}, 0, "7 tests, 7 passed, 0 failed", ""},
 		{"failures exit 1", []string{"test", filepath.Join(tests, "failing.yaml"), "-f", requestMesh}, 1, "3 tests, 1 passed, 2 failed", ""},
@@ -85,7 +85,7 @@ func TestMeshcTest(t *testing.T) {
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
 			_, out, _ := meshc(t, "", tt.args...)
-			golden.Check(t, filepath.Join("testdata", "request", tt.golden), []byte(out))
+			testfiles.Golden(t, filepath.Join("testdata", "request", tt.golden), []byte(out))
 		})
 	}
 }

@@ -28,7 +28,7 @@ Exit status: 0 when every test passes, 1 when one fails (each failure shows
 what was expected, what happened and the request's trace), 2 when a test
 file cannot be read: an unknown field, a missing from or target, a FROM
 naming no proxy, a bad target, each at its file:line.`,
-		Example: `  meshc test examples/bookinfo/routing-tests.yaml -f examples/bookinfo
+		Example: `  meshc test examples/bookinfo-routing-tests.yaml -f examples/bookinfo
   meshc test tests/*.yaml -f ./manifests -o junit > routing.xml`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

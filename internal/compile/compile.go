@@ -12,6 +12,9 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/meshc/meshc/internal/diag"
@@ -56,6 +59,12 @@ type Options struct {
 	// resolved mesh and not its diagnostics (explain request, test);
 	// Diagnostics then hold only the stages' own.
 	NoAnalyzers bool
+	// Only are the codes (names, istioctl analyze codes) whose analyzers
+	// run, with the facts they read; none means every analyzer.
+	Only []string
+	// Timing, when set, hears how long each lint fact and analyzer took
+	// (lint.Options.Timing).
+	Timing func(what string, d time.Duration)
 }
 
 // Validate checks the options that can be wrong.
@@ -68,10 +77,21 @@ func (o Options) Validate() error {
 			return err
 		}
 	}
+	if _, err := o.analyzers(); err != nil {
+		return fmt.Errorf("--only: %w", err)
+	}
 	if p := o.PlaceholderVIPs; p.IsValid() && (!p.Addr().Is4() || p.Bits() > 30) {
 		return fmt.Errorf("placeholder VIPs: want an IPv4 CIDR of at least 4 addresses, got %s", p)
 	}
 	return nil
+}
+
+// analyzers are the analyzers Only selects.
+func (o Options) analyzers() ([]*lint.Analyzer, error) {
+	if len(o.Only) == 0 {
+		return lint.Analyzers(), nil
+	}
+	return lint.Select(o.Only)
 }
 
 // DefaultPlaceholderVIPs is the range Options.PlaceholderVIPs defaults to.
@@ -94,6 +114,8 @@ type Result struct {
 	Stages []Stage
 	// suppressed filters the build checks' findings as Run filtered these.
 	suppressed *suppress.Set
+	// options are the compile's, which index.json records.
+	options Options
 }
 
 // Stage names a stage of Run and its wall time.
@@ -123,7 +145,7 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	r := &Result{}
+	r := &Result{options: opts}
 	var ds []diag.Diagnostic
 	var loaded load.Result
 	var mc model.MeshConfig
@@ -162,8 +184,11 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 			if opts.NoAnalyzers {
 				return nil
 			}
-			var err error
-			found, err = lint.Run(ctx, r.Mesh, lint.Analyzers(), lint.Options{})
+			analyzers, err := opts.analyzers()
+			if err != nil {
+				return err
+			}
+			found, err = lint.Run(ctx, r.Mesh, analyzers, lint.Options{Timing: opts.Timing})
 			ds = append(ds, found...)
 			return err
 		}},
@@ -185,7 +210,64 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	fileKeys(paths, ds)
 	diag.Sort(ds)
 	r.Files, r.Skipped, r.Objects, r.Diagnostics = loaded.Files, loaded.Skipped, loaded.Objects, ds
 	return r, nil
+}
+
+// fileKeys makes the keys of findings about a file rather than an object
+// name the file relative to the directory holding every input, so a
+// baseline written by "meshc lint manifests" matches "meshc lint ." run
+// in manifests. Files outside it (a --mesh-config elsewhere) keep the path
+// as given.
+func fileKeys(paths []string, ds []diag.Diagnostic) {
+	root, ok := inputRoot(paths)
+	if !ok {
+		return
+	}
+	for i, d := range ds {
+		if d.Object.Name != "" || d.Object.File == "" || d.Object.File == load.StdinName {
+			continue
+		}
+		abs, err := filepath.Abs(d.Object.File)
+		if err != nil {
+			continue
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		ds[i] = d.WithKeyFile(filepath.ToSlash(rel))
+	}
+}
+
+// inputRoot is the deepest directory holding every input path (a file
+// input counts as its directory); false when there is none, as for stdin
+// alone.
+func inputRoot(paths []string) (string, bool) {
+	root := ""
+	for _, p := range paths {
+		if p == "-" {
+			continue
+		}
+		dir, err := filepath.Abs(p)
+		if err != nil {
+			return "", false
+		}
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			dir = filepath.Dir(dir)
+		}
+		if root == "" {
+			root = dir
+			continue
+		}
+		for root != filepath.Dir(root) {
+			if rel, err := filepath.Rel(root, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				break
+			}
+			root = filepath.Dir(root)
+		}
+	}
+	return root, root != ""
 }

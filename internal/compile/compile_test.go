@@ -2,9 +2,11 @@ package compile
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -87,6 +89,8 @@ func TestValidate(t *testing.T) {
 		{Options{}, true},
 		{Options{PlaceholderVIPs: netip.MustParsePrefix("10.0.0.0/31")}, false},
 		{Options{PlaceholderVIPs: netip.MustParsePrefix("fd00::/64")}, false},
+		{Options{Only: []string{"MC4003", "IST0109"}}, true},
+		{Options{Only: []string{"MC1001"}}, false},
 	} {
 		if err := tc.opts.Validate(); (err == nil) != tc.ok {
 			t.Errorf("%+v: %v", tc.opts, err)
@@ -219,6 +223,45 @@ func TestEstimateWithinAFactorOfTwo(t *testing.T) {
 	}
 }
 
+// TestFileKeysRelativeToInputs: a finding about a file, not an object, is
+// keyed by the file's path below the inputs, however the inputs are
+// spelled, so a baseline matches a run from another directory; with two
+// inputs the path starts where they part.
+func TestFileKeysRelativeToInputs(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"m/x.yaml", "n/y.yaml"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("a: [b\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := filepath.Join(dir, "m")
+	for _, tt := range []struct {
+		paths []string
+		want  []string
+	}{
+		{[]string{m}, []string{"MC1001/file=x.yaml/doc=1"}},
+		{[]string{m + string(filepath.Separator) + "."}, []string{"MC1001/file=x.yaml/doc=1"}},
+		{[]string{filepath.Join(m, "x.yaml")}, []string{"MC1001/file=x.yaml/doc=1"}},
+		{[]string{m, filepath.Join(dir, "n")}, []string{"MC1001/file=m/x.yaml/doc=1", "MC1001/file=n/y.yaml/doc=1"}},
+	} {
+		r, err := Run(context.Background(), Inputs{Paths: tt.paths}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, d := range r.Diagnostics {
+			keys = append(keys, d.Key)
+		}
+		slices.Sort(keys)
+		if !slices.Equal(keys, tt.want) {
+			t.Errorf("%v: keys %q, want %q", tt.paths, keys, tt.want)
+		}
+	}
+}
+
 // TestStagesRunInOrder: a compile runs the named stages in order and times
 // each.
 func TestStagesRunInOrder(t *testing.T) {
@@ -310,5 +353,44 @@ spec:
 	}
 	if len(full.Mesh.Services) != len(bare.Mesh.Services) || len(full.Mesh.VirtualServices) != len(bare.Mesh.VirtualServices) {
 		t.Errorf("the mesh differs without the analyzers")
+	}
+}
+
+// TestIndexRecordsTheBuild: index.json says which meshc wrote a build,
+// with which options, and which services got a made-up VIP.
+func TestIndexRecordsTheBuild(t *testing.T) {
+	r, err := Run(context.Background(), Inputs{Paths: []string{"-"}, Stdin: strings.NewReader(service)}, Options{PlaceholderVIPs: netip.MustParsePrefix("100.64.0.0/16")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	built, err := r.Build(context.Background(), r.Mesh.Views, out, BuildOptions{Format: "xds", SelfContained: true, Version: "v9.9.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var index struct {
+		Build struct {
+			Meshc           string
+			Options         map[string]string
+			PlaceholderVIPs struct {
+				Range    string
+				Services []string
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &index); err != nil {
+		t.Fatal(err)
+	}
+	b := index.Build
+	want := map[string]string{"format": "xds", "endpoints": "inline", "tls-mode": "istio", "layout": "self-contained", "placeholder-vips": "100.64.0.0/16"}
+	if b.Meshc != "v9.9.9" || !maps.Equal(b.Options, want) {
+		t.Errorf("build %q with %v, want v9.9.9 with %v", b.Meshc, b.Options, want)
+	}
+	if p := b.PlaceholderVIPs; p.Range != "100.64.0.0/16" || !slices.Equal(p.Services, []string{"web.shop.svc.cluster.local"}) || built.Placeholders == nil {
+		t.Errorf("placeholders %+v (Built: %+v)", p, built.Placeholders)
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/meshc/meshc/internal/envdiff"
 	"github.com/meshc/meshc/internal/envoycfg"
-	"github.com/meshc/meshc/internal/fidelity"
+	"github.com/meshc/meshc/internal/istiodcompare"
 )
 
 // TestConfigsAreTheBuild: the configurations built in memory are,
@@ -25,7 +25,7 @@ func TestConfigsAreTheBuild(t *testing.T) {
 	if _, err := r.Build(ctx, r.Mesh.Views, dir, opts); err != nil {
 		t.Fatal(err)
 	}
-	built, err := fidelity.LoadBuild(dir)
+	built, err := istiodcompare.LoadBuild(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,15 +21,22 @@ type Entry struct {
 	// Istio lists the istioctl analyze codes (IST0101, ...) that report
 	// the same finding; galley.istio.io/analyze-suppress honours them.
 	Istio []string
+	// Messages are the entry's message templates (see Template); report
+	// sites not yet converted to one format their text with At.
+	Messages []*Message
 }
 
-// At is a finding of e about obj, with e's name and default severity.
+// At is a finding of e about obj, with e's name and default severity,
+// its text formatted at the report site. Its key names the code and the
+// subject only; a site that can report several findings of e about one
+// subject tells them apart with Diagnostic.Keyed.
 func (e *Entry) At(obj ObjectRef, format string, args ...any) Diagnostic {
 	return Diagnostic{
 		Code:     e.Code,
 		Name:     e.Name,
 		Severity: e.Severity,
 		Message:  fmt.Sprintf(format, args...),
+		Key:      keyFor(e.Code, obj, nil),
 		Object:   obj,
 	}
 }
@@ -46,9 +53,10 @@ func (e *Entry) HelpURI() string { return DocsURL + "#" + e.Anchor() }
 // DocsURL is where docs/diagnostics.md is published.
 const DocsURL = "https://github.com/meshc/meshc/blob/main/docs/diagnostics.md"
 
-// The catalog: one typed value per code, through which passes and analyzers
-// report (diag.InvalidYAML.At(ref, ...)). A code is added together with the
-// pass that reports it. Keep them sorted by code.
+// The catalog: one typed value per code, whose message templates passes
+// and analyzers report through (diag.YAMLSyntaxError.At(ref, problem)). A
+// code is added together with the pass that reports it. Keep them sorted
+// by code.
 var (
 	InvalidYAML = &Entry{
 		Code: "MC1001", Name: "InvalidYAML", Severity: Error,
@@ -403,6 +411,140 @@ of their namespace.`,
 	}
 )
 
+// The messages of the loader's, the hierarchy's and suppression's entries.
+var (
+	ParserFailure = InvalidYAML.Template("the document could not be parsed (parser failure: %v)",
+		T("failure"))
+	YAMLSyntaxError = InvalidYAML.Template("%s",
+		T("problem"))
+	MeshConfigUnparsable = InvalidYAML.Template("mesh config: %s; istiod's defaults apply",
+		T("problem"))
+
+	APIVersionMissing = InvalidObject.Template("apiVersion is missing or not a string; the object is left out")
+	KindMissing       = InvalidObject.Template("kind is missing or not a string; the object is left out")
+	NameMissing       = InvalidObject.Template("metadata.name is missing%s; the object is left out",
+		T("hint"))
+	NamespaceInvalid = InvalidObject.Template("namespace %q is not a valid namespace name: %s; the object is left out",
+		W("namespace"), T("problems"))
+	NameInvalid = InvalidObject.Template("name %q is not a valid %s name: %s; the object is left out",
+		W("name"), W("kind"), T("problems"))
+
+	MeshConfigFieldIgnored = SchemaViolation.Template("mesh config: %s; istiod ignores it",
+		T("problem"))
+	MeshConfigRejected = SchemaViolation.Template("mesh config: %s; istiod rejects the mesh config, so its defaults apply",
+		T("problem"))
+
+	DefinedTwice = DuplicateObject.Template("%s is defined twice; the first definition (%s) is kept and this one is left out",
+		W("object"), W("first"))
+
+	KindNotModelled = UnknownKind.Template("meshc does not model %s %s (%s); such objects count only for their namespace and for HNC propagation",
+		W("apiVersion"), W("kind").ID(), T("count")).WithoutSubject()
+	KindNotBuilt = UnknownKind.Template("meshc does not model %s %s (%s): %s",
+		W("apiVersion"), W("kind").ID(), T("count"), T("meaning")).WithoutSubject()
+
+	SuppressionExpired = ExpiredSuppression.Template("the suppression of %s expired on %s (%s); its findings are reported again",
+		W("suppression").ID(), W("expires"), T("reason"))
+
+	HNCResourceNotNamespaced = SchemaViolation.Template("resource %q is not namespaced; the entry is ignored (HNC: BadConfiguration/ResourceNotNamespaced)",
+		W("resource"))
+	HNCResourceUnknown = SchemaViolation.Template("HNCConfiguration resource %q (group %q) is not a namespaced type meshc knows; the entry is ignored (HNC: BadConfiguration/ResourceNotFound). A CustomResourceDefinition in the input registers its type.",
+		W("resource"), W("group"))
+	HNCResourceAmbiguous = SchemaViolation.Template("HNCConfiguration resource %q matches types in several groups; set its group (HNC: BadConfiguration/ResourceNotFound)",
+		W("resource"))
+	HNCModeEnforced = SchemaViolation.Template("The sync mode for %q is enforced by HNC as \"Propagate\" and cannot be overridden (HNC: BadConfiguration/MultipleConfigurationsForType)",
+		W("resource"))
+	HNCModeRepeated = SchemaViolation.Template("Multiple sync mode settings found for %q; all but one (%q) will be ignored (HNC: BadConfiguration/MultipleConfigurationsForType)",
+		W("resource"), W("mode"))
+	DiscoverySelectorInvalid = SchemaViolation.Template("mesh config discoverySelectors: %v; the selector is ignored",
+		T("problem").ID())
+
+	HierarchyCycleFound = HierarchyCycle.Template("namespaces %s form a parent cycle (%s); HNC halts them and everything below",
+		T("members"), T("cycle"))
+
+	ParentIgnored = ParentMissing.Template("namespace %s is managed by %s, so HNC ignores its parent %q",
+		W("namespace"), W("manager"), W("parent").ID())
+	ParentUnmanaged = ParentMissing.Template("the parent of %[1]s, %[2]s, is a namespace HNC does not manage; propagation into %[1]s and below is halted",
+		W("namespace"), W("parent").ID())
+	ParentAbsent = ParentMissing.Template("the parent of %[1]s, %[2]s, does not exist; propagation into %[1]s and below is halted",
+		W("namespace"), W("parent").ID())
+	ParentOverridesProject = ParentMissing.Template("namespace %s belongs to TKE project %s but HNC gives it the parent %s; the parent wins",
+		W("namespace"), W("project").ID(), W("parent"))
+
+	CopyOverwrites = PropagationConflict.Template("%[1]s %[2]s/%[3]s is overwritten by HNC with the copy of %[4]s/%[3]s (its parent chain propagates a %[1]s of the same name); this object's content is lost",
+		W("kind"), W("namespace"), W("name"), W("source"))
+
+	AnchorForbidden = SubnamespaceAnchorMismatch.Template("anchor %s/%s names namespace %s, which HNC does not manage; the anchor is Forbidden",
+		W("namespace"), W("anchor"), W("child"))
+	AnchorsCompete = SubnamespaceAnchorMismatch.Template("%d anchors want to create namespace %s; meshc keeps the one in %s (smallest name), a cluster would keep whichever HNC saw first",
+		N("count"), W("child").ID(), W("kept")).WithoutSubject()
+	AnchorInConflict = SubnamespaceAnchorMismatch.Template("anchor %[1]s/%[2]s is in Conflict: namespace %[3]s exists and is not a subnamespace of %[1]s",
+		W("namespace"), W("anchor"), W("child"))
+	AnchorMissing = SubnamespaceAnchorMismatch.Template("namespace %[1]s says it is a subnamespace of %[2]s, but %[2]s has no anchor for it (HNC: BadConfiguration/SubnamespaceAnchorMissing)",
+		W("namespace"), W("parent"))
+
+	PropagationFrozen = ActivitiesHalted.Template("propagation is frozen in %s and below (%s): %s",
+		W("namespace"), W("reason"), T("effects"))
+	AncestorHalted = ActivitiesHalted.Template("propagation into %s is paused: its ancestor %s is halted (%s)",
+		W("namespace"), W("ancestor"), W("reason"))
+
+	SlotClaimedTwice = InheritedSlotConflict.Template("the %[1]s inherited from %[2]s/%[3]s and the local %[1]s %[4]s both claim the namespace-wide slot of %[5]s; Istio would pick one by age, which the files do not tell",
+		W("kind"), W("sourceNamespace"), W("source"), W("local"), W("namespace"))
+
+	MetadataNotManaged = IllegalManagedMetadata.Template("%s is not a managed %s (%s), so HNC drops it from %s",
+		W("key").ID(), W("what").ID(), W("flag"), W("namespace"))
+
+	ExceptionUnparsable = InvalidPropagationException.Template("%s cannot be parsed (%v), so HNC propagates %s/%s nowhere (CannotParseSelector)",
+		W("annotation").ID(), T("problem"), W("namespace"), W("name"))
+
+	RootNamespaceHasChildren = RootNamespaceInHierarchy.Template("the Istio root namespace %[1]s has HNC children (%[2]s): propagated copies of its mesh-wide objects become per-namespace objects there and change precedence; exclude it with --hnc-excluded-namespace=%[1]s",
+		W("root"), T("children"))
+)
+
+// The messages of the core analyzers' entries.
+var (
+	AmbiguousHostChosen = AmbiguousHost.Template("%s is defined in %s and in %s; proxies use the one in %[2]s (%[4]s)",
+		W("host").ID(), W("namespace"), T("losers"), W("tieBreak"))
+
+	ShadowedBySelectorRule = ShadowedDestinationRule.Template("%s is never used by proxies in %s: the lookup stops at a rule that applies only to selected workloads",
+		W("rule"), T("namespaces"))
+	ShadowedBy = ShadowedDestinationRule.Template("%s is shadowed for proxies in %s: %s wins the lookup (%s)",
+		W("rule"), T("namespaces"), W("winner").ID(), W("step").ID())
+
+	MergeDropsTrafficPolicy = DestinationRuleMergeConflict.Template("the trafficPolicy of %s is ignored: it is merged with %s for host %s, and only the oldest rule's trafficPolicy is kept, whole",
+		W("rule"), W("kept"), W("host"))
+	MergeDropsSubset = DestinationRuleMergeConflict.Template("subset %q of %s is ignored: %s, merged with it for host %s, already defines it",
+		W("subset").ID(), W("rule"), W("kept"), W("host"))
+
+	SubsetWithoutRule = UnknownSubset.Template("%s routes to subset %q of %s, but no DestinationRule applies to %s, so the subset does not exist there",
+		W("route"), W("subset").ID(), W("host").ID(), W("who")).Fielded()
+	SubsetNotInRule = UnknownSubset.Template("%s routes to subset %q of %s, but the DestinationRule %s, %s (%s), has no such subset (it has %s)",
+		W("route"), W("subset").ID(), W("host").ID(), W("who"), W("rule").ID(), W("step"), T("subsets")).Fielded()
+
+	HostClaimedTwice = VirtualServiceHostConflict.Template("%s and %s both claim %s; sidecars never merge VirtualServices, so the routes of %[1]s for %[4]s are ignored",
+		W("loser"), W("winner").ID(), T("hosts"), W("them"))
+	HostClaimedByMany = VirtualServiceHostConflict.Template("%d VirtualServices claim %s for the same proxies; sidecars never merge VirtualServices, so only %s is used and the routes of %s are ignored for %s",
+		N("count"), T("hosts"), W("winner").ID(), T("losers"), W("them"))
+
+	DestinationUnreachable = DestinationHostNotFound.Template("%s routes to %s, which %s cannot reach: %s",
+		W("route"), W("host").ID(), W("who"), T("why")).Fielded()
+
+	SecondDefaultSidecar = MultipleDefaultSidecars.Template("namespace %s has more than one Sidecar without a workloadSelector; only the oldest, %s, takes effect and %s is ignored",
+		W("namespace"), W("kept"), W("ignored"))
+
+	NoWorkloadInjected = NoInjectedWorkloads.Template("no workload in the input gets a sidecar, so no sidecar proxy is built, and checks speak for each namespace as a workload without labels would see it (NS/*): %s; %s",
+		T("namespaces"), T("fixes")).WithoutSubject()
+
+	ConfigOverBudget = ProxyConfigTooLarge.Template("the Envoy configs of %s of %s are up to %d bytes on the wire (%d clusters, %d listeners), over the budget of %d; %s",
+		T("proxies"), W("scope").ID(), N("bytes"), N("clusters"), N("listeners"), N("budget"), T("hint")).WithoutSubject()
+	ConfigInvalid = InvalidEnvoyConfig.Template("the Envoy config of proxy %s is invalid: %s",
+		W("proxy"), T("problem").ID())
+	PolicyNotBuilt = UntranslatedPolicy.Template("%s %s/%s applies to %d of the proxies built, but meshc does not build %s",
+		W("kind"), W("namespace"), W("name"), N("proxies"), T("omits"))
+
+	SidecarsSelectSameWorkloads = ConflictingSidecarSelectors.Template("Sidecars %s and %s both select %s; only the oldest, %s, applies",
+		W("winner").ID(), W("loser"), T("workloads"), W("winnerName"))
+)
+
 // core lists the entries of this file. Each catalog_*.go file adds its
 // family's entries in a slice of its own, so families grow without
 // touching one another.
@@ -479,6 +621,7 @@ func WriteMarkdown(w io.Writer) error {
 	b.WriteString("<!-- Generated from internal/diag/catalog.go by `go test ./internal/diag -update`. Do not edit. -->\n\n")
 	b.WriteString("Codes are stable. The severity is the default; `meshc lint --fail-on` sets which severity fails a run.\n\n")
 	b.WriteString(withoutWorkloads)
+	b.WriteString(findingKeys)
 	b.WriteString("| code | name | severity | istioctl analyze | summary |\n| --- | --- | --- | --- | --- |\n")
 	for _, e := range catalog {
 		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s | %s |\n", e.Code, e.Anchor(), e.Name, e.Severity, strings.Join(e.Istio, ", "), e.Summary)
@@ -489,10 +632,80 @@ func WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "\nistioctl analyze reports the same as %s; `--suppress` and `galley.istio.io/analyze-suppress` accept the Istio code as well.\n",
 				strings.Join(e.Istio, ", "))
 		}
+		writeMessages(&b, e)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// writeMessages lists e's message templates and what keys their findings.
+func writeMessages(b *strings.Builder, e *Entry) {
+	if len(e.Messages) == 0 {
+		return
+	}
+	b.WriteString("\nMessages:\n\n")
+	for _, m := range e.Messages {
+		var keyed []string
+		if m.NoSubject {
+			keyed = append(keyed, "not the object")
+		}
+		if args := m.KeyArgs(); len(args) > 0 {
+			keyed = append(keyed, strings.Join(args, ", "))
+		}
+		if m.ByField {
+			keyed = append(keyed, "the field")
+		}
+		if len(keyed) == 0 {
+			// The subject, and the field or document where it is.
+			fmt.Fprintf(b, "- `%s`\n", m.Pattern())
+			continue
+		}
+		fmt.Fprintf(b, "- `%s` (key: %s)\n", m.Pattern(), strings.Join(keyed, "; "))
+	}
+}
+
+// findingKeys describes keys; the README says the same in short.
+const findingKeys = `## Finding keys
+
+Every finding carries a key that names it across runs, so that a later run
+can tell a new finding from a known one (` + "`meshc lint --baseline`" + `). In JSON it
+is the ` + "`key`" + ` field, in SARIF the result's ` + "`partialFingerprints`" + `
+entry ` + "`meshcKey/v1`" + `. A key is the code, the subject and a discriminator,
+joined by "/":
+
+` + "```" + `
+MC4003/VirtualService/default/reviews/subset=v4/host=reviews.default.svc.cluster.local/rule=default/reviews/field=spec.http[0].route[0].destination.subset
+MC6001/Sidecar/web/b                           the subject alone: one such finding per object
+MC9006/Namespace/shop/field=metadata.labels   a cluster-scoped subject (Kind/name) and a field
+MC1005/kind=Widget                             about a kind, not the object it is shown at
+MC1001/file=manifests/broken.yaml/doc=2        a finding about a file: its path and document number
+MC1003/VirtualService/shop/reviews/field=spec.http[0].timeout/problem=3f9a0c12
+` + "```" + `
+
+The subject is ` + "`Kind/namespace/name`" + ` of the object the finding is
+about. The discriminator holds the message's identifying arguments
+(listed under each code below as "key"), as name=value; free text enters
+as a short digest. When those do not tell a subject's findings apart
+("the field" below), or the message has none, an analyzer's finding adds
+the field it points at as ` + "`field=`" + `, a path in the object (list
+positions included); the loader's findings add the field and a digest of
+the schema problem. A key never
+holds a line number or, for a finding about an object, a file name: moving
+an object to another file, reordering documents or reformatting YAML keeps
+its findings' keys. What changes a key is what changes the finding: its
+object's identity, an identifying argument, or the position of its field
+in a list (a route moved before another).
+
+Limits: a finding about a document with no object to name (a YAML syntax
+error, an object without a name) is keyed by the file's path below the
+directory that holds every input (so ` + "`meshc lint manifests`" + ` and
+` + "`meshc lint .`" + ` run in manifests agree), the document's number in
+the file and, in a List, the item's position: moving the document, or
+adding an input elsewhere, changes it. Keys are unique
+within one run; the same finding in two runs has the same key as long as
+the same meshc version reports it.
+
+`
 
 // withoutWorkloads is the rule analyzers follow when the input does not
 // show every proxy or service; the README says the same.

@@ -110,3 +110,28 @@ own namespace counts: a mesh-wide STRICT policy with a DISABLE rule is the
 usual way to call a service that has no sidecar.`,
 	}
 )
+
+// The messages of the DestinationRule entries.
+var (
+	RuleHostMatchesNothing = DestinationRuleHostNotFound.Template("the host %s of %s matches no service: %s, so the rule applies to nothing and its policies and subsets are unused",
+		W("host").ID(), W("rule"), T("why"))
+
+	SelectorRuleExported = UnreachableDestinationRuleExport.Template("%s is exported to %s, but it has a workloadSelector, so only the workloads it selects in %s use it: the exportTo has no effect",
+		W("rule"), T("exportedTo"), W("namespace"))
+	ExportNeverConsulted = UnreachableDestinationRuleExport.Template("%s is exported to %s, but proxies there never consult it: other namespaces look for rules about %s only in %s (where the %s) and the root namespace %s; %s. Move the rule to %s or drop the export",
+		W("rule"), T("exportedTo"), W("host"), T("homes"), W("serviceIs"), W("root"), T("users"), W("target"))
+
+	SelectorRuleLacksSubsets = SelectorRuleDropsSubsets.Template("%[1]s replaces %[2]s for %[3]s, but lacks %[4]s that %[2]s defines for %[5]s; routes from %[6]s to %[7]s fail with 503. Copy the %[8]s into %[1]s",
+		W("rule"), W("plain").ID(), T("workloads"), T("subsets"), W("host"), W("fromWho"), W("them"), W("subsetWord"))
+
+	SubsetEmpty = SubsetSelectsNoWorkload.Template("subset %q of %s selects no workload of %s: none of the workloads its selector %s matches has the labels %s (they have %s); requests routed to the subset fail with 503",
+		W("subset"), W("rule"), W("host").ID(), T("selector"), T("labels"), T("have"))
+	SubsetsEmpty = SubsetSelectsNoWorkload.Template("%d subsets of %s select no workload of %s: none of the workloads its selector %s matches has the labels of %s (they have %s); requests routed to these subsets fail with 503",
+		N("count"), W("rule"), W("host").ID(), T("selector"), T("subsets"), T("have"))
+
+	NoCAForTLS = NoCACertificates.Template("%s originates TLS (%s) to %s%s without caCertificates: the proxy checks the server's certificate only against its system CA bundle, which accepts any public CA and rejects a private one; set caCertificates or credentialName",
+		W("rule"), W("mode"), W("host"), T("where"))
+
+	PlaintextToStrict = MTLSDisabledForStrictServer.Template("%s sets tls.mode DISABLE for %s (%s), whose workloads require mutual TLS (STRICT, by PeerAuthentication %s): the proxies using this rule send plaintext and the server refuses every connection. Use ISTIO_MUTUAL or remove the tls setting",
+		W("rule"), W("host").ID(), T("ports"), T("policies"))
+)

@@ -158,3 +158,36 @@ Credentials of other providers (a "://" scheme other than kubernetes://)
 are not checked.`,
 	}
 )
+
+// The messages of the Sidecar, selector, listener and gateway entries.
+var (
+	EgressHostImportsNothing = EgressHostMatchesNothing.Template("egress host %q of Sidecar %s imports no service: %s; the proxies using this Sidecar get no cluster or route for it; fix the host or namespace, or remove the entry",
+		W("host").ID(), W("sidecar"), T("why")).Fielded()
+
+	SelectorMatchesNothing = SelectorMatchesNoWorkload.Template("the selector {%s} of %s %s matches no Pod or workload in %s, so istiod applies it to nothing; fix the labels or remove the %[2]s",
+		T("labels"), W("kind"), W("object"), T("where"))
+	SelectorWithoutLabels = EmptyWorkloadSelector.Template("the selector of %s %s has no labels, so it matches every workload it can: %s; give it labels, or drop it if that is meant",
+		W("kind"), W("object"), T("effect"))
+
+	ListenerChainDropped = ListenerConflict.Template("port %[1]d of %[2]s (%[3]s) is dropped from outbound listener %[4]s, which %[5]s port %[6]d (%[7]s) already holds: %[8]s; connections meant for %[2]s reach %[5]s; give the services distinct addresses or ports",
+		N("port").ID(), W("host").ID(), W("protocol"), W("listener").ID(), W("winner").ID(), N("winnerPort"), W("winnerProtocol"), T("why"))
+
+	ChainMatchesEverything = CatchAllTCPCapture.Template("%[1]s (port %[2]d, %[3]s) has no address of its own, so its chain on outbound listener %[4]s matches every connection: any TCP traffic on port %[2]d that no other listener takes (other external hosts, IPs without a service) is sent %[5]s; give the ServiceEntry addresses, or use TLS with SNI or an HTTP protocol",
+		W("host").ID(), N("port").ID(), W("protocol"), W("listener"), T("where"))
+
+	TLSServerDropped = ConflictingGateways.Template("%s serves %s with TLS, as older %s already does on the same port for %s; istiod drops this server whole, so none of its hosts are served by it; keep one TLS server per host and port",
+		W("server"), T("hosts"), T("earlier"), T("workloads"))
+	ServersMerged = ConflictingGateways.Template("%s serves %s, as older %s already does on the same port for %s; istiod merges the servers, so the VirtualServices bound to either Gateway answer for %s, in VirtualService order; serve each host and port from one Gateway",
+		W("server"), T("hosts"), T("earlier"), T("workloads"), W("them"))
+
+	ServerPortNotExposed = GatewayPortNotOnService.Template("server %d of Gateway %s listens on port %d, but no Service in front of its gateway %s (%s) exposes that port or target port, so no traffic reaches it; add the port to the Service or fix the server's",
+		N("server"), W("gateway"), N("port").ID(), W("workloadWord"), T("workloads")).Fielded()
+
+	CertificateShared = DuplicateGatewayCertificate.Template("%s uses the %s that %s also uses, for other hosts (%s, there %s), on %s: HTTP/2 clients reuse one connection for every host a certificate covers, and requests reaching the other Gateway's server get 404; give each Gateway its own certificate, or serve the hosts from one server",
+		W("server"), W("certificate").ID(), W("otherServer").ID(), T("hosts"), T("otherHosts"), T("workloads"))
+
+	CredentialLacksKeys = GatewayCredentialNotFound.Template("server %[1]d of Gateway %[2]s uses credential %[3]s, but Secret %[4]s/%[3]s lacks %[5]s (it has %[6]s); istiod cannot serve TLS on this server; add the keys",
+		N("server"), W("gateway"), W("credential").ID(), W("namespace").ID(), T("lacks"), T("has")).Fielded()
+	CredentialAbsent = GatewayCredentialNotFound.Template("server %[1]d of Gateway %[2]s uses credential %[3]s, but no Secret %[3]s is in %[4]s, where its gateway workloads run and istiod reads it; the server cannot serve TLS; create the Secret there or fix the name",
+		N("server"), W("gateway"), W("credential").ID(), T("namespaces")).Fielded()
+)

@@ -147,3 +147,52 @@ patterns with * are skipped. The namespaces every cluster has (default,
 kube-system, ...) and the mesh's root namespace count as existing.`,
 	}
 )
+
+// The messages of the policy and metadata entries.
+var (
+	AnnotationUnknown = UnknownAnnotation.Template("annotation %s on %s is not one Istio defines, so nothing reads it%s",
+		W("annotation").ID(), W("site"), T("hint")).Fielded()
+
+	AnnotationOnWorkload = MisplacedAnnotation.Template("annotation %s on %s has no effect: Istio reads it on Pods only, and a workload's own metadata never reaches its pods; move it to spec.template.metadata.annotations",
+		W("annotation").ID(), W("site")).Fielded()
+	AnnotationOnOtherKind = MisplacedAnnotation.Template("annotation %s on %s has no effect: Istio reads it only on %s",
+		W("annotation").ID(), W("site"), T("kinds")).Fielded()
+
+	AnnotationValueInvalid = InvalidAnnotationValue.Template("annotation %s=%q on %s is not valid: %s",
+		W("annotation").ID(), W("value"), W("site"), T("problem")).Fielded()
+	InjectLabelInvalid = InvalidAnnotationValue.Template("label %s=%q on %s %s is not valid: %s",
+		W("label").ID(), W("value"), W("kind"), W("object"), T("problem")).Fielded()
+
+	DeprecatedField = DeprecatedSetting.Template("%s %s uses %s, which Istio's API marks deprecated; %s",
+		W("kind"), W("object"), W("what"), T("replacement"))
+	DeprecatedEgressProxy = DeprecatedSetting.Template("Sidecar %s sets outboundTrafficPolicy.egressProxy, a field Istio no longer documents and istioctl reports as deprecated (%s): route external traffic through an egress gateway with ServiceEntries and VirtualServices instead",
+		W("sidecar"), T("effect"))
+	RemovedKindDefined = DeprecatedSetting.Template("CustomResourceDefinition %s defines %s.rbac.istio.io, a type Istio has removed: use AuthorizationPolicy (security.istio.io)",
+		W("definition"), W("kind"))
+	RemovedKindUsed = DeprecatedSetting.Template("%s %s is of a type Istio has removed, so nothing applies it: rewrite it as an AuthorizationPolicy (security.istio.io)",
+		W("kind"), W("object"))
+	DeprecatedAnnotation = DeprecatedSetting.Template("annotation %s on %s is deprecated and may stop working in a later Istio release%s",
+		W("annotation").ID(), W("site"), T("instead")).Fielded()
+
+	AlphaFeatureAnnotation = AlphaAnnotation.Template("annotation %s on %s belongs to an alpha-phase Istio feature: it may change between releases and may be incompletely supported",
+		W("annotation").ID(), W("site")).Fielded()
+
+	SeveralInjectionLabels = ConflictingInjectionLabels.Template("namespace %s has several injection labels (%s): %s",
+		W("namespace"), T("labels"), T("why"))
+
+	TelemetriesSelectSame = ConflictingTelemetrySelectors.Template("Telemetries %s in namespace %s all select %s; istiod applies one of them and which is undefined: merge them or narrow their selectors",
+		T("telemetries").ID(), W("namespace"), T("workloads"))
+
+	SeveralDefaultTelemetries = MultipleDefaultTelemetries.Template("Telemetries %s have neither selector nor targetRef, so each claims to be the default of %s; istiod uses one of them and which is undefined: merge them into one",
+		T("telemetries"), T("scope"))
+
+	PatchOperationIgnored = RiskyEnvoyFilterPatch.Template("EnvoyFilter %s, configPatches[%d]: istiod ignores %s on %s; it applies only %s there",
+		W("filter"), N("patch"), W("operation"), W("applyTo"), T("operations"))
+	PatchRelativeToVersioned = RiskyEnvoyFilterPatch.Template("EnvoyFilter %s, configPatches[%d]: %s is relative to %s and the EnvoyFilter has no priority; patches matching a proxy version make that element differ between proxy versions, so during an upgrade the patch may find nothing to act on: set spec.priority or use INSERT_FIRST or ADD",
+		W("filter"), N("patch"), W("operation"), T("element"))
+	PatchRelativeUnordered = RiskyEnvoyFilterPatch.Template("EnvoyFilter %s, configPatches[%d]: %s is relative to an element other EnvoyFilters may add, move or remove, and the EnvoyFilter has no priority, so whether it applies depends on their order; set spec.priority or use INSERT_FIRST or ADD",
+		W("filter"), N("patch"), W("operation"))
+
+	SourceNamespaceUnknown = UnknownSourceNamespace.Template("%s names source namespace %q in %s, but the input has no such namespace, so %s",
+		W("policy"), W("namespace").ID(), W("field"), T("effect"))
+)

@@ -142,3 +142,33 @@ is sniffed).`,
 		Istio: []string{"IST0177"},
 	}
 )
+
+// The messages of the registry entries.
+var (
+	ExportHidesOwnNamespace = HiddenFromOwnNamespace.Template("the exportTo of %s %s hides it from its own namespace %s: %s, so proxies there do not see it and their routes and DestinationRules for it do not apply; %s if they should reach it",
+		W("kind"), W("object"), W("namespace"), T("why"), T("fix"))
+
+	ExportToNowhere = ExportToUnknownNamespace.Template("the exportTo of %s %s names %s, which no Namespace object, subnamespace anchor or object of the input declares; exporting there reaches nobody: check the spelling",
+		W("kind"), W("object"), T("namespaces"))
+
+	DottedHostNotExpanded = NonFQDNDottedHost.Template("%s %s names host %s, which istiod does not expand because it has a dot, and no service has that name; write %s%s",
+		W("kind"), W("object"), W("host").ID(), W("prefix"), W("full")).Fielded()
+
+	ShortHostElsewhere = ShortHostResolvesElsewhere.Template("%[1]s %[2]s names short host %[3]s, which istiod expands in the object's own namespace to %[4]s, where no such service exists; a Service named %[3]s exists in %[5]s: %[6]s",
+		W("kind"), W("object"), W("host").ID(), W("expanded"), T("namespaces"), T("fix")).Fielded()
+
+	PortSniffed = PortNameWithoutProtocol.Template("port %[1]d (name %[2]q) of Service %[3]s selects no protocol, so istiod sniffs it (HTTP if the first bytes look like it, else TCP); name it <protocol>[-<suffix>], e.g. http-%[4]s or tcp-%[4]s, or set appProtocol",
+		N("port").ID(), W("name"), W("service"), W("suffix"))
+
+	ExternalNamePortUnnamed = ExternalNamePortName.Template("port %d (name %q) of ExternalName Service %s %s; an ExternalName service has no cluster IP, so its TCP traffic may not be forwarded to %s correctly: name the port for the protocol it carries (http, https, tls-...) or set appProtocol",
+		N("port").ID(), W("name"), W("service"), T("why"), W("target"))
+
+	WorkloadPortProtocols = WorkloadPortProtocolConflict.Template("Services %s select %s and declare port %d with different protocols (%s); the workload's inbound port gets one protocol, so traffic through the other Service is handled wrongly: make the protocols agree or use different port numbers",
+		T("services").ID(), T("workloads"), N("port").ID(), T("protocols"))
+
+	WorkloadTargetPorts = WorkloadTargetPortConflict.Template("%s %s and %s different service ports to workload port %d (%s); istiod builds one inbound chain for that workload port from one of them: use the same service port for it everywhere",
+		T("services").ID(), T("select"), W("send"), N("port").ID(), T("ports"))
+
+	HostPortProtocols = ServiceEntryProtocolConflict.Template("host %s port %d is declared with different protocols (%s); proxies that see these declarations use one of them for the host and build the port with its protocol, ignoring the others': declare the same protocol, or keep them apart with exportTo",
+		W("host").ID(), N("port").ID(), T("protocols"))
+)

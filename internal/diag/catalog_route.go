@@ -133,3 +133,44 @@ made only if no RequestAuthentication of the input selects the Gateway's
 selector labels.`,
 	}
 )
+
+// The messages of the route entries.
+var (
+	RouteAfterCatchAll = UnreachableRoute.Template("%s of %s is never used: %s before it %s, and the first route that matches wins; move it before %[3]s or remove it",
+		W("route"), W("virtualService"), W("catchAll"), T("why"))
+	RouteMatchesCovered = UnreachableRoute.Template("%s of %s is never used: each of its matches repeats or is covered by a match of an earlier route (%s), which takes the traffic first; remove it or move it before",
+		W("route"), W("virtualService"), W("earlier"))
+	MatchCovered = UnreachableRoute.Template("match[%d] of %s of %s never takes traffic: %s; remove it or move it before",
+		N("match"), W("route"), W("virtualService"), T("how"))
+
+	NoSuchGateway = GatewayNotFound.Template("%s binds gateway %q, but there is no Gateway %s%s, so no gateway serves the routes meant for it",
+		W("virtualService"), W("ref"), W("gateway").ID(), T("hint")).Fielded()
+
+	GatewayServesNoHost = VirtualServiceHostNotInGateway.Template("%s binds gateway %s, but no server of that Gateway serves any of its hosts (%s); the servers offer %s, so the gateway takes none of these routes",
+		W("virtualService"), W("gateway").ID(), T("hosts"), T("offered"))
+	GatewaysServeSomeHosts = VirtualServiceHostNotInGateway.Template("%s binds gateways only (%s), and none of them serves %s; its routes for %s are never used: add %[4]s to a server or remove %[4]s",
+		W("virtualService"), T("gateways"), T("hosts"), W("them"))
+
+	PortlessDestination = DestinationPortRequired.Template("%s routes to %s without a port%s, but the service has ports %s; a sidecar then uses the port the request came in on and a gateway its server's port: set port.number",
+		W("virtualService"), W("host").ID(), T("more"), T("ports"))
+
+	NoSuchServicePort = RouteToUnknownPort.Template("%s routes to port %d of %s, which has only %s; the route names cluster %s, which istiod never builds, so its requests fail with 503",
+		W("virtualService"), N("port").ID(), W("host").ID(), T("ports"), W("cluster")).Fielded()
+
+	SidecarImportsOtherHosts = VirtualServiceLeaksHosts.Template("Sidecar %s imports %s through host %s, and with it its routes for %s, which the Sidecar's egress hosts do not import; split the VirtualService or import %s on purpose",
+		W("sidecar").ID(), W("virtualService"), W("via"), T("hosts").ID(), W("those"))
+
+	RouteImportsHost = SidecarBypassedByRoute.Template("%s routes to %s, which Sidecar %s does not import; istiod adds it to the scope anyway, so these proxies get a cluster for it: import it in the Sidecar to say so",
+		W("virtualService"), W("host").ID(), W("sidecar").ID())
+
+	SidecarImportsNoHost = SidecarHidesRoutedHost.Template("%s routes %s for the mesh, but Sidecar %s, which applies to %s, imports none of its hosts%s, so its routes never apply there: import %s in the Sidecar or remove the VirtualService",
+		W("virtualService"), T("hosts"), W("sidecar").ID(), T("proxies"), T("why"), W("theHosts"))
+
+	GatewayRouteWithoutSubset = IngressRouteSkipsMeshRules.Template("%s sends traffic from gateway %s to %s without a subset, while %s routes that host by subset for the mesh; gateways do not apply mesh VirtualServices, so these requests skip %s rules and reach every endpoint: route to the subsets here too, or bind %s to the gateway",
+		W("route"), T("gateways"), W("host").ID(), T("meshRoutes"), W("their"), W("them")).Fielded()
+
+	ClaimRouteUnselected = JWTClaimRouteWithoutAuthentication.Template("%s routes on JWT claim %q through gateway %s, but no RequestAuthentication in the input selects its workloads (%s); without a validated token there are no claims, so the match never holds: add a RequestAuthentication selecting the gateway's workloads",
+		W("route"), W("claim"), W("gateway").ID(), T("selector"))
+	ClaimRouteUnauthenticated = JWTClaimRouteWithoutAuthentication.Template("%s routes on JWT claim %q through gateway %s, but no RequestAuthentication applies to its %s; without a validated token there are no claims, so the match never holds: add a RequestAuthentication selecting the gateway's workloads",
+		W("route"), W("claim"), W("gateway").ID(), T("proxies"))
+)

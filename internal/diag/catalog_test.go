@@ -7,10 +7,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/meshc/meshc/internal/golden"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 func TestCatalogWellFormed(t *testing.T) {
@@ -96,7 +97,7 @@ func TestDocsUpToDate(t *testing.T) {
 	if err := WriteMarkdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, filepath.Join("..", "..", "docs", "diagnostics.md"), b.Bytes())
+	testfiles.Golden(t, filepath.Join("..", "..", "docs", "diagnostics.md"), b.Bytes())
 }
 
 func TestREADMEListsEveryCode(t *testing.T) {
@@ -115,4 +116,50 @@ func TestREADMEListsEveryCode(t *testing.T) {
 func isCatalogFile(root, path string) bool {
 	dir, file := filepath.Split(path)
 	return filepath.Clean(dir) == filepath.Join(root, "internal", "diag") && strings.HasPrefix(file, "catalog")
+}
+
+// TestTemplatesMatchArgs: each template has one verb per argument, of the
+// argument's type, so a message renders without fmt's error marks.
+func TestTemplatesMatchArgs(t *testing.T) {
+	verb := regexp.MustCompile(`%[-+# 0]*(?:\[(\d+)\])?[0-9]*(?:\.[0-9]+)?([a-zA-Z%])`)
+	for _, e := range Catalog() {
+		for _, m := range e.Messages {
+			if m.Entry != e {
+				t.Errorf("%s: template %q belongs to %s", e.Code, m.Text, m.Entry.Code)
+			}
+			// verbs[i] are the verbs argument i is formatted with; an
+			// explicit index ([n]) reuses an argument.
+			verbs := map[int]string{}
+			next := 0
+			for _, v := range verb.FindAllStringSubmatch(m.Text, -1) {
+				if v[2] == "%" {
+					continue
+				}
+				if v[1] != "" {
+					next, _ = strconv.Atoi(v[1])
+					next--
+				}
+				verbs[next] += v[2]
+				next++
+			}
+			if len(verbs) != len(m.Args) {
+				t.Errorf("%s: %q has verbs for %d arguments, declares %d", e.Code, m.Text, len(verbs), len(m.Args))
+				continue
+			}
+			names := map[string]bool{}
+			for i, a := range m.Args {
+				want := "sqv"
+				if a.Type == Number {
+					want = "dv"
+				}
+				if strings.Trim(verbs[i], want) != "" {
+					t.Errorf("%s: %q formats %s argument %s with %%%s", e.Code, m.Text, a.Type, a.Name, verbs[i])
+				}
+				if names[a.Name] || a.Name == "" {
+					t.Errorf("%s: %q: argument name %q empty or used twice", e.Code, m.Text, a.Name)
+				}
+				names[a.Name] = true
+			}
+		}
+	}
 }

@@ -104,12 +104,15 @@ type Related struct {
 
 // Diagnostic is one finding. The JSON form is part of meshc's contract.
 type Diagnostic struct {
-	Code     string    `json:"code"`
-	Name     string    `json:"name"`
-	Severity Severity  `json:"severity"`
-	Message  string    `json:"message"`
-	Object   ObjectRef `json:"object"`
-	Related  []Related `json:"related,omitempty"`
+	Code     string   `json:"code"`
+	Name     string   `json:"name"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+	// Key identifies the finding across runs: code, subject and the
+	// finding's own discriminator, never a line (see key.go).
+	Key     string    `json:"key"`
+	Object  ObjectRef `json:"object"`
+	Related []Related `json:"related,omitempty"`
 	// Proxies lists "namespace/name" of the proxies a per-proxy finding
 	// concerns, sorted.
 	Proxies []string `json:"proxies,omitempty"`

@@ -99,9 +99,16 @@ func NewRenderer(format string, opts Options) (Renderer, error) {
 	return nil, fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(Formats(), ", "))
 }
 
-// sorted returns a sorted copy, so renderers never reorder the caller's slice.
+// sorted returns a sorted copy, so renderers never reorder the caller's
+// slice. A diagnostic built without a constructor gets the key of its code
+// and subject, so every rendered finding has one.
 func sorted(ds []Diagnostic) []Diagnostic {
 	out := slices.Clone(ds)
+	for i, d := range out {
+		if d.Key == "" {
+			out[i].Key = keyFor(d.Code, d.Object, nil)
+		}
+	}
 	Sort(out)
 	return out
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/meshc/meshc/internal/golden"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // sample covers what renderers must handle: positions and none, related
@@ -76,7 +76,7 @@ func TestRenderGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ext := map[string]string{"text": ".txt", "json": ".json", "sarif": ".sarif", "github": ".txt"}[tt.format]
-			golden.Check(t, filepath.Join("testdata", tt.name+ext), render(t, tt.format, tt.opts, tt.ds))
+			testfiles.Golden(t, filepath.Join("testdata", tt.name+ext), render(t, tt.format, tt.opts, tt.ds))
 		})
 	}
 }
@@ -101,7 +101,7 @@ func TestJSONFields(t *testing.T) {
 	for _, d := range doc["diagnostics"].([]any) {
 		for k := range d.(map[string]any) {
 			switch k {
-			case "code", "name", "severity", "message", "object", "related", "proxies":
+			case "code", "name", "severity", "message", "key", "object", "related", "proxies":
 			default:
 				t.Errorf("unexpected diagnostic field %q", k)
 			}

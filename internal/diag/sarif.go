@@ -17,6 +17,11 @@ type sarifRenderer struct{ opts Options }
 
 const toolURI = "https://github.com/meshc/meshc"
 
+// fingerprintKey names the finding's key among a result's
+// partialFingerprints, which code-scanning services use to match a
+// result with the same finding of an earlier run.
+const fingerprintKey = "meshcKey/v1"
+
 func (r sarifRenderer) Render(w io.Writer, ds []Diagnostic) error {
 	rep, err := sarif.New(sarif.Version210)
 	if err != nil {
@@ -39,7 +44,8 @@ func (r sarifRenderer) Render(w io.Writer, ds []Diagnostic) error {
 	for _, d := range sorted(ds) {
 		res := run.CreateResultForRule(d.Code).
 			WithLevel(sarifLevel(d.Severity)).
-			WithMessage(sarif.NewTextMessage(d.Message))
+			WithMessage(sarif.NewTextMessage(d.Message)).
+			WithPartialFingerPrints(map[string]any{fingerprintKey: d.Key})
 		if loc := sarifLocation(d.Object); loc != nil {
 			res.AddLocation(loc)
 		}

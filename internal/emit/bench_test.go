@@ -6,18 +6,18 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/meshc/meshc/internal/benchmesh"
 	"github.com/meshc/meshc/internal/meshgen"
-	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/meshgen/meshgentest"
 	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // generatedMesh resolves a synthetic mesh of 100 namespaces × 20
 // services, ~3,000 proxies; by default every 4th namespace has a Sidecar.
 func generatedMesh(b *testing.B, opts meshgen.Options) *resolve.Mesh {
 	b.Helper()
-	objs, mc := benchmesh.Load(b, opts)
-	m, _ := meshtest.Stages(objs, mc)
+	objs, mc := meshgentest.Load(b, opts)
+	m, _ := resolvetest.Stages(objs, mc)
 	return m
 }
 

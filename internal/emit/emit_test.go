@@ -18,8 +18,8 @@ import (
 	caresv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/network/dns_resolver/cares/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
-	"github.com/meshc/meshc/internal/meshtest"
 	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // compile loads YAML documents, resolves them and builds one proxy.
@@ -40,7 +40,7 @@ func compile(t *testing.T, opts Options, proxy string, docs ...string) *Config {
 
 func resolveDocs(t *testing.T, docs ...string) *resolve.Mesh {
 	t.Helper()
-	return meshtest.Mesh(t, docs...)
+	return resolvetest.Mesh(t, docs...)
 }
 
 const (

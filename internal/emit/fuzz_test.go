@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/meshc/meshc/internal/load"
-	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // FuzzEmit compiles every proxy of arbitrary manifests in one format and
@@ -116,7 +116,7 @@ spec: {hosts: [x], http: [{route: [{destination: {host: x}, weight: 100}, {desti
 `))
 	f.Fuzz(func(t *testing.T, data []byte, xds, shared bool) {
 		objs, _ := load.Bytes("fuzz.yaml", data)
-		m := meshtest.Resolve(objs)
+		m := resolvetest.Resolve(objs)
 		format := Bootstrap
 		if xds {
 			format = XDS

@@ -19,18 +19,18 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/load/loadtest"
 	"github.com/meshc/meshc/internal/meshgen"
-	"github.com/meshc/meshc/internal/meshtest"
 	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 const bookinfo = "../../examples/bookinfo"
 
-func loadMesh(_ *testing.T, objs []model.Object) *resolve.Mesh { return meshtest.Resolve(objs) }
+func loadMesh(_ *testing.T, objs []model.Object) *resolve.Mesh { return resolvetest.Resolve(objs) }
 
 func bookinfoObjects(t *testing.T) []model.Object { return loadtest.Dir(t, bookinfo) }
 
@@ -51,7 +51,7 @@ func TestGoldenBookinfoXDS(t *testing.T) {
 			t.Errorf("%s: %v", v.Proxy.ID(), cfg.Problems)
 		}
 		for _, f := range out.Files {
-			golden.Check(t, filepath.Join("testdata/bookinfo-xds", f.Path), f.Data)
+			testfiles.Golden(t, filepath.Join("testdata/bookinfo-xds", f.Path), f.Data)
 		}
 	}
 }

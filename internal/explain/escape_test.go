@@ -10,7 +10,7 @@ import (
 
 	"github.com/meshc/meshc/internal/lint"
 	"github.com/meshc/meshc/internal/load/loadtest"
-	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // poison appends hostile text to every string reachable from v: names,
@@ -58,14 +58,14 @@ var (
 // text report (plain, verbose, coloured, with routes) prints none of their
 // control characters, and starts no line of the input's.
 func TestTextEscapesInput(t *testing.T) {
-	m := meshtest.Resolve(loadtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo")))
+	m := resolvetest.Resolve(loadtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo")))
 	ds, err := lint.Run(context.Background(), m, lint.Analyzers(), lint.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range [][2]string{{"default", "productpage-v1"}, {"istio-system", "istio-ingressgateway"}} {
 		v, _ := m.View(id[0], id[1])
-		rep := Build(m, v, ds)
+		rep := ProxyReport(m, v, ds)
 		rep.AddRoutes(m, v)
 		poison(reflect.ValueOf(&rep), map[uintptr]bool{})
 		var plain, colored bytes.Buffer

@@ -155,9 +155,9 @@ type VirtualService struct {
 	Losers         []string `json:"losers,omitempty"`
 }
 
-// Build assembles the report for a view. ds are all diagnostics of the
+// ProxyReport assembles the report on a proxy from its view. ds are all diagnostics of the
 // run; the ones that concern the proxy are kept.
-func Build(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
+func ProxyReport(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Report {
 	p := v.Proxy
 	// Empty lists, not null, in JSON.
 	r := Report{Services: []Service{}, DestinationRules: []DestinationRule{}, VirtualServices: []VirtualService{}, Proxy: Proxy{

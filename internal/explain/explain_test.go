@@ -6,17 +6,17 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/lint"
 	"github.com/meshc/meshc/internal/load/loadtest"
-	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // TestBookinfoGolden explains two bookinfo proxies, a sidecar and the
 // ingress gateway, in text (plain and verbose) and JSON.
 func TestBookinfoGolden(t *testing.T) {
 	objs := loadtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo"))
-	m := meshtest.Resolve(objs)
+	m := resolvetest.Resolve(objs)
 	diags, err := lint.Run(context.Background(), m, lint.Analyzers(), lint.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +26,7 @@ func TestBookinfoGolden(t *testing.T) {
 		if !ok {
 			t.Fatalf("no proxy %s/%s", id.ns, id.name)
 		}
-		rep := Build(m, v, diags)
+		rep := ProxyReport(m, v, diags)
 		// Paths in the golden files are relative to the repository.
 		rep.Proxy.Source.File = filepath.ToSlash(rep.Proxy.Source.File)
 		var text, verbose, js bytes.Buffer
@@ -40,9 +40,9 @@ func TestBookinfoGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		base := filepath.Join("testdata", id.name)
-		golden.Check(t, base+".txt", text.Bytes())
-		golden.Check(t, base+".verbose.txt", verbose.Bytes())
-		golden.Check(t, base+".json", js.Bytes())
+		testfiles.Golden(t, base+".txt", text.Bytes())
+		testfiles.Golden(t, base+".verbose.txt", verbose.Bytes())
+		testfiles.Golden(t, base+".json", js.Bytes())
 	}
 }
 
@@ -51,7 +51,7 @@ func TestBookinfoGolden(t *testing.T) {
 // sidecar's outbound route configurations and the gateway's routes per
 // server; without it, none.
 func TestRoutesGolden(t *testing.T) {
-	m := meshtest.Resolve(loadtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo")))
+	m := resolvetest.Resolve(loadtest.Dir(t, filepath.Join("..", "..", "examples", "bookinfo")))
 	for _, id := range []struct {
 		ns, name string
 		table    string
@@ -61,7 +61,7 @@ func TestRoutesGolden(t *testing.T) {
 		if !ok {
 			t.Fatalf("no proxy %s/%s", id.ns, id.name)
 		}
-		rep := Build(m, v, nil)
+		rep := ProxyReport(m, v, nil)
 		if rep.Routes != nil {
 			t.Errorf("%s: routes without asking", id.name)
 		}
@@ -85,8 +85,8 @@ func TestRoutesGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		base := filepath.Join("testdata", id.name+".routes")
-		golden.Check(t, base+".txt", text.Bytes())
-		golden.Check(t, base+".json", js.Bytes())
+		testfiles.Golden(t, base+".txt", text.Bytes())
+		testfiles.Golden(t, base+".json", js.Bytes())
 	}
 }
 
@@ -95,7 +95,7 @@ func TestRoutesGolden(t *testing.T) {
 // port-level modes, and the policies meshc leaves out of the proxy's
 // config; one that selects other workloads is not listed.
 func TestMutualTLSAndUnbuiltPolicies(t *testing.T) {
-	m := meshtest.Mesh(t, `apiVersion: v1
+	m := resolvetest.Mesh(t, `apiVersion: v1
 kind: Namespace
 metadata: {name: shop, labels: {istio-injection: enabled}}
 ---
@@ -128,7 +128,7 @@ spec: {selector: {matchLabels: {app: db}}}
 	if !ok {
 		t.Fatal("no proxy shop/web")
 	}
-	rep := Build(m, v, nil)
+	rep := ProxyReport(m, v, nil)
 	var text, js bytes.Buffer
 	if err := WriteText(&text, rep, TextOptions{}); err != nil {
 		t.Fatal(err)
@@ -136,6 +136,6 @@ spec: {selector: {matchLabels: {app: db}}}
 	if err := WriteJSON(&js, rep); err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, filepath.Join("testdata", "mtls.txt"), text.Bytes())
-	golden.Check(t, filepath.Join("testdata", "mtls.json"), js.Bytes())
+	testfiles.Golden(t, filepath.Join("testdata", "mtls.txt"), text.Bytes())
+	testfiles.Golden(t, filepath.Join("testdata", "mtls.json"), js.Bytes())
 }

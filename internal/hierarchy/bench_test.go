@@ -33,7 +33,7 @@ func BenchmarkHierarchy(b *testing.B) {
 	b.ResetTimer()
 	var eff []model.Object
 	for b.Loop() {
-		f, _ := Build(objs, Options{})
+		f, _ := NewForest(objs, Options{})
 		eff, _ = Propagate(f, objs, PropagateOptions{})
 	}
 	b.ReportMetric(float64(len(eff)), "objects-after")

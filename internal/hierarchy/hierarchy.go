@@ -178,8 +178,8 @@ type builder struct {
 	diags    []diag.Diagnostic
 }
 
-// Build computes the forest from the loaded objects.
-func Build(objs []model.Object, opts Options) (*Forest, []diag.Diagnostic) {
+// NewForest computes the forest from the loaded objects.
+func NewForest(objs []model.Object, opts Options) (*Forest, []diag.Diagnostic) {
 	b := &builder{opts: opts, f: &Forest{Namespaces: map[string]*Namespace{}, AnchorStates: map[*model.SubnamespaceAnchor]string{}}}
 	b.compile()
 	var hcs []*model.HierarchyConfiguration
@@ -258,8 +258,8 @@ func (b *builder) managed(name string) bool {
 	return !slices.Contains(b.opts.excluded(), name) && b.included.MatchString(name)
 }
 
-func (b *builder) report(e *diag.Entry, obj diag.ObjectRef, format string, args ...any) *diag.Diagnostic {
-	b.diags = append(b.diags, e.At(obj, format, args...))
+func (b *builder) report(m *diag.Message, obj diag.ObjectRef, args ...any) *diag.Diagnostic {
+	b.diags = append(b.diags, m.At(obj, args...))
 	return &b.diags[len(b.diags)-1]
 }
 
@@ -292,7 +292,7 @@ func (b *builder) anchors(anchors []*model.SubnamespaceAnchor) {
 		if !b.managed(child) {
 			for _, a := range as {
 				b.f.AnchorStates[a] = AnchorForbidden
-				b.report(diag.SubnamespaceAnchorMismatch, a.Ref(), "anchor %s/%s names namespace %s, which HNC does not manage; the anchor is Forbidden", a.Namespace, a.Name, child)
+				b.report(diag.AnchorForbidden, a.Ref(), a.Namespace, a.Name, child)
 			}
 			continue
 		}
@@ -305,7 +305,7 @@ func (b *builder) anchors(anchors []*model.SubnamespaceAnchor) {
 			winner = as[0].Namespace // [POLICY] smallest parent name wins
 			c.Exists, c.Implied, c.Synthesized, c.Managed, c.Mentioned = true, false, true, true, true
 			if len(as) > 1 {
-				d := b.report(diag.SubnamespaceAnchorMismatch, as[0].Ref(), "%d anchors want to create namespace %s; meshc keeps the one in %s (smallest name), a cluster would keep whichever HNC saw first", len(as), child, winner)
+				d := b.report(diag.AnchorsCompete, as[0].Ref(), len(as), child, winner)
 				for _, a := range as[1:] {
 					d.Related = append(d.Related, diag.Related{ObjectRef: a.Ref(), Note: "Conflict"})
 				}
@@ -318,7 +318,7 @@ func (b *builder) anchors(anchors []*model.SubnamespaceAnchor) {
 				continue
 			}
 			b.f.AnchorStates[a] = AnchorConflict
-			b.report(diag.SubnamespaceAnchorMismatch, a.Ref(), "anchor %s/%s is in Conflict: namespace %s exists and is not a subnamespace of %s", a.Namespace, a.Name, child, a.Namespace)
+			b.report(diag.AnchorInConflict, a.Ref(), a.Namespace, a.Name, child)
 		}
 	}
 }
@@ -328,7 +328,7 @@ func (b *builder) parents() {
 	for _, n := range b.f.Sorted() {
 		if !n.Exists || !n.Managed || n.External {
 			if n.External && n.HC != nil && n.HC.Spec.Parent != "" {
-				d := b.report(diag.ParentMissing, n.HC.Ref(), "namespace %s is managed by %s, so HNC ignores its parent %q", n.Name, n.Object.Annotations[AnnotationManageBy], n.HC.Spec.Parent)
+				d := b.report(diag.ParentIgnored, n.HC.Ref(), n.Name, n.Object.Annotations[AnnotationManageBy], n.HC.Spec.Parent)
 				d.Severity = diag.Warning
 			}
 			continue
@@ -345,7 +345,7 @@ func (b *builder) parents() {
 			n.IsSub, n.Parent = true, subOf
 			if n.Anchor == nil {
 				n.setCondition(BadConfiguration, ReasonAnchorMissing, "The anchor is missing in the parent namespace")
-				b.report(diag.SubnamespaceAnchorMismatch, n.ref(), "namespace %s says it is a subnamespace of %s, but %s has no anchor for it (HNC: BadConfiguration/SubnamespaceAnchorMissing)", n.Name, subOf, subOf)
+				b.report(diag.AnchorMissing, n.ref(), n.Name, subOf)
 			}
 		case n.HC != nil:
 			n.Parent = n.HC.Spec.Parent
@@ -359,11 +359,11 @@ func (b *builder) parents() {
 		case !b.managed(n.Parent):
 			n.ownHalt = ReasonIllegalParent
 			n.setCondition(ActivitiesHalted, ReasonIllegalParent, fmt.Sprintf("Parent %q is an unmanaged namespace", n.Parent))
-			b.report(diag.ParentMissing, n.ref(), "the parent of %s, %s, is a namespace HNC does not manage; propagation into %s and below is halted", n.Name, n.Parent, n.Name)
+			b.report(diag.ParentUnmanaged, n.ref(), n.Name, n.Parent)
 		case p == nil || !p.Exists:
 			n.ownHalt = ReasonParentMissing
 			n.setCondition(ActivitiesHalted, ReasonParentMissing, fmt.Sprintf("Parent %q does not exist", n.Parent))
-			b.report(diag.ParentMissing, n.ref(), "the parent of %s, %s, does not exist; propagation into %s and below is halted", n.Name, n.Parent, n.Name)
+			b.report(diag.ParentAbsent, n.ref(), n.Name, n.Parent)
 		}
 	}
 }
@@ -379,7 +379,7 @@ func (b *builder) tkeProject(n *Namespace) {
 	switch {
 	case p == "":
 	case n.Parent != "":
-		d := b.report(diag.ParentMissing, n.ref(), "namespace %s belongs to TKE project %s but HNC gives it the parent %s; the parent wins", n.Name, p, n.Parent)
+		d := b.report(diag.ParentOverridesProject, n.ref(), n.Name, p, n.Parent)
 		d.Severity = diag.Warning
 	case b.opts.TKEProjectHomes[p] != "" && b.opts.TKEProjectHomes[p] != n.Name:
 		n.Parent = b.opts.TKEProjectHomes[p]
@@ -436,7 +436,7 @@ func (b *builder) cycle(members []string) {
 		n.setCondition(ActivitiesHalted, ReasonInCycle, msg)
 	}
 	first := b.f.Namespaces[sorted[0]]
-	d := b.report(diag.HierarchyCycle, first.ref(), "namespaces %s form a parent cycle (%s); HNC halts them and everything below", strings.Join(sorted, ", "), strings.Join(append(order, order[0]), " <- "))
+	d := b.report(diag.HierarchyCycleFound, first.ref(), strings.Join(sorted, ", "), strings.Join(append(order, order[0]), " <- "))
 	for _, m := range sorted[1:] {
 		d.Related = append(d.Related, diag.Related{ObjectRef: b.f.Namespaces[m].ref(), Note: "in the cycle"})
 	}
@@ -482,7 +482,7 @@ func (b *builder) halts() {
 		msg := fmt.Sprintf("Propagation paused in %q and its descendants due to ActivitiesHalted condition on ancestor %q", n.Name, root.Name)
 		// The derived condition is listed first.
 		n.Conditions = append([]Condition{{ActivitiesHalted, ReasonAncestorHalt, msg}}, n.Conditions...)
-		d := b.report(diag.ActivitiesHalted, n.ref(), "propagation into %s is paused: its ancestor %s is halted (%s)", n.Name, root.Name, root.ownHalt)
+		d := b.report(diag.AncestorHalted, n.ref(), n.Name, root.Name, root.ownHalt)
 		d.Related = append(d.Related, diag.Related{ObjectRef: root.ref(), Note: "halted here"})
 	}
 }
@@ -548,7 +548,7 @@ func (b *builder) managedEntries(n *Namespace, kvs []model.MetaKVP, out map[stri
 		case report:
 			flag := "--managed-namespace-" + what
 			n.setCondition(BadConfiguration, reason, fmt.Sprintf("Not a legal managed %s (set via %s): %s", what, flag, kv.Key))
-			b.report(diag.IllegalManagedMetadata, n.ref(), "%s is not a managed %s (%s), so HNC drops it from %s", kv.Key, what, flag, n.Name)
+			b.report(diag.MetadataNotManaged, n.ref(), kv.Key, what, flag, n.Name)
 		}
 	}
 }

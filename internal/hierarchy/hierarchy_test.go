@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/meshc/meshc/internal/diag"
-	"github.com/meshc/meshc/internal/golden"
 	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // Manifest builders in the notation of docs/semantics/hierarchy.md §6.
@@ -54,7 +54,7 @@ func build(t *testing.T, opts Options, docs ...string) (*Forest, []diag.Diagnost
 	if len(ds) > 0 {
 		t.Fatalf("load: %v", ds)
 	}
-	return Build(objs, opts)
+	return NewForest(objs, opts)
 }
 
 // tree returns a namespace's tree labels as name → depth.
@@ -445,7 +445,7 @@ func TestTreeAllWithConditions(t *testing.T) {
 		if compat {
 			name = "tree-all-hns.txt"
 		}
-		golden.Check(t, filepath.Join("testdata", name), []byte(b.String()))
+		testfiles.Golden(t, filepath.Join("testdata", name), []byte(b.String()))
 	}
 }
 
@@ -518,6 +518,6 @@ func mustBuild(t *testing.T, opts Options, docs ...string) (*Forest, []model.Obj
 			t.Fatal(d)
 		}
 	}
-	f, _ := Build(objs, opts)
+	f, _ := NewForest(objs, opts)
 	return f, objs, PropagateOptions{}
 }

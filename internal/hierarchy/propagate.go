@@ -123,7 +123,7 @@ func (p *propagator) frozen(byType map[GroupKind]map[string][]model.Object) {
 		if len(blocked) > 0 {
 			parts = append(parts, fmt.Sprintf("%d objects are not copied to the namespaces below (%s)", len(blocked), strings.Join(blocked[:min(len(blocked), 5)], ", ")))
 		}
-		p.diags = append(p.diags, diag.ActivitiesHalted.At(h.ref(), "propagation is frozen in %s and below (%s): %s", h.Name, h.ownHalt, strings.Join(parts, "; ")))
+		p.diags = append(p.diags, diag.PropagationFrozen.At(h.ref(), h.Name, h.ownHalt, strings.Join(parts, "; ")))
 	}
 }
 
@@ -235,8 +235,7 @@ func (p *propagator) propagateType(gk GroupKind, byNs map[string][]model.Object,
 				// deleted
 			case src != nil:
 				if own != nil && !isCopy(own) {
-					d := diag.PropagationConflict.At(own.Meta().Ref(), "%s %s/%s is overwritten by HNC with the copy of %s/%s (its parent chain propagates a %s of the same name); this object's content is lost",
-						gk.Kind, n.Name, name, src.Meta().Namespace, name, gk.Kind)
+					d := diag.CopyOverwrites.At(own.Meta().Ref(), gk.Kind, n.Name, name, src.Meta().Namespace)
 					d.Related = []diag.Related{{ObjectRef: src.Meta().Ref(), Note: "the source that wins"}}
 					p.diags = append(p.diags, d)
 				}
@@ -335,8 +334,8 @@ func (p *propagator) parseError(m *model.ObjectMeta, key string, err error) {
 		return
 	}
 	p.reported[m] = true
-	p.diags = append(p.diags, diag.InvalidPropagationException.At(m.RefAt(model.Path{}.Key("metadata").Key("annotations").Key(key)),
-		"%s cannot be parsed (%v), so HNC propagates %s/%s nowhere (CannotParseSelector)", key, err, m.Namespace, m.Name))
+	p.diags = append(p.diags, diag.ExceptionUnparsable.At(m.RefAt(model.Path{}.Key("metadata").Key("annotations").Key(key)),
+		key, err.Error(), m.Namespace, m.Name))
 }
 
 // excluded are HNC's built-in exclusions (docs/semantics/hierarchy.md §3.4b).

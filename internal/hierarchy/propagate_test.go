@@ -32,7 +32,7 @@ func propagate(t *testing.T, opts PropagateOptions, docs ...string) ([]model.Obj
 			t.Fatalf("load: %v", d)
 		}
 	}
-	f, hds := Build(objs, Options{})
+	f, hds := NewForest(objs, Options{})
 	eff, pds := Propagate(f, objs, opts)
 	return eff, append(hds, pds...)
 }
@@ -374,7 +374,7 @@ func TestH45StatusCounts(t *testing.T) {
 			docs = append(docs, hc("bar", "foo"))
 		}
 		objs, _ := load.Bytes("h.yaml", []byte(strings.Join(docs, "---\n")))
-		f, _ := Build(objs, Options{})
+		f, _ := NewForest(objs, Options{})
 		eff, _ := Propagate(f, objs, PropagateOptions{})
 		status := ConfigStatus(f, objs, eff)
 		var b strings.Builder
@@ -416,7 +416,7 @@ func TestH45StatusCounts(t *testing.T) {
 
 func TestH48DescribeWithAnchorStates(t *testing.T) {
 	objs, _ := load.Bytes("h.yaml", []byte(strings.Join([]string{nsDoc("team-a"), nsDoc("other"), anchor("team-a", "service-1"), anchor("team-a", "other")}, "---\n")))
-	f, _ := Build(objs, Options{})
+	f, _ := NewForest(objs, Options{})
 	var b strings.Builder
 	if err := WriteDescribe(&b, f, "team-a"); err != nil {
 		t.Fatal(err)

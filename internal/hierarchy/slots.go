@@ -47,8 +47,7 @@ func SlotConflicts(objs []model.Object) []diag.Diagnostic {
 		}
 		for _, c := range copies {
 			src := c.InheritedFrom
-			d := diag.InheritedSlotConflict.At(locals[0].Ref(), "the %s inherited from %s/%s and the local %s %s both claim the namespace-wide slot of %s; Istio would pick one by age, which the files do not tell",
-				k.kind, src.Namespace, src.Name, k.kind, locals[0].Name, k.ns)
+			d := diag.SlotClaimedTwice.At(locals[0].Ref(), k.kind, src.Namespace, src.Name, locals[0].Name, k.ns)
 			d.Related = []diag.Related{{ObjectRef: src.Ref(), Note: "propagated into " + k.ns + " by HNC"}}
 			out = append(out, d)
 		}

@@ -26,7 +26,7 @@ type Result struct {
 // order of one input resolves, builds and reports alike.
 func Run(ctx context.Context, objs []model.Object, opts Options, prop PropagateOptions) (Result, error) {
 	objs = slices.SortedStableFunc(slices.Values(objs), func(a, b model.Object) int { return a.Meta().ID().Compare(b.Meta().ID()) })
-	forest, ds := Build(objs, opts)
+	forest, ds := NewForest(objs, opts)
 	if err := context.Cause(ctx); err != nil {
 		return Result{}, err
 	}

@@ -112,7 +112,8 @@ func resolveTypes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupK
 	var diags []diag.Diagnostic
 	seen := map[GroupKind]bool{}
 	for i, r := range cfg.Spec.Resources {
-		at := cfg.RefAt(model.Path{}.Key("spec").Key("resources").Index(i))
+		path := model.Path{}.Key("spec").Key("resources").Index(i)
+		at, field := cfg.RefAt(path), diag.Part("field", path.String())
 		name := strings.ToLower(r.Resource)
 		matches := func(k resourceKind) bool {
 			return (r.Group == "" || r.Group == k.group) && (name == k.plural || name == k.singular)
@@ -124,13 +125,13 @@ func resolveTypes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupK
 			if r.Group != "" {
 				gr += "." + r.Group
 			}
-			diags = append(diags, diag.SchemaViolation.At(at, "resource %q is not namespaced; the entry is ignored (HNC: BadConfiguration/ResourceNotNamespaced)", gr))
+			diags = append(diags, diag.HNCResourceNotNamespaced.At(at, gr).Keyed(field))
 			continue
 		case len(hits) == 0:
-			diags = append(diags, diag.SchemaViolation.At(at, "HNCConfiguration resource %q (group %q) is not a namespaced type meshc knows; the entry is ignored (HNC: BadConfiguration/ResourceNotFound). A CustomResourceDefinition in the input registers its type.", r.Resource, r.Group))
+			diags = append(diags, diag.HNCResourceUnknown.At(at, r.Resource, r.Group).Keyed(field))
 			continue
 		case len(hits) > 1:
-			diags = append(diags, diag.SchemaViolation.At(at, "HNCConfiguration resource %q matches types in several groups; set its group (HNC: BadConfiguration/ResourceNotFound)", r.Resource))
+			diags = append(diags, diag.HNCResourceAmbiguous.At(at, r.Resource).Keyed(field))
 			continue
 		}
 		gk := GroupKind{hits[0].group, hits[0].kind}
@@ -140,9 +141,9 @@ func resolveTypes(cfg *model.HNCConfiguration, known []resourceKind) (map[GroupK
 		}
 		switch _, isEnforced := enforced()[gk]; {
 		case isEnforced:
-			diags = append(diags, diag.SchemaViolation.At(at, "The sync mode for %q is enforced by HNC as \"Propagate\" and cannot be overridden (HNC: BadConfiguration/MultipleConfigurationsForType)", groupResource(hits[0])).WithSeverity(diag.Warning))
+			diags = append(diags, diag.HNCModeEnforced.At(at, groupResource(hits[0])).Keyed(field).WithSeverity(diag.Warning))
 		case seen[gk]:
-			diags = append(diags, diag.SchemaViolation.At(at, "Multiple sync mode settings found for %q; all but one (%q) will be ignored (HNC: BadConfiguration/MultipleConfigurationsForType)", groupResource(hits[0]), modes[gk]).WithSeverity(diag.Warning))
+			diags = append(diags, diag.HNCModeRepeated.At(at, groupResource(hits[0]), string(modes[gk])).Keyed(field).WithSeverity(diag.Warning))
 		default:
 			seen[gk] = true
 			modes[gk] = mode

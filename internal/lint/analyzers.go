@@ -42,8 +42,8 @@ var ambiguousHost = &Analyzer{Entry: diag.AmbiguousHost, Run: func(p *Pass) {
 				losers = append(losers, l.Namespace)
 			}
 		}
-		d := p.Report(k.winner, nil, "%s is defined in %s and in %s; proxies use the one in %s (%s)",
-			k.host, f.choice.Winner.Namespace, strings.Join(losers, ", "), f.choice.Winner.Namespace, f.choice.TieBreak)
+		d := p.Report(k.winner, nil, diag.AmbiguousHostChosen,
+			k.host, f.choice.Winner.Namespace, strings.Join(losers, ", "), f.choice.TieBreak)
 		for _, l := range f.choice.Losers {
 			d.Related = append(d.Related, related(l.Object, "ignored for these proxies"))
 		}
@@ -80,14 +80,12 @@ var shadowedDestinationRule = &Analyzer{Entry: diag.ShadowedDestinationRule, Run
 		nss := found[k]
 		slices.Sort(nss)
 		if k.winner == nil {
-			p.Report(&k.shadowed.ObjectMeta, model.ParsePath("spec.host"),
-				"%s is never used by proxies in %s %s: the lookup stops at a rule that applies only to selected workloads",
-				objName(&k.shadowed.ObjectMeta), plural(len(nss), "namespace", "namespaces"), list(nss, 8))
+			p.Report(&k.shadowed.ObjectMeta, model.ParsePath("spec.host"), diag.ShadowedBySelectorRule,
+				objName(&k.shadowed.ObjectMeta), plural(len(nss), "namespace ", "namespaces ")+list(nss, 8))
 			continue
 		}
-		d := p.Report(&k.shadowed.ObjectMeta, model.ParsePath("spec.host"),
-			"%s is shadowed for proxies in %s %s: %s wins the lookup (%s)",
-			objName(&k.shadowed.ObjectMeta), plural(len(nss), "namespace", "namespaces"), list(nss, 8), objName(&k.winner.ObjectMeta), k.step)
+		d := p.Report(&k.shadowed.ObjectMeta, model.ParsePath("spec.host"), diag.ShadowedBy,
+			objName(&k.shadowed.ObjectMeta), plural(len(nss), "namespace ", "namespaces ")+list(nss, 8), objName(&k.winner.ObjectMeta), k.step)
 		d.Related = append(d.Related, related(&k.winner.ObjectMeta, "chosen instead (%s)", k.step))
 	}
 }}
@@ -107,14 +105,12 @@ var destinationRuleMergeConflict = &Analyzer{Entry: diag.DestinationRuleMergeCon
 			}
 			seen[k] = true
 			if loss.Subset == "" {
-				d := p.Report(&loss.From.ObjectMeta, model.ParsePath("spec.trafficPolicy"),
-					"the trafficPolicy of %s is ignored: it is merged with %s for host %s, and only the oldest rule's trafficPolicy is kept, whole",
+				d := p.Report(&loss.From.ObjectMeta, model.ParsePath("spec.trafficPolicy"), diag.MergeDropsTrafficPolicy,
 					objName(&loss.From.ObjectMeta), objName(&loss.Kept.ObjectMeta), r.Host)
 				d.Related = append(d.Related, related(&loss.Kept.ObjectMeta, "its trafficPolicy is used"))
 				continue
 			}
-			d := p.Report(&loss.From.ObjectMeta, model.ParsePath("spec.subsets"),
-				"subset %q of %s is ignored: %s, merged with it for host %s, already defines it",
+			d := p.Report(&loss.From.ObjectMeta, model.ParsePath("spec.subsets"), diag.MergeDropsSubset,
 				loss.Subset, objName(&loss.From.ObjectMeta), objName(&loss.Kept.ObjectMeta), r.Host)
 			d.Related = append(d.Related, related(&loss.Kept.ObjectMeta, "its subset %q is used", loss.Subset))
 		}
@@ -197,13 +193,11 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 		}
 		var d *diag.Diagnostic
 		if k.rule == nil {
-			d = p.Report(vsMeta, f.dest.Path.Key("subset"),
-				"%s routes to subset %q of %s, but no DestinationRule applies to %s, so the subset does not exist there",
+			d = p.Report(vsMeta, f.dest.Path.Key("subset"), diag.SubsetWithoutRule,
 				objName(vsMeta), f.dest.Subset, f.dest.Host, who)
 		} else {
 			first := &k.rule.First().ObjectMeta
-			d = p.Report(vsMeta, f.dest.Path.Key("subset"),
-				"%s routes to subset %q of %s, but the DestinationRule %s, %s (%s), has no such subset (it has %s)",
+			d = p.Report(vsMeta, f.dest.Path.Key("subset"), diag.SubsetNotInRule,
 				objName(vsMeta), f.dest.Subset, f.dest.Host, uses, objName(first), f.step, subsetList(k.rule))
 			d.Related = append(d.Related, related(first, "chosen for these proxies (%s)", f.step))
 		}
@@ -278,17 +272,15 @@ var virtualServiceHostConflict = &Analyzer{Entry: diag.VirtualServiceHostConflic
 		lm, wm := &g.losers[0].Object.ObjectMeta, &g.winner.Object.ObjectMeta
 		var d *diag.Diagnostic
 		if len(g.losers) == 1 {
-			d = p.Report(lm, model.ParsePath("spec.hosts"),
-				"%s and %s both claim %s %s; sidecars never merge VirtualServices, so the routes of %s for %s are ignored",
-				objName(lm), objName(wm), plural(len(hosts), "host", "hosts"), list(hosts, 5), objName(lm), plural(len(hosts), "it", "them"))
+			d = p.Report(lm, model.ParsePath("spec.hosts"), diag.HostClaimedTwice,
+				objName(lm), objName(wm), plural(len(hosts), "host ", "hosts ")+list(hosts, 5), plural(len(hosts), "it", "them"))
 		} else {
 			names := make([]string, len(g.losers))
 			for i, l := range g.losers {
 				names[i] = objName(&l.Object.ObjectMeta)
 			}
-			d = p.Report(lm, model.ParsePath("spec.hosts"),
-				"%d VirtualServices claim %s %s for the same proxies; sidecars never merge VirtualServices, so only %s is used and the routes of %s are ignored for %s",
-				len(g.losers)+1, plural(len(hosts), "host", "hosts"), list(hosts, 5), objName(wm), list(names, 5), plural(len(hosts), "it", "them"))
+			d = p.Report(lm, model.ParsePath("spec.hosts"), diag.HostClaimedByMany,
+				len(g.losers)+1, plural(len(hosts), "host ", "hosts ")+list(hosts, 5), objName(wm), list(names, 5), plural(len(hosts), "it", "them"))
 		}
 		d.Related = append(d.Related, related(wm, "used for %s", plural(len(hosts), "this host", "these hosts")))
 		for _, l := range g.losers[1:] {
@@ -353,7 +345,7 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 		if len(f.proxies) == 0 {
 			who = "its namespace" // an unreferenced delegate
 		}
-		d := p.Report(vsMeta, f.dest.Path.Key("host"), "%s routes to %s, which %s cannot reach: %s", objName(vsMeta), f.dest.Host, who, why)
+		d := p.Report(vsMeta, f.dest.Path.Key("host"), diag.DestinationUnreachable, objName(vsMeta), f.dest.Host, who, why)
 		for _, s := range f.hidden {
 			d.Related = append(d.Related, related(s.Object, "defines %s, not visible to these proxies", s.Host))
 		}
@@ -417,7 +409,7 @@ var multipleDefaultSidecars = &Analyzer{Entry: diag.MultipleDefaultSidecars, Run
 			}
 		}
 		for _, sc := range defaults[min(1, len(defaults)):] {
-			d := p.Report(&sc.ObjectMeta, nil, "namespace %s has more than one Sidecar without a workloadSelector; only the oldest, %s, takes effect and %s is ignored",
+			d := p.Report(&sc.ObjectMeta, nil, diag.SecondDefaultSidecar,
 				ns, defaults[0].Name, sc.Name)
 			d.Related = append(d.Related, related(&defaults[0].ObjectMeta, "the namespace default in effect"))
 		}
@@ -428,7 +420,7 @@ var multipleDefaultSidecars = &Analyzer{Entry: diag.MultipleDefaultSidecars, Run
 // proxies, and in namespaces whose proxies the input does not show (a
 // stand-in's) every workload of the input there, as istiod would see them
 // once injected.
-var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelectors, Run: func(p *Pass) {
+var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelectors, Requires: []*fact{factWorkloads}, Run: func(p *Pass) {
 	type key struct{ winner, loser *model.Sidecar }
 	found := map[key][]string{}
 	var order []key
@@ -455,7 +447,7 @@ var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelect
 			check(v.Proxy.Namespace, v.Proxy.ID(), v.Proxy.Labels)
 		}
 	}
-	ws := p.shared.workloads()
+	ws := p.workloads()
 	for _, ns := range slices.Sorted(maps.Keys(standInNamespaces(p.Mesh))) {
 		for _, w := range ws[ns] {
 			check(ns, objName(w.obj), w.labels)
@@ -463,9 +455,8 @@ var conflictingSidecarSelectors = &Analyzer{Entry: diag.ConflictingSidecarSelect
 	}
 	for _, k := range order {
 		ids := slices.Compact(slices.Sorted(slices.Values(found[k])))
-		d := p.Report(&k.loser.ObjectMeta, model.ParsePath("spec.workloadSelector"),
-			"Sidecars %s and %s both select %s %s; only the oldest, %s, applies",
-			objName(&k.winner.ObjectMeta), objName(&k.loser.ObjectMeta), plural(len(ids), "workload", "workloads"), list(ids, 5), k.winner.Name)
+		d := p.Report(&k.loser.ObjectMeta, model.ParsePath("spec.workloadSelector"), diag.SidecarsSelectSameWorkloads,
+			objName(&k.winner.ObjectMeta), objName(&k.loser.ObjectMeta), plural(len(ids), "workload ", "workloads ")+list(ids, 5), k.winner.Name)
 		d.Related = append(d.Related, related(&k.winner.ObjectMeta, "applies to these workloads"))
 		d.Proxies = ids
 	}

@@ -172,9 +172,9 @@ var injectorDefaults = map[string]bool{
 }
 
 // MC9001: an annotation in an Istio domain that Istio does not define.
-var unknownAnnotation = &Analyzer{Entry: diag.UnknownAnnotation, Run: func(p *Pass) {
+var unknownAnnotation = &Analyzer{Entry: diag.UnknownAnnotation, Requires: []*fact{factAnnotations}, Run: func(p *Pass) {
 	var names []string
-	for _, a := range p.shared.annotations() {
+	for _, a := range p.annotations() {
 		if a.def != nil {
 			continue
 		}
@@ -191,29 +191,29 @@ var unknownAnnotation = &Analyzer{Entry: diag.UnknownAnnotation, Run: func(p *Pa
 			}
 			hint = suggest.DidYouMean(a.key, names)
 		}
-		p.Report(a.site.obj, a.site.path(a.key), "annotation %s on %s is not one Istio defines, so nothing reads it%s",
+		p.Report(a.site.obj, a.site.path(a.key), diag.AnnotationUnknown,
 			a.key, a.site.where(), hint)
 	}
 }}
 
 // MC9002: a known Istio annotation on a kind Istio does not read it on.
-var misplacedAnnotation = &Analyzer{Entry: diag.MisplacedAnnotation, Run: func(p *Pass) {
-	for _, a := range p.shared.annotations() {
+var misplacedAnnotation = &Analyzer{Entry: diag.MisplacedAnnotation, Requires: []*fact{factAnnotations}, Run: func(p *Pass) {
+	for _, a := range p.annotations() {
 		if a.def == nil || !a.site.judged || appliesTo(a.def.Resources, a.site.kind) {
 			continue
 		}
 		if !a.site.template && isWorkloadKind(a.site.obj) && appliesTo(a.def.Resources, "Pod") {
-			p.Report(a.site.obj, a.site.path(a.key), "annotation %s on %s has no effect: Istio reads it on Pods only, and a workload's own metadata never reaches its pods; move it to spec.template.metadata.annotations",
+			p.Report(a.site.obj, a.site.path(a.key), diag.AnnotationOnWorkload,
 				a.key, a.site.where())
 			continue
 		}
-		p.Report(a.site.obj, a.site.path(a.key), "annotation %s on %s has no effect: Istio reads it only on %s", a.key, a.site.where(), resourceList(a.def.Resources))
+		p.Report(a.site.obj, a.site.path(a.key), diag.AnnotationOnOtherKind, a.key, a.site.where(), resourceList(a.def.Resources))
 	}
 }}
 
 // MC9003: an Istio annotation with a value the injector refuses.
-var invalidAnnotationValue = &Analyzer{Entry: diag.InvalidAnnotationValue, Run: func(p *Pass) {
-	for _, a := range p.shared.annotations() {
+var invalidAnnotationValue = &Analyzer{Entry: diag.InvalidAnnotationValue, Requires: []*fact{factAnnotations}, Run: func(p *Pass) {
+	for _, a := range p.annotations() {
 		check := annotationChecks[a.key]
 		if check == nil || !a.site.judged || a.def == nil || !appliesTo(a.def.Resources, a.site.kind) {
 			continue // a misplaced one is MC9002's
@@ -222,7 +222,7 @@ var invalidAnnotationValue = &Analyzer{Entry: diag.InvalidAnnotationValue, Run: 
 			if a.key != annotation.SidecarInject.Name {
 				problem += "; the injector refuses it, so with its webhook's default failurePolicy the pod is not created"
 			}
-			p.Report(a.site.obj, a.site.path(a.key), "annotation %s=%q on %s is not valid: %s", a.key, a.value, a.site.where(), problem)
+			p.Report(a.site.obj, a.site.path(a.key), diag.AnnotationValueInvalid, a.key, a.value, a.site.where(), problem)
 		}
 	}
 	// The label of the same name, which replaces the annotation, is read
@@ -239,7 +239,7 @@ var invalidAnnotationValue = &Analyzer{Entry: diag.InvalidAnnotationValue, Run: 
 		}
 		if v, ok := labels[inject]; ok && o.Meta().InheritedFrom == nil && injectValue(v) != "" {
 			m := o.Meta()
-			p.Report(m, at.Key("labels").Key(inject), "label %s=%q on %s %s is not valid: %s", inject, v, m.Kind, objName(m), injectValue(v))
+			p.Report(m, at.Key("labels").Key(inject), diag.InjectLabelInvalid, inject, v, m.Kind, objName(m), injectValue(v))
 		}
 	}
 }}
@@ -253,8 +253,8 @@ func injectValue(v string) string {
 }
 
 // MC9005: an annotation of an alpha-phase feature.
-var alphaAnnotation = &Analyzer{Entry: diag.AlphaAnnotation, Run: func(p *Pass) {
-	for _, a := range p.shared.annotations() {
+var alphaAnnotation = &Analyzer{Entry: diag.AlphaAnnotation, Requires: []*fact{factAnnotations}, Run: func(p *Pass) {
+	for _, a := range p.annotations() {
 		if a.def == nil || a.def.FeatureStatus != annotation.Alpha || documentedUse[a.key] {
 			continue
 		}
@@ -264,7 +264,7 @@ var alphaAnnotation = &Analyzer{Entry: diag.AlphaAnnotation, Run: func(p *Pass) 
 		if a.site.kind == "Pod" && !a.site.injectInit && injectorDefaults[a.key] {
 			continue
 		}
-		p.Report(a.site.obj, a.site.path(a.key), "annotation %s on %s belongs to an alpha-phase Istio feature: it may change between releases and may be incompletely supported",
+		p.Report(a.site.obj, a.site.path(a.key), diag.AlphaFeatureAnnotation,
 			a.key, a.site.where())
 	}
 }}
@@ -272,7 +272,7 @@ var alphaAnnotation = &Analyzer{Entry: diag.AlphaAnnotation, Run: func(p *Pass) 
 // deprecatedAnnotations reports MC9004 for annotations istio.io/api marks
 // deprecated, at info level as istioctl does.
 func deprecatedAnnotations(p *Pass) {
-	for _, a := range p.shared.annotations() {
+	for _, a := range p.annotations() {
 		if a.def == nil || !a.def.Deprecated {
 			continue
 		}
@@ -284,7 +284,7 @@ func deprecatedAnnotations(p *Pass) {
 			}
 			extra = fmt.Sprintf("; use the label %s instead (%s)", a.key, a.site.at.Key("labels"))
 		}
-		d := p.Report(a.site.obj, a.site.path(a.key), "annotation %s on %s is deprecated and may stop working in a later Istio release%s", a.key, a.site.where(), extra)
+		d := p.Report(a.site.obj, a.site.path(a.key), diag.DeprecatedAnnotation, a.key, a.site.where(), extra)
 		d.Severity = diag.Info
 	}
 }

@@ -5,18 +5,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshc/meshc/internal/benchmesh"
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/load/loadtest"
 	"github.com/meshc/meshc/internal/meshgen"
-	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/meshgen/meshgentest"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // BenchmarkRun runs every analyzer over the resolved default synthetic
 // mesh: 100 namespaces × 20 services, ~3,000 proxies, ~8,000 objects.
 func BenchmarkRun(b *testing.B) {
-	objs, mc := benchmesh.Load(b, meshgen.Options{})
-	m, _ := meshtest.Stages(objs, mc)
+	objs, mc := meshgentest.Load(b, meshgen.Options{})
+	m, _ := resolvetest.Stages(objs, mc)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var ds int
@@ -29,8 +29,8 @@ func BenchmarkRun(b *testing.B) {
 // BenchmarkAnalyzer runs each analyzer alone over the generated mesh, the
 // shared facts it reads included, so a slow one shows by its code.
 func BenchmarkAnalyzer(b *testing.B) {
-	objs, mc := benchmesh.Load(b, meshgen.Options{})
-	m, _ := meshtest.Stages(objs, mc)
+	objs, mc := meshgentest.Load(b, meshgen.Options{})
+	m, _ := resolvetest.Stages(objs, mc)
 	for _, a := range Analyzers() {
 		b.Run(a.Entry.Code, func(b *testing.B) {
 			for b.Loop() {
@@ -59,7 +59,7 @@ func BenchmarkSharedHosts(b *testing.B) {
 	b.ResetTimer()
 	var ds []diag.Diagnostic
 	for b.Loop() {
-		ds = analyze(b, meshtest.Resolve(objs), Analyzers(), Options{})
+		ds = analyze(b, resolvetest.Resolve(objs), Analyzers(), Options{})
 	}
 	if got := len(only(ds, diag.VirtualServiceHostConflict.Code)); got != 1 {
 		b.Fatalf("%d MC5001 findings, want 1", got)

@@ -58,7 +58,7 @@ var proxyConfigTooLarge = &Analyzer{Entry: diag.ProxyConfigTooLarge, Run: func(p
 			hint = "the Sidecar imports " + fmt.Sprint(len(sc.Services)) + " services; narrowing its egress hosts would trim them"
 		}
 		e := g.largest
-		d := p.Report(subject, nil, "the Envoy configs of %s of %s are up to %d bytes on the wire (%d clusters, %d listeners), over the budget of %d; %s",
+		d := p.Report(subject, nil, diag.ConfigOverBudget,
 			plural(len(g.views), "1 proxy", fmt.Sprintf("%d proxies", len(g.views))), sc.Name(), e.WireBytes, e.Counts.Clusters, e.Counts.Listeners, p.Build.MaxProxyBytes, hint)
 		for _, v := range g.views {
 			d.Proxies = append(d.Proxies, v.Proxy.ID())
@@ -69,7 +69,7 @@ var proxyConfigTooLarge = &Analyzer{Entry: diag.ProxyConfigTooLarge, Run: func(p
 var invalidEnvoyConfig = &Analyzer{Entry: diag.InvalidEnvoyConfig, Run: func(p *Pass) {
 	for _, v := range p.Build.Views {
 		for _, problem := range p.Build.Result.Problems[v.Proxy.ID()] {
-			d := p.Report(v.Proxy.Object, nil, "the Envoy config of proxy %s is invalid: %s", v.Proxy.ID(), problem)
+			d := p.Report(v.Proxy.Object, nil, diag.ConfigInvalid, v.Proxy.ID(), problem)
 			d.Proxies = []string{v.Proxy.ID()}
 		}
 	}
@@ -89,7 +89,7 @@ var untranslatedPolicy = &Analyzer{Entry: diag.UntranslatedPolicy, Run: func(p *
 		if len(ids) == 0 {
 			continue
 		}
-		d := p.Report(pol.Object, nil, "%s %s/%s applies to %d of the proxies built, but meshc does not build %s",
+		d := p.Report(pol.Object, nil, diag.PolicyNotBuilt,
 			pol.Object.Kind, pol.Object.Namespace, pol.Object.Name, len(ids), pol.Omits)
 		d.Proxies = ids
 	}

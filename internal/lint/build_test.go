@@ -6,14 +6,14 @@ import (
 
 	"github.com/meshc/meshc/internal/emit"
 	"github.com/meshc/meshc/internal/load/loadtest"
-	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // TestInvalidEnvoyConfig: each problem emit found in a built proxy's
 // config is one MC8002 at the proxy's workload; a proxy without problems,
 // or one not built, gets none.
 func TestInvalidEnvoyConfig(t *testing.T) {
-	m := meshtest.Resolve(loadtest.Objects(t, ns("web"), deployment("web", "api", "{app: api}"), deployment("web", "db", "{app: db}")))
+	m := resolvetest.Resolve(loadtest.Objects(t, ns("web"), deployment("web", "api", "{app: api}"), deployment("web", "db", "{app: db}")))
 	build := &Build{Views: m.Views[:1], Result: emit.Result{Problems: map[string][]string{
 		"web/api": {"route 80 names cluster outbound|80||gone.web.svc.cluster.local, which is not emitted"},
 		"web/db":  {"not built, so not reported"},

@@ -48,14 +48,13 @@ func unverified(p *Pass, dr *model.DestinationRule, tls *networking.ClientTLSSet
 	if tls.GetCaCertificates() != "" || tls.GetCredentialName() != "" || tls.GetInsecureSkipVerify().GetValue() {
 		return
 	}
-	p.Report(&dr.ObjectMeta, at.Key("mode"),
-		"%s originates TLS (%s) to %s%s without caCertificates: the proxy checks the server's certificate only against its system CA bundle, which accepts any public CA and rejects a private one; set caCertificates or credentialName",
+	p.Report(&dr.ObjectMeta, at.Key("mode"), diag.NoCAForTLS,
 		objName(&dr.ObjectMeta), mode, dr.Spec.GetHost(), where)
 }
 
 // MC4009: callers use a rule with tls.mode DISABLE for a service whose
 // workloads require mutual TLS.
-var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictServer, Run: func(p *Pass) {
+var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictServer, Requires: []*fact{factInWorkloads}, Run: func(p *Pass) {
 	type svcKey struct {
 		host host.Name
 		ns   string
@@ -71,7 +70,7 @@ var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictSer
 		by      []*model.ObjectMeta
 		proxies []*resolve.Proxy
 	}
-	in := p.shared.inWorkloads()
+	in := p.inWorkloads()
 	strictness := map[svcKey]map[uint32]*model.ObjectMeta{}
 	var found groups[key, finding]
 	for _, sc := range p.Mesh.Scopes {
@@ -132,9 +131,8 @@ var mtlsDisabledForStrictServer = &Analyzer{Entry: diag.MTLSDisabledForStrictSer
 		for _, by := range f.by {
 			pas = append(pas, objName(by))
 		}
-		d := p.Report(&k.dr.ObjectMeta, f.at,
-			"%s sets tls.mode DISABLE for %s (%s %s), whose workloads require mutual TLS (STRICT, by PeerAuthentication %s): the proxies using this rule send plaintext and the server refuses every connection. Use ISTIO_MUTUAL or remove the tls setting",
-			objName(&k.dr.ObjectMeta), f.svc.Host, plural(len(ports), "port", "ports"), list(ports, 8), list(pas, 4))
+		d := p.Report(&k.dr.ObjectMeta, f.at, diag.PlaintextToStrict,
+			objName(&k.dr.ObjectMeta), f.svc.Host, plural(len(ports), "port ", "ports ")+list(ports, 8), list(pas, 4))
 		for _, by := range f.by {
 			d.Related = append(d.Related, related(by, "requires mutual TLS (STRICT)"))
 		}

@@ -42,13 +42,13 @@ func repeatsSource(dr *model.DestinationRule, domain string) bool {
 }
 
 // MC4004: a DestinationRule host that matches no service.
-var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFound, Run: func(p *Pass) {
+var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFound, Requires: []*fact{factInWorkloads}, Run: func(p *Pass) {
 	domain := p.Mesh.Config.DomainSuffix
 	// The input speaks for a Kubernetes host when it carries services or
 	// workloads of the namespace, or Mesh.Describes says the namespace does
 	// not exist (and HNC does not create it either); for an external host
 	// when it carries ServiceEntries at all.
-	in := p.shared.inWorkloads()
+	in := p.inWorkloads()
 	entries := slices.ContainsFunc(p.Mesh.Services, func(s *resolve.Service) bool { return s.Registry == resolve.External })
 	kubeNames, withServices := map[string]bool{}, map[string]bool{}
 	for _, s := range p.Mesh.Services {
@@ -87,8 +87,7 @@ var destinationRuleHostNotFound = &Analyzer{Entry: diag.DestinationRuleHostNotFo
 		case strings.Count(string(h), ".") == 1:
 			why += " (a name with one dot is not expanded: write the short name or the full name)"
 		}
-		p.Report(&dr.ObjectMeta, model.ParsePath("spec.host"),
-			"the host %s of %s matches no service: %s, so the rule applies to nothing and its policies and subsets are unused",
+		p.Report(&dr.ObjectMeta, model.ParsePath("spec.host"), diag.RuleHostMatchesNothing,
 			h, objName(&dr.ObjectMeta), why)
 	}
 }}
@@ -132,8 +131,7 @@ var unreachableDestinationRuleExport = &Analyzer{Entry: diag.UnreachableDestinat
 		}
 		if dr.Spec.GetWorkloadSelector() != nil {
 			// A selector DR's export set is {"."} (§5.1).
-			p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
-				"%s is exported to %s, but it has a workloadSelector, so only the workloads it selects in %s use it: the exportTo has no effect",
+			p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"), diag.SelectorRuleExported,
 				objName(&dr.ObjectMeta), what, ns)
 			continue
 		}
@@ -158,8 +156,7 @@ var unreachableDestinationRuleExport = &Analyzer{Entry: diag.UnreachableDestinat
 		if !own {
 			users = "and its exportTo leaves out its own namespace " + ns + ", so no proxy uses it at all"
 		}
-		p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"),
-			"%s is exported to %s, but proxies there never consult it: other namespaces look for rules about %s only in %s (where the %s) and the root namespace %s; %s. Move the rule to %s or drop the export",
+		p.Report(&dr.ObjectMeta, model.ParsePath("spec.exportTo"), diag.ExportNeverConsulted,
 			objName(&dr.ObjectMeta), what, h, list(homes, 4), plural(len(homes), "service is", "services are"), root, users, plural(len(homes), homes[0], "one of those"))
 	}
 }}
@@ -194,11 +191,10 @@ var selectorRuleDropsSubsets = &Analyzer{Entry: diag.SelectorRuleDropsSubsets, R
 		sel, plain := k.selected.First(), k.plain.First()
 		missing := missingSubsets(k.selected, k.plain)
 		ids := proxyIDs(found[k])
-		d := p.Report(&sel.ObjectMeta, model.ParsePath("spec.workloadSelector"),
-			"%s replaces %s for %s %s, but lacks %s %s that %s defines for %s; routes from %s to %s fail with 503. Copy the %s into %s",
-			objName(&sel.ObjectMeta), objName(&plain.ObjectMeta), plural(len(ids), "workload", "workloads"), list(ids, 5), plural(len(missing), "subset", "subsets"), list(missing, 8),
-			objName(&plain.ObjectMeta), k.plain.Host, plural(len(ids), "this workload", "these workloads"), plural(len(missing), "it", "them"),
-			plural(len(missing), "subset", "subsets"), objName(&sel.ObjectMeta))
+		d := p.Report(&sel.ObjectMeta, model.ParsePath("spec.workloadSelector"), diag.SelectorRuleLacksSubsets,
+			objName(&sel.ObjectMeta), objName(&plain.ObjectMeta), plural(len(ids), "workload ", "workloads ")+list(ids, 5), plural(len(missing), "subset ", "subsets ")+list(missing, 8),
+			k.plain.Host, plural(len(ids), "this workload", "these workloads"), plural(len(missing), "it", "them"),
+			plural(len(missing), "subset", "subsets"))
 		d.Related = append(d.Related, related(&plain.ObjectMeta, "defines the subsets; used by workloads the selector does not match"))
 		d.Proxies = ids
 	}
@@ -218,9 +214,9 @@ func missingSubsets(r, plain *resolve.Rule) []string {
 // MC4007: a subset whose labels select none of the service's workloads.
 // Workloads are read from the input, not from the service's endpoints: a
 // Pod whose manifest has no IP makes no endpoint, but it shows the labels.
-var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run: func(p *Pass) {
+var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Requires: []*fact{factInWorkloads}, Run: func(p *Pass) {
 	domain := p.Mesh.Config.DomainSuffix
-	in := p.shared.inWorkloads()
+	in := p.inWorkloads()
 	for _, dr := range p.Mesh.DestinationRules {
 		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
 		if len(dr.Spec.GetSubsets()) == 0 || h.IsWildcard() || repeatsSource(dr, domain) {
@@ -260,8 +256,7 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run
 		path := model.ParsePath(fmt.Sprintf("spec.subsets[%d].labels", empty[0]))
 		var d *diag.Diagnostic
 		if len(empty) == 1 {
-			d = p.Report(&dr.ObjectMeta, path,
-				"subset %q of %s selects no workload of %s: none of the workloads its selector %s matches has the labels %s (they have %s); requests routed to the subset fail with 503",
+			d = p.Report(&dr.ObjectMeta, path, diag.SubsetEmpty,
 				first.GetName(), objName(&dr.ObjectMeta), svc.Host, labelList(svc.Selector), labelList(first.GetLabels()), labelValues(first.GetLabels(), selected))
 		} else {
 			// One finding per rule, however many subsets: the first few
@@ -274,8 +269,7 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Run
 					maps.Copy(keys, subs[i].GetLabels())
 				}
 			}
-			d = p.Report(&dr.ObjectMeta, path,
-				"%d subsets of %s select no workload of %s: none of the workloads its selector %s matches has the labels of %s (they have %s); requests routed to these subsets fail with 503",
+			d = p.Report(&dr.ObjectMeta, path, diag.SubsetsEmpty,
 				len(empty), objName(&dr.ObjectMeta), svc.Host, labelList(svc.Selector), list(named, subsetsNamed), labelValues(keys, selected))
 		}
 		d.Related = append(d.Related, related(svc.Object, "the service whose workloads the %s from", plural(len(empty), "subset selects", "subsets select")))

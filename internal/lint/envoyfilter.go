@@ -35,7 +35,7 @@ var riskyEnvoyFilterPatch = &Analyzer{Entry: diag.RiskyEnvoyFilterPatch, Run: fu
 				cp.GetMatch().GetContext() == networking.EnvoyFilter_WAYPOINT:
 				continue // refused by validation, or waypoint patches istiod does not validate either
 			case judged && !slices.Contains(ops, op):
-				p.Report(m, at, "EnvoyFilter %s, configPatches[%d]: istiod ignores %s on %s; it applies only %s there",
+				p.Report(m, at, diag.PatchOperationIgnored,
 					objName(m), i, op, applyTo, operationList(ops))
 				continue
 			case !slices.Contains(relative, op) || ef.Spec.GetPriority() != 0:
@@ -43,11 +43,11 @@ var riskyEnvoyFilterPatch = &Analyzer{Entry: diag.RiskyEnvoyFilterPatch, Run: fu
 			}
 			name := patchedFilter(cp)
 			if cp.GetMatch().GetProxy().GetProxyVersion() != "" || name != "" && versioned[name] {
-				p.Report(m, at, "EnvoyFilter %s, configPatches[%d]: %s is relative to %s and the EnvoyFilter has no priority; patches matching a proxy version make that element differ between proxy versions, so during an upgrade the patch may find nothing to act on: set spec.priority or use INSERT_FIRST or ADD",
+				p.Report(m, at, diag.PatchRelativeToVersioned,
 					objName(m), i, op, describeFilter(name))
 				continue
 			}
-			p.Report(m, at, "EnvoyFilter %s, configPatches[%d]: %s is relative to an element other EnvoyFilters may add, move or remove, and the EnvoyFilter has no priority, so whether it applies depends on their order; set spec.priority or use INSERT_FIRST or ADD",
+			p.Report(m, at, diag.PatchRelativeUnordered,
 				objName(m), i, op)
 		}
 	}

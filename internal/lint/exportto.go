@@ -56,7 +56,7 @@ var hiddenFromOwnNamespace = &Analyzer{Entry: diag.HiddenFromOwnNamespace, Run: 
 			i = 0
 			why, fix = "it names only "+list(entries, 5), `add "."`
 		}
-		d := p.Report(m, at(i), "the exportTo of %s %s hides it from its own namespace %s: %s, so proxies there do not see it and their routes and DestinationRules for it do not apply; %s if they should reach it",
+		d := p.Report(m, at(i), diag.ExportHidesOwnNamespace,
 			m.Kind, objName(m), m.Namespace, why, fix)
 		if m.InheritedFrom != nil {
 			d.Related = append(d.Related, related(m.InheritedFrom, "the HNC source of this copy"))
@@ -97,7 +97,7 @@ var exportToUnknownNamespace = &Analyzer{Entry: diag.ExportToUnknownNamespace, R
 		if first < 0 {
 			continue
 		}
-		p.Report(m, at(first), "the exportTo of %s %s names %s %s, which no Namespace object, subnamespace anchor or object of the input declares; exporting there reaches nobody: check the spelling",
-			m.Kind, objName(m), plural(len(unknown), "namespace", "namespaces"), list(unknown, 5))
+		p.Report(m, at(first), diag.ExportToNowhere,
+			m.Kind, objName(m), plural(len(unknown), "namespace ", "namespaces ")+list(unknown, 5))
 	}
 }}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/meshc/meshc/internal/explain"
 	"github.com/meshc/meshc/internal/load"
-	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // FuzzPipeline runs every pass after loading (hierarchy, resolution,
@@ -66,12 +66,12 @@ spec: {parent: a}
 `))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, _ := load.Bytes("fuzz.yaml", data)
-		m := meshtest.Resolve(objs)
+		m := resolvetest.Resolve(objs)
 		ds := analyze(t, m, Analyzers(), Options{})
 		for _, v := range m.Views {
 			m.OutboundRoutes(v)
 			var b bytes.Buffer
-			if err := explain.WriteText(&b, explain.Build(m, v, ds), explain.TextOptions{Verbose: true}); err != nil {
+			if err := explain.WriteText(&b, explain.ProxyReport(m, v, ds), explain.TextOptions{Verbose: true}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -103,7 +103,7 @@ func serverRef(gw *model.Gateway, i int) string {
 // repeating a host an earlier TLS server serves on the port and bind is
 // dropped whole, as emit drops it; plain servers are merged, their
 // VirtualServices joined (docs/semantics/virtual-services.md §6.7).
-var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p *Pass) {
+var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Requires: []*fact{factGatewayGroups}, Run: func(p *Pass) {
 	type key struct {
 		gw  *model.Gateway
 		idx int
@@ -115,7 +115,7 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 		workloads []string
 	}
 	var found groups[key, finding]
-	for _, g := range p.shared.gatewayGroups() {
+	for _, g := range p.gatewayGroups() {
 		if len(g.gateways) < 2 {
 			continue
 		}
@@ -174,11 +174,11 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Run: func(p
 		at := model.ParsePath(fmt.Sprintf("spec.servers[%d].hosts", k.idx))
 		var d *diag.Diagnostic
 		if f.tls {
-			d = p.Report(&k.gw.ObjectMeta, at, "%s serves %s %s with TLS, as older %s %s already does on the same port for %s; istiod drops this server whole, so none of its hosts are served by it; keep one TLS server per host and port",
-				serverRef(k.gw, k.idx), plural(len(f.hosts), "host", "hosts"), list(f.hosts, 5), plural(len(names), "Gateway", "Gateways"), strings.Join(names, ", "), sharedBy(f.workloads, k.gw))
+			d = p.Report(&k.gw.ObjectMeta, at, diag.TLSServerDropped,
+				serverRef(k.gw, k.idx), plural(len(f.hosts), "host ", "hosts ")+list(f.hosts, 5), plural(len(names), "Gateway ", "Gateways ")+strings.Join(names, ", "), sharedBy(f.workloads, k.gw))
 		} else {
-			d = p.Report(&k.gw.ObjectMeta, at, "%s serves %s %s, as older %s %s already does on the same port for %s; istiod merges the servers, so the VirtualServices bound to either Gateway answer for %s, in VirtualService order; serve each host and port from one Gateway",
-				serverRef(k.gw, k.idx), plural(len(f.hosts), "host", "hosts"), list(f.hosts, 5), plural(len(names), "Gateway", "Gateways"), strings.Join(names, ", "), sharedBy(f.workloads, k.gw), plural(len(f.hosts), "it", "them"))
+			d = p.Report(&k.gw.ObjectMeta, at, diag.ServersMerged,
+				serverRef(k.gw, k.idx), plural(len(f.hosts), "host ", "hosts ")+list(f.hosts, 5), plural(len(names), "Gateway ", "Gateways ")+strings.Join(names, ", "), sharedBy(f.workloads, k.gw), plural(len(f.hosts), "it", "them"))
 		}
 		for _, e := range f.earlier {
 			d.Related = append(d.Related, related(&e.ObjectMeta, "older Gateway serving the same host and port"))
@@ -212,7 +212,7 @@ func certificateOf(tls *networking.ServerTLSSettings) string {
 
 // MC7005: Gateways on the same workloads using one certificate for
 // different hosts.
-var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertificate, Run: func(p *Pass) {
+var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertificate, Requires: []*fact{factGatewayGroups}, Run: func(p *Pass) {
 	type key struct {
 		gw, earlier *model.Gateway
 		cert        string
@@ -223,7 +223,7 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 		workloads       []string
 	}
 	var found groups[key, finding]
-	for _, g := range p.shared.gatewayGroups() {
+	for _, g := range p.gatewayGroups() {
 		type use struct {
 			gw    *model.Gateway
 			idx   int
@@ -263,8 +263,7 @@ var duplicateGatewayCertificate = &Analyzer{Entry: diag.DuplicateGatewayCertific
 	}
 	for _, k := range found.order {
 		f := found.byKey[k]
-		d := p.Report(&k.gw.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.servers[%d].tls", f.idx)),
-			"%s uses the %s that %s also uses, for other hosts (%s, there %s), on %s: HTTP/2 clients reuse one connection for every host a certificate covers, and requests reaching the other Gateway's server get 404; give each Gateway its own certificate, or serve the hosts from one server",
+		d := p.Report(&k.gw.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.servers[%d].tls", f.idx)), diag.CertificateShared,
 			serverRef(k.gw, f.idx), k.cert, serverRef(k.earlier, f.earlierIdx), list(f.hosts, 5), list(f.other, 5), sharedBy(f.workloads, k.gw))
 		d.Related = append(d.Related, related(&k.earlier.ObjectMeta, "uses the same certificate"))
 		d.Proxies = f.workloads

@@ -90,8 +90,8 @@ func inputWorkloadIDs(ws []inputWorkload) []string {
 // port's targetPort (the port the gateway listens on) or, when the
 // Service maps it, the Service port itself. Judged only when some
 // Service of the input selects the gateway workloads.
-var gatewayPortNotOnService = &Analyzer{Entry: diag.GatewayPortNotOnService, Run: func(p *Pass) {
-	g := p.shared.gateways()
+var gatewayPortNotOnService = &Analyzer{Entry: diag.GatewayPortNotOnService, Requires: []*fact{factGateways}, Run: func(p *Pass) {
+	g := p.gateways()
 	services := map[string][]*model.Service{}
 	for _, o := range p.Mesh.Objects {
 		if s, ok := o.(*model.Service); ok && len(s.Spec.Selector) > 0 {
@@ -133,8 +133,7 @@ var gatewayPortNotOnService = &Analyzer{Entry: diag.GatewayPortNotOnService, Run
 			if n == 0 || ports[n] {
 				continue
 			}
-			d := p.Report(&gw.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.servers[%d].port.number", i)),
-				"server %d of Gateway %s listens on port %d, but no Service in front of its gateway %s (%s) exposes that port or target port, so no traffic reaches it; add the port to the Service or fix the server's",
+			d := p.Report(&gw.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.servers[%d].port.number", i)), diag.ServerPortNotExposed,
 				i, objName(&gw.ObjectMeta), n, plural(len(selected), "workload", "workloads"), strings.Join(names, ", "))
 			for _, s := range fronting {
 				d.Related = append(d.Related, related(&s.ObjectMeta, "selects the gateway workloads"))
@@ -209,7 +208,7 @@ func missingKeys(s *model.Secret, caSecret *model.Secret, mutual bool) string {
 // from its own workload's namespace. Judged only when the input carries
 // Secrets (or objects that make them) in that namespace: many
 // repositories keep Secrets elsewhere.
-var gatewayCredentialNotFound = &Analyzer{Entry: diag.GatewayCredentialNotFound, Run: func(p *Pass) {
+var gatewayCredentialNotFound = &Analyzer{Entry: diag.GatewayCredentialNotFound, Requires: []*fact{factGateways}, Run: func(p *Pass) {
 	sources := credentialSources(p.Mesh.Objects)
 	if len(sources) == 0 {
 		return
@@ -218,7 +217,7 @@ var gatewayCredentialNotFound = &Analyzer{Entry: diag.GatewayCredentialNotFound,
 	for _, c := range sources {
 		carries[c.obj.Namespace] = true
 	}
-	g := p.shared.gateways()
+	g := p.gateways()
 	for _, gw := range g.gateways {
 		var nss []string
 		for _, w := range g.workloads(gw) {
@@ -244,15 +243,15 @@ var gatewayCredentialNotFound = &Analyzer{Entry: diag.GatewayCredentialNotFound,
 				case c.secret != nil:
 					ca := sources[ns+"/"+name+"-cacert"].secret
 					if lacks := missingKeys(c.secret, ca, mutual); lacks != "" {
-						d := p.Report(&gw.ObjectMeta, at, "server %d of Gateway %s uses credential %s, but Secret %s/%s lacks %s (it has %s); istiod cannot serve TLS on this server; add the keys",
-							i, objName(&gw.ObjectMeta), name, ns, name, lacks, keyList(c.secret.Keys))
+						d := p.Report(&gw.ObjectMeta, at, diag.CredentialLacksKeys,
+							i, objName(&gw.ObjectMeta), name, ns, lacks, keyList(c.secret.Keys))
 						d.Related = append(d.Related, related(c.obj, "the credential"))
 					}
 				}
 			}
 			if len(absent) > 0 {
-				p.Report(&gw.ObjectMeta, at, "server %d of Gateway %s uses credential %s, but no Secret %s is in %s %s, where its gateway workloads run and istiod reads it; the server cannot serve TLS; create the Secret there or fix the name",
-					i, objName(&gw.ObjectMeta), name, name, plural(len(absent), "namespace", "namespaces"), strings.Join(absent, ", "))
+				p.Report(&gw.ObjectMeta, at, diag.CredentialAbsent,
+					i, objName(&gw.ObjectMeta), name, plural(len(absent), "namespace ", "namespaces ")+strings.Join(absent, ", "))
 			}
 		}
 	}

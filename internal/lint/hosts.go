@@ -65,8 +65,8 @@ func isName(h string) bool {
 
 // MC3004: "name.namespace" is not expanded and matches nothing, while its
 // .svc.<domain> form is a service (docs/semantics/hosts.md §3.1).
-var nonFQDNDottedHost = &Analyzer{Entry: diag.NonFQDNDottedHost, Run: func(p *Pass) {
-	for _, c := range p.shared.configHosts() {
+var nonFQDNDottedHost = &Analyzer{Entry: diag.NonFQDNDottedHost, Requires: []*fact{factConfigHosts}, Run: func(p *Pass) {
+	for _, c := range p.configHosts() {
 		// A copy HNC propagated says what its source says.
 		if c.obj.InheritedFrom != nil || !isName(c.host) || !strings.Contains(c.host, ".") || len(p.Mesh.ServicesNamed(host.Name(c.host))) > 0 {
 			continue
@@ -76,7 +76,7 @@ var nonFQDNDottedHost = &Analyzer{Entry: diag.NonFQDNDottedHost, Run: func(p *Pa
 		if len(svcs) == 0 {
 			continue
 		}
-		d := p.Report(c.obj, c.path, "%s %s names host %s, which istiod does not expand because it has a dot, and no service has that name; write %s%s",
+		d := p.Report(c.obj, c.path, diag.DottedHostNotExpanded,
 			c.obj.Kind, objName(c.obj), c.host, c.prefix, full)
 		d.Related = append(d.Related, related(svcs[0].Object, "defines %s", full))
 	}
@@ -84,7 +84,7 @@ var nonFQDNDottedHost = &Analyzer{Entry: diag.NonFQDNDottedHost, Run: func(p *Pa
 
 // MC3005: a short host expands into its object's namespace, where no such
 // service is, while a Kubernetes Service of that name lives elsewhere.
-var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewhere, Run: func(p *Pass) {
+var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewhere, Requires: []*fact{factConfigHosts}, Run: func(p *Pass) {
 	byName := map[string][]*resolve.Service{}
 	for _, s := range p.Mesh.Services {
 		if s.Registry == resolve.Kubernetes {
@@ -99,7 +99,7 @@ var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewher
 			sources[src] = true
 		}
 	}
-	for _, c := range p.shared.configHosts() {
+	for _, c := range p.configHosts() {
 		if !c.expands || sources[c.obj] || !isName(c.host) || strings.Contains(c.host, ".") || len(byName[c.host]) == 0 {
 			continue
 		}
@@ -118,8 +118,8 @@ var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewher
 		if len(fqdns) > 1 {
 			fix = "write the full name of the one meant: " + list(fqdns, 3)
 		}
-		d := p.Report(c.obj, c.path, "%s %s names short host %s, which istiod expands in the object's own namespace to %s, where no such service exists; a Service named %s exists in %s %s: %s",
-			c.obj.Kind, objName(c.obj), c.host, expanded, c.host, plural(len(others), "namespace", "namespaces"), list(namespaces(others), 5), fix)
+		d := p.Report(c.obj, c.path, diag.ShortHostElsewhere,
+			c.obj.Kind, objName(c.obj), c.host, expanded, plural(len(others), "namespace ", "namespaces ")+list(namespaces(others), 5), fix)
 		for _, s := range others {
 			d.Related = append(d.Related, related(s.Object, "defines %s", s.Host))
 		}

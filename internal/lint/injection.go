@@ -66,7 +66,7 @@ var noInjectedWorkloads = &Analyzer{Entry: diag.NoInjectedWorkloads, Run: func(p
 	if len(fixes) == 0 {
 		fixes = append(fixes, "pass --revision "+resolve.DefaultRevision+" if the default revision is installed")
 	}
-	p.Report(first, nil, "no workload in the input gets a sidecar, so no sidecar proxy is built, and checks speak for each namespace as a workload without labels would see it (NS/*): %s; %s",
+	p.Report(first, nil, diag.NoWorkloadInjected,
 		strings.Join(parts, "; "), strings.Join(fixes, "; "))
 }}
 

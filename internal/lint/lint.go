@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -19,7 +20,9 @@ import (
 // the entry's, so the catalog, the docs and SARIF rules stay one table.
 type Analyzer struct {
 	Entry *diag.Entry
-	Run   func(*Pass)
+	// Requires are the shared facts Run reads.
+	Requires []*fact
+	Run      func(*Pass)
 }
 
 // Pass is what an analyzer reads and where it reports.
@@ -31,7 +34,11 @@ type Pass struct {
 	// shared is what several analyzers derive from the mesh, computed
 	// once per Run by the first that asks.
 	shared *shared
-	diags  []diag.Diagnostic
+	// declared are the facts the analyzer may read: its Requires and
+	// theirs; undeclared hears of any other it reads (Options.undeclared).
+	declared   []*fact
+	undeclared func(code, fact string)
+	diags      []diag.Diagnostic
 	// fields are the field paths of diags still to be turned into lines.
 	fields []field
 }
@@ -45,14 +52,31 @@ type field struct {
 	path model.Path
 }
 
-// Report adds a diagnostic of the running analyzer's code about obj (at
-// the field at path, when given).
-func (p *Pass) Report(obj *model.ObjectMeta, at model.Path, format string, args ...any) *diag.Diagnostic {
+// Report adds a finding of msg, a message of the running analyzer's
+// entry, about obj (at the field at path, when given). Its key holds the
+// message's identifying arguments and, when they do not tell its findings
+// apart, the field's path.
+func (p *Pass) Report(obj *model.ObjectMeta, at model.Path, msg *diag.Message, args ...any) *diag.Diagnostic {
+	d := msg.At(obj.Ref(), args...)
+	if msg.Entry != p.entry {
+		d.Message += "%!(WRONGENTRY " + msg.Entry.Code + ")"
+	}
+	if msg.KeysByField() {
+		d = d.Keyed(fieldPart(at))
+	}
 	if at != nil {
 		p.fields = append(p.fields, field{len(p.diags), obj, at})
 	}
-	p.diags = append(p.diags, p.entry.At(obj.Ref(), format, args...))
+	p.diags = append(p.diags, d)
 	return &p.diags[len(p.diags)-1]
+}
+
+// fieldPart is the key part naming a finding's field, or "" for none.
+func fieldPart(at model.Path) string {
+	if len(at) == 0 {
+		return ""
+	}
+	return diag.Part("field", at.String())
 }
 
 // locate sets the line of every finding about a field.
@@ -101,10 +125,44 @@ func Analyzers() []*Analyzer {
 	return out
 }
 
+// Select returns the analyzers reporting the codes given (a code, a name,
+// or an istioctl analyze code), in code order.
+func Select(codes []string) ([]*Analyzer, error) {
+	all := Analyzers()
+	var out []*Analyzer
+	for _, c := range codes {
+		entries := diag.ByIstioCode(c)
+		if e, ok := diag.Lookup(c); ok {
+			entries = []*diag.Entry{e}
+		}
+		if len(entries) == 0 {
+			return nil, fmt.Errorf("no diagnostic %q", c)
+		}
+		for _, e := range entries {
+			i := slices.IndexFunc(all, func(a *Analyzer) bool { return a.Entry == e })
+			if i < 0 {
+				return nil, fmt.Errorf("%s %s is not an analyzer's: the passes report it on every run, or meshc build does", e.Code, e.Name)
+			}
+			if !slices.Contains(out, all[i]) {
+				out = append(out, all[i])
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *Analyzer) int { return strings.Compare(a.Entry.Code, b.Entry.Code) })
+	return out, nil
+}
+
 // Options configure a lint run.
 type Options struct {
 	// Build is the build the build checks read.
 	Build *Build
+	// Timing, when set, hears how long each fact and each analyzer took.
+	// The facts are then computed first and everything runs one at a
+	// time, so each time is its own and not its neighbours'.
+	Timing func(what string, d time.Duration)
+	// undeclared hears of an analyzer reading a fact it does not require
+	// (tests set it).
+	undeclared func(code, fact string)
 }
 
 // Run runs the analyzers over a resolved mesh and returns their findings
@@ -116,10 +174,14 @@ type Options struct {
 func Run(ctx context.Context, m *resolve.Mesh, analyzers []*Analyzer, opts Options) ([]diag.Diagnostic, error) {
 	passes := make([]*Pass, len(analyzers))
 	sh := newShared(m)
-	parallel.For(ctx, len(analyzers), func(i int) {
-		passes[i] = &Pass{Mesh: m, Build: opts.Build, entry: analyzers[i].Entry, shared: sh}
-		analyzers[i].Run(passes[i])
-	})
+	for i, a := range analyzers {
+		passes[i] = &Pass{Mesh: m, Build: opts.Build, entry: a.Entry, shared: sh, declared: requiredFacts([]*Analyzer{a}), undeclared: opts.undeclared}
+	}
+	if opts.Timing != nil {
+		timeOneByOne(ctx, sh, analyzers, passes, opts.Timing)
+	} else {
+		parallel.For(ctx, len(analyzers), func(i int) { analyzers[i].Run(passes[i]) })
+	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
@@ -130,6 +192,28 @@ func Run(ctx context.Context, m *resolve.Mesh, analyzers []*Analyzer, opts Optio
 	}
 	diag.Sort(out)
 	return out, nil
+}
+
+// timeOneByOne computes the facts analyzers require, then runs each
+// analyzer, one at a time, telling timing how long each took. It stops
+// when ctx ends.
+func timeOneByOne(ctx context.Context, sh *shared, analyzers []*Analyzer, passes []*Pass, timing func(string, time.Duration)) {
+	for _, f := range requiredFacts(analyzers) {
+		if ctx.Err() != nil {
+			return
+		}
+		start := time.Now()
+		f.compute(sh)
+		timing("fact "+f.name, time.Since(start))
+	}
+	for i, a := range analyzers {
+		if ctx.Err() != nil {
+			return
+		}
+		start := time.Now()
+		a.Run(passes[i])
+		timing(a.Entry.Code+" "+a.Entry.Name, time.Since(start))
+	}
 }
 
 // shared memoises facts several analyzers read; each is computed at most

@@ -5,18 +5,23 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/load/loadtest"
-	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // run loads docs, resolves them and runs every analyzer.
 func run(t *testing.T, opts Options, docs ...string) []diag.Diagnostic {
 	t.Helper()
 	objs := loadtest.Objects(t, docs...)
-	return analyze(t, meshtest.Resolve(objs), Analyzers(), opts)
+	opts.undeclared = undeclared(t)
+	ds := analyze(t, resolvetest.Resolve(objs), Analyzers(), opts)
+	uniqueKeys(t, ds)
+	return ds
 }
 
 // analyze runs analyzers over m as a compile does.
@@ -27,6 +32,24 @@ func analyze(tb testing.TB, m *resolve.Mesh, analyzers []*Analyzer, opts Options
 		tb.Fatal(err)
 	}
 	return ds
+}
+
+// undeclared fails t when an analyzer reads a fact it does not require.
+func undeclared(t *testing.T) func(code, fact string) {
+	return func(code, fact string) { t.Errorf("%s reads fact %s, which it does not require", code, fact) }
+}
+
+// uniqueKeys fails t when two findings share a key: every test's input is
+// also a test of the analyzers' discriminators.
+func uniqueKeys(t *testing.T, ds []diag.Diagnostic) {
+	t.Helper()
+	seen := map[string]string{}
+	for _, d := range ds {
+		if prev, dup := seen[d.Key]; dup {
+			t.Errorf("key %s for two findings:\n  %s\n  %s", d.Key, prev, d.Message)
+		}
+		seen[d.Key] = d.Message
+	}
 }
 
 func ns(name string) string {
@@ -273,5 +296,88 @@ func TestNoInjectedWorkloads(t *testing.T) {
 				t.Errorf("%s: %q lacks %q", tc.name, got[0].Message, w)
 			}
 		}
+	}
+}
+
+func TestSelect(t *testing.T) {
+	got, err := Select([]string{"MC7001", "AmbiguousHost", "IST0109"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, a := range got {
+		codes = append(codes, a.Entry.Code)
+	}
+	if want := "MC3001 MC5001 MC7001"; strings.Join(codes, " ") != want {
+		t.Errorf("Select = %v, want %s", codes, want)
+	}
+	for _, tt := range []struct{ code, err string }{
+		{"MC9999", `no diagnostic "MC9999"`},
+		{"MC1001", "MC1001 InvalidYAML is not an analyzer's"},
+		{"MC8001", "MC8001 ProxyConfigTooLarge is not an analyzer's"},
+	} {
+		if _, err := Select([]string{tt.code}); err == nil || !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("Select(%s): %v, want %q", tt.code, err, tt.err)
+		}
+	}
+}
+
+// TestTiming: with Timing set, each fact the chosen analyzers require is
+// computed and timed once, before them, and each analyzer is timed; facts
+// nobody chosen requires are not computed.
+func TestTiming(t *testing.T) {
+	docs := []string{ns("shop"), service("shop", "web"), deployment("shop", "web", "{app: web}")}
+	m := resolvetest.Resolve(loadtest.Objects(t, docs...))
+	for _, tt := range []struct {
+		codes []string
+		want  []string
+	}{
+		{[]string{"MC3001"}, []string{"MC3001 AmbiguousHost"}},
+		{[]string{"MC7001", "MC6004"}, []string{"fact workloads", "fact selectors", "fact gateways", "fact outbound-listeners",
+			"MC6004 SelectorMatchesNoWorkload", "MC7001 ListenerConflict"}},
+	} {
+		as, err := Select(tt.codes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		analyze(t, m, as, Options{undeclared: undeclared(t), Timing: func(what string, d time.Duration) {
+			if d < 0 {
+				t.Errorf("%s took %v", what, d)
+			}
+			got = append(got, what)
+		}})
+		if strings.Join(got, "; ") != strings.Join(tt.want, "; ") {
+			t.Errorf("%v timed %q, want %q", tt.codes, got, tt.want)
+		}
+	}
+	// A cancelled run times nothing and returns the cause.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	timed := 0
+	if _, err := Run(ctx, m, Analyzers(), Options{Timing: func(string, time.Duration) { timed++ }}); err == nil || timed != 0 {
+		t.Errorf("cancelled: err %v, %d timed", err, timed)
+	}
+}
+
+// TestReportKeys: Report keys a finding by its message's identifying
+// arguments, adds the field when the message has none, and marks a
+// message of another entry than the analyzer's.
+func TestReportKeys(t *testing.T) {
+	vs := &model.ObjectMeta{Kind: "VirtualService", Namespace: "shop", Name: "web"}
+	a := &Analyzer{Entry: diag.DestinationHostNotFound, Run: func(p *Pass) {
+		p.Report(vs, model.ParsePath("spec.http[0].route[0].destination.host"), diag.DestinationUnreachable, "shop/web", "api", "these proxies", "why")
+		p.Report(vs, model.ParsePath("spec.hosts"), diag.SecondDefaultSidecar, "shop", "a", "b")
+	}}
+	ds := analyze(t, resolvetest.Resolve(nil), []*Analyzer{a}, Options{})
+	want := []string{
+		"MC5002/VirtualService/shop/web/host=api/field=spec.http[0].route[0].destination.host",
+		"MC6001/VirtualService/shop/web/field=spec.hosts",
+	}
+	if got := diag.Keys(ds); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("keys %q, want %q", got, want)
+	}
+	if !strings.HasSuffix(ds[1].Message, "%!(WRONGENTRY MC6001)") || strings.Contains(ds[0].Message, "%!") {
+		t.Errorf("messages %q, %q", ds[0].Message, ds[1].Message)
 	}
 }

@@ -20,14 +20,14 @@ type listenerKey struct {
 // service's port already holds (docs/semantics/envoy-output.md §7.4).
 // One finding per dropped port and winner, listing the proxies of every
 // scope where it happens.
-var listenerConflict = &Analyzer{Entry: diag.ListenerConflict, Run: func(p *Pass) {
+var listenerConflict = &Analyzer{Entry: diag.ListenerConflict, Requires: []*fact{factListeners}, Run: func(p *Pass) {
 	type finding struct {
 		drop    resolve.ListenerDrop
 		proxies []*resolve.Proxy
 	}
 	var found groups[listenerKey, finding]
 	for _, sc := range p.Mesh.Scopes {
-		for _, d := range p.shared.listeners()[sc].drops {
+		for _, d := range p.listeners()[sc].drops {
 			k := listenerKey{d.Loser.Service.Object, string(d.Loser.Service.Host), d.Loser.Port, d.Winner.Service.Object}
 			f := found.add(k, func() finding { return finding{drop: d} })
 			f.proxies = append(f.proxies, sc.Proxies...)
@@ -40,9 +40,8 @@ var listenerConflict = &Analyzer{Entry: diag.ListenerConflict, Run: func(p *Pass
 		if f.drop.Protocol {
 			why = "one of them is " + string(protocolOf(l, w)) + " and the other is not, and the listener keeps the first"
 		}
-		d := p.Report(l.Service.Object, model.ParsePath("spec.ports"),
-			"port %d of %s (%s) is dropped from outbound listener %s, which %s port %d (%s) already holds: %s; connections meant for %s reach %s; give the services distinct addresses or ports",
-			l.Port, l.Service.Host, l.Protocol, l.Listener(), w.Service.Host, w.Port, w.Protocol, why, l.Service.Host, w.Service.Host)
+		d := p.Report(l.Service.Object, model.ParsePath("spec.ports"), diag.ListenerChainDropped,
+			l.Port, l.Service.Host, l.Protocol, l.Listener(), w.Service.Host, w.Port, w.Protocol, why)
 		if w.Service.Object != l.Service.Object {
 			d.Related = append(d.Related, related(w.Service.Object, "holds listener %s", w.Listener()))
 		}
@@ -61,14 +60,14 @@ func protocolOf(a, b resolve.ListenerClaim) protocol.Protocol {
 // MC7002: a TCP service port without an address of its own takes the
 // wildcard listener of its port, so every TCP connection on that port that
 // no address-specific listener takes goes to it.
-var catchAllTCPCapture = &Analyzer{Entry: diag.CatchAllTCPCapture, Run: func(p *Pass) {
+var catchAllTCPCapture = &Analyzer{Entry: diag.CatchAllTCPCapture, Requires: []*fact{factListeners}, Run: func(p *Pass) {
 	type finding struct {
 		claim   resolve.ListenerClaim
 		proxies []*resolve.Proxy
 	}
 	var found groups[listenerKey, finding]
 	for _, sc := range p.Mesh.Scopes {
-		for _, c := range p.shared.listeners()[sc].catchAll {
+		for _, c := range p.listeners()[sc].catchAll {
 			k := listenerKey{c.Service.Object, string(c.Service.Host), c.Port, nil}
 			f := found.add(k, func() finding { return finding{claim: c} })
 			f.proxies = append(f.proxies, sc.Proxies...)
@@ -80,9 +79,8 @@ var catchAllTCPCapture = &Analyzer{Entry: diag.CatchAllTCPCapture, Run: func(p *
 		if c.Service.Resolution == resolve.Passthrough {
 			where = "on to their original destination, but counted, and given the policies, as this service"
 		}
-		d := p.Report(c.Service.Object, model.ParsePath("spec.ports"),
-			"%s (port %d, %s) has no address of its own, so its chain on outbound listener %s matches every connection: any TCP traffic on port %d that no other listener takes (other external hosts, IPs without a service) is sent %s; give the ServiceEntry addresses, or use TLS with SNI or an HTTP protocol",
-			c.Service.Host, c.Port, c.Protocol, c.Listener(), c.Port, where)
+		d := p.Report(c.Service.Object, model.ParsePath("spec.ports"), diag.ChainMatchesEverything,
+			c.Service.Host, c.Port, c.Protocol, c.Listener(), where)
 		d.Proxies = proxyIDs(found.byKey[k].proxies)
 	}
 }}

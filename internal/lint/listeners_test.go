@@ -9,8 +9,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/meshc/meshc/internal/emit"
-	"github.com/meshc/meshc/internal/meshtest"
 	"github.com/meshc/meshc/internal/resolve"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // TestOutboundListenersAgreeWithEmit: what resolve says emit drops and
@@ -50,7 +50,7 @@ func TestOutboundListenersAgreeWithEmit(t *testing.T) {
 			se("b", "hosts: [b.example.com], ports: [{number: 443, name: tls, protocol: TLS}], resolution: DNS", at(2))), 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := meshtest.Mesh(t, tc.docs...)
+			m := resolvetest.Mesh(t, tc.docs...)
 			v, ok := m.View("web", "app")
 			if !ok {
 				t.Fatal("no proxy web/app")

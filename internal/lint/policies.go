@@ -34,7 +34,7 @@ var removedIstioKinds = []string{"ClusterRbacConfig", "RbacConfig", "ServiceRole
 // MC9004: deprecated fields (those Istio's protos mark, and a Sidecar's
 // egressProxy, which istioctl reports), removed types and deprecated
 // annotations.
-var deprecatedSetting = &Analyzer{Entry: diag.DeprecatedSetting, Run: func(p *Pass) {
+var deprecatedSetting = &Analyzer{Entry: diag.DeprecatedSetting, Requires: []*fact{factAnnotations}, Run: func(p *Pass) {
 	for _, o := range p.Mesh.Objects {
 		m := o.Meta()
 		if m.InheritedFrom != nil {
@@ -45,7 +45,7 @@ var deprecatedSetting = &Analyzer{Entry: diag.DeprecatedSetting, Run: func(p *Pa
 			if f.enum {
 				what = "value " + string(f.name.Name()) + " at " + f.at.String()
 			}
-			p.Report(m, f.at, "%s %s uses %s, which Istio's API marks deprecated; %s", m.Kind, objName(m), what,
+			p.Report(m, f.at, diag.DeprecatedField, m.Kind, objName(m), what,
 				cmp.Or(deprecatedReplacements[f.name], "see the field's reference documentation for its replacement"))
 		}
 		switch x := o.(type) {
@@ -59,8 +59,7 @@ var deprecatedSetting = &Analyzer{Entry: diag.DeprecatedSetting, Run: func(p *Pa
 				if otp.GetMode() != networking.OutboundTrafficPolicy_ALLOW_ANY {
 					effect = "with mode " + otp.GetMode().String() + " it is ignored already"
 				}
-				p.Report(m, model.ParsePath("spec.outboundTrafficPolicy.egressProxy"),
-					"Sidecar %s sets outboundTrafficPolicy.egressProxy, a field Istio no longer documents and istioctl reports as deprecated (%s): route external traffic through an egress gateway with ServiceEntries and VirtualServices instead", objName(m), effect)
+				p.Report(m, model.ParsePath("spec.outboundTrafficPolicy.egressProxy"), diag.DeprecatedEgressProxy, objName(m), effect)
 			}
 		case *model.Unknown:
 			if m.Kind == "CustomResourceDefinition" {
@@ -69,10 +68,10 @@ var deprecatedSetting = &Analyzer{Entry: diag.DeprecatedSetting, Run: func(p *Pa
 				group, _ := spec["group"].(string)
 				kind, _ := names["kind"].(string)
 				if group == "rbac.istio.io" && slices.Contains(removedIstioKinds, kind) {
-					p.Report(m, model.ParsePath("spec.group"), "CustomResourceDefinition %s defines %s.rbac.istio.io, a type Istio has removed: use AuthorizationPolicy (security.istio.io)", m.Name, kind)
+					p.Report(m, model.ParsePath("spec.group"), diag.RemovedKindDefined, m.Name, kind)
 				}
 			} else if m.Group() == "rbac.istio.io" && slices.Contains(removedIstioKinds, m.Kind) {
-				p.Report(m, nil, "%s %s is of a type Istio has removed, so nothing applies it: rewrite it as an AuthorizationPolicy (security.istio.io)", m.Kind, objName(m))
+				p.Report(m, nil, diag.RemovedKindUsed, m.Kind, objName(m))
 			}
 		}
 	}
@@ -104,14 +103,14 @@ var conflictingInjectionLabels = &Analyzer{Entry: diag.ConflictingInjectionLabel
 		if _, ambient := n.Labels[label.IoIstioDataplaneMode.Name]; ambient {
 			why = "it asks for sidecar injection and for a data plane mode at once, so what its pods get is undefined; keep the labels of one data plane"
 		}
-		p.Report(&n.ObjectMeta, model.ParsePath("metadata.labels"), "namespace %s has several injection labels (%s): %s",
+		p.Report(&n.ObjectMeta, model.ParsePath("metadata.labels"), diag.SeveralInjectionLabels,
 			n.Name, strings.Join(set, ", "), why)
 	}
 }}
 
 // MC9007: several selecting Telemetries select one workload. One finding
 // per set of Telemetries, naming every workload they share.
-var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySelectors, Run: func(p *Pass) {
+var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySelectors, Requires: []*fact{factWorkloads}, Run: func(p *Pass) {
 	selecting := map[string][]*model.Telemetry{}
 	var nss []string
 	for _, t := range own[*model.Telemetry](p.Mesh.Objects) {
@@ -129,7 +128,7 @@ var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySe
 		return
 	}
 	slices.Sort(nss)
-	workloads := p.shared.workloads()
+	workloads := p.workloads()
 	type group struct {
 		telemetries []*model.Telemetry
 		workloads   []string
@@ -166,9 +165,8 @@ var conflictingTelemetrySelectors = &Analyzer{Entry: diag.ConflictingTelemetrySe
 			for _, t := range g.telemetries {
 				names = append(names, t.Name)
 			}
-			d := p.Report(&last.ObjectMeta, model.ParsePath("spec.selector"),
-				"Telemetries %s in namespace %s all select %s %s; istiod applies one of them and which is undefined: merge them or narrow their selectors",
-				strings.Join(names, ", "), ns, plural(len(g.workloads), "workload", "workloads"), list(g.workloads, 5))
+			d := p.Report(&last.ObjectMeta, model.ParsePath("spec.selector"), diag.TelemetriesSelectSame,
+				strings.Join(names, ", "), ns, plural(len(g.workloads), "workload ", "workloads ")+list(g.workloads, 5))
 			for _, t := range g.telemetries[:len(g.telemetries)-1] {
 				d.Related = append(d.Related, related(&t.ObjectMeta, "selects the same %s", plural(len(g.workloads), "workload", "workloads")))
 			}
@@ -205,7 +203,7 @@ var multipleDefaultTelemetries = &Analyzer{Entry: diag.MultipleDefaultTelemetrie
 		if ns == p.Mesh.Config.GetRootNamespace() {
 			scope = "the root namespace " + ns + " (the mesh-wide default)"
 		}
-		d := p.Report(&ts[1].ObjectMeta, nil, "Telemetries %s have neither selector nor targetRef, so each claims to be the default of %s; istiod uses one of them and which is undefined: merge them into one",
+		d := p.Report(&ts[1].ObjectMeta, nil, diag.SeveralDefaultTelemetries,
 			strings.Join(names, ", "), scope)
 		for _, t := range slices.Delete(slices.Clone(ts), 1, 2) {
 			d.Related = append(d.Related, related(&t.ObjectMeta, "another default Telemetry of %s", ns))
@@ -234,7 +232,7 @@ var unknownSourceNamespace = &Analyzer{Entry: diag.UnknownSourceNamespace, Run: 
 						}
 						seen[ns] = true
 						at := model.Path{}.Key("spec").Key("rules").Index(i).Key("from").Index(j).Key("source").Key(field.name).Index(k)
-						p.Report(&ap.ObjectMeta, at, "%s names source namespace %q in %s, but the input has no such namespace, so %s",
+						p.Report(&ap.ObjectMeta, at, diag.SourceNamespaceUnknown,
 							objName(&ap.ObjectMeta), ns, field.name, sourceNamespaceEffect(field.name, ap.Spec.GetAction().String()))
 					}
 				}

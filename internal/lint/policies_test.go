@@ -2,7 +2,6 @@ package lint
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -292,15 +291,8 @@ func lineOf(s, frag string) int {
 // TestPolicySeeds: each MC9xxx FuzzPipeline seed is the case that makes
 // its code fire.
 func TestPolicySeeds(t *testing.T) {
-	files, err := filepath.Glob("testdata/seeds/MC9*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no seeds: %v", err)
-	}
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, s := range seeds(t, "MC9*.yaml") {
+		file, data := s.file, s.data
 		code := strings.TrimSuffix(filepath.Base(file), ".yaml")
 		if got := only(run(t, Options{}, string(data)), code); len(got) == 0 {
 			t.Errorf("%s does not make %s fire", file, code)

@@ -53,8 +53,8 @@ var portNameWithoutProtocol = &Analyzer{Entry: diag.PortNameWithoutProtocol, Run
 			return // ExternalName ports are MC3007's
 		}
 		port := svc.Spec.Ports[i]
-		p.Report(&svc.ObjectMeta, portPath(i).Key("name"), "port %d (name %q) of Service %s selects no protocol, so istiod sniffs it (HTTP if the first bytes look like it, else TCP); name it <protocol>[-<suffix>], e.g. http-%s or tcp-%s, or set appProtocol",
-			port.Port, port.Name, objName(&svc.ObjectMeta), suffix(port.Name, port.Port), suffix(port.Name, port.Port))
+		p.Report(&svc.ObjectMeta, portPath(i).Key("name"), diag.PortSniffed,
+			port.Port, port.Name, objName(&svc.ObjectMeta), suffix(port.Name, port.Port))
 	})
 }}
 
@@ -81,7 +81,7 @@ var externalNamePortName = &Analyzer{Entry: diag.ExternalNamePortName, Run: func
 		if svc.Spec.ExternalName != "" {
 			target = svc.Spec.ExternalName
 		}
-		p.Report(&svc.ObjectMeta, portPath(i).Key("name"), "port %d (name %q) of ExternalName Service %s %s; an ExternalName service has no cluster IP, so its TCP traffic may not be forwarded to %s correctly: name the port for the protocol it carries (http, https, tls-...) or set appProtocol",
+		p.Report(&svc.ObjectMeta, portPath(i).Key("name"), diag.ExternalNamePortUnnamed,
 			port.Port, port.Name, objName(&svc.ObjectMeta), why, target)
 	})
 }}
@@ -161,8 +161,7 @@ var serviceEntryProtocolConflict = &Analyzer{Entry: diag.ServiceEntryProtocolCon
 			if subject.svc.Registry == resolve.Kubernetes {
 				path = portPath(subject.index)
 			}
-			d := p.Report(subject.svc.Object, path,
-				"host %s port %d is declared with different protocols (%s); proxies that see these declarations use one of them for the host and build the port with its protocol, ignoring the others': declare the same protocol, or keep them apart with exportTo",
+			d := p.Report(subject.svc.Object, path, diag.HostPortProtocols,
 				h, n, detail)
 			for _, c := range conflicting {
 				if c != subject {

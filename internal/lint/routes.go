@@ -136,8 +136,8 @@ func reportUnreachable(p *Pass, vs *model.ObjectMeta, kind string, routes []rule
 			if len(routes[catchAll].matches) > 0 {
 				why = "matches every request (uri prefix \"/\" and nothing else)"
 			}
-			p.Report(vs, spec.Index(i), "%s of %s is never used: %s before it %s, and the first route that matches wins; move it before %s or remove it",
-				label(i), objName(vs), label(catchAll), why, label(catchAll))
+			p.Report(vs, spec.Index(i), diag.RouteAfterCatchAll,
+				label(i), objName(vs), label(catchAll), why)
 			continue
 		}
 		var deads []dead
@@ -165,7 +165,7 @@ func reportUnreachable(p *Pass, vs *model.ObjectMeta, kind string, routes []rule
 		}
 		switch {
 		case len(deads) > 0 && len(deads) == len(r.matches):
-			p.Report(vs, spec.Index(i).Key("match"), "%s of %s is never used: each of its matches repeats or is covered by a match of an earlier route (%s), which takes the traffic first; remove it or move it before",
+			p.Report(vs, spec.Index(i).Key("match"), diag.RouteMatchesCovered,
 				label(i), objName(vs), label(deads[0].by.route))
 		default:
 			for _, d := range deads {
@@ -173,7 +173,7 @@ func reportUnreachable(p *Pass, vs *model.ObjectMeta, kind string, routes []rule
 				if d.why != "" {
 					how = label(d.by.route) + fmt.Sprintf(".match[%d] comes first and takes all its requests: %s", d.by.match, d.why)
 				}
-				p.Report(vs, spec.Index(i).Key("match").Index(d.match), "match[%d] of %s of %s never takes traffic: %s; remove it or move it before",
+				p.Report(vs, spec.Index(i).Key("match").Index(d.match), diag.MatchCovered,
 					d.match, label(i), objName(vs), how)
 			}
 		}
@@ -232,7 +232,7 @@ var gatewayNotFound = &Analyzer{Entry: diag.GatewayNotFound, Run: func(p *Pass) 
 			} else if nss := gws.byName[name]; len(nss) > 0 {
 				hint = fmt.Sprintf(" (a Gateway %s exists in %s %s: write %s/%s)", name, plural(len(nss), "namespace", "namespaces"), list(nss, 3), nss[0], name)
 			}
-			p.Report(&o.ObjectMeta, at, "%s binds gateway %q, but there is no Gateway %s%s, so no gateway serves the routes meant for it",
+			p.Report(&o.ObjectMeta, at, diag.NoSuchGateway,
 				objName(&o.ObjectMeta), ref, full, hint)
 		}
 		spec := model.Path{}.Key("spec")
@@ -299,8 +299,7 @@ var virtualServiceHostNotInGateway = &Analyzer{Entry: diag.VirtualServiceHostNot
 			if len(served) > 0 {
 				offered = list(hostStrings(served), 5)
 			}
-			d := p.Report(&o.ObjectMeta, model.Path{}.Key("spec").Key("gateways").Index(i),
-				"%s binds gateway %s, but no server of that Gateway serves any of its hosts (%s); the servers offer %s, so the gateway takes none of these routes",
+			d := p.Report(&o.ObjectMeta, model.Path{}.Key("spec").Key("gateways").Index(i), diag.GatewayServesNoHost,
 				objName(&o.ObjectMeta), full, list(hostStrings(vs.Hosts), 5), offered)
 			d.Related = append(d.Related, related(gwMeta, "its servers' hosts"))
 		}
@@ -318,10 +317,8 @@ var virtualServiceHostNotInGateway = &Analyzer{Entry: diag.VirtualServiceHostNot
 			}
 		}
 		if first >= 0 {
-			p.Report(&o.ObjectMeta, model.Path{}.Key("spec").Key("hosts").Index(first),
-				"%s binds gateways only (%s), and none of them serves %s %s; its routes for %s are never used: add %s to a server or remove %s",
-				objName(&o.ObjectMeta), list(serving, 3), plural(len(unserved), "host", "hosts"), list(unserved, 5),
-				plural(len(unserved), "it", "them"), plural(len(unserved), "it", "them"), plural(len(unserved), "it", "them"))
+			p.Report(&o.ObjectMeta, model.Path{}.Key("spec").Key("hosts").Index(first), diag.GatewaysServeSomeHosts,
+				objName(&o.ObjectMeta), list(serving, 3), plural(len(unserved), "host ", "hosts ")+list(unserved, 5), plural(len(unserved), "it", "them"))
 		}
 	}
 }}
@@ -430,7 +427,7 @@ var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run
 			more = fmt.Sprintf(" (%d destinations)", f.count)
 		}
 		vsMeta := &k.vs.Object.ObjectMeta
-		d := p.Report(vsMeta, f.first, "%s routes to %s without a port%s, but the service has ports %s; a sidecar then uses the port the request came in on and a gateway its server's port: set port.number",
+		d := p.Report(vsMeta, f.first, diag.PortlessDestination,
 			objName(vsMeta), k.host, more, list(portNumbers(f.svc), 8))
 		d.Related = append(d.Related, related(f.svc.Object, "defines %s", f.svc.Host))
 	}
@@ -468,8 +465,8 @@ var routeToUnknownPort = &Analyzer{Entry: diag.RouteToUnknownPort, Run: func(p *
 		if _, ok := s.PortNumbered(d.Port); ok {
 			return
 		}
-		dd := p.Report(&vs.Object.ObjectMeta, d.Path.Key("port").Key("number"), "%s routes to port %d of %s, which has only %s %s; the route names cluster %s, which istiod never builds, so its requests fail with 503",
-			objName(&vs.Object.ObjectMeta), d.Port, d.Host, plural(len(portNumbers(s)), "port", "ports"), list(portNumbers(s), 8), resolve.ClusterName(d.Port, d.Subset, d.Host))
+		dd := p.Report(&vs.Object.ObjectMeta, d.Path.Key("port").Key("number"), diag.NoSuchServicePort,
+			objName(&vs.Object.ObjectMeta), d.Port, d.Host, plural(len(portNumbers(s)), "port ", "ports ")+list(portNumbers(s), 8), resolve.ClusterName(d.Port, d.Subset, d.Host))
 		dd.Related = append(dd.Related, related(s.Object, "defines %s", s.Host))
 	})
 }}

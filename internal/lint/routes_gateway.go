@@ -69,9 +69,8 @@ var ingressRouteSkipsMeshRules = &Analyzer{Entry: diag.IngressRouteSkipsMeshRule
 				names = append(names, objName(&o.Object.ObjectMeta))
 			}
 			inMeta := &d.In.Object.ObjectMeta
-			r := p.Report(inMeta, d.Path.Key("host"),
-				"%s sends traffic from gateway %s to %s without a subset, while %s %s routes that host by subset for the mesh; gateways do not apply mesh VirtualServices, so these requests skip %s rules and reach every endpoint: route to the subsets here too, or bind %s to the gateway",
-				objName(inMeta), list(gws, 3), d.Host, plural(len(names), "VirtualService", "VirtualServices"), list(names, 3), plural(len(names), "its", "their"), plural(len(names), "it", "them"))
+			r := p.Report(inMeta, d.Path.Key("host"), diag.GatewayRouteWithoutSubset,
+				objName(inMeta), list(gws, 3), d.Host, plural(len(names), "VirtualService ", "VirtualServices ")+list(names, 3), plural(len(names), "its", "their"), plural(len(names), "it", "them"))
 			for _, o := range mesh {
 				r.Related = append(r.Related, related(&o.Object.ObjectMeta, "routes %s by subset for the mesh", d.Host))
 			}
@@ -139,8 +138,7 @@ var jwtClaimRouteWithoutAuthentication = &Analyzer{Entry: diag.JWTClaimRouteWith
 				if !ok || requestAuthnSelects(p.Mesh, gw.Spec.GetSelector()) {
 					continue // MC5004's, or possibly authenticated
 				}
-				d := p.Report(&in.Object.ObjectMeta, at,
-					"%s routes on JWT claim %q through gateway %s, but no RequestAuthentication in the input selects its workloads (%s); without a validated token there are no claims, so the match never holds: add a RequestAuthentication selecting the gateway's workloads",
+				d := p.Report(&in.Object.ObjectMeta, at, diag.ClaimRouteUnselected,
 					objName(&vs.Object.ObjectMeta), header, g, labelString(gw.Spec.GetSelector()))
 				d.Related = append(d.Related, related(&gw.ObjectMeta, "selects the gateway workloads"))
 				continue
@@ -155,9 +153,8 @@ var jwtClaimRouteWithoutAuthentication = &Analyzer{Entry: diag.JWTClaimRouteWith
 				continue
 			}
 			ids := proxyIDs(bare)
-			d := p.Report(&in.Object.ObjectMeta, at,
-				"%s routes on JWT claim %q through gateway %s, but no RequestAuthentication applies to its %s %s; without a validated token there are no claims, so the match never holds: add a RequestAuthentication selecting the gateway's workloads",
-				objName(&vs.Object.ObjectMeta), header, g, plural(len(ids), "proxy", "proxies"), list(ids, 5))
+			d := p.Report(&in.Object.ObjectMeta, at, diag.ClaimRouteUnauthenticated,
+				objName(&vs.Object.ObjectMeta), header, g, plural(len(ids), "proxy ", "proxies ")+list(ids, 5))
 			d.Proxies = ids
 		}
 	}

@@ -74,8 +74,7 @@ var virtualServiceLeaksHosts = &Analyzer{Entry: diag.VirtualServiceLeaksHosts, R
 			names = append(names, string(k.vs.Hosts[i]))
 		}
 		vsMeta := &k.vs.Object.ObjectMeta
-		d := p.Report(vsMeta, model.Path{}.Key("spec").Key("hosts").Index(f.leaked[0]),
-			"Sidecar %s imports %s through host %s, and with it its routes for %s, which the Sidecar's egress hosts do not import; split the VirtualService or import %s on purpose",
+		d := p.Report(vsMeta, model.Path{}.Key("spec").Key("hosts").Index(f.leaked[0]), diag.SidecarImportsOtherHosts,
 			objName(&k.sidecar.ObjectMeta), objName(vsMeta), f.via, list(names, 5), plural(len(names), "that host", "those hosts"))
 		d.Related = append(d.Related, related(&k.sidecar.ObjectMeta, "its egress hosts import %s only", f.via))
 		d.Proxies = proxyIDs(f.proxies)
@@ -116,8 +115,7 @@ var sidecarBypassedByRoute = &Analyzer{Entry: diag.SidecarBypassedByRoute, Run: 
 	for _, k := range found.order {
 		f := found.byKey[k]
 		vsMeta := &k.vs.Object.ObjectMeta
-		d := p.Report(vsMeta, f.path.Key("host"),
-			"%s routes to %s, which Sidecar %s does not import; istiod adds it to the scope anyway, so these proxies get a cluster for it: import it in the Sidecar to say so",
+		d := p.Report(vsMeta, f.path.Key("host"), diag.RouteImportsHost,
 			objName(vsMeta), k.host, objName(&k.sidecar.ObjectMeta))
 		d.Related = append(d.Related, related(&k.sidecar.ObjectMeta, "its egress hosts do not list %s", k.host))
 		if f.svc != nil && f.svc.Object != nil {
@@ -182,8 +180,7 @@ var sidecarHidesRoutedHost = &Analyzer{Entry: diag.SidecarHidesRoutedHost, Run: 
 			// VirtualService's, not the service's.
 			why = fmt.Sprintf(" (it imports the service %s, but a VirtualService is imported only by egress hosts of its own namespace, %s, or of \"*/\")", f.imported, k.vs.Namespace())
 		}
-		d := p.Report(vsMeta, model.Path{}.Key("spec").Key("hosts"),
-			"%s routes %s for the mesh, but Sidecar %s, which applies to %s, imports none of its hosts%s, so its routes never apply there: import %s in the Sidecar or remove the VirtualService",
+		d := p.Report(vsMeta, model.Path{}.Key("spec").Key("hosts"), diag.SidecarImportsNoHost,
 			objName(vsMeta), list(hostStrings(k.vs.Hosts), 3), objName(&k.sidecar.ObjectMeta), list(ids, 5), why, plural(len(k.vs.Hosts), "the host", "its hosts"))
 		d.Related = append(d.Related, related(&k.sidecar.ObjectMeta, "egress hosts %s", list(sidecarHosts(k.sidecar), 5)))
 		d.Proxies = ids

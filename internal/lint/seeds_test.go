@@ -9,7 +9,7 @@ import (
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/load"
-	"github.com/meshc/meshc/internal/meshtest"
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
 // TestSeedsFire: every analyzer's code, and the loader's admission
@@ -42,7 +42,7 @@ func TestSeedsFire(t *testing.T) {
 			}
 			objs, ds := load.Bytes(file, data)
 			mc, _ := load.MeshConfig(objs, load.MeshOptions{})
-			m, sds := meshtest.Stages(objs, mc)
+			m, sds := resolvetest.Stages(objs, mc)
 			ds = append(append(ds, sds...), analyze(t, m, Analyzers(), Options{})...)
 			if !slices.ContainsFunc(ds, e.Is) {
 				t.Errorf("%s does not fire on %s", e.Code, file)

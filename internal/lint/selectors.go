@@ -180,20 +180,20 @@ func (s selector) namespaces(ws map[string][]inputWorkload) []string {
 // gateway, or that another Gateway selects): application repositories
 // often hold their Deployments and Gateways but not the gateway, which
 // is installed apart.
-var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload, Run: func(p *Pass) {
-	ws := p.shared.workloads()
+var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload, Requires: []*fact{factWorkloads, factSelectors, factGateways}, Run: func(p *Pass) {
+	ws := p.workloads()
 	if len(ws) == 0 {
 		return
 	}
 	var gateways *gatewayInput
-	for _, s := range p.shared.selectors() {
+	for _, s := range p.selectors() {
 		if len(s.labels) == 0 || len(s.namespaces(ws)) == 0 || len(s.selected(ws)) > 0 {
 			continue // an empty selector is MC6005's
 		}
 		where := "namespace " + s.obj.Namespace
 		if gw, ok := s.gateway(); ok {
 			if gateways == nil {
-				gateways = p.shared.gateways()
+				gateways = p.gateways()
 			}
 			if !gateways.holdsGatewayWorkload(gw) {
 				continue
@@ -202,8 +202,8 @@ var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload,
 		} else if s.meshWide {
 			where = "any namespace of the input"
 		}
-		p.Report(s.obj, s.path, "the selector {%s} of %s %s matches no Pod or workload in %s, so istiod applies it to nothing; fix the labels or remove the %s",
-			labelString(s.labels), s.obj.Kind, objName(s.obj), where, s.obj.Kind)
+		p.Report(s.obj, s.path, diag.SelectorMatchesNothing,
+			labelString(s.labels), s.obj.Kind, objName(s.obj), where)
 	}
 }}
 
@@ -224,12 +224,12 @@ func emptySelectorEffect(s selector) string {
 }
 
 // MC6005: a selector written with no labels.
-var emptyWorkloadSelector = &Analyzer{Entry: diag.EmptyWorkloadSelector, Run: func(p *Pass) {
-	for _, s := range p.shared.selectors() {
+var emptyWorkloadSelector = &Analyzer{Entry: diag.EmptyWorkloadSelector, Requires: []*fact{factSelectors}, Run: func(p *Pass) {
+	for _, s := range p.selectors() {
 		if len(s.labels) > 0 {
 			continue
 		}
-		p.Report(s.obj, s.path, "the selector of %s %s has no labels, so it matches every workload it can: %s; give it labels, or drop it if that is meant",
+		p.Report(s.obj, s.path, diag.SelectorWithoutLabels,
 			s.obj.Kind, objName(s.obj), emptySelectorEffect(s))
 	}
 }}

@@ -33,8 +33,7 @@ var egressHostMatchesNothing = &Analyzer{Entry: diag.EgressHostMatchesNothing, R
 		default:
 			why = fmt.Sprintf("no Service or ServiceEntry in %s has a host matching %s", where, e.Host)
 		}
-		d := p.Report(sc, model.ParsePath(fmt.Sprintf("spec.egress[%d].hosts[%d]", e.Listener, e.Index)),
-			"egress host %q of Sidecar %s imports no service: %s; the proxies using this Sidecar get no cluster or route for it; fix the host or namespace, or remove the entry",
+		d := p.Report(sc, model.ParsePath(fmt.Sprintf("spec.egress[%d].hosts[%d]", e.Listener, e.Index)), diag.EgressHostImportsNothing,
 			raw, objName(sc), why)
 		for _, s := range others {
 			d.Related = append(d.Related, related(s.Object, "named by the egress host but not imported"))

@@ -71,8 +71,8 @@ func workloadIDs(ps []*resolve.Proxy) string {
 
 // MC3008: Services selecting one workload give one port number different
 // protocols.
-var workloadPortProtocolConflict = &Analyzer{Entry: diag.WorkloadPortProtocolConflict, Run: func(p *Pass) {
-	idx := p.shared.workloadPorts()
+var workloadPortProtocolConflict = &Analyzer{Entry: diag.WorkloadPortProtocolConflict, Requires: []*fact{factWorkloadPorts}, Run: func(p *Pass) {
+	idx := p.workloadPorts()
 	pxs, portsOf := idx.proxies, idx.ports
 	var found conflicts
 	for _, px := range pxs {
@@ -111,8 +111,7 @@ var workloadPortProtocolConflict = &Analyzer{Entry: diag.WorkloadPortProtocolCon
 	for _, k := range found.order {
 		c := found.byKey[k]
 		subject := c.services[len(c.services)-1]
-		d := p.Report(subject.Object, portPath(portIndex(subject, c.port)),
-			"Services %s select %s and declare port %d with different protocols (%s); the workload's inbound port gets one protocol, so traffic through the other Service is handled wrongly: make the protocols agree or use different port numbers",
+		d := p.Report(subject.Object, portPath(portIndex(subject, c.port)), diag.WorkloadPortProtocols,
 			list(serviceNames(c.services), 5), workloadIDs(c.proxies), c.port, c.detail)
 		for _, s := range c.services[:len(c.services)-1] {
 			d.Related = append(d.Related, related(s.Object, "also selects these workloads on port %d", c.port))
@@ -129,8 +128,8 @@ func portIndex(s *resolve.Service, n uint32) int {
 
 // MC3009: Services selecting one workload map different service ports to
 // one workload port.
-var workloadTargetPortConflict = &Analyzer{Entry: diag.WorkloadTargetPortConflict, Run: func(p *Pass) {
-	idx := p.shared.workloadPorts()
+var workloadTargetPortConflict = &Analyzer{Entry: diag.WorkloadTargetPortConflict, Requires: []*fact{factWorkloadPorts}, Run: func(p *Pass) {
+	idx := p.workloadPorts()
 	pxs, portsOf := idx.proxies, idx.ports
 	var found conflicts
 	for _, px := range pxs {
@@ -162,9 +161,8 @@ var workloadTargetPortConflict = &Analyzer{Entry: diag.WorkloadTargetPortConflic
 				i = portIndex(subject, sp.number)
 			}
 		}
-		d := p.Report(subject.Object, portPath(i).Key("targetPort"),
-			"%s %s %s and %s different service ports to workload port %d (%s); istiod builds one inbound chain for that workload port from one of them: use the same service port for it everywhere",
-			plural(len(c.services), "Service", "Services"), list(serviceNames(c.services), 5), plural(len(c.services), "selects", "select")+" "+workloadIDs(c.proxies),
+		d := p.Report(subject.Object, portPath(i).Key("targetPort"), diag.WorkloadTargetPorts,
+			plural(len(c.services), "Service ", "Services ")+list(serviceNames(c.services), 5), plural(len(c.services), "selects", "select")+" "+workloadIDs(c.proxies),
 			plural(len(c.services), "sends", "send"), c.port, c.detail)
 		for _, s := range c.services[:len(c.services)-1] {
 			d.Related = append(d.Related, related(s.Object, "also sends a port to workload port %d of these workloads", c.port))

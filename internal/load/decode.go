@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"regexp"
@@ -38,6 +39,11 @@ type decoder struct {
 	// noAdmission turns istiod's admission rules off (see
 	// BytesWithoutAdmission).
 	noAdmission bool
+	// doc numbers the file's documents from 1 and item is the path of the
+	// List item being read: a finding with no object to name is keyed by
+	// them.
+	doc  int
+	item model.Path
 }
 
 func newDecoder() *decoder { return &decoder{schema: newGoSchema()} }
@@ -53,6 +59,7 @@ func (d *decoder) decodeFile(file string, data []byte) (objs []model.Object, dia
 	for _, c := range splitDocuments(normalizeBreaks(data)) {
 		if !blank(c) {
 			docs++
+			d.doc = docs
 			d.document(c)
 		}
 	}
@@ -79,7 +86,34 @@ func normalizeBreaks(data []byte) []byte {
 
 func (d *decoder) report(e *diag.Entry, line int, obj diag.ObjectRef, format string, args ...any) {
 	obj.File, obj.Line = d.file, line
-	d.diags = append(d.diags, e.At(obj, format, args...))
+	d.add(e.At(obj, format, args...))
+}
+
+// say reports a finding of the message m.
+func (d *decoder) say(m *diag.Message, line int, obj diag.ObjectRef, args ...any) {
+	obj.File, obj.Line = d.file, line
+	d.add(m.At(obj, args...))
+}
+
+func (d *decoder) add(r diag.Diagnostic) {
+	if r.Object.Name == "" {
+		r = r.Keyed(diag.Part("doc", strconv.Itoa(d.doc)))
+		if len(d.item) > 0 {
+			r = r.Keyed(diag.Part("item", d.item.String()))
+		}
+	}
+	d.diags = append(d.diags, r)
+}
+
+// keyLast tells the last finding apart from others about its object.
+func (d *decoder) keyLast(parts ...string) {
+	d.diags[len(d.diags)-1] = d.diags[len(d.diags)-1].Keyed(parts...)
+}
+
+// fieldKey are the key parts of a schema problem: its field and a digest
+// of what is wrong there.
+func fieldKey(fe fieldError) []string {
+	return []string{diag.Part("field", fe.Path.String()), diag.TextPart("problem", fe.Msg)}
 }
 
 func (d *decoder) document(c chunk) {
@@ -87,7 +121,7 @@ func (d *decoder) document(c chunk) {
 	defer func() {
 		// A parser bug must cost one document, not the run.
 		if r := recover(); r != nil {
-			d.report(diag.InvalidYAML, line, diag.ObjectRef{}, "the document could not be parsed (parser failure: %v)", r)
+			d.say(diag.ParserFailure, line, diag.ObjectRef{}, fmt.Sprint(r))
 		}
 	}()
 	if parts := jsonStream(c); len(parts) > 1 {
@@ -98,7 +132,7 @@ func (d *decoder) document(c chunk) {
 	}
 	raw, root, errLine, msg := parseDocument(&d.yaml, c)
 	if msg != "" {
-		d.report(diag.InvalidYAML, errLine, diag.ObjectRef{}, "%s", msg)
+		d.say(diag.YAMLSyntaxError, errLine, diag.ObjectRef{}, msg)
 		return
 	}
 	if raw == nil {
@@ -204,6 +238,7 @@ func lineText(c chunk, line int) []byte {
 // value decodes a document or List item: a List is unpacked, anything else
 // must be an object. node is raw's YAML node, for the lines of list items.
 func (d *decoder) value(raw any, node *yaml.Node, doc *model.Document, base model.Path, line int) {
+	d.item = base
 	obj, ok := raw.(map[string]any)
 	if !ok {
 		if n := countObjectLike(raw); n > 0 && base == nil {
@@ -291,10 +326,10 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 	ref.Kind = kind
 	switch {
 	case !okV || apiVersion == "":
-		d.report(diag.InvalidObject, at(model.Path{}.Key("apiVersion")), ref, "apiVersion is missing or not a string; the object is left out")
+		d.say(diag.APIVersionMissing, at(model.Path{}.Key("apiVersion")), ref)
 		return
 	case !okK || kind == "":
-		d.report(diag.InvalidObject, at(model.Path{}.Key("kind")), ref, "kind is missing or not a string; the object is left out")
+		d.say(diag.KindMissing, at(model.Path{}.Key("kind")), ref)
 		return
 	}
 	group, version := splitAPIVersion(apiVersion)
@@ -316,7 +351,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		if om.GenerateName != "" {
 			hint = " (generateName only works with kubectl create, and gives no stable identity)"
 		}
-		d.report(diag.InvalidObject, at(metaPath), ref, "metadata.name is missing%s; the object is left out", hint)
+		d.say(diag.NameMissing, at(metaPath), ref, hint)
 		return
 	}
 
@@ -336,7 +371,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 	ref.Namespace = ns
 	if ns != "" {
 		if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
-			d.report(diag.InvalidObject, at(metaPath.Key("namespace")), ref, "namespace %q is not a valid namespace name: %s; the object is left out", ns, strings.Join(problems, "; "))
+			d.say(diag.NamespaceInvalid, at(metaPath.Key("namespace")), ref, ns, strings.Join(problems, "; "))
 			return
 		}
 	}
@@ -346,7 +381,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 			valid = validation.IsDNS1123Subdomain
 		}
 		if problems := valid(om.Name); len(problems) > 0 {
-			d.report(diag.InvalidObject, at(metaPath.Key("name")), ref, "name %q is not a valid %s name: %s; the object is left out", om.Name, kind, strings.Join(problems, "; "))
+			d.say(diag.NameInvalid, at(metaPath.Key("name")), ref, om.Name, kind, strings.Join(problems, "; "))
 			return
 		}
 		if info.FixedName != "" && om.Name != info.FixedName {
@@ -402,15 +437,16 @@ func (d *decoder) fieldErrors(e *diag.Entry, src model.Source, ref diag.ObjectRe
 		switch {
 		case fe.Warn && fe.Unknown:
 			d.report(diag.UnknownField, lines[i], ref, "%s; the API server drops the field%s", fe, fate)
-			continue
 		case fe.Warn:
 			d.report(diag.AdmissionWarning, lines[i], ref, "%s%s", fe, fate)
-			continue
+		default:
+			d.report(e, lines[i], ref, "%s; the object is left out", fe)
 		}
-		d.report(e, lines[i], ref, "%s; the object is left out", fe)
+		d.keyLast(fieldKey(fe)...)
 	}
 	if rest := len(errs) - len(shown); rest > 0 {
 		d.report(e, src.Line, ref, "%d more schema problems not shown", rest)
+		d.keyLast(diag.Part("problem", "more"))
 	}
 }
 

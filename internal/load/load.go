@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -429,6 +430,7 @@ func notText(data []byte) string {
 func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
 	var diags []diag.Diagnostic
 	first := make(map[model.ID]model.Object, len(objs))
+	copies := map[model.ID]int{}
 	kept := objs[:0:0]
 	type unknownKind struct{ group, kind string }
 	var unknownOrder []unknownKind
@@ -437,8 +439,8 @@ func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
 		m := o.Meta()
 		id := m.ID()
 		if prev, dup := first[id]; dup {
-			d := diag.DuplicateObject.At(m.Ref(), "%s is defined twice; the first definition (%s) is kept and this one is left out",
-				id, prev.Meta().Ref().Location())
+			copies[id]++
+			d := diag.DefinedTwice.At(m.Ref(), id, prev.Meta().Ref().Location()).Keyed(diag.Part("copy", strconv.Itoa(copies[id]+1)))
 			d.Related = []diag.Related{{ObjectRef: prev.Meta().Ref(), Note: "first definition, kept"}}
 			diags = append(diags, d)
 			continue
@@ -459,9 +461,9 @@ func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
 	}
 	for _, k := range unknownOrder {
 		metas := unknown[k]
-		d := diag.UnknownKind.At(metas[0].Ref(), "meshc does not model %s %s (%s); such objects count only for their namespace and for HNC propagation", metas[0].APIVersion, k.kind, countObjects(len(metas)))
+		d := diag.KindNotModelled.At(metas[0].Ref(), metas[0].APIVersion, k.kind, countObjects(len(metas)))
 		if known, ok := model.LookupKind(k.group, k.kind); ok {
-			d = diag.UnknownKind.At(metas[0].Ref(), "meshc does not model %s %s (%s): %s", metas[0].APIVersion, k.kind, countObjects(len(metas)), known.Meaning())
+			d = diag.KindNotBuilt.At(metas[0].Ref(), metas[0].APIVersion, k.kind, countObjects(len(metas)), known.Meaning())
 		}
 		for _, m := range metas[1:min(len(metas), 11)] {
 			d.Related = append(d.Related, diag.Related{ObjectRef: m.Ref(), Note: "also ignored"})

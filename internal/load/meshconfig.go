@@ -41,7 +41,7 @@ func MeshConfig(objs []model.Object, opts MeshOptions) (model.MeshConfig, []diag
 	mc.From = src
 	raw, line, msg := parseYAML(chunk{data: []byte(text), line: doc.Line})
 	if msg != "" {
-		return mc, append(diags, diag.InvalidYAML.At(refAt(src, line), "mesh config: %s; istiod's defaults apply", msg))
+		return mc, append(diags, diag.MeshConfigUnparsable.At(refAt(src, line), msg))
 	}
 	if raw == nil {
 		return mc, diags
@@ -52,14 +52,14 @@ func MeshConfig(objs []model.Object, opts MeshOptions) (model.MeshConfig, []diag
 	lines := doc.LinesOf(pathsOf(errs))
 	fatal := false
 	for i, e := range errs {
-		d := diag.SchemaViolation.At(refAt(src, lines[i]), "mesh config: %s", e)
+		var d diag.Diagnostic
 		if e.Unknown {
-			d = d.WithSeverity(diag.Warning)
-			d.Message += "; istiod ignores it"
+			d = diag.MeshConfigFieldIgnored.At(refAt(src, lines[i]), e.String()).WithSeverity(diag.Warning)
 		} else {
 			fatal = true
-			d.Message += "; istiod rejects the mesh config, so its defaults apply"
+			d = diag.MeshConfigRejected.At(refAt(src, lines[i]), e.String())
 		}
+		d = d.Keyed(fieldKey(e)...)
 		diags = append(diags, d)
 	}
 	if fatal {

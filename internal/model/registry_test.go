@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshc/meshc/internal/golden"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // readsMarker precedes the README's table of what meshc reads.
@@ -29,7 +29,7 @@ func TestREADMEReadsTable(t *testing.T) {
 	}
 	start += len(readsMarker)
 	end := start + strings.Index(readme[start:], "\n\n")
-	golden.Check(t, path, []byte(readme[:start]+ReadsTable()+readme[end+1:]))
+	testfiles.Golden(t, path, []byte(readme[:start]+ReadsTable()+readme[end+1:]))
 }
 
 // TestRegistry: every kind is named once, has resource names and served

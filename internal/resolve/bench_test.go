@@ -3,15 +3,15 @@ package resolve
 import (
 	"testing"
 
-	"github.com/meshc/meshc/internal/benchmesh"
 	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/meshgen"
+	"github.com/meshc/meshc/internal/meshgen/meshgentest"
 )
 
 // BenchmarkResolve resolves every proxy of the generated mesh: scopes,
 // DestinationRule decisions and VirtualService bindings.
 func BenchmarkResolve(b *testing.B) {
-	objs, mc := benchmesh.Load(b, meshgen.Options{})
+	objs, mc := meshgentest.Load(b, meshgen.Options{})
 	b.ReportAllocs()
 	b.ResetTimer()
 	var m *Mesh

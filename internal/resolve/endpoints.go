@@ -357,3 +357,10 @@ func firstPerPort(eps []Endpoint) []Endpoint {
 	}
 	return out
 }
+
+// ProxyPort is the workload port on which proxy px serves service port p,
+// as its endpoint would have it; ok is false when p names a target port
+// px's containers do not declare.
+func ProxyPort(p Port, px *Proxy) (uint32, bool) {
+	return targetPort(p, workload{spec: &corev1.PodSpec{Containers: []corev1.Container{{Ports: px.ContainerPorts}}}})
+}

@@ -65,3 +65,38 @@ func ownNamespace(hosts []string, ns string) []string {
 	}
 	return out
 }
+
+// MergedServerHosts are the hosts of server i of a Gateway as istiod compares
+// them when it merges Gateways (docs/semantics/virtual-services.md §6.7):
+// "./h" is "<gwNs>/h", "*/h" is "h", and "*/*" alone stands for all.
+func MergedServerHosts(gw *model.Gateway, i int) []string {
+	return MergeHosts(ownNamespace(gw.Spec.GetServers()[i].GetHosts(), gw.Namespace))
+}
+
+// MergeHosts are server hosts, "./" already spelt as the namespace, as
+// istiod compares them when merging Gateways: "*/host" is "host", and
+// "*/*" alone stands for all.
+func MergeHosts(hosts []string) []string {
+	var out []string
+	for _, h := range hosts {
+		if name, ok := strings.CutPrefix(h, "*/"); ok {
+			if name == "*" {
+				return []string{"*"}
+			}
+			h = name
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// ServerHosts are the hosts of every server of gw that VirtualServices of
+// namespace vsNs can bind, as istiod binds them (bindGateways): "./host"
+// is the Gateway's namespace, "ns/host" counts only for ns.
+func ServerHosts(gw *model.Gateway, vsNs string) []host.Name {
+	var out []host.Name
+	for _, srv := range gw.Spec.GetServers() {
+		out = append(out, host.NamesForNamespace(ownNamespace(srv.GetHosts(), gw.Namespace), vsNs)...)
+	}
+	return out
+}

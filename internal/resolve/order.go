@@ -30,3 +30,9 @@ func selectorsFirst(aSel, bSel bool, a, b *model.ObjectMeta) int {
 	}
 	return olderFirst(a.Created, a.Name, a.Namespace, b.Created, b.Name, b.Namespace)
 }
+
+// OlderFirst orders objects as istiod merges Gateways and picks the
+// oldest of anything: creation time, then name, then namespace.
+func OlderFirst(a, b *model.ObjectMeta) int {
+	return olderFirst(a.Created, a.Name, a.Namespace, b.Created, b.Name, b.Namespace)
+}

@@ -78,3 +78,7 @@ func (m *Mesh) PoliciesFor(p *Proxy) []*Policy {
 	}
 	return out
 }
+
+// Selects reports whether the policy's selector matches labels: a policy
+// without one selects every workload of the namespaces it applies to.
+func (p *Policy) Selects(labels map[string]string) bool { return LabelsMatch(p.selector, labels) }

@@ -103,8 +103,8 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	forest, objs := h.Forest, h.Objects
 	var hdiags []diag.Diagnostic
 	if root := forest.Namespaces[mc.RootNamespace]; root != nil && root.Managed && len(root.Children) > 0 {
-		d := diag.RootNamespaceInHierarchy.At(diag.ObjectRef{Kind: "Namespace", Name: root.Name}, "the Istio root namespace %s has HNC children (%s): propagated copies of its mesh-wide objects become per-namespace objects there and change precedence; exclude it with --hnc-excluded-namespace=%s",
-			root.Name, strings.Join(root.Children, ", "), root.Name)
+		d := diag.RootNamespaceHasChildren.At(diag.ObjectRef{Kind: "Namespace", Name: root.Name},
+			root.Name, strings.Join(root.Children, ", "))
 		if root.Object != nil {
 			d.Object = root.Object.Ref()
 		}
@@ -112,7 +112,7 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	}
 	watched, selErrs := discovery(mc.MeshConfig, forest)
 	for _, err := range selErrs {
-		hdiags = append(hdiags, diag.SchemaViolation.At(diag.ObjectRef{Kind: "ConfigMap", File: mc.From.File, Line: mc.From.Line}, "mesh config discoverySelectors: %v; the selector is ignored", err))
+		hdiags = append(hdiags, diag.DiscoverySelectorInvalid.At(diag.ObjectRef{Kind: "ConfigMap", File: mc.From.File, Line: mc.From.Line}, err.Error()))
 	}
 	var services []*Service
 	var sidecars []*model.Sidecar

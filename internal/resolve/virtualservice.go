@@ -430,3 +430,16 @@ func (sc *Scope) vsReason(vs *VirtualService) string {
 	}
 	return "exported to the proxy's namespace by name, which comes before public ones"
 }
+
+// CatchAllMatch reports whether an HTTP match takes every request for
+// every source: a match of everything as istiod tests it (see
+// catchAllMatch) that names no port, gateway, source labels or source
+// namespace.
+func CatchAllMatch(m *networking.HTTPMatchRequest) bool {
+	return catchAllMatch(m) && m.GetPort() == 0 && len(m.GetGateways()) == 0 &&
+		len(m.GetSourceLabels()) == 0 && m.GetSourceNamespace() == ""
+}
+
+// ExportedTo reports whether the VirtualService is visible to proxies in
+// ns (docs/semantics/exportto.md §2.3).
+func (vs *VirtualService) ExportedTo(ns string) bool { return vs.exportTo.visibleIn(ns) }

@@ -91,8 +91,8 @@ func New(rules []Rule, objs []model.Object, now time.Time) (*Set, []diag.Diagnos
 	today := now.Truncate(24 * time.Hour)
 	for _, r := range rules {
 		if !r.Expires.IsZero() && !today.Before(r.Expires) {
-			expired = append(expired, diag.ExpiredSuppression.At(r.Source, "the suppression of %s%s expired on %s (%s); its findings are reported again",
-				r.Code, forObject(r.Object), r.Expires.Format(time.DateOnly), r.Reason))
+			expired = append(expired, diag.SuppressionExpired.At(r.Source,
+				r.Code+forObject(r.Object), r.Expires.Format(time.DateOnly), r.Reason))
 			continue
 		}
 		a := active{object: r.Object}

@@ -1,5 +1,6 @@
-// Package testfiles lays out files for tests. It imports nothing of
-// meshc, so the tests of every package can use it.
+// Package testfiles lays out files for tests and compares output with
+// golden files. It imports nothing of meshc, so the tests of every package
+// can use it.
 package testfiles
 
 import (

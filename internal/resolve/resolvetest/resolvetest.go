@@ -1,7 +1,7 @@
-// Package meshtest resolves inline manifests for the tests of the passes
+// Package resolvetest resolves inline manifests for the tests of the passes
 // above resolve (emit, lint, explain), as a compile does. Those packages
 // cannot import internal/compile, which imports them.
-package meshtest
+package resolvetest
 
 import (
 	"context"

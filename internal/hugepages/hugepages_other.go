@@ -1,6 +1,6 @@
 //go:build !linux
 
-package hugeheap
+package hugepages
 
 func reserve(kernel) (int, bool) { return 0, false }
 

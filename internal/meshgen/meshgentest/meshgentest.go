@@ -1,6 +1,6 @@
-// Package benchmesh loads the synthetic meshes of internal/meshgen for
+// Package meshgentest loads the synthetic meshes of internal/meshgen for
 // benchmarks, in memory, so every pass benchmarks the same input.
-package benchmesh
+package meshgentest
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package fidelity
+package istiodcompare
 
 import (
 	"slices"

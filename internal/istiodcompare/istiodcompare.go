@@ -1,11 +1,11 @@
-// Package fidelity compares meshc's Envoy configuration with istiod's on
+// Package istiodcompare compares meshc's Envoy configuration with istiod's on
 // files: it reads istiod's side from the JSON a program built from
 // Istio's own generator prints (beside the project, never a dependency of
 // its tests) and meshc's from an xds build with whole per-proxy files,
 // then compares them with internal/envdiff, resource by resource and
 // field by field. What meshc leaves out on purpose is the audited list
 // Exclusions, applied to both sides before comparing.
-package fidelity
+package istiodcompare
 
 import (
 	"encoding/json"

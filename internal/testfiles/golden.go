@@ -1,6 +1,4 @@
-// Package golden compares test output with files under testdata and
-// rewrites them when tests run with -update.
-package golden
+package testfiles
 
 import (
 	"bytes"
@@ -13,8 +11,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files with the current output")
 
-// Check compares got with the file at path, or writes it under -update.
-func Check(t testing.TB, path string, got []byte) {
+// Golden compares got with the golden file at path, or rewrites it when
+// the tests run with -update.
+func Golden(t testing.TB, path string, got []byte) {
 	t.Helper()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

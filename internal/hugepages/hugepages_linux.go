@@ -1,4 +1,4 @@
-package hugeheap
+package hugepages
 
 import (
 	"bytes"
