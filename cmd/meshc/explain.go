@@ -16,7 +16,7 @@ func newExplainCmd(g *globals) *cobra.Command {
 		Example: `  meshc explain proxy default/productpage-v1 -f examples/bookinfo
   meshc explain proxy shop/cart -f ./manifests -o json`,
 	}
-	cmd.AddCommand(newExplainProxyCmd(g))
+	cmd.AddCommand(newExplainProxyCmd(g), newExplainRequestCmd(g))
 	return cmd
 }
 
@@ -46,15 +46,7 @@ as kubectl has it.`,
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveDefault // paths
 			}
-			run, err := g.compile(cmd, &cf, nil)
-			if err != nil {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			var ids []string
-			for _, p := range run.Mesh.Proxies {
-				ids = append(ids, p.ID()+"\t"+p.Kind)
-			}
-			return ids, cobra.ShellCompDirectiveNoFileComp
+			return g.proxyNames(cmd, &cf)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ns, name, ok := strings.Cut(args[0], "/")
@@ -90,4 +82,17 @@ as kubectl has it.`,
 	cmd.Flags().BoolVar(&routes, "routes", false, "add the HTTP route tables, each route with the VirtualService rule that wrote it")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// proxyNames completes a proxy argument with the proxies of the inputs.
+func (g *globals) proxyNames(cmd *cobra.Command, cf *compileFlags) ([]string, cobra.ShellCompDirective) {
+	run, err := g.compile(cmd, cf, nil)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var ids []string
+	for _, p := range run.Mesh.Proxies {
+		ids = append(ids, p.ID()+"\t"+p.Kind)
+	}
+	return ids, cobra.ShellCompDirectiveNoFileComp
 }

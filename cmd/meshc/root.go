@@ -78,7 +78,7 @@ injected namespaces and revisions, HNC options.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: err}
 	})
-	root.AddCommand(newBuildCmd(g), newLintCmd(g), newDiffCmd(g), newExplainCmd(g), newTreeCmd(g), newServeCmd(g), newVersionCmd(g), newGenCmd(g))
+	root.AddCommand(newBuildCmd(g), newLintCmd(g), newDiffCmd(g), newExplainCmd(g), newTestCmd(g), newTreeCmd(g), newServeCmd(g), newVersionCmd(g), newGenCmd(g))
 	root.Version = readVersion().Version
 	root.SetVersionTemplate(readVersion().text())
 	strictCompletion(root)

@@ -55,6 +55,10 @@ type Options struct {
 	Suppress []suppress.Rule
 	// Now dates suppression expiry; zero means the current time.
 	Now time.Time
+	// NoAnalyzers leaves the analyzers out, for callers that use the
+	// resolved mesh and not its diagnostics (explain request, test);
+	// Diagnostics then hold only the stages' own.
+	NoAnalyzers bool
 	// Only are the codes (names, istioctl analyze codes) whose analyzers
 	// run, with the facts they read; none means every analyzer.
 	Only []string
@@ -177,6 +181,9 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 			return err
 		}},
 		{StageAnalyze, func() error {
+			if opts.NoAnalyzers {
+				return nil
+			}
 			analyzers, err := opts.analyzers()
 			if err != nil {
 				return err

@@ -329,6 +329,33 @@ func settledGoroutines(want int, d time.Duration) int {
 	}
 }
 
+// TestNoAnalyzers: without the analyzers the mesh is the same, and only
+// the stages' own diagnostics remain.
+func TestNoAnalyzers(t *testing.T) {
+	const in = `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web, namespace: shop}
+spec:
+  hosts: [web]
+  http: [{route: [{destination: {host: nowhere}}]}]
+`
+	ctx := context.Background()
+	full, err := Run(ctx, Inputs{Paths: []string{"-"}, Stdin: strings.NewReader(service + "---\n" + in)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := Run(ctx, Inputs{Paths: []string{"-"}, Stdin: strings.NewReader(service + "---\n" + in)}, Options{NoAnalyzers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Diagnostics) == 0 || len(bare.Diagnostics) != 0 {
+		t.Errorf("%d diagnostics with the analyzers, %d without; want some, then none", len(full.Diagnostics), len(bare.Diagnostics))
+	}
+	if len(full.Mesh.Services) != len(bare.Mesh.Services) || len(full.Mesh.VirtualServices) != len(bare.Mesh.VirtualServices) {
+		t.Errorf("the mesh differs without the analyzers")
+	}
+}
+
 // TestIndexRecordsTheBuild: index.json says which meshc wrote a build,
 // with which options, and which services got a made-up VIP.
 func TestIndexRecordsTheBuild(t *testing.T) {

@@ -85,7 +85,7 @@ func TestBookinfo(t *testing.T) {
 		},
 		{
 			"inbound mutual TLS from a sidecar", "default/reviews-v1",
-			Request{Inbound: true, Address: "10.0.0.1", Port: 9080, Protocol: HTTP, TLS: true, SNI: "outbound_.9080_._.reviews.default.svc.cluster.local",
+			Request{Inbound: true, Address: "10.0.0.1", Port: 9080, Protocol: HTTP, TLS: true, MTLS: true, SNI: "outbound_.9080_._.reviews.default.svc.cluster.local",
 				ALPN: []string{"istio-http/1.1", "istio", "http/1.1"}, Host: "reviews:9080", Path: "/"},
 			want{"virtualInbound", "0.0.0.0_9080", "inbound|http|9080", "default", "", []string{"inbound|9080|| 0 DestinationRule default/reviews"}, ""},
 		},

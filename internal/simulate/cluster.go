@@ -1,11 +1,16 @@
 package simulate
 
 import (
+	"fmt"
+	"math"
 	"net/netip"
 	"strings"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/meshc/meshc/internal/envoycfg"
 )
@@ -29,6 +34,7 @@ func targets(cfg *envoycfg.Config, t *Trace, a *Action, req Request, dst netip.A
 		}
 		tg.Origin = metadataOrigin(c.GetMetadata())
 		tg.Type = clusterType(c)
+		tg.Policy = policy(c)
 		switch {
 		case c.GetType() == clusterv3.Cluster_ORIGINAL_DST:
 			// Envoy connects where the application dialed.
@@ -81,4 +87,66 @@ func endpoints(la *endpointv3.ClusterLoadAssignment) []Endpoint {
 		}
 	}
 	return out
+}
+
+// policy reads how a cluster connects: its load balancer, TLS (its own
+// transport socket, or Istio's per-endpoint match on tlsMode), connection
+// limits and outlier detection.
+func policy(c *clusterv3.Cluster) Policy {
+	p := Policy{LoadBalancer: c.GetLbPolicy().String()}
+	if ctx, ok := upstreamTLS(c.GetTransportSocket()); ok {
+		p.TLS, p.SNI = "TLS", ctx.GetSni()
+		if len(ctx.GetCommonTlsContext().GetTlsCertificateSdsSecretConfigs())+len(ctx.GetCommonTlsContext().GetTlsCertificates()) > 0 {
+			p.TLS = "mutual TLS"
+		}
+	}
+	for _, m := range c.GetTransportSocketMatches() {
+		if m.GetMatch().GetFields()["tlsMode"].GetStringValue() != "istio" {
+			continue
+		}
+		if ctx, ok := upstreamTLS(m.GetTransportSocket()); ok && p.TLS == "" {
+			p.TLS, p.SNI = "Istio mutual TLS to endpoints with tlsMode istio", ctx.GetSni()
+		}
+	}
+	for _, t := range c.GetCircuitBreakers().GetThresholds() {
+		for _, l := range []struct {
+			what string
+			v    *wrapperspb.UInt32Value
+		}{{"max connections", t.GetMaxConnections()}, {"max pending requests", t.GetMaxPendingRequests()},
+			{"max requests", t.GetMaxRequests()}, {"max retries", t.GetMaxRetries()}} {
+			if l.v != nil && l.v.GetValue() != math.MaxUint32 {
+				p.Pool = append(p.Pool, fmt.Sprintf("%s %d", l.what, l.v.GetValue()))
+			}
+		}
+	}
+	if od := c.GetOutlierDetection(); od != nil {
+		if n := od.GetConsecutive_5Xx(); n != nil {
+			p.OutlierDetection = append(p.OutlierDetection, fmt.Sprintf("consecutive 5xx %d", n.GetValue()))
+		}
+		if n := od.GetConsecutiveGatewayFailure(); n != nil {
+			p.OutlierDetection = append(p.OutlierDetection, fmt.Sprintf("consecutive gateway errors %d", n.GetValue()))
+		}
+		if d := od.GetInterval(); d != nil {
+			p.OutlierDetection = append(p.OutlierDetection, "interval "+d.AsDuration().String())
+		}
+		if d := od.GetBaseEjectionTime(); d != nil {
+			p.OutlierDetection = append(p.OutlierDetection, "base ejection "+d.AsDuration().String())
+		}
+		if n := od.GetMaxEjectionPercent(); n != nil {
+			p.OutlierDetection = append(p.OutlierDetection, fmt.Sprintf("max ejection %d%%", n.GetValue()))
+		}
+	}
+	return p
+}
+
+// upstreamTLS reads a transport socket as an upstream TLS context.
+func upstreamTLS(ts *corev3.TransportSocket) (*tlsv3.UpstreamTlsContext, bool) {
+	if ts == nil {
+		return nil, false
+	}
+	var ctx tlsv3.UpstreamTlsContext
+	if ts.GetTypedConfig().UnmarshalTo(&ctx) != nil {
+		return nil, false
+	}
+	return &ctx, true
 }

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/netip"
@@ -34,8 +35,14 @@ func terminal(cfg *envoycfg.Config, t *Trace, fc *listenerv3.FilterChain, req Re
 		switch x := m.(type) {
 		case *hcmv3.HttpConnectionManager:
 			t.add(Step{Stage: NetworkFilter, Name: f.GetName(), Index: -1})
-			if req.Protocol == TCP {
-				t.stop(NetworkFilter, "%s needs HTTP, the request is TCP", f.GetName())
+			switch {
+			case req.Protocol == TCP:
+				t.stop(NetworkFilter, "protocol error: %s needs HTTP, the request is TCP", f.GetName())
+				return
+			case req.TLS && fc.GetTransportSocket() == nil:
+				// The chain does not terminate TLS: the connection manager
+				// reads the handshake as HTTP and fails.
+				t.stop(NetworkFilter, "protocol error: %s reads plain-text HTTP, the client starts TLS", f.GetName())
 				return
 			}
 			httpRequest(cfg, t, x, req, dst)
@@ -86,6 +93,14 @@ func httpRequest(cfg *envoycfg.Config, t *Trace, h *hcmv3.HttpConnectionManager,
 		return
 	}
 	t.add(Step{Stage: VirtualHost, Name: vh.GetName(), Index: -1, Detail: "domain " + domain})
+	if vh.GetRequireTls() != routev3.VirtualHost_NONE && !req.TLS {
+		// Envoy answers a plain-text request to such a virtual host with
+		// a redirect to https before any route (EXTERNAL_ONLY exempts
+		// requests from inside the mesh, which a simulated client is not
+		// known to be).
+		t.Action = &Action{Kind: Redirect, RedirectScheme: "https", Status: 301, Path: req.Path, Authority: req.Host}
+		return
+	}
 	path, query, _ := strings.Cut(req.Path, "?")
 	if path == "" {
 		path = "/"
@@ -112,6 +127,7 @@ func httpRequest(cfg *envoycfg.Config, t *Trace, h *hcmv3.HttpConnectionManager,
 		}
 		t.add(Step{Stage: Route, Name: r.GetName(), Index: i, Detail: describeMatch(r.GetMatch()), Origin: origin})
 		a := action(r)
+		a.Path, a.Authority = forwarded(r.GetMatch(), a, req.Path, req.Host)
 		t.Action = a
 		if a.Kind == Forward {
 			targets(cfg, t, a, req, dst)
@@ -332,6 +348,7 @@ func action(r *routev3.Route) *Action {
 		}
 		a.PrefixRewrite = ra.GetPrefixRewrite()
 		if re := ra.GetRegexRewrite(); re != nil {
+			a.regexRewrite = re
 			a.RegexRewrite = re.GetPattern().GetRegex() + " → " + re.GetSubstitution()
 		}
 		a.HostRewrite = ra.GetHostRewriteLiteral()
@@ -346,6 +363,49 @@ func action(r *routev3.Route) *Action {
 		}
 	}
 	return a
+}
+
+// forwarded is the path (with query) and authority a forward or
+// redirect carries on: a prefix rewrite replaces the part the route's
+// prefix or path matched, a regex rewrite substitutes every match in the
+// path, a host rewrite replaces the authority.
+func forwarded(m *routev3.RouteMatch, a *Action, fullPath, authority string) (string, string) {
+	path, query, hasQuery := strings.Cut(fullPath, "?")
+	authority = cmp.Or(a.HostRewrite, a.RedirectHost, authority)
+	switch {
+	case a.Kind == Redirect && a.RedirectPath != "":
+		path, hasQuery = a.RedirectPath, false
+	case a.PrefixRewrite != "":
+		matched := ""
+		switch p := m.GetPathSpecifier().(type) {
+		case *routev3.RouteMatch_Prefix:
+			matched = p.Prefix
+		case *routev3.RouteMatch_Path:
+			matched = p.Path
+		case *routev3.RouteMatch_PathSeparatedPrefix:
+			matched = p.PathSeparatedPrefix
+		}
+		if len(matched) <= len(path) {
+			path = a.PrefixRewrite + path[len(matched):]
+		}
+	case a.regexRewrite != nil:
+		if re, err := regexp.Compile(a.regexRewrite.GetPattern().GetRegex()); err == nil {
+			path = re.ReplaceAllString(path, envoySubstitution(a.regexRewrite.GetSubstitution()))
+		}
+	}
+	if hasQuery {
+		path += "?" + query
+	}
+	return path, authority
+}
+
+// envoyGroupRef is a group reference (\1) in an Envoy regex
+// substitution.
+var envoyGroupRef = regexp.MustCompile(`\\(\d)`)
+
+// envoySubstitution turns Envoy's group references into Go's ${1}.
+func envoySubstitution(s string) string {
+	return envoyGroupRef.ReplaceAllString(strings.ReplaceAll(s, "$", "$$"), "$${$1}")
 }
 
 // redirectStatus is the HTTP status of a redirect response code.

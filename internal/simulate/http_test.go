@@ -12,6 +12,7 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"github.com/google/go-cmp/cmp"
@@ -228,29 +229,38 @@ func TestActions(t *testing.T) {
 				Timeout:               durationpb.New(5e9),
 				RetryPolicy:           &routev3.RetryPolicy{RetryOn: "5xx", NumRetries: wrapperspb.UInt32(3)},
 				RequestMirrorPolicies: []*routev3.RouteAction_RequestMirrorPolicy{{Cluster: "shadow"}}}}},
+		{Name: "regex", Match: prefix("/users/"), Action: &routev3.Route_Route{Route: &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: "v1"},
+			RegexRewrite: &matcherv3.RegexMatchAndSubstitute{Pattern: regex("^/users/([0-9]+)$"), Substitution: "/u/\\1"}}}},
 		toCluster("missing", prefix("/missing")),
 	}
-	rc := &routev3.RouteConfiguration{Name: "80", VirtualHosts: []*routev3.VirtualHost{vhost("web", []string{"*"}, routes...)}}
+	secure := vhost("secure", []string{"secure"}, toCluster("v1", prefix("/")))
+	secure.RequireTls = routev3.VirtualHost_ALL
+	rc := &routev3.RouteConfiguration{Name: "80", VirtualHosts: []*routev3.VirtualHost{vhost("web", []string{"*"}, routes...), secure}}
 	cfg := config(t, rdsListener(t, "80"), []*clusterv3.Cluster{cluster("v1", clusterv3.Cluster_EDS), cluster("v2", clusterv3.Cluster_EDS)},
 		[]*routev3.RouteConfiguration{rc})
 	for _, tc := range []struct {
-		path string
-		want Action
-		stop Stage
+		host, path string
+		want       Action
+		stop       Stage
 	}{
-		{"/split", Action{Kind: Forward, Weighted: []Weighted{{"v1", 80}, {"v2", 20}}}, ""},
-		{"/old", Action{Kind: Redirect, RedirectScheme: "https", RedirectHost: "new.example.com", RedirectPath: "/new", Status: 308}, ""},
-		{"/teapot", Action{Kind: DirectResponse, Status: 418, Body: "short and stout"}, ""},
-		{"/api", Action{Kind: Forward, Cluster: "v1", PrefixRewrite: "/v1", HostRewrite: "backend", Timeout: "5s", Retries: "3 on 5xx",
-			Mirrors: []string{"shadow"}, Fault: true, RequestHeadersToAdd: []string{"x-added: 1"}, RequestHeadersToRemove: []string{"x-gone"}}, ""},
-		{"/missing", Action{Kind: Forward, Cluster: "missing"}, Cluster},
+		{"web", "/split?x=1", Action{Kind: Forward, Weighted: []Weighted{{"v1", 80}, {"v2", 20}}, Path: "/split?x=1", Authority: "web"}, ""},
+		{"web", "/old", Action{Kind: Redirect, RedirectScheme: "https", RedirectHost: "new.example.com", RedirectPath: "/new", Status: 308,
+			Path: "/new", Authority: "new.example.com"}, ""},
+		{"web", "/teapot", Action{Kind: DirectResponse, Status: 418, Body: "short and stout", Path: "/teapot", Authority: "web"}, ""},
+		{"web", "/api/x?y=1", Action{Kind: Forward, Cluster: "v1", PrefixRewrite: "/v1", HostRewrite: "backend", Timeout: "5s", Retries: "3 on 5xx",
+			Mirrors: []string{"shadow"}, Fault: true, RequestHeadersToAdd: []string{"x-added: 1"}, RequestHeadersToRemove: []string{"x-gone"},
+			Path: "/v1/x?y=1", Authority: "backend"}, ""},
+		{"web", "/users/42", Action{Kind: Forward, Cluster: "v1", RegexRewrite: "^/users/([0-9]+)$ → /u/\\1", Path: "/u/42", Authority: "web"}, ""},
+		{"web", "/missing", Action{Kind: Forward, Cluster: "missing", Path: "/missing", Authority: "web"}, Cluster},
+		// A virtual host requiring TLS redirects plain text before routing.
+		{"secure", "/a", Action{Kind: Redirect, RedirectScheme: "https", Status: 301, Path: "/a", Authority: "secure"}, ""},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
-			tr := Run(cfg, get("web", tc.path))
+			tr := Run(cfg, get(tc.host, tc.path))
 			if tr.Action == nil {
 				t.Fatalf("no action\n%s", tr)
 			}
-			if d := cmp.Diff(tc.want, *tr.Action, cmpopts.EquateEmpty()); d != "" {
+			if d := cmp.Diff(tc.want, *tr.Action, cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(Action{})); d != "" {
 				t.Errorf("action (-want +got):\n%s", d)
 			}
 			if tr.StoppedAt != tc.stop {
@@ -357,6 +367,42 @@ func TestNetworkFilterStops(t *testing.T) {
 		tr := Run(cfg, tc.req)
 		if tr.StoppedAt != tc.stop || !strings.Contains(tr.Reason, tc.want) {
 			t.Errorf("%+v: stopped at %q (%s), want %q (%s)", tc.req, tr.StoppedAt, tr.Reason, tc.stop, tc.want)
+		}
+	}
+}
+
+// TestPolicy: a cluster's load balancer, TLS, limits below Envoy's
+// maximum and outlier detection, as a DestinationRule sets them.
+func TestPolicy(t *testing.T) {
+	tlsCtx := func(sni string, cert bool) *corev3.TransportSocket {
+		ctx := &tlsv3.UpstreamTlsContext{Sni: sni, CommonTlsContext: &tlsv3.CommonTlsContext{}}
+		if cert {
+			ctx.CommonTlsContext.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{{Name: "default"}}
+		}
+		return &corev3.TransportSocket{Name: "envoy.transport_sockets.tls", ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: packed(t, ctx)}}
+	}
+	simple := cluster("simple", clusterv3.Cluster_EDS)
+	simple.LbPolicy = clusterv3.Cluster_RANDOM
+	simple.TransportSocket = tlsCtx("api.example.com", false)
+	simple.CircuitBreakers = &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{{
+		MaxConnections: wrapperspb.UInt32(100), MaxRequests: wrapperspb.UInt32(4294967295)}}}
+	simple.OutlierDetection = &clusterv3.OutlierDetection{Consecutive_5Xx: wrapperspb.UInt32(5), Interval: durationpb.New(10e9)}
+	mutual := cluster("mutual", clusterv3.Cluster_EDS)
+	mutual.TransportSocket = tlsCtx("db.internal", true)
+	auto := cluster("auto", clusterv3.Cluster_EDS)
+	auto.TransportSocketMatches = []*clusterv3.Cluster_TransportSocketMatch{{Name: "tlsMode-istio",
+		Match: &structpb.Struct{Fields: map[string]*structpb.Value{"tlsMode": structpb.NewStringValue("istio")}}, TransportSocket: tlsCtx("outbound_.80_._.web", true)}}
+	for _, tc := range []struct {
+		c    *clusterv3.Cluster
+		want Policy
+	}{
+		{simple, Policy{LoadBalancer: "RANDOM", TLS: "TLS", SNI: "api.example.com", Pool: []string{"max connections 100"},
+			OutlierDetection: []string{"consecutive 5xx 5", "interval 10s"}}},
+		{mutual, Policy{LoadBalancer: "ROUND_ROBIN", TLS: "mutual TLS", SNI: "db.internal"}},
+		{auto, Policy{LoadBalancer: "ROUND_ROBIN", TLS: "Istio mutual TLS to endpoints with tlsMode istio", SNI: "outbound_.80_._.web"}},
+	} {
+		if d := cmp.Diff(tc.want, policy(tc.c), cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.c.GetName(), d)
 		}
 	}
 }

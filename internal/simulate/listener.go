@@ -8,6 +8,7 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
 	"github.com/meshc/meshc/internal/envoycfg"
 )
@@ -272,4 +273,26 @@ func describe(req Request, c connection) string {
 		parts = append(parts, "application protocols "+strings.Join(c.applications, ","))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// handshake says why a chain that terminates TLS fails the connection: a
+// client that does not start TLS, or one without a certificate where the
+// chain requires one. "" when the handshake succeeds or the chain
+// terminates no TLS.
+func handshake(fc *listenerv3.FilterChain, req Request) string {
+	ts := fc.GetTransportSocket()
+	if ts == nil {
+		return ""
+	}
+	var tc tlsv3.DownstreamTlsContext
+	if ts.GetTypedConfig().UnmarshalTo(&tc) != nil {
+		return "" // not TLS, or a type this build does not know
+	}
+	switch {
+	case !req.TLS:
+		return fmt.Sprintf("TLS handshake fails: filter chain %q terminates TLS, the client sends plain text", fc.GetName())
+	case tc.GetRequireClientCertificate().GetValue() && !req.MTLS:
+		return fmt.Sprintf("mutual TLS handshake fails: filter chain %q wants a client certificate, the client presents none", fc.GetName())
+	}
+	return ""
 }

@@ -4,8 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -148,6 +151,49 @@ func TestFilterChainMatch(t *testing.T) {
 			}
 			if tr.StoppedAt == FilterChain && !strings.Contains(tr.Reason, "no filter chain") {
 				t.Errorf("reason %q", tr.Reason)
+			}
+		})
+	}
+}
+
+// TestHandshake: a chain that terminates TLS fails plain text, and a
+// client without a certificate where the chain requires one; a chain
+// that does not terminate TLS hands TLS to the connection manager, which
+// cannot read it.
+func TestHandshake(t *testing.T) {
+	terminating := func(name string, mutual bool) *listenerv3.FilterChain {
+		c := chain(name, &listenerv3.FilterChainMatch{ServerNames: []string{name}}, rds(t, "443"))
+		c.TransportSocket = &corev3.TransportSocket{Name: "envoy.transport_sockets.tls", ConfigType: &corev3.TransportSocket_TypedConfig{
+			TypedConfig: packed(t, &tlsv3.DownstreamTlsContext{RequireClientCertificate: wrapperspb.Bool(mutual)})}}
+		return c
+	}
+	l := inspectors(listener("0.0.0.0_443", "0.0.0.0", 443, terminating("simple.example.com", false), terminating("mutual.example.com", true),
+		chain("plain", nil, rds(t, "443"))), tlsInspector)
+	rc := &routev3.RouteConfiguration{Name: "443", VirtualHosts: []*routev3.VirtualHost{vhost("all", []string{"*"}, toCluster("backend", prefix("/")))}}
+	only := terminating("only", false)
+	only.FilterChainMatch = nil
+	cfg := config(t, []*listenerv3.Listener{l, listener("0.0.0.0_8443", "0.0.0.0", 8443, only)}, []*clusterv3.Cluster{cluster("backend", clusterv3.Cluster_EDS)}, []*routev3.RouteConfiguration{rc})
+	for _, tc := range []struct {
+		name      string
+		req       Request
+		stop, why string
+	}{
+		{"TLS to a TLS chain", Request{TLS: true, SNI: "simple.example.com"}, "", ""},
+		{"plain text passes the TLS chains by", Request{SNI: "simple.example.com"}, "", ""},
+		{"plain text to a TLS chain", Request{Port: 8443}, "networkFilter", "the client sends plain text"},
+		{"no certificate for a mutual chain", Request{TLS: true, SNI: "mutual.example.com"}, "networkFilter", "wants a client certificate"},
+		{"a certificate for a mutual chain", Request{TLS: true, MTLS: true, SNI: "mutual.example.com"}, "", ""},
+		{"TLS to the connection manager", Request{TLS: true, SNI: "other.example.com"}, "networkFilter", "reads plain-text HTTP"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := tc.req
+			req.Address, req.Protocol, req.Host, req.Path = "10.0.0.1", HTTP, "x", "/"
+			if req.Port == 0 {
+				req.Port = 443
+			}
+			tr := Run(cfg, req)
+			if string(tr.StoppedAt) != tc.stop || !strings.Contains(tr.Reason, tc.why) {
+				t.Errorf("stopped at %q (%s), want %q (%s)\n%s", tr.StoppedAt, tr.Reason, tc.stop, tc.why, tr)
 			}
 		})
 	}

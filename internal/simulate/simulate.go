@@ -18,6 +18,8 @@ import (
 	"net/netip"
 	"strings"
 
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+
 	"github.com/meshc/meshc/internal/envoycfg"
 )
 
@@ -50,7 +52,10 @@ type Request struct {
 	Inbound  bool
 	Protocol Protocol
 	// TLS says the client starts TLS, offering SNI and ALPN.
-	TLS  bool
+	TLS bool
+	// MTLS says the client also presents a certificate, as a sidecar
+	// does under Istio mutual TLS.
+	MTLS bool
 	SNI  string
 	ALPN []string
 	// Host (the authority), Method and Path (with any query) of an HTTP
@@ -175,6 +180,10 @@ type Action struct {
 	// PrefixRewrite, RegexRewrite and HostRewrite rewrite the forwarded
 	// (for PrefixRewrite, also a redirected) request's path and authority.
 	PrefixRewrite, RegexRewrite, HostRewrite string
+	regexRewrite                             *matcherv3.RegexMatchAndSubstitute
+	// Path (with query) and Authority are the request's as the action
+	// forwards it, rewrites applied.
+	Path, Authority string
 	// Timeout is the route timeout ("0s": none); Retries the retry policy
 	// ("2 on connect-failure,..."); Mirrors the mirrored clusters.
 	Timeout string
@@ -201,8 +210,24 @@ type Target struct {
 	// ORIGINAL_DST...); empty when the configuration has no such cluster.
 	Type string
 	// Origin is the DestinationRule that shaped the cluster, if any.
-	Origin    *Origin
+	Origin *Origin
+	// Policy is how the cluster connects; zero when the configuration
+	// has no such cluster.
+	Policy    Policy
 	Endpoints []Endpoint
+}
+
+// Policy is what a DestinationRule's traffic policy becomes in a
+// cluster, each part empty when unset.
+type Policy struct {
+	// LoadBalancer is the policy (ROUND_ROBIN, LEAST_REQUEST...).
+	LoadBalancer string
+	// TLS is "TLS", "mutual TLS" (a client certificate too) or "Istio
+	// mutual TLS to endpoints with tlsMode istio"; SNI what it sends.
+	TLS, SNI string
+	// Pool lists the connection limits below Envoy's maximum
+	// ("max connections 100"); OutlierDetection its settings.
+	Pool, OutlierDetection []string
 }
 
 // Endpoint is one endpoint of a cluster.
@@ -235,6 +260,9 @@ func Run(cfg *envoycfg.Config, req Request) *Trace {
 		return t.stop(FilterChain, "no filter chain of %s matches: %s", l.GetName(), why)
 	}
 	t.add(Step{Stage: FilterChain, Name: fc.GetName(), Index: index, Detail: why, Origin: metadataOrigin(fc.GetMetadata())})
+	if why := handshake(fc, req); why != "" {
+		return t.stop(NetworkFilter, "%s", why)
+	}
 	terminal(cfg, t, fc, req, dst)
 	return t
 }
