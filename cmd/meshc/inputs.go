@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/projectconfig"
+	"github.com/meshc/meshc/internal/render"
 	"github.com/meshc/meshc/internal/suppress"
 )
 
@@ -29,6 +31,9 @@ type compileFlags struct {
 	// searched is where the search for .meshc.yaml started ("" when
 	// --project-config named it).
 	searched string
+	// kustomize is --kustomize; helm holds the --helm-* flags.
+	kustomize string
+	helm      render.HelmOptions
 }
 
 func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
@@ -39,6 +44,11 @@ func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
 	fl.StringArrayVar(&f.inject, "inject-namespace", nil, "treat `NAMESPACE` as injected whatever its labels (repeatable)")
 	fl.StringArrayVar(&f.revisions, "revision", nil, "an installed control-plane `REVISION`: istio.io/rev=REVISION injects (repeatable; default: default)")
 	fl.StringVar(&f.opts.MeshConfigFile, "mesh-config", "", "read the mesh config from `FILE` (MeshConfig YAML, or a ConfigMap with a mesh key) instead of ConfigMap istio-system/istio")
+	fl.StringVar(&f.kustomize, "kustomize", "auto", "`auto` renders a directory holding a kustomization.yaml with Kustomize; off reads its files one by one")
+	fl.StringArrayVar(&f.helm.Values, "helm-values", nil, "a values `FILE` merged over the values.yaml of each Helm chart rendered (repeatable, later files win)")
+	fl.StringArrayVar(&f.helm.Set, "helm-set", nil, "set a chart value, `KEY=VALUE` as helm --set does (repeatable)")
+	fl.StringVar(&f.helm.Release, "helm-release", "", "the release `NAME` charts are rendered for (default release-name)")
+	fl.StringVar(&f.helm.Namespace, "helm-namespace", "", "the `NAMESPACE` charts are rendered for (default default)")
 	fl.StringVar(&f.placeholders, "placeholder-vips", compile.DefaultPlaceholderVIPs().String(), "IPv4 `CIDR` for made-up cluster IPs of Services the manifests give none")
 	if suppression {
 		fl.StringArrayVar(&f.suppress, "suppress", nil, "leave out a diagnostic `CODE` (MC or IST code, or name), or CODE=namespace/name (a glob) for one object; repeatable")
@@ -81,7 +91,16 @@ func (g *globals) compile(cmd *cobra.Command, f *compileFlags, args []string) (*
 	if g.verbose {
 		f.sayProject(g.stderr)
 	}
-	run, err := compile.Run(cmd.Context(), compile.Inputs{Paths: paths, Stdin: g.stdin, Exclude: exclude}, opts)
+	ro, err := f.render(cmd.Flags())
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	// A repository that names its charts and overlays checks them when
+	// no input is named, rather than walking the working directory.
+	if named := f.project.Inputs(); len(named) > 0 && len(f.files) == 0 && len(args) == 0 && slices.Equal(paths, []string{"."}) {
+		paths = named
+	}
+	run, err := compile.Run(cmd.Context(), compile.Inputs{Paths: paths, Stdin: g.stdin, Exclude: exclude, Render: ro}, opts)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -144,6 +163,32 @@ func (f *compileFlags) options(fl *pflag.FlagSet, paths []string) (compile.Optio
 		opts.Suppress = append(opts.Suppress, r)
 	}
 	return opts, append(slices.Clone(c.Exclude), f.exclude...), opts.Validate()
+}
+
+// render merges .meshc.yaml's helm entries and the --kustomize and --helm-*
+// flags: a --helm-* flag given applies to every chart, the config's
+// entries included; else each entry's options apply to its chart.
+func (f *compileFlags) render(fl *pflag.FlagSet) (load.RenderOptions, error) {
+	ro := load.RenderOptions{Helm: f.helm}
+	switch f.kustomize {
+	case "auto":
+	case "off":
+		ro.NoKustomize = true
+	default:
+		return ro, fmt.Errorf("--kustomize: want auto or off, got %q", f.kustomize)
+	}
+	if f.project == nil || slices.ContainsFunc([]string{"helm-values", "helm-set", "helm-release", "helm-namespace"}, fl.Changed) {
+		return ro, nil
+	}
+	ro.Charts = map[string]render.HelmOptions{}
+	for _, c := range f.project.Helm {
+		abs, err := filepath.Abs(c.Chart)
+		if err != nil {
+			return ro, err
+		}
+		ro.Charts[abs] = render.HelmOptions{Values: c.Values, Set: c.Set, Release: c.Release, Namespace: c.Namespace}
+	}
+	return ro, nil
 }
 
 // pick is the flag's value when given, else the config's.

@@ -87,10 +87,17 @@ func parseFailOn(s string) (diag.Severity, error) {
 	return sev, nil
 }
 
+// incomplete reports a diagnostic that means part of the input was not
+// loaded: a file that could not be read, a chart or overlay that could not
+// be rendered.
+func incomplete(d diag.Diagnostic) bool {
+	return diag.UnreadableInput.Is(d) || diag.RenderFailed.Is(d)
+}
+
 // exitFor turns diagnostics into lint's exit status: unreadable input wins,
 // because the result does not cover what was asked.
 func exitFor(ds []diag.Diagnostic, threshold diag.Severity) error {
-	if slices.ContainsFunc(ds, diag.UnreadableInput.Is) {
+	if slices.ContainsFunc(ds, incomplete) {
 		return &exitError{code: exitUsage}
 	}
 	if threshold > 0 && diag.AtLeast(ds, threshold) {

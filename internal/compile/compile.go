@@ -32,6 +32,8 @@ type Inputs struct {
 	// Exclude are globs of paths that walking directories leaves out
 	// (load.Options.Exclude).
 	Exclude []string
+	// Render says how Helm charts and kustomizations are rendered.
+	Render load.RenderOptions
 }
 
 // Options are a compile's settings. The zero value is istiod's defaults.
@@ -130,7 +132,7 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 		run  func() error
 	}{
 		{StageLoad, func() error {
-			res, lds, err := load.Paths(ctx, paths, load.Options{Stdin: in.Stdin, Exclude: in.Exclude})
+			res, lds, err := load.Paths(ctx, paths, load.Options{Stdin: in.Stdin, Exclude: in.Exclude, Render: in.Render})
 			loaded, ds = res, lds
 			return err
 		}},
