@@ -249,22 +249,28 @@ func (c *collector) addRendered(dir, real string) bool {
 }
 
 // renderRoot is the tree a kustomization reached from the input p may
-// read: the working directory when p is inside it (an overlay's bases are
-// usually beside it, not below), else p itself.
+// read: the repository holding p (the nearest directory above it with a
+// .git), as an overlay's bases are usually beside it rather than below;
+// outside a repository, the working directory when p is inside it, else p.
 func renderRoot(p string) string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return p
-	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return p
 	}
-	if rel, err := filepath.Rel(wd, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return wd
+	for dir := abs; ; {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
 	}
-	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-		return filepath.Dir(p)
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return wd
+		}
 	}
 	return p
 }

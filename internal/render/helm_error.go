@@ -5,9 +5,10 @@ import (
 	"strconv"
 )
 
-// templateErrorRE finds the template and line in a Go template error as
-// Helm reports it: "template: mesh/templates/dr.yaml:7:12: executing ...".
-var templateErrorRE = regexp.MustCompile(`template: ([^\s:]+):(\d+)`)
+// templateErrorRE finds the template and line in a template error as Helm
+// reports it: "template: mesh/templates/dr.yaml:7:12: executing ..." or,
+// from required and fail, "execution error at (mesh/templates/dr.yaml:7:12)".
+var templateErrorRE = regexp.MustCompile(`(?:template: |at \()([^\s:()]+):(\d+)`)
 
 // templateErrorAt returns the file and line a template error names.
 func templateErrorAt(dir string, err error) (string, int, bool) {

@@ -52,11 +52,16 @@ func Kustomize(dir, root string) (docs []Doc, bases []string, err error) {
 	opts := krusty.MakeDefaultOptions()
 	opts.LoadRestrictions = types.LoadRestrictionsNone // the file system below bounds reads
 	opts.PluginConfig = types.DisabledPluginConfig()
-	read := map[string]bool{}
-	m, err := krusty.MakeKustomizer(opts).Run(boundedFS{FileSystem: filesys.MakeFsOnDisk(), root: absRoot, kustomizations: read}, absDir)
+	fsys := boundedFS{FileSystem: filesys.MakeFsOnDisk(), root: absRoot, kustomizations: map[string]bool{}, refused: new(error)}
+	m, err := krusty.MakeKustomizer(opts).Run(fsys, absDir)
+	if *fsys.refused != nil {
+		// Kustomize reads a failed read as a missing file; say why.
+		return fail(*fsys.refused)
+	}
 	if err != nil {
 		return fail(err)
 	}
+	read := fsys.kustomizations
 	if real, err := filepath.EvalSymlinks(absDir); err == nil {
 		delete(read, real)
 	}
@@ -121,6 +126,8 @@ type boundedFS struct {
 	root string
 	// kustomizations collects the directories of the kustomizations read.
 	kustomizations map[string]bool
+	// refused is the first kustomization refused (a remote base).
+	refused *error
 }
 
 var errReadOnly = errors.New("meshc renders without writing files")
@@ -158,7 +165,11 @@ func (f boundedFS) ReadFile(path string) ([]byte, error) {
 		}
 		f.kustomizations[abs] = true
 	}
-	return withOrigins(path, data)
+	data, err = withOrigins(path, data)
+	if err != nil && *f.refused == nil {
+		*f.refused = err
+	}
+	return data, err
 }
 
 func (f boundedFS) Open(path string) (filesys.File, error) {
