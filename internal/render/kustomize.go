@@ -1,9 +1,9 @@
 package render
 
 import (
-	"maps"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"

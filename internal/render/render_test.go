@@ -81,7 +81,7 @@ func TestKustomizeRefuses(t *testing.T) {
 		"repo/cycle-b/kustomization.yaml": kust("resources: [../cycle-a]\n"),
 		"repo/badpatch/kustomization.yaml": kust("resources: [vs.yaml]\npatches:\n  - target: {kind: VirtualService, name: r}\n" +
 			"    patch: '[{\"op\": \"replace\", \"path\": \"/spec/http/0/timeout\", \"value\": \"1s\"}]'\n"),
-		"repo/badpatch/vs.yaml":          vs,
+		"repo/badpatch/vs.yaml":           vs,
 		"repo/outside/kustomization.yaml": kust("resources: [../../elsewhere]\n"),
 		"elsewhere/kustomization.yaml":    kust("resources: [vs.yaml]\n"),
 		"elsewhere/vs.yaml":               vs,
