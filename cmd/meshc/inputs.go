@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/meshc/meshc/internal/compile"
-	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/projectconfig"
 	"github.com/meshc/meshc/internal/render"
 	"github.com/meshc/meshc/internal/suppress"
@@ -168,8 +167,8 @@ func (f *compileFlags) options(fl *pflag.FlagSet, paths []string) (compile.Optio
 // render merges .meshc.yaml's helm entries and the --kustomize and --helm-*
 // flags: a --helm-* flag given applies to every chart, the config's
 // entries included; else each entry's options apply to its chart.
-func (f *compileFlags) render(fl *pflag.FlagSet) (load.RenderOptions, error) {
-	ro := load.RenderOptions{Helm: f.helm}
+func (f *compileFlags) render(fl *pflag.FlagSet) (compile.RenderOptions, error) {
+	ro := compile.RenderOptions{Helm: f.helm}
 	switch f.kustomize {
 	case "auto":
 	case "off":

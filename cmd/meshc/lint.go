@@ -18,14 +18,21 @@ func newLintCmd(g *globals) *cobra.Command {
 		Short: "Report problems in manifests, with stable codes",
 		Long: `lint loads every manifest under PATH and -f (files, directories searched
 recursively for .yaml, .yml and .json, or - for stdin; with none, piped
-standard input, else .) and prints diagnostics. Files without Kubernetes
-objects and unrendered Helm templates are skipped and listed.
+standard input, else .) and prints diagnostics. Helm charts (Chart.yaml)
+and kustomizations (kustomization.yaml) are rendered in-process, and
+findings point at the templates and resource files. Files without
+Kubernetes objects and template files outside a chart are skipped and
+listed.
 
 Exit status: 0 when nothing reaches --fail-on, 1 when something does, 2 on a
-usage error or when some input could not be read (MC1006).`,
+usage error or when some input could not be read (MC1006) or rendered
+(MC1011).`,
 		Example: `  meshc lint ./manifests
   kubectl get virtualservices,destinationrules -A -o yaml | meshc lint
   meshc lint . --exclude 'charts/**' --inject-namespace shop
+  meshc lint overlays/prod
+  meshc lint charts/mesh --helm-values charts/mesh/env/prod.yaml
+  helm template mesh charts/mesh | meshc lint -
   meshc lint . -o sarif > meshc.sarif
   meshc lint . -o github --fail-on warning
   meshc lint --explain MC1003`,

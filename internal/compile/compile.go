@@ -33,8 +33,11 @@ type Inputs struct {
 	// (load.Options.Exclude).
 	Exclude []string
 	// Render says how Helm charts and kustomizations are rendered.
-	Render load.RenderOptions
+	Render RenderOptions
 }
+
+// RenderOptions say how Helm charts and kustomizations are rendered.
+type RenderOptions = load.RenderOptions
 
 // Options are a compile's settings. The zero value is istiod's defaults.
 type Options struct {
