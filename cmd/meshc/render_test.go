@@ -174,3 +174,12 @@ func TestProjectRenders(t *testing.T) {
 		t.Errorf("findings\n got %v\nwant %v\n%s", got, want, errOut)
 	}
 }
+
+// TestKustomizeFlag: --kustomize takes auto or off; off reads an overlay's
+// files one by one (its patch file then is an object of its own).
+func TestKustomizeFlag(t *testing.T) {
+	runCLICases(t, []cliCase{
+		{name: "bad value", args: []string{"lint", "--kustomize", "maybe", fixtures + "/kustomize/overlays/prod"}, code: exitUsage, err: `--kustomize: want auto or off, got "maybe"`},
+		{name: "off", args: []string{"lint", "--kustomize", "off", "--fail-on", "none", fixtures + "/kustomize/overlays/prod"}, out: "from 2 files"},
+	})
+}
