@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -58,22 +62,32 @@ counts, size and content hash. Proxies of one namespace that share a name
 (a Pod and a Deployment) are written as NAME_KIND; names too long for a
 file are cut and given a hash.
 
-OUT is checked before anything else: /, the working directory and its
-parents, and the inputs are never replaced; the home directory, a file, or
-a directory meshc did not write only with --force. The build is written
-beside OUT and swapped in at once when it succeeds. A build that fails —
-unreadable input, findings at --fail-on (--fail-on none builds anyway), a
-write error, Ctrl-C — writes nothing and leaves OUT as it was.
+OUT is checked before anything else, and again just before the swap. It
+must be a directory or absent; /, the working and home directories and
+their parents, a mount point, and every file meshc reads (manifests, mesh
+and project configs) or a directory holding one are never replaced; a
+directory meshc did not write, or holding files it did not write, only
+with --force. The build is written beside OUT and swapped in at once when
+it succeeds. A build that fails — unreadable input, findings at --fail-on
+(--fail-on none builds anyway), a write error, files added to OUT while it
+ran, Ctrl-C — writes nothing and leaves OUT as it was.
 
-Diagnostics print to stderr as lint prints them; every emitted resource is
-validated (MC8002) and measured against --max-proxy-bytes (MC8001). Exit
-status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
+Diagnostics print to stderr as lint prints them, before the swap; every
+emitted resource is validated (MC8002) and measured against
+--max-proxy-bytes (MC8001). Exit status as lint's; 129, 130 or 143 when
+interrupted by SIGHUP, SIGINT or SIGTERM.`,
 		Example: `  meshc build examples/bookinfo -o out/
   meshc build ./manifests -o out/ --format xds --proxy 'shop/*'
   meshc build ./manifests -o out/ --endpoints dns --tls-mode off
   meshc build ./manifests -o /etc/envoy/mesh --shared-root /etc/envoy/mesh
   meshc build ./manifests -o out/ --self-contained --proxy 'shop/cart'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("out") {
+				return &exitError{code: exitUsage, err: errors.New("build needs -o OUT, the directory it writes the configs under (see meshc build --help)")}
+			}
+			if err := formatNotOut(f.out); err != nil {
+				return err
+			}
 			opts, err := f.options()
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
@@ -81,7 +95,10 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 			if _, err := parseFailOn(f.failOn); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			oo := outdir.Options{Inputs: g.paths(&f.compile, args), Force: f.force}
+			// Every file meshc reads is an input OUT must not hold; the
+			// flags name the configs now, compile finds the rest.
+			inputs := append(g.paths(&f.compile, args), f.compile.config, f.compile.opts.MeshConfigFile)
+			oo := outdir.Options{Inputs: inputs, Force: f.force}
 			target, err := outdir.Check(f.out, oo)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
@@ -108,6 +125,7 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 			if est := run.Estimate(views, opts); f.budget > 0 && est.Bytes > f.budget {
 				return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing written, %s left as it was", &compile.OverBudgetError{Estimate: est, Budget: f.budget}, f.out)}
 			}
+			oo.Inputs = append(oo.Inputs, f.compile.read...)
 			var waiting outdir.Waiting
 			if !f.quiet {
 				waiting = func(lock string) {
@@ -140,14 +158,19 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 			if stop := exitFor(ds, threshold); stop != nil {
 				return f.refuse(g, run, ds, stop)
 			}
-			if err := b.Commit(); err != nil {
+			// The diagnostics are printed before the swap: a build whose
+			// diagnostics cannot be delivered (standard error a closed
+			// pipe) is not swapped in. With SIGPIPE ignored such a write
+			// fails with EPIPE instead of killing meshc, here and when
+			// main says why it stopped: the exit status stays 2.
+			signal.Ignore(syscall.SIGPIPE)
+			if !f.quiet || len(ds) > 0 {
+				if err := report(g, run, ds); err != nil {
+					return &exitError{code: exitUsage, err: fmt.Errorf("%w; %s left as it was", err, f.out)}
+				}
+			}
+			if err := b.Commit(cmd.Context()); err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("build: %w; %s left as it was", err, f.out)}
-			}
-			if f.quiet && len(ds) == 0 {
-				return nil // not even the count of no diagnostics
-			}
-			if err := report(g, run, ds); err != nil {
-				return err
 			}
 			if !f.quiet {
 				summary(g.stderr, res, f.out)
@@ -173,9 +196,8 @@ status as lint's; 130 or 143 when interrupted by SIGINT or SIGTERM.`,
 	_ = fl.MarkDeprecated("dedup-root", "use --shared-root")
 	fl.BoolVar(&f.headlessChains, "headless-cidr-chains", false, "one wildcard listener per headless TCP service port, a chain per pod, as istiod does with PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER=true")
 	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
-	fl.BoolVar(&f.force, "force", false, "replace OUT even if it is the home directory, a file, or a directory meshc did not write (never /, the working directory, its parents or an input)")
+	fl.BoolVar(&f.force, "force", false, "replace OUT even if it is a directory meshc did not write or holds files meshc did not write (never /, the working or home directory, their parents, a mount point, a file or an input)")
 	f.compile.add(cmd, true)
-	_ = cmd.MarkFlagRequired("out")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(compile.Formats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("endpoints", cobra.FixedCompletions(compile.EndpointModes, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("tls-mode", cobra.FixedCompletions(compile.TLSModes, cobra.ShellCompDirectiveNoFileComp))
@@ -213,7 +235,8 @@ func report(g *globals, run *compile.Result, ds []diag.Diagnostic) error {
 
 func (f *buildFlags) options() (compile.BuildOptions, error) {
 	opts := compile.BuildOptions{Format: f.format, Endpoints: f.endpoints, TLS: f.tlsMode, CertDir: f.certDir,
-		SelfContained: f.whole, SharedRoot: f.sharedRoot, HeadlessCIDRChains: f.headlessChains, MaxProxyBytes: f.maxBytes}
+		SelfContained: f.whole, SharedRoot: f.sharedRoot, HeadlessCIDRChains: f.headlessChains, MaxProxyBytes: f.maxBytes,
+		Version: readVersion().Version}
 	switch {
 	case !slices.Contains(compile.Formats, f.format):
 		return opts, fmt.Errorf("--format: want bootstrap or xds, got %q", f.format)
@@ -245,4 +268,25 @@ func summary(w io.Writer, res *compile.Built, out string) {
 		noun = "proxy"
 	}
 	diag.Fprintf(w, "wrote %d %s (%.1f MB) to %s\n", len(res.Index), noun, float64(res.Written)/(1<<20), out)
+	if p := res.Placeholders; p != nil {
+		n := "services have"
+		if len(p.Services) == 1 {
+			n = "service has"
+		}
+		diag.Fprintf(w, "%d %s no clusterIP in the manifests and got a made-up VIP from %s (listed in index.json); a clusterIP in the manifest or --placeholder-vips pins them\n", len(p.Services), n, p.Range)
+	}
+}
+
+// formatNotOut refuses an OUT that is a format name and not an existing
+// directory: -o means a format on lint and explain, a directory on build.
+func formatNotOut(out string) error {
+	switch out {
+	case "json", "yaml", "text", "sarif", "github", "bootstrap", "xds":
+	default:
+		return nil
+	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		return nil
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("-o %s: build's -o is the directory to write, not a format; did you mean --format (bootstrap or xds), or meshc lint -o %s? Nothing written", out, out)}
 }

@@ -14,7 +14,7 @@ func TestBuildCLI(t *testing.T) {
 	runCLICases(t, []cliCase{
 		{name: "bookinfo", args: []string{"build", "../../examples/bookinfo", "-o", out}, err: "wrote 7 proxies"},
 		{name: "xds subset", args: []string{"build", "../../examples/bookinfo", "-o", out, "--format", "xds", "--proxy", "default/reviews-*", "-q"}},
-		{name: "no output dir", args: []string{"build", "../../examples/bookinfo"}, code: 2, err: `"out" not set`},
+		{name: "no output dir", args: []string{"build", "../../examples/bookinfo"}, code: 2, err: "see meshc build --help"},
 		{name: "bad format", args: []string{"build", "../../examples/bookinfo", "-o", out, "--format", "yaml"}, code: 2, err: "--format"},
 		{name: "proxy matching nothing", args: []string{"build", "../../examples/bookinfo", "-o", out, "--proxy", "default/nope"}, code: 2, err: "matches no proxy"},
 	})

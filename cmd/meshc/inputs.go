@@ -1,17 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/projectconfig"
 	"github.com/meshc/meshc/internal/render"
 	"github.com/meshc/meshc/internal/suppress"
@@ -33,6 +36,11 @@ type compileFlags struct {
 	// kustomize is --kustomize; helm holds the --helm-* flags.
 	kustomize string
 	helm      render.HelmOptions
+	// read are the files besides the manifests that compile read: the
+	// project config and the mesh config, for build not to replace them.
+	read []string
+	// allowEmpty accepts inputs without any Kubernetes object.
+	allowEmpty bool
 }
 
 func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
@@ -48,6 +56,7 @@ func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
 	fl.StringArrayVar(&f.helm.Set, "helm-set", nil, "set a chart value, `KEY=VALUE` as helm --set does (repeatable)")
 	fl.StringVar(&f.helm.Release, "helm-release", "", "the release `NAME` charts are rendered for (default release-name)")
 	fl.StringVar(&f.helm.Namespace, "helm-namespace", "", "the `NAMESPACE` charts are rendered for (default default)")
+	fl.BoolVar(&f.allowEmpty, "allow-empty", false, "accept inputs without any Kubernetes object (else exit 2: a run that checked nothing should not pass)")
 	fl.StringVar(&f.placeholders, "placeholder-vips", compile.DefaultPlaceholderVIPs().String(), "IPv4 `CIDR` for made-up cluster IPs of Services the manifests give none")
 	if suppression {
 		fl.StringArrayVar(&f.suppress, "suppress", nil, "leave out a diagnostic `CODE` (MC or IST code, or name), or CODE=namespace/name (a glob) for one object; repeatable")
@@ -65,18 +74,47 @@ func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
 }
 
 // paths are the inputs: PATH arguments and -f, else standard input when
-// something is piped in, else the working directory.
+// something is piped in, else the working directory. An empty pipe
+// (`true | meshc lint`) is not an input: the working directory is.
 func (g *globals) paths(f *compileFlags, args []string) []string {
 	paths := append(slices.Clone(f.files), args...)
 	if len(paths) > 0 {
 		return paths
 	}
-	if file, ok := g.stdin.(*os.File); ok {
-		if fi, err := file.Stat(); err == nil && (fi.Mode()&os.ModeNamedPipe != 0 || fi.Mode().IsRegular()) {
-			return []string{"-"}
-		}
+	if g.stdinCarriesData() {
+		return []string{"-"}
 	}
 	return []string{"."}
+}
+
+// stdinCarriesData reports, once per run, whether standard input is a
+// pipe or a file with something in it. Telling an empty pipe from one
+// still being written takes a read, which waits for the writer (helm
+// template, say) as reading the input would; the byte read is put back.
+func (g *globals) stdinCarriesData() bool {
+	if g.stdinKnown {
+		return g.stdinData
+	}
+	g.stdinKnown = true
+	file, ok := g.stdin.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := file.Stat()
+	switch {
+	case err != nil:
+		return false
+	case fi.Mode().IsRegular():
+		g.stdinData = fi.Size() > 0
+		return g.stdinData
+	case fi.Mode()&os.ModeNamedPipe == 0:
+		return false // a terminal: nothing was piped in
+	}
+	var first [1]byte
+	n, _ := io.ReadFull(file, first[:])
+	g.stdin = io.MultiReader(bytes.NewReader(first[:n]), file)
+	g.stdinData = n > 0
+	return g.stdinData
 }
 
 // compile runs the pipeline over the inputs with the options the flags
@@ -103,6 +141,11 @@ func (g *globals) compile(cmd *cobra.Command, f *compileFlags, args []string) (*
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
+	// A run that loaded nothing checked nothing: unless asked to accept
+	// that, it is no pass. Inputs that failed to load say so themselves.
+	if len(run.Objects) == 0 && !f.allowEmpty && !slices.ContainsFunc(run.Diagnostics, func(d diag.Diagnostic) bool { return d.Severity == diag.Error }) {
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("no Kubernetes objects found in %s; --allow-empty accepts inputs without any", strings.Join(paths, ", "))}
+	}
 	return run, nil
 }
 
@@ -119,6 +162,9 @@ func (f *compileFlags) options(fl *pflag.FlagSet, paths []string) (compile.Optio
 	changed := fl.Changed
 	if !changed("mesh-config") && c.MeshConfig != "" {
 		opts.MeshConfigFile = c.MeshConfig
+	}
+	if opts.MeshConfigFile != "" {
+		f.read = append(f.read, opts.MeshConfigFile)
 	}
 	placeholders := f.placeholders
 	if !changed("placeholder-vips") && c.PlaceholderVIPs != "" {
@@ -217,6 +263,7 @@ func (f *compileFlags) loadProject(paths []string) error {
 			return err
 		}
 	}
+	f.read = append(f.read, file)
 	c, err := projectconfig.Load(file)
 	if err != nil {
 		return err

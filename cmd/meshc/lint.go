@@ -55,7 +55,7 @@ usage error or when some input could not be read (MC1006) or rendered
 			r, err := diag.NewRenderer(format, diag.Options{
 				Color:       g.color(g.stdout),
 				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects), Skipped: run.Skipped, ProjectConfig: cf.projectPath()},
-				ToolVersion: strings.Fields(versionText())[1],
+				ToolVersion: readVersion().Version,
 			})
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
@@ -89,7 +89,7 @@ func parseFailOn(s string) (diag.Severity, error) {
 	}
 	sev, err := diag.ParseSeverity(s)
 	if err != nil {
-		return 0, fmt.Errorf("--fail-on: %w", err)
+		return 0, fmt.Errorf("--fail-on: unknown threshold %q (want error, warning, info or none)", s)
 	}
 	return sev, nil
 }

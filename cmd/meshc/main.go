@@ -26,7 +26,11 @@ func main() {
 	hugepages.Enable()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (the terminal closed) stops a run as SIGTERM does. SIGQUIT
+	// keeps Go's meaning, a goroutine dump for debugging a hang: like
+	// kill -9 it leaves a build's temporary directory, which the next
+	// build into the same OUT removes.
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		// The first signal asks every phase to stop and clean up; a
 		// second one stops at once (a build's temporary directory is then
@@ -44,8 +48,8 @@ type interrupted struct{ sig syscall.Signal }
 
 func (i interrupted) Error() string { return "interrupted by " + signalName(i.sig) }
 
-// code is the shell's exit status for death by the signal: 130 for
-// SIGINT, 143 for SIGTERM.
+// code is the shell's exit status for death by the signal: 129 for
+// SIGHUP, 130 for SIGINT, 143 for SIGTERM.
 func (i interrupted) code() int { return 128 + int(i.sig) }
 
 func signalName(s syscall.Signal) string {
@@ -54,6 +58,8 @@ func signalName(s syscall.Signal) string {
 		return "SIGINT"
 	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
 	}
 	return s.String()
 }

@@ -263,3 +263,39 @@ func TestImportsOnlyCompileAndRenderers(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIHabits: what a user types out of habit from other tools gets a
+// useful answer (issue 28, CLI habits).
+func TestCLIHabits(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"ns.yaml": goodNS})
+	runCLICases(t, []cliCase{
+		{"--version", []string{"--version"}, 0, "meshc ", ""},
+		{"version -o json", []string{"version", "-o", "json"}, 0, `"go": "go1.`, ""},
+		{"version -o xml", []string{"version", "-o", "xml"}, 2, "", "want text or json"},
+		{"completion for an unknown shell", []string{"completion", "tcsh"}, 2, "", "no completion for shell \"tcsh\" (want bash, fish, powershell, zsh)"},
+		{"build without -o", []string{"build", dir}, 2, "", "see meshc build --help"},
+		{"tree given a directory path", []string{"tree", dir}, 2, "", "tree reads its inputs with -f"},
+		{"fail-on lists none", []string{"lint", dir, "--fail-on", "fatal"}, 2, "", "want error, warning, info or none"},
+		{"build -o a format name", []string{"build", dir, "-o", "json"}, 2, "", "did you mean --format"},
+	})
+}
+
+// TestVersionJSON: version -o json carries the fields scripts read.
+func TestVersionJSON(t *testing.T) {
+	code, out, _ := meshc(t, "", "version", "-o", "json")
+	var v struct{ Version, Go, Platform string }
+	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || v.Version == "" || v.Go == "" || v.Platform == "" {
+		t.Errorf("exit %d, %v: %s", code, err, out)
+	}
+}
+
+// TestTreeBareDirectoryName: a bare name that is no namespace of the input
+// but a directory is taken for a path.
+func TestTreeBareDirectoryName(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"manifests/ns.yaml": goodNS})
+	t.Chdir(dir)
+	code, _, errOut := meshc(t, "", "tree", "-f", "manifests", "manifests")
+	if code != 2 || !strings.Contains(errOut, "meshc tree -f manifests") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}

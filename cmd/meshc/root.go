@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -19,6 +20,9 @@ type globals struct {
 	// verbose says on stderr which .meshc.yaml applies; explain proxy
 	// prints more details too.
 	verbose bool
+	// stdinKnown: stdinData says whether standard input carries data
+	// (see stdinCarriesData).
+	stdinKnown, stdinData bool
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -75,6 +79,9 @@ injected namespaces and revisions, HNC options.`,
 		return &exitError{code: exitUsage, err: err}
 	})
 	root.AddCommand(newBuildCmd(g), newLintCmd(g), newExplainCmd(g), newTreeCmd(g), newVersionCmd(g), newGenCmd(g))
+	root.Version = readVersion().Version
+	root.SetVersionTemplate(readVersion().text())
+	strictCompletion(root)
 	return root
 }
 
@@ -86,4 +93,27 @@ func (g *globals) color(w io.Writer) bool {
 	}
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// strictCompletion makes `meshc completion SHELL` refuse a shell it cannot
+// write a script for, naming the ones it can, instead of printing help and
+// succeeding.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, s := range c.Commands() {
+			shells = append(shells, s.Name())
+		}
+		c.Args = func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &exitError{code: exitUsage, err: fmt.Errorf("no completion for shell %q (want %s)", args[0], strings.Join(shells, ", "))}
+			}
+			return nil
+		}
+		c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	}
 }

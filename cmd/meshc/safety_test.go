@@ -102,7 +102,8 @@ func TestBuildRefusesDangerousOUT(t *testing.T) {
 		{".", "working directory"},
 		{"..", "working directory or one of its parents"},
 		{"", "the path is empty"},
-		{home, "home directory; --force replaces it whole"},
+		{home, "it is the home directory or one of its parents\n"},
+		{filepath.Dir(home), "it is the home directory or one of its parents\n"},
 		{"/", "root directory"},
 	} {
 		code, _, errOut := meshc(t, "", "build", "/nonexistent/manifests", "-o", tc.out)
@@ -110,10 +111,11 @@ func TestBuildRefusesDangerousOUT(t *testing.T) {
 			t.Errorf("-o %q: exit %d, stderr %q; want 2 and %q before any loading", tc.out, code, errOut, tc.want)
 		}
 	}
-	// Not even --force moves /, the working directory or its parents.
-	for _, out := range []string{".", "..", "/"} {
-		if code, _, _ := meshc(t, "", "build", bookinfoDir, "-o", out, "--force"); code != exitUsage {
-			t.Errorf("-o %s --force: exit %d, want 2", out, code)
+	// Not even --force moves /, the working or home directory or their
+	// parents.
+	for _, out := range []string{".", "..", "/", home, filepath.Dir(home)} {
+		if code, _, errOut := meshc(t, "", "build", "/nonexistent/manifests", "-o", out, "--force"); code != exitUsage || !strings.Contains(errOut, "refusing") {
+			t.Errorf("-o %s --force: exit %d, stderr %q; want a refusal", out, code, errOut)
 		}
 	}
 	sameTree(t, "working directory", before, snapshot(t, wd))
@@ -172,29 +174,39 @@ func TestBuildFailureKeepsOUT(t *testing.T) {
 	}
 }
 
-// assertNothingBeside: only OUT and its lock are in OUT's parent.
+// assertNothingBeside: only OUT is in OUT's parent, its lock gone too.
 func assertNothingBeside(t *testing.T, out string) {
 	t.Helper()
 	entries, _ := os.ReadDir(filepath.Dir(out))
 	for _, e := range entries {
-		if n := e.Name(); n != filepath.Base(out) && n != "."+filepath.Base(out)+".meshc-lock" {
+		if n := e.Name(); n != filepath.Base(out) {
 			t.Errorf("left beside OUT: %s", n)
 		}
 	}
 }
 
-// Item 4: a file and a directory meshc did not write are refused (and
-// kept) unless --force; a symlinked OUT is written through, the link kept.
+// Item 4: a directory meshc did not write is refused (and kept) unless
+// --force, a file even with it; a symlinked OUT is written through, the
+// link kept.
 func TestBuildOUTKinds(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"file.txt": "mine", "envoy/README": "mine", "envoy/sub/cert.pem": "secret"})
 	before := snapshot(t, dir)
-	for _, tc := range []struct{ out, want string }{
-		{"file.txt", "it is a file, not a directory; --force replaces it whole"},
-		{"envoy", "it is a directory meshc did not write, holding README, sub/; --force replaces it whole"},
+	for _, tc := range []struct {
+		out   string
+		force bool
+		want  string
+	}{
+		{"file.txt", false, "it is a file, and OUT must be a directory or absent\n"},
+		{"file.txt", true, "it is a file, and OUT must be a directory or absent\n"},
+		{"envoy", false, "it is a directory meshc did not write, holding README, sub/; --force replaces it whole"},
 	} {
-		code, _, errOut := meshc(t, "", "build", bookinfoDir, "-o", filepath.Join(dir, tc.out))
+		args := []string{"build", bookinfoDir, "-o", filepath.Join(dir, tc.out)}
+		if tc.force {
+			args = append(args, "--force")
+		}
+		code, _, errOut := meshc(t, "", args...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
-			t.Errorf("%s: exit %d, stderr %q", tc.out, code, errOut)
+			t.Errorf("%s, force %v: exit %d, stderr %q", tc.out, tc.force, code, errOut)
 		}
 	}
 	sameTree(t, "refused targets", before, snapshot(t, dir))
@@ -206,14 +218,12 @@ func TestBuildOUTKinds(t *testing.T) {
 	if code, _, errOut := meshc(t, "", "build", bookinfoDir, "-o", out); code != exitUsage || !strings.Contains(errOut, "holds files meshc did not write: NOTES") {
 		t.Errorf("earlier build with NOTES: exit %d, stderr %q", code, errOut)
 	}
-	// --force replaces a file and a foreign directory whole.
-	for _, name := range []string{"file.txt", "envoy"} {
-		if code, _, errOut := meshc(t, "", "build", bookinfoDir, "-o", filepath.Join(dir, name), "--force", "-q"); code != 0 {
-			t.Errorf("%s --force: exit %d\n%s", name, code, errOut)
-		}
-		if _, err := os.Stat(filepath.Join(dir, name, "index.json")); err != nil {
-			t.Errorf("%s --force: %v", name, err)
-		}
+	// --force replaces a foreign directory whole.
+	if code, _, errOut := meshc(t, "", "build", bookinfoDir, "-o", filepath.Join(dir, "envoy"), "--force", "-q"); code != 0 {
+		t.Errorf("envoy --force: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "envoy", "index.json")); err != nil {
+		t.Errorf("envoy --force: %v", err)
 	}
 	// A symlink: the build goes to its target, the link stays a link.
 	target := filepath.Join(t.TempDir(), "real")
@@ -397,7 +407,8 @@ func waitTemp(t *testing.T, out string) string {
 	return ""
 }
 
-// Item 8: SIGINT and SIGTERM while writing end the build with 130 and 143,
+// Item 8: SIGINT, SIGTERM and SIGHUP while writing end the build with 130,
+// 143 and 129,
 // the temporary directory removed and OUT as it was; a temporary left by
 // kill -9 is removed by the next build; SIGINT while reading a pipe ends
 // at once.
@@ -408,7 +419,7 @@ func TestBuildSignals(t *testing.T) {
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		code int
-	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}, {syscall.SIGHUP, 129}} {
 		cmd := meshcCmd("build", mesh, "-o", out, "-q", "--fail-on", "none")
 		var errOut bytes.Buffer
 		cmd.Stderr = &errOut

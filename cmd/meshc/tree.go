@@ -3,6 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +42,9 @@ parent is missing are listed too (--hns-compat hides them).`,
 			if format != "text" && format != "json" {
 				return &exitError{code: exitUsage, err: fmt.Errorf("unknown output format %q (want text or json)", format)}
 			}
+			if err := namespacesNotPaths(args); err != nil {
+				return err
+			}
 			run, err := g.compile(cmd, &cf, nil)
 			if err != nil {
 				return err
@@ -52,7 +58,7 @@ parent is missing are listed too (--hns-compat hides them).`,
 						fmt.Fprintln(g.stdout)
 					}
 					if err := run.WriteDescribe(g.stdout, ns); err != nil {
-						return &exitError{code: exitUsage, err: err}
+						return unknownNamespace(err, args)
 					}
 				}
 				return nil
@@ -63,7 +69,7 @@ parent is missing are listed too (--hns-compat hides them).`,
 				return enc.Encode(run.Tree())
 			}
 			if err := run.WriteTree(g.stdout, compile.TreeOptions{Roots: args, HNSCompat: compat}, propagated); err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return unknownNamespace(err, args)
 			}
 			return nil
 		},
@@ -75,4 +81,31 @@ parent is missing are listed too (--hns-compat hides them).`,
 	cmd.Flags().BoolVar(&config, "config", false, "print the HNCConfiguration status like kubectl hns config describe")
 	cmd.Flags().BoolVar(&propagated, "propagated", false, "also list, per namespace, the copies HNC propagates into it and their sources")
 	return cmd
+}
+
+// namespacesNotPaths refuses an argument that can only be a path, not a
+// namespace (no namespace name holds a slash or starts with a dot), and
+// points at -f, which is how tree takes its inputs.
+func namespacesNotPaths(args []string) error {
+	for _, a := range args {
+		if strings.ContainsAny(a, `/\`) || strings.HasPrefix(a, ".") {
+			return pathNotNamespace(a)
+		}
+	}
+	return nil
+}
+
+// unknownNamespace adds to err, a namespace missing from the input, that a
+// directory of that name exists: the user meant -f.
+func unknownNamespace(err error, args []string) error {
+	for _, a := range args {
+		if fi, statErr := os.Stat(a); statErr == nil && fi.IsDir() && strings.Contains(err.Error(), strconv.Quote(a)) {
+			return pathNotNamespace(a)
+		}
+	}
+	return &exitError{code: exitUsage, err: err}
+}
+
+func pathNotNamespace(p string) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf("%q is a path, not a namespace: tree reads its inputs with -f (meshc tree -f %s)", p, p)}
 }

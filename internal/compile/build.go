@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,8 @@ type BuildOptions struct {
 	Workers int
 	// Progress, when set, is called after each proxy is written.
 	Progress func(done, total int)
+	// Version is the meshc that writes the build, for index.json.
+	Version string
 }
 
 func (opts BuildOptions) emitOptions() emit.Options {
@@ -61,13 +64,16 @@ type Built struct {
 	Diagnostics []diag.Diagnostic
 	// Written is the bytes of the proxies' files, each shared file once.
 	Written int64
+	// Placeholders are the services that got a made-up VIP, nil for none.
+	Placeholders *emit.Placeholders
 }
 
 // Build compiles the Envoy configuration of views (from SelectProxies)
 // into dir, a fresh directory, and runs the build checks (MC8001–MC8003)
 // over it. It stops when ctx ends; dir is then incomplete.
 func (r *Result) Build(ctx context.Context, views []*resolve.ProxyView, dir string, opts BuildOptions) (*Built, error) {
-	res, err := emit.New(r.Mesh, opts.emitOptions()).Write(ctx, views, emit.WriteOptions{Dir: dir, Workers: opts.Workers, Progress: opts.Progress})
+	info := r.buildInfo(opts)
+	res, err := emit.New(r.Mesh, opts.emitOptions()).Write(ctx, views, emit.WriteOptions{Dir: dir, Workers: opts.Workers, Progress: opts.Progress, Info: info})
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +87,7 @@ func (r *Result) Build(ctx context.Context, views []*resolve.ProxyView, dir stri
 	}
 	ds := append(slices.Clone(r.Diagnostics), r.suppressed.Filter(found)...)
 	diag.Sort(ds)
-	return &Built{Index: res.Index, Diagnostics: ds, Written: res.Written}, nil
+	return &Built{Index: res.Index, Diagnostics: ds, Written: res.Written, Placeholders: info.PlaceholderVIPs}, nil
 }
 
 // SelectProxies keeps the proxies whose NAMESPACE/NAME matches any glob,
@@ -149,4 +155,49 @@ func (r *Result) Proxy(namespace, name string) (*resolve.ProxyView, error) {
 		msg += "; a proxy is an injected Pod or workload (istio-injection=enabled on its namespace, or sidecar.istio.io/inject=true)"
 	}
 	return nil, errors.New(msg)
+}
+
+// buildInfo is what index.json says of a build: the meshc that wrote it,
+// the options that shape Envoy output (defaults spelt out, so that the
+// record does not depend on them), and the services with made-up VIPs.
+func (r *Result) buildInfo(opts BuildOptions) emit.BuildInfo {
+	eo := opts.emitOptions()
+	layout := "shared"
+	if opts.SelfContained {
+		layout = "self-contained"
+	}
+	o := map[string]string{
+		"format":           string(cmp.Or(eo.Format, emit.Bootstrap)),
+		"endpoints":        string(cmp.Or(eo.Endpoints, emit.EndpointsInline)),
+		"tls-mode":         string(cmp.Or(eo.TLS, emit.TLSIstio)),
+		"layout":           layout,
+		"placeholder-vips": cmp.Or(r.options.PlaceholderVIPs, DefaultPlaceholderVIPs()).String(),
+	}
+	set := func(k, v string) {
+		if v != "" {
+			o[k] = v
+		}
+	}
+	if eo.TLS == emit.TLSFiles {
+		set("cert-dir", opts.CertDir)
+	}
+	set("shared-root", opts.SharedRoot)
+	set("mesh-config", r.options.MeshConfigFile)
+	set("inject-namespace", strings.Join(r.options.Injection.Namespaces, ","))
+	set("revision", strings.Join(r.options.Injection.Revisions, ","))
+	if opts.HeadlessCIDRChains {
+		o["headless-cidr-chains"] = "true"
+	}
+	info := emit.BuildInfo{Meshc: cmp.Or(opts.Version, "(devel)"), Options: o}
+	var made []string
+	for _, s := range r.Mesh.Services {
+		if s.PlaceholderVIP {
+			made = append(made, string(s.Host))
+		}
+	}
+	if len(made) > 0 {
+		slices.Sort(made)
+		info.PlaceholderVIPs = &emit.Placeholders{Range: o["placeholder-vips"], Services: slices.Compact(made)}
+	}
+	return info
 }

@@ -95,6 +95,8 @@ type Result struct {
 	Stages []Stage
 	// suppressed filters the build checks' findings as Run filtered these.
 	suppressed *suppress.Set
+	// options are the compile's, which index.json records.
+	options Options
 }
 
 // Stage names a stage of Run and its wall time.
@@ -124,7 +126,7 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	r := &Result{}
+	r := &Result{options: opts}
 	var ds []diag.Diagnostic
 	var loaded load.Result
 	var mc model.MeshConfig

@@ -2,9 +2,11 @@ package compile
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -283,5 +285,44 @@ func settledGoroutines(want int, d time.Duration) int {
 			return n
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestIndexRecordsTheBuild: index.json says which meshc wrote a build,
+// with which options, and which services got a made-up VIP.
+func TestIndexRecordsTheBuild(t *testing.T) {
+	r, err := Run(context.Background(), Inputs{Paths: []string{"-"}, Stdin: strings.NewReader(service)}, Options{PlaceholderVIPs: netip.MustParsePrefix("100.64.0.0/16")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	built, err := r.Build(context.Background(), r.Mesh.Views, out, BuildOptions{Format: "xds", SelfContained: true, Version: "v9.9.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var index struct {
+		Build struct {
+			Meshc           string
+			Options         map[string]string
+			PlaceholderVIPs struct {
+				Range    string
+				Services []string
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &index); err != nil {
+		t.Fatal(err)
+	}
+	b := index.Build
+	want := map[string]string{"format": "xds", "endpoints": "inline", "tls-mode": "istio", "layout": "self-contained", "placeholder-vips": "100.64.0.0/16"}
+	if b.Meshc != "v9.9.9" || !maps.Equal(b.Options, want) {
+		t.Errorf("build %q with %v, want v9.9.9 with %v", b.Meshc, b.Options, want)
+	}
+	if p := b.PlaceholderVIPs; p.Range != "100.64.0.0/16" || !slices.Equal(p.Services, []string{"web.shop.svc.cluster.local"}) || built.Placeholders == nil {
+		t.Errorf("placeholders %+v (Built: %+v)", p, built.Placeholders)
 	}
 }

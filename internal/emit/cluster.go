@@ -50,6 +50,9 @@ const inboundBind6 = "::6"
 // (docs/semantics/envoy-output.md §7.2).
 func (b *builder) outboundClusters() {
 	for _, s := range b.view.Scope.Services {
+		if b.stopped() {
+			return // the build is discarded
+		}
 		if s.Resolution == resolve.Alias || s.Resolution == resolve.DynamicDNS {
 			continue
 		}

@@ -6,6 +6,7 @@ package emit
 
 import (
 	"cmp"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -109,6 +110,24 @@ type Emitter struct {
 	sharedDocs sync.Map
 	// paths are where the proxies of the current build go.
 	paths layout
+	// done is closed when the current build stops (Write's context):
+	// one proxy of a large mesh takes seconds, so building and rendering
+	// look at it between resources. Nil outside Write: never closed.
+	done <-chan struct{}
+}
+
+// errStopped ends the proxies in flight when a build stops; the build
+// reports its context's cause instead.
+var errStopped = errors.New("build stopped")
+
+// stopped reports whether the current build has stopped.
+func (e *Emitter) stopped() bool {
+	select {
+	case <-e.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // shared is what every proxy's build reads: mesh-wide facts computed once.
@@ -202,10 +221,16 @@ func concat[T any](a, b []T) []T {
 func (e *Emitter) buildPart(v *resolve.ProxyView) *part {
 	b := e.newBuilder(v)
 	b.outboundClusters()
+	if e.stopped() {
+		return &part{err: errStopped}
+	}
 	b.specialClusters()
 	b.outboundListeners()
 	b.cfg.Listeners = append(b.cfg.Listeners, b.virtualOutbound())
 	b.addRoutes()
+	if e.stopped() {
+		return &part{err: errStopped}
+	}
 	p := &part{
 		clusters: b.cfg.Clusters, listeners: b.cfg.Listeners, routes: b.cfg.Routes, endpoints: b.cfg.Endpoints,
 		problems: append(b.pk.problems, pgv(b.cfg)...),

@@ -103,6 +103,9 @@ func (b *builder) outboundListeners() {
 	o := &outbound{b: b, byKey: map[string]*outListener{}}
 	var lockedBy *resolve.EgressListener
 	for st := range b.view.Scope.OutboundPorts() {
+		if b.stopped() {
+			return // the build is discarded
+		}
 		o.vss, o.bindPort = st.Egress.VirtualServices, st.BindToPort
 		if st.CatchAll && st.Egress != lockedBy {
 			for _, ol := range o.order {

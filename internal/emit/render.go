@@ -101,6 +101,10 @@ func (e *Emitter) render(cs []*clusterv3.Cluster, ls []*listenerv3.Listener, rs 
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(jobs); i += workers {
+				if e.stopped() {
+					errs[w] = errStopped
+					return
+				}
 				n, err := e.renderOne(jobs[i])
 				wires[w] += n
 				errs[w] = cmp.Or(errs[w], err)

@@ -173,6 +173,11 @@ spec:
 			if got := bytes.Contains(boot, []byte(`"name": "`+SDSCluster+`"`)); got != tc.agent {
 				t.Errorf("agent cluster = %v, want %v", got, tc.agent)
 			}
+			// Envoy runs a build from OUT: the agent's socket must not be
+			// looked for under it.
+			if tc.agent && !bytes.Contains(boot, []byte(`"path": "/var/run/secrets/workload-spiffe-uds/socket"`)) {
+				t.Errorf("the agent's socket is not at its absolute path:\n%s", boot)
+			}
 		})
 	}
 }

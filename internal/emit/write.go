@@ -35,8 +35,11 @@ const (
 	EndpointType = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
 )
 
-// sdsSocket is where istio-agent serves the workload's certificates.
-const sdsSocket = "./var/run/secrets/workload-spiffe-uds/socket"
+// sdsSocket is where istio-agent serves the workload's certificates. The
+// agent's own bootstrap spells it relative to Envoy's working directory,
+// which is / in the sidecar container; a bootstrap meshc writes is run
+// from OUT, so the path is absolute.
+const sdsSocket = "/var/run/secrets/workload-spiffe-uds/socket"
 
 // File is one output file, relative to the output directory.
 type File struct {
@@ -342,6 +345,27 @@ type WriteOptions struct {
 	Workers int
 	// Progress, when set, is called after each proxy is written.
 	Progress func(done, total int)
+	// Info is what index.json says of the build as a whole.
+	Info BuildInfo
+}
+
+// BuildInfo is what index.json says of a build as a whole, so that two
+// builds can be told apart: the meshc that wrote it, the options that
+// shaped its output, and the services whose VIPs meshc made up.
+type BuildInfo struct {
+	Meshc string `json:"meshc"`
+	// Options are the settings that shaped the output, by flag name.
+	Options map[string]string `json:"options"`
+	// PlaceholderVIPs lists the services the manifests gave no clusterIP,
+	// whose listeners and routes carry a made-up address.
+	PlaceholderVIPs *Placeholders `json:"placeholderVIPs,omitempty"`
+}
+
+// Placeholders are the services with a made-up VIP and the range it came
+// from.
+type Placeholders struct {
+	Range    string   `json:"range"`
+	Services []string `json:"services"`
 }
 
 // Result is a finished build.
@@ -356,8 +380,8 @@ type Result struct {
 
 // Write builds the given proxies in parallel and writes them, with
 // index.json, into opts.Dir. It stops at the first error or when ctx ends,
-// after the proxies in flight; what it wrote is then incomplete and the
-// caller discards it. Memory stays bounded: each proxy's config is dropped
+// the proxies in flight at their next resource; what it wrote is then
+// incomplete and the caller discards it. Memory stays bounded: each proxy's config is dropped
 // once written.
 func (e *Emitter) Write(ctx context.Context, views []*resolve.ProxyView, opts WriteOptions) (Result, error) {
 	if err := e.Layout(views); err != nil {
@@ -368,7 +392,7 @@ func (e *Emitter) Write(ctx context.Context, views []*resolve.ProxyView, opts Wr
 	if err != nil {
 		return Result{}, err
 	}
-	if err := writeIndex(opts.Dir, res.Index); err != nil {
+	if err := writeIndex(opts.Dir, opts.Info, res.Index); err != nil {
 		return Result{}, err
 	}
 	return res, nil
@@ -378,6 +402,7 @@ func (e *Emitter) writeAll(ctx context.Context, views []*resolve.ProxyView, dir 
 	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	e.done = ctx.Done()
 	entries := make([]IndexEntry, len(views))
 	problems := make([][]string, len(views))
 	jobs := make(chan int)
@@ -388,6 +413,9 @@ func (e *Emitter) writeAll(ctx context.Context, views []*resolve.ProxyView, dir 
 	for range workers {
 		wg.Go(func() {
 			for i := range jobs {
+				if ctx.Err() != nil {
+					continue // stopped: drain what the feed handed out
+				}
 				cfg, o, err := e.Render(views[i])
 				if err == nil {
 					err = writeFiles(dir, o.Files)
@@ -419,6 +447,7 @@ feed:
 		}
 	}
 	close(jobs)
+	// The proxies in flight stop at their next resource (Emitter.stopped).
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
 		return Result{}, err
@@ -485,10 +514,11 @@ func writeOnce(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-func writeIndex(dir string, entries []IndexEntry) error {
+func writeIndex(dir string, info BuildInfo, entries []IndexEntry) error {
 	data, err := json.MarshalIndent(struct {
+		Build   BuildInfo    `json:"build"`
 		Proxies []IndexEntry `json:"proxies"`
-	}{entries}, "", "  ")
+	}{info, entries}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}

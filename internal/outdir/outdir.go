@@ -32,10 +32,12 @@ const markerHeader = "# Written by meshc build. It may replace this directory, d
 
 // Options say what else Check must protect.
 type Options struct {
-	// Inputs are the paths the build reads ("-" is standard input).
+	// Inputs are the paths the build reads ("-" is standard input): the
+	// manifests and every other file, such as the mesh and project
+	// configs.
 	Inputs []string
-	// Force allows replacing the home directory, a file, or a directory
-	// that is not an earlier meshc OUT, or one that holds other files.
+	// Force allows replacing a directory that is not an earlier meshc
+	// OUT, or one that holds other files.
 	Force bool
 	// Dir and Home stand for the working and home directories; empty
 	// means the process's own (tests set them).
@@ -67,22 +69,27 @@ func (e *RefusedError) Error() string {
 }
 
 // Check decides, before any work, whether the build may replace out. It
-// never allows /, the working directory or one of its ancestors, or an
-// input or one of its ancestors; without Force it also refuses the home
-// directory, a file, a mount point, and a non-empty directory that is not
-// an earlier meshc OUT or holds files meshc did not write.
+// never allows /, the working or home directory or one of their
+// ancestors, an input or one of its ancestors, a mount point, or anything
+// but a directory; without Force it also refuses a non-empty directory
+// that is not an earlier meshc OUT or holds files meshc did not write.
 func Check(out string, opts Options) (Target, error) {
 	if strings.TrimSpace(out) == "" {
 		return Target{}, &RefusedError{Named: out, Reason: "the path is empty (an unset variable?)"}
+	}
+	refuse := func(forcible bool, format string, args ...any) (Target, error) {
+		return Target{}, &RefusedError{Named: out, Reason: fmt.Sprintf(format, args...), Forcible: forcible}
+	}
+	// What the name leads to, links followed: /dev/stdout is a link to a
+	// link to a pipe that has no path of its own to resolve.
+	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
+		return refuse(false, "it is %s, and OUT must be a directory or absent", kind(fi.Mode()))
 	}
 	path, err := canonical(out)
 	if err != nil {
 		return Target{}, fmt.Errorf("output directory %q: %w", out, err)
 	}
 	t := Target{Named: out, Path: path}
-	refuse := func(forcible bool, format string, args ...any) (Target, error) {
-		return Target{}, &RefusedError{Named: out, Reason: fmt.Sprintf(format, args...), Forcible: forcible}
-	}
 	if filepath.Dir(path) == path {
 		return refuse(false, "it is the root directory")
 	}
@@ -96,8 +103,13 @@ func Check(out string, opts Options) (Target, error) {
 	if within(wd, path) {
 		return refuse(false, "it is the working directory or one of its parents")
 	}
+	if home, err := dirOr(opts.Home, os.UserHomeDir); err == nil {
+		if home, err = canonical(home); err == nil && within(home, path) {
+			return refuse(false, "it is the home directory or one of its parents")
+		}
+	}
 	for _, in := range opts.Inputs {
-		if in == "-" {
+		if in == "-" || in == "" {
 			continue
 		}
 		p, err := canonical(in)
@@ -109,11 +121,6 @@ func Check(out string, opts Options) (Target, error) {
 			return refuse(false, "it holds the input %s", in)
 		}
 	}
-	if home, err := dirOr(opts.Home, os.UserHomeDir); err == nil {
-		if home, err = canonical(home); err == nil && home == path && !opts.Force {
-			return refuse(true, "it is the home directory")
-		}
-	}
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return t, nil
@@ -122,10 +129,7 @@ func Check(out string, opts Options) (Target, error) {
 		return Target{}, fmt.Errorf("output directory %q: %w", out, err)
 	}
 	if !fi.IsDir() {
-		if opts.Force {
-			return t, nil
-		}
-		return refuse(true, "it is a file, not a directory")
+		return refuse(false, "it is %s, and OUT must be a directory or absent", kind(fi.Mode()))
 	}
 	if mount, err := isMountPoint(path, fi); err == nil && mount {
 		return refuse(false, "it is a mount point, which cannot be replaced as a whole; name a directory inside it")
@@ -139,6 +143,23 @@ func Check(out string, opts Options) (Target, error) {
 		return refuse(true, "%s", describeForeign(path, foreign))
 	}
 	return t, nil
+}
+
+// kind names what a file that is not a directory is.
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "a file"
 }
 
 func dirOr(dir string, get func() (string, error)) (string, error) {
@@ -241,14 +262,19 @@ func names(entries []fs.DirEntry) []string {
 }
 
 func describeForeign(dir string, foreign []string) string {
-	shown := strings.Join(foreign[:min(len(foreign), 3)], ", ")
-	if len(foreign) > 3 {
-		shown += fmt.Sprintf(" and %d more", len(foreign)-3)
-	}
 	if _, err := readMarker(dir); err == nil {
-		return "it is an earlier meshc build, but holds files meshc did not write: " + shown
+		return "it is an earlier meshc build, but holds files meshc did not write: " + shown(foreign)
 	}
-	return "it is a directory meshc did not write, holding " + shown
+	return "it is a directory meshc did not write, holding " + shown(foreign)
+}
+
+// shown lists the first few of names.
+func shown(names []string) string {
+	s := strings.Join(names[:min(len(names), 3)], ", ")
+	if len(names) > 3 {
+		s += fmt.Sprintf(" and %d more", len(names)-3)
+	}
+	return s
 }
 
 // IsOutput reports whether dir is a meshc OUT or a build in progress.

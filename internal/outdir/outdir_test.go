@@ -3,13 +3,18 @@ package outdir
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/meshc/meshc/internal/outdir/outdirtest"
 )
@@ -42,7 +47,7 @@ func commit(t *testing.T, target Target, opts Options, files ...string) {
 		t.Fatal(err)
 	}
 	tree(t, b.Dir(), files...)
-	if err := b.Commit(); err != nil {
+	if err := b.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -58,6 +63,12 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(root, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("notes.txt", filepath.Join(work, "notes-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(work, "fifo"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	earlier := filepath.Join(root, "earlier")
@@ -86,8 +97,12 @@ func TestCheck(t *testing.T) {
 		{name: "input", out: "manifests", refused: "is the input /"},
 		{name: "input with slash, forced", out: "manifests/", force: true, refused: "is the input"},
 		{name: "home", out: filepath.Join(root, "home", "me"), refused: "working directory"},
-		{name: "file", out: "notes.txt", refused: "a file", forcible: true},
-		{name: "file forced", out: "notes.txt", force: true, path: filepath.Join(work, "notes.txt")},
+		{name: "home's parent", out: filepath.Join(root, "home"), refused: "working directory or one of its parents"},
+		{name: "file", out: "notes.txt", refused: "it is a file, and OUT must be a directory or absent"},
+		{name: "file forced", out: "notes.txt", force: true, refused: "it is a file"},
+		{name: "link to a file, forced", out: "notes-link", force: true, refused: "it is a file"},
+		{name: "device forced", out: os.DevNull, force: true, refused: "it is a character device, and OUT must be a directory"},
+		{name: "pipe forced", out: "fifo", force: true, refused: "it is a pipe"},
 		{name: "directory meshc did not write", out: filepath.Join(root, "etc", "envoy"), refused: "meshc did not write, holding README, sub/", forcible: true},
 		{name: "directory meshc did not write, forced", out: filepath.Join(root, "etc", "envoy"), force: true, path: filepath.Join(root, "etc", "envoy")},
 		{name: "earlier build with a file added", out: touched, refused: "earlier meshc build, but holds files meshc did not write: default/notes.txt", forcible: true},
@@ -126,31 +141,157 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
-	// The home directory, when it is not above the working directory.
-	opts := Options{Dir: root, Home: filepath.Join(root, "etc")}
-	if _, err := Check(filepath.Join(root, "etc"), opts); err == nil || !strings.Contains(err.Error(), "home directory") {
-		t.Errorf("home directory: %v", err)
-	}
-	opts.Force = true
-	if _, err := Check(filepath.Join(root, "etc"), opts); err != nil {
-		t.Errorf("home directory, forced: %v", err)
+	// The home directory and its parents, when they are not above the
+	// working directory, even with --force; a directory beside home is
+	// allowed.
+	tree(t, root, "users/me/.bashrc", "users/other/notes")
+	for _, force := range []bool{false, true} {
+		opts := Options{Dir: filepath.Join(root, "empty"), Home: filepath.Join(root, "users", "me"), Force: force}
+		for _, out := range []string{filepath.Join(root, "users", "me"), filepath.Join(root, "users"), filepath.Join(root, "users", "me", "..")} {
+			var refused *RefusedError
+			if _, err := Check(out, opts); !errors.As(err, &refused) || refused.Forcible || !strings.Contains(err.Error(), "home directory or one of its parents") {
+				t.Errorf("%s, force %v: %v; want a refusal --force cannot lift", out, force, err)
+			}
+		}
+		if _, err := Check(filepath.Join(root, "users", "other"), opts); (err == nil) != force {
+			t.Errorf("beside home, force %v: %v", force, err)
+		}
 	}
 }
 
 // TestCheckMountPoint: a mount point cannot be renamed, so it is refused
-// even with --force.
+// even with --force. Check only looks: nothing is written there.
 func TestCheckMountPoint(t *testing.T) {
-	fi, err := os.Stat("/proc")
+	for _, dir := range []string{"/proc", "/dev"} {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			continue
+		}
+		if mount, err := isMountPoint(dir, fi); err != nil || !mount {
+			t.Logf("%s is not a mount point here", dir)
+			continue
+		}
+		for _, force := range []bool{false, true} {
+			_, err = Check(dir, Options{Dir: t.TempDir(), Home: t.TempDir(), Force: force})
+			if err == nil || !strings.Contains(err.Error(), "mount point") {
+				t.Errorf("%s, force %v: err = %v, want a mount-point refusal", dir, force, err)
+			}
+		}
+	}
+}
+
+// TestCommitRefusesFilesAddedDuringBuild: a file dropped into OUT between
+// Begin and the swap stops the swap: OUT keeps it and its earlier build,
+// and the finished build is removed. With --force, what OUT held when the
+// build began may go, but not what came later.
+func TestCommitRefusesFilesAddedDuringBuild(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// earlier is what OUT holds when the build begins: an earlier
+		// build ("build"), files of the user's, or nothing.
+		earlier []string
+		force   bool
+		drop    string // a file dropped into OUT, relative to it
+		want    string // a fragment of Commit's error, "" for success
+	}{
+		{"file at the top", []string{"build"}, false, "NOTES.txt", "files meshc did not write appeared in it during the build: NOTES.txt; the finished build was removed"},
+		{"file in a namespace directory", []string{"build"}, false, "ns/mine.yaml", "appeared in it during the build: ns/mine.yaml"},
+		{"directory", []string{"build"}, false, "new/a", "appeared in it during the build: new/"},
+		{"OUT made meanwhile", nil, false, "x", "appeared in it during the build: x"},
+		{"nothing added", []string{"build"}, false, "", ""},
+		{"forced, nothing added", []string{"README", "sub/cert.pem"}, true, "", ""},
+		{"forced, a file added", []string{"README"}, true, "late", "appeared in it during the build: late"},
+	} {
+		// The file lands before Commit checks OUT, or between that check
+		// and the exchange (the hook), when the previous OUT must go back.
+		for _, atSwap := range []bool{false, true} {
+			name := tc.name + map[bool]string{false: ", before the check", true: ", at the swap"}[atSwap]
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				out := filepath.Join(dir, "out")
+				target := Target{Named: out, Path: out}
+				if slices.Equal(tc.earlier, []string{"build"}) {
+					commit(t, target, Options{Dir: dir}, "index.json", "ns/web.json")
+				} else {
+					tree(t, out, tc.earlier...)
+				}
+				b, err := Begin(context.Background(), target, Options{Dir: dir, Force: tc.force}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tree(t, b.Dir(), "index.json", "ns/other.json")
+				var before map[string]bool
+				drop := func() {
+					if tc.drop != "" {
+						tree(t, out, tc.drop)
+					}
+					before = listing(t, out)
+				}
+				ctx := context.Background()
+				if atSwap {
+					ctx = WithHooks(ctx, Hooks{BeforeSwap: func(got string) {
+						if got != out {
+							t.Errorf("hook given %s, want %s", got, out)
+						}
+						drop()
+					}})
+				} else {
+					drop()
+				}
+				err = b.Commit(ctx)
+				switch {
+				case tc.want == "" && err != nil:
+					t.Fatalf("commit: %v", err)
+				case tc.want == "":
+					if _, err := os.Stat(filepath.Join(out, "ns", "other.json")); err != nil {
+						t.Errorf("the build was not swapped in: %v", err)
+					}
+				case err == nil || !strings.Contains(err.Error(), tc.want):
+					t.Fatalf("commit: %v, want an error containing %q", err, tc.want)
+				default:
+					if after := listing(t, out); !maps.Equal(before, after) {
+						t.Errorf("OUT changed: %v, then %v", before, after)
+					}
+				}
+				entries, _ := os.ReadDir(dir)
+				if len(entries) != 1 {
+					t.Errorf("beside OUT: %v, want only OUT", entries)
+				}
+			})
+		}
+	}
+}
+
+// TestCommitStopsWhenContextEnds: a build whose context ended after it was
+// written is not swapped in.
+func TestCommitStopsWhenContextEnds(t *testing.T) {
+	out, b := pending(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("stopped")
+	cancel(stop)
+	if err := b.Commit(ctx); !errors.Is(err, stop) {
+		t.Errorf("commit: %v, want %v", err, stop)
+	}
+	if _, err := os.Stat(filepath.Join(out, "ns", "web.json")); err != nil {
+		t.Errorf("OUT changed: %v", err)
+	}
+	if _, err := os.Stat(b.Dir()); !os.IsNotExist(err) {
+		t.Errorf("the build was left: %v", err)
+	}
+}
+
+// listing is every path below dir.
+func listing(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	paths := map[string]bool{}
+	err := filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		paths[p] = true
+		return err
+	})
 	if err != nil {
-		t.Skip("no /proc")
+		t.Fatal(err)
 	}
-	if mount, err := isMountPoint("/proc", fi); err != nil || !mount {
-		t.Skip("/proc is not a mount point here")
-	}
-	_, err = Check("/proc", Options{Dir: t.TempDir(), Force: true})
-	if err == nil || !strings.Contains(err.Error(), "mount point") {
-		t.Errorf("err = %v, want a mount-point refusal", err)
-	}
+	return paths
 }
 
 // TestCommitReplaces: a committed build replaces OUT whole, its marker
@@ -184,14 +325,15 @@ func TestCommitReplaces(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if want := []string{".out.meshc-lock", "out"}; !slices.Equal(names, want) {
+	if want := []string{"out"}; !slices.Equal(names, want) {
 		t.Errorf("beside OUT: %v, want %v", names, want)
 	}
 }
 
-// TestAbortKeepsPrevious: an aborted build removes its temporary directory
-// and leaves OUT as it was.
-func TestAbortKeepsPrevious(t *testing.T) {
+// pending makes an OUT holding an earlier build (ns/web.json) and begins
+// and writes a new one (ns/other.json), not yet committed.
+func pending(t *testing.T) (string, *Build) {
+	t.Helper()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	target := Target{Named: out, Path: out}
@@ -201,6 +343,13 @@ func TestAbortKeepsPrevious(t *testing.T) {
 		t.Fatal(err)
 	}
 	tree(t, b.Dir(), "index.json", "ns/other.json")
+	return out, b
+}
+
+// TestAbortKeepsPrevious: an aborted build removes its temporary directory
+// and leaves OUT as it was.
+func TestAbortKeepsPrevious(t *testing.T) {
+	out, b := pending(t)
 	b.Abort()
 	b.Abort() // twice is harmless
 	if _, err := os.Stat(b.Dir()); !os.IsNotExist(err) {
@@ -209,7 +358,7 @@ func TestAbortKeepsPrevious(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(out, "ns", "web.json")); err != nil || string(data) != "ns/web.json" {
 		t.Errorf("previous OUT changed: %q %v", data, err)
 	}
-	if err := b.Commit(); err == nil {
+	if err := b.Commit(context.Background()); err == nil {
 		t.Error("commit after abort succeeded")
 	}
 }
@@ -278,7 +427,7 @@ func TestConcurrentBuilds(t *testing.T) {
 				errs <- err
 				return
 			}
-			errs <- b.Commit()
+			errs <- b.Commit(context.Background())
 		})
 	}
 	wg.Wait()
@@ -293,8 +442,8 @@ func TestConcurrentBuilds(t *testing.T) {
 		t.Errorf("index.json was missing %d times", missing)
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 2 {
-		t.Errorf("beside OUT: %v", entries)
+	if len(entries) != 1 {
+		t.Errorf("beside OUT: %v, want only OUT", entries)
 	}
 }
 
@@ -324,5 +473,54 @@ func TestLockWaitEndsWithContext(t *testing.T) {
 	_, err = Begin(ctx, target, Options{Dir: dir}, func(string) { told++ })
 	if !errors.Is(err, context.DeadlineExceeded) || told != 1 {
 		t.Errorf("err = %v, told %d times; want the deadline, told once", err, told)
+	}
+}
+
+// TestRemoveAll: a build's tree goes whole, its directories in parallel;
+// a directory that is not there is no error.
+func TestRemoveAll(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	tree(t, dir, "index.json", "ns-1/a.json", "ns-2/b/clusters.json", "_shared/c.json", "empty/")
+	if err := removeAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s left: %v", dir, err)
+	}
+	if err := removeAll(dir); err != nil {
+		t.Errorf("missing directory: %v", err)
+	}
+}
+
+// TestLockRemovedAndExclusive: the lock file goes with its holder, and
+// however many builds race for one OUT, one holds the lock at a time,
+// including a waiter that opened the file its holder then removed.
+func TestLockRemovedAndExclusive(t *testing.T) {
+	file := filepath.Join(t.TempDir(), ".out.meshc-lock")
+	var held, most atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
+				unlock, err := lock(context.Background(), file, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n := held.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(100 * time.Microsecond)
+				held.Add(-1)
+				unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d holders at once", m)
+	}
+	if _, err := os.Stat(file); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("lock file left: %v", err)
 	}
 }

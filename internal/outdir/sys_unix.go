@@ -16,34 +16,61 @@ import (
 )
 
 // lock takes an exclusive flock on file, polling while another process
-// holds it so that ctx can end the wait. The lock file stays: removing it
-// would let a waiting build lock a file no one else sees.
+// holds it so that ctx can end the wait, and the returned unlock removes
+// the file, so nothing stays beside OUT once the build ends.
+//
+// Removing a lock file is safe only with a check on taking it: a waiter
+// may have opened the file before its holder removed it and then win the
+// flock on a file no one else will open. So after the flock succeeds, the
+// path must still name the locked file (same device and inode); if it does
+// not, the lock is worthless and the loop opens the path afresh. The
+// holder removes the file before it releases the flock, so any process
+// holding the flock on the file the path names is the one holder.
 func lock(ctx context.Context, file string, waiting Waiting) (func(), error) {
-	f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock output directory: %w", err)
-	}
 	told := false
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+		f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("lock output directory: %w", err)
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+		for {
+			err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+			if err == nil || (!errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR)) {
+				break
+			}
+			if !told && waiting != nil {
+				waiting(file)
+				told = true
+			}
+			select {
+			case <-ctx.Done():
+				f.Close()
+				return nil, context.Cause(ctx)
+			case <-time.After(pollLock):
+			}
+		}
+		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock output directory: %s: %w", file, err)
 		}
-		if !told && waiting != nil {
-			waiting(file)
-			told = true
+		if samePath(f, file) {
+			return func() {
+				_ = os.Remove(file)
+				_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+				f.Close()
+			}, nil
 		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, context.Cause(ctx)
-		case <-time.After(pollLock):
-		}
+		// The holder before us removed the file after we opened it.
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
 	}
+}
+
+// samePath reports whether path still names the open file f.
+func samePath(f *os.File, path string) bool {
+	open, err1 := f.Stat()
+	named, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(open, named)
 }
 
 // replace puts dir where out is and returns where the previous out went
