@@ -52,7 +52,7 @@ func TestRenderedFindings(t *testing.T) {
 		want  []finding
 	}{
 		{"overlay with a patch", "", []string{fixtures + "/kustomize/overlays/prod"},
-			[]finding{ratings, {"MC4003", prod, 0, render.PatchedHere}}},
+			[]finding{ratings, {"MC4003", prod, 5, render.PatchedHere}}},
 		{"overlay without", "", []string{fixtures + "/kustomize/overlays/staging"}, []finding{ratings}},
 		{"chart, default values", "", []string{chart},
 			[]finding{{"MC4003", vs, 15, render.RenderedLine}}},

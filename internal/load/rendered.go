@@ -122,6 +122,8 @@ func (d *decoder) decodeObject(doc render.Doc, files map[string][]chunk, limit i
 		return d.objs, d.diags
 	case doc.Patched != "":
 		d.file, d.origin = doc.Patched, render.PatchedHere
+		d.value(raw, root, nil, nil, doc.PatchedLine)
+		return d.objs, d.diags
 	case doc.Source != "":
 		d.origin = render.LineUnknown
 	}

@@ -102,8 +102,30 @@ func locate(ann map[string]any, dir string) Doc {
 	d := Doc{File: file, Source: file}
 	if in := patchedIn(ann); in != "" {
 		d.Patched = filepath.Join(dir, in)
+		d.PatchedLine = patchesLine(d.Patched)
 	}
 	return d
+}
+
+// patchesLine is the line of the first key of a kustomization that
+// changes objects (patches, replacements and their older forms), or 0.
+func patchesLine(kustomization string) int {
+	data, err := os.ReadFile(kustomization)
+	if err != nil {
+		return 0
+	}
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
+		return 0
+	}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		switch m.Content[i].Value {
+		case "patches", "patchesStrategicMerge", "patchesJson6902", "replacements":
+			return m.Content[i].Line
+		}
+	}
+	return 0
 }
 
 // Located is Locate for an object read from rendered YAML, whose
