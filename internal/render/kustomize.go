@@ -32,9 +32,10 @@ func Kustomization(dir string) string {
 
 // Kustomize builds the kustomization in dir as kustomize build would,
 // reading only files below root: bases elsewhere, remote bases and
-// plugins are errors. Each object comes back as its own Doc, located at
-// its resource file when no patch changed it, else at the kustomization
-// that patched it. bases are the other kustomization directories the build
+// plugins are errors. Each object comes back as its own Doc with its
+// resource file and the kustomization whose patches applied to it, for the
+// caller to tell whether they changed it. bases are the other kustomization
+// directories the build
 // read (absolute), so that a caller rendering several can render a base
 // once, inside its overlays, rather than also on its own.
 func Kustomize(dir, root string) (docs []Doc, bases []string, err error) {
