@@ -209,8 +209,8 @@ func (f *buildFlags) refuse(g *globals, run *compile.Result, ds []diag.Diagnosti
 		return err
 	}
 	why := "findings reach --fail-on " + f.failOn + " (--fail-on none builds anyway)"
-	if slices.ContainsFunc(ds, diag.UnreadableInput.Is) {
-		why = "some input could not be read (MC1006)"
+	if slices.ContainsFunc(ds, incomplete) {
+		why = "some input could not be read (MC1006) or rendered (MC1011)"
 	}
 	diag.Fprintf(g.stderr, "meshc: nothing written: %s; %s left as it was\n", why, f.out)
 	return stop

@@ -16,6 +16,7 @@ import (
 	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/projectconfig"
+	"github.com/meshc/meshc/internal/render"
 	"github.com/meshc/meshc/internal/suppress"
 )
 
@@ -32,6 +33,9 @@ type compileFlags struct {
 	// searched is where the search for .meshc.yaml started ("" when
 	// --project-config named it).
 	searched string
+	// kustomize is --kustomize; helm holds the --helm-* flags.
+	kustomize string
+	helm      render.HelmOptions
 	// read are the files besides the manifests that compile read: the
 	// project config and the mesh config, for build not to replace them.
 	read []string
@@ -47,6 +51,11 @@ func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
 	fl.StringArrayVar(&f.inject, "inject-namespace", nil, "treat `NAMESPACE` as injected whatever its labels (repeatable)")
 	fl.StringArrayVar(&f.revisions, "revision", nil, "an installed control-plane `REVISION`: istio.io/rev=REVISION injects (repeatable; default: default)")
 	fl.StringVar(&f.opts.MeshConfigFile, "mesh-config", "", "read the mesh config from `FILE` (MeshConfig YAML, or a ConfigMap with a mesh key) instead of ConfigMap istio-system/istio")
+	fl.StringVar(&f.kustomize, "kustomize", "auto", "`auto` renders a directory holding a kustomization.yaml with Kustomize; off reads its files one by one")
+	fl.StringArrayVar(&f.helm.Values, "helm-values", nil, "a values `FILE` merged over the values.yaml of each Helm chart rendered (repeatable, later files win)")
+	fl.StringArrayVar(&f.helm.Set, "helm-set", nil, "set a chart value, `KEY=VALUE` as helm --set does (repeatable)")
+	fl.StringVar(&f.helm.Release, "helm-release", "", "the release `NAME` charts are rendered for (default release-name)")
+	fl.StringVar(&f.helm.Namespace, "helm-namespace", "", "the `NAMESPACE` charts are rendered for (default default)")
 	fl.BoolVar(&f.allowEmpty, "allow-empty", false, "accept inputs without any Kubernetes object (else exit 2: a run that checked nothing should not pass)")
 	fl.StringVar(&f.placeholders, "placeholder-vips", compile.DefaultPlaceholderVIPs().String(), "IPv4 `CIDR` for made-up cluster IPs of Services the manifests give none")
 	if suppression {
@@ -119,7 +128,16 @@ func (g *globals) compile(cmd *cobra.Command, f *compileFlags, args []string) (*
 	if g.verbose {
 		f.sayProject(g.stderr)
 	}
-	run, err := compile.Run(cmd.Context(), compile.Inputs{Paths: paths, Stdin: g.stdin, Exclude: exclude}, opts)
+	ro, err := f.render(cmd.Flags())
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	// A repository that names its charts and overlays checks them when
+	// no input is named, rather than walking the working directory.
+	if named := f.project.Inputs(); len(named) > 0 && len(f.files) == 0 && len(args) == 0 && slices.Equal(paths, []string{"."}) {
+		paths = named
+	}
+	run, err := compile.Run(cmd.Context(), compile.Inputs{Paths: paths, Stdin: g.stdin, Exclude: exclude, Render: ro}, opts)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -190,6 +208,32 @@ func (f *compileFlags) options(fl *pflag.FlagSet, paths []string) (compile.Optio
 		opts.Suppress = append(opts.Suppress, r)
 	}
 	return opts, append(slices.Clone(c.Exclude), f.exclude...), opts.Validate()
+}
+
+// render merges .meshc.yaml's helm entries and the --kustomize and --helm-*
+// flags: a --helm-* flag given applies to every chart, the config's
+// entries included; else each entry's options apply to its chart.
+func (f *compileFlags) render(fl *pflag.FlagSet) (compile.RenderOptions, error) {
+	ro := compile.RenderOptions{Helm: f.helm}
+	switch f.kustomize {
+	case "auto":
+	case "off":
+		ro.NoKustomize = true
+	default:
+		return ro, fmt.Errorf("--kustomize: want auto or off, got %q", f.kustomize)
+	}
+	if f.project == nil || slices.ContainsFunc([]string{"helm-values", "helm-set", "helm-release", "helm-namespace"}, fl.Changed) {
+		return ro, nil
+	}
+	ro.Charts = map[string]render.HelmOptions{}
+	for _, c := range f.project.Helm {
+		abs, err := filepath.Abs(c.Chart)
+		if err != nil {
+			return ro, err
+		}
+		ro.Charts[abs] = render.HelmOptions{Values: c.Values, Set: c.Set, Release: c.Release, Namespace: c.Namespace}
+	}
+	return ro, nil
 }
 
 // pick is the flag's value when given, else the config's.

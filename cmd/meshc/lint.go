@@ -23,8 +23,11 @@ func newLintCmd(g *globals) *cobra.Command {
 		Short: "Report problems in manifests, with stable codes",
 		Long: `lint loads every manifest under PATH and -f (files, directories searched
 recursively for .yaml, .yml and .json, or - for stdin; with none, piped
-standard input, else .) and prints diagnostics. Files without Kubernetes
-objects and unrendered Helm templates are skipped and listed.
+standard input, else .) and prints diagnostics. Helm charts (Chart.yaml)
+and kustomizations (kustomization.yaml) are rendered in-process, and
+findings point at the templates and resource files. Files without
+Kubernetes objects and template files outside a chart are skipped and
+listed.
 
 With --baseline, only findings whose key is absent from an earlier
 "meshc lint -o json" report are printed and counted: a key names the code,
@@ -32,11 +35,14 @@ the object and what the finding is about, never a line, so moving or
 reformatting a manifest keeps its findings known.
 
 Exit status: 0 when nothing reaches --fail-on, 1 when something does, 2 on a
-usage error or when some input could not be read (MC1006); with --baseline,
-only the new findings count.`,
+usage error or when some input could not be read (MC1006) or rendered
+(MC1011); with --baseline, only the new findings count.`,
 		Example: `  meshc lint ./manifests
   kubectl get virtualservices,destinationrules -A -o yaml | meshc lint
   meshc lint . --exclude 'charts/**' --inject-namespace shop
+  meshc lint overlays/prod
+  meshc lint charts/mesh --helm-values charts/mesh/env/prod.yaml
+  helm template mesh charts/mesh | meshc lint -
   meshc lint . -o sarif > meshc.sarif
   meshc lint . -o github --fail-on warning
   meshc lint . -o json > baseline.json; meshc lint . --baseline baseline.json
@@ -166,10 +172,17 @@ func parseFailOn(s string) (diag.Severity, error) {
 	return sev, nil
 }
 
+// incomplete reports a diagnostic that means part of the input was not
+// loaded: a file that could not be read, a chart or overlay that could not
+// be rendered.
+func incomplete(d diag.Diagnostic) bool {
+	return diag.UnreadableInput.Is(d) || diag.RenderFailed.Is(d)
+}
+
 // exitFor turns diagnostics into lint's exit status: unreadable input wins,
 // because the result does not cover what was asked.
 func exitFor(ds []diag.Diagnostic, threshold diag.Severity) error {
-	if slices.ContainsFunc(ds, diag.UnreadableInput.Is) {
+	if slices.ContainsFunc(ds, incomplete) {
 		return &exitError{code: exitUsage}
 	}
 	if threshold > 0 && diag.AtLeast(ds, threshold) {

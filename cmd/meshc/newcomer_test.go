@@ -63,16 +63,17 @@ spec: {containers: [{name: c, image: i}]}
 }
 
 // TestApplicationRepositoryLintsClean: package.json, swagger.yaml, a chart
-// and kustomization.yaml beside the manifests: no finding, the skipped
-// files named in one line.
+// and a kustomization beside the manifests: the chart and the
+// kustomization are rendered, no finding, the skipped files named in one
+// line.
 func TestApplicationRepositoryLintsClean(t *testing.T) {
 	in := writeFiles(t, map[string]string{
 		"package.json":                   `{"name": "shop", "scripts": {"test": "jest"}}`,
 		"api/swagger.yaml":               "swagger: '2.0'\ninfo: {title: shop, version: '1'}\npaths: {}\n",
 		"chart/Chart.yaml":               "apiVersion: v2\nname: shop\nversion: 0.1.0\n",
 		"chart/values.yaml":              "replicaCount: 1\n",
-		"chart/templates/service.yaml":   "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n",
-		"kustomization.yaml":             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deploy/]\n",
+		"chart/templates/service.yaml":   "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n  namespace: shop\nspec: {ports: [{port: 80, name: http}]}\n",
+		"deploy/kustomization.yaml":      "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [ns.yaml, serviceaccount.yaml, secret.yaml, hpa.yaml, pdb.yaml]\n",
 		"deploy/ns.yaml":                 goodNS,
 		"deploy/serviceaccount.yaml":     "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: web, namespace: shop}\n",
 		"deploy/secret.yaml":             "apiVersion: v1\nkind: Secret\nmetadata: {name: web, namespace: shop}\n",
@@ -83,7 +84,7 @@ func TestApplicationRepositoryLintsClean(t *testing.T) {
 	})
 	code, out, _ := meshc(t, "", "lint", in, "--exclude", "node_modules", "--fail-on", "info")
 	if code != 0 || !strings.Contains(out, "0 errors, 0 warnings, 0 info") ||
-		!strings.Contains(out, "skipped 4 files without Kubernetes objects") || !strings.Contains(out, "1 unrendered Helm template") {
+		!strings.Contains(out, "in 7 objects") || !strings.Contains(out, "skipped 2 files without Kubernetes objects") {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 }

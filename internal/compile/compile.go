@@ -35,7 +35,12 @@ type Inputs struct {
 	// Exclude are globs of paths that walking directories leaves out
 	// (load.Options.Exclude).
 	Exclude []string
+	// Render says how Helm charts and kustomizations are rendered.
+	Render RenderOptions
 }
+
+// RenderOptions say how Helm charts and kustomizations are rendered.
+type RenderOptions = load.RenderOptions
 
 // Options are a compile's settings. The zero value is istiod's defaults.
 type Options struct {
@@ -156,7 +161,7 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 		run  func() error
 	}{
 		{StageLoad, func() error {
-			res, lds, err := load.Paths(ctx, paths, load.Options{Stdin: in.Stdin, Exclude: in.Exclude})
+			res, lds, err := load.Paths(ctx, paths, load.Options{Stdin: in.Stdin, Exclude: in.Exclude, Render: in.Render})
 			loaded, ds = res, lds
 			return err
 		}},

@@ -189,6 +189,27 @@ and passed over. Name the path on the command line to read it anyway. A
 directory reached through several links is walked once, under the first
 path met.`,
 	}
+	RenderFailed = &Entry{
+		Code: "MC1011", Name: "RenderFailed", Severity: Error,
+		Summary: "A Helm chart or a kustomization in the inputs cannot be rendered; none of its objects are loaded.",
+		Doc: `meshc renders the Helm charts (a directory with Chart.yaml) and the
+kustomizations (a directory with kustomization.yaml) it is given or finds,
+in-process and without network. When Helm or Kustomize fails (a template
+error, a missing values file, a dependency not in the chart's charts/
+folder, a patch that does not apply, a cycle of bases, a remote base, a
+base outside the input tree) the chart or overlay is named with the
+library's account of why, at the template line when Helm gives one, and
+the other inputs still load. meshc lint exits with status 2, as for an
+unreadable file, because the result does not cover the whole input.`,
+	}
+	RenderedNothing = &Entry{
+		Code: "MC1012", Name: "RenderedNothing", Severity: Info,
+		Summary: "A Helm chart renders no manifests with the values given.",
+		Doc: `Every template of the chart rendered empty with the values given (every
+object behind a condition that is off, say): nothing of it is checked.
+Pass the values files of the environment to check with --helm-values, or
+in .meshc.yaml's helm entries.`,
+	}
 	HierarchyCycle = &Entry{
 		Code: "MC2001", Name: "HierarchyCycle", Severity: Error,
 		Summary: "Namespace parents form a cycle (HNC ActivitiesHalted/InCycle).",
@@ -558,6 +579,8 @@ var core = []*Entry{
 	ExpiredSuppression,
 	UnknownField,
 	LinkNotFollowed,
+	RenderFailed,
+	RenderedNothing,
 	HierarchyCycle,
 	ParentMissing,
 	PropagationConflict,

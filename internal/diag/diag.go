@@ -66,6 +66,10 @@ type ObjectRef struct {
 	Name      string `json:"name,omitempty"`
 	File      string `json:"file,omitempty"`
 	Line      int    `json:"line,omitempty"`
+	// Origin says what File and Line are when they are not where the
+	// object was written: a line of a rendered Helm template, the
+	// kustomization that patched the object.
+	Origin string `json:"origin,omitempty"`
 }
 
 // String renders "Kind namespace/name" (or the parts that are set).

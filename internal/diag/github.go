@@ -35,6 +35,9 @@ func (githubRenderer) Render(w io.Writer, ds []Diagnostic) error {
 		if s := d.Object.String(); d.Object.Name != "" {
 			msg += " [" + Printable(s) + "]"
 		}
+		if d.Object.Origin != "" {
+			msg += "\n(" + Printable(d.Object.Origin) + ")"
+		}
 		for _, rel := range d.Related {
 			line := rel.Location() + " " + rel.ObjectRef.String()
 			if rel.Note != "" {

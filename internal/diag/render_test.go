@@ -41,6 +41,11 @@ func sample() []Diagnostic {
 			Message: "cannot read nope: no such file or directory",
 			Object:  ObjectRef{File: "nope"},
 		},
+		{
+			Code: "MC4003", Name: "UnknownSubset", Severity: Error,
+			Message: "shop/reviews routes to subset \"v2\" of reviews.shop.svc.cluster.local, which no DestinationRule defines",
+			Object:  ObjectRef{Kind: "VirtualService", Namespace: "shop", Name: "reviews", File: "charts/mesh/templates/vs.yaml", Line: 19, Origin: "line of the rendered template, not of the template"},
+		},
 	}
 }
 
@@ -95,7 +100,7 @@ func TestJSONFields(t *testing.T) {
 	if err := json.Unmarshal(render(t, "json", Options{Input: sampleInput}, sample()), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if s := doc["summary"].(map[string]any); s["error"] != 3.0 || s["warning"] != 1.0 || s["info"] != 1.0 || len(s) != 3 {
+	if s := doc["summary"].(map[string]any); s["error"] != 4.0 || s["warning"] != 1.0 || s["info"] != 1.0 || len(s) != 3 {
 		t.Errorf("summary = %v", s)
 	}
 	for _, d := range doc["diagnostics"].([]any) {

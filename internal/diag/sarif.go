@@ -97,6 +97,10 @@ func sarifLocation(o ObjectRef) *sarif.Location {
 		phys.WithRegion(sarif.NewRegion().WithStartLine(o.Line))
 	}
 	loc := sarif.NewLocationWithPhysicalLocation(phys)
+	if o.Origin != "" {
+		// What the line is, when not the line the object was written on.
+		loc.WithMessage(sarif.NewTextMessage(o.Origin))
+	}
 	if o.Name != "" {
 		fq := o.Kind + "/" + o.Name
 		if o.Namespace != "" {

@@ -59,6 +59,9 @@ func (r *textRenderer) Render(w io.Writer, ds []Diagnostic) error {
 		if where == "" {
 			where = "meshc"
 		}
+		if d.Object.Origin != "" {
+			where += " (" + Printable(d.Object.Origin) + ")"
+		}
 		// Continuation lines of a long message stay indented under it.
 		msg := strings.ReplaceAll(PrintableLines(d.Message), "\n", "\n    ")
 		fmt.Fprintf(&b, "%s: %s %s %s: %s", r.loc.Sprint(where), r.severity(d.Severity), r.bold.Sprint(d.Code), d.Name, msg)

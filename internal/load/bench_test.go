@@ -2,9 +2,12 @@ package load
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/meshc/meshc/internal/meshgen"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // BenchmarkLoadGeneratedMesh loads the default synthetic mesh (~8,000
@@ -23,4 +26,30 @@ func BenchmarkLoadGeneratedMesh(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(objects), "objects/op")
+}
+
+// BenchmarkLoadChart renders and loads a chart of 200 objects (100
+// Services and their VirtualServices, from two templates ranging over the
+// values), what a mesh chart of a mid-sized team holds.
+func BenchmarkLoadChart(b *testing.B) {
+	const services = 100
+	var values strings.Builder
+	values.WriteString("services:\n")
+	for i := range services {
+		fmt.Fprintf(&values, "  - {name: svc-%d, port: %d}\n", i, 8000+i)
+	}
+	dir := testfiles.Write(b, map[string]string{
+		"Chart.yaml":  "apiVersion: v2\nname: big\nversion: 0.1.0\n",
+		"values.yaml": values.String(),
+		"templates/services.yaml": "{{- range .Values.services }}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: {{ .name }}, namespace: shop}\n" +
+			"spec:\n  selector: {app: {{ .name }}}\n  ports: [{name: http, port: {{ .port }}}]\n{{- end }}\n",
+		"templates/routes.yaml": "{{- range .Values.services }}\n---\napiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: {{ .name }}, namespace: shop}\n" +
+			"spec:\n  hosts: [{{ .name }}]\n  http:\n    - route: [{destination: {host: {{ .name }}}}]\n      timeout: 5s\n{{- end }}\n",
+	})
+	for b.Loop() {
+		res, ds, err := Paths(context.Background(), []string{dir}, Options{})
+		if err != nil || len(ds) > 0 || len(res.Objects) != 2*services {
+			b.Fatalf("loaded %d objects, diagnostics %v, err %v", len(res.Objects), ds, err)
+		}
+	}
 }

@@ -44,6 +44,8 @@ type decoder struct {
 	// them.
 	doc  int
 	item model.Path
+	// origin is the note on positions of rendered input (render.Doc.Origin).
+	origin string
 }
 
 func newDecoder() *decoder { return &decoder{schema: newGoSchema()} }
@@ -54,7 +56,13 @@ func newDecoder() *decoder { return &decoder{schema: newGoSchema()} }
 // (a mapping with kind or metadata): package.json, values.yaml, an OpenAPI
 // document; its diagnostics are dropped, as it is no manifest at all.
 func (d *decoder) decodeFile(file string, data []byte) (objs []model.Object, diags []diag.Diagnostic, notObjects bool) {
-	d.file, d.objs, d.diags, d.objectLike = file, nil, nil, false
+	return d.decodeAs(file, "", data)
+}
+
+// decodeAs is decodeFile for rendered text that positions point into with
+// the note origin (render.Doc.Origin).
+func (d *decoder) decodeAs(file, origin string, data []byte) (objs []model.Object, diags []diag.Diagnostic, notObjects bool) {
+	d.file, d.objs, d.diags, d.objectLike, d.origin = file, nil, nil, false, origin
 	docs := 0
 	for _, c := range splitDocuments(normalizeBreaks(data)) {
 		if !blank(c) {
@@ -85,13 +93,13 @@ func normalizeBreaks(data []byte) []byte {
 }
 
 func (d *decoder) report(e *diag.Entry, line int, obj diag.ObjectRef, format string, args ...any) {
-	obj.File, obj.Line = d.file, line
+	obj.File, obj.Line, obj.Origin = d.file, line, d.origin
 	d.add(e.At(obj, format, args...))
 }
 
 // say reports a finding of the message m.
 func (d *decoder) say(m *diag.Message, line int, obj diag.ObjectRef, args ...any) {
-	obj.File, obj.Line = d.file, line
+	obj.File, obj.Line, obj.Origin = d.file, line, d.origin
 	d.add(m.At(obj, args...))
 }
 
@@ -271,7 +279,7 @@ func (d *decoder) value(raw any, node *yaml.Node, doc *model.Document, base mode
 			d.report(diag.InvalidObject, at, diag.ObjectRef{Kind: kind}, "a %s holds its objects in items, a list, but %s: nothing is loaded from it (write items: [] for an empty list)", kind, what)
 			return
 		}
-		d.list(obj, kind, items, node, doc, base)
+		d.list(obj, kind, items, node, doc, base, line)
 		return
 	}
 	d.object(obj, model.NewSource(d.file, line, doc, base))
@@ -296,7 +304,7 @@ func countObjectLike(v any) int {
 // list unpacks kind List and typed lists (ServiceList, ...). Items of a
 // typed list may leave out apiVersion and kind, as the API server writes
 // them; they take them from the list.
-func (d *decoder) list(obj map[string]any, kind string, items []any, node *yaml.Node, doc *model.Document, base model.Path) {
+func (d *decoder) list(obj map[string]any, kind string, items []any, node *yaml.Node, doc *model.Document, base model.Path, firstLine int) {
 	itemNodes := model.Child(node, model.PathElem{Key: "items"})
 	apiVersion, _ := obj["apiVersion"].(string)
 	for i, item := range items {
@@ -309,8 +317,11 @@ func (d *decoder) list(obj map[string]any, kind string, items []any, node *yaml.
 			}
 		}
 		itemNode := model.Child(itemNodes, model.PathElem{Index: i, IsIndex: true})
-		line := doc.Line
-		if itemNode != nil {
+		line := firstLine
+		if doc != nil {
+			line = doc.Line
+		}
+		if itemNode != nil && doc != nil {
 			line = doc.Line + itemNode.Line - 1
 		}
 		d.value(item, itemNode, doc, base.Key("items").Index(i), line)
@@ -319,7 +330,8 @@ func (d *decoder) list(obj map[string]any, kind string, items []any, node *yaml.
 
 // object validates metadata and decodes one object by its kind.
 func (d *decoder) object(raw map[string]any, src model.Source) {
-	ref := diag.ObjectRef{File: src.File, Line: src.Line}
+	src.Origin = d.origin
+	ref := diag.ObjectRef{File: src.File, Line: src.Line, Origin: src.Origin}
 	at := func(p model.Path) int { return src.FieldLine(p) }
 	apiVersion, okV := raw["apiVersion"].(string)
 	kind, okK := raw["kind"].(string)

@@ -47,6 +47,8 @@ type Options struct {
 	// without "/" matches a file or directory name anywhere. Paths named
 	// on the command line are always read.
 	Exclude []string
+	// Render says how charts and kustomizations are rendered.
+	Render RenderOptions
 }
 
 // Result is what was loaded.
@@ -65,7 +67,7 @@ type Result struct {
 // skipping hidden entries) and "-" for stdin. The only error is ctx's;
 // problems with the input are diagnostics.
 func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Diagnostic, error) {
-	inputs, skippedDirs, diags := collect(paths, opts.Exclude)
+	inputs, skippedDirs, diags := collect(paths, opts)
 	results := make([]fileResult, len(inputs))
 	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	next := make(chan int)
@@ -111,7 +113,16 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 
 	res := Result{Skipped: skippedDirs}
 	var objs [][]model.Object
+	nested := map[string]bool{}
+	for _, r := range results {
+		for _, b := range r.bases {
+			nested[b] = true
+		}
+	}
 	for i, r := range results {
+		if inputs[i].render == renderKustomize && nested[inputs[i].abs] {
+			continue // a base of another kustomization: rendered inside it
+		}
 		diags = append(diags, r.diags...)
 		if r.read {
 			res.Files = append(res.Files, inputs[i].name)
@@ -153,8 +164,12 @@ type input struct {
 	// stream marks a path named on the command line that is not a
 	// regular file: a pipe, read as a stream.
 	stream bool
-	// chart marks a file in a Helm chart's templates directory.
-	chart bool
+	// template marks a file in a Helm chart's templates directory.
+	template bool
+	// render marks a chart or kustomization directory to render; root
+	// bounds what a kustomization may read and abs is its absolute path.
+	render    renderKind
+	root, abs string
 }
 
 type fileResult struct {
@@ -163,13 +178,16 @@ type fileResult struct {
 	read  bool
 	// skipped says why a file read was passed over, if it was.
 	skipped string
+	// bases are the kustomizations a kustomization's build read.
+	bases []string
 }
 
 // collect expands paths into the files to read, sorted by name. A file
 // reached twice (named twice, or through a symlink) is read once.
-func collect(paths, exclude []string) ([]input, []diag.Skipped, []diag.Diagnostic) {
-	c := collector{seen: map[string]bool{}, walked: map[dirKey]bool{}, exclude: exclude}
+func collect(paths []string, opts Options) ([]input, []diag.Skipped, []diag.Diagnostic) {
+	c := collector{seen: map[string]bool{}, walked: map[dirKey]bool{}, exclude: opts.Exclude, noKustomize: opts.Render.NoKustomize}
 	for _, p := range paths {
+		c.root = renderRoot(p)
 		if p == "-" {
 			if !c.seen[StdinName] {
 				c.seen[StdinName] = true
@@ -206,6 +224,11 @@ type collector struct {
 	// several links is walked once, not once per path.
 	walked  map[dirKey]bool
 	exclude []string
+	// noKustomize walks kustomizations as plain directories.
+	noKustomize bool
+	// root is what a kustomization found below the path being collected
+	// may read (renderRoot).
+	root string
 }
 
 // dirKey identifies a directory however it is reached: its device and
@@ -243,7 +266,7 @@ func (c *collector) addStream(p string) {
 	}
 }
 
-func (c *collector) add(p string, chart bool) {
+func (c *collector) add(p string, template bool) {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		c.unreadable(p, "cannot read %s: %s", p, inputfile.Reason(err))
@@ -256,7 +279,7 @@ func (c *collector) add(p string, chart bool) {
 		return
 	}
 	c.seen[real] = true
-	c.inputs = append(c.inputs, input{name: filepath.Clean(p), path: p, chart: chart})
+	c.inputs = append(c.inputs, input{name: filepath.Clean(p), path: p, template: template})
 }
 
 // walk adds the manifests below dir, rel below the directory named as
@@ -285,6 +308,9 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 		return // its files are added already, under the first path
 	}
 	c.walked[key] = true
+	if c.addRendered(dir, real) {
+		return
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		c.unreadable(dir, "cannot read directory %s: %s", dir, inputfile.Reason(err))
@@ -293,7 +319,7 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 	ancestors = append(ancestors, real)
 	// The templates of a Helm chart are not manifests until rendered.
 	_, err = os.Stat(filepath.Join(filepath.Dir(dir), "Chart.yaml"))
-	chart := filepath.Base(dir) == "templates" && err == nil
+	template := filepath.Base(dir) == "templates" && err == nil
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
@@ -328,7 +354,7 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 		case !isManifestName(name):
 		default:
 			// What is not a regular file is refused by the reader.
-			c.add(full, chart)
+			c.add(full, template)
 		}
 	}
 }
@@ -377,6 +403,9 @@ func isManifestName(name string) bool {
 }
 
 func readAndDecode(dec *decoder, in input, opts Options) fileResult {
+	if in.render != renderNone {
+		return renderInput(dec, in, opts)
+	}
 	limit := cmp.Or(opts.MaxFileSize, DefaultMaxFileSize)
 	var data []byte
 	var err error
@@ -395,7 +424,12 @@ func readAndDecode(dec *decoder, in input, opts Options) fileResult {
 		return unreadableResult(in.name, "%s %s", in.name, msg)
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if in.chart && bytes.Contains(data, []byte("{{")) {
+	if in.stdin || in.stream {
+		if objs, diags, ok := dec.decodeAnnotated(in.name, data, limit); ok {
+			return fileResult{objs: objs, diags: diags, read: true}
+		}
+	}
+	if in.template && bytes.Contains(data, []byte("{{")) {
 		return fileResult{read: true, skipped: diag.HelmTemplate}
 	}
 	objs, diags, notObjects := dec.decodeFile(in.name, data)

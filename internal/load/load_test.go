@@ -608,18 +608,15 @@ func TestIstiodWebhookRejectsPoolDurationsKeepaliveConfigMapAndMirrors(t *testin
 	}
 }
 
-// TestMixedRepository: in an application repository, files without
-// Kubernetes objects and a chart's unrendered templates are skipped and
-// listed, excluded paths are not read, and the manifests load without a
-// word.
+// TestMixedRepository: in an application repository read file by file
+// (--kustomize=off), files without Kubernetes objects and template files
+// outside a chart are skipped and listed, excluded paths are not read, and
+// the manifests load without a word. With Kustomize on, the kustomization
+// at the top is rendered instead, and nothing else read.
 func TestMixedRepository(t *testing.T) {
 	dir := testfiles.Write(t, map[string]string{
 		"package.json":                      `{"name": "shop", "version": "1.0.0"}`,
 		"api/swagger.yaml":                  "swagger: '2.0'\ninfo: {title: shop}\npaths: {}\n",
-		"chart/Chart.yaml":                  "apiVersion: v2\nname: shop\nversion: 0.1.0\n",
-		"chart/values.yaml":                 "replicas: 2\nimage: {tag: latest}\n",
-		"chart/templates/deployment.yaml":   "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n",
-		"chart/templates/service.yaml":      "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports: [{port: {{ .Values.port }}}]\n",
 		"kustomization.yaml":                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [deploy/ns.yaml]\n",
 		"deploy/ns.yaml":                    "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
 		"deploy/sa.yaml":                    "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: web, namespace: shop}\n",
@@ -629,7 +626,7 @@ func TestMixedRepository(t *testing.T) {
 		"deploy/generated/skip-me.yaml":     "a: [\n",
 		"deploy/generated/keep/not-me.yaml": "a: [\n",
 	})
-	res, ds, err := Paths(context.Background(), []string{dir}, Options{Exclude: []string{"node_modules", "deploy/generated/**"}})
+	res, ds, err := Paths(context.Background(), []string{dir}, Options{Exclude: []string{"node_modules", "deploy/generated/**"}, Render: RenderOptions{NoKustomize: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -642,11 +639,14 @@ func TestMixedRepository(t *testing.T) {
 		got[filepath.ToSlash(rel)] = s.Reason
 	}
 	want := map[string]string{
-		"package.json": diag.NotKubernetes, "api/swagger.yaml": diag.NotKubernetes, "chart/Chart.yaml": diag.NotKubernetes, "chart/values.yaml": diag.NotKubernetes,
-		"chart/templates/deployment.yaml": diag.HelmTemplate, "chart/templates/service.yaml": diag.HelmTemplate, "loose/template.yaml": diag.HelmTemplate,
+		"package.json": diag.NotKubernetes, "api/swagger.yaml": diag.NotKubernetes, "loose/template.yaml": diag.HelmTemplate,
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("skipped %v\nwant %v", got, want)
+	}
+	res, ds, _ = Paths(context.Background(), []string{dir}, Options{})
+	if len(ds) > 0 || len(res.Objects) != 1 || len(res.Skipped) != 0 || !slices.Equal(res.Files, []string{dir}) {
+		t.Errorf("the kustomization rendered: %d objects, files %v, skipped %v, diagnostics %v", len(res.Objects), res.Files, res.Skipped, ds)
 	}
 	// A real manifest that is only broken stays an error.
 	res, ds, _ = Paths(context.Background(), []string{filepath.Join(dir, "deploy", "generated", "skip-me.yaml")}, Options{})

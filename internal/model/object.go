@@ -58,7 +58,7 @@ func (m *ObjectMeta) ID() ID {
 
 // Ref describes the object for a diagnostic, at its first line.
 func (m *ObjectMeta) Ref() diag.ObjectRef {
-	return diag.ObjectRef{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name, File: m.Source.File, Line: m.Source.Line}
+	return diag.ObjectRef{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name, File: m.Source.File, Line: m.Source.Line, Origin: m.Source.Origin}
 }
 
 // RefAt describes the object for a diagnostic about one of its fields.

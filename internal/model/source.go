@@ -12,6 +12,9 @@ type Source struct {
 	File string
 	// Line is the 1-based line where the object starts.
 	Line int
+	// Origin says what File and Line are for a rendered object when not
+	// the text a person wrote (diag.ObjectRef.Origin).
+	Origin string
 	// doc is the YAML or JSON text of the document that holds the object;
 	// base is the object's path inside it (non-empty for List items).
 	// FieldLine parses it on demand, so objects carry no position index.

@@ -41,6 +41,21 @@ type Config struct {
 	InjectNamespaces []string      `yaml:"injectNamespaces"`
 	Suppress         []Suppression `yaml:"suppress"`
 	HNC              HNC           `yaml:"hnc"`
+	// Helm are charts to render, each with its values; Kustomize are
+	// kustomization directories to render. Both are relative to the
+	// config's folder, and are the inputs when none are named.
+	Helm      []Chart  `yaml:"helm"`
+	Kustomize []string `yaml:"kustomize"`
+}
+
+// Chart is one entry of helm: helm template's inputs for a chart.
+type Chart struct {
+	Chart string `yaml:"chart"`
+	// Values are values files merged in order over the chart's values.yaml.
+	Values    []string `yaml:"values"`
+	Set       []string `yaml:"set"`
+	Release   string   `yaml:"release"`
+	Namespace string   `yaml:"namespace"`
 }
 
 // Suppression is one entry of suppress.
@@ -129,13 +144,45 @@ func Parse(path string, data []byte) (*Config, error) {
 			}
 		}
 	}
-	if c.MeshConfig != "" && !filepath.IsAbs(c.MeshConfig) {
-		c.MeshConfig = filepath.Join(filepath.Dir(path), c.MeshConfig)
+	c.MeshConfig = c.relative(c.MeshConfig)
+	for i := range c.Helm {
+		h := &c.Helm[i]
+		if h.Chart == "" {
+			return nil, fmt.Errorf("%s: helm entry %d needs a chart", path, i+1)
+		}
+		h.Chart = c.relative(h.Chart)
+		for j := range h.Values {
+			h.Values[j] = c.relative(h.Values[j])
+		}
+	}
+	for i := range c.Kustomize {
+		c.Kustomize[i] = c.relative(c.Kustomize[i])
 	}
 	if _, err := c.Rules(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// Inputs are the charts and kustomizations the config names, the inputs
+// of a run that names none; nil when it names none or c is nil.
+func (c *Config) Inputs() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, h := range c.Helm {
+		out = append(out, h.Chart)
+	}
+	return append(out, c.Kustomize...)
+}
+
+// relative anchors a path written in the config at the config's folder.
+func (c *Config) relative(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(c.Path), p)
 }
 
 // Rules are the suppressions as suppress rules.

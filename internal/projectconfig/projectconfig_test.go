@@ -62,6 +62,34 @@ hnc: {excludedNamespaces: [team-x], tkeProjects: true}
 	}
 }
 
+// TestRenderInputs: helm and kustomize entries are anchored at the
+// config's folder and are the inputs of a run that names none.
+func TestRenderInputs(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Load(write(t, dir, `helm:
+  - chart: charts/mesh
+    values: [env/prod.yaml, /abs/extra.yaml]
+    set: [canary=10]
+    release: mesh
+    namespace: istio-system
+kustomize: [overlays/prod]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.Helm[0]
+	if h.Chart != filepath.Join(dir, "charts/mesh") || h.Values[0] != filepath.Join(dir, "env/prod.yaml") || h.Values[1] != "/abs/extra.yaml" ||
+		h.Set[0] != "canary=10" || h.Release != "mesh" || h.Namespace != "istio-system" {
+		t.Errorf("helm entry %+v", h)
+	}
+	if got := c.Inputs(); len(got) != 2 || got[0] != h.Chart || got[1] != filepath.Join(dir, "overlays/prod") {
+		t.Errorf("inputs %v", got)
+	}
+	if (*Config)(nil).Inputs() != nil || (&Config{}).Inputs() != nil {
+		t.Error("no entries, yet inputs")
+	}
+}
+
 // TestLoadRejects: what would be silently wrong is an error at file:line.
 func TestLoadRejects(t *testing.T) {
 	for _, tc := range []struct{ content, want string }{
@@ -71,6 +99,9 @@ func TestLoadRejects(t *testing.T) {
 		{"suppress:\n  - {reason: x}\n", ":2: a suppression needs a code"},
 		{"suppress:\n  - {code: MC9999, reason: x}\n", `:2: unknown diagnostic code "MC9999"`},
 		{"suppress:\n  - {code: MC4001, reason: x, expires: soon}\n", `expires "soon"`},
+		{"helm: [{values: [prod.yaml]}]\n", "helm entry 1 needs a chart"},
+		{"helm: [{chart: c, value: [prod.yaml]}]\n", "field value not found"},
+		{"kustomize: overlays/prod\n", "cannot unmarshal"},
 	} {
 		_, err := Load(write(t, t.TempDir(), tc.content))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -1,0 +1,3 @@
+{{- define "mesh.labels" -}}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
