@@ -50,11 +50,11 @@ func TestConfigFilesThatAreNotFiles(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"mesh config device", []string{"lint", m, "--mesh-config", "/dev/zero"}, "mesh config: /dev/zero is a device, not a regular file"},
-		{"mesh config FIFO", []string{"lint", m, "--mesh-config", fifo}, "mesh config: " + fifo + " is a named pipe (FIFO), not a regular file"},
-		{"project config device", []string{"lint", m, "--project-config", "/dev/zero"}, "/dev/zero is a device, not a regular file"},
-		{"project config FIFO", []string{"lint", m, "--project-config", fifo}, fifo + " is a named pipe (FIFO), not a regular file"},
-		{"found .meshc.yaml linked to a device", []string{"lint", linked}, filepath.Join(linked, ".meshc.yaml") + " is a device, not a regular file"},
+		{"mesh config device", []string{"lint", m, "--mesh-config", "/dev/zero"}, "mesh config: /dev/zero is a character device, not a regular file"},
+		{"mesh config FIFO", []string{"lint", m, "--mesh-config", fifo}, "mesh config: " + fifo + " is a pipe, not a regular file"},
+		{"project config device", []string{"lint", m, "--project-config", "/dev/zero"}, "/dev/zero is a character device, not a regular file"},
+		{"project config FIFO", []string{"lint", m, "--project-config", fifo}, fifo + " is a pipe, not a regular file"},
+		{"found .meshc.yaml linked to a device", []string{"lint", linked}, filepath.Join(linked, ".meshc.yaml") + " is a character device, not a regular file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := meshcWithin(t, tc.args...)

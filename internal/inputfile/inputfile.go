@@ -101,22 +101,29 @@ func checkRegular(path string, fi fs.FileInfo) error {
 	if fi.Mode().IsRegular() {
 		return nil
 	}
-	return fmt.Errorf("%s is %s, not a regular file", path, describeMode(fi.Mode()))
+	return fmt.Errorf("%s is %s, not a regular file", path, Kind(fi.Mode()))
 }
 
-func describeMode(m fs.FileMode) string {
+// Kind names what kind of file a mode is, for messages that refuse one:
+// the inputs here, OUT in internal/outdir.
+func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
 	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
+		return "a pipe"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	default:
-		return "not a file meshc reads"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsRegular():
+		return "a file"
 	}
+	return "a special file"
 }
 
 func cannotRead(path string, err error) error {

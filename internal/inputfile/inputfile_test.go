@@ -50,13 +50,13 @@ func TestRead(t *testing.T) {
 		want       string // a fragment of the error; "" for success
 	}{
 		{"regular", p["small"], Options{}, ""},
-		{"link to a device", p["zero"], Options{}, "zero.yaml is a device, not a regular file"},
-		{"FIFO", p["fifo"], Options{}, "fifo.yaml is a named pipe (FIFO), not a regular file"},
+		{"link to a device", p["zero"], Options{}, "zero.yaml is a character device, not a regular file"},
+		{"FIFO", p["fifo"], Options{}, "fifo.yaml is a pipe, not a regular file"},
 		{"directory", p["dir"], Options{}, "is a directory, not a regular file"},
 		{"over the limit", p["big"], Options{Limit: 100}, "big.yaml is 101 bytes, over the 100 bytes limit"},
 		{"device as a stream is bounded", p["zero"], Options{Limit: 1000, Stream: true}, "zero.yaml is over the 1000 bytes limit"},
 		{"missing", p["small"] + ".gone", Options{}, "cannot read " + p["small"] + ".gone: no such file or directory"},
-		{"named", p["zero"], Options{Name: "mesh.yaml"}, "mesh.yaml is a device"},
+		{"named", p["zero"], Options{Name: "mesh.yaml"}, "mesh.yaml is a character device"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var data []byte

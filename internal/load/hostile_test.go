@@ -44,8 +44,8 @@ func TestLoadRefusesWhatIsNotAFile(t *testing.T) {
 		t.Fatalf("%v (the walk hangs)", err)
 	}
 	checkDiags(t, ds, []diagKey{
-		{"MC1006", 0, "fifo.yaml is a named pipe (FIFO), not a regular file"},
-		{"MC1006", 0, "zero.yaml is a device, not a regular file"},
+		{"MC1006", 0, "fifo.yaml is a pipe, not a regular file"},
+		{"MC1006", 0, "zero.yaml is a character device, not a regular file"},
 	})
 	if len(res.Objects) != 1 {
 		t.Errorf("loaded %d objects, want the one in ok.yaml", len(res.Objects))

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/meshc/meshc/internal/inputfile"
 	"github.com/meshc/meshc/internal/parallel"
 )
 
@@ -153,7 +154,7 @@ func (b *Build) unchanged() error {
 	case err != nil:
 		return fmt.Errorf("output directory %q: %w", b.target.Named, err)
 	case !fi.IsDir():
-		return &RefusedError{Named: b.target.Named, Reason: fmt.Sprintf("it became %s during the build; the finished build was removed", kind(fi.Mode()))}
+		return &RefusedError{Named: b.target.Named, Reason: fmt.Sprintf("it became %s during the build; the finished build was removed", inputfile.Kind(fi.Mode()))}
 	}
 	added, err := b.added(b.target.Path)
 	if err != nil || len(added) == 0 {

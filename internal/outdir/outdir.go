@@ -83,7 +83,7 @@ func Check(out string, opts Options) (Target, error) {
 	// What the name leads to, links followed: /dev/stdout is a link to a
 	// link to a pipe that has no path of its own to resolve.
 	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
-		return refuse(false, "it is %s, and OUT must be a directory or absent", kind(fi.Mode()))
+		return refuse(false, "it is %s, and OUT must be a directory or absent", inputfile.Kind(fi.Mode()))
 	}
 	path, err := canonical(out)
 	if err != nil {
@@ -129,7 +129,7 @@ func Check(out string, opts Options) (Target, error) {
 		return Target{}, fmt.Errorf("output directory %q: %w", out, err)
 	}
 	if !fi.IsDir() {
-		return refuse(false, "it is %s, and OUT must be a directory or absent", kind(fi.Mode()))
+		return refuse(false, "it is %s, and OUT must be a directory or absent", inputfile.Kind(fi.Mode()))
 	}
 	if mount, err := isMountPoint(path, fi); err == nil && mount {
 		return refuse(false, "it is a mount point, which cannot be replaced as a whole; name a directory inside it")
@@ -143,23 +143,6 @@ func Check(out string, opts Options) (Target, error) {
 		return refuse(true, "%s", describeForeign(path, foreign))
 	}
 	return t, nil
-}
-
-// kind names what a file that is not a directory is.
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "a file"
 }
 
 func dirOr(dir string, get func() (string, error)) (string, error) {

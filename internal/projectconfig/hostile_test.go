@@ -30,9 +30,9 @@ func TestLoadNotAFile(t *testing.T) {
 		t.Skipf("no FIFOs here: %v", err)
 	}
 	for path, want := range map[string]string{
-		"/dev/zero": "/dev/zero is a device, not a regular file",
-		link:        link + " is a device, not a regular file",
-		fifo:        fifo + " is a named pipe (FIFO), not a regular file",
+		"/dev/zero": "/dev/zero is a character device, not a regular file",
+		link:        link + " is a character device, not a regular file",
+		fifo:        fifo + " is a pipe, not a regular file",
 	} {
 		// Found upward as it would be, then loaded.
 		if found, err := Find(filepath.Dir(path)); path != "/dev/zero" && (err != nil || found != path) {
