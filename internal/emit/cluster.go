@@ -192,7 +192,7 @@ func (b *builder) serviceClusters(s *resolve.Service, port resolve.Port, rule *r
 // an AUTO_PASSTHROUGH gateway forwards to by SNI.
 func outboundName(port uint32, subset string, h host.Name, sniDnat bool) string {
 	if sniDnat {
-		return sniName(port, subset, string(h))
+		return resolve.ClusterID{Port: port, Subset: subset, Host: h}.SNI()
 	}
 	return resolve.ClusterName(port, subset, h)
 }

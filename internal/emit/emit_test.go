@@ -166,7 +166,7 @@ spec: {host: rr.example.com, subsets: [{name: v1}]}`,
 	if c := clusterNamed(cfg, "outbound|8080|v9|foo.example.com"); c != nil {
 		t.Error("a DNS subset whose labels match no endpoint must not be emitted")
 	}
-	if got := sniName(8080, "foobar", "foo.default.svc.cluster.local"); got != "outbound_.8080_.foobar_.foo.default.svc.cluster.local" {
+	if got := (resolve.ClusterID{Port: 8080, Subset: "foobar", Host: "foo.default.svc.cluster.local"}).SNI(); got != "outbound_.8080_.foobar_.foo.default.svc.cluster.local" {
 		t.Errorf("sni-dnat name = %q", got)
 	}
 }

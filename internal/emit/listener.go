@@ -5,7 +5,6 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -409,8 +408,8 @@ func (b *builder) l4(proto protocol.Protocol, statPrefix string, f *listenerv3.F
 // tcpProxy sends to a cluster, with the hash and limits of the
 // DestinationRule for the cluster's host and subset.
 func (b *builder) tcpProxy(statPrefix, clusterName string) *listenerv3.Filter {
-	h, subset := clusterHostSubset(clusterName)
-	return b.tcpProxyTo(statPrefix, clusterName, h, subset)
+	id, _ := resolve.ParseClusterID(clusterName)
+	return b.tcpProxyTo(statPrefix, clusterName, id.Host, id.Subset)
 }
 
 // tcpProxyTo sends to a cluster, with the hash and limits of the
@@ -456,18 +455,6 @@ func (b *builder) sourceIPHash(h host.Name, subset string) []*typev3.HashPolicy 
 		return nil
 	}
 	return []*typev3.HashPolicy{{PolicySpecifier: &typev3.HashPolicy_SourceIp_{SourceIp: &typev3.HashPolicy_SourceIp{}}}}
-}
-
-// clusterHostSubset reads the host and subset out of an outbound cluster
-// name, "outbound|port|subset|host" or the SNI-DNAT form
-// "outbound_.port_.subset_.host"; "" for any other cluster.
-func clusterHostSubset(name string) (host.Name, string) {
-	for _, sep := range []string{"|", "_."} {
-		if parts := strings.SplitN(name, sep, 4); len(parts) == 4 && parts[0] == "outbound" {
-			return host.Name(parts[3]), parts[2]
-		}
-	}
-	return "", ""
 }
 
 // outboundHCM is an outbound HTTP connection manager taking its routes

@@ -102,8 +102,8 @@ func (b *builder) defaultRoute(r *resolve.HTTPRoute, s *resolve.Service) *routev
 	// hash: they keep avoiding previous hosts under one
 	// (docs/semantics/envoy-output.md §7.6).
 	action.RetryPolicy = retryPolicy(b.mesh.Config.GetDefaultHttpRetryPolicy(), false)
-	port, _ := clusterPortSubset(name)
-	if hash := hashOf(b.serviceHash(s, port)); hash != nil {
+	id, _ := resolve.ParseClusterID(name)
+	if hash := hashOf(b.serviceHash(s, id.Port)); hash != nil {
 		action.HashPolicy = []*routev3.RouteAction_HashPolicy{hash}
 	}
 	return &routev3.Route{
@@ -178,17 +178,6 @@ func portLevelHash(d *networking.Destination, settings []*networking.TrafficPoli
 	return nil
 }
 
-// clusterPortSubset reads the port and subset out of an outbound cluster
-// name.
-func clusterPortSubset(name string) (uint32, string) {
-	parts := strings.SplitN(name, "|", 4)
-	if len(parts) != 4 {
-		return 0, ""
-	}
-	p, _ := strconv.ParseUint(parts[1], 10, 32)
-	return uint32(p), parts[2]
-}
-
 func hashOf(ch *networking.LoadBalancerSettings_ConsistentHashLB) *routev3.RouteAction_HashPolicy {
 	switch {
 	case ch == nil:
@@ -216,8 +205,8 @@ func hashOf(ch *networking.LoadBalancerSettings_ConsistentHashLB) *routev3.Route
 // operation is the route decorator: host:port and path for a single
 // outbound cluster, else the VirtualService's name.
 func operation(clusterName, path, vsName string, port uint32) string {
-	if parts := strings.SplitN(clusterName, "|", 4); len(parts) == 4 && parts[0] == "outbound" {
-		return parts[3] + ":" + parts[1] + path
+	if id, ok := resolve.ParseClusterID(clusterName); ok {
+		return string(id.Host) + ":" + strconv.FormatUint(uint64(id.Port), 10) + path
 	}
 	return vsName + ":" + strconv.FormatUint(uint64(port), 10) + path
 }
@@ -452,11 +441,11 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 
 // serviceOf finds the scope's service an outbound cluster name points at.
 func (b *builder) serviceOf(clusterName string) *resolve.Service {
-	parts := strings.SplitN(clusterName, "|", 4)
-	if len(parts) != 4 {
+	id, ok := resolve.ParseClusterID(clusterName)
+	if !ok {
 		return nil
 	}
-	s, _ := b.view.Scope.Service(host.Name(parts[3]))
+	s, _ := b.view.Scope.Service(id.Host)
 	return s
 }
 

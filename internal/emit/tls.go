@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -139,7 +138,7 @@ func (b *builder) h2(port resolve.Port, h *networking.ConnectionPoolSettings_HTT
 // it keeps the client's protocol, as under useClientProtocol or on a
 // sidecar's sniffed port, whatever the upgrade policy).
 func (b *builder) applyTLS(c *clusterv3.Cluster, s *resolve.Service, port resolve.Port, subset string, rule *resolve.Rule, pol policy, h2, auto bool) {
-	sni := sniName(port.Number, subset, string(s.Host))
+	sni := resolve.ClusterID{Port: port.Number, Subset: subset, Host: s.Host}.SNI()
 	// DISABLE is the enum's zero value: an unset policy is not DISABLE.
 	switch t := pol.tls; {
 	case t == nil:
@@ -183,11 +182,6 @@ func (b *builder) rawSocket(cluster string) *corev3.TransportSocket {
 
 func tlsModeMatch() *structpb.Struct {
 	return &structpb.Struct{Fields: map[string]*structpb.Value{"tlsMode": structpb.NewStringValue("istio")}}
-}
-
-// sniName is the SNI istiod uses between sidecars.
-func sniName(port uint32, subset, h string) string {
-	return "outbound_." + strconv.FormatUint(uint64(port), 10) + "_." + subset + "_." + h
 }
 
 // autoMTLS says whether istiod turns on mutual TLS by itself

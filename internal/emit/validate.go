@@ -7,6 +7,8 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+
+	"github.com/meshc/meshc/internal/resolve"
 )
 
 // pgv runs Envoy's generated validators on every resource; the extension
@@ -105,7 +107,8 @@ func (b *builder) expected(clusterName string) bool {
 	if s == nil {
 		return false
 	}
-	port, _ := clusterPortSubset(clusterName)
+	id, _ := resolve.ParseClusterID(clusterName)
+	port := id.Port
 	_, ok := s.PortServing(port)
 	return ok
 }
@@ -124,7 +127,8 @@ func (b *builder) outOfScope(clusterName string) bool {
 	if s == nil {
 		return true
 	}
-	port, _ := clusterPortSubset(clusterName)
+	id, _ := resolve.ParseClusterID(clusterName)
+	port := id.Port
 	_, served := s.PortServing(port)
 	return !served && s.PortsNumbered(port) > 0
 }

@@ -236,7 +236,8 @@ func (rep *Report) objects(mesh *resolve.Mesh, view *resolve.ProxyView, tr *simu
 		add(o)
 	}
 	for _, tg := range tr.Targets {
-		_, _, h, ok := ParseCluster(tg.Cluster)
+		id, ok := resolve.ParseClusterID(tg.Cluster)
+		h := string(id.Host)
 		if !ok || r.Mode == "inbound" {
 			continue
 		}
@@ -263,7 +264,7 @@ func (rep *Report) objects(mesh *resolve.Mesh, view *resolve.ProxyView, tr *simu
 		if dr == nil {
 			continue
 		}
-		_, subset, _, _ := ParseCluster(tg.Cluster)
+		subset := id.Subset
 		o := Object{Kind: dr.Kind, Namespace: dr.Namespace, Name: dr.Name, Why: fmt.Sprintf("policy of %s (found in the %s)", h, d.Lookup.Step)}
 		ref := dr.Ref()
 		if subset != "" {
@@ -303,19 +304,6 @@ func gatewayServer(mesh *resolve.Mesh, view *resolve.ProxyView, r *Resolved) (re
 		}
 	}
 	return resolve.GatewayServer{}, false
-}
-
-// ParseCluster reads an outbound cluster name ("outbound|9080|v2|reviews.default.svc.cluster.local").
-func ParseCluster(name string) (port uint32, subset, hostname string, ok bool) {
-	f := strings.Split(name, "|")
-	if len(f) != 4 || f[0] != "outbound" {
-		return 0, "", "", false
-	}
-	n, err := strconv.ParseUint(f[1], 10, 32)
-	if err != nil {
-		return 0, "", "", false
-	}
-	return uint32(n), f[2], f[3], true
 }
 
 // explainStop says in the user's terms why a request went nowhere, or

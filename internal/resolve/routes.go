@@ -61,7 +61,7 @@ type WeightedCluster struct {
 
 // ClusterName is istiod's outbound cluster name.
 func ClusterName(port uint32, subset string, h host.Name) string {
-	return fmt.Sprintf("outbound|%d|%s|%s", port, subset, h)
+	return ClusterID{Port: port, Subset: subset, Host: h}.String()
 }
 
 // OutboundRoutes builds the outbound route configurations of a sidecar,

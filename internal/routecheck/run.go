@@ -97,7 +97,8 @@ func check(e Expect, rep *request.Report) []string {
 		str("rule", &want, rule)
 	}
 	str("cluster", e.Cluster, rep.Cluster)
-	port, subset, h, _ := request.ParseCluster(rep.Cluster)
+	id, _ := resolve.ParseClusterID(rep.Cluster)
+	port, subset, h := id.Port, id.Subset, string(id.Host)
 	str("host", e.Host, h)
 	str("subset", e.Subset, subset)
 	num("port", e.Port, port)
@@ -164,7 +165,8 @@ func weightedEqual(want []WeightedExpect, got []request.WeightedTarget) bool {
 	}
 	for i, w := range want {
 		g := got[i]
-		_, subset, h, _ := request.ParseCluster(g.Name)
+		id, _ := resolve.ParseClusterID(g.Name)
+		subset, h := id.Subset, string(id.Host)
 		if w.Weight != g.Weight || (w.Cluster != "" && w.Cluster != g.Name) || (w.Host != "" && w.Host != h) || (w.Cluster == "" && w.Subset != subset) {
 			return false
 		}
