@@ -108,7 +108,7 @@ func runSeed(oracle, dir string, seed int64) ([]istiodcompare.Report, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
-	if _, err := run.Build(context.Background(), run.Mesh.Views, out, compile.BuildOptions{Format: "xds", SelfContained: true}); err != nil {
+	if _, err := run.Write(context.Background(), run.Mesh.Views, out, compile.BuildOptions{Format: "xds", SelfContained: true}); err != nil {
 		return nil, err
 	}
 	got, err := istiodcompare.LoadBuild(out)

@@ -148,7 +148,7 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 					progressbar.OptionSetDescription("compiling proxies"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 				opts.Progress = func(done, _ int) { _ = bar.Set(done) }
 			}
-			res, err := run.Build(cmd.Context(), views, b.Dir(), opts)
+			res, err := run.Write(cmd.Context(), views, b.Dir(), opts)
 			if bar != nil {
 				_ = bar.Finish()
 			}

@@ -72,17 +72,17 @@ type Built struct {
 	Placeholders *emit.Placeholders
 }
 
-// Build compiles the Envoy configuration of views (from SelectProxies)
+// Write compiles the Envoy configuration of views (from SelectProxies)
 // into dir, a fresh directory, and runs the build checks (MC8001–MC8003)
 // over it. It stops when ctx ends; dir is then incomplete.
-func (r *Result) Build(ctx context.Context, views []*resolve.ProxyView, dir string, opts BuildOptions) (*Built, error) {
+func (r *Result) Write(ctx context.Context, views []*resolve.ProxyView, dir string, opts BuildOptions) (*Built, error) {
 	opts.Unchecked = false
 	info := r.buildInfo(opts)
 	res, err := emit.New(r.Mesh, opts.emitOptions()).Write(ctx, views, emit.WriteOptions{Dir: dir, Workers: opts.Workers, Progress: opts.Progress, Info: info})
 	if err != nil {
 		return nil, err
 	}
-	b := &lint.Build{Views: views, Result: res, MaxProxyBytes: opts.MaxProxyBytes}
+	b := &lint.BuildOutput{Views: views, Result: res, MaxProxyBytes: opts.MaxProxyBytes}
 	if b.MaxProxyBytes <= 0 {
 		b.MaxProxyBytes = DefaultMaxProxyBytes
 	}

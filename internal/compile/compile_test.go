@@ -117,7 +117,7 @@ func TestBuildRunsBuildChecks(t *testing.T) {
 	if _, err := r.SelectProxies([]string{"default/nope"}); err == nil {
 		t.Error("a pattern matching nothing was accepted")
 	}
-	built, err := r.Build(context.Background(), views, t.TempDir(), BuildOptions{MaxProxyBytes: 100})
+	built, err := r.Write(context.Background(), views, t.TempDir(), BuildOptions{MaxProxyBytes: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestProxyConfigTooLargeGroupedByScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	built, err := r.Build(context.Background(), r.Mesh.Views, t.TempDir(), BuildOptions{MaxProxyBytes: 100})
+	built, err := r.Write(context.Background(), r.Mesh.Views, t.TempDir(), BuildOptions{MaxProxyBytes: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestEstimateWithinAFactorOfTwo(t *testing.T) {
 		opts := BuildOptions{SelfContained: selfContained}
 		est := r.Estimate(r.Mesh.Views, opts)
 		out := t.TempDir()
-		built, err := r.Build(context.Background(), r.Mesh.Views, out, opts)
+		built, err := r.Write(context.Background(), r.Mesh.Views, out, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,7 +364,7 @@ func TestIndexRecordsTheBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	built, err := r.Build(context.Background(), r.Mesh.Views, out, BuildOptions{Format: "xds", SelfContained: true, Version: "v9.9.9"})
+	built, err := r.Write(context.Background(), r.Mesh.Views, out, BuildOptions{Format: "xds", SelfContained: true, Version: "v9.9.9"})
 	if err != nil {
 		t.Fatal(err)
 	}

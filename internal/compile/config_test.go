@@ -22,7 +22,7 @@ func TestConfigsAreTheBuild(t *testing.T) {
 	}
 	opts := BuildOptions{Format: "xds", SelfContained: true}
 	dir := t.TempDir()
-	if _, err := r.Build(ctx, r.Mesh.Views, dir, opts); err != nil {
+	if _, err := r.Write(ctx, r.Mesh.Views, dir, opts); err != nil {
 		t.Fatal(err)
 	}
 	built, err := istiodcompare.LoadBuild(dir)

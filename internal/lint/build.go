@@ -8,9 +8,9 @@ import (
 	"github.com/meshc/meshc/internal/resolve"
 )
 
-// Build is what the build checks read: the proxies built and what emit made
+// BuildOutput is what the build checks read: the proxies built and what emit made
 // of them.
-type Build struct {
+type BuildOutput struct {
 	Views  []*resolve.ProxyView
 	Result emit.Result
 	// MaxProxyBytes is the budget of MC8001, on the wire.

@@ -14,7 +14,7 @@ import (
 // or one not built, gets none.
 func TestInvalidEnvoyConfig(t *testing.T) {
 	m := resolvetest.Resolve(loadtest.Objects(t, ns("web"), deployment("web", "api", "{app: api}"), deployment("web", "db", "{app: db}")))
-	build := &Build{Views: m.Views[:1], Result: emit.Result{Problems: map[string][]string{
+	build := &BuildOutput{Views: m.Views[:1], Result: emit.Result{Problems: map[string][]string{
 		"web/api": {"route 80 names cluster outbound|80||gone.web.svc.cluster.local, which is not emitted"},
 		"web/db":  {"not built, so not reported"},
 	}}}

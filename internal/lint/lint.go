@@ -29,7 +29,7 @@ type Analyzer struct {
 type Pass struct {
 	Mesh *resolve.Mesh
 	// Build is set for the build checks.
-	Build *Build
+	Build *BuildOutput
 	entry *diag.Entry
 	// shared is what several analyzers derive from the mesh, computed
 	// once per Run by the first that asks.
@@ -155,7 +155,7 @@ func Select(codes []string) ([]*Analyzer, error) {
 // Options configure a lint run.
 type Options struct {
 	// Build is the build the build checks read.
-	Build *Build
+	Build *BuildOutput
 	// Timing, when set, hears how long each fact and each analyzer took.
 	// The facts are then computed first and everything runs one at a
 	// time, so each time is its own and not its neighbours'.

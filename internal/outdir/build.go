@@ -15,9 +15,9 @@ import (
 	"github.com/meshc/meshc/internal/parallel"
 )
 
-// Build is an output being written: a temporary directory beside OUT,
+// Pending is an output being written: a temporary directory beside OUT,
 // held under OUT's lock until Commit or Abort.
-type Build struct {
+type Pending struct {
 	target Target
 	tmp    string
 	unlock func()
@@ -50,7 +50,7 @@ type Waiting func(lockFile string)
 // ends), removes temporary directories that killed builds into the same
 // OUT left, checks the target again now that no other build can change it,
 // and makes the temporary directory the build is written to.
-func Begin(ctx context.Context, t Target, opts Options, waiting Waiting) (*Build, error) {
+func Begin(ctx context.Context, t Target, opts Options, waiting Waiting) (*Pending, error) {
 	parent := filepath.Dir(t.Path)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
@@ -59,7 +59,7 @@ func Begin(ctx context.Context, t Target, opts Options, waiting Waiting) (*Build
 	if err != nil {
 		return nil, err
 	}
-	b := &Build{target: t, unlock: unlock}
+	b := &Pending{target: t, unlock: unlock}
 	if err := removeStale(t.Path); err != nil {
 		b.Abort()
 		return nil, err
@@ -90,7 +90,7 @@ func Begin(ctx context.Context, t Target, opts Options, waiting Waiting) (*Build
 }
 
 // Dir is where the build's files go.
-func (b *Build) Dir() string { return b.tmp }
+func (b *Pending) Dir() string { return b.tmp }
 
 // Commit records the files written and puts the build where OUT is, in one
 // step where the file system allows (see replace). The previous OUT is
@@ -98,7 +98,7 @@ func (b *Build) Dir() string { return b.tmp }
 // something meshc did not write that it did not hold when the build began
 // (a file dropped there meanwhile): the build is then removed and OUT
 // left as it is.
-func (b *Build) Commit(ctx context.Context) error {
+func (b *Pending) Commit(ctx context.Context) error {
 	if b.done {
 		return errors.New("output directory: build already finished")
 	}
@@ -146,7 +146,7 @@ func (b *Build) Commit(ctx context.Context) error {
 // holds nothing meshc did not write beyond what Begin found and --force
 // allowed. Check ran when the build began; files added since would be
 // deleted with the previous OUT.
-func (b *Build) unchanged() error {
+func (b *Pending) unchanged() error {
 	fi, err := os.Lstat(b.target.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -166,7 +166,7 @@ func (b *Build) unchanged() error {
 // added lists what dir, OUT or the previous OUT, holds that meshc did not
 // write and Begin did not find. A directory --force allowed is compared
 // by its entries, not their contents.
-func (b *Build) added(dir string) ([]string, error) {
+func (b *Pending) added(dir string) ([]string, error) {
 	foreign, err := Foreign(dir)
 	if err != nil {
 		return nil, fmt.Errorf("output directory %q: %w", b.target.Named, err)
@@ -174,7 +174,7 @@ func (b *Build) added(dir string) ([]string, error) {
 	return slices.DeleteFunc(foreign, func(f string) bool { return slices.Contains(b.kept, f) }), nil
 }
 
-func (b *Build) appeared(added []string) error {
+func (b *Pending) appeared(added []string) error {
 	return &RefusedError{Named: b.target.Named, Reason: "files meshc did not write appeared in it during the build: " + shown(added) + "; the finished build was removed"}
 }
 
@@ -189,7 +189,7 @@ func foreignIfDir(dir string) ([]string, error) {
 
 // Abort removes the temporary directory (after Commit, the previous OUT)
 // and releases the lock. It is safe to call more than once.
-func (b *Build) Abort() {
+func (b *Pending) Abort() {
 	if b.done {
 		return
 	}

@@ -332,7 +332,7 @@ func TestCommitReplaces(t *testing.T) {
 
 // pending makes an OUT holding an earlier build (ns/web.json) and begins
 // and writes a new one (ns/other.json), not yet committed.
-func pending(t *testing.T) (string, *Build) {
+func pending(t *testing.T) (string, *Pending) {
 	t.Helper()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
