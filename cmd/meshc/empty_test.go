@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEmptyInputIsNoPass: a run that loads no object exits 2 unless
@@ -50,5 +51,30 @@ func TestEmptyPipeIsNotTheInput(t *testing.T) {
 				t.Errorf("exit %d, want 0 and %q:\n%s%s", code, tc.want, out.String(), errOut.String())
 			}
 		})
+	}
+}
+
+// TestSignalEndsWaitForPipe: a pipe whose writer has not written yet keeps
+// meshc waiting, as reading the input would, until the run's context ends.
+func TestSignalEndsWaitForPipe(t *testing.T) {
+	t.Chdir(writeFiles(t, map[string]string{"ns.yaml": goodNS}))
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"lint"}, r, &out, &errOut) }()
+	select {
+	case code := <-done:
+		if code == 0 {
+			t.Errorf("exit 0 after the context ended:\n%s", out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("meshc still waits for the pipe after its context ended")
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"net/netip"
@@ -91,6 +93,8 @@ func (g *globals) paths(f *compileFlags, args []string) []string {
 // pipe or a file with something in it. Telling an empty pipe from one
 // still being written takes a read, which waits for the writer (helm
 // template, say) as reading the input would; the byte read is put back.
+// A signal ends the wait as it ends a read of the input: the read is left
+// behind, and the compile that follows stops at once.
 func (g *globals) stdinCarriesData() bool {
 	if g.stdinKnown {
 		return g.stdinData
@@ -110,10 +114,19 @@ func (g *globals) stdinCarriesData() bool {
 	case fi.Mode()&os.ModeNamedPipe == 0:
 		return false // a terminal: nothing was piped in
 	}
-	var first [1]byte
-	n, _ := io.ReadFull(file, first[:])
-	g.stdin = io.MultiReader(bytes.NewReader(first[:n]), file)
-	g.stdinData = n > 0
+	read := make(chan []byte, 1)
+	go func() {
+		var first [1]byte
+		n, _ := io.ReadFull(file, first[:])
+		read <- first[:n]
+	}()
+	ctx := cmp.Or(g.ctx, context.Background())
+	select {
+	case first := <-read:
+		g.stdin = io.MultiReader(bytes.NewReader(first), file)
+		g.stdinData = len(first) > 0
+	case <-ctx.Done():
+	}
 	return g.stdinData
 }
 

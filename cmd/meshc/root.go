@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,8 @@ type globals struct {
 	// stdinKnown: stdinData says whether standard input carries data
 	// (see stdinCarriesData).
 	stdinKnown, stdinData bool
+	// ctx is the run's context: a signal ends it.
+	ctx context.Context
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -55,7 +58,8 @@ injected namespaces and revisions, HNC options.`,
 	root.PersistentFlags().StringVar(&g.cpuProfile, "cpuprofile", "", "write a CPU profile to `FILE` (for performance reports)")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	var stopProfile func()
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		g.ctx = cmd.Context()
 		if g.cpuProfile == "" {
 			return nil
 		}
