@@ -38,7 +38,7 @@ func TestGatewayAPICRDValidation(t *testing.T) {
 		{"wildcard hostname", gwapiDoc("", "HTTPRoute", "  hostnames: ['*.example.com']\n"), nil},
 		{"backend port out of range", route("  - backendRefs:\n    - {name: web, port: 70000}\n"),
 			[]diagKey{{"MC1003", 8, "spec.rules[0].backendRefs[0].port: Invalid value: 70000: spec.rules[0].backendRefs[0].port in body should be less than or equal to 65535"}}},
-		{"listener name too long", listeners("  - {name: "+longName+", port: 80, protocol: HTTP}\n"),
+		{"listener name too long", listeners("  - {name: " + longName + ", port: 80, protocol: HTTP}\n"),
 			[]diagKey{{"MC1003", 1, "some validation rules were not checked"}, {"MC1003", 7, "spec.listeners[0].name: Too long: may not be more than 253 bytes"}}},
 		{"more than 32 parentRefs", gwapiDoc("", "HTTPRoute", "  parentRefs: ["+repeatRefs(33)+"]\n"),
 			[]diagKey{{"MC1003", 1, "some validation rules were not checked"}, {"MC1003", 5, "spec.parentRefs: Too many: 33: must have at most 32 items"}}},
