@@ -98,8 +98,11 @@ func TestGatewayAPICRDValidation(t *testing.T) {
 		{"a ListenerSet listener with TLS settings on TCP", gwapiDoc("", "ListenerSet",
 			"  parentRef: {name: gw}\n  listeners:\n  - {name: a, port: 9000, protocol: TCP, tls: {mode: Passthrough}}\n"),
 			[]diagKey{{"MC1003", 6, "spec.listeners: Invalid value: tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']"}}},
-		// What the API server ignores on create.
+		// What the API server ignores or fills in on create.
 		{"status is not validated", route("  - backendRefs: [{name: web, port: 80}]\n") + "status: {parents: [{bogus: 1}]}\n", nil},
+		{"a null field is dropped", gwapiDoc("", "HTTPRoute", "  hostnames: null\n  rules: [{matches: null, backendRefs: [{name: web, port: 80}]}]\n"), nil},
+		{"group and kind defaulted before the rules run", gwapiDoc("", "HTTPRoute", "  parentRefs:\n  - {name: gw, port: 80}\n  - {name: gw, port: 80, kind: Gateway}\n"),
+			[]diagKey{{"MC1003", 5, "spec.parentRefs: Invalid value: sectionName or port must be unique when parentRefs includes 2 or more references to the same parent"}}},
 	})
 }
 
