@@ -105,7 +105,7 @@ func (s *Schema) Validate(ctx context.Context, obj map[string]any) []Violation {
 	}
 	out := make([]Violation, 0, len(errs)+1)
 	for _, e := range errs {
-		out = append(out, Violation{Path: ParseFieldPath(e.Field), Msg: e.ErrorBody()})
+		out = append(out, Violation{Path: dottedKeys(ParseFieldPath(e.Field), u), Msg: e.ErrorBody()})
 	}
 	if unchecked {
 		// The API server runs no rule on an object whose shape is
@@ -196,6 +196,41 @@ func ParseFieldPath(s string) model.Path {
 		}
 	}
 	return p
+}
+
+// dottedKeys rejoins the map keys with dots that the OpenAPI validator
+// writes unbracketed ("labels.app.kubernetes.io/name"), where obj has no
+// key for a step but has one for the step joined with the next.
+func dottedKeys(p model.Path, obj any) model.Path {
+	var out model.Path
+	for i := 0; i < len(p); i++ {
+		e := p[i]
+		switch v := obj.(type) {
+		case map[string]any:
+			if e.IsIndex {
+				return append(out, p[i:]...)
+			}
+			key, j := e.Key, i
+			_, ok := v[key]
+			for !ok && j+1 < len(p) && !p[j+1].IsIndex {
+				j++
+				key += "." + p[j].Key
+				_, ok = v[key]
+			}
+			if !ok {
+				return append(out, p[i:]...)
+			}
+			out, obj, i = out.Key(key), v[key], j
+		case []any:
+			if !e.IsIndex || e.Index >= len(v) {
+				return append(out, p[i:]...)
+			}
+			out, obj = out.Index(e.Index), v[e.Index]
+		default:
+			return append(out, p[i:]...)
+		}
+	}
+	return out
 }
 
 // index reads a list index: decimal digits only.

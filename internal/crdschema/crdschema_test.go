@@ -118,6 +118,22 @@ func TestParseFieldPath(t *testing.T) {
 	}
 }
 
+// TestValidateMapKeysWithDots checks that a violation inside a map key
+// with dots lands at that key, which the OpenAPI validator writes without
+// brackets.
+func TestValidateMapKeysWithDots(t *testing.T) {
+	s, _, err := GatewayAPI("gateways", "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := object(t, "gateways", "v1", `{"gatewayClassName": "istio", "listeners": [{"name": "a", "port": 80, "protocol": "HTTP"}], "infrastructure": {"labels": {"app.kubernetes.io/name": "not valid!"}}}`)
+	vs := s.Validate(context.Background(), obj)
+	want := model.Path{}.Key("spec").Key("infrastructure").Key("labels").Key("app.kubernetes.io/name")
+	if len(vs) != 1 || !reflect.DeepEqual(vs[0].Path, want) {
+		t.Errorf("got %v, want one violation at %s", vs, want)
+	}
+}
+
 // TestValidateHostileValues puts values of every JSON type in place of
 // each field of each valid object: validation must report, never panic.
 func TestValidateHostileValues(t *testing.T) {
