@@ -283,7 +283,7 @@ var virtualServiceHostNotInGateway = &Analyzer{Entry: diag.VirtualServiceHostNot
 			switch gw := gws.byRef[full].(type) {
 			case *model.Gateway:
 				served = resolve.ServerHosts(gw, o.Namespace)
-			case *model.Unknown:
+			case *model.KubeGateway:
 				served = listenerHosts(gw)
 			default:
 				allKnown = false
@@ -325,17 +325,13 @@ var virtualServiceHostNotInGateway = &Analyzer{Entry: diag.VirtualServiceHostNot
 
 // listenerHosts are the hostnames of a Gateway API Gateway's listeners;
 // a listener without one serves every host, as istioctl reads it.
-func listenerHosts(gw *model.Unknown) []host.Name {
-	spec, _ := gw.Raw["spec"].(map[string]any)
-	listeners, _ := spec["listeners"].([]any)
+func listenerHosts(gw *model.KubeGateway) []host.Name {
 	var out []host.Name
-	for _, l := range listeners {
-		lm, _ := l.(map[string]any)
-		h, _ := lm["hostname"].(string)
-		if h == "" {
+	for _, l := range gw.Spec.Listeners {
+		if l.Hostname == nil || *l.Hostname == "" {
 			return []host.Name{"*"}
 		}
-		out = append(out, host.Name(h))
+		out = append(out, host.Name(*l.Hostname))
 	}
 	return out
 }

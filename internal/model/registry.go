@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/meshc/meshc/internal/diag"
 )
@@ -34,6 +35,9 @@ const (
 	Istio
 	// HNC kinds decode strictly into meshc's spec structs.
 	HNC
+	// GatewayAPI kinds decode strictly into their sigs.k8s.io/gateway-api
+	// spec types.
+	GatewayAPI
 )
 
 // Invalid is the diagnostic for an object of the family that cannot be
@@ -123,6 +127,7 @@ var registry = sync.OnceValue(func() []*Kind {
 	net := []string{"v1", "v1beta1", "v1alpha3"}
 	sec := []string{"v1", "v1beta1"}
 	hnc := []string{"v1alpha2"}
+	gwBeta := []string{"v1", "v1beta1"}
 	named := func(group, kind, plural string, versions []string, clusterScoped bool) *Kind {
 		return &Kind{Group: group, Kind: kind, Plural: plural, Singular: strings.ToLower(kind), Versions: versions, ClusterScoped: clusterScoped}
 	}
@@ -199,12 +204,15 @@ var registry = sync.OnceValue(func() []*Kind {
 		untranslated(istio(GroupTelemetry, "Telemetry", "telemetries", []string{"v1", "v1alpha1"}, "", func() *telemetry.Telemetry { return &telemetry.Telemetry{} }),
 			"its access log, metrics and tracing settings", "selector", "matchLabels"),
 		policy("extensions.istio.io", "WasmPlugin", "wasmplugins", []string{"v1alpha1"}, "its Wasm filter", "selector", "matchLabels"),
-		gatewayAPI("HTTPRoute", "httproutes"),
-		gatewayAPI("GRPCRoute", "grpcroutes"),
-		gatewayAPI("TCPRoute", "tcproutes"),
-		gatewayAPI("TLSRoute", "tlsroutes"),
-		gatewayAPI("Gateway", "gateways"),
-		gatewayAPI("ReferenceGrant", "referencegrants"),
+		gatewayAPI[gwv1.GatewayClassSpec]("GatewayClass", "gatewayclasses", gwBeta, true, "the controller that compiles a class's Gateways"),
+		gatewayAPI[gwv1.GatewaySpec]("Gateway", "gateways", gwBeta, false, "gateway proxies: listeners, addresses, infrastructure"),
+		gatewayAPI[gwv1.ListenerSetSpec]("ListenerSet", "listenersets", v1, false, "listeners added to a Gateway"),
+		gatewayAPI[gwv1.HTTPRouteSpec]("HTTPRoute", "httproutes", gwBeta, false, "HTTP routes of gateways and (GAMMA) of Services"),
+		gatewayAPI[gwv1.GRPCRouteSpec]("GRPCRoute", "grpcroutes", v1, false, "gRPC routes of gateways and (GAMMA) of Services"),
+		gatewayAPI[gwv1.TCPRouteSpec]("TCPRoute", "tcproutes", []string{"v1", "v1alpha2"}, false, "TCP routes of gateway listeners"),
+		gatewayAPI[gwv1.TLSRouteSpec]("TLSRoute", "tlsroutes", []string{"v1", "v1alpha3", "v1alpha2"}, false, "SNI routes of gateway listeners"),
+		gatewayAPI[gwv1.ReferenceGrantSpec]("ReferenceGrant", "referencegrants", gwBeta, false, "which cross-namespace references routes and gateways may make"),
+		gatewayAPI[gwv1.BackendTLSPolicySpec]("BackendTLSPolicy", "backendtlspolicies", []string{"v1", "v1alpha3"}, false, "TLS from gateways to backends"),
 		hncKind("HierarchyConfiguration", "hierarchyconfigurations", hnc, false, "hierarchy", nil, "a namespace's parent",
 			func(m ObjectMeta, s *HierarchySpec) Object { return &HierarchyConfiguration{ObjectMeta: m, Spec: *s} }),
 		// The anchor's name becomes a namespace name.
@@ -228,11 +236,14 @@ func local(k *Kind) *Kind {
 	return k
 }
 
-// gatewayAPI is a Kubernetes Gateway API kind, which istiod turns into
-// gateways and routes and meshc does not model.
-func gatewayAPI(kind, plural string) *Kind {
-	return effect(&Kind{Group: "gateway.networking.k8s.io", Kind: kind, Plural: plural, Singular: strings.ToLower(kind), Versions: []string{"v1", "v1beta1"}},
-		"Gateway API resources are not modelled: the gateways and routes istiod makes of them are missing from the results")
+// gatewayAPI is a Kubernetes Gateway API kind, decoded strictly into its
+// sigs.k8s.io/gateway-api spec type.
+func gatewayAPI[S any](kind, plural string, versions []string, clusterScoped bool, reads string) *Kind {
+	return &Kind{Group: GroupGatewayAPI, Kind: kind, Plural: plural, Singular: strings.ToLower(kind), Versions: versions,
+		ClusterScoped: clusterScoped, Family: GatewayAPI, Reads: reads,
+		New:   func() any { return new(S) },
+		Build: func(m ObjectMeta, v any) Object { return &GatewayAPIObject[S]{ObjectMeta: m, Spec: *v.(*S)} },
+	}
 }
 
 var registryIndex = sync.OnceValue(func() map[[2]string]*Kind {
