@@ -24,7 +24,7 @@ func (m *Mesh) ServedPorts(workload *model.ObjectMeta) []ServedPort { return m.s
 // to the service ports it serves, from the endpoints: every (service,
 // port, target) once, services in the order istiod keeps a proxy's
 // service targets — oldest first, then by host name, so that "web-v2"
-// comes before "web" (docs/semantics/envoy-output.md §7.3) — each
+// comes before "web" (docs/semantics/envoy-output.md §7.7) — each
 // service's ports in endpoint order. Emit's inbound listeners and the
 // port-conflict analyzers both read it, so they cannot disagree on what a
 // workload serves, nor on which service comes first on a port.
