@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -57,12 +58,12 @@ error or when a side cannot be read.`,
 			}
 			var base, head diffSide
 			if rev != "" {
-				tree, err := gitrev.Extract(cmd.Context(), rev, args)
+				tree, err := gitrev.Open(cmd.Context(), rev, args)
 				if err != nil {
 					return &exitError{code: exitUsage, err: fmt.Errorf("BASE %s: %w", rev, err)}
 				}
 				defer tree.Close()
-				base = diffSide{label: "BASE " + rev, paths: tree.Paths, file: tree.File}
+				base = diffSide{label: "BASE " + rev, paths: tree.Paths, file: tree.File, tree: tree}
 				head = diffSide{label: "HEAD (working tree)", paths: args}
 				if len(args) == 0 {
 					head.paths = []string{"."}
@@ -126,17 +127,20 @@ type diffSide struct {
 	paths []string
 	// file shows the side's file names (REV:path for a revision).
 	file func(string) string
+	// tree holds paths when they are not the OS's: a revision's tree.
+	tree fs.FS
 }
 
 // compileSide compiles one side with the flags and the side's own
 // .meshc.yaml; "-" is an empty side. It returns the side's plan.
 func (g *globals) compileSide(cmd *cobra.Command, cf compileFlags, side diffSide) (*compile.Result, *job.Plan, error) {
 	s := g.settings(cmd, &cf, side.paths)
+	s.FS = side.tree
 	if slices.Equal(side.paths, []string{"-"}) {
 		// Nothing to read: an empty standard input compiles to no objects,
 		// which an empty side means.
 		s.Stdin, s.AllowEmpty = strings.NewReader(""), true
-	} else {
+	} else if side.tree == nil {
 		for _, p := range side.paths {
 			if _, err := os.Stat(p); err != nil {
 				return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", side.label, err)}

@@ -10,8 +10,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/netip"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,6 +34,11 @@ type Settings struct {
 	// the working directory.
 	Paths []string
 	Stdin io.Reader
+	// FS, when set, holds Paths (compile.Inputs.FS): a git revision's
+	// tree, say, whose root is the repository's. The .meshc.yaml is then
+	// searched for there, and the files it names read there; the files
+	// the flags name stay the OS's.
+	FS fs.FS
 	// ProjectConfig is --project-config: read it instead of searching
 	// for .meshc.yaml.
 	ProjectConfig string
@@ -80,9 +87,12 @@ type Plan struct {
 	// else the project's, else the flag's default.
 	FailOn     string
 	allowEmpty bool
-	// read are the files read besides the manifests (project and mesh
-	// configs), which a build must not replace.
+	// read are the files of the OS read besides the manifests (project
+	// and mesh configs), which a build must not replace.
 	read []string
+	// projectIn is the file system the project config is in: Settings.FS
+	// when it was found there, else nil, the OS's.
+	projectIn fs.FS
 }
 
 // ProjectPath is the .meshc.yaml in effect, or "".
@@ -115,7 +125,7 @@ func Merge(s Settings) (*Plan, error) {
 		paths = named
 	}
 	c := p.project()
-	p.Inputs = compile.Inputs{Paths: paths, Stdin: s.Stdin, Exclude: append(slices.Clone(c.Exclude), s.Exclude...), Render: ro}
+	p.Inputs = compile.Inputs{Paths: paths, Stdin: s.Stdin, Exclude: append(slices.Clone(c.Exclude), s.Exclude...), Render: ro, FS: s.FS}
 	p.FailOn = s.FailOn
 	if !s.given("fail-on") && c.FailOn != "" {
 		p.FailOn = c.FailOn
@@ -133,25 +143,20 @@ func (p *Plan) project() *projectconfig.Config {
 }
 
 // loadProject reads --project-config, or the nearest .meshc.yaml above the
-// first input (the working directory for standard input).
+// first input (the working directory for standard input), up to the
+// repository's root; in Settings.FS, up to its root.
 func (p *Plan) loadProject(s Settings) error {
 	file := s.ProjectConfig
 	if file == "" {
-		start := "."
-		if first := s.named()[0]; first != "-" {
-			start = first
-			if fi, err := os.Stat(start); err != nil || !fi.IsDir() {
-				start = filepath.Dir(start)
-			}
-		}
-		p.Searched = start
 		var err error
-		if file, err = projectconfig.Find(start); err != nil || file == "" {
+		if file, err = p.findProject(s); err != nil || file == "" {
 			return err
 		}
 	}
-	p.read = append(p.read, file)
-	c, err := projectconfig.Load(file)
+	if p.projectIn == nil {
+		p.read = append(p.read, file)
+	}
+	c, err := projectconfig.Load(p.projectIn, file)
 	if err != nil {
 		return err
 	}
@@ -159,13 +164,33 @@ func (p *Plan) loadProject(s Settings) error {
 	return nil
 }
 
+// findProject searches for .meshc.yaml from the first input's directory.
+func (p *Plan) findProject(s Settings) (string, error) {
+	first := s.named()[0]
+	if s.FS != nil {
+		p.Searched, p.projectIn = first, s.FS
+		if fi, err := fs.Stat(s.FS, first); err != nil || !fi.IsDir() {
+			p.Searched = path.Dir(first)
+		}
+		return projectconfig.FindIn(s.FS, p.Searched)
+	}
+	p.Searched = "."
+	if first != "-" {
+		p.Searched = first
+		if fi, err := os.Stat(first); err != nil || !fi.IsDir() {
+			p.Searched = filepath.Dir(first)
+		}
+	}
+	return projectconfig.Find(p.Searched)
+}
+
 // merge sets p.Options from s and the project config.
 func (p *Plan) merge(s Settings) error {
 	c, o := p.project(), &p.Options
 	if !s.given("mesh-config") && c.MeshConfig != "" {
-		o.MeshConfigFile = c.MeshConfig
+		o.MeshConfigFile, o.MeshConfigIn = c.MeshConfig, p.projectIn
 	}
-	if o.MeshConfigFile != "" {
+	if o.MeshConfigFile != "" && o.MeshConfigIn == nil {
 		p.read = append(p.read, o.MeshConfigFile)
 	}
 	placeholders := s.PlaceholderVIPs
@@ -237,7 +262,7 @@ func (p *Plan) render(s Settings) (compile.RenderOptions, error) {
 		if err != nil {
 			return ro, err
 		}
-		ro.Charts[abs] = render.HelmOptions{Values: c.Values, Set: c.Set, Release: c.Release, Namespace: c.Namespace}
+		ro.Charts[abs] = render.HelmOptions{Values: c.Values, Set: c.Set, Release: c.Release, Namespace: c.Namespace, ValuesIn: p.projectIn}
 	}
 	return ro, nil
 }

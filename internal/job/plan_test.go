@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/projectconfig"
@@ -194,5 +195,42 @@ func TestCompileEmpty(t *testing.T) {
 		if allow && len(run.Objects) != 0 {
 			t.Errorf("%d objects from nothing", len(run.Objects))
 		}
+	}
+}
+
+// TestMergeTree: with the inputs in an fs.FS, .meshc.yaml is found there
+// (up to its root) and the files it names are read there; the files the
+// flags name are the OS's, and only those a build must not replace.
+func TestMergeTree(t *testing.T) {
+	tree := fstest.MapFS{
+		"repo/" + projectconfig.FileName: {Data: []byte("failOn: info\nmeshConfig: mesh.yaml\nhelm:\n  - chart: charts/mesh\n    values: [charts/mesh/prod.yaml]\n")},
+		"repo/m/ns.yaml":                 {Data: []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")},
+		"repo/mesh.yaml":                 {Data: []byte("")},
+	}
+	s := settings("repo/m")
+	s.FS = tree
+	p, err := Merge(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ProjectPath() != "repo/"+projectconfig.FileName || p.Searched != "repo/m" || p.FailOn != "info" || p.Inputs.FS == nil {
+		t.Errorf("project %q searched from %q, fail-on %s", p.ProjectPath(), p.Searched, p.FailOn)
+	}
+	if p.Options.MeshConfigFile != "repo/mesh.yaml" || p.Options.MeshConfigIn == nil || len(p.read) != 0 {
+		t.Errorf("mesh config %q in the tree: %v; read %v", p.Options.MeshConfigFile, p.Options.MeshConfigIn != nil, p.read)
+	}
+	for _, h := range p.Inputs.Render.Charts {
+		if h.ValuesIn == nil || !slices.Equal(h.Values, []string{"repo/charts/mesh/prod.yaml"}) {
+			t.Errorf("chart values %v, in the tree: %v", h.Values, h.ValuesIn != nil)
+		}
+	}
+	run, err := p.Compile(context.Background())
+	if err != nil || len(run.Objects) != 1 || run.Files[0] != "repo/m/ns.yaml" {
+		t.Fatalf("compile from the tree: %v", err)
+	}
+	// The flag's mesh config is the OS's, and a build must not replace it.
+	s.Compile.MeshConfigFile, s.Given = "/etc/mesh.yaml", givenFlags("mesh-config")
+	if p, err = Merge(s); err != nil || p.Options.MeshConfigIn != nil || !slices.Equal(p.read, []string{"/etc/mesh.yaml"}) {
+		t.Errorf("--mesh-config: in the tree %v, read %v (%v)", p.Options.MeshConfigIn != nil, p.read, err)
 	}
 }
