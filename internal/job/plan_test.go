@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/projectconfig"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 const bookinfo = "../../examples/bookinfo"
@@ -19,18 +19,8 @@ const bookinfo = "../../examples/bookinfo"
 // the search for .meshc.yaml stops there) and returns its path.
 func repo(t *testing.T, files map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
 	files[".git/HEAD"] = "ref: refs/heads/main\n"
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return testfiles.Write(t, files)
 }
 
 // settings are the flags' defaults over paths.
