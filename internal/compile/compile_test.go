@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/meshc/meshc/internal/meshgen"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 const bookinfo = "../../examples/bookinfo"
@@ -240,25 +241,64 @@ func TestFileKeysRelativeToInputs(t *testing.T) {
 	m := filepath.Join(dir, "m")
 	for _, tt := range []struct {
 		paths []string
-		want  []string
+		// tree are the same inputs in an fs.FS of dir.
+		tree []string
+		want []string
 	}{
-		{[]string{m}, []string{"MC1001/file=x.yaml/doc=1"}},
-		{[]string{m + string(filepath.Separator) + "."}, []string{"MC1001/file=x.yaml/doc=1"}},
-		{[]string{filepath.Join(m, "x.yaml")}, []string{"MC1001/file=x.yaml/doc=1"}},
-		{[]string{m, filepath.Join(dir, "n")}, []string{"MC1001/file=m/x.yaml/doc=1", "MC1001/file=n/y.yaml/doc=1"}},
+		{[]string{m}, []string{"m"}, []string{"MC1001/file=x.yaml/doc=1"}},
+		{[]string{m + string(filepath.Separator) + "."}, []string{"m/."}, []string{"MC1001/file=x.yaml/doc=1"}},
+		{[]string{filepath.Join(m, "x.yaml")}, []string{"m/x.yaml"}, []string{"MC1001/file=x.yaml/doc=1"}},
+		{[]string{m, filepath.Join(dir, "n")}, []string{"m", "n"}, []string{"MC1001/file=m/x.yaml/doc=1", "MC1001/file=n/y.yaml/doc=1"}},
 	} {
-		r, err := Run(context.Background(), Inputs{Paths: tt.paths}, Options{})
-		if err != nil {
-			t.Fatal(err)
+		for _, in := range []Inputs{{Paths: tt.paths}, {Paths: tt.tree, FS: os.DirFS(dir)}} {
+			r, err := Run(context.Background(), in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, d := range r.Diagnostics {
+				keys = append(keys, d.Key)
+			}
+			slices.Sort(keys)
+			if !slices.Equal(keys, tt.want) {
+				t.Errorf("%v: keys %q, want %q", in.Paths, keys, tt.want)
+			}
 		}
-		var keys []string
+	}
+}
+
+// TestRunFromTree: inputs read from an fs.FS compile as from the disk,
+// with the mesh config read there too, and findings name the fs.FS's
+// files.
+func TestRunFromTree(t *testing.T) {
+	ctx := context.Background()
+	mesh := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  mesh: |\n    outboundTrafficPolicy: {mode: REGISTRY_ONLY}\n    bogus: 1\n"
+	dir := testfiles.Write(t, map[string]string{"mesh.yaml": mesh})
+	disk, err := Run(ctx, Inputs{Paths: []string{bookinfo}}, Options{MeshConfigFile: filepath.Join(dir, "mesh.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := Run(ctx, Inputs{Paths: []string{"bookinfo"}, FS: os.DirFS("../../examples")}, Options{MeshConfigFile: "mesh.yaml", MeshConfigIn: os.DirFS(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	findings := func(r *Result, prefix string) []string {
+		var out []string
 		for _, d := range r.Diagnostics {
-			keys = append(keys, d.Key)
+			out = append(out, strings.ReplaceAll(d.Key+" "+d.Object.File+" "+d.Message, prefix, ""))
 		}
-		slices.Sort(keys)
-		if !slices.Equal(keys, tt.want) {
-			t.Errorf("%v: keys %q, want %q", tt.paths, keys, tt.want)
-		}
+		return out
+	}
+	got, want := findings(tree, ""), findings(disk, dir+"/")
+	if !slices.Equal(got, want) || len(tree.Mesh.Views) != len(disk.Mesh.Views) || len(tree.Files) != len(disk.Files) {
+		t.Errorf("from the tree: %d proxies, %d files, findings\n%q\nfrom the disk: %d proxies, %d files, findings\n%q",
+			len(tree.Mesh.Views), len(tree.Files), got, len(disk.Mesh.Views), len(disk.Files), want)
+	}
+	if len(got) == 0 || !strings.HasPrefix(tree.Files[0], "bookinfo/") {
+		t.Errorf("files %v, findings %v", tree.Files, got)
+	}
+	if tree.Mesh.Config.OutboundTrafficPolicy.GetMode().String() != "REGISTRY_ONLY" {
+		t.Error("the mesh config in the tree was not read")
 	}
 }
 

@@ -34,7 +34,7 @@ import (
 // Names of the clusters every sidecar has (docs/semantics/envoy-output.md §7.1).
 const (
 	BlackHoleCluster          = "BlackHoleCluster"
-	PassthroughCluster        = "PassthroughCluster"
+	PassthroughCluster        = resolve.PassthroughCluster
 	InboundPassthroughCluster = "InboundPassthroughCluster"
 )
 

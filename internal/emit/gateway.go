@@ -214,7 +214,7 @@ func (b *builder) autoPassthroughChains(srv *networking.Server) []*listenerv3.Fi
 				name := resolve.ClusterID{Port: port.Number, Subset: subset, Host: s.Host}.SNI()
 				// The port's protocol filter (Mongo's) reads the
 				// forwarded traffic as on any TCP chain.
-				out = append(out, chain(&listenerv3.FilterChainMatch{ServerNames: []string{name}, ApplicationProtocols: istioAnyALPN}, b.l4(port.Protocol, name, b.tcpProxy(name, name))...))
+				out = append(out, chain(&listenerv3.FilterChainMatch{ServerNames: []string{name}, ApplicationProtocols: istioAnyALPN}, b.l4(port.Protocol, name, b.tcpProxy(name, name, s.Host, subset))...))
 			}
 		}
 	}

@@ -194,7 +194,7 @@ func (b *builder) inboundListeners() []*listenerv3.Listener {
 		FilterChains: []*listenerv3.FilterChain{{
 			Name:             "virtualInbound-blackhole",
 			FilterChainMatch: &listenerv3.FilterChainMatch{DestinationPort: wrapperspb.UInt32(virtualInboundPort)},
-			Filters:          []*listenerv3.Filter{b.tcpProxy(BlackHoleCluster, BlackHoleCluster)},
+			Filters:          []*listenerv3.Filter{b.tcpProxy(BlackHoleCluster, BlackHoleCluster, "", "")},
 		}},
 	}
 	ports := b.inboundPorts()
@@ -327,7 +327,7 @@ func (b *builder) inboundFilterChain(c inboundChain, sidecar *model.ObjectMeta) 
 	if c.http {
 		fc.Filters = []*listenerv3.Filter{b.inboundHCM(statPrefix, cluster, c.port, port, proto)}
 	} else {
-		fc.Filters = b.l4(proto, cluster, b.tcpProxy(cluster, cluster))
+		fc.Filters = b.l4(proto, cluster, b.tcpProxy(cluster, cluster, "", ""))
 	}
 	if c.mtls {
 		alpn := []string{"h2", "http/1.1"}
