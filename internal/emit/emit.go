@@ -67,6 +67,12 @@ type Options struct {
 	// SharedRoot prefixes the shared paths bootstraps name; "" keeps them
 	// relative to the output directory, Envoy's working directory.
 	SharedRoot string
+	// ADS, when set, is the HOST:PORT of an xDS server (meshc serve)
+	// that serves the proxies: each proxy's output is then a bootstrap
+	// that fetches its whole configuration from there over ADS. The
+	// configuration is built, checked and measured in the XDS format the
+	// server sends; Format and Shared are ignored.
+	ADS string
 	// Unchecked leaves out validation and cross-checks, a third of a
 	// build's time: for callers that compare configurations rather than
 	// ship them. Config.Problems then holds only packing failures.
@@ -144,6 +150,9 @@ func New(m *resolve.Mesh, opts Options) *Emitter {
 	opts.TLS = cmp.Or(opts.TLS, TLSIstio)
 	opts.Format = cmp.Or(opts.Format, Bootstrap)
 	opts.Endpoints = cmp.Or(opts.Endpoints, EndpointsInline)
+	if opts.ADS != "" {
+		opts.Format, opts.Shared = XDS, false
+	}
 	sh := &shared{mesh: m}
 	return &Emitter{shared: sh, opts: opts, parts: newParts()}
 }

@@ -140,7 +140,15 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 		out.Entry.Sidecar = sc.Namespace + "/" + sc.Name
 	}
 	dir := filepath.FromSlash(base)
-	if e.opts.Format == XDS {
+	switch {
+	case e.opts.ADS != "":
+		doc, err := e.adsBootstrap(&out, v.Proxy, own, dir+".json")
+		if err != nil {
+			return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
+		}
+		out.Files = []File{doc}
+		out.Entry.Path = filepath.ToSlash(dir) + ".json"
+	case e.opts.Format == XDS:
 		out.Files = append([]File{
 			{Path: filepath.Join(dir, "clusters.json"), Data: responseDocument(e.buffer(&out), ClusterType, own.clusters)},
 			{Path: filepath.Join(dir, "endpoints.json"), Data: responseDocument(e.buffer(&out), EndpointType, own.endpoints)},
@@ -148,7 +156,7 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 			{Path: filepath.Join(dir, "routes.json"), Data: responseDocument(e.buffer(&out), RouteType, own.routes)},
 		}, sharedFiles...)
 		out.Entry.Path = filepath.ToSlash(dir)
-	} else {
+	default:
 		files, err := e.bootstrap(&out, v.Proxy, own, sharedFiles, dir+".json")
 		if err != nil {
 			return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
@@ -241,30 +249,10 @@ type sharedDoc struct {
 // static; shared ones, when given, it loads from their files through
 // filesystem config sources (dynamic_resources).
 func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering, shared []File, self string) ([]File, error) {
-	// Without Istio TLS, secrets only istio-agent can serve (Kubernetes
-	// credentials, the mesh root of off mode) still need its socket.
-	if e.opts.TLS == TLSIstio || r.mentions(sdsClusterRef) || slices.ContainsFunc(shared, func(f File) bool { return bytes.Contains(f.Data, sdsClusterRef) }) {
-		sds, err := sdsCluster()
-		if err != nil {
-			return nil, err
-		}
-		f, err := e.fragment(sds, false)
-		if err != nil {
-			return nil, err
-		}
-		r = r.append(&rendering{clusters: []fragment{f}})
-	}
-	node, err := indentedJSON(node(p, e.shared.mesh.Config.DomainSuffix), 1)
-	if err != nil {
-		return nil, err
-	}
-	admin, err := indentedJSON(&bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)}, 1)
-	if err != nil {
-		return nil, err
-	}
-	var dynamic []byte
+	agent := r.mentions(sdsClusterRef) || slices.ContainsFunc(shared, func(f File) bool { return bytes.Contains(f.Data, sdsClusterRef) })
+	var dyn *bootstrapv3.Bootstrap_DynamicResources
 	if len(shared) > 0 {
-		dyn := &bootstrapv3.Bootstrap_DynamicResources{}
+		dyn = &bootstrapv3.Bootstrap_DynamicResources{}
 		for _, f := range shared {
 			switch {
 			case strings.HasPrefix(filepath.Base(f.Path), "clusters-"):
@@ -273,12 +261,61 @@ func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering, shared 
 				dyn.LdsConfig = e.pathSource(f.Path)
 			}
 		}
+	}
+	doc, err := e.bootstrapFile(out, p, r, agent, dyn, self)
+	if err != nil {
+		return nil, err
+	}
+	return append([]File{doc}, shared...), nil
+}
+
+// adsBootstrap is the bootstrap of Options.ADS: every resource of the
+// proxy, served (its rendering), comes over ADS; the bootstrap holds only
+// the way there and to istio-agent.
+func (e *Emitter) adsBootstrap(out *Output, p *resolve.Proxy, served *rendering, self string) (File, error) {
+	xds, err := xdsCluster(e.opts.ADS)
+	if err != nil {
+		return File{}, err
+	}
+	f, err := e.fragment(xds, false)
+	if err != nil {
+		return File{}, err
+	}
+	return e.bootstrapFile(out, p, &rendering{clusters: []fragment{f}}, served.mentions(sdsClusterRef), adsResources(), self)
+}
+
+// bootstrapFile is a bootstrap document with static resources r and
+// dynamic ones dyn (nil for none); agent says that a resource names
+// istio-agent's SDS cluster.
+func (e *Emitter) bootstrapFile(out *Output, p *resolve.Proxy, r *rendering, agent bool, dyn *bootstrapv3.Bootstrap_DynamicResources, self string) (File, error) {
+	// Without Istio TLS, secrets only istio-agent can serve (Kubernetes
+	// credentials, the mesh root of off mode) still need its socket.
+	if e.opts.TLS == TLSIstio || agent {
+		sds, err := sdsCluster()
+		if err != nil {
+			return File{}, err
+		}
+		f, err := e.fragment(sds, false)
+		if err != nil {
+			return File{}, err
+		}
+		r = r.append(&rendering{clusters: []fragment{f}})
+	}
+	node, err := indentedJSON(node(p, e.shared.mesh.Config.DomainSuffix), 1)
+	if err != nil {
+		return File{}, err
+	}
+	admin, err := indentedJSON(&bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)}, 1)
+	if err != nil {
+		return File{}, err
+	}
+	var dynamic []byte
+	if dyn != nil {
 		if dynamic, err = indentedJSON(dyn, 1); err != nil {
-			return nil, err
+			return File{}, err
 		}
 	}
-	doc := File{Path: self, Data: bootstrapDocument(e.buffer(out), node, dynamic, admin, r)}
-	return append([]File{doc}, shared...), nil
+	return File{Path: self, Data: bootstrapDocument(e.buffer(out), node, dynamic, admin, r)}, nil
 }
 
 // SharedDir holds the content-addressed files of --dedup. The underscore
