@@ -5,9 +5,11 @@ package xds
 import (
 	"flag"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -30,6 +32,7 @@ import (
 var (
 	loadNamespaces = flag.Int("loadtest.namespaces", 34, "namespaces of the generated mesh (about 30 proxies each)")
 	loadSidecarNth = flag.Int("loadtest.sidecar-every", 1, "a namespace Sidecar in every Nth namespace (meshgen.Options.SidecarEveryNth)")
+	loadHeapProf   = flag.String("loadtest.heapprofile", "", "write a heap profile to this `file` once every proxy is connected")
 )
 
 // TestLoad connects every proxy of a generated mesh, each an Envoy that
@@ -82,6 +85,9 @@ func TestLoad(t *testing.T) {
 	}
 	t.Logf("%d proxies connected, each ACKed CDS, EDS, LDS and RDS: %s", len(ids), time.Since(start).Round(time.Millisecond))
 	heapAfter := heap()
+	if *loadHeapProf != "" {
+		writeHeapProfile(t, *loadHeapProf)
+	}
 	t.Logf("heap: %.1f MB with configs, %.1f MB with every proxy connected: %.1f KB per connected proxy (client side included)",
 		mb(heapBefore), mb(heapAfter), float64(heapAfter-heapBefore)/float64(len(ids))/1024)
 
@@ -141,6 +147,19 @@ func heap() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// writeHeapProfile writes the live heap (after a GC) to path, for
+// go tool pprof -sample_index=inuse_space.
+func writeHeapProfile(t *testing.T, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func mb(b uint64) float64 { return float64(b) / (1 << 20) }

@@ -77,6 +77,10 @@ func (s *Server) refresh(ctx context.Context, src Source, run func(context.Conte
 		}
 		opts := src.Build
 		opts.Format = "xds"
+		// Validation findings are diagnostics of build and lint; serve
+		// reports none, so it skips the checks (a third of the time),
+		// and an Envoy that rejects a resource says so by NACK.
+		opts.Unchecked = true
 		cs, berr := r.Configs(ctx, r.Mesh.Views, opts)
 		if err = berr; err == nil {
 			err = s.Publish(r, cs)

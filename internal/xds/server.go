@@ -49,7 +49,7 @@ type Server struct {
 	// digests hash the current configs' resources; snaps are the
 	// snapshots made from them, by proxy ID.
 	digests *digester
-	snaps   map[string]*cache.Snapshot
+	snaps   map[string]*snapshot
 	nodes   map[string]*node
 	// streams maps an open stream to its node's key, "" until the
 	// stream's first request names the node.
@@ -63,7 +63,7 @@ type node struct {
 	streams int
 	// set is the snapshot the cache holds for it; warned says that it
 	// was logged as unknown.
-	set    *cache.Snapshot
+	set    *snapshot
 	setAt  time.Time
 	warned bool
 	types  map[string]*TypeStatus
@@ -97,7 +97,7 @@ func New(log *slog.Logger) *Server {
 		cancel:  cancel,
 		nodes:   map[string]*node{},
 		streams: map[int64]string{},
-		snaps:   map[string]*cache.Snapshot{},
+		snaps:   map[string]*snapshot{},
 	}
 	// ADS mode: a request naming routes or endpoints is answered only
 	// when it names all the snapshot holds, so Envoy never sees a
@@ -169,7 +169,7 @@ func (s *Server) Publish(r *compile.Result, configs []*envoycfg.Config) error {
 		ids = append(ids, n.id)
 	}
 	s.mu.Unlock()
-	d, snaps := newDigester(), map[string]*cache.Snapshot{}
+	d, snaps := newDigester(), map[string]*snapshot{}
 	for _, id := range ids {
 		name, err := ParseNodeID(id)
 		if err != nil {
@@ -198,7 +198,7 @@ func (s *Server) Publish(r *compile.Result, configs []*envoycfg.Config) error {
 			changed++
 		}
 	}
-	s.metrics.snapshotBytes.Set(float64(s.digests.bytes))
+	s.metrics.snapshotBytes.Set(float64(s.digests.totalBytes()))
 	s.log.Info("configuration published", "proxies", len(configs), "nodes", len(s.nodes), "updated", changed)
 	return nil
 }
@@ -247,7 +247,7 @@ func (s *Server) bind(key string, n *node) error {
 }
 
 // snapshot is a proxy's snapshot from the current configs, made once.
-func (s *Server) snapshot(proxy string) (*cache.Snapshot, error) {
+func (s *Server) snapshot(proxy string) (*snapshot, error) {
 	if snap, ok := s.snaps[proxy]; ok {
 		return snap, nil
 	}
@@ -256,7 +256,7 @@ func (s *Server) snapshot(proxy string) (*cache.Snapshot, error) {
 		return nil, fmt.Errorf("snapshot of %s: %w", proxy, err)
 	}
 	s.snaps[proxy] = snap
-	s.metrics.snapshotBytes.Set(float64(s.digests.bytes))
+	s.metrics.snapshotBytes.Set(float64(s.digests.totalBytes()))
 	return snap, nil
 }
 

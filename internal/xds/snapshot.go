@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"sync"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
@@ -43,21 +44,23 @@ type digest struct {
 
 // digester hashes resources once each: proxies share most of theirs
 // (envoycfg.Config), so one compile's resources are hashed by pointer.
+// Snapshots read it for delta xDS while a publish may add to it.
 type digester struct {
+	mu   sync.Mutex
 	seen map[proto.Message]digest
-	// sets are the resource sets made, by type URL and version: proxies
-	// of one scope have equal routes and endpoints, and share one set.
-	sets map[[2]string]cache.Resources
 	// bytes is the size of every distinct resource hashed.
 	bytes int64
 }
 
 func newDigester() *digester {
-	return &digester{seen: map[proto.Message]digest{}, sets: map[[2]string]cache.Resources{}}
+	return &digester{seen: map[proto.Message]digest{}}
 }
 
 func (d *digester) digest(m proto.Message) (digest, error) {
-	if g, ok := d.seen[m]; ok {
+	d.mu.Lock()
+	g, ok := d.seen[m]
+	d.mu.Unlock()
+	if ok {
 		return g, nil
 	}
 	// Deterministic marshaling: the build's output is deterministic, so
@@ -66,57 +69,139 @@ func (d *digester) digest(m proto.Message) (digest, error) {
 	if err != nil {
 		return digest{}, err
 	}
-	g := digest{sha256.Sum256(b), len(b)}
-	d.seen[m] = g
-	d.bytes += int64(len(b))
+	g = digest{sha256.Sum256(b), len(b)}
+	d.mu.Lock()
+	if _, again := d.seen[m]; !again {
+		d.seen[m] = g
+		d.bytes += int64(len(b))
+	}
+	d.mu.Unlock()
 	return g, nil
 }
 
-// snapshot is a proxy's resources in the cache's form, each type versioned
-// by the hash of its resources: a type whose content did not change keeps
-// its version, and Envoy is sent nothing for it.
-func (d *digester) snapshot(c *envoycfg.Config) (*cache.Snapshot, error) {
-	lists := map[string][]proto.Message{}
-	for _, m := range c.Resources() {
-		k, _ := envoycfg.KeyOf(m)
-		for _, t := range typeURLs {
-			if t.name == k.Type {
-				lists[t.url] = append(lists[t.url], m)
-			}
-		}
-	}
-	s := &cache.Snapshot{}
-	for _, t := range typeURLs {
+// totalBytes is the size of every distinct resource hashed so far.
+func (d *digester) totalBytes() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.bytes
+}
+
+// snapshot is one proxy's resources as the snapshot cache reads them
+// (cache.ResourceSnapshot), each type versioned by the hash of its
+// resources: a type whose content did not change keeps its version, and
+// Envoy is sent nothing for it. It holds the proxy's config, whose
+// resource lists mostly share their part's; the maps by name the cache
+// asks for are made per response, not kept per proxy.
+type snapshot struct {
+	cfg      *envoycfg.Config
+	d        *digester
+	versions [4]string // by typeURLs index
+}
+
+func (d *digester) snapshot(c *envoycfg.Config) (*snapshot, error) {
+	s := &snapshot{cfg: c, d: d}
+	for i, t := range typeURLs {
 		h := sha256.New()
-		for _, m := range lists[t.url] {
+		for _, m := range s.list(i) {
 			g, err := d.digest(m)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", typeName(t.url), err)
 			}
 			h.Write(g.sum[:])
 		}
-		key := [2]string{t.url, hex.EncodeToString(h.Sum(nil)[:8])}
-		set, ok := d.sets[key]
-		if !ok {
-			items := make([]types.Resource, len(lists[t.url]))
-			for i, m := range lists[t.url] {
-				items[i] = m
-			}
-			set = cache.NewResources(key[1], items)
-			d.sets[key] = set
-		}
-		s.Resources[cache.GetResponseType(t.url)] = set
+		s.versions[i] = hex.EncodeToString(h.Sum(nil)[:8])
 	}
 	return s, nil
 }
 
-// sameVersions reports whether two snapshots carry the same version of
-// every type served.
-func sameVersions(a, b *cache.Snapshot) bool {
-	for _, t := range typeURLs {
-		if a.GetVersion(t.url) != b.GetVersion(t.url) {
-			return false
+// list is the resources of typeURLs[i].
+func (s *snapshot) list(i int) []proto.Message {
+	switch typeURLs[i].name {
+	case envoycfg.Cluster:
+		return messages(s.cfg.Clusters)
+	case envoycfg.Endpoints:
+		return messages(s.cfg.Endpoints)
+	case envoycfg.Listener:
+		return messages(s.cfg.Listeners)
+	default:
+		return messages(s.cfg.Routes)
+	}
+}
+
+func messages[M proto.Message](ms []M) []proto.Message {
+	out := make([]proto.Message, len(ms))
+	for i, m := range ms {
+		out[i] = m
+	}
+	return out
+}
+
+func typeIndex(typeURL string) int {
+	for i, t := range typeURLs {
+		if t.url == typeURL {
+			return i
 		}
 	}
-	return true
+	return -1
 }
+
+// GetVersion implements cache.ResourceSnapshot.
+func (s *snapshot) GetVersion(typeURL string) string {
+	if i := typeIndex(typeURL); i >= 0 {
+		return s.versions[i]
+	}
+	return ""
+}
+
+// GetResourcesAndTTL implements cache.ResourceSnapshot.
+func (s *snapshot) GetResourcesAndTTL(typeURL string) map[string]types.ResourceWithTTL {
+	i := typeIndex(typeURL)
+	if i < 0 {
+		return nil
+	}
+	ms := s.list(i)
+	out := make(map[string]types.ResourceWithTTL, len(ms))
+	for _, m := range ms {
+		out[cache.GetResourceName(m)] = types.ResourceWithTTL{Resource: m}
+	}
+	return out
+}
+
+// GetResources implements cache.ResourceSnapshot.
+func (s *snapshot) GetResources(typeURL string) map[string]types.Resource {
+	i := typeIndex(typeURL)
+	if i < 0 {
+		return nil
+	}
+	ms := s.list(i)
+	out := make(map[string]types.Resource, len(ms))
+	for _, m := range ms {
+		out[cache.GetResourceName(m)] = m
+	}
+	return out
+}
+
+// ConstructVersionMap implements cache.ResourceSnapshot: every resource
+// was hashed when the snapshot was made.
+func (s *snapshot) ConstructVersionMap() error { return nil }
+
+// GetVersionMap implements cache.ResourceSnapshot: each resource's
+// version, for delta xDS, is its content hash.
+func (s *snapshot) GetVersionMap(typeURL string) map[string]string {
+	i := typeIndex(typeURL)
+	if i < 0 {
+		return nil
+	}
+	ms := s.list(i)
+	out := make(map[string]string, len(ms))
+	for _, m := range ms {
+		// Hashed when the snapshot was made; an error is impossible here.
+		g, _ := s.d.digest(m)
+		out[cache.GetResourceName(m)] = hex.EncodeToString(g.sum[:8])
+	}
+	return out
+}
+
+// sameVersions reports whether two snapshots carry the same version of
+// every type served.
+func sameVersions(a, b *snapshot) bool { return a.versions == b.versions }
