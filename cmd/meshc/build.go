@@ -53,7 +53,8 @@ proxy sees, and writes its Envoy configuration under OUT:
 What proxies share is written once: each distinct set of outbound clusters
 and listeners (with xds also route configurations and endpoints) is a
 DiscoveryResponse under OUT/_shared/ named by its content; a bootstrap holds
-the proxy's own resources (inbound listeners and clusters, identity) and
+the proxy's own resources (inbound listeners and clusters, identity, and the
+clusters of services its namespace sees but not every namespace does) and
 loads the shared files through filesystem config sources, and an xds
 directory holds the proxy's own resources while index.json names its shared
 files. --self-contained writes each proxy's whole configuration in its own

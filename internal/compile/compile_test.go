@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"maps"
@@ -177,12 +178,27 @@ func TestProxyConfigTooLargeGroupedByScope(t *testing.T) {
 }
 
 // TestEstimateWithinAFactorOfTwo: on a generated mesh with and without
-// Sidecars, the estimate of both layouts is within a factor of two of
-// what the build writes, and sharing is estimated smaller.
+// Sidecars, and with a private ServiceEntry in every namespace, the
+// estimate of both layouts is within a factor of two of what the build
+// writes, and sharing is estimated smaller.
 func TestEstimateWithinAFactorOfTwo(t *testing.T) {
+	for _, private := range []bool{false, true} {
+		estimateWithinAFactorOfTwo(t, private)
+	}
+}
+
+func estimateWithinAFactorOfTwo(t *testing.T, private bool) {
 	dir := t.TempDir()
 	if _, _, err := meshgen.Write(dir, meshgen.Options{Namespaces: 6, ServicesPerNS: 5, SidecarEveryNth: 2}); err != nil {
 		t.Fatal(err)
+	}
+	for i := 1; private && i <= 6; i++ {
+		ns := fmt.Sprintf("ns-%03d", i)
+		se := fmt.Sprintf("apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: private, namespace: %s}\n"+
+			"spec: {hosts: [api.%s.internal], exportTo: [.], resolution: DNS, ports: [{number: 443, name: https, protocol: TLS}]}\n", ns, ns)
+		if err := os.WriteFile(filepath.Join(dir, ns, "private.yaml"), []byte(se), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r, err := Run(context.Background(), Inputs{Paths: []string{dir}}, Options{})
 	if err != nil {

@@ -181,8 +181,9 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 }
 
 // renderings renders a proxy's resources, reusing its part's: all of them
-// in own, or with Shared its own resources in own and the part it
-// shares, whose resources go to shared files.
+// in own, or with Shared its own resources and its part's private
+// clusters in own and the part it shares, whose other resources go to
+// shared files.
 func (e *Emitter) renderings(cfg *Config) (own *rendering, shared *part, err error) {
 	packed := e.opts.Format == XDS
 	p := cfg.part
@@ -195,14 +196,21 @@ func (e *Emitter) renderings(cfg *Config) (own *rendering, shared *part, err err
 		return nil, nil, err
 	}
 	own, err = e.render(cfg.Clusters[len(p.clusters):], cfg.Listeners[len(p.listeners):], nil, nil, packed)
-	if err != nil || e.opts.Shared {
-		return own, p, err
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case !e.opts.Shared:
+		return pr.append(own), nil, nil
+	case len(p.private) == 0:
+		return own, p, nil
 	}
-	return pr.append(own), nil, nil
+	mine := p.privateRender.append(own)
+	mine.wire = own.wire // the part's wire size, which the caller adds, counts the private clusters
+	return mine, p, nil
 }
 
-// sharedFiles are a part's content-addressed files: its clusters and
-// listeners, and with xDS its routes and endpoints, each a
+// sharedFiles are a part's content-addressed files: its clusters but the
+// private ones, its listeners, and with xDS its routes and endpoints, each a
 // DiscoveryResponse named by the hash of its resources. Parts of many
 // scopes share files (a mesh-wide cluster set is the same for every
 // namespace without a Sidecar), so each document is made once per Emitter:
@@ -210,7 +218,20 @@ func (e *Emitter) renderings(cfg *Config) (own *rendering, shared *part, err err
 // name and size.
 func (e *Emitter) sharedFiles(p *part) []File {
 	p.filesOnce.Do(func() {
-		docs := []partDoc{{"clusters", ClusterType, p.render.clusters}, {"listeners", ListenerType, p.render.listeners}}
+		clusters := p.render.clusters
+		if len(p.private) > 0 {
+			private := make(map[*clusterv3.Cluster]bool, len(p.private))
+			for _, c := range p.private {
+				private[c] = true
+			}
+			clusters = nil
+			for i, c := range p.clusters {
+				if !private[c] {
+					clusters = append(clusters, p.render.clusters[i])
+				}
+			}
+		}
+		docs := []partDoc{{"clusters", ClusterType, clusters}, {"listeners", ListenerType, p.render.listeners}}
 		if e.opts.Format == XDS {
 			docs = append(docs, partDoc{"routes", RouteType, p.render.routes}, partDoc{"endpoints", EndpointType, p.render.endpoints})
 		}

@@ -297,7 +297,7 @@ func TestSharedEqualsSelfContained(t *testing.T) {
 		objs, _ := load.Bytes(f.Name, f.Data)
 		gen = append(gen, objs...)
 	}
-	for _, objs := range [][]model.Object{bookinfoObjects(t), gw, gen} {
+	for _, objs := range [][]model.Object{bookinfoObjects(t), gw, gen, privateServicesMesh(t)} {
 		m := loadMesh(t, objs)
 		for _, format := range []Format{Bootstrap, XDS} {
 			whole, shared := t.TempDir(), t.TempDir()
@@ -322,6 +322,120 @@ func TestSharedEqualsSelfContained(t *testing.T) {
 			}
 		}
 	}
+}
+
+// privateServicesMesh is a generated mesh without Sidecars whose
+// namespaces each have a ServiceEntry of their own (exportTo "."): every
+// scope sees the mesh-wide services and one private one.
+func privateServicesMesh(t *testing.T) []model.Object {
+	t.Helper()
+	var objs []model.Object
+	for _, f := range meshgen.Generate(meshgen.Options{Namespaces: 3, ServicesPerNS: 2, SidecarEveryNth: -1}) {
+		o, _ := load.Bytes(f.Name, f.Data)
+		objs = append(objs, o...)
+	}
+	for _, ns := range []string{"ns-001", "ns-002", "ns-003"} {
+		o, ds := load.Bytes(ns+"/private.yaml", []byte(fmt.Sprintf(`apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: private-api, namespace: %s}
+spec:
+  hosts: [api.%s.internal]
+  exportTo: ["."]
+  ports: [{number: 443, name: https, protocol: TLS}]
+  resolution: DNS
+  location: MESH_EXTERNAL
+`, ns, ns)))
+		if len(o) != 1 || len(ds) > 0 {
+			t.Fatalf("private ServiceEntry of %s: %v", ns, ds)
+		}
+		objs = append(objs, o...)
+	}
+	return objs
+}
+
+// TestPrivateClustersStayWithProxy: where scopes see the same mesh-wide
+// services plus a private one each, the shared layout writes one cluster
+// file for all of them and each proxy's private cluster with the proxy
+// (static in a bootstrap, in its own clusters.json with xds), never in
+// both places.
+func TestPrivateClustersStayWithProxy(t *testing.T) {
+	m := loadMesh(t, privateServicesMesh(t))
+	for _, format := range []Format{Bootstrap, XDS} {
+		out := t.TempDir()
+		res, err := New(m, Options{Format: format, Shared: true}).Write(context.Background(), m.Views, WriteOptions{Dir: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clusterFiles := map[string]bool{}
+		for _, e := range res.Index {
+			if e.Type != "sidecar" {
+				continue
+			}
+			own, shared := ownAndSharedClusters(t, out, e)
+			for _, f := range e.Shared {
+				if strings.HasPrefix(filepath.Base(f), "clusters-") {
+					clusterFiles[f] = true
+				}
+			}
+			private := "outbound|443||api." + e.Namespace + ".internal"
+			if !slices.Contains(own, private) || slices.Contains(shared, private) {
+				t.Errorf("%s %s: %s not with the proxy alone (own %d clusters, shared %d)", format, e.Path, private, len(own), len(shared))
+			}
+			for _, c := range own {
+				if slices.Contains(shared, c) {
+					t.Errorf("%s %s: %s both with the proxy and shared", format, e.Path, c)
+				}
+				if strings.HasSuffix(c, ".internal") && c != private {
+					t.Errorf("%s %s: another namespace's %s", format, e.Path, c)
+				}
+			}
+		}
+		if len(clusterFiles) != 1 {
+			t.Errorf("%s: %d shared cluster files, want one for every namespace: %v", format, len(clusterFiles), clusterFiles)
+		}
+	}
+}
+
+// ownAndSharedClusters are the names of a proxy's clusters in its own
+// files and in the shared files it names.
+func ownAndSharedClusters(t *testing.T, out string, e IndexEntry) (own, shared []string) {
+	t.Helper()
+	read := func(path string) []string {
+		data, err := os.ReadFile(filepath.Join(out, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resp discoveryv3.DiscoveryResponse
+		if err := protojson.Unmarshal(data, &resp); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		var names []string
+		for _, a := range resp.GetResources() {
+			var c clusterv3.Cluster
+			if err := a.UnmarshalTo(&c); err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, c.GetName())
+		}
+		return names
+	}
+	for _, f := range e.Shared {
+		if strings.HasPrefix(filepath.Base(f), "clusters-") {
+			shared = append(shared, read(f)...)
+		}
+	}
+	if !strings.HasSuffix(e.Path, ".json") {
+		return read(filepath.Join(e.Path, "clusters.json")), shared
+	}
+	data, err := os.ReadFile(filepath.Join(out, e.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bootstrapv3.Bootstrap
+	if err := protojson.Unmarshal(data, &b); err != nil {
+		t.Fatal(err)
+	}
+	return names(b.GetStaticResources().GetClusters()), shared
 }
 
 // proxyResources reads a proxy's resources from a build, by type and
