@@ -42,6 +42,10 @@ type Server struct {
 	// the context they were made with ends).
 	cancel context.CancelFunc
 
+	// built is the last published build, which the next one reuses;
+	// only Run reads and writes it.
+	built *compile.ConfigSet
+
 	mu sync.Mutex
 	// result and configs are the last good compile; nil before one.
 	result  *compile.Result
