@@ -246,6 +246,17 @@ func TestAssembledBootstrapEqualsWholeRendering(t *testing.T) {
 	}
 }
 
+// writeShared writes a shared build of m in format to a new directory.
+func writeShared(t *testing.T, m *resolve.Mesh, format Format) (string, Result) {
+	t.Helper()
+	out := t.TempDir()
+	res, err := New(m, Options{Format: format, Shared: true}).Write(context.Background(), m.Views, WriteOptions{Dir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, res
+}
+
 // TestSharedLayout: with Shared, bookinfo's sidecars (one scope) name the
 // same shared files, which load back as DiscoveryResponses; a bootstrap
 // holds only its own resources and loads the shared ones through
@@ -253,11 +264,7 @@ func TestAssembledBootstrapEqualsWholeRendering(t *testing.T) {
 func TestSharedLayout(t *testing.T) {
 	m := loadMesh(t, bookinfoObjects(t))
 	for _, format := range []Format{Bootstrap, XDS} {
-		out := t.TempDir()
-		res, err := New(m, Options{Format: format, Shared: true}).Write(context.Background(), m.Views, WriteOptions{Dir: out})
-		if err != nil {
-			t.Fatal(err)
-		}
+		out, res := writeShared(t, m, format)
 		want := map[Format]int{Bootstrap: 2, XDS: 4}[format]
 		var sidecarShared []string
 		for _, e := range res.Index {
@@ -361,11 +368,7 @@ spec:
 func TestPrivateClustersStayWithProxy(t *testing.T) {
 	m := loadMesh(t, privateServicesMesh(t))
 	for _, format := range []Format{Bootstrap, XDS} {
-		out := t.TempDir()
-		res, err := New(m, Options{Format: format, Shared: true}).Write(context.Background(), m.Views, WriteOptions{Dir: out})
-		if err != nil {
-			t.Fatal(err)
-		}
+		out, res := writeShared(t, m, format)
 		clusterFiles := map[string]bool{}
 		for _, e := range res.Index {
 			if e.Type != "sidecar" {
@@ -377,7 +380,7 @@ func TestPrivateClustersStayWithProxy(t *testing.T) {
 					clusterFiles[f] = true
 				}
 			}
-			private := "outbound|443||api." + e.Namespace + ".internal"
+			private := "Cluster/outbound|443||api." + e.Namespace + ".internal"
 			if !slices.Contains(own, private) || slices.Contains(shared, private) {
 				t.Errorf("%s %s: %s not with the proxy alone (own %d clusters, shared %d)", format, e.Path, private, len(own), len(shared))
 			}
@@ -401,21 +404,9 @@ func TestPrivateClustersStayWithProxy(t *testing.T) {
 func ownAndSharedClusters(t *testing.T, out string, e IndexEntry) (own, shared []string) {
 	t.Helper()
 	read := func(path string) []string {
-		data, err := os.ReadFile(filepath.Join(out, path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var resp discoveryv3.DiscoveryResponse
-		if err := protojson.Unmarshal(data, &resp); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
 		var names []string
-		for _, a := range resp.GetResources() {
-			var c clusterv3.Cluster
-			if err := a.UnmarshalTo(&c); err != nil {
-				t.Fatal(err)
-			}
-			names = append(names, c.GetName())
+		for _, m := range readResponse(t, out, path) {
+			names = append(names, resourceKey(m))
 		}
 		return names
 	}
@@ -427,15 +418,24 @@ func ownAndSharedClusters(t *testing.T, out string, e IndexEntry) (own, shared [
 	if !strings.HasSuffix(e.Path, ".json") {
 		return read(filepath.Join(e.Path, "clusters.json")), shared
 	}
-	data, err := os.ReadFile(filepath.Join(out, e.Path))
+	for _, c := range readBootstrap(t, out, e.Path).GetStaticResources().GetClusters() {
+		own = append(own, resourceKey(c))
+	}
+	return own, shared
+}
+
+// readBootstrap reads a bootstrap of a build.
+func readBootstrap(t *testing.T, out, path string) *bootstrapv3.Bootstrap {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bootstrapv3.Bootstrap
 	if err := protojson.Unmarshal(data, &b); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", path, err)
 	}
-	return names(b.GetStaticResources().GetClusters()), shared
+	return &b
 }
 
 // proxyResources reads a proxy's resources from a build, by type and
@@ -445,19 +445,7 @@ func proxyResources(t *testing.T, out string, e IndexEntry) map[string]proto.Mes
 	t.Helper()
 	res := map[string]proto.Message{}
 	addResponse := func(path string) {
-		data, err := os.ReadFile(filepath.Join(out, path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var resp discoveryv3.DiscoveryResponse
-		if err := protojson.Unmarshal(data, &resp); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		for _, a := range resp.GetResources() {
-			m, err := a.UnmarshalNew()
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, m := range readResponse(t, out, path) {
 			if err := deepValidate(m); err != nil {
 				t.Errorf("%s: %v", path, err)
 			}
@@ -465,14 +453,7 @@ func proxyResources(t *testing.T, out string, e IndexEntry) map[string]proto.Mes
 		}
 	}
 	if strings.HasSuffix(e.Path, ".json") {
-		data, err := os.ReadFile(filepath.Join(out, e.Path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b bootstrapv3.Bootstrap
-		if err := protojson.Unmarshal(data, &b); err != nil {
-			t.Fatal(err)
-		}
+		b := readBootstrap(t, out, e.Path)
 		for _, l := range b.GetStaticResources().GetListeners() {
 			res[resourceKey(l)] = l
 		}
@@ -493,6 +474,28 @@ func proxyResources(t *testing.T, out string, e IndexEntry) map[string]proto.Mes
 		addResponse(s)
 	}
 	return res
+}
+
+// readResponse reads the resources of a DiscoveryResponse file of a build.
+func readResponse(t *testing.T, out, path string) []proto.Message {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp discoveryv3.DiscoveryResponse
+	if err := protojson.Unmarshal(data, &resp); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var ms []proto.Message
+	for _, a := range resp.GetResources() {
+		m, err := a.UnmarshalNew()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	return ms
 }
 
 func resourceKey(m proto.Message) string {

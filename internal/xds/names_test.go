@@ -3,7 +3,6 @@ package xds
 import (
 	"cmp"
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/envoycfg"
 	"github.com/meshc/meshc/internal/meshgen"
 )
 
@@ -27,21 +27,14 @@ func TestSnapshotNamesAreWhatEnvoySubscribes(t *testing.T) {
 	if _, _, err := meshgen.Write(generated, meshgen.Options{Namespaces: 4, ServicesPerNS: 10, SidecarEveryNth: 2}); err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{filepath.Join("..", "..", "examples", "bookinfo"), generated} {
+	for _, dir := range []string{bookinfoDir, generated} {
 		checkSubscribedNames(t, dir)
 	}
 }
 
 func checkSubscribedNames(t *testing.T, dir string) {
 	t.Helper()
-	r, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{dir}}, compile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := r.Configs(context.Background(), r.Mesh.Views, compile.BuildOptions{Format: "xds"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, cs := compileConfigs(t, dir)
 	d := newDigester()
 	checked := 0
 	for i, v := range r.Mesh.Views {
@@ -77,6 +70,21 @@ func checkSubscribedNames(t *testing.T, dir string) {
 	if checked == 0 {
 		t.Errorf("%s: no proxy has both EDS clusters and RDS listeners: the test checks nothing", dir)
 	}
+}
+
+// compileConfigs compiles dir and builds every proxy's configuration as
+// serve does.
+func compileConfigs(t *testing.T, dir string) (*compile.Result, []*envoycfg.Config) {
+	t.Helper()
+	r, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{dir}}, compile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := r.Configs(context.Background(), r.Mesh.Views, compile.BuildOptions{Format: "xds", Unchecked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, cs
 }
 
 // subscriptions are the names an Envoy subscribes to once it has

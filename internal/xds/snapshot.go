@@ -155,30 +155,12 @@ func (s *snapshot) GetVersion(typeURL string) string {
 
 // GetResourcesAndTTL implements cache.ResourceSnapshot.
 func (s *snapshot) GetResourcesAndTTL(typeURL string) map[string]types.ResourceWithTTL {
-	i := typeIndex(typeURL)
-	if i < 0 {
-		return nil
-	}
-	ms := s.list(i)
-	out := make(map[string]types.ResourceWithTTL, len(ms))
-	for _, m := range ms {
-		out[cache.GetResourceName(m)] = types.ResourceWithTTL{Resource: m}
-	}
-	return out
+	return byName(s, typeURL, func(m proto.Message) types.ResourceWithTTL { return types.ResourceWithTTL{Resource: m} })
 }
 
 // GetResources implements cache.ResourceSnapshot.
 func (s *snapshot) GetResources(typeURL string) map[string]types.Resource {
-	i := typeIndex(typeURL)
-	if i < 0 {
-		return nil
-	}
-	ms := s.list(i)
-	out := make(map[string]types.Resource, len(ms))
-	for _, m := range ms {
-		out[cache.GetResourceName(m)] = m
-	}
-	return out
+	return byName(s, typeURL, func(m proto.Message) types.Resource { return m })
 }
 
 // ConstructVersionMap implements cache.ResourceSnapshot: every resource
@@ -188,16 +170,24 @@ func (s *snapshot) ConstructVersionMap() error { return nil }
 // GetVersionMap implements cache.ResourceSnapshot: each resource's
 // version, for delta xDS, is its content hash.
 func (s *snapshot) GetVersionMap(typeURL string) map[string]string {
+	return byName(s, typeURL, func(m proto.Message) string {
+		// Hashed when the snapshot was made; an error is impossible here.
+		g, _ := s.d.digest(m)
+		return hex.EncodeToString(g.sum[:8])
+	})
+}
+
+// byName maps the name of each resource of a type to what of it the
+// cache asks for; nil for a type not served.
+func byName[V any](s *snapshot, typeURL string, value func(proto.Message) V) map[string]V {
 	i := typeIndex(typeURL)
 	if i < 0 {
 		return nil
 	}
 	ms := s.list(i)
-	out := make(map[string]string, len(ms))
+	out := make(map[string]V, len(ms))
 	for _, m := range ms {
-		// Hashed when the snapshot was made; an error is impossible here.
-		g, _ := s.d.digest(m)
-		out[cache.GetResourceName(m)] = hex.EncodeToString(g.sum[:8])
+		out[cache.GetResourceName(m)] = value(m)
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package xds
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -10,24 +9,19 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/envoycfg"
 )
+
+var bookinfoDir = filepath.Join("..", "..", "examples", "bookinfo")
 
 // Versions are content hashes, equal across compiles; proxies of one
 // scope share their routes and endpoints, not their listeners.
 func TestSnapshotVersionsAndSharing(t *testing.T) {
 	snaps := func() map[string]*snapshot {
-		r, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{filepath.Join("..", "..", "examples", "bookinfo")}}, compile.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs, err := r.Configs(context.Background(), r.Mesh.Views, compile.BuildOptions{Format: "xds"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r, cs := compileConfigs(t, bookinfoDir)
 		d, out := newDigester(), map[string]*snapshot{}
 		for i, v := range r.Mesh.Views {
+			var err error
 			if out[v.Proxy.ID()], err = d.snapshot(cs[i]); err != nil {
 				t.Fatal(err)
 			}
@@ -59,14 +53,7 @@ func TestSnapshotVersionsAndSharing(t *testing.T) {
 // same resources would: the same resources by name for every type, and a
 // version for each of them.
 func TestSnapshotReadsAsCacheSnapshot(t *testing.T) {
-	r, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{filepath.Join("..", "..", "examples", "bookinfo")}}, compile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := r.Configs(context.Background(), r.Mesh.Views, compile.BuildOptions{Format: "xds"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, cs := compileConfigs(t, bookinfoDir)
 	d := newDigester()
 	for i, v := range r.Mesh.Views {
 		ours, err := d.snapshot(cs[i])
