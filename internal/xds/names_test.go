@@ -35,7 +35,7 @@ func TestSnapshotNamesAreWhatEnvoySubscribes(t *testing.T) {
 func checkSubscribedNames(t *testing.T, dir string) {
 	t.Helper()
 	r, cs := compileConfigs(t, dir)
-	d := newDigester()
+	d := newDigester(nil)
 	checked := 0
 	for i, v := range r.Mesh.Views {
 		snap, err := d.snapshot(cs[i])

@@ -172,8 +172,9 @@ func (s *Server) Publish(r *compile.Result, configs []*envoycfg.Config) error {
 	for _, n := range s.nodes {
 		ids = append(ids, n.id)
 	}
+	d, snaps := newDigester(s.digests), map[string]*snapshot{}
 	s.mu.Unlock()
-	d, snaps := newDigester(), map[string]*snapshot{}
+	defer d.forget()
 	for _, id := range ids {
 		name, err := ParseNodeID(id)
 		if err != nil {
@@ -203,7 +204,7 @@ func (s *Server) Publish(r *compile.Result, configs []*envoycfg.Config) error {
 		}
 	}
 	s.metrics.snapshotBytes.Set(float64(s.digests.totalBytes()))
-	s.log.Info("configuration published", "proxies", len(configs), "nodes", len(s.nodes), "updated", changed)
+	s.log.Info("configuration published", "proxies", len(configs), "nodes", len(s.nodes), "updated", changed, "hashed", d.hashedCount())
 	return nil
 }
 

@@ -50,18 +50,47 @@ type digester struct {
 	seen map[proto.Message]digest
 	// bytes is the size of every distinct resource hashed.
 	bytes int64
+	// prev, while set, is the last publish's digester: a recompile keeps
+	// the configurations of the proxies whose inputs did not change, and
+	// their resources are not hashed again. hashed counts those that are.
+	prev   *digester
+	hashed int
 }
 
-func newDigester() *digester {
-	return &digester{seen: map[proto.Message]digest{}}
+// newDigester returns a digester that takes what prev (nil for none)
+// hashed until forget is called.
+func newDigester(prev *digester) *digester {
+	return &digester{seen: map[proto.Message]digest{}, prev: prev}
+}
+
+// forget drops the previous digester, so that it can be freed.
+func (d *digester) forget() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.prev = nil
+}
+
+// lookup is m's digest if d has it.
+func (d *digester) lookup(m proto.Message) (digest, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	g, ok := d.seen[m]
+	return g, ok
 }
 
 func (d *digester) digest(m proto.Message) (digest, error) {
 	d.mu.Lock()
 	g, ok := d.seen[m]
+	prev := d.prev
 	d.mu.Unlock()
 	if ok {
 		return g, nil
+	}
+	if prev != nil {
+		if g, ok := prev.lookup(m); ok {
+			d.add(m, g, false)
+			return g, nil
+		}
 	}
 	// Deterministic marshaling: the build's output is deterministic, so
 	// equal content gives equal bytes and an equal version.
@@ -70,13 +99,28 @@ func (d *digester) digest(m proto.Message) (digest, error) {
 		return digest{}, err
 	}
 	g = digest{sha256.Sum256(b), len(b)}
-	d.mu.Lock()
-	if _, again := d.seen[m]; !again {
-		d.seen[m] = g
-		d.bytes += int64(len(b))
-	}
-	d.mu.Unlock()
+	d.add(m, g, true)
 	return g, nil
+}
+
+func (d *digester) add(m proto.Message, g digest, hashed bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, again := d.seen[m]; again {
+		return
+	}
+	d.seen[m] = g
+	d.bytes += int64(g.size)
+	if hashed {
+		d.hashed++
+	}
+}
+
+// hashedCount is how many resources d marshaled and hashed itself.
+func (d *digester) hashedCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.hashed
 }
 
 // totalBytes is the size of every distinct resource hashed so far.

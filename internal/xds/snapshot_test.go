@@ -19,7 +19,7 @@ var bookinfoDir = filepath.Join("..", "..", "examples", "bookinfo")
 func TestSnapshotVersionsAndSharing(t *testing.T) {
 	snaps := func() map[string]*snapshot {
 		r, cs := compileConfigs(t, bookinfoDir)
-		d, out := newDigester(), map[string]*snapshot{}
+		d, out := newDigester(nil), map[string]*snapshot{}
 		for i, v := range r.Mesh.Views {
 			var err error
 			if out[v.Proxy.ID()], err = d.snapshot(cs[i]); err != nil {
@@ -54,7 +54,7 @@ func TestSnapshotVersionsAndSharing(t *testing.T) {
 // version for each of them.
 func TestSnapshotReadsAsCacheSnapshot(t *testing.T) {
 	r, cs := compileConfigs(t, bookinfoDir)
-	d := newDigester()
+	d := newDigester(nil)
 	for i, v := range r.Mesh.Views {
 		ours, err := d.snapshot(cs[i])
 		if err != nil {
