@@ -204,9 +204,8 @@ func estimateWithinAFactorOfTwo(t *testing.T, private bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var estimates [2]int64
-	for i, selfContained := range []bool{false, true} {
-		opts := BuildOptions{SelfContained: selfContained}
+	var estimates [3]int64
+	for i, opts := range []BuildOptions{{}, {SelfContained: true}, {ADS: "127.0.0.1:15010"}} {
 		est := r.Estimate(r.Mesh.Views, opts)
 		out := t.TempDir()
 		built, err := r.Write(context.Background(), r.Mesh.Views, out, opts)
@@ -224,18 +223,18 @@ func estimateWithinAFactorOfTwo(t *testing.T, private bool) {
 			return nil
 		})
 		if built.Written != proxyFiles {
-			t.Errorf("self-contained %v: Written %d, the proxies' files on disk %d", selfContained, built.Written, proxyFiles)
+			t.Errorf("%+v: Written %d, the proxies' files on disk %d", opts, built.Written, proxyFiles)
 		}
 		if ratio := float64(est.Bytes) / float64(written); ratio < 0.5 || ratio > 2 {
-			t.Errorf("self-contained %v: estimated %d bytes, wrote %d (ratio %.2f)", selfContained, est.Bytes, written, ratio)
+			t.Errorf("%+v: estimated %d bytes, wrote %d (ratio %.2f)", opts, est.Bytes, written, ratio)
 		}
 		if len(est.Scopes) == 0 || est.Scopes[0].Proxies == 0 {
 			t.Errorf("no scopes in the estimate: %+v", est)
 		}
 		estimates[i] = est.Bytes
 	}
-	if estimates[0] >= estimates[1] {
-		t.Errorf("shared %d not below self-contained %d", estimates[0], estimates[1])
+	if estimates[2] >= estimates[0] || estimates[0] >= estimates[1] {
+		t.Errorf("estimates with ADS %d, shared %d and self-contained %d not in increasing order", estimates[2], estimates[0], estimates[1])
 	}
 }
 

@@ -16,6 +16,9 @@ const (
 	bytesPerCluster = 4300
 	bytesPerService = 2800
 	bytesPerProxy   = 38000
+	// bytesPerADSBootstrap is a bootstrap of BuildOptions.ADS, the
+	// proxy's whole output.
+	bytesPerADSBootstrap = 3000
 )
 
 // Estimate is what a build of some proxies would write, from the resolved
@@ -46,7 +49,7 @@ type ScopeEstimate struct {
 // proxies share is counted once: cluster sets by the services every
 // namespace sees of those they hold (the others' clusters with each
 // proxy), listeners and routes by scope; self-contained, every proxy
-// counts all.
+// counts all; with ADS, every proxy is one small bootstrap.
 func (r *Result) Estimate(views []*resolve.ProxyView, opts BuildOptions) Estimate {
 	byScope := map[*resolve.Scope]*ScopeEstimate{}
 	var order []*resolve.Scope
@@ -64,7 +67,7 @@ func (r *Result) Estimate(views []*resolve.ProxyView, opts BuildOptions) Estimat
 			clusterBytes, routeBytes := int64(size.clusters)*bytesPerCluster, int64(size.services)*bytesPerService
 			privateBytes[v.Scope] = int64(size.private) * bytesPerCluster
 			se.PerProxy = clusterBytes + routeBytes + bytesPerProxy
-			if !opts.SelfContained {
+			if !opts.SelfContained && opts.ADS == "" {
 				// Private clusters go with each proxy, the others to a
 				// cluster file of the services every namespace sees.
 				se.Bytes = routeBytes
@@ -77,9 +80,12 @@ func (r *Result) Estimate(views []*resolve.ProxyView, opts BuildOptions) Estimat
 			order = append(order, v.Scope)
 		}
 		se.Proxies++
-		if opts.SelfContained {
+		switch {
+		case opts.ADS != "":
+			se.PerProxy, se.Bytes = bytesPerADSBootstrap, se.Bytes+bytesPerADSBootstrap
+		case opts.SelfContained:
 			se.Bytes += se.PerProxy
-		} else {
+		default:
 			se.Bytes += bytesPerProxy + privateBytes[v.Scope]
 		}
 	}
