@@ -18,7 +18,6 @@ import (
 
 	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/diag"
-	"github.com/meshc/meshc/internal/emit"
 	"github.com/meshc/meshc/internal/outdir"
 )
 
@@ -281,7 +280,7 @@ func (f *buildFlags) adsAlone() error {
 	if f.ads == "" {
 		return nil
 	}
-	if _, _, err := emit.ParseADS(f.ads); err != nil {
+	if err := compile.CheckADS(f.ads); err != nil {
 		return fmt.Errorf("--ads: %w", err)
 	}
 	for _, c := range []struct {

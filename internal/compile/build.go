@@ -61,6 +61,12 @@ var (
 	TLSModes      = []string{string(emit.TLSIstio), string(emit.TLSFiles), string(emit.TLSOff)}
 )
 
+// CheckADS checks BuildOptions.ADS: HOST:PORT, HOST an IP or a DNS name.
+func CheckADS(addr string) error {
+	_, _, err := emit.ParseADS(addr)
+	return err
+}
+
 // DefaultMaxProxyBytes is istiod's gRPC message limit.
 const DefaultMaxProxyBytes = 4 << 20
 
