@@ -84,7 +84,7 @@ func BenchmarkRecompile(b *testing.B) {
 			if prev, err = r.ConfigSet(context.Background(), opts, prev); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(float64((cpuTime()-start).Milliseconds()), "ms-cpu/"+step.name)
+			b.ReportMetric(float64((cpuTime() - start).Milliseconds()), "ms-cpu/"+step.name)
 			b.ReportMetric(float64(prev.Rebuilt), "rebuilt/"+step.name)
 		}
 	}
