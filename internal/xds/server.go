@@ -209,7 +209,8 @@ func (s *Server) Publish(r *compile.Result, configs []*envoycfg.Config) error {
 }
 
 // bind matches a node to its proxy in the current compile and gives the
-// cache that proxy's snapshot unless it holds one of the same versions.
+// cache that proxy's snapshot unless it holds one of the same versions,
+// which then reads the current publish's hashes.
 // A node whose proxy left the inputs keeps what it has.
 func (s *Server) bind(key string, n *node) error {
 	if s.result == nil {
@@ -245,6 +246,7 @@ func (s *Server) bind(key string, n *node) error {
 		return err
 	}
 	if n.set != nil && sameVersions(n.set, snap) {
+		n.set.rebase(s.digests)
 		return nil
 	}
 	n.set, n.setAt = snap, time.Now()

@@ -172,6 +172,13 @@ func TestReloadPushesNothingUnchanged(t *testing.T) {
 	if !h.logged("msg=compiled proxies=7 rebuilt=0 ") || !strings.Contains(h.logs.String(), "nodes=1 updated=0 hashed=0") {
 		t.Errorf("a recompile of unchanged inputs rebuilt or hashed again:\n%s", h.logs)
 	}
+	// The snapshot the node keeps reads the new publish's hashes, so the
+	// old publish's can be freed.
+	h.srv.mu.Lock()
+	defer h.srv.mu.Unlock()
+	if n := h.srv.nodes[NodeHash{}.ID(gw.node)]; n == nil || n.set.d.Load() != h.srv.digests {
+		t.Errorf("the gateway's snapshot still reads the first publish's hashes")
+	}
 }
 
 func TestShutdownDrains(t *testing.T) {

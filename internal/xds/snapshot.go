@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/v3"
@@ -137,13 +138,20 @@ func (d *digester) totalBytes() int64 {
 // resource lists mostly share their part's; the maps by name the cache
 // asks for are made per response, not kept per proxy.
 type snapshot struct {
-	cfg      *envoycfg.Config
-	d        *digester
+	cfg *envoycfg.Config
+	// d knows the resources' hashes: the digester of the publish that
+	// made the snapshot, then of each publish that keeps it (rebase), so
+	// that a snapshot kept for long does not keep old digesters alive.
+	d        atomic.Pointer[digester]
 	versions [4]string // by typeURLs index
 }
 
+// rebase makes the snapshot read hashes from d, a later publish's.
+func (s *snapshot) rebase(d *digester) { s.d.Store(d) }
+
 func (d *digester) snapshot(c *envoycfg.Config) (*snapshot, error) {
-	s := &snapshot{cfg: c, d: d}
+	s := &snapshot{cfg: c}
+	s.d.Store(d)
 	for i, t := range typeURLs {
 		h := sha256.New()
 		for _, m := range s.list(i) {
@@ -215,8 +223,9 @@ func (s *snapshot) ConstructVersionMap() error { return nil }
 // version, for delta xDS, is its content hash.
 func (s *snapshot) GetVersionMap(typeURL string) map[string]string {
 	return byName(s, typeURL, func(m proto.Message) string {
-		// Hashed when the snapshot was made; an error is impossible here.
-		g, _ := s.d.digest(m)
+		// Hashed when the snapshot was made or kept; an error is
+		// impossible here.
+		g, _ := s.d.Load().digest(m)
 		return hex.EncodeToString(g.sum[:8])
 	})
 }
