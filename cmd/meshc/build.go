@@ -27,7 +27,7 @@ type buildFlags struct {
 	proxies                    []string
 	maxBytes                   int
 	quiet, dedup, force, whole bool
-	sharedRoot, maxOutput      string
+	sharedRoot, maxOutput, ads string
 	envoy                      envoyFlags
 	compile                    compileFlags
 	// budget is --max-output-bytes in bytes.
@@ -52,11 +52,18 @@ proxy sees, and writes its Envoy configuration under OUT:
 What proxies share is written once: each distinct set of outbound clusters
 and listeners (with xds also route configurations and endpoints) is a
 DiscoveryResponse under OUT/_shared/ named by its content; a bootstrap holds
-the proxy's own resources (inbound listeners and clusters, identity) and
+the proxy's own resources (inbound listeners and clusters, identity, and the
+clusters of services its namespace sees but not every namespace does) and
 loads the shared files through filesystem config sources, and an xds
 directory holds the proxy's own resources while index.json names its shared
 files. --self-contained writes each proxy's whole configuration in its own
 files instead.
+
+--ads HOST:PORT writes only bootstraps, OUT/<namespace>/<proxy>.json, that
+fetch everything over ADS from meshc serve at HOST:PORT (plaintext gRPC; a
+DNS name or an IP): the node id serve knows the proxy by, a cluster to the
+server and, as for files, one to istio-agent's SDS socket. The resources
+are built and checked as serve sends them (the xds format).
 
 OUT/index.json lists every proxy with its kind, labels, Sidecar, resource
 counts, size and content hash. Proxies of one namespace that share a name
@@ -81,7 +88,8 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
   meshc build ./manifests -o out/ --format xds --proxy 'shop/*'
   meshc build ./manifests -o out/ --endpoints dns --tls-mode off
   meshc build ./manifests -o /etc/envoy/mesh --shared-root /etc/envoy/mesh
-  meshc build ./manifests -o out/ --self-contained --proxy 'shop/cart'`,
+  meshc build ./manifests -o out/ --self-contained --proxy 'shop/cart'
+  meshc build ./manifests -o out/ --ads meshc-serve.infra.svc:15010`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("out") {
 				return &exitError{code: exitUsage, err: errors.New("build needs -o OUT, the directory it writes the configs under (see meshc build --help)")}
@@ -130,6 +138,7 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 	fl.StringVar(&f.maxOutput, "max-output-bytes", "1Gi", "stop before writing when the build is estimated to exceed this `SIZE` (1Gi, 500M, ...; 0 for no limit)")
 	fl.BoolVar(&f.whole, "self-contained", false, "write each proxy's whole configuration in its own files instead of sharing what proxies share under OUT/_shared/")
 	fl.StringVar(&f.sharedRoot, "shared-root", "", "the `DIR` bootstraps find _shared/ in (default: relative to Envoy's working directory, meant to be OUT)")
+	fl.StringVar(&f.ads, "ads", "", "write bootstraps that fetch their configuration over ADS from meshc serve at `HOST:PORT` instead of files")
 	fl.BoolVar(&f.dedup, "dedup", false, "")
 	_ = fl.MarkDeprecated("dedup", "sharing is the default now; --self-contained writes whole per-proxy files")
 	fl.StringVar(&f.sharedRoot, "dedup-root", "", "")
@@ -221,6 +230,10 @@ func (f *buildFlags) options() (compile.BuildOptions, error) {
 		return opts, err
 	}
 	opts.Format, opts.Endpoints, opts.SelfContained, opts.SharedRoot, opts.MaxProxyBytes = f.format, f.endpoints, f.whole, f.sharedRoot, f.maxBytes
+	opts.ADS = f.ads
+	if err := f.adsAlone(); err != nil {
+		return opts, err
+	}
 	opts.Version = readVersion().Version
 	switch {
 	case !slices.Contains(compile.Formats, f.format):
@@ -243,6 +256,31 @@ func (f *buildFlags) options() (compile.BuildOptions, error) {
 		}
 	}
 	return opts, nil
+}
+
+// adsAlone checks --ads and refuses the flags that shape files it does
+// not write.
+func (f *buildFlags) adsAlone() error {
+	if f.ads == "" {
+		return nil
+	}
+	if err := compile.CheckADS(f.ads); err != nil {
+		return fmt.Errorf("--ads: %w", err)
+	}
+	for _, c := range []struct {
+		set  bool
+		flag string
+	}{
+		{f.format != compile.Formats[0], "--format " + f.format},
+		{f.endpoints != compile.EndpointModes[0], "--endpoints " + f.endpoints},
+		{f.whole, "--self-contained"},
+		{f.sharedRoot != "", "--shared-root"},
+	} {
+		if c.set {
+			return fmt.Errorf("--ads writes bootstraps that fetch every resource from the server; %s shapes files it does not write", c.flag)
+		}
+	}
+	return nil
 }
 
 func summary(w io.Writer, res *compile.Built, out string) {

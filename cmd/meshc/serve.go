@@ -46,9 +46,10 @@ names and gets nothing until its proxy appears in the inputs.
 
 serve watches the inputs, every directory below them included. After a
 change it waits for --debounce-after without further changes (at most
---debounce-max since the first), recompiles in the background, and sends
-only the types whose content changed, only to the proxies they belong to;
-each type's version is the hash of its resources. Input with error
+--debounce-max since the first), recompiles in the background, rebuilding
+only the proxies whose inputs changed, and sends only the types whose
+content changed, only to the proxies they belong to; each type's version
+is the hash of its resources. Input with error
 diagnostics is logged and not served: the last good configuration stays.
 SIGHUP recompiles at once. SIGTERM or SIGINT stops accepting streams,
 closes the open ones and waits up to --drain for them.

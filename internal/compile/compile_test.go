@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"maps"
@@ -178,20 +179,34 @@ func TestProxyConfigTooLargeGroupedByScope(t *testing.T) {
 }
 
 // TestEstimateWithinAFactorOfTwo: on a generated mesh with and without
-// Sidecars, the estimate of both layouts is within a factor of two of
-// what the build writes, and sharing is estimated smaller.
+// Sidecars, and with a private ServiceEntry in every namespace, the
+// estimate of both layouts is within a factor of two of what the build
+// writes, and sharing is estimated smaller.
 func TestEstimateWithinAFactorOfTwo(t *testing.T) {
+	for _, private := range []bool{false, true} {
+		estimateWithinAFactorOfTwo(t, private)
+	}
+}
+
+func estimateWithinAFactorOfTwo(t *testing.T, private bool) {
 	dir := t.TempDir()
 	if _, _, err := meshgen.Write(dir, meshgen.Options{Namespaces: 6, ServicesPerNS: 5, SidecarEveryNth: 2}); err != nil {
 		t.Fatal(err)
+	}
+	for i := 1; private && i <= 6; i++ {
+		ns := fmt.Sprintf("ns-%03d", i)
+		se := fmt.Sprintf("apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: private, namespace: %s}\n"+
+			"spec: {hosts: [api.%s.internal], exportTo: [.], resolution: DNS, ports: [{number: 443, name: https, protocol: TLS}]}\n", ns, ns)
+		if err := os.WriteFile(filepath.Join(dir, ns, "private.yaml"), []byte(se), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r, err := Run(context.Background(), Inputs{Paths: []string{dir}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var estimates [2]int64
-	for i, selfContained := range []bool{false, true} {
-		opts := BuildOptions{SelfContained: selfContained}
+	var estimates [3]int64
+	for i, opts := range []BuildOptions{{}, {SelfContained: true}, {ADS: "127.0.0.1:15010"}} {
 		est := r.Estimate(r.Mesh.Views, opts)
 		out := t.TempDir()
 		built, err := r.Write(context.Background(), r.Mesh.Views, out, opts)
@@ -209,18 +224,18 @@ func TestEstimateWithinAFactorOfTwo(t *testing.T) {
 			return nil
 		})
 		if built.Written != proxyFiles {
-			t.Errorf("self-contained %v: Written %d, the proxies' files on disk %d", selfContained, built.Written, proxyFiles)
+			t.Errorf("%+v: Written %d, the proxies' files on disk %d", opts, built.Written, proxyFiles)
 		}
 		if ratio := float64(est.Bytes) / float64(written); ratio < 0.5 || ratio > 2 {
-			t.Errorf("self-contained %v: estimated %d bytes, wrote %d (ratio %.2f)", selfContained, est.Bytes, written, ratio)
+			t.Errorf("%+v: estimated %d bytes, wrote %d (ratio %.2f)", opts, est.Bytes, written, ratio)
 		}
 		if len(est.Scopes) == 0 || est.Scopes[0].Proxies == 0 {
 			t.Errorf("no scopes in the estimate: %+v", est)
 		}
 		estimates[i] = est.Bytes
 	}
-	if estimates[0] >= estimates[1] {
-		t.Errorf("shared %d not below self-contained %d", estimates[0], estimates[1])
+	if estimates[2] >= estimates[0] || estimates[0] >= estimates[1] {
+		t.Errorf("estimates with ADS %d, shared %d and self-contained %d not in increasing order", estimates[2], estimates[0], estimates[1])
 	}
 }
 

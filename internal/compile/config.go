@@ -17,7 +17,23 @@ import (
 // A bootstrap's listeners carry their route configurations inline, and
 // list them too; comparing or walking configs, prefer xds.
 func (r *Result) Configs(ctx context.Context, views []*resolve.ProxyView, opts BuildOptions) ([]*envoycfg.Config, error) {
-	return emit.New(r.Mesh, opts.emitOptions()).Configs(ctx, views)
+	return r.Configurer(opts).Configs(ctx, views)
+}
+
+// Configurer builds configurations in memory batch after batch, as
+// Configs does, keeping between batches what every batch may share (a
+// service's clusters and endpoints, built once for the mesh): for callers
+// that go through many proxies a batch at a time to bound memory.
+type Configurer struct{ e *emit.Emitter }
+
+// Configurer prepares batches of Configs with opts.
+func (r *Result) Configurer(opts BuildOptions) *Configurer {
+	return &Configurer{emit.New(r.Mesh, opts.emitOptions())}
+}
+
+// Configs builds one batch (Result.Configs).
+func (c *Configurer) Configs(ctx context.Context, views []*resolve.ProxyView) ([]*envoycfg.Config, error) {
+	return c.e.Configs(ctx, views)
 }
 
 // Config is one proxy's configuration in memory (Configs).

@@ -37,6 +37,10 @@ type Options struct {
 	// 64, which on the generated 100-namespace mesh halves the peak memory
 	// of 512 at about the same CPU time. It bounds memory on large meshes.
 	Batch int
+	// Full builds and compares every proxy on both sides, even those
+	// whose inputs digest the same: the slow path the fast one is tested
+	// against.
+	Full bool
 }
 
 // Report is a comparison's result. Its JSON form is documented in

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/deephash"
 	"github.com/meshc/meshc/internal/envdiff"
+	"github.com/meshc/meshc/internal/envoycfg"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -62,29 +65,36 @@ func compareProxies(ctx context.Context, base, head *compile.Result, opts Option
 	headIDs := map[string]bool{}
 	var counts ProxyCounts
 	var added, removed []string
-	type pair struct{ old, new *resolve.ProxyView }
-	var pairs []pair
+	var pairs []viewPair
 	for _, v := range head.Mesh.Views {
 		id := v.Proxy.ID()
 		headIDs[id] = true
 		if old, ok := baseViews[id]; ok {
-			pairs = append(pairs, pair{old, v})
+			pairs = append(pairs, viewPair{old, v})
 		} else {
 			added = append(added, id)
 		}
 	}
+	compared := len(pairs)
 	for _, v := range base.Mesh.Views {
 		if !headIDs[v.Proxy.ID()] {
 			removed = append(removed, v.Proxy.ID())
 		}
+	}
+	if !opts.Full {
+		pairs = changedPairs(base.Mesh, head.Mesh, pairs)
 	}
 	// Whole scopes per batch: proxies of a scope share their resources.
 	scopeAt := map[*resolve.Scope]int{}
 	for i, s := range head.Mesh.Scopes {
 		scopeAt[s] = i
 	}
-	slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(scopeAt[a.new.Scope], scopeAt[b.new.Scope]) })
+	slices.SortStableFunc(pairs, func(a, b viewPair) int { return cmp.Compare(scopeAt[a.new.Scope], scopeAt[b.new.Scope]) })
 	byProxy := map[string][]envdiff.Change{}
+	// One builder per side and one comparer for all batches: a service's
+	// clusters and endpoints are built and compared once, not per batch.
+	baseBuild, headBuild := base.Configurer(bopts), head.Configurer(bopts)
+	cp := envdiff.NewComparer()
 	for start := 0; start < len(pairs); {
 		end := start + 1
 		for end < len(pairs) && (end-start < batch || pairs[end].new.Scope == pairs[end-1].new.Scope) {
@@ -94,23 +104,25 @@ func compareProxies(ctx context.Context, base, head *compile.Result, opts Option
 		for i, p := range pairs[start:end] {
 			olds[i], news[i] = p.old, p.new
 		}
-		oc, err := base.Configs(ctx, olds, bopts)
+		oc, err := baseBuild.Configs(ctx, olds)
 		if err != nil {
 			return nil, counts, fmt.Errorf("build BASE: %w", err)
 		}
-		nc, err := head.Configs(ctx, news, bopts)
+		nc, err := headBuild.Configs(ctx, news)
 		if err != nil {
 			return nil, counts, fmt.Errorf("build HEAD: %w", err)
 		}
-		cp := envdiff.NewComparer()
 		for i := range oc {
 			if cs := cp.Configs(oc[i], nc[i]); len(cs) > 0 {
 				byProxy[news[i].Proxy.ID()] = cs
 			}
 		}
+		// Clusters and endpoints are the builders' mesh-wide ones; the
+		// rest belongs to this batch's scopes.
+		cp.Forget(envoycfg.Cluster, envoycfg.Endpoints)
 		start = end
 	}
-	counts = ProxyCounts{Compared: len(pairs), Changed: len(byProxy), Added: len(added), Removed: len(removed)}
+	counts = ProxyCounts{Compared: compared, Changed: len(byProxy), Added: len(added), Removed: len(removed)}
 	var groups []ProxyGroup
 	for _, g := range envdiff.GroupChanges(byProxy) {
 		pg := ProxyGroup{Status: StatusChanged, Proxies: g.Proxies, Summary: describe(g.Proxies)}
@@ -146,4 +158,49 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// viewPair is a proxy's views on both sides.
+type viewPair struct{ old, new *resolve.ProxyView }
+
+// changedPairs drops the pairs whose configurations cannot differ: those
+// whose views digest the same on both sides (resolve.Digester), since a
+// proxy's configuration is a function of what its digest covers. When a
+// side cannot be digested, every pair stays.
+func changedPairs(base, head *resolve.Mesh, pairs []viewPair) []viewPair {
+	sides := [2]*resolve.Mesh{base, head}
+	var sums [2][]deephash.Sum
+	var errs [2]error
+	var wg sync.WaitGroup
+	for i, m := range sides {
+		wg.Go(func() {
+			d, err := m.NewDigester()
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			sums[i] = make([]deephash.Sum, len(pairs))
+			for j, p := range pairs {
+				v := p.old
+				if i == 1 {
+					v = p.new
+				}
+				if sums[i][j], err = d.View(v); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		return pairs
+	}
+	var out []viewPair
+	for j, p := range pairs {
+		if sums[0][j] != sums[1][j] {
+			out = append(out, p)
+		}
+	}
+	return out
 }

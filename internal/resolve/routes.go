@@ -134,9 +134,10 @@ func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 			continue
 		}
 		services := l.Services
+		idx := indexHosts(services)
 		var vss []*VirtualService
 		for _, vs := range l.VirtualServices {
-			if vsServesPort(vs, services) {
+			if vsServesPort(vs, idx) {
 				vss = append(vss, vs)
 			}
 		}
@@ -144,11 +145,11 @@ func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 		owned := map[host.Name]bool{}
 		var vhosts []*VirtualHost
 		for _, vs := range vss {
-			routes := m.translateRoutes(vs, v.Proxy, 0, services)
+			routes := m.translateRoutes(vs, v.Proxy, 0, idx)
 			if len(routes) == 0 {
 				continue
 			}
-			plain, mine := vsHosts(vs, services, chosen)
+			plain, mine := vsHosts(vs, services, idx, chosen)
 			has80 := false
 			for _, s := range mine {
 				owned[s.Host] = true
@@ -177,7 +178,7 @@ func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 				}
 			}
 		}
-		vhosts = dedupDomains(vhosts, m.allHosts())
+		vhosts = dedupDomains(vhosts, m.isHost)
 		slices.SortStableFunc(vhosts, func(a, b *VirtualHost) int { return cmp.Compare(a.Name, b.Name) })
 		vhosts = append(vhosts, m.catchAll(v.Scope))
 		out = append(out, &RouteConfig{Name: l.RouteName(), VirtualHosts: vhosts})
@@ -218,8 +219,10 @@ func rdsListener(sc *Scope, port uint32) *EgressListener {
 // repeats.
 func portServices(l *EgressListener, port uint32) []*Service {
 	var out []*Service
+	seen := map[host.Name]bool{}
 	for _, s := range l.Services {
-		if _, ok := s.PortServing(port); ok && !slices.ContainsFunc(out, func(o *Service) bool { return o.Host == s.Host }) {
+		if _, ok := s.PortServing(port); ok && !seen[s.Host] {
+			seen[s.Host] = true
 			out = append(out, s)
 		}
 	}
@@ -233,9 +236,10 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 		return &RouteConfig{Name: strconv.Itoa(int(port)), Port: port, VirtualHosts: []*VirtualHost{m.catchAll(sc)}}
 	}
 	services := portServices(l, port)
+	idx := indexHosts(services)
 	var vss []*VirtualService
 	for _, vs := range l.VirtualServices {
-		if port == 80 || vsServesPort(vs, services) {
+		if port == 80 || vsServesPort(vs, idx) {
 			vss = append(vss, vs)
 		}
 	}
@@ -243,11 +247,11 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 	var vhosts []*VirtualHost
 	owned := map[host.Name]bool{}
 	for _, vs := range vss {
-		routes := m.translateRoutes(vs, p, port, services)
+		routes := m.translateRoutes(vs, p, port, idx)
 		if len(routes) == 0 {
 			continue
 		}
-		plain, mine := vsHosts(vs, services, chosen)
+		plain, mine := vsHosts(vs, services, idx, chosen)
 		// A service whose port is TCP here gets no vhost from the
 		// VirtualService either (docs/semantics/virtual-services.md §6.4).
 		mine = slices.DeleteFunc(mine, func(s *Service) bool {
@@ -277,7 +281,7 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 		vhosts = append(vhosts, &VirtualHost{Name: fmt.Sprintf("%s:%d", s.Host, port), Domains: m.serviceDomains(s, p), Service: s,
 			Routes: []*HTTPRoute{{Name: "default", Clusters: []WeightedCluster{{ID: ClusterID{Port: port, Host: s.Host}, Weight: 100}}}}})
 	}
-	vhosts = dedupDomains(vhosts, m.allHosts())
+	vhosts = dedupDomains(vhosts, m.isHost)
 	slices.SortStableFunc(vhosts, func(a, b *VirtualHost) int { return cmp.Compare(a.Name, b.Name) })
 	vhosts = append(vhosts, m.catchAll(sc))
 	return &RouteConfig{Name: strconv.Itoa(int(port)), Port: port, VirtualHosts: vhosts}
@@ -287,11 +291,11 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 // vsHosts splits a VirtualService's hosts into the services it owns among
 // services (exact hosts, or through a wildcard when chosen for the
 // service) and the plain hosts that name no service.
-func vsHosts(vs *VirtualService, services []*Service, chosen map[host.Name]*VirtualService) (plain []host.Name, mine []*Service) {
+func vsHosts(vs *VirtualService, services []*Service, idx hostIndex, chosen map[host.Name]*VirtualService) (plain []host.Name, mine []*Service) {
 	for _, h := range vs.Hosts {
 		h = lower(h)
 		if !h.IsWildcard() {
-			if s := findService(services, h); s != nil {
+			if s := idx.byHost[h]; s != nil {
 				mine = append(mine, s)
 			} else {
 				plain = append(plain, h)
@@ -314,18 +318,18 @@ func vsHosts(vs *VirtualService, services []*Service, chosen map[host.Name]*Virt
 	return plain, mine
 }
 
-func vsServesPort(vs *VirtualService, services []*Service) bool {
+func vsServesPort(vs *VirtualService, idx hostIndex) bool {
 	for _, h := range vs.Hosts {
 		h = lower(h)
-		for _, s := range services {
-			switch {
-			case h == s.Host:
-				return true
-			case h.IsWildcard() && h.Matches(s.Host):
-				return true
-			case !h.IsWildcard() && s.Host.IsWildcard() && s.Host.Matches(h):
+		if idx.byHost[h] != nil {
+			return true
+		}
+		if h.IsWildcard() {
+			if slices.ContainsFunc(idx.all, func(s *Service) bool { return h.Matches(s.Host) }) {
 				return true
 			}
+		} else if slices.ContainsFunc(idx.wildcards, func(s *Service) bool { return s.Host.Matches(h) }) {
+			return true
 		}
 	}
 	return false
@@ -373,13 +377,26 @@ func chosenVirtualServices(vss []*VirtualService, services []*Service) map[host.
 	return out
 }
 
-func findService(services []*Service, h host.Name) *Service {
+// hostIndex is a list of services found by hostname, the first of a
+// hostname winning, as a scan of the list would; wildcards are those with
+// wildcard hostnames.
+type hostIndex struct {
+	all       []*Service
+	byHost    map[host.Name]*Service
+	wildcards []*Service
+}
+
+func indexHosts(services []*Service) hostIndex {
+	x := hostIndex{all: services, byHost: make(map[host.Name]*Service, len(services))}
 	for _, s := range services {
-		if s.Host == h {
-			return s
+		if _, ok := x.byHost[s.Host]; !ok {
+			x.byHost[s.Host] = s
+		}
+		if s.Host.IsWildcard() {
+			x.wildcards = append(x.wildcards, s)
 		}
 	}
-	return nil
+	return x
 }
 
 // RouteSource is what a route's source predicates are checked against: a
@@ -426,15 +443,15 @@ func HTTPMatchApplies(m *networking.HTTPMatchRequest, src RouteSource, vsNs stri
 }
 
 // translateRoutes turns a VirtualService's HTTP routes into routes for a
-// sidecar on one port (docs/semantics/virtual-services.md §6.6); services
-// are the scope's services with that port, which destinations and mirrors
-// are looked up in, so a single-port service on another port still gets
+// sidecar on one port (docs/semantics/virtual-services.md §6.6); idx
+// indexes the scope's services with that port, which destinations and
+// mirrors are looked up in, so a single-port service on another port still gets
 // the route's port (docs/semantics/cases.md Q8). A match of everything
 // ends the list.
-func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, services []*Service) []*HTTPRoute {
+func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, idx hostIndex) []*HTTPRoute {
 	return httpRoutes(vs, SidecarSource(p, port), func(r *Route, d *networking.Destination) ClusterID {
 		h := host.FQDN(d.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
-		return destinationCluster(d, h, findService(services, h), port)
+		return destinationCluster(d, h, idx.byHost[h], port)
 	})
 }
 
@@ -623,20 +640,17 @@ func shortForms(h, ns, domain string) []string {
 	return []string{name + "." + hostNs, name + "." + hostNs + ".svc"}
 }
 
-// allHosts is every service hostname, for dropping short forms that name
-// another service.
-func (m *Mesh) allHosts() map[string]bool {
-	out := make(map[string]bool, len(m.reg.byHostNs))
-	for h := range m.reg.byHostNs {
-		out[string(h)] = true
-	}
-	return out
+// isHost says whether a name is a service hostname, for dropping short
+// forms that name another service.
+func (m *Mesh) isHost(name string) bool {
+	_, ok := m.reg.byHostNs[host.Name(name)]
+	return ok
 }
 
 // dedupDomains drops, in build order, domains already taken and short forms
 // that are another service's hostname; vhosts left with no domain, or with
 // a name already used, disappear (docs/semantics/envoy-output.md §7.5).
-func dedupDomains(vhosts []*VirtualHost, hosts map[string]bool) []*VirtualHost {
+func dedupDomains(vhosts []*VirtualHost, isHost func(string) bool) []*VirtualHost {
 	used := map[string]bool{}
 	names := map[string]bool{}
 	var out []*VirtualHost
@@ -647,7 +661,7 @@ func dedupDomains(vhosts []*VirtualHost, hosts map[string]bool) []*VirtualHost {
 		var kept []string
 		for i, d := range vh.Domains {
 			short := vh.Service != nil && i >= 2 && !strings.Contains(d, ":") && !vh.Service.named(d)
-			if used[d] || (short && hosts[d]) {
+			if used[d] || (short && isHost(d)) {
 				continue
 			}
 			used[d] = true

@@ -1,0 +1,94 @@
+package resolve
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+
+	"github.com/meshc/meshc/internal/deephash"
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
+)
+
+// Digester digests what a proxy's Envoy configuration is made of, so that
+// two compiles can tell a proxy's configuration unchanged without building
+// it: emit reads a proxy's view (everything its fields reach) and, of the
+// mesh, only what the methods below name. A view's digest covers both, so
+// equal digests mean emit reads equal data and, being a function of what
+// it reads and its options, builds equal configurations.
+//
+// The mesh-wide reads, by Mesh method emit calls:
+//   - Config (mesh config), in every digest;
+//   - ProxyMTLS, NamespaceMTLS: the PeerAuthentication index, in every digest;
+//   - OutboundRoutes, EgressRoutes: the view and every service hostname
+//     (isHost), in every digest;
+//   - ServedPorts: the proxy's workload's served ports, in its digest;
+//   - ServerNames, DestinationCluster: the view and Config;
+//   - GatewayHTTPRoutes: the whole registry (gatewayService), in routers'
+//     digests.
+//
+// Emit's test TestMeshReadsAreDigested fails when emit calls a Mesh method
+// this list does not name.
+//
+// Cut from a view: a scope's registry and its slot index, which map a
+// hostname to the scope's own service (whose hostname and host ID are
+// digested), and the scope's proxies, which emit does not read. Cut from
+// every object: where it is written and its input order, which serve
+// reports only (model.ObjectMeta): a file moved or renamed changes no
+// configuration.
+type Digester struct {
+	m      *Mesh
+	h      *deephash.Hasher
+	global deephash.Sum
+	// registry is the whole registry's digest, for routers; made on first
+	// use.
+	registry *deephash.Sum
+}
+
+// DigestedMeshReads are the Mesh methods whose reads Digester covers.
+var DigestedMeshReads = []string{"Config", "ProxyMTLS", "NamespaceMTLS", "OutboundRoutes", "EgressRoutes", "ServedPorts", "ServerNames", "DestinationCluster", "GatewayHTTPRoutes"}
+
+// NewDigester digests the mesh-wide reads of m.
+func (m *Mesh) NewDigester() (*Digester, error) {
+	h := deephash.New(deephash.Cuts{
+		reflect.TypeFor[Scope]():            {"reg", "slot", "Proxies"},
+		reflect.TypeFor[model.ObjectMeta](): {"Source", "Seq"},
+	})
+	hosts := slices.Sorted(maps.Keys(m.reg.byHostNs))
+	g, err := h.Sum(struct {
+		Config any
+		Peers  *peerIndex
+		Hosts  []host.Name
+	}{m.Config, m.peers, hosts})
+	if err != nil {
+		return nil, fmt.Errorf("digest mesh: %w", err)
+	}
+	return &Digester{m: m, h: h, global: g}, nil
+}
+
+// View digests what v's configuration is built from. It is not safe for
+// concurrent use.
+func (d *Digester) View(v *ProxyView) (deephash.Sum, error) {
+	parts := struct {
+		Global deephash.Sum
+		View   *ProxyView
+		Served []ServedPort
+		Reg    deephash.Sum
+	}{Global: d.global, View: v, Served: d.m.ServedPorts(v.Proxy.Object)}
+	if v.Proxy.Type == RouterProxy {
+		if d.registry == nil {
+			s, err := d.h.Sum(d.m.reg)
+			if err != nil {
+				return deephash.Sum{}, fmt.Errorf("digest registry: %w", err)
+			}
+			d.registry = &s
+		}
+		parts.Reg = *d.registry
+	}
+	s, err := d.h.Sum(parts)
+	if err != nil {
+		return deephash.Sum{}, fmt.Errorf("digest proxy %s: %w", v.Proxy.ID(), err)
+	}
+	return s, nil
+}
