@@ -11,11 +11,13 @@ import (
 	"slices"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/strvals"
+	"helm.sh/helm/v4/pkg/chart/common"
+	valuesutil "helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/loader"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	"helm.sh/helm/v4/pkg/strvals"
 )
 
 // IsChart reports whether dir holds a Helm chart (a Chart.yaml).
@@ -53,16 +55,22 @@ func Helm(dir string, o HelmOptions) ([]Doc, error) {
 		}
 		return nil, e
 	}
-	ch, err := loader.LoadDir(dir)
+	loaded, err := loader.LoadDir(dir)
 	if err != nil {
 		return fail(err)
+	}
+	// helm template renders charts of apiVersion v1 and v2 only; v3 is
+	// still experimental in Helm 4.
+	ch, ok := loaded.(*chart.Chart)
+	if !ok {
+		return fail(errors.New("only charts of apiVersion v1 and v2 render, as with helm template"))
 	}
 	if err := missingDependencies(ch); err != nil {
 		return fail(err)
 	}
 	vals := map[string]any{}
 	for _, f := range o.Values {
-		v, err := chartutil.ReadValuesFile(f)
+		v, err := common.ReadValuesFile(f)
 		if err != nil {
 			return fail(fmt.Errorf("values file %s: %w", f, err))
 		}
@@ -73,16 +81,16 @@ func Helm(dir string, o HelmOptions) ([]Doc, error) {
 			return fail(fmt.Errorf("--helm-set %s: %w", s, err))
 		}
 	}
-	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
+	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
 		return fail(err)
 	}
-	release := chartutil.ReleaseOptions{
+	release := common.ReleaseOptions{
 		Name:      cmp.Or(o.Release, DefaultRelease),
 		Namespace: cmp.Or(o.Namespace, "default"),
 		Revision:  1,
 		IsInstall: true,
 	}
-	rv, err := chartutil.ToRenderValues(ch, vals, release, chartutil.DefaultCapabilities)
+	rv, err := valuesutil.ToRenderValues(ch, vals, release, common.DefaultCapabilities)
 	if err != nil {
 		return fail(err)
 	}
