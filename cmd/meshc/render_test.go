@@ -39,7 +39,8 @@ func findings(t *testing.T, out string) []finding {
 // TestRenderedFindings: findings on rendered overlays and charts point at
 // the file a person edits: the base's resource file and line for objects
 // no patch changed, the kustomization for a patched one, the template and
-// the line in its rendered output for a chart, each saying which it is.
+// the template line that wrote the field for a chart, and the line in its
+// rendered output with a note where no template line is known.
 func TestRenderedFindings(t *testing.T) {
 	base := fixtures + "/kustomize/base/reviews.yaml"
 	prod := fixtures + "/kustomize/overlays/prod/kustomization.yaml"
@@ -55,9 +56,11 @@ func TestRenderedFindings(t *testing.T) {
 			[]finding{ratings, {"MC4003", prod, 5, render.PatchedHere}}},
 		{"overlay without", "", []string{fixtures + "/kustomize/overlays/staging"}, []finding{ratings}},
 		{"chart, default values", "", []string{chart},
+			[]finding{{"MC4003", vs, 18, ""}}},
+		{"chart, prod values: a line under an if", "", []string{chart, "--helm-values", chart + "/env/prod.yaml"},
+			[]finding{{"MC4003", vs, 23, ""}}},
+		{"chart, routes from values: no template line", "", []string{chart, "--helm-values", chart + "/env/routes.yaml"},
 			[]finding{{"MC4003", vs, 15, render.RenderedLine}}},
-		{"chart, prod values", "", []string{chart, "--helm-values", chart + "/env/prod.yaml"},
-			[]finding{{"MC4003", vs, 19, render.RenderedLine}}},
 		{"chart, prod values and a set", "", []string{chart, "--helm-values", chart + "/env/prod.yaml", "--helm-set", "canary=0"}, nil},
 		{"helm template output on stdin", helmTemplate(t, render.HelmOptions{}), []string{"-"},
 			[]finding{{"MC4003", "mesh/templates/virtualservice.yaml", 15, render.RenderedLine}}},
@@ -167,7 +170,7 @@ func TestProjectRenders(t *testing.T) {
 		"suppress:\n  - {code: MC1004, reason: the chart and the overlay define the same objects}\n"})
 	_, out, errOut := meshc(t, "", "lint", "-o", "json", "--fail-on", "none", "--project-config", filepath.Join(dir, ".meshc.yaml"))
 	want := []finding{
-		{"MC4003", abs + "/helm/mesh/templates/virtualservice.yaml", 19, render.RenderedLine},
+		{"MC4003", abs + "/helm/mesh/templates/virtualservice.yaml", 23, ""},
 		{"MC4004", abs + "/kustomize/base/reviews.yaml", 47, ""},
 	}
 	if got := findings(t, out); !slices.Equal(got, want) {

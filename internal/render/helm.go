@@ -46,7 +46,8 @@ var ErrNothing = errors.New("the chart renders no manifests with these values")
 // Helm renders the chart in dir as helm template would, without a cluster
 // or network: its dependencies must be in its charts/ folder. Each
 // template's output is one Doc, at the template's file; positions inside
-// it are lines of the rendered output.
+// it are the template's lines where Lines knows them, else lines of the
+// rendered output.
 func Helm(dir string, o HelmOptions) ([]Doc, error) {
 	fail := func(err error) ([]Doc, error) {
 		e := &Error{What: "Helm chart " + dir, File: filepath.Join(dir, "Chart.yaml"), Err: err}
@@ -98,13 +99,14 @@ func Helm(dir string, o HelmOptions) ([]Doc, error) {
 	if err != nil {
 		return fail(err)
 	}
+	lines := templateLines(ch, rv, out)
 	var docs []Doc
 	for _, name := range slices.Sorted(maps.Keys(out)) {
 		base := path.Base(name)
 		if strings.HasPrefix(base, "_") || strings.HasSuffix(base, "NOTES.txt") || strings.TrimSpace(out[name]) == "" {
 			continue // partials and notes are no manifests
 		}
-		docs = append(docs, Doc{Data: []byte(out[name]), File: templateFile(dir, name), Origin: RenderedLine})
+		docs = append(docs, Doc{Data: []byte(out[name]), File: templateFile(dir, name), Lines: lines[name], Origin: RenderedLine})
 	}
 	if len(docs) == 0 {
 		return fail(ErrNothing)

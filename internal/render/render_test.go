@@ -213,3 +213,37 @@ func TestAnnotations(t *testing.T) {
 		t.Error("an object without origin is located")
 	}
 }
+
+// TestHelmLines: each line of a template's output maps to the template
+// line that wrote it, through control flow, ranges and trim markers; a
+// line a value, a helper or a function wrote maps to no line; a template
+// whose output a second render does not reproduce maps no line at all.
+func TestHelmLines(t *testing.T) {
+	for _, tt := range []struct {
+		name, template, values string
+		want                   []int // nil: no map
+	}{
+		{"plain text and values", "kind: A\nmetadata:\n  name: {{ .Values.name }}\n", "name: a\n", []int{1, 2, 3}},
+		{"if and trim markers", "kind: A\n{{- if .Values.enabled }}\nspec:\n  x: 1\n{{- end }}\n", "enabled: true\n", []int{1, 3, 4}},
+		{"an action's right trim joins lines", "kind: A\nx: {{ .Values.name -}}\n  y\nz: 1\n", "name: a\n", []int{1, 2, 4}},
+		{"a range repeats its lines", "items:\n{{- range .Values.list }}\n  - name: {{ . }}\n    on: true\n{{- end }}\n", "list: [a, b]\n", []int{1, 3, 4, 3, 4}},
+		{"values and helpers write lines of their own", "{{- define \"labels\" }}\nl: 1\n{{- end }}\nspec:\n  {{- toYaml .Values.spec | nindent 2 }}\nmeta:\n  {{- include \"labels\" . | nindent 2 }}\n", "spec: {a: 1, b: 2}\n", []int{0, 4, 0, 0, 6, 0, 0}},
+		{"a helper's text compared keeps its value", "{{- define \"on\" }}true{{ end }}\nkind: A\n{{- if eq (include \"on\" .) \"true\" }}\non: yes\n{{- end }}\n", "", []int{0, 2, 4}},
+		{"random output is not mapped", "kind: A\nname: {{ randAlphaNum 8 }}\n", "", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := testfiles.Write(t, map[string]string{
+				"c/Chart.yaml":       "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+				"c/values.yaml":      tt.values,
+				"c/templates/a.yaml": tt.template,
+			})
+			docs, err := Helm(filepath.Join(dir, "c"), HelmOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(docs) != 1 || !slices.Equal(docs[0].Lines, tt.want) {
+				t.Fatalf("lines %v, want %v\n%s", docs[0].Lines, tt.want, docs[0].Data)
+			}
+		})
+	}
+}
