@@ -73,6 +73,12 @@ it succeeds. A build that fails — unreadable input, findings at --fail-on
 (--fail-on none builds anyway), a write error, files added to OUT while it
 ran, Ctrl-C — writes nothing and leaves OUT as it was.
 
+With inputs of several environments (overlays, .meshc.yaml helm entries;
+see meshc lint --help), -o must hold {env}: each environment is built on
+its own into OUT with {env} replaced by its name (-o out/{env} writes
+out/prod, out/staging), one after the other; a failing environment stops
+the build, and the OUTs written before it stay.
+
 Diagnostics print to stderr as lint prints them, before the swap; every
 emitted resource is validated (MC8002) and measured against
 --max-proxy-bytes (MC8001). Exit status as lint's; 129, 130 or 143 when
@@ -81,7 +87,8 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
   meshc build ./manifests -o out/ --format xds --proxy 'shop/*'
   meshc build ./manifests -o out/ --endpoints dns --tls-mode off
   meshc build ./manifests -o /etc/envoy/mesh --shared-root /etc/envoy/mesh
-  meshc build ./manifests -o out/ --self-contained --proxy 'shop/cart'`,
+  meshc build ./manifests -o out/ --self-contained --proxy 'shop/cart'
+  meshc build overlays/prod overlays/staging -o 'out/{env}'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("out") {
 				return &exitError{code: exitUsage, err: errors.New("build needs -o OUT, the directory it writes the configs under (see meshc build --help)")}
@@ -96,91 +103,38 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 			if _, err := parseFailOn(f.failOn); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
+			p, err := g.plan(cmd, &f.compile, args)
+			if err != nil {
+				return err
+			}
+			outs, err := f.outs(p)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
 			// Every file meshc reads is an input OUT must not hold; the
 			// flags name the configs now, compile finds the rest.
 			inputs := append(g.paths(&f.compile, args), f.compile.config, f.compile.opts.MeshConfigFile)
 			oo := outdir.Options{Inputs: inputs, Force: f.force}
-			target, err := outdir.Check(f.out, oo)
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			run, err := g.compile(cmd, &f.compile, args)
-			if err != nil {
-				return err
-			}
-			f.failOn = f.compile.failOn(cmd.Flags(), f.failOn)
-			threshold, err := parseFailOn(f.failOn)
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			views, err := run.SelectProxies(f.proxies)
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			// A compiler writes nothing when its input fails: findings at
-			// --fail-on stop the build before any proxy is compiled.
-			if stop := exitFor(run.Diagnostics, threshold); stop != nil {
-				return f.refuse(g, run, run.Diagnostics, stop)
-			}
-			// Say what a build would cost before spending it.
-			if est := run.Estimate(views, opts); f.budget > 0 && est.Bytes > f.budget {
-				return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing written, %s left as it was", &compile.OverBudgetError{Estimate: est, Budget: f.budget}, f.out)}
-			}
-			oo.Inputs = append(oo.Inputs, f.compile.read...)
-			var waiting outdir.Waiting
-			if !f.quiet {
-				waiting = func(lock string) {
-					diag.Fprintf(g.stderr, "meshc: another build is writing %s; waiting for it (lock %s)\n", f.out, lock)
+			targets := make([]outdir.Target, len(outs))
+			for i, o := range outs {
+				if targets[i], err = outdir.Check(o.out, oo); err != nil {
+					return &exitError{code: exitUsage, err: err}
 				}
 			}
-			b, err := outdir.Begin(cmd.Context(), target, oo, waiting)
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			defer b.Abort()
-			// main trades memory for speed over the small objects of
-			// loading; documents of tens of megabytes are another matter,
-			// and peak memory must follow the proxies in flight.
-			debug.SetGCPercent(100)
-			var bar *progressbar.ProgressBar
-			if !f.quiet && g.color(g.stderr) {
-				bar = progressbar.NewOptions(len(views), progressbar.OptionSetWriter(g.stderr),
-					progressbar.OptionSetDescription("compiling proxies"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-				opts.Progress = func(done, _ int) { _ = bar.Set(done) }
-			}
-			res, err := run.Write(cmd.Context(), views, b.Dir(), opts)
-			if bar != nil {
-				_ = bar.Finish()
-			}
-			if err != nil {
-				return &exitError{code: exitUsage, err: fmt.Errorf("build: %w; %s left as it was", err, f.out)}
-			}
-			ds := res.Diagnostics
-			if stop := exitFor(ds, threshold); stop != nil {
-				return f.refuse(g, run, ds, stop)
-			}
-			// The diagnostics are printed before the swap: a build whose
-			// diagnostics cannot be delivered (standard error a closed
-			// pipe) is not swapped in. With SIGPIPE ignored such a write
-			// fails with EPIPE instead of killing meshc, here and when
-			// main says why it stopped: the exit status stays 2.
-			signal.Ignore(syscall.SIGPIPE)
-			if !f.quiet || len(ds) > 0 {
-				if err := report(g, run, ds); err != nil {
-					return &exitError{code: exitUsage, err: fmt.Errorf("%w; %s left as it was", err, f.out)}
+			for i, o := range outs {
+				err := f.build(cmd, g, p, o, targets[i], oo, opts)
+				if err != nil && len(outs) > 1 {
+					return inEnvironment(p.envs[i].name, err)
 				}
-			}
-			if err := b.Commit(cmd.Context()); err != nil {
-				return &exitError{code: exitUsage, err: fmt.Errorf("build: %w; %s left as it was", err, f.out)}
-			}
-			if !f.quiet {
-				summary(g.stderr, res, f.out)
+				if err != nil {
+					return err
+				}
 			}
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.out, "out", "o", "", "write the configs under `DIR` (required)")
+	fl.StringVarP(&f.out, "out", "o", "", "write the configs under `DIR` (required; {env} in it is replaced by each environment's name)")
 	fl.StringVar(&f.format, "format", compile.Formats[0], "output `layout`: bootstrap or xds")
 	fl.StringVar(&f.endpoints, "endpoints", compile.EndpointModes[0], "bootstrap endpoints: inline (from the manifests) or dns (each Kubernetes service by its cluster DNS name)")
 	fl.StringArrayVar(&f.proxies, "proxy", nil, "build only proxies matching `NAMESPACE/NAME` (a glob); repeatable")
@@ -202,9 +156,116 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 	return cmd
 }
 
+// buildOut is one OUT of a build and the inputs compiled into it.
+type buildOut struct {
+	out string
+	in  compile.Inputs
+}
+
+// outs are the OUTs of the build: -o with all inputs, or with {env} in
+// it, one per environment of its inputs. Inputs holding several
+// environments need {env}: compiled together, their objects would clash.
+func (f *buildFlags) outs(p *plan) ([]buildOut, error) {
+	if !strings.Contains(f.out, envPlaceholder) {
+		if len(p.envs) > 1 {
+			return nil, fmt.Errorf("the inputs hold %d environments (%s); -o needs %s, replaced by each one's name (-o out/%s)", len(p.envs), envNames(p.envs), envPlaceholder, envPlaceholder)
+		}
+		return []buildOut{{f.out, p.in}}, nil
+	}
+	if len(p.envs) == 0 {
+		return nil, fmt.Errorf("-o %s: the inputs hold no environment (kustomization or chart) to name %s after", f.out, envPlaceholder)
+	}
+	if len(p.envs) > 1 && slices.Contains(p.shared, "-") {
+		return nil, errSharedStdin
+	}
+	outs := make([]buildOut, len(p.envs))
+	for i, e := range p.envs {
+		outs[i] = buildOut{strings.ReplaceAll(f.out, envPlaceholder, e.name), e.inputs(p.in, p.shared)}
+	}
+	return outs, nil
+}
+
+// build compiles o's inputs and writes them to OUT, or nothing when the
+// build fails; target is OUT as outdir.Check resolved it.
+func (f *buildFlags) build(cmd *cobra.Command, g *globals, p *plan, o buildOut, target outdir.Target, oo outdir.Options, opts compile.BuildOptions) error {
+	run, err := g.run(cmd, &f.compile, p, o.in)
+	if err != nil {
+		return err
+	}
+	f.failOn = f.compile.failOn(cmd.Flags(), f.failOn)
+	threshold, err := parseFailOn(f.failOn)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	views, err := run.SelectProxies(f.proxies)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	// A compiler writes nothing when its input fails: findings at
+	// --fail-on stop the build before any proxy is compiled.
+	if stop := exitFor(run.Diagnostics, threshold); stop != nil {
+		return f.refuse(g, run, run.Diagnostics, stop, o.out)
+	}
+	// Say what a build would cost before spending it.
+	if est := run.Estimate(views, opts); f.budget > 0 && est.Bytes > f.budget {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing written, %s left as it was", &compile.OverBudgetError{Estimate: est, Budget: f.budget}, o.out)}
+	}
+	oo.Inputs = append(slices.Clone(oo.Inputs), f.compile.read...)
+	var waiting outdir.Waiting
+	if !f.quiet {
+		waiting = func(lock string) {
+			diag.Fprintf(g.stderr, "meshc: another build is writing %s; waiting for it (lock %s)\n", o.out, lock)
+		}
+	}
+	b, err := outdir.Begin(cmd.Context(), target, oo, waiting)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	defer b.Abort()
+	// main trades memory for speed over the small objects of
+	// loading; documents of tens of megabytes are another matter,
+	// and peak memory must follow the proxies in flight.
+	debug.SetGCPercent(100)
+	var bar *progressbar.ProgressBar
+	if !f.quiet && g.color(g.stderr) {
+		bar = progressbar.NewOptions(len(views), progressbar.OptionSetWriter(g.stderr),
+			progressbar.OptionSetDescription("compiling proxies"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+		opts.Progress = func(done, _ int) { _ = bar.Set(done) }
+	}
+	res, err := run.Write(cmd.Context(), views, b.Dir(), opts)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("build: %w; %s left as it was", err, o.out)}
+	}
+	ds := res.Diagnostics
+	if stop := exitFor(ds, threshold); stop != nil {
+		return f.refuse(g, run, ds, stop, o.out)
+	}
+	// The diagnostics are printed before the swap: a build whose
+	// diagnostics cannot be delivered (standard error a closed
+	// pipe) is not swapped in. With SIGPIPE ignored such a write
+	// fails with EPIPE instead of killing meshc, here and when
+	// main says why it stopped: the exit status stays 2.
+	signal.Ignore(syscall.SIGPIPE)
+	if !f.quiet || len(ds) > 0 {
+		if err := report(g, run, ds); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("%w; %s left as it was", err, o.out)}
+		}
+	}
+	if err := b.Commit(cmd.Context()); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("build: %w; %s left as it was", err, o.out)}
+	}
+	if !f.quiet {
+		summary(g.stderr, res, o.out)
+	}
+	return nil
+}
+
 // refuse reports why nothing was written: the diagnostics, then what
 // stopped the build.
-func (f *buildFlags) refuse(g *globals, run *compile.Result, ds []diag.Diagnostic, stop error) error {
+func (f *buildFlags) refuse(g *globals, run *compile.Result, ds []diag.Diagnostic, stop error, out string) error {
 	if err := report(g, run, ds); err != nil {
 		return err
 	}
@@ -212,7 +273,7 @@ func (f *buildFlags) refuse(g *globals, run *compile.Result, ds []diag.Diagnosti
 	if slices.ContainsFunc(ds, incomplete) {
 		why = "some input could not be read (MC1006) or rendered (MC1011)"
 	}
-	diag.Fprintf(g.stderr, "meshc: nothing written: %s; %s left as it was\n", why, f.out)
+	diag.Fprintf(g.stderr, "meshc: nothing written: %s; %s left as it was\n", why, out)
 	return stop
 }
 

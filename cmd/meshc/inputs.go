@@ -133,6 +133,24 @@ func (g *globals) stdinCarriesData() bool {
 // compile runs the pipeline over the inputs with the options the flags
 // and .meshc.yaml give; a flag given on the command line wins.
 func (g *globals) compile(cmd *cobra.Command, f *compileFlags, args []string) (*compile.Result, error) {
+	p, err := g.plan(cmd, f, args)
+	if err != nil {
+		return nil, err
+	}
+	return g.run(cmd, f, p, p.in)
+}
+
+// plan is a compile's inputs and options, and the environments the
+// inputs hold.
+type plan struct {
+	in     compile.Inputs
+	opts   compile.Options
+	envs   []environment
+	shared []string
+}
+
+// plan reads the flags and .meshc.yaml into a compile's inputs and options.
+func (g *globals) plan(cmd *cobra.Command, f *compileFlags, args []string) (*plan, error) {
 	paths := g.paths(f, args)
 	opts, exclude, err := f.options(cmd.Flags(), paths)
 	if err != nil {
@@ -150,16 +168,45 @@ func (g *globals) compile(cmd *cobra.Command, f *compileFlags, args []string) (*
 	if named := f.project.Inputs(); len(named) > 0 && len(f.files) == 0 && len(args) == 0 && slices.Equal(paths, []string{"."}) {
 		paths = named
 	}
-	run, err := compile.Run(cmd.Context(), compile.Inputs{Paths: paths, Stdin: g.stdin, Exclude: exclude, Render: ro}, opts)
+	envs, shared, err := f.environments(paths, ro)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return &plan{in: compile.Inputs{Paths: paths, Stdin: g.stdin, Exclude: exclude, Render: ro}, opts: opts, envs: envs, shared: shared}, nil
+}
+
+// run compiles in, one environment's inputs or all of them.
+func (g *globals) run(cmd *cobra.Command, f *compileFlags, p *plan, in compile.Inputs) (*compile.Result, error) {
+	run, err := compile.Run(cmd.Context(), in, p.opts)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	// A run that loaded nothing checked nothing: unless asked to accept
 	// that, it is no pass. Inputs that failed to load say so themselves.
 	if len(run.Objects) == 0 && !f.allowEmpty && !slices.ContainsFunc(run.Diagnostics, func(d diag.Diagnostic) bool { return d.Severity == diag.Error }) {
-		return nil, &exitError{code: exitUsage, err: fmt.Errorf("no Kubernetes objects found in %s; --allow-empty accepts inputs without any", strings.Join(paths, ", "))}
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("no Kubernetes objects found in %s; --allow-empty accepts inputs without any", strings.Join(in.Paths, ", "))}
 	}
 	return run, nil
+}
+
+// compileEach compiles each environment of p on its own, with the shared
+// inputs; nil when p holds fewer than two environments.
+func (g *globals) compileEach(cmd *cobra.Command, f *compileFlags, p *plan) ([]envRun, error) {
+	if len(p.envs) < 2 {
+		return nil, nil
+	}
+	if slices.Contains(p.shared, "-") {
+		return nil, &exitError{code: exitUsage, err: errSharedStdin}
+	}
+	var runs []envRun
+	for _, e := range p.envs {
+		run, err := g.run(cmd, f, p, e.inputs(p.in, p.shared))
+		if err != nil {
+			return nil, inEnvironment(e.name, err)
+		}
+		runs = append(runs, envRun{e, run})
+	}
+	return runs, nil
 }
 
 // options merges .meshc.yaml and the flags.
