@@ -91,8 +91,12 @@ func Extract(ctx context.Context, rev string, paths []string) (*Tree, error) {
 		t.Close()
 		return nil, err
 	}
+	if err := t.withReached(ctx, top, spec); err != nil {
+		t.Close()
+		return nil, err
+	}
 	// The copy's root stands for the repository's: the search for
-	// .meshc.yaml stops there.
+	// .meshc.yaml stops there, and a kustomization reads files below it.
 	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
 		t.Close()
 		return nil, err
