@@ -1,14 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/meshc/meshc/internal/diag"
 )
 
 // placedIn is a finding's code, position and environments.
@@ -20,12 +17,8 @@ type placedIn struct {
 
 func placedFindings(t *testing.T, out string) []placedIn {
 	t.Helper()
-	var res struct{ Diagnostics []diag.Diagnostic }
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
 	var got []placedIn
-	for _, d := range res.Diagnostics {
+	for _, d := range diagnosticsOf(t, out) {
 		got = append(got, placedIn{d.Code, d.Object.File, d.Object.Line, strings.Join(d.Environments, ", ")})
 	}
 	return got

@@ -23,14 +23,20 @@ type finding struct {
 	Origin     string
 }
 
-func findings(t *testing.T, out string) []finding {
+// diagnosticsOf reads the diagnostics of lint -o json's output.
+func diagnosticsOf(t *testing.T, out string) []diag.Diagnostic {
 	t.Helper()
 	var res struct{ Diagnostics []diag.Diagnostic }
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	return res.Diagnostics
+}
+
+func findings(t *testing.T, out string) []finding {
+	t.Helper()
 	var got []finding
-	for _, d := range res.Diagnostics {
+	for _, d := range diagnosticsOf(t, out) {
 		got = append(got, finding{d.Code, d.Object.File, d.Object.Line, d.Object.Origin})
 	}
 	return got
