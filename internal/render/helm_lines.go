@@ -2,6 +2,7 @@ package render
 
 import (
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template/parse"
@@ -56,8 +57,12 @@ func templateLines(ch *chart.Chart, vals common.Values, out map[string]string) m
 // template that out holds with its marked text, adding its name to names
 // (its mark's number is its index there). restore puts the texts back.
 func markTemplates(ch *chart.Chart, out map[string]string, names *[]string) (restore func()) {
-	var undo []func()
-	for i, t := range ch.Templates {
+	// An aliased subchart shares its templates' array with the chart it
+	// copies: mark a copy of the array, so each is marked as itself.
+	templates := ch.Templates
+	ch.Templates = slices.Clone(templates)
+	undo := []func(){func() { ch.Templates = templates }}
+	for i, t := range templates {
 		name := path.Join(ch.ChartFullPath(), t.Name)
 		text, ok := out[name]
 		if !ok || strings.ContainsRune(text, markOpen) {
@@ -69,7 +74,6 @@ func markTemplates(ch *chart.Chart, out map[string]string, names *[]string) (res
 		}
 		*names = append(*names, name)
 		ch.Templates[i] = &common.File{Name: t.Name, ModTime: t.ModTime, Data: []byte(data)}
-		undo = append(undo, func() { ch.Templates[i] = t })
 	}
 	for _, sub := range ch.Dependencies() {
 		undo = append(undo, markTemplates(sub, out, names))

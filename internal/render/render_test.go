@@ -156,12 +156,14 @@ func TestHelmValues(t *testing.T) {
 func TestHelmFails(t *testing.T) {
 	chart := "apiVersion: v2\nname: c\nversion: 0.1.0\n"
 	dir := testfiles.Write(t, map[string]string{
-		"broken/Chart.yaml":        chart,
-		"broken/templates/vs.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name | required \"name is required\" }}\n",
-		"missing/Chart.yaml":       chart + "dependencies:\n  - name: sub\n    version: 0.1.0\n    repository: https://charts.example.com\n",
-		"missing/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
-		"empty/Chart.yaml":         chart,
-		"empty/templates/a.yaml":   "{{- if .Values.on }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n{{- end }}\n",
+		"broken/Chart.yaml":         chart,
+		"broken/templates/vs.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name | required \"name is required\" }}\n",
+		"missing/Chart.yaml":        chart + "dependencies:\n  - name: sub\n    version: 0.1.0\n    repository: https://charts.example.com\n",
+		"missing/templates/a.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"nilvalue/Chart.yaml":       chart,
+		"nilvalue/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.a.b }}\n",
+		"empty/Chart.yaml":          chart,
+		"empty/templates/a.yaml":    "{{- if .Values.on }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n{{- end }}\n",
 	})
 	for _, tt := range []struct {
 		chart  string
@@ -172,6 +174,7 @@ func TestHelmFails(t *testing.T) {
 		nothin bool
 	}{
 		{chart: "broken", want: "name is required", file: "broken/templates/vs.yaml", line: 4},
+		{chart: "nilvalue", want: "nil pointer evaluating interface {}.b", file: "nilvalue/templates/a.yaml", line: 4},
 		{chart: "missing", want: "dependency sub declared in Chart.yaml is not in charts/", file: "missing/Chart.yaml"},
 		{chart: "empty", opts: HelmOptions{Values: []string{filepath.Join(dir, "nowhere.yaml")}}, want: "values file " + filepath.Join(dir, "nowhere.yaml"), file: "empty/Chart.yaml"},
 		{chart: "empty", want: ErrNothing.Error(), file: "empty/Chart.yaml", nothin: true},
@@ -245,5 +248,34 @@ func TestHelmLines(t *testing.T) {
 				t.Fatalf("lines %v, want %v\n%s", docs[0].Lines, tt.want, docs[0].Data)
 			}
 		})
+	}
+}
+
+// TestHelmSubchartFolders: a subchart's templates are placed at their
+// files whatever the subchart's folder is called and whatever alias the
+// parent gives it; a template error inside one names its file too.
+func TestHelmSubchartFolders(t *testing.T) {
+	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: {{ .Chart.Name }}}\nspec: {ports: [{port: 80}]}\n"
+	dir := testfiles.Write(t, map[string]string{
+		"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n" +
+			"  - {name: backend, version: 0.1.0}\n  - {name: backend, version: 0.1.0, alias: api}\n",
+		"c/charts/Backend-Folder/Chart.yaml":         "apiVersion: v2\nname: backend\nversion: 0.1.0\n",
+		"c/charts/Backend-Folder/templates/svc.yaml": svc,
+		"broken/Chart.yaml":                          "apiVersion: v2\nname: broken\nversion: 0.1.0\n",
+		"broken/charts/sub-folder/Chart.yaml":        "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+		"broken/charts/sub-folder/templates/a.yaml":  "kind: A\nname: {{ required \"name!\" .Values.name }}\n",
+	})
+	docs, err := Helm(filepath.Join(dir, "c"), HelmOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "c/charts/Backend-Folder/templates/svc.yaml")
+	if len(docs) != 2 || docs[0].File != file || docs[1].File != file || !slices.Equal(docs[1].Lines, []int{1, 2, 3, 4}) {
+		t.Errorf("placed at %v, want both at %s with their lines", placements(docs), file)
+	}
+	_, err = Helm(filepath.Join(dir, "broken"), HelmOptions{})
+	var re *Error
+	if !errors.As(err, &re) || re.File != filepath.Join(dir, "broken/charts/sub-folder/templates/a.yaml") || re.Line != 2 {
+		t.Errorf("error %v placed at %+v", err, re)
 	}
 }
