@@ -80,6 +80,12 @@ it succeeds. A build that fails — unreadable input, findings at --fail-on
 (--fail-on none builds anyway), a write error, files added to OUT while it
 ran, Ctrl-C — writes nothing and leaves OUT as it was.
 
+With inputs of several environments (overlays, .meshc.yaml helm entries;
+see meshc lint --help), -o must hold {env}: each environment is built on
+its own into OUT with {env} replaced by its name (-o out/{env} writes
+out/prod, out/staging), one after the other; a failing environment stops
+the build, and the OUTs written before it stay.
+
 Diagnostics print to stderr as lint prints them, before the swap; every
 emitted resource is validated (MC8002) and measured against
 --max-proxy-bytes (MC8001). Exit status as lint's; 129, 130 or 143 when
@@ -89,7 +95,8 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
   meshc build ./manifests -o out/ --endpoints dns --tls-mode off
   meshc build ./manifests -o /etc/envoy/mesh --shared-root /etc/envoy/mesh
   meshc build ./manifests -o out/ --self-contained --proxy 'shop/cart'
-  meshc build ./manifests -o out/ --ads meshc-serve.infra.svc:15010`,
+  meshc build ./manifests -o out/ --ads meshc-serve.infra.svc:15010
+  meshc build overlays/prod overlays/staging -o 'out/{env}'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("out") {
 				return &exitError{code: exitUsage, err: errors.New("build needs -o OUT, the directory it writes the configs under (see meshc build --help)")}
@@ -105,6 +112,9 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 				return &exitError{code: exitUsage, err: err}
 			}
 			s := g.settings(cmd, &f.compile, args)
+			if strings.Contains(f.out, envPlaceholder) {
+				return f.buildEach(cmd, g, s, opts)
+			}
 			out, err := job.CheckOut(f.out, s, f.force)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
@@ -113,23 +123,19 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 			if err != nil {
 				return err
 			}
-			b := job.Build{Proxies: f.proxies, Options: opts, Budget: f.budget, Waiting: f.waiting(g), Writing: f.writing(g), Deliver: f.deliver(g)}
-			res, err := plan.Build(cmd.Context(), out, b)
-			var refused *job.Refused
-			switch {
-			case errors.As(err, &refused):
-				return f.refuse(g, plan, refused)
-			case err != nil:
+			// Compiled together, several environments' objects would clash.
+			envs, err := plan.Environments()
+			if err == nil && len(envs) > 1 {
+				err = fmt.Errorf("the inputs hold %d environments (%s); -o needs %s, replaced by each one's name (-o out/%s)", len(envs), envNames(envs), envPlaceholder, envPlaceholder)
+			}
+			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			if !f.quiet {
-				summary(g.stderr, res, f.out)
-			}
-			return nil
+			return f.build(cmd, g, plan, out, f.out, opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.out, "out", "o", "", "write the configs under `DIR` (required)")
+	fl.StringVarP(&f.out, "out", "o", "", "write the configs under `DIR` (required; {env} in it is replaced by each environment's name)")
 	fl.StringVar(&f.format, "format", compile.Formats[0], "output `layout`: bootstrap or xds")
 	fl.StringVar(&f.endpoints, "endpoints", compile.EndpointModes[0], "bootstrap endpoints: inline (from the manifests) or dns (each Kubernetes service by its cluster DNS name)")
 	fl.StringArrayVar(&f.proxies, "proxy", nil, "build only proxies matching `NAMESPACE/NAME` (a glob); repeatable")
@@ -152,9 +158,65 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 	return cmd
 }
 
+// buildEach builds each environment of the inputs on its own into -o
+// with {env} replaced by its name, one after the other. Every OUT is
+// checked before the first is built; a failing environment stops the
+// build, and the OUTs written before it stay.
+func (f *buildFlags) buildEach(cmd *cobra.Command, g *globals, s job.Settings, opts compile.BuildOptions) error {
+	plan, err := g.plan(&f.compile, s)
+	if err != nil {
+		return err
+	}
+	envs, err := plan.Environments()
+	if err == nil && len(envs) == 0 {
+		err = fmt.Errorf("-o %s: the inputs hold no environment (kustomization or chart) to name %s after", f.out, envPlaceholder)
+	}
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	outs := make([]*job.Out, len(envs))
+	for i, e := range envs {
+		if outs[i], err = job.CheckOut(f.outOf(e), s, f.force); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
+	for i, e := range envs {
+		err := f.build(cmd, g, e.Plan, outs[i], f.outOf(e), opts)
+		if err != nil && len(envs) > 1 {
+			return inEnvironment(e.Name, err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// outOf is environment e's OUT: -o with {env} replaced by its name.
+func (f *buildFlags) outOf(e job.Environment) string {
+	return strings.ReplaceAll(f.out, envPlaceholder, e.Name)
+}
+
+// build builds plan into out, named name, as one transaction (job.Build).
+func (f *buildFlags) build(cmd *cobra.Command, g *globals, plan *job.Plan, out *job.Out, name string, opts compile.BuildOptions) error {
+	b := job.Build{Proxies: f.proxies, Options: opts, Budget: f.budget, Waiting: f.waiting(g, name), Writing: f.writing(g), Deliver: f.deliver(g)}
+	res, err := plan.Build(cmd.Context(), out, b)
+	var refused *job.Refused
+	switch {
+	case errors.As(err, &refused):
+		return f.refuse(g, plan, refused, name)
+	case err != nil:
+		return &exitError{code: exitUsage, err: err}
+	}
+	if !f.quiet {
+		summary(g.stderr, res, name)
+	}
+	return nil
+}
+
 // refuse reports why nothing was written: the diagnostics, then what
 // stopped the build.
-func (f *buildFlags) refuse(g *globals, plan *job.Plan, r *job.Refused) error {
+func (f *buildFlags) refuse(g *globals, plan *job.Plan, r *job.Refused, out string) error {
 	if err := report(g, r.Run, r.Diagnostics); err != nil {
 		return err
 	}
@@ -163,17 +225,17 @@ func (f *buildFlags) refuse(g *globals, plan *job.Plan, r *job.Refused) error {
 	if job.Incomplete(r.Diagnostics) {
 		why, code = "some input could not be read (MC1006) or rendered (MC1011)", exitUsage
 	}
-	diag.Fprintf(g.stderr, "meshc: nothing written: %s; %s left as it was\n", why, f.out)
+	diag.Fprintf(g.stderr, "meshc: nothing written: %s; %s left as it was\n", why, out)
 	return &exitError{code: code}
 }
 
-// waiting says that another build holds OUT's lock, unless --quiet.
-func (f *buildFlags) waiting(g *globals) func(lock string) {
+// waiting says that another build holds out's lock, unless --quiet.
+func (f *buildFlags) waiting(g *globals, out string) func(lock string) {
 	if f.quiet {
 		return nil
 	}
 	return func(lock string) {
-		diag.Fprintf(g.stderr, "meshc: another build is writing %s; waiting for it (lock %s)\n", f.out, lock)
+		diag.Fprintf(g.stderr, "meshc: another build is writing %s; waiting for it (lock %s)\n", out, lock)
 	}
 }
 

@@ -41,7 +41,7 @@ mesh ConfigMap apply to each side. diff writes nothing.
 
 Exit status: 0 when no new finding reaches --fail-on; 1 when one does, or
 with --fail-on-change when any proxy's configuration changes; 2 on a usage
-error or when a side cannot be read.`,
+error or when a side cannot be read or rendered.`,
 		Example: `  meshc diff old/ new/
   meshc diff --git origin/main ./manifests
   meshc diff --git HEAD~1 . -o json | jq .summary
@@ -98,8 +98,8 @@ error or when a side cannot be read.`,
 				side diffSide
 				run  *compile.Result
 			}{{base, baseRun}, {head, headRun}} {
-				if slices.ContainsFunc(s.run.Diagnostics, diag.UnreadableInput.Is) {
-					return &exitError{code: exitUsage, err: fmt.Errorf("%s: some input could not be read (%s)", s.side.label, diag.UnreadableInput.Code)}
+				if job.Incomplete(s.run.Diagnostics) {
+					return &exitError{code: exitUsage, err: fmt.Errorf("%s: some input could not be read (%s) or rendered (%s)", s.side.label, diag.UnreadableInput.Code, diag.RenderFailed.Code)}
 				}
 			}
 			if threshold > 0 && diag.AtLeast(rep.Diagnostics.New, threshold) || failOnChange && rep.Changed() {

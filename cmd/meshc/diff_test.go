@@ -300,3 +300,43 @@ func TestDiffGitRenders(t *testing.T) {
 		{"a chart as committed", []string{"diff", "--git", "HEAD", "chart", "--fail-on-change", "--fail-on", "none"}, 0, "objects: 0 added, 0 removed, 0 modified", ""},
 	})
 }
+
+// TestDiffKustomizeOverlay: both sides of a diff render an overlay the
+// same way, two folders as two revisions of the repository; the
+// revision's tree holds the base the overlay reaches beside it.
+func TestDiffKustomizeOverlay(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	src, err := filepath.Abs(filepath.Join(fixtures, "kustomize"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	for _, side := range []string{"old", "new"} {
+		if err := os.CopyFS(side, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	canary := filepath.Join("new", "overlays", "prod", "canary.yaml")
+	data, err := os.ReadFile(canary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, "init", "-q")
+	gitIn(t, "add", "new")
+	gitIn(t, "commit", "-q", "-m", "canary at 10%")
+	shifted := strings.NewReplacer("weight: 90", "weight: 70", "weight: 10", "weight: 30").Replace(string(data))
+	if err := os.WriteFile(canary, []byte(shifted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const weights = "~ spec.http[0].route[0].weight: 90 → 70\n    ~ spec.http[0].route[1].weight: 10 → 30\n"
+	runCLICases(t, []cliCase{
+		{"two folders", []string{"diff", "old/overlays/prod", "new/overlays/prod", "--fail-on", "none"}, 0,
+			"modified VirtualService shop/reviews (old/overlays/prod/kustomization.yaml:5 → new/overlays/prod/kustomization.yaml:5)\n    " + weights, ""},
+		{"a revision", []string{"diff", "--git", "HEAD", "new/overlays/prod", "--fail-on", "none"}, 0,
+			"findings: 0 new, 0 fixed, 2 unchanged", ""},
+		{"a revision: the weights", []string{"diff", "--git", "HEAD", "new/overlays/prod", "--fail-on", "none"}, 0,
+			"(HEAD:new/overlays/prod/kustomization.yaml:5 → new/overlays/prod/kustomization.yaml:5)\n    " + weights, ""},
+	})
+}

@@ -144,11 +144,16 @@ func (g *globals) compileSettings(cmd *cobra.Command, f *compileFlags, s job.Set
 	if err != nil {
 		return nil, err
 	}
-	run, err := p.Compile(cmd.Context())
+	return compilePlan(cmd, p)
+}
+
+// compilePlan compiles p; what stops it is a usage error.
+func compilePlan(cmd *cobra.Command, p *job.Plan) (*compile.Result, error) {
+	res, err := p.Compile(cmd.Context())
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	return run, nil
+	return res, nil
 }
 
 // sayProject tells which .meshc.yaml applies, for --verbose.

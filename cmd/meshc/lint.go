@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/job"
 )
@@ -29,6 +30,12 @@ findings point at the templates and resource files. Files without
 Kubernetes objects and template files outside a chart are skipped and
 listed.
 
+Environments: each kustomization named as an input (or in .meshc.yaml's
+kustomize) and each helm entry of .meshc.yaml is one. Inputs holding
+several are checked one environment at a time, each with the inputs that
+are none, and each finding is printed once with the environments where it
+occurs (environments: prod, staging).
+
 With --baseline, only findings whose key is absent from an earlier
 "meshc lint -o json" report are printed and counted: a key names the code,
 the object and what the finding is about, never a line, so moving or
@@ -42,6 +49,7 @@ usage error or when some input could not be read (MC1006) or rendered
   meshc lint . --exclude 'charts/**' --inject-namespace shop
   meshc lint overlays/prod
   meshc lint charts/mesh --helm-values charts/mesh/env/prod.yaml
+  meshc lint overlays/prod overlays/staging
   helm template mesh charts/mesh | meshc lint -
   meshc lint . -o sarif > meshc.sarif
   meshc lint . -o github --fail-on warning
@@ -68,10 +76,11 @@ usage error or when some input could not be read (MC1006) or rendered
 				}
 				known = &b
 			}
-			run, err := g.compile(cmd, &cf, args)
+			ds, input, err := g.lintRuns(cmd, &cf, args)
 			if err != nil {
 				return err
 			}
+			input.ProjectConfig = cf.plan.ProjectPath()
 			if timing {
 				if err := writeTimes(g.stderr, times); err != nil {
 					return err
@@ -81,7 +90,6 @@ usage error or when some input could not be read (MC1006) or rendered
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			ds := run.Diagnostics
 			if known != nil {
 				var n int
 				ds, n = known.New(ds)
@@ -95,7 +103,7 @@ usage error or when some input could not be read (MC1006) or rendered
 			}
 			r, err := diag.NewRenderer(format, diag.Options{
 				Color:       g.color(g.stdout),
-				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects), Skipped: run.Skipped, ProjectConfig: cf.plan.ProjectPath()},
+				Input:       input,
 				ToolVersion: readVersion().Version,
 			})
 			if err != nil {
@@ -124,6 +132,35 @@ usage error or when some input could not be read (MC1006) or rendered
 		return codes, cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
+}
+
+// lintRuns compiles the inputs, once per environment when they hold
+// several, and returns the findings (each once, with its environments)
+// and the input.
+func (g *globals) lintRuns(cmd *cobra.Command, f *compileFlags, args []string) ([]diag.Diagnostic, diag.Input, error) {
+	p, err := g.plan(f, g.settings(cmd, f, args))
+	if err != nil {
+		return nil, diag.Input{}, err
+	}
+	envs, err := p.Environments()
+	if err != nil {
+		return nil, diag.Input{}, &exitError{code: exitUsage, err: err}
+	}
+	if len(envs) < 2 {
+		res, err := compilePlan(cmd, p)
+		if err != nil {
+			return nil, diag.Input{}, err
+		}
+		return res.Diagnostics, diag.Input{Files: len(res.Files), Objects: len(res.Objects), Skipped: res.Skipped}, nil
+	}
+	runs := make([]*compile.Result, len(envs))
+	for i, e := range envs {
+		if runs[i], err = compilePlan(cmd, e.Plan); err != nil {
+			return nil, diag.Input{}, inEnvironment(e.Name, err)
+		}
+	}
+	ds, in := mergeRuns(envs, runs)
+	return ds, in, nil
 }
 
 // timed is one lint fact's or analyzer's time.

@@ -23,14 +23,20 @@ type finding struct {
 	Origin     string
 }
 
-func findings(t *testing.T, out string) []finding {
+// diagnosticsOf reads the diagnostics of lint -o json's output.
+func diagnosticsOf(t *testing.T, out string) []diag.Diagnostic {
 	t.Helper()
 	var res struct{ Diagnostics []diag.Diagnostic }
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	return res.Diagnostics
+}
+
+func findings(t *testing.T, out string) []finding {
+	t.Helper()
 	var got []finding
-	for _, d := range res.Diagnostics {
+	for _, d := range diagnosticsOf(t, out) {
 		got = append(got, finding{d.Code, d.Object.File, d.Object.Line, d.Object.Origin})
 	}
 	return got
@@ -39,7 +45,8 @@ func findings(t *testing.T, out string) []finding {
 // TestRenderedFindings: findings on rendered overlays and charts point at
 // the file a person edits: the base's resource file and line for objects
 // no patch changed, the kustomization for a patched one, the template and
-// the line in its rendered output for a chart, each saying which it is.
+// the template line that wrote the field for a chart, and the line in its
+// rendered output with a note where no template line is known.
 func TestRenderedFindings(t *testing.T) {
 	base := fixtures + "/kustomize/base/reviews.yaml"
 	prod := fixtures + "/kustomize/overlays/prod/kustomization.yaml"
@@ -55,9 +62,11 @@ func TestRenderedFindings(t *testing.T) {
 			[]finding{ratings, {"MC4003", prod, 5, render.PatchedHere}}},
 		{"overlay without", "", []string{fixtures + "/kustomize/overlays/staging"}, []finding{ratings}},
 		{"chart, default values", "", []string{chart},
+			[]finding{{"MC4003", vs, 18, ""}}},
+		{"chart, prod values: a line under an if", "", []string{chart, "--helm-values", chart + "/env/prod.yaml"},
+			[]finding{{"MC4003", vs, 23, ""}}},
+		{"chart, routes from values: no template line", "", []string{chart, "--helm-values", chart + "/env/routes.yaml"},
 			[]finding{{"MC4003", vs, 15, render.RenderedLine}}},
-		{"chart, prod values", "", []string{chart, "--helm-values", chart + "/env/prod.yaml"},
-			[]finding{{"MC4003", vs, 19, render.RenderedLine}}},
 		{"chart, prod values and a set", "", []string{chart, "--helm-values", chart + "/env/prod.yaml", "--helm-set", "canary=0"}, nil},
 		{"helm template output on stdin", helmTemplate(t, render.HelmOptions{}), []string{"-"},
 			[]finding{{"MC4003", "mesh/templates/virtualservice.yaml", 15, render.RenderedLine}}},
@@ -156,18 +165,19 @@ func TestRenderFailures(t *testing.T) {
 }
 
 // TestProjectRenders: .meshc.yaml's helm and kustomize entries are the
-// inputs of a run that names none, each chart with its own values.
+// inputs of a run that names none, each chart with its own values; the
+// chart and the overlay, two environments, are checked apart, so their
+// objects do not clash.
 func TestProjectRenders(t *testing.T) {
 	abs, err := filepath.Abs(fixtures)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := writeFiles(t, map[string]string{".meshc.yaml": "helm:\n  - chart: " + abs + "/helm/mesh\n    values: [" + abs + "/helm/mesh/env/prod.yaml]\n    release: shop\n" +
-		"kustomize: [" + abs + "/kustomize/overlays/staging]\n" +
-		"suppress:\n  - {code: MC1004, reason: the chart and the overlay define the same objects}\n"})
+		"kustomize: [" + abs + "/kustomize/overlays/staging]\n"})
 	_, out, errOut := meshc(t, "", "lint", "-o", "json", "--fail-on", "none", "--project-config", filepath.Join(dir, ".meshc.yaml"))
 	want := []finding{
-		{"MC4003", abs + "/helm/mesh/templates/virtualservice.yaml", 19, render.RenderedLine},
+		{"MC4003", abs + "/helm/mesh/templates/virtualservice.yaml", 23, ""},
 		{"MC4004", abs + "/kustomize/base/reviews.yaml", 47, ""},
 	}
 	if got := findings(t, out); !slices.Equal(got, want) {

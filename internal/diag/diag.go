@@ -120,6 +120,9 @@ type Diagnostic struct {
 	// Proxies lists "namespace/name" of the proxies a per-proxy finding
 	// concerns, sorted.
 	Proxies []string `json:"proxies,omitempty"`
+	// Environments lists, when one run checked several environments
+	// (overlays, helm entries), those where the finding occurs.
+	Environments []string `json:"environments,omitempty"`
 }
 
 // WithSeverity returns d with another severity, for the few places where a

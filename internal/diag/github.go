@@ -48,6 +48,9 @@ func (githubRenderer) Render(w io.Writer, ds []Diagnostic) error {
 		if len(d.Proxies) > 0 {
 			msg += "\nproxies: " + Printable(strings.Join(d.Proxies, ", "))
 		}
+		if len(d.Environments) > 0 {
+			msg += "\nenvironments: " + Printable(strings.Join(d.Environments, ", "))
+		}
 		fmt.Fprintf(&b, "::%s %s::%s\n", level, strings.Join(props, ","), escapeData(msg))
 	}
 	_, err := io.WriteString(w, b.String())

@@ -14,7 +14,7 @@ import (
 )
 
 // sample covers what renderers must handle: positions and none, related
-// objects, proxies, and characters that need escaping.
+// objects, proxies, environments, and characters that need escaping.
 func sample() []Diagnostic {
 	vs := ObjectRef{Kind: "VirtualService", Namespace: "shop", Name: "reviews", File: "manifests/shop/vs.yaml", Line: 12}
 	return []Diagnostic{
@@ -43,8 +43,9 @@ func sample() []Diagnostic {
 		},
 		{
 			Code: "MC4003", Name: "UnknownSubset", Severity: Error,
-			Message: "shop/reviews routes to subset \"v2\" of reviews.shop.svc.cluster.local, which no DestinationRule defines",
-			Object:  ObjectRef{Kind: "VirtualService", Namespace: "shop", Name: "reviews", File: "charts/mesh/templates/vs.yaml", Line: 19, Origin: "line of the rendered template, not of the template"},
+			Message:      "shop/reviews routes to subset \"v2\" of reviews.shop.svc.cluster.local, which no DestinationRule defines",
+			Object:       ObjectRef{Kind: "VirtualService", Namespace: "shop", Name: "reviews", File: "charts/mesh/templates/vs.yaml", Line: 19, Origin: "line of the rendered template, not of the template"},
+			Environments: []string{"prod", "staging"},
 		},
 	}
 }
@@ -106,7 +107,7 @@ func TestJSONFields(t *testing.T) {
 	for _, d := range doc["diagnostics"].([]any) {
 		for k := range d.(map[string]any) {
 			switch k {
-			case "code", "name", "severity", "message", "key", "object", "related", "proxies":
+			case "code", "name", "severity", "message", "key", "object", "related", "proxies", "environments":
 			default:
 				t.Errorf("unexpected diagnostic field %q", k)
 			}

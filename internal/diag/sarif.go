@@ -63,8 +63,15 @@ func (r sarifRenderer) Render(w io.Writer, ds []Diagnostic) error {
 			}
 			res.AddRelatedLocation(loc.WithId(i + 1))
 		}
+		props := sarif.Properties{}
 		if len(d.Proxies) > 0 {
-			res.AttachPropertyBag(&sarif.PropertyBag{Properties: sarif.Properties{"proxies": d.Proxies}})
+			props["proxies"] = d.Proxies
+		}
+		if len(d.Environments) > 0 {
+			props["environments"] = d.Environments
+		}
+		if len(props) > 0 {
+			res.AttachPropertyBag(&sarif.PropertyBag{Properties: props})
 		}
 	}
 	rep.AddRun(run)

@@ -82,6 +82,9 @@ func (r *textRenderer) Render(w io.Writer, ds []Diagnostic) error {
 		if len(d.Proxies) > 0 {
 			b.WriteString(r.dim.Sprintf("    proxies: %s", Printable(strings.Join(d.Proxies, ", "))) + "\n")
 		}
+		if len(d.Environments) > 0 {
+			b.WriteString(r.dim.Sprintf("    environments: %s", Printable(strings.Join(d.Environments, ", "))) + "\n")
+		}
 	}
 	if r.opts.OmitSummary {
 		_, err := io.WriteString(w, b.String())

@@ -211,7 +211,8 @@ func ProxyReport(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Re
 		}
 		dr := DestinationRule{Host: string(h), Rule: name(&rule.First().ObjectMeta), Step: d.Lookup.Step.String(), Selector: rule.Selector != nil}
 		if src := rule.First().InheritedFrom; src != nil {
-			dr.InheritedFrom = name(src) + " (" + src.Source.File + ":" + strconv.Itoa(src.Source.Line) + ")"
+			line, _ := src.Source.Position(src.Source.Line)
+			dr.InheritedFrom = name(src) + " (" + src.Source.File + ":" + strconv.Itoa(line) + ")"
 		}
 		if len(rule.From) > 1 {
 			for _, f := range rule.From {

@@ -262,9 +262,14 @@ func (p *Plan) render(s Settings) (compile.RenderOptions, error) {
 		if err != nil {
 			return ro, err
 		}
-		ro.Charts[abs] = render.HelmOptions{Values: c.Values, Set: c.Set, Release: c.Release, Namespace: c.Namespace, ValuesIn: p.projectIn}
+		ro.Charts[abs] = p.helmOptions(c)
 	}
 	return ro, nil
+}
+
+// helmOptions are a .meshc.yaml helm entry's options for its chart.
+func (p *Plan) helmOptions(c projectconfig.Chart) render.HelmOptions {
+	return render.HelmOptions{Values: c.Values, Set: c.Set, Release: c.Release, Namespace: c.Namespace, ValuesIn: p.projectIn}
 }
 
 // Compile runs the compile the plan describes. A run that loaded nothing

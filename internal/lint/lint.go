@@ -102,7 +102,8 @@ func locate(passes []*Pass) {
 			paths[i] = f.field.path
 		}
 		for i, line := range o.Source.FieldLines(paths) {
-			fs[i].pass.diags[fs[i].field.diag].Object.Line = line
+			obj := &fs[i].pass.diags[fs[i].field.diag].Object
+			obj.Line, obj.Origin = o.Source.Position(line)
 		}
 	}
 }

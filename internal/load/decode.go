@@ -50,6 +50,9 @@ type decoder struct {
 	item model.Path
 	// origin is the note on positions of rendered input (render.Doc.Origin).
 	origin string
+	// written maps the lines of a template's rendered output to the
+	// template's lines (render.Doc.Lines); nil for other input.
+	written []int
 }
 
 func newDecoder() *decoder { return &decoder{schema: newGoSchema()} }
@@ -60,13 +63,21 @@ func newDecoder() *decoder { return &decoder{schema: newGoSchema()} }
 // (a mapping with kind or metadata): package.json, values.yaml, an OpenAPI
 // document; its diagnostics are dropped, as it is no manifest at all.
 func (d *decoder) decodeFile(file string, data []byte) (objs []model.Object, diags []diag.Diagnostic, notObjects bool) {
-	return d.decodeAs(file, "", data)
+	return d.decodeAs(file, "", nil, data)
+}
+
+// start begins decoding the text of file, whose positions carry the note
+// origin unless written maps them to a template's lines.
+func (d *decoder) start(file, origin string, written []int) {
+	d.file, d.objs, d.diags, d.origin, d.written = file, nil, nil, origin, written
 }
 
 // decodeAs is decodeFile for rendered text that positions point into with
-// the note origin (render.Doc.Origin).
-func (d *decoder) decodeAs(file, origin string, data []byte) (objs []model.Object, diags []diag.Diagnostic, notObjects bool) {
-	d.file, d.objs, d.diags, d.objectLike, d.origin = file, nil, nil, false, origin
+// the note origin (render.Doc.Origin), or at the template lines written
+// gives (render.Doc.Lines).
+func (d *decoder) decodeAs(file, origin string, written []int, data []byte) (objs []model.Object, diags []diag.Diagnostic, notObjects bool) {
+	d.start(file, origin, written)
+	d.objectLike = false
 	docs := 0
 	for _, c := range splitDocuments(normalizeBreaks(data)) {
 		if !blank(c) {
@@ -97,14 +108,22 @@ func normalizeBreaks(data []byte) []byte {
 }
 
 func (d *decoder) report(e *diag.Entry, line int, obj diag.ObjectRef, format string, args ...any) {
-	obj.File, obj.Line, obj.Origin = d.file, line, d.origin
-	d.add(e.At(obj, format, args...))
+	d.add(e.At(d.at(obj, line), format, args...))
 }
 
 // say reports a finding of the message m.
 func (d *decoder) say(m *diag.Message, line int, obj diag.ObjectRef, args ...any) {
+	d.add(m.At(d.at(obj, line), args...))
+}
+
+// at places obj at line of the text being decoded, or at the template
+// line that wrote it.
+func (d *decoder) at(obj diag.ObjectRef, line int) diag.ObjectRef {
 	obj.File, obj.Line, obj.Origin = d.file, line, d.origin
-	d.add(m.At(obj, args...))
+	if w := model.WrittenLine(d.written, line); w > 0 {
+		obj.Line, obj.Origin = w, ""
+	}
+	return obj
 }
 
 func (d *decoder) add(r diag.Diagnostic) {
@@ -150,7 +169,7 @@ func (d *decoder) document(c chunk) {
 	if raw == nil {
 		return // an empty document, e.g. a lone "---"
 	}
-	d.value(raw, root, &model.Document{Data: c.data, Line: c.line}, nil, line)
+	d.value(raw, root, &model.Document{Data: c.data, Line: c.line, Written: d.written}, nil, line)
 }
 
 // parseDocument parses one YAML document into its value and node tree, or

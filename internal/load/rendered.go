@@ -88,7 +88,7 @@ func (d *decoder) decodeRendered(docs []render.Doc, limit int64) ([]model.Object
 		var o []model.Object
 		var ds []diag.Diagnostic
 		if doc.Origin == render.RenderedLine {
-			o, ds, _ = d.decodeAs(doc.File, doc.Origin, doc.Data)
+			o, ds, _ = d.decodeAs(doc.File, doc.Origin, doc.Lines, doc.Data)
 		} else {
 			o, ds = d.decodeObject(doc, files, limit)
 		}
@@ -102,7 +102,7 @@ func (d *decoder) decodeRendered(docs []render.Doc, limit int64) ([]model.Object
 // there, else at the kustomization that patched it, else (the document
 // not found) at the file without a line, with a note saying why.
 func (d *decoder) decodeObject(doc render.Doc, files map[string][]chunk, limit int64) ([]model.Object, []diag.Diagnostic) {
-	d.file, d.objs, d.diags, d.origin = doc.File, nil, nil, doc.Origin
+	d.start(doc.File, doc.Origin, nil)
 	raw, root, line, msg := parseDocument(&d.yaml, chunk{data: doc.Data, line: 1})
 	if msg != "" {
 		d.report(diag.InvalidYAML, line, diag.ObjectRef{}, "%s (in the rendered object)", msg)
@@ -206,14 +206,14 @@ func (d *decoder) decodeAnnotated(name string, data []byte, limit int64) (objs [
 		if template, ok := render.SourceComment(c.data); ok {
 			// The comment is Helm's, not the template's: lines count
 			// from the line after it.
-			d.file, d.objs, d.diags, d.origin = template, nil, nil, render.RenderedLine
+			d.start(template, render.RenderedLine, nil)
 			d.document(chunk{data: c.data, line: 0})
 			o, ds = d.objs, d.diags
 		} else if doc, ok := originOf(c); ok {
 			doc.Data = c.data
 			o, ds = d.decodeObject(doc, files, limit)
 		} else {
-			d.file, d.objs, d.diags, d.origin = name, nil, nil, ""
+			d.start(name, "", nil)
 			d.document(c)
 			o, ds = d.objs, d.diags
 		}

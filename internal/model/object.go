@@ -58,13 +58,15 @@ func (m *ObjectMeta) ID() ID {
 
 // Ref describes the object for a diagnostic, at its first line.
 func (m *ObjectMeta) Ref() diag.ObjectRef {
-	return diag.ObjectRef{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name, File: m.Source.File, Line: m.Source.Line, Origin: m.Source.Origin}
+	r := diag.ObjectRef{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name, File: m.Source.File}
+	r.Line, r.Origin = m.Source.Position(m.Source.Line)
+	return r
 }
 
 // RefAt describes the object for a diagnostic about one of its fields.
 func (m *ObjectMeta) RefAt(p Path) diag.ObjectRef {
 	r := m.Ref()
-	r.Line = m.Source.FieldLine(p)
+	r.Line, r.Origin = m.Source.Position(m.Source.FieldLine(p))
 	return r
 }
 

@@ -27,6 +27,31 @@ type Document struct {
 	Data []byte
 	// Line is the file line of the first byte of Data.
 	Line int
+	// Written, for a document a template rendered, maps the lines of the
+	// rendered text (Written[i] for line i+1) to the template lines that
+	// wrote them, 0 where not known; nil for text a person wrote.
+	Written []int
+}
+
+// WrittenLine is the template line that wrote line of a rendered text with
+// the map written (Document.Written), or 0.
+func WrittenLine(written []int, line int) int {
+	if line < 1 || line > len(written) {
+		return 0
+	}
+	return written[line-1]
+}
+
+// Position is where a finding at line of the object's file points: the
+// template line that wrote it when the object was rendered from a
+// template that says, else line itself with the note Origin.
+func (s Source) Position(line int) (int, string) {
+	if s.doc != nil {
+		if w := WrittenLine(s.doc.Written, line); w > 0 {
+			return w, ""
+		}
+	}
+	return line, s.Origin
 }
 
 // NewSource records an object that starts at line of file, inside doc at

@@ -52,6 +52,10 @@ type Config struct {
 // Chart is one entry of helm: helm template's inputs for a chart.
 type Chart struct {
 	Chart string `yaml:"chart"`
+	// Name names the environment the entry renders; by default the last
+	// values file's name without extension, else the release, else the
+	// chart's folder.
+	Name string `yaml:"name"`
 	// Values are values files merged in order over the chart's values.yaml.
 	Values    []string `yaml:"values"`
 	Set       []string `yaml:"set"`

@@ -12,12 +12,16 @@ import (
 	"slices"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/ignore"
-	"helm.sh/helm/v3/pkg/strvals"
+	yaml "go.yaml.in/yaml/v3"
+	"helm.sh/helm/v4/pkg/chart/common"
+	valuesutil "helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	"helm.sh/helm/v4/pkg/ignore"
+	"helm.sh/helm/v4/pkg/strvals"
 )
 
 // IsChart reports whether dir holds a Helm chart (a Chart.yaml).
@@ -49,11 +53,13 @@ var ErrNothing = errors.New("the chart renders no manifests with these values")
 // Helm renders the chart in dir as helm template would, without a cluster
 // or network: its dependencies must be in its charts/ folder. Each
 // template's output is one Doc, at the template's file; positions inside
-// it are lines of the rendered output.
+// it are the template's lines where Lines knows them, else lines of the
+// rendered output.
 func Helm(fsys fs.FS, dir string, o HelmOptions) ([]Doc, error) {
+	files := chartFiles{fsys: fsys, dir: dir}
 	fail := func(err error) ([]Doc, error) {
 		e := &Error{What: "Helm chart " + dir, File: join(fsys, dir, "Chart.yaml"), Err: err}
-		if file, line, ok := templateErrorAt(fsys, dir, err); ok {
+		if file, line, ok := templateErrorAt(files, err); ok {
 			e.File, e.Line = file, line
 		}
 		return nil, e
@@ -62,9 +68,15 @@ func Helm(fsys fs.FS, dir string, o HelmOptions) ([]Doc, error) {
 	if err != nil {
 		return fail(err)
 	}
+	// helm template renders charts of apiVersion v1 and v2 only; v3 is
+	// still experimental in Helm 4.
+	if v := ch.Metadata.APIVersion; v != chart.APIVersionV1 && v != chart.APIVersionV2 {
+		return fail(errors.New("only charts of apiVersion v1 and v2 render, as with helm template"))
+	}
 	if err := missingDependencies(ch); err != nil {
 		return fail(err)
 	}
+	folders := chartFolders(fsys, ch, dir)
 	vals := map[string]any{}
 	for _, f := range o.Values {
 		v, err := readValues(o.ValuesIn, f)
@@ -78,16 +90,18 @@ func Helm(fsys fs.FS, dir string, o HelmOptions) ([]Doc, error) {
 			return fail(fmt.Errorf("--helm-set %s: %w", s, err))
 		}
 	}
-	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
+	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
 		return fail(err)
 	}
-	release := chartutil.ReleaseOptions{
+	// After the dependencies are processed: an alias is a subchart of its own.
+	files = newChartFiles(fsys, ch, dir, folders)
+	release := common.ReleaseOptions{
 		Name:      cmp.Or(o.Release, DefaultRelease),
 		Namespace: cmp.Or(o.Namespace, "default"),
 		Revision:  1,
 		IsInstall: true,
 	}
-	rv, err := chartutil.ToRenderValues(ch, vals, release, chartutil.DefaultCapabilities)
+	rv, err := valuesutil.ToRenderValues(ch, vals, release, common.DefaultCapabilities)
 	if err != nil {
 		return fail(err)
 	}
@@ -95,13 +109,19 @@ func Helm(fsys fs.FS, dir string, o HelmOptions) ([]Doc, error) {
 	if err != nil {
 		return fail(err)
 	}
+	lines := templateLines(ch, rv, out)
 	var docs []Doc
 	for _, name := range slices.Sorted(maps.Keys(out)) {
 		base := path.Base(name)
 		if strings.HasPrefix(base, "_") || strings.HasSuffix(base, "NOTES.txt") || strings.TrimSpace(out[name]) == "" {
 			continue // partials and notes are no manifests
 		}
-		docs = append(docs, Doc{Data: []byte(out[name]), File: templateFile(fsys, dir, name), Origin: RenderedLine})
+		file, own := files.file(name)
+		doc := Doc{Data: []byte(out[name]), File: file, Origin: RenderedLine}
+		if own {
+			doc.Lines = lines[name]
+		}
+		docs = append(docs, doc)
 	}
 	if len(docs) == 0 {
 		return fail(ErrNothing)
@@ -109,29 +129,22 @@ func Helm(fsys fs.FS, dir string, o HelmOptions) ([]Doc, error) {
 	return docs, nil
 }
 
-// templateFile maps Helm's name for a template ("mesh/charts/sub/templates/x.yaml",
-// the chart's name first) to its path below the chart directory.
-func templateFile(fsys fs.FS, dir, name string) string {
-	_, rest, _ := strings.Cut(name, "/")
-	return join(fsys, dir, filepath.FromSlash(rest))
-}
-
 // readValues reads a values file.
-func readValues(fsys fs.FS, file string) (chartutil.Values, error) {
+func readValues(fsys fs.FS, file string) (common.Values, error) {
 	if fsys == nil {
-		return chartutil.ReadValuesFile(file)
+		return common.ReadValuesFile(file)
 	}
 	data, err := readFile(fsys, file, 0)
 	if err != nil {
 		return nil, err
 	}
-	return chartutil.ReadValues(data)
+	return common.ReadValues(data)
 }
 
 // loadChart loads the chart in dir as helm's loader.LoadDir does: every
-// file but those .helmignore leaves out, each within Helm's size limit.
-// In an fs.FS a link is a file Helm cannot load, as it says of irregular
-// files.
+// file but those .helmignore leaves out, all together within Helm's size
+// limit. In an fs.FS a link is a file Helm cannot load, as it says of
+// irregular files.
 func loadChart(fsys fs.FS, dir string) (*chart.Chart, error) {
 	if fsys == nil {
 		return loader.LoadDir(dir)
@@ -143,7 +156,8 @@ func loadChart(fsys fs.FS, dir string) (*chart.Chart, error) {
 		}
 	}
 	rules.AddDefaults()
-	var files []*loader.BufferedFile
+	var files []*archive.BufferedFile
+	budget := archive.MaxDecompressedChartSize
 	err := fs.WalkDir(fsys, dir, func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -166,18 +180,142 @@ func loadChart(fsys fs.FS, dir string) (*chart.Chart, error) {
 			return nil
 		case !fi.Mode().IsRegular():
 			return fmt.Errorf("cannot load irregular file %s as it has file mode type bits set", name)
+		case fi.Size() > budget:
+			return fmt.Errorf("chart %s is over Helm's limit of %d bytes", dir, archive.MaxDecompressedChartSize)
 		}
-		data, err := readFile(fsys, name, loader.MaxDecompressedFileSize)
+		data, err := readFile(fsys, name, budget)
 		if err != nil {
 			return err
 		}
-		files = append(files, &loader.BufferedFile{Name: rel, Data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))})
+		budget -= int64(len(data))
+		files = append(files, &archive.BufferedFile{Name: rel, ModTime: fi.ModTime(), Data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return loader.LoadFiles(files)
+}
+
+// chartFiles maps Helm's names for templates ("mesh/charts/sub/templates/x.yaml":
+// the chart's name, then each subchart's name or alias) to their files.
+// A subchart's folder in charts/ may be named otherwise than the chart, so
+// the folders are matched by the names in their Chart.yaml; a subchart
+// packed in an archive has no file of its own for its templates.
+type chartFiles struct {
+	fsys fs.FS
+	dir  string
+	// folders holds, by Helm's name prefix, the chart's folder or archive.
+	folders map[string]chartFolder
+}
+
+type chartFolder struct {
+	path    string
+	archive bool
+}
+
+// chartFolders tells, by template, the folder of the chart holding it, for
+// the chart in dir as loaded: subcharts are still named as in their
+// Chart.yaml, before aliases copy them.
+func chartFolders(fsys fs.FS, ch *chart.Chart, dir string) map[*common.File]chartFolder {
+	out := map[*common.File]chartFolder{}
+	var walk func(*chart.Chart, chartFolder)
+	walk = func(c *chart.Chart, at chartFolder) {
+		for _, t := range c.Templates {
+			out[t] = at
+		}
+		if at.archive {
+			return // its subcharts are inside it too
+		}
+		byName := subchartFolders(fsys, at.path)
+		for _, sub := range c.Dependencies() {
+			if folder, ok := byName[sub.Name()]; ok {
+				walk(sub, folder)
+			}
+		}
+	}
+	walk(ch, chartFolder{path: dir})
+	return out
+}
+
+// newChartFiles names the folders of the charts of ch, its dependencies
+// processed (aliases are copies sharing their templates), by Helm's name
+// prefixes; folders are chartFolders' of ch as loaded.
+func newChartFiles(fsys fs.FS, ch *chart.Chart, dir string, folders map[*common.File]chartFolder) chartFiles {
+	f := chartFiles{fsys: fsys, dir: dir, folders: map[string]chartFolder{}}
+	var walk func(*chart.Chart, string)
+	walk = func(c *chart.Chart, prefix string) {
+		if len(c.Templates) > 0 {
+			if at, ok := folders[c.Templates[0]]; ok {
+				f.folders[prefix] = at
+			}
+		}
+		for _, sub := range c.Dependencies() {
+			walk(sub, prefix+"/charts/"+sub.Name())
+		}
+	}
+	walk(ch, ch.Name())
+	return f
+}
+
+// subchartFolders finds the charts in dir/charts by the names their
+// Chart.yaml gives; an archive is taken by its file name, NAME-VERSION.tgz.
+func subchartFolders(fsys fs.FS, dir string) map[string]chartFolder {
+	out := map[string]chartFolder{}
+	entries, _ := readDir(fsys, join(fsys, dir, "charts"))
+	for _, e := range entries {
+		p := join(fsys, dir, "charts", e.Name())
+		if e.IsDir() {
+			if name, ok := chartName(fsys, p); ok {
+				out[name] = chartFolder{path: p}
+			}
+			continue
+		}
+		if base, ok := strings.CutSuffix(e.Name(), ".tgz"); ok {
+			if i := strings.LastIndex(base, "-"); i > 0 {
+				if _, taken := out[base[:i]]; !taken {
+					out[base[:i]] = chartFolder{path: p, archive: true}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// chartName is the name the Chart.yaml in dir gives its chart.
+func chartName(fsys fs.FS, dir string) (string, bool) {
+	data, err := readFile(fsys, join(fsys, dir, "Chart.yaml"), 0)
+	if err != nil {
+		return "", false
+	}
+	var meta struct {
+		Name string `yaml:"name"`
+	}
+	if err := yaml.Unmarshal(data, &meta); err != nil || meta.Name == "" {
+		return "", false
+	}
+	return meta.Name, true
+}
+
+// file is the file of the template Helm names name, and whether it is a
+// file of its own (not inside an archive); Helm's name without the
+// chart's, below the chart's directory, when no folder is known for it.
+func (f chartFiles) file(name string) (string, bool) {
+	best := ""
+	for prefix := range f.folders {
+		if strings.HasPrefix(name, prefix+"/") && len(prefix) > len(best) {
+			best = prefix
+		}
+	}
+	if best == "" {
+		_, rest, _ := strings.Cut(name, "/")
+		return join(f.fsys, f.dir, filepath.FromSlash(rest)), true
+	}
+	at := f.folders[best]
+	if at.archive {
+		return at.path, false
+	}
+	return join(f.fsys, at.path, filepath.FromSlash(strings.TrimPrefix(name, best+"/"))), true
 }
 
 // missingDependencies names the dependencies Chart.yaml declares that are

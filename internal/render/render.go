@@ -21,6 +21,10 @@ type Doc struct {
 	// Line is the line in File every finding on the object points at;
 	// 0 means positions are lines of Data (Helm: the rendered template).
 	Line int
+	// Lines, for a Helm template's output, maps each line of Data
+	// (Lines[i] for line i+1) to the line of the template that wrote it,
+	// 0 where that is not known.
+	Lines []int
 	// Source is the resource file Kustomize read the object from; its
 	// document there gives the lines of the object's fields, unless a
 	// patch changed them.

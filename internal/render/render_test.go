@@ -2,6 +2,8 @@ package render
 
 import (
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -156,12 +158,16 @@ func TestHelmValues(t *testing.T) {
 func TestHelmFails(t *testing.T) {
 	chart := "apiVersion: v2\nname: c\nversion: 0.1.0\n"
 	dir := testfiles.Write(t, map[string]string{
-		"broken/Chart.yaml":        chart,
-		"broken/templates/vs.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name | required \"name is required\" }}\n",
-		"missing/Chart.yaml":       chart + "dependencies:\n  - name: sub\n    version: 0.1.0\n    repository: https://charts.example.com\n",
-		"missing/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
-		"empty/Chart.yaml":         chart,
-		"empty/templates/a.yaml":   "{{- if .Values.on }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n{{- end }}\n",
+		"broken/Chart.yaml":         chart,
+		"broken/templates/vs.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name | required \"name is required\" }}\n",
+		"missing/Chart.yaml":        chart + "dependencies:\n  - name: sub\n    version: 0.1.0\n    repository: https://charts.example.com\n",
+		"missing/templates/a.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"nilvalue/Chart.yaml":       chart,
+		"nilvalue/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.a.b }}\n",
+		"empty/Chart.yaml":          chart,
+		"empty/templates/a.yaml":    "{{- if .Values.on }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n{{- end }}\n",
+		"v3/Chart.yaml":             "apiVersion: v3\nname: c\nversion: 0.1.0\n",
+		"v3/templates/a.yaml":       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
 	})
 	for _, tt := range []struct {
 		chart  string
@@ -172,9 +178,11 @@ func TestHelmFails(t *testing.T) {
 		nothin bool
 	}{
 		{chart: "broken", want: "name is required", file: "broken/templates/vs.yaml", line: 4},
+		{chart: "nilvalue", want: "nil pointer evaluating interface {}.b", file: "nilvalue/templates/a.yaml", line: 4},
 		{chart: "missing", want: "dependency sub declared in Chart.yaml is not in charts/", file: "missing/Chart.yaml"},
 		{chart: "empty", opts: HelmOptions{Values: []string{filepath.Join(dir, "nowhere.yaml")}}, want: "values file " + filepath.Join(dir, "nowhere.yaml"), file: "empty/Chart.yaml"},
 		{chart: "empty", want: ErrNothing.Error(), file: "empty/Chart.yaml", nothin: true},
+		{chart: "v3", want: "only charts of apiVersion v1 and v2 render", file: "v3/Chart.yaml"},
 	} {
 		t.Run(tt.chart+" "+tt.want, func(t *testing.T) {
 			in := filepath.Join(dir, tt.chart)
@@ -211,5 +219,80 @@ func TestAnnotations(t *testing.T) {
 	}
 	if _, ok := Located(map[string]any{"other": "x"}); ok {
 		t.Error("an object without origin is located")
+	}
+}
+
+// TestHelmLines: each line of a template's output maps to the template
+// line that wrote it, through control flow, ranges and trim markers; a
+// line a value, a helper or a function wrote maps to no line; a template
+// whose output a second render does not reproduce maps no line at all.
+func TestHelmLines(t *testing.T) {
+	for _, tt := range []struct {
+		name, template, values string
+		want                   []int // nil: no map
+	}{
+		{"plain text and values", "kind: A\nmetadata:\n  name: {{ .Values.name }}\n", "name: a\n", []int{1, 2, 3}},
+		{"if and trim markers", "kind: A\n{{- if .Values.enabled }}\nspec:\n  x: 1\n{{- end }}\n", "enabled: true\n", []int{1, 3, 4}},
+		{"an action's right trim joins lines", "kind: A\nx: {{ .Values.name -}}\n  y\nz: 1\n", "name: a\n", []int{1, 2, 4}},
+		{"a range repeats its lines", "items:\n{{- range .Values.list }}\n  - name: {{ . }}\n    on: true\n{{- end }}\n", "list: [a, b]\n", []int{1, 3, 4, 3, 4}},
+		{"values and helpers write lines of their own", "{{- define \"labels\" }}\nl: 1\n{{- end }}\nspec:\n  {{- toYaml .Values.spec | nindent 2 }}\nmeta:\n  {{- include \"labels\" . | nindent 2 }}\n", "spec: {a: 1, b: 2}\n", []int{0, 4, 0, 0, 6, 0, 0}},
+		{"a helper's text compared keeps its value", "{{- define \"on\" }}true{{ end }}\nkind: A\n{{- if eq (include \"on\" .) \"true\" }}\non: yes\n{{- end }}\n", "", []int{0, 2, 4}},
+		{"random output is not mapped", "kind: A\nname: {{ randAlphaNum 8 }}\n", "", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := testfiles.Write(t, map[string]string{
+				"c/Chart.yaml":       "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+				"c/values.yaml":      tt.values,
+				"c/templates/a.yaml": tt.template,
+			})
+			docs, err := Helm(nil, filepath.Join(dir, "c"), HelmOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(docs) != 1 || !slices.Equal(docs[0].Lines, tt.want) {
+				t.Fatalf("lines %v, want %v\n%s", docs[0].Lines, tt.want, docs[0].Data)
+			}
+		})
+	}
+}
+
+// TestHelmSubchartFolders: a subchart's templates are placed at their
+// files whatever the subchart's folder is called and whatever alias the
+// parent gives it, from the disk and from an fs.FS alike; a template
+// error inside one names its file too.
+func TestHelmSubchartFolders(t *testing.T) {
+	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: {{ .Chart.Name }}}\nspec: {ports: [{port: 80}]}\n"
+	dir := testfiles.Write(t, map[string]string{
+		"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n" +
+			"  - {name: backend, version: 0.1.0}\n  - {name: backend, version: 0.1.0, alias: api}\n",
+		"c/charts/Backend-Folder/Chart.yaml":         "apiVersion: v2\nname: backend\nversion: 0.1.0\n",
+		"c/charts/Backend-Folder/templates/svc.yaml": svc,
+		"broken/Chart.yaml":                          "apiVersion: v2\nname: broken\nversion: 0.1.0\n",
+		"broken/charts/sub-folder/Chart.yaml":        "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+		"broken/charts/sub-folder/templates/a.yaml":  "kind: A\nname: {{ required \"name!\" .Values.name }}\n",
+	})
+	for _, src := range []struct {
+		name string
+		fsys fs.FS
+		at   func(string) string // the path of a file below dir
+	}{
+		{"disk", nil, func(p string) string { return filepath.Join(dir, p) }},
+		{"fs.FS", os.DirFS(dir), func(p string) string { return p }},
+	} {
+		t.Run(src.name, func(t *testing.T) {
+			docs, err := Helm(src.fsys, src.at("c"), HelmOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := src.at("c/charts/Backend-Folder/templates/svc.yaml")
+			if len(docs) != 2 || docs[0].File != file || docs[1].File != file || !slices.Equal(docs[1].Lines, []int{1, 2, 3, 4}) {
+				t.Errorf("placed at %v, want both at %s with their lines", placements(docs), file)
+			}
+			_, err = Helm(src.fsys, src.at("broken"), HelmOptions{})
+			var re *Error
+			if !errors.As(err, &re) || re.File != src.at("broken/charts/sub-folder/templates/a.yaml") || re.Line != 2 {
+				t.Errorf("error %v placed at %+v", err, re)
+			}
+		})
 	}
 }

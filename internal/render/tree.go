@@ -28,6 +28,14 @@ func stat(fsys fs.FS, name string) (fs.FileInfo, error) {
 	return fs.Stat(fsys, name)
 }
 
+// readDir is fs.ReadDir, or os.ReadDir for the OS's file system.
+func readDir(fsys fs.FS, name string) ([]fs.DirEntry, error) {
+	if fsys == nil {
+		return os.ReadDir(name)
+	}
+	return fs.ReadDir(fsys, name)
+}
+
 // readFile reads a file a chart or kustomization names, within limit (0:
 // inputfile's default).
 func readFile(fsys fs.FS, name string, limit int64) ([]byte, error) {
