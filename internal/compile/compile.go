@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/gatewayapi"
 	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/lint"
 	"github.com/meshc/meshc/internal/load"
@@ -112,6 +113,9 @@ type Result struct {
 	Skipped []diag.Skipped
 	// Objects are the objects loaded, before HNC propagation.
 	Objects []model.Object
+	// GatewayAPI is what the Gateway API objects converted to, with the
+	// conditions istiod would set.
+	GatewayAPI *gatewayapi.Result
 	// Mesh is the resolution, with provenance.
 	Mesh        *resolve.Mesh
 	Diagnostics []diag.Diagnostic
@@ -135,6 +139,7 @@ const (
 	StageLoad       = "load"       // inputs to objects (internal/load)
 	StageMeshConfig = "meshconfig" // the mesh config from a file or the objects
 	StageHierarchy  = "hierarchy"  // HNC's forest and propagation
+	StageGatewayAPI = "gatewayapi" // Gateway API objects to what istiod makes of them
 	StageResolve    = "resolve"    // what istiod computes per proxy
 	StageAnalyze    = "analyze"    // the analyzers (internal/lint)
 	StageSuppress   = "suppress"   // suppression rules and annotations
@@ -176,6 +181,15 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 			h, err = hierarchy.Run(ctx, loaded.Objects, opts.Hierarchy, opts.Propagation)
 			ds = append(ds, h.Diagnostics...)
 			return err
+		}},
+		{StageGatewayAPI, func() error {
+			conv, err := gatewayapi.Convert(ctx, h.Objects, gatewayapi.Options{DomainSuffix: mc.DomainSuffix, Namespaces: namespaceLabels(h.Forest)})
+			if err != nil {
+				return err
+			}
+			h.Objects, r.GatewayAPI = conv.Objects, conv
+			ds = append(ds, conv.Diagnostics...)
+			return nil
 		}},
 		{StageResolve, func() error {
 			var err error
@@ -219,6 +233,18 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 	diag.Sort(ds)
 	r.Files, r.Skipped, r.Objects, r.Diagnostics = loaded.Files, loaded.Skipped, loaded.Objects, ds
 	return r, nil
+}
+
+// namespaceLabels are the labels of the namespaces the cluster would
+// have, which Gateway listeners' namespace selectors read.
+func namespaceLabels(f *hierarchy.Forest) map[string]map[string]string {
+	out := make(map[string]map[string]string, len(f.Namespaces))
+	for name, ns := range f.Namespaces {
+		if ns.Exists {
+			out[name] = ns.Labels
+		}
+	}
+	return out
 }
 
 // fileKeys makes the keys of findings about a file rather than an object

@@ -607,7 +607,7 @@ var core = []*Entry{
 // catalog lists every entry in code order. It is built once and never
 // changed.
 var catalog = func() []*Entry {
-	out := slices.Concat(core, registryEntries, destinationRuleEntries, routeEntries, gatewayEntries, policyEntries, validationEntries)
+	out := slices.Concat(core, registryEntries, destinationRuleEntries, routeEntries, gatewayEntries, gatewayAPIEntries, policyEntries, validationEntries)
 	slices.SortFunc(out, func(a, b *Entry) int { return strings.Compare(a.Code, b.Code) })
 	return out
 }()

@@ -34,7 +34,12 @@ type ObjectMeta struct {
 	// InheritedFrom is the source object when this object is a copy HNC
 	// propagated into its namespace.
 	InheritedFrom *ObjectMeta
-	Source        Source
+	// Derived, for an object istiod generates from others (the Istio
+	// Gateways and VirtualServices it makes of Gateway API objects, the
+	// gateway Deployment and Service it deploys), says what it was made
+	// of; nil for an object of the input.
+	Derived *Derivation
+	Source  Source
 	// Seq is the input order (file path, then position in file), used for
 	// reporting only, never to decide a result.
 	Seq int
@@ -88,4 +93,36 @@ func (id ID) String() string {
 		return gk + " " + id.Name
 	}
 	return gk + " " + id.Namespace + "/" + id.Name
+}
+
+// Derivation is what a generated object was made of: the parts, in the
+// order they make it (a VirtualService istiod merges from several routes
+// has one part per route rule).
+type Derivation struct {
+	Parts []DerivedPart
+}
+
+// DerivedPart is one object and the field of it that made (part of) a
+// generated object.
+type DerivedPart struct {
+	From *ObjectMeta
+	// Path is the field in From ("spec.listeners[0]", "spec.rules[1]").
+	Path Path
+	// Route is the name of the generated route the part made, for a
+	// VirtualService; empty otherwise.
+	Route string
+}
+
+// Primary is the first part's object: the one a generated object is
+// reported at.
+func (d *Derivation) Primary() *ObjectMeta { return d.Parts[0].From }
+
+// PartFor finds the part that made the generated route named route.
+func (d *Derivation) PartFor(route string) (DerivedPart, bool) {
+	for _, p := range d.Parts {
+		if p.Route == route {
+			return p, true
+		}
+	}
+	return DerivedPart{}, false
 }
