@@ -244,12 +244,12 @@ func signature(d istiodcompare.Difference) string {
 	return string(d.Key.Type) + ": " + strings.Join(fields, ", ")
 }
 
-// jsonLines keeps the lines of an oracle's output that hold JSON objects:
+// jsonLines keeps the lines of an oracle's output that hold JSON values:
 // istiod's packages may log to standard output.
 func jsonLines(out []byte) []byte {
 	var b bytes.Buffer
 	for _, line := range bytes.Split(out, []byte("\n")) {
-		if bytes.HasPrefix(line, []byte("{")) {
+		if bytes.HasPrefix(line, []byte("{")) || bytes.HasPrefix(line, []byte("[")) {
 			b.Write(line)
 			b.WriteByte('\n')
 		}
