@@ -108,15 +108,14 @@ ReferenceGrant in the backend's namespace, or move the route.`,
 	}
 	BackendRefNotFound = &Entry{
 		Code: "MC7109", Name: "BackendRefNotFound", Severity: Error,
-		Summary: "A route's backendRef names a Service that does not exist, a port it does not have, or a kind istiod cannot route to.",
+		Summary: "A route's backendRef names a Service that does not exist, or a kind istiod cannot route to.",
 		Doc: `istiod sets the route's ResolvedRefs condition to False (BackendNotFound,
 InvalidKind) when a backendRef names no Service of the input, or a kind
 it does not route to in its default configuration (InferencePool and
 Backend need istiod features turned on); requests for that backend's
-share get a 500. meshc also reports a port the Service does not have,
-which istiod accepts and Envoy then has no cluster for. The check of a
-missing Service runs only when the input holds Services of that
-namespace.`,
+share get a 500. A port the Service does not have is MC5009, reported
+at the rule. The check of a missing Service runs only when the input
+holds Services of that namespace.`,
 	}
 	RouteRuleInvalid = &Entry{
 		Code: "MC7110", Name: "RouteRuleInvalid", Severity: Error,

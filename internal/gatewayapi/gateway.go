@@ -208,8 +208,12 @@ func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
 			annGatewayService:   strings.Join(gw.Services, ","),
 			annServiceAccount:   sa,
 		}
-		ln.Istio = ig
-		c.out = append(c.out, ig)
+		if ok {
+			// istiod keeps the Istio Gateway of a programmed listener
+			// only; routes still attach to the others, to no effect.
+			ln.Istio = ig
+			c.out = append(c.out, ig)
+		}
 		allowed, _ := supportedKinds(l)
 		c.parents[nsName{kgw.Namespace, kgw.Name}] = append(c.parents[nsName{kgw.Namespace, kgw.Name}], &parentInfo{
 			gw: gw, listener: ln, internalName: kgw.Namespace + "/" + ig.Name, allowedKinds: allowed,

@@ -586,10 +586,6 @@ func (b *ruleBuilder) destination(ref gwv1.BackendRef, path model.Path) (*networ
 		b.add(problem{path: path, diag: func(o diag.ObjectRef) diag.Diagnostic {
 			return diag.BackendMissing.At(o, k, name, "Service "+shown, "no such Service in the input (BackendNotFound)")
 		}})
-	} else if svc != nil && !hasPort(svc, int32(*ref.Port)) {
-		b.add(problem{path: path.Key("port"), diag: func(o diag.ObjectRef) diag.Diagnostic {
-			return diag.BackendMissing.At(o, k, name, "Service "+shown, fmt.Sprintf("the Service has no port %d, so no cluster serves it", *ref.Port))
-		}})
 	}
 	if kind == "Hostname" && !c.serviceExists(h, ns) {
 		ok = false
@@ -598,13 +594,4 @@ func (b *ruleBuilder) destination(ref gwv1.BackendRef, path model.Path) (*networ
 		}})
 	}
 	return &networking.Destination{Host: h, Port: &networking.PortSelector{Number: uint32(*ref.Port)}}, ok
-}
-
-func hasPort(svc *model.Service, port int32) bool {
-	for _, p := range svc.Spec.Ports {
-		if p.Port == port {
-			return true
-		}
-	}
-	return false
 }

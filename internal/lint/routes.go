@@ -215,6 +215,11 @@ var gatewayNotFound = &Analyzer{Entry: diag.GatewayNotFound, Run: func(p *Pass) 
 	gws := newGatewayIndex(p.Mesh)
 	for _, vs := range p.Mesh.VirtualServices {
 		o := vs.Object
+		if o.Derived != nil {
+			// istiod's own: a route attached to a listener it does not
+			// program (reported by the conversion).
+			continue
+		}
 		check := func(ref string, at model.Path) {
 			if ref == resolve.MeshGateway {
 				return
