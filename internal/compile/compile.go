@@ -235,6 +235,24 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 	return r, nil
 }
 
+// Gateway finds a Gateway API Gateway istiod compiles, as the conversion
+// left it; the error says why there is none.
+func (r *Result) Gateway(ns, name string) (*gatewayapi.Gateway, error) {
+	if r.GatewayAPI != nil {
+		for _, gw := range r.GatewayAPI.Gateways {
+			if gw.Object.Namespace == ns && gw.Object.Name == name {
+				return gw, nil
+			}
+		}
+	}
+	for _, o := range r.Objects {
+		if gw, ok := o.(*model.KubeGateway); ok && gw.Namespace == ns && gw.Name == name {
+			return nil, fmt.Errorf("the Gateway %s/%s has class %q, which meshc does not compile (MC7101)", ns, name, gw.Spec.GatewayClassName)
+		}
+	}
+	return nil, fmt.Errorf("no Gateway API Gateway %s/%s in the input", ns, name)
+}
+
 // namespaceLabels are the labels of the namespaces the cluster would
 // have, which Gateway listeners' namespace selectors read.
 func namespaceLabels(f *hierarchy.Forest) map[string]map[string]string {

@@ -81,6 +81,13 @@ func routeLines(routes []*resolve.HTTPRoute) []RouteLine {
 		if s := hr.Source; s != nil {
 			l.From = fmt.Sprintf("%s http[%d]", name(s.From.Object.Meta()), s.Index)
 			ref := s.From.Object.RefAt(model.Path{}.Key("spec").Key("http").Index(s.Index))
+			if d := s.From.Object.Derived; d != nil && s.Index < len(d.Parts) {
+				// istiod made the VirtualService of a Gateway API route:
+				// name the route and its rule.
+				part := d.Parts[s.Index]
+				l.From = fmt.Sprintf("%s %s %s", part.From.Kind, name(part.From), part.Path)
+				ref = part.From.RefAt(part.Path)
+			}
 			l.Source = &ref
 		}
 		out = append(out, l)

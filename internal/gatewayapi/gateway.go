@@ -32,6 +32,16 @@ type Gateway struct {
 	Service    *model.Service
 	Conditions []Condition
 	Listeners  []*Listener
+	// Rejected are the route parentRefs naming the Gateway that no
+	// listener accepts, with istiod's reason.
+	Rejected []Rejection
+}
+
+// Rejection is a route's parentRef a Gateway does not accept.
+type Rejection struct {
+	Kind            string
+	Object          *model.ObjectMeta
+	Reason, Message string
 }
 
 // Listener is one listener of a Gateway.
@@ -294,6 +304,9 @@ func (c *converter) listener(gw *Gateway, ln *Listener, l gwv1.Listener, path mo
 		resolved = Condition{Type: "ResolvedRefs", Reason: "InvalidRouteKinds", Message: "Invalid route kinds"}
 		c.report(diag.ListenerRejected.At(kgw.RefAt(path.Key("allowedRoutes").Key("kinds")), string(l.Name), name, "InvalidRouteKinds",
 			"allowedRoutes.kinds names a route kind a "+string(l.Protocol)+" listener cannot carry; routes of that kind are not accepted"))
+	}
+	if !ok && programmed.Status {
+		programmed = Condition{Type: "Programmed", Reason: "Invalid", Message: "The listener is not accepted"}
 	}
 	ln.Conditions = []Condition{accepted, programmed, {Type: "Conflicted", Reason: "NoConflicts", Message: "No errors found"}, resolved}
 	if tls == nil && (l.Protocol == gwv1.HTTPSProtocolType || l.Protocol == gwv1.TLSProtocolType) {

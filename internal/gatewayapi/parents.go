@@ -188,6 +188,7 @@ func (c *converter) reportParents(r route, parents []routeParent) []routeParent 
 			}
 		}
 		gw := best.info.gw.Object
+		best.info.gw.Rejected = append(best.info.gw.Rejected, Rejection{Kind: r.kind, Object: r.meta, Reason: best.denied.reason, Message: strings.Join(msgs, "; ")})
 		c.report(diag.ParentRefRejected.At(r.meta.RefAt(model.Path{}.Key("spec").Key("parentRefs").Index(i)), r.kind, r.name(),
 			"Gateway "+gw.Namespace+"/"+gw.Name, best.denied.reason, strings.Join(msgs, "; ")))
 	}
