@@ -183,7 +183,7 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 			return err
 		}},
 		{StageGatewayAPI, func() error {
-			conv, err := gatewayapi.Convert(ctx, h.Objects, gatewayapi.Options{DomainSuffix: mc.DomainSuffix, Namespaces: namespaceLabels(h.Forest)})
+			conv, err := gatewayapi.Convert(ctx, h.Objects, gatewayapi.Options{DomainSuffix: mc.DomainSuffix, Namespaces: h.Forest.ExistingLabels()})
 			if err != nil {
 				return err
 			}
@@ -251,18 +251,6 @@ func (r *Result) Gateway(ns, name string) (*gatewayapi.Gateway, error) {
 		}
 	}
 	return nil, fmt.Errorf("no Gateway API Gateway %s/%s in the input", ns, name)
-}
-
-// namespaceLabels are the labels of the namespaces the cluster would
-// have, which Gateway listeners' namespace selectors read.
-func namespaceLabels(f *hierarchy.Forest) map[string]map[string]string {
-	out := make(map[string]map[string]string, len(f.Namespaces))
-	for name, ns := range f.Namespaces {
-		if ns.Exists {
-			out[name] = ns.Labels
-		}
-	}
-	return out
 }
 
 // fileKeys makes the keys of findings about a file rather than an object

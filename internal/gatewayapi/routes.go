@@ -246,8 +246,10 @@ func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostn
 		for _, h := range hosts {
 			name := r.meta.Name + infix + strconv.Itoa(count) + "~" + generatedSuffix
 			count++
-			vs := &model.VirtualService{ObjectMeta: derived("networking.istio.io/v1", "VirtualService", r.meta.Namespace, name, r.meta, converted[0].part.Path, "")}
-			vs.Derived.Parts = vs.Derived.Parts[:0]
+			vs := &model.VirtualService{ObjectMeta: derived("networking.istio.io/v1", "VirtualService", r.meta.Namespace, name, r.meta, model.Path{}.Key("spec").Key("rules"), "")}
+			if len(converted) > 0 {
+				vs.Derived.Parts = vs.Derived.Parts[:0]
+			}
 			spec := &networking.VirtualService{Hosts: []string{h}, Gateways: []string{p.info.internalName}}
 			for _, cr := range converted {
 				vs.Derived.Parts = append(vs.Derived.Parts, cr.part)
