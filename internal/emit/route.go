@@ -372,7 +372,7 @@ func configMetadata(kind, ns, name string) *corev3.Metadata {
 // routeAction translates a route's action; gwAPI marks a route generated
 // from a Gateway API route, which answers 500 for a backend without
 // cluster and removes a prefix rewritten to "/" whole
-// (docs/semantics/gateway-api.md §4).
+// (docs/semantics/gateway-api.md §G4).
 func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authority string, gwAPI bool) *routev3.RouteAction {
 	in := r.Source.HTTPRoute
 	action := noTimeout(&routev3.RouteAction{})
@@ -504,7 +504,7 @@ func mirrors(r *resolve.HTTPRoute) []*routev3.RouteAction_RequestMirrorPolicy {
 // routeMatch translates a VirtualService match (docs/semantics/virtual-services.md §6.6). Header
 // and query matchers are sorted by name: their source is a map. A prefix
 // of a route generated from a Gateway API route matches whole path
-// segments (docs/semantics/gateway-api.md §4).
+// segments (docs/semantics/gateway-api.md §G4).
 func routeMatch(in *networking.HTTPMatchRequest, gwAPI bool) *routev3.RouteMatch {
 	out := prefixMatch("/")
 	if in == nil {

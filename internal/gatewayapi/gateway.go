@@ -123,7 +123,7 @@ func (c *converter) compiledClasses() string {
 }
 
 // gateways converts every Gateway, in namespace/name order
-// (docs/semantics/gateway-api.md §2).
+// (docs/semantics/gateway-api.md §G2).
 func (c *converter) gateways() {
 	for _, kgw := range c.kgwList {
 		class := string(kgw.Spec.GatewayClassName)
@@ -386,7 +386,7 @@ func kindEqual(a, b gwv1.RouteGroupKind) bool {
 }
 
 // serverHosts are the Istio server hosts of a listener: its hostname (or
-// "*") in each namespace its allowedRoutes admit (docs/semantics/gateway-api.md §2.3).
+// "*") in each namespace its allowedRoutes admit (docs/semantics/gateway-api.md §G2.3).
 func (c *converter) serverHosts(ns string, l gwv1.Listener) []string {
 	h := "*"
 	if l.Hostname != nil && *l.Hostname != "" {
@@ -437,7 +437,7 @@ type conflict struct {
 }
 
 // listenerConflicts finds the listeners that collide with an earlier kept
-// listener (docs/semantics/gateway-api.md §2.2), by index.
+// listener (docs/semantics/gateway-api.md §G2.2), by index.
 func listenerConflicts(ls []gwv1.Listener) map[int]conflict {
 	out := map[int]conflict{}
 	var kept []int
@@ -485,7 +485,7 @@ func distinct(a, b gwv1.Listener) bool {
 
 // deploy makes the Deployment and Service istiod's deployment controller
 // would create for a managed Gateway, unless the input has them
-// (docs/semantics/gateway-api.md §2.5).
+// (docs/semantics/gateway-api.md §G2.5).
 func (c *converter) deploy(gw *Gateway) {
 	kgw := gw.Object
 	name := deploymentName(kgw)

@@ -13,7 +13,7 @@ type: kubernetes.io/tls
 data: {tls.crt: YQ==, tls.key: YQ==}`
 
 // TestListenerServers checks the Istio server istiod makes of each kind
-// of listener (docs/semantics/gateway-api.md §2).
+// of listener (docs/semantics/gateway-api.md §G2).
 func TestListenerServers(t *testing.T) {
 	nss := `apiVersion: v1
 kind: Namespace

@@ -49,7 +49,7 @@ type route struct {
 func (r route) name() string { return r.meta.Namespace + "/" + r.meta.Name }
 
 // parentsOf resolves a route's parentRefs to the listeners they reach
-// (docs/semantics/gateway-api.md §3.1), reporting references meshc cannot
+// (docs/semantics/gateway-api.md §G3.1), reporting references meshc cannot
 // follow. The result is sorted by parentRef, as istiod sorts it.
 func (c *converter) parentsOf(r route) []routeParent {
 	var out []routeParent
@@ -79,7 +79,9 @@ func (c *converter) parentsOf(r route) []routeParent {
 		key := nsName{ns, string(ref.Name)}
 		infos := c.parents[key]
 		if len(infos) == 0 {
-			if c.kgws[key] == nil {
+			if c.kgws[key] == nil && len(c.kgwList) > 0 {
+				// Judged only when the input holds Gateways: routes are
+				// often kept apart from the Gateways they attach to.
 				c.report(diag.ParentRefMissing.At(r.meta.RefAt(path), r.kind, r.name(), ns+"/"+string(ref.Name)))
 			}
 			continue

@@ -33,7 +33,7 @@ type piece struct {
 }
 
 // routes converts the routes attached to the Gateways converted
-// (docs/semantics/gateway-api.md §3), HTTP and gRPC routes merged per
+// (docs/semantics/gateway-api.md §G3), HTTP and gRPC routes merged per
 // listener and host.
 func (c *converter) routes() {
 	var pieces []piece
@@ -113,7 +113,7 @@ func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) [
 
 // merge makes one VirtualService of the pieces of each listener and host:
 // the oldest route's first, rules sorted by match specificity
-// (docs/semantics/gateway-api.md §3.3).
+// (docs/semantics/gateway-api.md §G3.3).
 func (c *converter) merge(pieces []piece) {
 	byKey := map[string][]piece{}
 	var keys []string
@@ -206,7 +206,7 @@ func uriLength(m *networking.HTTPMatchRequest) int {
 
 // l4Route converts a TCPRoute or, with sni set (possibly empty), a
 // TLSRoute: one VirtualService per listener accepting it (and per host
-// for TLS), not merged (docs/semantics/gateway-api.md §3.4).
+// for TLS), not merged (docs/semantics/gateway-api.md §G3.4).
 func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostname) {
 	parents := c.parentsOf(r)
 	if len(parents) == 0 {

@@ -33,7 +33,7 @@ spec:
 }
 
 // TestHTTPRules checks the Istio route istiod makes of each rule feature
-// (docs/semantics/gateway-api.md §3.2).
+// (docs/semantics/gateway-api.md §G3.2).
 func TestHTTPRules(t *testing.T) {
 	tests := []struct {
 		name, rules string

@@ -44,7 +44,7 @@ func (b *ruleBuilder) reportProblems() {
 }
 
 // httpRule converts one HTTPRoute rule: one Istio route per match
-// (docs/semantics/gateway-api.md §3.2). A rule without matches has the
+// (docs/semantics/gateway-api.md §G3.2). A rule without matches has the
 // one the API server defaults it to, every path.
 func (b *ruleBuilder) httpRule(n int, rule gwv1.HTTPRouteRule) []httpRule {
 	path := model.Path{}.Key("spec").Key("rules").Index(n)
@@ -532,7 +532,7 @@ func weight(ref gwv1.BackendRef) int {
 	return int(*ref.Weight)
 }
 
-// destination resolves a backendRef (docs/semantics/gateway-api.md §3.5);
+// destination resolves a backendRef (docs/semantics/gateway-api.md §G3.5);
 // ok is false when istiod would report it. A destination istiod cannot
 // reach still routes (to a cluster that does not exist: a 500).
 func (b *ruleBuilder) destination(ref gwv1.BackendRef, path model.Path) (*networking.Destination, bool) {

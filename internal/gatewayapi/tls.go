@@ -20,7 +20,7 @@ type tlsError struct {
 const terminateModeOption = "gateway.istio.io/tls-terminate-mode"
 
 // serverTLS is the server TLS istiod makes of a listener's tls section
-// (docs/semantics/gateway-api.md §2.4); nil without one.
+// (docs/semantics/gateway-api.md §G2.4); nil without one.
 func (c *converter) serverTLS(kgw *model.KubeGateway, l gwv1.Listener, lpath model.Path) (*networking.ServerTLSSettings, []tlsError) {
 	t := l.TLS
 	if t == nil {

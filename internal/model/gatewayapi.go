@@ -31,7 +31,7 @@ type (
 )
 
 // Annotations istiod puts on what it generates from Gateway API objects
-// (docs/semantics/gateway-api.md §2).
+// (docs/semantics/gateway-api.md §G2).
 const (
 	// AnnotationGatewayService, on a generated Istio Gateway, names the
 	// Services (hostnames, comma separated) whose workloads serve it:

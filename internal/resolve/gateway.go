@@ -32,7 +32,7 @@ type GatewayRoute struct {
 // Gateway istiod generated from a Gateway API Gateway names its Services
 // instead of a selector: it binds to their instances, and only the
 // servers whose port one of those Services has
-// (docs/semantics/gateway-api.md §2.6).
+// (docs/semantics/gateway-api.md §G2.6).
 func bindGateways(p *Proxy, gateways []*model.Gateway, vss *vsIndex, services []*Service) []GatewayServer {
 	var out []GatewayServer
 	for _, gw := range gateways {

@@ -529,7 +529,7 @@ func (m *Mesh) DestinationCluster(sc *Scope, d *networking.Destination, ns strin
 func destinationCluster(d *networking.Destination, h host.Name, s *Service, port uint32) string {
 	if d.GetHost() == "" {
 		// A Gateway API backend istiod could not resolve
-		// (docs/semantics/gateway-api.md §3.5).
+		// (docs/semantics/gateway-api.md §G3.5).
 		return "UnknownService"
 	}
 	p := d.GetPort().GetNumber()
