@@ -107,9 +107,11 @@ func newConverter(objs []model.Object, opts Options) *converter {
 func (c *converter) report(d diag.Diagnostic) { c.diags = append(c.diags, d) }
 
 // derived is the metadata of an object generated from the field at path of
-// from: reported at that field's line, carrying its provenance.
+// from, carrying its provenance: reported at from's first line, and at the
+// field's for a finding about one of its fields (ObjectMeta.RefAt), whose
+// line is found only then.
 func derived(apiVersion, kind, ns, name string, from *model.ObjectMeta, path model.Path, route string) model.ObjectMeta {
-	src := model.Source{File: from.Source.File, Line: from.Source.FieldLine(path), Origin: from.Source.Origin}
+	src := model.Source{File: from.Source.File, Line: from.Source.Line, Origin: from.Source.Origin}
 	return model.ObjectMeta{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name, Created: from.Created,
 		Source: src, Seq: from.Seq, Derived: &model.Derivation{Parts: []model.DerivedPart{{From: from, Path: path, Route: route}}}}
 }

@@ -108,8 +108,11 @@ spec:
 	if d := ig.Derived; d == nil || d.Primary().Name != "gw" || d.Parts[0].Path.String() != "spec.listeners[0]" {
 		t.Errorf("provenance %+v", ig.Derived)
 	}
-	if ig.Source.Line != 13 {
-		t.Errorf("reported at line %d, want the listener's, 13", ig.Source.Line)
+	if ig.Source.Line != 1 {
+		t.Errorf("reported at line %d, want the Gateway's, 1", ig.Source.Line)
+	}
+	if l := ig.RefAt(model.ParsePath("spec.servers[0].port")).Line; l != 13 {
+		t.Errorf("a field reported at line %d, want the listener's, 13", l)
 	}
 	svc := generated[*model.Service](t, res, "edge/gw-istio")
 	if len(svc.Spec.Ports) != 3 || svc.Spec.Ports[0].Name != "status-port" || svc.Spec.Ports[0].Port != 15021 ||

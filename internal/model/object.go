@@ -66,9 +66,20 @@ func (m *ObjectMeta) Ref() diag.ObjectRef {
 	return diag.ObjectRef{Kind: m.Kind, Namespace: m.Namespace, Name: m.Name, File: m.Source.File, Line: m.Source.Line, Origin: m.Source.Origin}
 }
 
-// RefAt describes the object for a diagnostic about one of its fields.
+// RefAt describes the object for a diagnostic about one of its fields. A
+// generated object has no text of its own: the line is that of the part
+// it was made of, the one that made the field when the field is one of
+// its routes (spec.http[i], spec.tcp[i], spec.tls[i]).
 func (m *ObjectMeta) RefAt(p Path) diag.ObjectRef {
 	r := m.Ref()
+	if d := m.Derived; d != nil {
+		part := d.Parts[0]
+		if len(p) > 2 && p[0].Key == "spec" && p[2].IsIndex && p[2].Index < len(d.Parts) {
+			part = d.Parts[p[2].Index]
+		}
+		r.Line = part.From.Source.FieldLine(part.Path)
+		return r
+	}
 	r.Line = m.Source.FieldLine(p)
 	return r
 }
