@@ -301,9 +301,9 @@ func TestTreeBareDirectoryName(t *testing.T) {
 }
 
 // TestGatewayAPIEndToEnd runs the Gateway API example: it lints clean,
-// explain gateway shows each listener with its routes, explain proxy names
-// the route and rule behind each generated route, and the build writes the
-// gateway istiod would deploy.
+// explain gateway shows each listener with its routes, explain proxy and
+// explain request name the route and rule behind each generated route, and
+// the build writes the gateway istiod would deploy.
 func TestGatewayAPIEndToEnd(t *testing.T) {
 	dir := filepath.Join("..", "..", "examples", "gateway-api")
 	for _, tt := range []struct {
@@ -314,6 +314,7 @@ func TestGatewayAPIEndToEnd(t *testing.T) {
 		{"explain-gateway.txt", []string{"explain", "gateway", "infra/public", dir}},
 		{"explain-gateway.json", []string{"explain", "gateway", "infra/public", dir, "-o", "json"}},
 		{"explain-proxy.txt", []string{"explain", "proxy", "infra/public-istio", dir, "--routes"}},
+		{"explain-request.txt", []string{"explain", "request", "gateway", "infra/public-istio", "http://www.shop.example/cart/items", "-H", "x-session: abc1", dir}},
 	} {
 		code, out, errOut := meshc(t, "", tt.args...)
 		if code != 0 {
