@@ -129,12 +129,13 @@ condition to False. Fix the rule.`,
 	}
 	RouteNotCompiled = &Entry{
 		Code: "MC7111", Name: "RouteNotCompiled", Severity: Info,
-		Summary: "A Gateway API object that meshc does not compile yet: a mesh (GAMMA) route of a Service, a ListenerSet.",
-		Doc: `meshc compiles routes attached to Gateways. A route whose parentRef is a
-Service or ServiceEntry (the GAMMA mesh routes istiod applies to
-sidecars and waypoints), and ListenerSets with the routes attached to
-them, are not compiled yet: the proxies' configuration lacks what they
-add. The rest of the input compiles.`,
+		Summary: "A Gateway API object meshc does not compile yet: a TCPRoute or TLSRoute of a Service, a route of a ServiceEntry, a ListenerSet.",
+		Doc: `meshc compiles routes attached to Gateways, and HTTPRoutes and GRPCRoutes
+attached to Services (the GAMMA mesh routes istiod applies to sidecars).
+TCPRoutes and TLSRoutes attached to a Service, routes attached to a
+ServiceEntry, and ListenerSets with the routes attached to them are not
+compiled yet: the proxies' configuration lacks what they add. The rest of
+the input compiles.`,
 	}
 )
 

@@ -23,7 +23,19 @@ type routeParent struct {
 	// banned are the hostnames of the other listeners on the same port
 	// and protocol, which win the hosts they match more exactly.
 	banned []string
+	// service is the Service host of a mesh parent, port its port (0 for
+	// every port); info is then meshParent.
+	service string
+	port    int32
 }
+
+// meshParent stands for the sidecars (and waypoints) of the mesh, the
+// parent of a route attached to a Service: it admits every route kind.
+var meshParent = &parentInfo{internalName: "mesh", allowedKinds: []gwv1.RouteGroupKind{
+	routeKind("HTTPRoute"), routeKind("GRPCRoute"), routeKind("TCPRoute"), routeKind("TLSRoute")}}
+
+// mesh reports whether the parent is a Service's (GAMMA).
+func (p routeParent) mesh() bool { return p.info == meshParent }
 
 // denial is why a listener does not accept a route; rank orders the
 // reasons as istiod picks the one it reports (lower first).
@@ -57,8 +69,12 @@ func (c *converter) parentsOf(r route) []routeParent {
 		group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, model.GroupGatewayAPI, "Gateway", r.meta.Namespace)
 		path := model.Path{}.Key("spec").Key("parentRefs").Index(i)
 		switch {
-		case group == "" && kind == "Service", group == model.GroupNetworking && kind == "ServiceEntry":
+		case group == "" && kind == "Service" && r.kind != "HTTPRoute" && r.kind != "GRPCRoute",
+			group == model.GroupNetworking && kind == "ServiceEntry":
 			c.report(diag.NotCompiledYet.At(r.meta.RefAt(path), r.kind, r.name(), "the mesh (GAMMA) route for "+kind+" "+ns+"/"+string(ref.Name)))
+			continue
+		case group == "" && kind == "Service":
+			out = append(out, c.serviceParent(r, ref, i, ns))
 			continue
 		case group == model.GroupGatewayAPI && kind == "ListenerSet":
 			c.report(diag.NotCompiledYet.At(r.meta.RefAt(path), r.kind, r.name(), "the attachment to ListenerSet "+ns+"/"+string(ref.Name)))
@@ -90,6 +106,20 @@ func (c *converter) parentsOf(r route) []routeParent {
 		return strings.Compare(parentRefString(r.refs[a.ref], r.meta.Namespace), parentRefString(r.refs[b.ref], r.meta.Namespace))
 	})
 	return out
+}
+
+// serviceParent is the mesh parent a parentRef to a Service makes
+// (docs/semantics/gateway-api.md §G3.6): refused when the Service does not
+// exist (judged when the input holds Services of its namespace).
+func (c *converter) serviceParent(r route, ref gwv1.ParentReference, i int, ns string) routeParent {
+	rp := routeParent{info: meshParent, ref: i, service: c.serviceHost(string(ref.Name), ns)}
+	if ref.Port != nil {
+		rp.port = int32(*ref.Port)
+	}
+	if c.services[nsName{ns, string(ref.Name)}] == nil && c.svcNs[ns] {
+		rp.denied = &denial{reason: "NoMatchingParent", message: fmt.Sprintf("parent service: %q not found", ref.Name), rank: rankNotAccepted}
+	}
+	return rp
 }
 
 // parentRefString is the order istiod sorts a route's parents in.
@@ -155,7 +185,9 @@ func (c *converter) reportParents(r route, parents []routeParent) []routeParent 
 		byRef[p.ref] = append(byRef[p.ref], p)
 		if p.denied == nil {
 			accepted = append(accepted, p)
-			p.info.listener.Routes = append(p.info.listener.Routes, Attachment{Kind: r.kind, Object: r.meta})
+			if !p.mesh() {
+				p.info.listener.Routes = append(p.info.listener.Routes, Attachment{Kind: r.kind, Object: r.meta})
+			}
 		}
 	}
 	for i := range r.refs {
@@ -170,10 +202,14 @@ func (c *converter) reportParents(r route, parents []routeParent) []routeParent 
 				msgs = append(msgs, p.denied.message)
 			}
 		}
-		gw := best.info.gw.Object
-		best.info.gw.Rejected = append(best.info.gw.Rejected, Rejection{Kind: r.kind, Object: r.meta, Reason: best.denied.reason, Message: strings.Join(msgs, "; ")})
+		parent := "Service " + best.service
+		if !best.mesh() {
+			gw := best.info.gw.Object
+			best.info.gw.Rejected = append(best.info.gw.Rejected, Rejection{Kind: r.kind, Object: r.meta, Reason: best.denied.reason, Message: strings.Join(msgs, "; ")})
+			parent = "Gateway " + gw.Namespace + "/" + gw.Name
+		}
 		c.report(diag.ParentRefRejected.At(r.meta.RefAt(model.Path{}.Key("spec").Key("parentRefs").Index(i)), r.kind, r.name(),
-			"Gateway "+gw.Namespace+"/"+gw.Name, best.denied.reason, strings.Join(msgs, "; ")))
+			parent, best.denied.reason, strings.Join(msgs, "; ")))
 	}
 	slices.SortStableFunc(accepted, func(a, b routeParent) int { return strings.Compare(a.info.internalName, b.info.internalName) })
 	return accepted

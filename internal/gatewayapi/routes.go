@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	networking "istio.io/api/networking/v1alpha3"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -75,20 +76,34 @@ func (c *converter) routes() {
 }
 
 // httpPieces converts an HTTP or gRPC route for each listener accepting
-// it, one piece per host.
+// it, one piece per host, and for each Service it is attached to. The
+// rules are converted apart for the two, as backends of other namespaces
+// need a ReferenceGrant only at a Gateway.
 func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) []piece {
 	parents := c.parentsOf(r)
 	if len(parents) == 0 {
 		return nil
 	}
-	b := &ruleBuilder{c: c, r: r}
-	rules := convert(b)
-	b.reportProblems()
-	accepted := c.reportParents(r, parents)
-	if b.hard {
-		return nil
+	gw := slices.ContainsFunc(parents, func(p routeParent) bool { return !p.mesh() })
+	var rules, meshRules []httpRule
+	hard, meshHard := false, false
+	if gw {
+		b := &ruleBuilder{c: c, r: r}
+		rules = convert(b)
+		b.reportProblems()
+		hard = b.hard
+		sortRules(rules)
 	}
-	sortRules(rules)
+	if slices.ContainsFunc(parents, routeParent.mesh) {
+		b := &ruleBuilder{c: c, r: r, mesh: true}
+		meshRules = convert(b)
+		if !gw {
+			b.reportProblems()
+		}
+		meshHard = b.hard
+		sortRules(meshRules)
+	}
+	accepted := c.reportParents(r, parents)
 	hosts := []string{"*"}
 	if len(r.hostnames) > 0 {
 		hosts = hosts[:0]
@@ -98,7 +113,18 @@ func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) [
 	}
 	var out []piece
 	for _, p := range accepted {
-		if len(rules) == 0 {
+		if p.mesh() {
+			if meshHard || len(meshRules) == 0 {
+				continue
+			}
+			key := r.meta.Namespace
+			if p.port != 0 {
+				key += "/" + strconv.Itoa(int(p.port))
+			}
+			out = append(out, piece{key: key + "/" + p.service, from: r.meta, kind: r.kind, host: p.service, gw: MeshGateway, rules: withPort(meshRules, p.port)})
+			continue
+		}
+		if hard || len(rules) == 0 {
 			continue
 		}
 		for _, h := range hosts {
@@ -107,6 +133,30 @@ func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) [
 			}
 			out = append(out, piece{key: p.info.internalName + "/" + h, from: r.meta, kind: r.kind, host: h, gw: p.info.internalName, rules: rules})
 		}
+	}
+	return out
+}
+
+// MeshGateway is the gateway name of the sidecars.
+const MeshGateway = "mesh"
+
+// withPort restricts mesh routes to the port of their Service parent:
+// each match, or a match of its own, gets the port; 0 leaves them as
+// they are.
+func withPort(rules []httpRule, port int32) []httpRule {
+	if port == 0 {
+		return rules
+	}
+	out := make([]httpRule, len(rules))
+	for i, r := range rules {
+		hr := proto.Clone(r.r).(*networking.HTTPRoute)
+		for _, m := range hr.Match {
+			m.Port = uint32(port)
+		}
+		if len(hr.Match) == 0 {
+			hr.Match = []*networking.HTTPMatchRequest{{Port: uint32(port)}}
+		}
+		out[i] = httpRule{r: hr, part: r.part}
 	}
 	return out
 }
