@@ -220,7 +220,7 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 	services := portServices(l, port)
 	var vss []*VirtualService
 	for _, vs := range l.VirtualServices {
-		if (port == 80 || vsServesPort(vs, services)) && meshRouteApplies(vs, p.Namespace, services) {
+		if port == 80 || vsServesPort(vs, services) {
 			vss = append(vss, vs)
 		}
 	}
@@ -266,22 +266,6 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 	slices.SortStableFunc(vhosts, func(a, b *VirtualHost) int { return cmp.Compare(a.Name, b.Name) })
 	vhosts = append(vhosts, m.catchAll(sc))
 	return &RouteConfig{Name: strconv.Itoa(int(port)), Port: port, VirtualHosts: vhosts}
-}
-
-// meshRouteApplies reports whether a Gateway API route attached to a
-// Service reaches a proxy of namespace ns: when written in ns (the
-// consumer's route) or in the namespace of a service it routes (the
-// producer's) (docs/semantics/gateway-api.md §G3.6).
-func meshRouteApplies(vs *VirtualService, ns string, services []*Service) bool {
-	if !vs.GatewayAPI || vs.Namespace() == ns {
-		return true
-	}
-	for _, h := range vs.Hosts {
-		if s := findService(services, lower(h)); s != nil && s.Namespace == vs.Namespace() {
-			return true
-		}
-	}
-	return false
 }
 
 // vsServesPort is docs/semantics/virtual-services.md §6.2's filter for route ports other than 80.
