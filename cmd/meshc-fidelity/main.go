@@ -3,8 +3,10 @@
 // mesh, builds it with meshc (xds, whole per-proxy files), runs istiod's
 // generator on the same files (a program built beside the project, named
 // by -oracle), and compares every resource of every proxy field by field,
-// after the audited exclusions of internal/istiodcompare. It is a developer's
-// tool: no test depends on it or on the oracle.
+// after the audited exclusions of internal/istiodcompare. With -mesh it
+// compares the manifests of the directories named instead (hand-made
+// fixtures such as examples/gateway-api). It is a developer's tool: no
+// test depends on it or on the oracle.
 package main
 
 import (
@@ -30,6 +32,11 @@ func main() {
 	to := flag.Int64("to", 10, "last seed")
 	work := flag.String("work", "", "keep meshes, builds and oracle output under `DIR` (default: a temporary directory)")
 	verbose := flag.Bool("v", false, "print every difference in full")
+	var meshes []string
+	flag.Func("mesh", "compare the manifests under `DIR` instead of random meshes (repeatable)", func(s string) error {
+		meshes = append(meshes, s)
+		return nil
+	})
 	flag.Parse()
 	if *oracle == "" {
 		fmt.Fprintln(os.Stderr, "meshc-fidelity: -oracle is required")
@@ -46,10 +53,26 @@ func main() {
 	}
 	var total tally
 	kinds := map[string][]string{}
-	for seed := *from; seed <= *to; seed++ {
-		reports, err := runSeed(*oracle, filepath.Join(dir, fmt.Sprintf("seed-%d", seed)), seed)
+	type run struct {
+		name string
+		do   func() ([]istiodcompare.Report, error)
+	}
+	var runs []run
+	for i, m := range meshes {
+		runs = append(runs, run{m, func() ([]istiodcompare.Report, error) {
+			return compare(*oracle, m, filepath.Join(dir, fmt.Sprintf("mesh-%d", i)))
+		}})
+	}
+	for seed := *from; seed <= *to && len(meshes) == 0; seed++ {
+		runs = append(runs, run{fmt.Sprintf("seed %d", seed), func() ([]istiodcompare.Report, error) {
+			return runSeed(*oracle, filepath.Join(dir, fmt.Sprintf("seed-%d", seed)), seed)
+		}})
+	}
+	for _, rn := range runs {
+		seed := rn.name
+		reports, err := rn.do()
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "seed %d: %v\n", seed, err)
+			fmt.Fprintf(os.Stderr, "%s: %v\n", seed, err)
 			os.Exit(1)
 		}
 		var t tally
@@ -57,25 +80,25 @@ func main() {
 			t.add(r)
 			for _, d := range r.Differ {
 				sig := signature(d)
-				kinds[sig] = append(kinds[sig], fmt.Sprintf("seed %d %s %s", seed, r.ID, d.Key))
+				kinds[sig] = append(kinds[sig], fmt.Sprintf("%s %s %s", seed, r.ID, d.Key))
 				if *verbose {
-					fmt.Printf("seed %d %s %s:\n", seed, r.ID, d.Key)
+					fmt.Printf("%s %s %s:\n", seed, r.ID, d.Key)
 					for _, c := range d.Changes {
 						fmt.Printf("  %s\n", c)
 					}
 				}
 			}
 			for _, k := range r.Missing {
-				kinds["missing "+string(k.Type)] = append(kinds["missing "+string(k.Type)], fmt.Sprintf("seed %d %s %s", seed, r.ID, k))
+				kinds["missing "+string(k.Type)] = append(kinds["missing "+string(k.Type)], fmt.Sprintf("%s %s %s", seed, r.ID, k))
 			}
 			for _, k := range r.Extra {
-				kinds["extra "+string(k.Type)] = append(kinds["extra "+string(k.Type)], fmt.Sprintf("seed %d %s %s", seed, r.ID, k))
+				kinds["extra "+string(k.Type)] = append(kinds["extra "+string(k.Type)], fmt.Sprintf("%s %s %s", seed, r.ID, k))
 			}
 		}
-		fmt.Printf("seed %d: %s\n", seed, t)
+		fmt.Printf("%s: %s\n", seed, t)
 		total.merge(t)
 	}
-	fmt.Printf("\nall seeds: %s\n", total)
+	fmt.Printf("\nall: %s\n", total)
 	sigs := make([]string, 0, len(kinds))
 	for s := range kinds {
 		sigs = append(sigs, s)
@@ -94,11 +117,21 @@ func main() {
 
 // runSeed builds one random mesh with meshc and the oracle and compares.
 func runSeed(oracle, dir string, seed int64) ([]istiodcompare.Report, error) {
-	mesh, out := filepath.Join(dir, "mesh"), filepath.Join(dir, "meshc")
+	mesh := filepath.Join(dir, "mesh")
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
 	if _, err := meshgen.WriteFiles(mesh, meshgen.Random(seed)); err != nil {
+		return nil, err
+	}
+	return compare(oracle, mesh, dir)
+}
+
+// compare builds the manifests under mesh with meshc and the oracle,
+// writing under dir, and compares every proxy istiod builds.
+func compare(oracle, mesh, dir string) ([]istiodcompare.Report, error) {
+	out := filepath.Join(dir, "meshc")
+	if err := os.RemoveAll(out); err != nil {
 		return nil, err
 	}
 	run, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{mesh}}, compile.Options{})
@@ -144,7 +177,7 @@ func runSeed(oracle, dir string, seed int64) ([]istiodcompare.Report, error) {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("oracle-router-%v.json", group.router)), stdout.Bytes(), 0o644); err != nil {
 			return nil, err
 		}
-		ps, err := istiodcompare.LoadOracle(stdout.Bytes())
+		ps, err := istiodcompare.LoadOracle(jsonLines(stdout.Bytes()))
 		if err != nil {
 			return nil, err
 		}
@@ -209,4 +242,17 @@ func signature(d istiodcompare.Difference) string {
 		}
 	}
 	return string(d.Key.Type) + ": " + strings.Join(fields, ", ")
+}
+
+// jsonLines keeps the lines of an oracle's output that hold JSON values:
+// istiod's packages may log to standard output.
+func jsonLines(out []byte) []byte {
+	var b bytes.Buffer
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("{")) || bytes.HasPrefix(line, []byte("[")) {
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -14,9 +15,10 @@ func newExplainCmd(g *globals) *cobra.Command {
 		Use:   "explain",
 		Short: "Explain why a proxy sees what it sees",
 		Example: `  meshc explain proxy default/productpage-v1 -f examples/bookinfo
-  meshc explain proxy shop/cart -f ./manifests -o json`,
+  meshc explain proxy shop/cart -f ./manifests -o json
+  meshc explain gateway infra/public examples/gateway-api`,
 	}
-	cmd.AddCommand(newExplainProxyCmd(g), newExplainRequestCmd(g))
+	cmd.AddCommand(newExplainProxyCmd(g), newExplainRequestCmd(g), newExplainGatewayCmd(g))
 	return cmd
 }
 
@@ -49,15 +51,9 @@ as kubectl has it.`,
 			return g.proxyNames(cmd, &cf)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, name, ok := strings.Cut(args[0], "/")
-			if !ok {
-				ns, name = "default", args[0]
-			}
-			if ns == "" || name == "" {
-				return &exitError{code: exitUsage, err: fmt.Errorf("want [NAMESPACE/]NAME, got %q", args[0])}
-			}
-			if format != "text" && format != "json" {
-				return &exitError{code: exitUsage, err: fmt.Errorf("unknown output format %q (want text or json)", format)}
+			ns, name, err := explainTarget(args[0], format)
+			if err != nil {
+				return err
 			}
 			run, err := g.compile(cmd, &cf, args[1:])
 			if err != nil {
@@ -82,6 +78,68 @@ as kubectl has it.`,
 	cmd.Flags().BoolVar(&routes, "routes", false, "add the HTTP route tables, each route with the VirtualService rule that wrote it")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+func newExplainGatewayCmd(g *globals) *cobra.Command {
+	var cf compileFlags
+	var format string
+	cmd := &cobra.Command{
+		Use:   "gateway [NAMESPACE/]NAME [PATH...]",
+		Short: "Report a Gateway API Gateway's listeners, the routes attached to each and the conditions istiod would set",
+		Long: `gateway converts the Gateway API objects under PATH and -f (default: piped
+standard input, else .) as istiod would and reports, for one Gateway of a
+class istiod compiles: the Deployment and Service istiod would deploy (or
+the Services its addresses name), the gateway proxies of the input that
+serve it, the Accepted, Programmed and ResolvedRefs conditions, and per
+listener the Istio Gateway istiod makes of it, its conditions and the
+routes attached; then the routes whose parentRef it does not accept, and
+the findings about the Gateway and those routes. A NAME without namespace
+is in "default".`,
+		Example: `  meshc explain gateway infra/public examples/gateway-api
+  meshc explain gateway infra/public -f ./manifests -o json | jq .listeners`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ns, name, err := explainTarget(args[0], format)
+			if err != nil {
+				return err
+			}
+			run, err := g.compile(cmd, &cf, args[1:])
+			if err != nil {
+				return err
+			}
+			gw, err := run.Gateway(ns, name)
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			rep := explain.Gateway(run.Mesh, gw, run.Diagnostics)
+			if format == "json" {
+				enc := json.NewEncoder(g.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			return explain.WriteGatewayText(g.stdout, rep, explain.TextOptions{Color: g.color(g.stdout)})
+		},
+	}
+	cf.add(cmd, false)
+	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// explainTarget reads an explain command's [NAMESPACE/]NAME and checks
+// its output format.
+func explainTarget(arg, format string) (ns, name string, err error) {
+	ns, name, ok := strings.Cut(arg, "/")
+	if !ok {
+		ns, name = "default", arg
+	}
+	if ns == "" || name == "" {
+		return "", "", &exitError{code: exitUsage, err: fmt.Errorf("want [NAMESPACE/]NAME, got %q", arg)}
+	}
+	if format != "text" && format != "json" {
+		return "", "", &exitError{code: exitUsage, err: fmt.Errorf("unknown output format %q (want text or json)", format)}
+	}
+	return ns, name, nil
 }
 
 // proxyNames completes a proxy argument with the proxies of the inputs.

@@ -20,11 +20,15 @@ func newGenCmd(g *globals) *cobra.Command {
 		Short:  "Write a synthetic mesh (developer command)",
 		Hidden: true,
 		Example: `  meshc gen -o /tmp/mesh                       # 100 namespaces x 20 services, ~8,000 objects
-  meshc gen -o /tmp/small --namespaces 5 --services 4`,
+  meshc gen -o /tmp/small --namespaces 5 --services 4
+  meshc gen -o /tmp/gw --ingress gatewayapi      # the same routes at an ingress, as HTTPRoutes`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if out == "" {
 				return &exitError{code: exitUsage, err: fmt.Errorf("gen needs -o DIR")}
+			}
+			if i := opts.Ingress; i != "" && i != meshgen.IngressIstio && i != meshgen.IngressGatewayAPI {
+				return &exitError{code: exitUsage, err: fmt.Errorf("--ingress: want %s or %s, got %q", meshgen.IngressIstio, meshgen.IngressGatewayAPI, i)}
 			}
 			if random {
 				files, err := meshgen.WriteFiles(out, meshgen.Random(opts.Seed))
@@ -48,6 +52,7 @@ func newGenCmd(g *globals) *cobra.Command {
 	cmd.Flags().IntVar(&opts.VersionsPerSvc, "versions", 0, "workloads per service (default: alternate 1 and 2)")
 	cmd.Flags().IntVar(&opts.SidecarEveryNth, "sidecar-every", 0, "a default Sidecar in every Nth namespace (default 4, negative for none)")
 	cmd.Flags().Int64Var(&opts.Seed, "seed", 0, "seed for the few random choices (default 1)")
+	cmd.Flags().StringVar(&opts.Ingress, "ingress", "", "add an ingress gateway routing to every service: istio (Gateway and VirtualServices) or gatewayapi (Gateway and HTTPRoutes)")
 	cmd.Flags().BoolVar(&random, "random", false, "a small mesh whose whole shape the seed decides (mixed protocols, ServiceEntries, Sidecars, DestinationRules, VirtualServices, PeerAuthentications, a gateway), for comparing with istiod")
 	return cmd
 }

@@ -14,10 +14,22 @@ import (
 
 // BenchmarkStages compiles the default generated mesh (100 namespaces ×
 // 20 services, ~3,000 proxies, ~8,000 objects) from files and reports each
-// stage's mean wall time as ms/<stage>.
+// stage's mean wall time as ms/<stage>; the sub-benchmarks add an ingress
+// routing to every service, written as Istio VirtualServices or as
+// Gateway API HTTPRoutes.
 func BenchmarkStages(b *testing.B) {
+	for _, ingress := range []string{"", meshgen.IngressIstio, meshgen.IngressGatewayAPI} {
+		name := ingress
+		if name == "" {
+			name = "none"
+		}
+		b.Run("ingress="+name, func(b *testing.B) { benchStages(b, meshgen.Options{Ingress: ingress}) })
+	}
+}
+
+func benchStages(b *testing.B, opts meshgen.Options) {
 	dir := b.TempDir()
-	if _, _, err := meshgen.Write(dir, meshgen.Options{}); err != nil {
+	if _, _, err := meshgen.Write(dir, opts); err != nil {
 		b.Fatal(err)
 	}
 	total := map[string]float64{}

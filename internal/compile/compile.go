@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/gatewayapi"
 	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/lint"
 	"github.com/meshc/meshc/internal/load"
@@ -121,6 +122,9 @@ type Result struct {
 	Skipped []diag.Skipped
 	// Objects are the objects loaded, before HNC propagation.
 	Objects []model.Object
+	// GatewayAPI is what the Gateway API objects converted to, with the
+	// conditions istiod would set.
+	GatewayAPI *gatewayapi.Result
 	// Mesh is the resolution, with provenance.
 	Mesh        *resolve.Mesh
 	Diagnostics []diag.Diagnostic
@@ -144,6 +148,7 @@ const (
 	StageLoad       = "load"       // inputs to objects (internal/load)
 	StageMeshConfig = "meshconfig" // the mesh config from a file or the objects
 	StageHierarchy  = "hierarchy"  // HNC's forest and propagation
+	StageGatewayAPI = "gatewayapi" // Gateway API objects to what istiod makes of them
 	StageResolve    = "resolve"    // what istiod computes per proxy
 	StageAnalyze    = "analyze"    // the analyzers (internal/lint)
 	StageSuppress   = "suppress"   // suppression rules and annotations
@@ -185,6 +190,15 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 			h, err = hierarchy.Run(ctx, loaded.Objects, opts.Hierarchy, opts.Propagation)
 			ds = append(ds, h.Diagnostics...)
 			return err
+		}},
+		{StageGatewayAPI, func() error {
+			conv, err := gatewayapi.Convert(ctx, h.Objects, gatewayapi.Options{DomainSuffix: mc.DomainSuffix, Namespaces: h.Forest.ExistingLabels()})
+			if err != nil {
+				return err
+			}
+			h.Objects, r.GatewayAPI = conv.Objects, conv
+			ds = append(ds, conv.Diagnostics...)
+			return nil
 		}},
 		{StageResolve, func() error {
 			var err error
@@ -228,6 +242,24 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 	diag.Sort(ds)
 	r.Files, r.Skipped, r.Objects, r.Diagnostics = loaded.Files, loaded.Skipped, loaded.Objects, ds
 	return r, nil
+}
+
+// Gateway finds a Gateway API Gateway istiod compiles, as the conversion
+// left it; the error says why there is none.
+func (r *Result) Gateway(ns, name string) (*gatewayapi.Gateway, error) {
+	if r.GatewayAPI != nil {
+		for _, gw := range r.GatewayAPI.Gateways {
+			if gw.Object.Namespace == ns && gw.Object.Name == name {
+				return gw, nil
+			}
+		}
+	}
+	for _, o := range r.Objects {
+		if gw, ok := o.(*model.KubeGateway); ok && gw.Namespace == ns && gw.Name == name {
+			return nil, fmt.Errorf("the Gateway %s/%s has class %q, which meshc does not compile (MC7101)", ns, name, gw.Spec.GatewayClassName)
+		}
+	}
+	return nil, fmt.Errorf("no Gateway API Gateway %s/%s in the input", ns, name)
 }
 
 // fileKeys makes the keys of findings about a file rather than an object

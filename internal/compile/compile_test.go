@@ -328,7 +328,7 @@ func TestStagesRunInOrder(t *testing.T) {
 	for _, s := range r.Stages {
 		names = append(names, s.Name)
 	}
-	want := []string{StageLoad, StageMeshConfig, StageHierarchy, StageResolve, StageAnalyze, StageSuppress}
+	want := []string{StageLoad, StageMeshConfig, StageHierarchy, StageGatewayAPI, StageResolve, StageAnalyze, StageSuppress}
 	if !slices.Equal(names, want) {
 		t.Errorf("stages %v, want %v", names, want)
 	}

@@ -146,14 +146,15 @@ is kept; the others are left out. Both places are named.`,
 		Summary: "A kind meshc does not model that may change what istiod computes; named once per kind with what the results miss.",
 		Doc: `meshc reads Kubernetes Namespaces, Services, Pods, workload templates
 (Deployment, StatefulSet, DaemonSet, ReplicaSet, Job) and ConfigMaps, the
-Istio networking and security kinds, and HNC's kinds. Objects of other kinds
+Istio networking and security kinds, the Gateway API kinds, and HNC's
+kinds. Objects of other kinds
 are kept for their identity: their namespace exists, and HNC propagates
 them when the HNCConfiguration lists their type (Roles always). Kinds known
 not to touch the mesh (ServiceAccount, Secret, RBAC, HorizontalPodAutoscaler,
 PodDisruptionBudget, NetworkPolicy, CustomResourceDefinition and the like)
 load quietly. For the others one diagnostic is reported per kind, at its
-first object, with the count and, for kinds istiod acts on (Gateway API
-routes, Ingress, EndpointSlice, WasmPlugin, ...), what the results lack
+first object, with the count and, for kinds istiod acts on (Ingress,
+EndpointSlice, WasmPlugin, ...), what the results lack
 because meshc does not model them.`,
 	}
 	UnreadableInput = &Entry{
@@ -622,7 +623,7 @@ var core = []*Entry{
 // catalog lists every entry in code order. It is built once and never
 // changed.
 var catalog = func() []*Entry {
-	out := slices.Concat(core, registryEntries, destinationRuleEntries, routeEntries, gatewayEntries, policyEntries, validationEntries)
+	out := slices.Concat(core, registryEntries, destinationRuleEntries, routeEntries, gatewayEntries, gatewayAPIEntries, policyEntries, validationEntries)
 	slices.SortFunc(out, func(a, b *Entry) int { return strings.Compare(a.Code, b.Code) })
 	return out
 }()

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	networking "istio.io/api/networking/v1alpha3"
 
 	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -285,9 +287,10 @@ func (b *builder) vsRoute(r *resolve.HTTPRoute, vs *resolve.VirtualService, port
 	if vs != nil {
 		root = vs.Object
 	}
+	gwAPI := root.Annotations[model.AnnotationRouteSemantics] == model.RouteSemanticsGateway
 	out := &routev3.Route{
 		Name:     r.Name,
-		Match:    routeMatch(r.Match),
+		Match:    routeMatch(r.Match, gwAPI),
 		Metadata: configMetadata("virtual-service", root.Namespace, root.Name),
 	}
 	b.origins[out] = r.Source
@@ -304,7 +307,7 @@ func (b *builder) vsRoute(r *resolve.HTTPRoute, vs *resolve.VirtualService, port
 	case in.GetDirectResponse() != nil:
 		out.Action = directResponse(in.GetDirectResponse())
 	default:
-		out.Action = &routev3.Route_Route{Route: b.routeAction(r, out, authority, port)}
+		out.Action = &routev3.Route_Route{Route: b.routeAction(r, out, authority, gwAPI)}
 	}
 	var to *resolve.ClusterID
 	if out.GetRoute().GetCluster() != "" {
@@ -369,15 +372,27 @@ func configMetadata(kind, ns, name string) *corev3.Metadata {
 	}}}}
 }
 
-func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authority string, port uint32) *routev3.RouteAction {
+// routeAction translates a route's action; gwAPI marks a route generated
+// from a Gateway API route, which answers 500 for a backend without
+// cluster and removes a prefix rewritten to "/" whole
+// (docs/semantics/gateway-api.md §G4).
+func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authority string, gwAPI bool) *routev3.RouteAction {
 	in := r.Source.HTTPRoute
 	action := noTimeout(&routev3.RouteAction{})
+	if gwAPI {
+		action.ClusterNotFoundResponseCode = routev3.RouteAction_INTERNAL_SERVER_ERROR
+	}
 	if t := in.GetTimeout(); t != nil {
 		action.Timeout, action.MaxGrpcTimeout = t, t
 	}
 	if rw := in.GetRewrite(); rw != nil {
 		if re := rw.GetUriRegexRewrite(); re != nil {
 			action.RegexRewrite = &matcherv3.RegexMatchAndSubstitute{Pattern: &matcherv3.RegexMatcher{Regex: re.GetMatch()}, Substitution: re.GetRewrite()}
+		} else if gwAPI && rw.GetUri() == "/" {
+			action.RegexRewrite = &matcherv3.RegexMatchAndSubstitute{
+				Pattern:      &matcherv3.RegexMatcher{Regex: "^" + regexp.QuoteMeta(out.GetMatch().GetPathSeparatedPrefix()) + `(/?)(.*)`},
+				Substitution: `/\2`,
+			}
 		} else if rw.GetUri() != "" {
 			action.PrefixRewrite = rw.GetUri()
 		}
@@ -480,8 +495,10 @@ func mirrors(r *resolve.HTTPRoute) []*routev3.RouteAction_RequestMirrorPolicy {
 }
 
 // routeMatch translates a VirtualService match (docs/semantics/virtual-services.md §6.6). Header
-// and query matchers are sorted by name: their source is a map.
-func routeMatch(in *networking.HTTPMatchRequest) *routev3.RouteMatch {
+// and query matchers are sorted by name: their source is a map. A prefix
+// of a route generated from a Gateway API route matches whole path
+// segments (docs/semantics/gateway-api.md §G4).
+func routeMatch(in *networking.HTTPMatchRequest, gwAPI bool) *routev3.RouteMatch {
 	out := prefixMatch("/")
 	if in == nil {
 		return out
@@ -500,7 +517,11 @@ func routeMatch(in *networking.HTTPMatchRequest) *routev3.RouteMatch {
 	case *networking.StringMatch_Exact:
 		out.PathSpecifier = &routev3.RouteMatch_Path{Path: u.Exact}
 	case *networking.StringMatch_Prefix:
-		out.PathSpecifier = &routev3.RouteMatch_Prefix{Prefix: u.Prefix}
+		if gwAPI && u.Prefix != "/" {
+			out.PathSpecifier = &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: strings.TrimSuffix(u.Prefix, "/")}
+		} else {
+			out.PathSpecifier = &routev3.RouteMatch_Prefix{Prefix: u.Prefix}
+		}
 	case *networking.StringMatch_Regex:
 		out.PathSpecifier = &routev3.RouteMatch_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: u.Regex}}
 	}

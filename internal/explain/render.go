@@ -162,25 +162,8 @@ func WriteText(w io.Writer, r Report, opts TextOptions) error {
 	if r.Routes != nil {
 		writeRoutes(&b, r.Routes, head, dim)
 	}
-	diag.Fprintf(&b, "\n%s\n", head("Diagnostics"))
-	if len(r.Diagnostics) == 0 {
-		b.WriteString("  none\n")
-	} else {
-		var sub strings.Builder
-		rd, err := diag.NewRenderer("text", diag.Options{Color: opts.Color})
-		if err != nil {
-			return err
-		}
-		if err := rd.Render(&sub, r.Diagnostics); err != nil {
-			return err
-		}
-		lines := strings.Split(strings.TrimRight(sub.String(), "\n"), "\n")
-		// The renderer's summary line counts a whole run; drop it here.
-		for _, l := range lines[:max(0, len(lines)-1)] {
-			if l != "" {
-				b.WriteString("  " + l + "\n")
-			}
-		}
+	if err := writeDiagnostics(&b, r.Diagnostics, opts.Color, head); err != nil {
+		return err
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -216,4 +199,29 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// writeDiagnostics writes a report's Diagnostics section.
+func writeDiagnostics(b *strings.Builder, ds []diag.Diagnostic, colored bool, head func(string) diag.Styled) error {
+	diag.Fprintf(b, "\n%s\n", head("Diagnostics"))
+	if len(ds) == 0 {
+		b.WriteString("  none\n")
+		return nil
+	}
+	var sub strings.Builder
+	rd, err := diag.NewRenderer("text", diag.Options{Color: colored})
+	if err != nil {
+		return err
+	}
+	if err := rd.Render(&sub, ds); err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimRight(sub.String(), "\n"), "\n")
+	// The renderer's summary line counts a whole run; drop it here.
+	for _, l := range lines[:max(0, len(lines)-1)] {
+		if l != "" {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	return nil
 }

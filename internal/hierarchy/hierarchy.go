@@ -164,6 +164,18 @@ func (f *Forest) Labels(ns string) map[string]string {
 	return nil
 }
 
+// ExistingLabels are the labels of every namespace that exists, by name:
+// what a namespace selector is matched against.
+func (f *Forest) ExistingLabels() map[string]map[string]string {
+	out := make(map[string]map[string]string, len(f.Namespaces))
+	for name, ns := range f.Namespaces {
+		if ns.Exists {
+			out[name] = ns.Labels
+		}
+	}
+	return out
+}
+
 // alwaysExist are namespaces every cluster has.
 func alwaysExist() []string {
 	return []string{"default", "kube-system", "kube-public", "kube-node-lease"}

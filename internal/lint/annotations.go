@@ -86,7 +86,9 @@ func istioAnnotations(objs []model.Object) []istioAnnotation {
 	}
 	for _, o := range objs {
 		m := o.Meta()
-		if m.InheritedFrom != nil {
+		if m.InheritedFrom != nil || m.Derived != nil {
+			// A copy is judged at its source; what istiod generates
+			// carries istiod's own annotations.
 			continue
 		}
 		site := &annotationSite{obj: m, kind: m.Kind, at: metadataPath, annotations: m.Annotations, labels: m.Labels}

@@ -49,6 +49,9 @@ func selectors(objs []model.Object, rootNs string) []selector {
 			ws := x.Spec.GetWorkloadSelector()
 			s.path, s.labels, s.set = model.ParsePath("spec.workloadSelector"), ws.GetMatchLabels(), ws != nil
 		case *model.Gateway:
+			if m.Derived != nil {
+				continue // generated from a Gateway API Gateway: bound by its Services
+			}
 			// istiod matches a Gateway's selector against gateway
 			// workloads of every namespace.
 			s.path, s.labels, s.set, s.meshWide = model.ParsePath("spec.selector"), x.Spec.GetSelector(), true, true

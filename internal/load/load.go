@@ -152,8 +152,9 @@ func Bytes(file string, data []byte) ([]model.Object, []diag.Diagnostic) {
 	return objs, append(diags, more...)
 }
 
-// BytesWithoutAdmission is Bytes without istiod's admission rules (the
-// MC1003 findings beyond the schemas, and MC1008). Tests of later passes
+// BytesWithoutAdmission is Bytes without istiod's admission rules and the
+// Gateway API CRDs' rules (the MC1003 findings beyond the Go and proto
+// types, and MC1008). Tests of later passes
 // load through it, so that a fixture written for what they test is not
 // left out by a rule they do not test; the rules are load's to test.
 func BytesWithoutAdmission(file string, data []byte) ([]model.Object, []diag.Diagnostic) {

@@ -60,7 +60,19 @@ type Options struct {
 	// Seed drives the few random choices (replica counts, image tags);
 	// default 1.
 	Seed int64
+	// Ingress adds an ingress gateway routing <svc>.<ns>.example.com to
+	// every service: IngressIstio as an Istio Gateway and a
+	// VirtualService per service, IngressGatewayAPI as a Gateway API
+	// Gateway and an HTTPRoute per service (the same routes); none by
+	// default.
+	Ingress string
 }
+
+// The ingress kinds of Options.Ingress.
+const (
+	IngressIstio      = "istio"
+	IngressGatewayAPI = "gatewayapi"
+)
 
 // File is one generated manifest file.
 type File struct {
@@ -211,6 +223,12 @@ func generate(o Options) ([]File, int) {
 	writeNamespace(sys.start(), "istio-system", false)
 	files = append(files, File{Name: "istio-system/namespace.yaml", Data: sys.bytes()})
 	objects += sys.n
+	if o.Ingress != "" {
+		var ing doc
+		writeIngress(&ing, o.Ingress)
+		files = append(files, File{Name: "ingress/gateway.yaml", Data: ing.bytes()})
+		objects += ing.n
+	}
 
 	svcNames := make([]string, c.services+1)
 	for s := 1; s <= c.services; s++ {
@@ -220,7 +238,7 @@ func generate(o Options) ([]File, int) {
 	for n := 1; n <= c.namespaces; n++ {
 		ns := c.nsName(n)
 		next := c.nsName(n%c.namespaces + 1)
-		var nsDoc, svcs, deps, drs, vss, sc doc
+		var nsDoc, svcs, deps, drs, vss, sc, routes doc
 		crossNS := false
 
 		writeNamespace(nsDoc.start(), ns, true)
@@ -232,6 +250,9 @@ func generate(o Options) ([]File, int) {
 			crossNS = crossNS || cross
 
 			writeService(svcs.start(), ns, name, grpc)
+			if o.Ingress != "" {
+				writeIngressRoute(routes.start(), o.Ingress, ns, name)
+			}
 			for v := 1; v <= versions; v++ {
 				r := c.rand(n, s, v)
 				writeDeployment(deps.start(), ns, name, v, grpc, int(r%3)+1, int((r>>8)%10))
@@ -263,6 +284,7 @@ func generate(o Options) ([]File, int) {
 			{"destination-rules.yaml", &drs},
 			{"virtual-services.yaml", &vss},
 			{"sidecar.yaml", &sc},
+			{"ingress-routes.yaml", &routes},
 		} {
 			if f.d.n == 0 {
 				continue
@@ -411,4 +433,120 @@ spec:
 	for _, h := range egress {
 		fmt.Fprintf(b, "        - %q\n", h)
 	}
+}
+
+// writeIngress writes the ingress namespace and its gateway: a Gateway
+// API Gateway istiod deploys, or an Istio Gateway with the Deployment and
+// Service of the gateway it selects.
+func writeIngress(d *doc, kind string) {
+	writeNamespace(d.start(), "ingress", false)
+	if kind == IngressGatewayAPI {
+		d.start().WriteString(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: public
+  namespace: ingress
+spec:
+  gatewayClassName: istio
+  listeners:
+    - name: web
+      hostname: "*.example.com"
+      port: 80
+      protocol: HTTP
+      allowedRoutes:
+        namespaces:
+          from: All
+`)
+		return
+	}
+	d.start().WriteString(`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata:
+  name: public
+  namespace: ingress
+spec:
+  selector:
+    istio: ingress
+  servers:
+    - port:
+        number: 80
+        name: web
+        protocol: HTTP
+      hosts:
+        - "*/*.example.com"
+`)
+	d.start().WriteString(`apiVersion: v1
+kind: Service
+metadata:
+  name: public-istio
+  namespace: ingress
+spec:
+  selector:
+    istio: ingress
+  ports:
+    - name: web
+      port: 80
+`)
+	d.start().WriteString(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: public-istio
+  namespace: ingress
+spec:
+  selector:
+    matchLabels:
+      istio: ingress
+  template:
+    metadata:
+      labels:
+        istio: ingress
+        sidecar.istio.io/inject: "true"
+      annotations:
+        inject.istio.io/templates: gateway
+    spec:
+      containers:
+        - name: istio-proxy
+          image: auto
+`)
+}
+
+// writeIngressRoute routes <svc>.<ns>.example.com at the ingress gateway to
+// the service.
+func writeIngressRoute(b *bytes.Buffer, kind, ns, svc string) {
+	if kind == IngressGatewayAPI {
+		fmt.Fprintf(b, `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: %[1]s-ingress
+  namespace: %[2]s
+spec:
+  parentRefs:
+    - name: public
+      namespace: ingress
+  hostnames:
+    - %[1]s.%[2]s.example.com
+  rules:
+    - backendRefs:
+        - name: %[1]s
+          port: 8080
+`, svc, ns)
+		return
+	}
+	fmt.Fprintf(b, `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata:
+  name: %[1]s-ingress
+  namespace: %[2]s
+spec:
+  hosts:
+    - %[1]s.%[2]s.example.com
+  gateways:
+    - ingress/public
+  http:
+    - route:
+        - destination:
+            host: %[1]s
+            port:
+              number: 8080
+`, svc, ns)
 }

@@ -29,3 +29,18 @@ type (
 	ReferenceGrant   = GatewayAPIObject[gwv1.ReferenceGrantSpec]
 	BackendTLSPolicy = GatewayAPIObject[gwv1.BackendTLSPolicySpec]
 )
+
+// Annotations istiod puts on what it generates from Gateway API objects
+// (docs/semantics/gateway-api.md §G2).
+const (
+	// AnnotationGatewayService, on a generated Istio Gateway, names the
+	// Services (hostnames, comma separated) whose workloads serve it:
+	// istiod binds such a Gateway to those Services' instances in the
+	// Gateway's namespace, not by a label selector.
+	AnnotationGatewayService = "internal.istio.io/gateway-service"
+	// AnnotationRouteSemantics is RouteSemanticsGateway on a
+	// VirtualService generated from a route, which istiod then builds
+	// with the Gateway API's semantics.
+	AnnotationRouteSemantics = "internal.istio.io/route-semantics"
+	RouteSemanticsGateway    = "gateway"
+)

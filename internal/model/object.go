@@ -34,7 +34,12 @@ type ObjectMeta struct {
 	// InheritedFrom is the source object when this object is a copy HNC
 	// propagated into its namespace.
 	InheritedFrom *ObjectMeta
-	Source        Source
+	// Derived, for an object istiod generates from others (the Istio
+	// Gateways and VirtualServices it makes of Gateway API objects, the
+	// gateway Deployment and Service it deploys), says what it was made
+	// of; nil for an object of the input.
+	Derived *Derivation
+	Source  Source
 	// Seq is the input order (file path, then position in file), used for
 	// reporting only, never to decide a result.
 	Seq int
@@ -63,11 +68,29 @@ func (m *ObjectMeta) Ref() diag.ObjectRef {
 	return r
 }
 
-// RefAt describes the object for a diagnostic about one of its fields.
+// RefAt describes the object for a diagnostic about one of its fields. A
+// generated object has no text of its own: the line is that of the part
+// it was made of, the one that made the field when the field is one of
+// its routes (spec.http[i], spec.tcp[i], spec.tls[i]).
 func (m *ObjectMeta) RefAt(p Path) diag.ObjectRef {
 	r := m.Ref()
-	r.Line, r.Origin = m.Source.Position(m.Source.FieldLine(p))
+	from, fp := m.Written(p)
+	r.Line, r.Origin = from.Source.Position(from.Source.FieldLine(fp))
 	return r
+}
+
+// Written is the object and field of the input behind field p of m: m and
+// p themselves, or for a generated object the part that made the field.
+func (m *ObjectMeta) Written(p Path) (*ObjectMeta, Path) {
+	d := m.Derived
+	if d == nil {
+		return m, p
+	}
+	part := d.Parts[0]
+	if len(p) > 2 && p[0].Key == "spec" && p[2].IsIndex && p[2].Index < len(d.Parts) {
+		part = d.Parts[p[2].Index]
+	}
+	return part.From, part.Path
 }
 
 // ID identifies an object: API group, kind, namespace and name. The version
@@ -90,4 +113,36 @@ func (id ID) String() string {
 		return gk + " " + id.Name
 	}
 	return gk + " " + id.Namespace + "/" + id.Name
+}
+
+// Derivation is what a generated object was made of: the parts, in the
+// order they make it (a VirtualService istiod merges from several routes
+// has one part per route rule).
+type Derivation struct {
+	Parts []DerivedPart
+}
+
+// DerivedPart is one object and the field of it that made (part of) a
+// generated object.
+type DerivedPart struct {
+	From *ObjectMeta
+	// Path is the field in From ("spec.listeners[0]", "spec.rules[1]").
+	Path Path
+	// Route is the name of the generated route the part made, for a
+	// VirtualService; empty otherwise.
+	Route string
+}
+
+// Primary is the first part's object: the one a generated object is
+// reported at.
+func (d *Derivation) Primary() *ObjectMeta { return d.Parts[0].From }
+
+// PartFor finds the part that made the generated route named route.
+func (d *Derivation) PartFor(route string) (DerivedPart, bool) {
+	for _, p := range d.Parts {
+		if p.Route == route {
+			return p, true
+		}
+	}
+	return DerivedPart{}, false
 }

@@ -18,8 +18,18 @@ type ClusterID struct {
 	Host   host.Name
 }
 
+// UnknownServiceCluster is what a Gateway API route names for a backend
+// istiod could not resolve (docs/semantics/gateway-api.md §G3.5): no
+// such cluster exists, so Envoy answers 500.
+var UnknownServiceCluster = ClusterID{Host: "UnknownService"}
+
 // String is istiod's name, outbound|PORT|SUBSET|HOST.
-func (c ClusterID) String() string { return c.spell("|") }
+func (c ClusterID) String() string {
+	if c == UnknownServiceCluster {
+		return string(c.Host)
+	}
+	return c.spell("|")
+}
 
 // SNI is the SNI form, outbound_.PORT_.SUBSET_.HOST.
 func (c ClusterID) SNI() string { return c.spell("_.") }

@@ -28,16 +28,30 @@ type GatewayRoute struct {
 
 // bindGateways finds the Gateways selecting a router proxy (from any
 // namespace) and the VirtualServices each server takes: those visible to
-// the proxy's namespace for the gateway, whose hosts meet the server's.
-func bindGateways(p *Proxy, gateways []*model.Gateway, vss *vsIndex) []GatewayServer {
+// the proxy's namespace for the gateway, whose hosts meet the server's. A
+// Gateway istiod generated from a Gateway API Gateway names its Services
+// instead of a selector: it binds to their instances, and only the
+// servers whose port one of those Services has
+// (docs/semantics/gateway-api.md §G2.6).
+func bindGateways(p *Proxy, gateways []*model.Gateway, vss *vsIndex, services []*Service) []GatewayServer {
 	var out []GatewayServer
 	for _, gw := range gateways {
-		sel := gw.Spec.GetSelector()
-		if !LabelsMatch(sel, p.Labels) {
+		bound, ok := boundServices(gw, services)
+		if ok {
+			bound = slices.DeleteFunc(slices.Clone(bound), func(s *Service) bool {
+				return s.Namespace != p.Namespace || len(s.Selector) == 0 || !LabelsMatch(s.Selector, p.Labels)
+			})
+			if len(bound) == 0 {
+				continue
+			}
+		} else if !LabelsMatch(gw.Spec.GetSelector(), p.Labels) {
 			continue
 		}
 		name := gw.Namespace + "/" + gw.Name
 		for i, srv := range gw.Spec.GetServers() {
+			if ok && !slices.ContainsFunc(bound, func(s *Service) bool { _, has := s.PortNumbered(srv.GetPort().GetNumber()); return has }) {
+				continue
+			}
 			gs := GatewayServer{Gateway: gw, Index: i, Port: srv.GetPort().GetNumber(), Hosts: ownNamespace(srv.GetHosts(), gw.Namespace)}
 			for _, vs := range vss.visible(p.Namespace, name) {
 				hosts := host.Intersection(host.NamesForNamespace(gs.Hosts, vs.Namespace()), vs.Hosts)
@@ -51,6 +65,39 @@ func bindGateways(p *Proxy, gateways []*model.Gateway, vss *vsIndex) []GatewaySe
 	slices.SortStableFunc(out, func(a, b GatewayServer) int {
 		return olderFirst(a.Gateway.Created, a.Gateway.Name, a.Gateway.Namespace, b.Gateway.Created, b.Gateway.Name, b.Gateway.Namespace)
 	})
+	return out
+}
+
+// boundServices are the Services of the Gateway's namespace a generated
+// Gateway names; ok is false for a Gateway that selects its workloads by
+// labels.
+func boundServices(gw *model.Gateway, services []*Service) (out []*Service, ok bool) {
+	names, ok := gw.Annotations[model.AnnotationGatewayService]
+	if !ok {
+		return nil, false
+	}
+	for _, h := range strings.Split(names, ",") {
+		for _, s := range services {
+			if string(s.Host) == h && s.Namespace == gw.Namespace {
+				out = append(out, s)
+			}
+		}
+	}
+	return out, true
+}
+
+// serviceBoundSelectors are the selectors of the Services generated
+// Gateways bind to: the workloads they select are routers.
+func serviceBoundSelectors(gateways []*model.Gateway, services []*Service) []map[string]string {
+	var out []map[string]string
+	for _, gw := range gateways {
+		bound, _ := boundServices(gw, services)
+		for _, s := range bound {
+			if len(s.Selector) > 0 {
+				out = append(out, s.Selector)
+			}
+		}
+	}
 	return out
 }
 

@@ -131,6 +131,13 @@ func buildProxies(objs []model.Object, nsLabels func(string) map[string]string, 
 	var out []*Proxy
 	add := func(meta *model.ObjectMeta, tmpl *corev1.PodTemplateSpec, ips []string) {
 		why := in.injection(nsLabels(meta.Namespace), tmpl, meta.Namespace)
+		deployed := meta.Derived != nil && meta.Kind == "Deployment"
+		if deployed {
+			// The gateway istiod deploys for a Gateway API Gateway runs
+			// Envoy itself, without injection.
+			gw := meta.Derived.Primary()
+			why = "deployed by istiod for Gateway " + gw.Namespace + "/" + gw.Name
+		}
 		if why == "" {
 			return
 		}
@@ -148,7 +155,7 @@ func buildProxies(objs []model.Object, nsLabels func(string) map[string]string, 
 		for _, c := range tmpl.Spec.Containers {
 			p.ContainerPorts = append(p.ContainerPorts, c.Ports...)
 		}
-		if isRouter(tmpl, gatewaySelectors) {
+		if deployed || isRouter(tmpl, gatewaySelectors) {
 			p.Type = RouterProxy
 		}
 		out = append(out, p)

@@ -139,6 +139,9 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 			gateways = append(gateways, x)
 		}
 	}
+	// Gateways istiod generated from Gateway API Gateways bind through
+	// their Services: the workloads those select are gateways too.
+	gatewaySelectors = append(gatewaySelectors, serviceBoundSelectors(gateways, services)...)
 	assignPlaceholderVIPs(services, vips)
 	resolveAliases(services)
 	m := &Mesh{Config: mc, Injection: opts.Injection, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
@@ -217,7 +220,7 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 		// skipped; each view keeps its own account.
 		v := &ProxyView{Proxy: p, Scope: sc, Choice: choices[i]}
 		if p.Type == RouterProxy {
-			v.Gateways = bindGateways(p, gateways, m.vss)
+			v.Gateways = bindGateways(p, gateways, m.vss, m.reg.all)
 		}
 		m.Views = append(m.Views, v)
 	}

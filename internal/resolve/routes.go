@@ -559,6 +559,11 @@ func (m *Mesh) DestinationCluster(sc *Scope, d *networking.Destination, ns strin
 // destination's port, else the service's only port, else the listener's;
 // an alias goes to its target.
 func destinationCluster(d *networking.Destination, h host.Name, s *Service, port uint32) ClusterID {
+	if d.GetHost() == "" {
+		// A Gateway API backend istiod could not resolve
+		// (docs/semantics/gateway-api.md §G3.5).
+		return UnknownServiceCluster
+	}
 	p := d.GetPort().GetNumber()
 	if s != nil {
 		if p == 0 && len(s.Ports) == 1 {

@@ -24,6 +24,10 @@ type VirtualService struct {
 	// Delegate is a VirtualService without hosts, used only through a
 	// root VirtualService's delegate route.
 	Delegate bool
+	// GatewayAPI marks a VirtualService istiod generated from a Gateway
+	// API route, built with that API's semantics
+	// (docs/semantics/gateway-api.md §G3.6, §G4).
+	GatewayAPI bool
 	// Routes are the effective HTTP routes, delegates merged in.
 	Routes []Route
 	// Destinations lists every destination of the effective routes, in
@@ -44,7 +48,8 @@ func (vs *VirtualService) compare(o *VirtualService) int {
 }
 
 func newVirtualService(o *model.VirtualService, domain string, defaults []string) *VirtualService {
-	vs := &VirtualService{Object: o, Delegate: len(o.Spec.GetHosts()) == 0}
+	vs := &VirtualService{Object: o, Delegate: len(o.Spec.GetHosts()) == 0,
+		GatewayAPI: o.Annotations[model.AnnotationRouteSemantics] == model.RouteSemanticsGateway}
 	for _, h := range o.Spec.GetHosts() {
 		vs.Hosts = append(vs.Hosts, host.FQDN(h, o.Namespace, domain))
 	}
@@ -215,17 +220,37 @@ func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) []*Vir
 	// Hosts that import every service overlap every VirtualService host.
 	_, importsAll := l.hosts.importsAll()
 	for _, list := range x.visibleLists(proxyNs, MeshGateway) {
-		for _, vs := range list {
-			if seen[vs.id] {
-				continue
-			}
-			seen[vs.id] = true
-			if importsAll && len(vs.Hosts) > 0 || !importsAll && l.hosts.importsVS(vs, star) {
-				out = append(out, vs)
+		// Routes of Gateway API Services of the proxy's own namespace
+		// come first in each list; another namespace's apply only when
+		// written in the Service's namespace (docs/semantics/gateway-api.md §G3.6).
+		for _, own := range []bool{true, false} {
+			for _, vs := range list {
+				if seen[vs.id] || own != (vs.GatewayAPI && vs.Namespace() == proxyNs) {
+					continue
+				}
+				if vs.GatewayAPI && !own && !producerRoute(vs) {
+					continue
+				}
+				seen[vs.id] = true
+				if importsAll && len(vs.Hosts) > 0 || !importsAll && l.hosts.importsVS(vs, star) {
+					out = append(out, vs)
+				}
 			}
 		}
 	}
 	return out
+}
+
+// producerRoute reports whether a mesh route istiod generated from a
+// Gateway API route is written in the namespace of the Service it routes:
+// its host is that Service's "<name>.<namespace>.svc.<domain>".
+func producerRoute(vs *VirtualService) bool {
+	for _, h := range vs.Hosts {
+		if labels := strings.Split(string(h), "."); len(labels) > 2 && labels[1] == vs.Namespace() && labels[2] == "svc" {
+			return true
+		}
+	}
+	return false
 }
 
 // importsVS reports whether some host of vs is imported: not excluded, and

@@ -5,9 +5,11 @@ package resolvetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/gatewayapi"
 	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/load"
 	"github.com/meshc/meshc/internal/load/loadtest"
@@ -23,19 +25,24 @@ func Resolve(objs []model.Object) *resolve.Mesh {
 	return m
 }
 
-// Stages runs the hierarchy stage and resolve over objs with mc and
-// returns the mesh and both stages' diagnostics. Neither fails without a
-// context that ends.
+// Stages runs the hierarchy stage, the Gateway API conversion and resolve
+// over objs with mc and returns the mesh and the stages' diagnostics. None
+// fails without a context that ends.
 func Stages(objs []model.Object, mc model.MeshConfig) (*resolve.Mesh, []diag.Diagnostic) {
 	h, err := hierarchy.Run(context.Background(), objs, hierarchy.Options{}, hierarchy.PropagateOptions{})
 	if err != nil {
 		panic(err)
 	}
+	conv, err := gatewayapi.Convert(context.Background(), h.Objects, gatewayapi.Options{DomainSuffix: mc.DomainSuffix, Namespaces: h.Forest.ExistingLabels()})
+	if err != nil {
+		panic(err)
+	}
+	h.Objects = conv.Objects
 	m, err := resolve.Resolve(context.Background(), h, resolve.Options{Mesh: mc})
 	if err != nil {
 		panic(err)
 	}
-	return m, append(h.Diagnostics, m.Diagnostics...)
+	return m, slices.Concat(h.Diagnostics, conv.Diagnostics, m.Diagnostics)
 }
 
 // Mesh loads and resolves YAML documents.

@@ -1,0 +1,176 @@
+package diag
+
+// gatewayAPIEntries: MC71xx: the Kubernetes Gateway API as istiod converts
+// it, and the status conditions istiod would write.
+var gatewayAPIEntries = []*Entry{
+	GatewayClassNotCompiled,
+	GatewayNotAccepted,
+	ListenerNotProgrammed,
+	ListenerConflicted,
+	CertificateRefUnresolved,
+	RouteNotAccepted,
+	RouteParentNotFound,
+	BackendRefNotPermitted,
+	BackendRefNotFound,
+	RouteRuleInvalid,
+	RouteNotCompiled,
+}
+
+// The family's entries, in code order.
+var (
+	GatewayClassNotCompiled = &Entry{
+		Code: "MC7101", Name: "GatewayClassNotCompiled", Severity: Info,
+		Summary: "A Gateway API Gateway's class is not one meshc compiles; the Gateway and its routes are passed over.",
+		Doc: `istiod compiles the Gateways whose GatewayClass names its controller
+(istio.io/gateway-controller): the built-in class "istio", or a
+GatewayClass of the input naming that controller. A Gateway of another
+class belongs to another controller (or to an Istio mode meshc does not
+build: waypoints, east-west and remote gateways), so meshc makes no
+gateway proxy, listener or route of it, and the routes attached only to
+it get none either. The rest of the input compiles. Nothing to fix when
+the Gateway is meant for another implementation.`,
+	}
+	GatewayNotAccepted = &Entry{
+		Code: "MC7102", Name: "GatewayNotAccepted", Severity: Warning,
+		Summary: "istiod would set a Gateway's Accepted or Programmed condition to False: a bad address, no valid listener.",
+		Doc: `istiod reports a Gateway as not Accepted when none of its listeners is
+valid, or when its spec.addresses cannot be used (istiod binds a Gateway
+to Services only by a Hostname address; IP and named addresses of a
+manually deployed Gateway are ignored). A Gateway whose address names no
+Service of the input is reported too: istiod finds no gateway workload
+and leaves it not Programmed. Fix the listeners or addresses.`,
+	}
+	ListenerNotProgrammed = &Entry{
+		Code: "MC7103", Name: "ListenerNotProgrammed", Severity: Warning,
+		Summary: "A Gateway listener istiod would not accept or program: an unsupported protocol, missing TLS, route kinds it cannot serve.",
+		Doc: `istiod sets a listener's Accepted, Programmed or ResolvedRefs condition to
+False when its protocol is not one it serves (HTTP, HTTPS, TLS, TCP), when
+an HTTPS or TLS listener has no tls section (istiod then builds no server
+for it), or when allowedRoutes.kinds names a route kind the protocol
+cannot carry (ResolvedRefs InvalidRouteKinds). Certificate problems are
+MC7105 and conflicts MC7104. Fix the listener.`,
+	}
+	ListenerConflicted = &Entry{
+		Code: "MC7104", Name: "ListenerConflicted", Severity: Warning,
+		Summary: "Two listeners of a Gateway cannot coexist on one port; the later one is not programmed.",
+		Doc: `Listeners on one port must be distinct: HTTP-like listeners (HTTP, HTTPS,
+TLS) by hostname, TCP listeners not at all, and an HTTP-like listener never
+shares a port with a TCP one. istiod keeps the first listener in spec
+order and marks each later one that collides with a kept listener
+Conflicted (HostnameConflict or ProtocolConflict); it builds no server for
+it and routes cannot attach to it. Give the listener another port or
+hostname.`,
+	}
+	CertificateRefUnresolved = &Entry{
+		Code: "MC7105", Name: "CertificateRefUnresolved", Severity: Error,
+		Summary: "A listener's TLS certificateRef cannot be resolved: no such Secret, not a Secret, no certificate keys, or another namespace without a ReferenceGrant.",
+		Doc: `An HTTPS or TLS-terminating listener reads its certificates from the
+Secrets its tls.certificateRefs name. istiod sets the listener's
+ResolvedRefs condition to False (InvalidCertificateRef, or
+RefNotPermitted for a Secret of another namespace that no ReferenceGrant
+in that namespace opens to Gateways of the listener's namespace) and the
+listener is not Programmed. A Secret must hold tls.crt and tls.key (or
+cert and key); meshc reads key names, never values, so a malformed
+certificate is not detected. The check of a missing Secret runs only when
+the input holds Secrets of that namespace.`,
+	}
+	RouteNotAccepted = &Entry{
+		Code: "MC7106", Name: "RouteNotAccepted", Severity: Warning,
+		Summary: "A route's parentRef is accepted by no listener of its Gateway: hostname, namespace, section, port or kind.",
+		Doc: `A route attaches to a Gateway through a parentRef; istiod accepts it on each
+listener whose sectionName and port match the reference, whose hostname
+meets one of the route's hostnames, whose allowedRoutes admit the route's
+namespace and whose kinds admit the route's kind. When no listener does,
+istiod sets the parent's Accepted condition to False with the reason of
+the closest listener (NotAllowedByListeners, NoMatchingListenerHostname,
+NoMatchingParent) and makes no route of it for that Gateway. Fix the
+reference, the hostnames, or the listener's allowedRoutes.`,
+	}
+	RouteParentNotFound = &Entry{
+		Code: "MC7107", Name: "RouteParentNotFound", Severity: Error,
+		Summary: "A route's parentRef names a Gateway that does not exist.",
+		Doc: `The Gateway a parentRef names (in the route's namespace unless the
+reference gives one) is not in the input, so the route attaches to
+nothing there and istiod writes no status for that parent. Usually a typo
+or a namespace left out. A Gateway of a class meshc does not compile is
+MC7101 and is not reported here. The check runs only when the input holds
+some Gateway API Gateway.`,
+	}
+	BackendRefNotPermitted = &Entry{
+		Code: "MC7108", Name: "BackendRefNotPermitted", Severity: Error,
+		Summary: "A route's backendRef names a Service of another namespace that no ReferenceGrant opens to it.",
+		Doc: `A route may send traffic to a backend of another namespace only when a
+ReferenceGrant in that namespace allows references from the route's kind
+and namespace to Services (all of them, or that one by name). Without
+one, istiod sets the route's ResolvedRefs condition to False
+(RefNotPermitted) and the backend's share of requests gets a 500. Add the
+ReferenceGrant in the backend's namespace, or move the route.`,
+	}
+	BackendRefNotFound = &Entry{
+		Code: "MC7109", Name: "BackendRefNotFound", Severity: Error,
+		Summary: "A route's backendRef names a Service that does not exist, or a kind istiod cannot route to.",
+		Doc: `istiod sets the route's ResolvedRefs condition to False (BackendNotFound,
+InvalidKind) when a backendRef names no Service of the input, or a kind
+it does not route to in its default configuration (InferencePool and
+Backend need istiod features turned on); requests for that backend's
+share get a 500. A port the Service does not have is MC5009, reported
+at the rule. The check of a missing Service runs only when the input
+holds Services of that namespace.`,
+	}
+	RouteRuleInvalid = &Entry{
+		Code: "MC7110", Name: "RouteRuleInvalid", Severity: Error,
+		Summary: "A route rule istiod cannot convert: an unsupported filter, a header value with control characters, a backendRef without port or with a hostname for a name.",
+		Doc: `istiod converts every rule of a route or none: a rule with a filter it does
+not support (ExtensionRef, or a filter of the wrong kind for the place),
+a header value holding control characters, a Service backendRef without
+a port or with a dotted hostname as its name, makes istiod drop every
+rule of the route for its Gateways, and set the route's ResolvedRefs
+condition to False. Fix the rule.`,
+	}
+	RouteNotCompiled = &Entry{
+		Code: "MC7111", Name: "RouteNotCompiled", Severity: Info,
+		Summary: "A Gateway API object meshc does not compile yet: a TCPRoute or TLSRoute of a Service, a route of a ServiceEntry, a ListenerSet.",
+		Doc: `meshc compiles routes attached to Gateways, and HTTPRoutes and GRPCRoutes
+attached to Services (the GAMMA mesh routes istiod applies to sidecars).
+TCPRoutes and TLSRoutes attached to a Service, routes attached to a
+ServiceEntry, and ListenerSets with the routes attached to them are not
+compiled yet: the proxies' configuration lacks what they add. The rest of
+the input compiles.`,
+	}
+)
+
+// The messages of the Gateway API entries.
+var (
+	ClassNotCompiled = GatewayClassNotCompiled.Template("Gateway %s has class %q (controller %s), which meshc does not compile; it compiles %s; no gateway proxy or route is made of this Gateway",
+		W("gateway"), W("class").ID(), W("controller"), T("compiled"))
+
+	GatewayAddressUnusable = GatewayNotAccepted.Template("istiod would not accept Gateway %s (%s): %s",
+		W("gateway"), W("reason").ID(), T("why"))
+
+	ListenerRejected = ListenerNotProgrammed.Template("listener %q of Gateway %s is not programmed (%s: %s)",
+		W("listener").ID(), W("gateway"), W("reason").ID(), T("why")).Fielded()
+
+	ListenerCollides = ListenerConflicted.Template("listener %q of Gateway %s (port %d, %s) conflicts with earlier listener %q (%s): istiod builds no server for it and no route attaches to it",
+		W("listener").ID(), W("gateway"), N("port"), W("reason"), W("winner"), T("why")).Fielded()
+
+	CertificateRefBad = CertificateRefUnresolved.Template("listener %q of Gateway %s: certificateRef %s cannot be resolved (%s: %s); the listener is not programmed",
+		W("listener").ID(), W("gateway"), W("ref").ID(), W("reason"), T("why")).Fielded()
+
+	ParentRefRejected = RouteNotAccepted.Template("%s %s is not accepted by %s (%s): %s; istiod makes no route of it there",
+		W("kind"), W("route"), W("parent").ID(), W("reason"), T("why")).Fielded()
+
+	ParentRefMissing = RouteParentNotFound.Template("%s %s names parent Gateway %s, which does not exist; the route attaches to nothing there",
+		W("kind"), W("route"), W("parent").ID()).Fielded()
+
+	BackendDenied = BackendRefNotPermitted.Template("%s %s sends to %s, but no ReferenceGrant in namespace %s allows %ss of namespace %s to reference it; istiod answers its share of requests with 500",
+		W("kind"), W("route"), W("backend").ID(), W("namespace"), W("kindAgain"), W("routeNamespace")).Fielded()
+
+	BackendMissing = BackendRefNotFound.Template("%s %s sends to %s: %s; its share of requests gets a 500",
+		W("kind"), W("route"), W("backend").ID(), T("why")).Fielded()
+
+	RuleNotConverted = RouteRuleInvalid.Template("%s %s: %s; istiod converts none of the route's rules",
+		W("kind"), W("route"), T("why").ID()).Fielded()
+
+	NotCompiledYet = RouteNotCompiled.Template("%s %s: %s is not compiled by meshc yet; the proxies' configuration lacks what it adds",
+		W("kind"), W("object"), T("what").ID()).Fielded()
+)

@@ -1,0 +1,629 @@
+package gatewayapi
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	networking "istio.io/api/networking/v1alpha3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/model"
+)
+
+// Gateway is a Gateway API Gateway istiod compiles, as the conversion saw
+// it: for explain and the analyzers.
+type Gateway struct {
+	Object     *model.KubeGateway
+	Controller string
+	// Managed is true when istiod deploys the gateway itself (no
+	// spec.addresses, or one IP address); Services are the hostnames of
+	// the Services the generated Istio Gateways bind to.
+	Managed  bool
+	Services []string
+	// Deployment and Service are what istiod's deployment controller
+	// would create (nil when the input has them, or unmanaged).
+	Deployment *model.Workload
+	Service    *model.Service
+	Conditions []Condition
+	Listeners  []*Listener
+	// Rejected are the route parentRefs naming the Gateway that no
+	// listener accepts, with istiod's reason.
+	Rejected []Rejection
+}
+
+// Rejection is a route's parentRef a Gateway does not accept.
+type Rejection struct {
+	Kind            string
+	Object          *model.ObjectMeta
+	Reason, Message string
+}
+
+// Listener is one listener of a Gateway.
+type Listener struct {
+	Name     string
+	Index    int
+	Port     int32
+	Protocol string
+	Hostname string
+	// Istio is the Istio Gateway istiod makes of the listener; nil when
+	// it makes none (a conflict, HTTPS without tls).
+	Istio      *model.Gateway
+	Conditions []Condition
+	// Routes are the routes attached to the listener, in the order
+	// attached.
+	Routes []Attachment
+}
+
+// Attachment is a route attached to a listener.
+type Attachment struct {
+	Kind   string
+	Object *model.ObjectMeta
+}
+
+// Condition is a status condition istiod would set.
+type Condition struct {
+	Type    string
+	Status  bool
+	Reason  string
+	Message string
+}
+
+// parentInfo is a listener routes can attach to.
+type parentInfo struct {
+	gw       *Gateway
+	listener *Listener
+	// internalName is the generated Istio Gateway's "namespace/name".
+	internalName     string
+	allowedKinds     []gwv1.RouteGroupKind
+	hostnames        []string // the server's hosts, "namespace/host"
+	originalHostname string
+	section          string
+	port             int32
+	protocol         gwv1.ProtocolType
+}
+
+// builtinClasses are the GatewayClasses istiod creates, with their
+// controllers, when the cluster has none of that name.
+var builtinClasses = map[string]string{
+	"istio":           ControllerIstio,
+	"istio-remote":    "istio.io/unmanaged-gateway",
+	"istio-waypoint":  "istio.io/mesh-controller",
+	"istio-east-west": "istio.io/eastwest-controller",
+}
+
+// controller is the controller of a class, "" when no class of that name
+// exists.
+func (c *converter) controller(class string) string {
+	if gc := c.classes[class]; gc != nil {
+		return string(gc.Spec.ControllerName)
+	}
+	return builtinClasses[class]
+}
+
+// compiledClasses names the classes meshc compiles, for MC7101.
+func (c *converter) compiledClasses() string {
+	set := map[string]bool{}
+	for name, ctl := range builtinClasses {
+		if ctl == ControllerIstio && c.classes[name] == nil {
+			set[fmt.Sprintf("%q", name)] = true
+		}
+	}
+	for name, gc := range c.classes {
+		if gc.Spec.ControllerName == ControllerIstio {
+			set[fmt.Sprintf("%q", name)] = true
+		}
+	}
+	return "the classes of controller " + ControllerIstio + " (" + joinSorted(set) + ")"
+}
+
+// gateways converts every Gateway, in namespace/name order
+// (docs/semantics/gateway-api.md §G2).
+func (c *converter) gateways() {
+	for _, kgw := range c.kgwList {
+		class := string(kgw.Spec.GatewayClassName)
+		ctl := c.controller(class)
+		if ctl != ControllerIstio {
+			c.report(ClassNotCompiled(kgw, class, cmp.Or(ctl, "none: no GatewayClass of that name"), c.compiledClasses()))
+			continue
+		}
+		c.gateway(kgw, ctl)
+	}
+}
+
+// ClassNotCompiled is the MC7101 finding about a Gateway.
+func ClassNotCompiled(kgw *model.KubeGateway, class, ctl, compiled string) diag.Diagnostic {
+	return diag.ClassNotCompiled.At(kgw.RefAt(model.ParsePath("spec.gatewayClassName")), kgw.Namespace+"/"+kgw.Name, class, ctl, compiled)
+}
+
+func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
+	gw := &Gateway{Object: kgw, Controller: ctl, Managed: managed(&kgw.Spec)}
+	c.gws = append(c.gws, gw)
+	name := kgw.Namespace + "/" + kgw.Name
+	accepted := Condition{Type: "Accepted", Status: true, Reason: "Accepted", Message: "Resource accepted"}
+	programmed := Condition{Type: "Programmed", Status: true, Reason: "Programmed", Message: "Resource programmed"}
+	var addrErr string
+	if gw.Managed {
+		gw.Services = []string{c.serviceHost(deploymentName(kgw), kgw.Namespace)}
+	} else {
+		var skipped []string
+		for _, a := range kgw.Spec.Addresses {
+			if a.Type != nil && *a.Type != gwv1.HostnameAddressType {
+				skipped = append(skipped, a.Value)
+				continue
+			}
+			h := a.Value
+			if !strings.Contains(h, ".") {
+				h = c.serviceHost(h, kgw.Namespace)
+			}
+			gw.Services = append(gw.Services, h)
+		}
+		if len(skipped) > 0 {
+			addrErr = fmt.Sprintf("only Hostname is supported, ignoring %v", skipped)
+			accepted = Condition{Type: "Accepted", Reason: "UnsupportedAddress", Message: addrErr}
+			c.report(diag.GatewayAddressUnusable.At(kgw.RefAt(model.ParsePath("spec.addresses")), name, "UnsupportedAddress",
+				addrErr+": istiod binds a manually deployed Gateway only to Services named by Hostname addresses"))
+		}
+		for _, h := range gw.Services {
+			if !c.serviceExists(h, kgw.Namespace) {
+				c.report(diag.GatewayAddressUnusable.At(kgw.RefAt(model.ParsePath("spec.addresses")), name, "NoService",
+					fmt.Sprintf("address %s names no Service of the input, so no gateway workload serves the Gateway and it is not programmed", h)))
+			}
+		}
+		if len(gw.Services) == 0 {
+			gw.Conditions = []Condition{accepted, {Type: "Programmed", Reason: "Invalid", Message: addrErr}}
+			return
+		}
+	}
+	sa := ""
+	if gw.Managed {
+		sa = cmp.Or(kgw.Annotations[annServiceAccountSet], defaultName(kgw))
+	}
+	conflicts := listenerConflicts(kgw.Spec.Listeners)
+	valid := 0
+	for i, l := range kgw.Spec.Listeners {
+		ln := &Listener{Name: string(l.Name), Index: i, Port: int32(l.Port), Protocol: string(l.Protocol)}
+		if l.Hostname != nil {
+			ln.Hostname = string(*l.Hostname)
+		}
+		gw.Listeners = append(gw.Listeners, ln)
+		path := model.Path{}.Key("spec").Key("listeners").Index(i)
+		if cf, ok := conflicts[i]; ok {
+			ln.Conditions = []Condition{
+				{Type: "Accepted", Reason: cf.reason, Message: "Listener conflicts with " + cf.winner},
+				{Type: "Conflicted", Status: true, Reason: cf.reason, Message: "Listener conflicts with " + cf.winner},
+				{Type: "Programmed", Reason: "Invalid", Message: "Listener conflicts with " + cf.winner},
+			}
+			c.report(diag.ListenerCollides.At(kgw.RefAt(path), string(l.Name), name, int(l.Port), cf.reason, cf.winner, cf.why))
+			continue
+		}
+		server, ok := c.listener(gw, ln, l, path)
+		if ok {
+			valid++
+		}
+		if server == nil {
+			continue
+		}
+		ig := &model.Gateway{ObjectMeta: derived("networking.istio.io/v1", "Gateway", kgw.Namespace,
+			kgw.Name+"~"+generatedSuffix+"~"+string(l.Name), &kgw.ObjectMeta, path, ""),
+			Spec: &networking.Gateway{Servers: []*networking.Server{server}}}
+		ig.Annotations = map[string]string{
+			annParents:          "Gateway/" + kgw.Name + "/" + string(l.Name) + "." + kgw.Namespace,
+			annGatewaySemantics: "gateway",
+			annGatewayService:   strings.Join(gw.Services, ","),
+			annServiceAccount:   sa,
+		}
+		if ok {
+			// istiod keeps the Istio Gateway of a programmed listener
+			// only; routes still attach to the others, to no effect.
+			ln.Istio = ig
+			c.out = append(c.out, ig)
+		}
+		allowed, _ := supportedKinds(l)
+		c.parents[nsName{kgw.Namespace, kgw.Name}] = append(c.parents[nsName{kgw.Namespace, kgw.Name}], &parentInfo{
+			gw: gw, listener: ln, internalName: kgw.Namespace + "/" + ig.Name, allowedKinds: allowed,
+			hostnames: server.Hosts, originalHostname: ln.Hostname, section: string(l.Name), port: int32(l.Port), protocol: l.Protocol,
+		})
+	}
+	if addrErr == "" && len(kgw.Spec.Listeners) > 0 && valid < len(kgw.Spec.Listeners) {
+		if valid == 0 {
+			accepted = Condition{Type: "Accepted", Reason: "ListenersNotValid", Message: "None of the Gateway's listeners are valid"}
+			c.report(diag.GatewayAddressUnusable.At(kgw.Ref(), name, "ListenersNotValid", "none of its listeners is valid"))
+		} else {
+			accepted.Reason, accepted.Message = "ListenersNotValid", "One or more of the Gateway's listeners are invalid"
+		}
+	}
+	gw.Conditions = []Condition{accepted, programmed, {Type: "ResolvedRefs", Status: true, Reason: "ResolvedRefs", Message: "All references resolved"}}
+	if gw.Managed {
+		c.deploy(gw)
+	}
+}
+
+// managed reports whether istiod deploys the Gateway itself: no address,
+// or a single IP address.
+func managed(spec *gwv1.GatewaySpec) bool {
+	switch len(spec.Addresses) {
+	case 0:
+		return true
+	case 1:
+		t := spec.Addresses[0].Type
+		return t == nil || *t == gwv1.IPAddressType
+	}
+	return false
+}
+
+// serviceExists reports whether a hostname is a Service or ServiceEntry
+// host of the input, or cannot be judged (the input holds no Services of
+// its namespace).
+func (c *converter) serviceExists(h, defaultNs string) bool {
+	if c.hostnames[h] {
+		return true
+	}
+	name, rest, ok := strings.Cut(h, ".")
+	if !ok {
+		return c.services[nsName{defaultNs, h}] != nil || !c.svcNs[defaultNs]
+	}
+	ns, suffix, _ := strings.Cut(rest, ".")
+	if suffix != "svc."+c.opts.DomainSuffix {
+		return true // not a cluster Service name: not judged
+	}
+	return c.services[nsName{ns, name}] != nil || !c.svcNs[ns]
+}
+
+// listener builds the Istio server of a listener and its conditions; ok
+// is false when istiod would not program it. The server is nil when
+// istiod makes none.
+func (c *converter) listener(gw *Gateway, ln *Listener, l gwv1.Listener, path model.Path) (*networking.Server, bool) {
+	kgw := gw.Object
+	name := kgw.Namespace + "/" + kgw.Name
+	ok := true
+	accepted := Condition{Type: "Accepted", Status: true, Reason: "Accepted", Message: "No errors found"}
+	programmed := Condition{Type: "Programmed", Status: true, Reason: "Programmed", Message: "No errors found"}
+	resolved := Condition{Type: "ResolvedRefs", Status: true, Reason: "ResolvedRefs", Message: "No errors found"}
+	tls, tlsErrs := c.serverTLS(kgw, l, path)
+	if len(tlsErrs) > 0 {
+		resolved = Condition{Type: "ResolvedRefs", Reason: tlsErrs[0].reason, Message: tlsErrs[0].message}
+		programmed = Condition{Type: "Programmed", Reason: "Invalid", Message: "Bad TLS configuration"}
+		ok = false
+		for _, e := range tlsErrs {
+			c.report(diag.CertificateRefBad.At(kgw.RefAt(e.path), string(l.Name), name, e.ref, e.reason, e.message))
+		}
+	}
+	proto, perr := listenerProtocol(l.Protocol)
+	if perr != "" {
+		accepted = Condition{Type: "Accepted", Reason: "UnsupportedProtocol", Message: perr}
+		ok = false
+		c.report(diag.ListenerRejected.At(kgw.RefAt(path.Key("protocol")), string(l.Name), name, "UnsupportedProtocol", perr))
+	}
+	if _, all := supportedKinds(l); !all {
+		resolved = Condition{Type: "ResolvedRefs", Reason: "InvalidRouteKinds", Message: "Invalid route kinds"}
+		c.report(diag.ListenerRejected.At(kgw.RefAt(path.Key("allowedRoutes").Key("kinds")), string(l.Name), name, "InvalidRouteKinds",
+			"allowedRoutes.kinds names a route kind a "+string(l.Protocol)+" listener cannot carry; routes of that kind are not accepted"))
+	}
+	if !ok && programmed.Status {
+		programmed = Condition{Type: "Programmed", Reason: "Invalid", Message: "The listener is not accepted"}
+	}
+	ln.Conditions = []Condition{accepted, programmed, {Type: "Conflicted", Reason: "NoConflicts", Message: "No errors found"}, resolved}
+	if tls == nil && (l.Protocol == gwv1.HTTPSProtocolType || l.Protocol == gwv1.TLSProtocolType) {
+		c.report(diag.ListenerRejected.At(kgw.RefAt(path), string(l.Name), name, "NoTLS",
+			"the protocol is "+string(l.Protocol)+" but the listener has no tls section, so istiod builds no server for it and no route attaches to it"))
+		return nil, ok
+	}
+	if perr != "" {
+		proto = ""
+	}
+	return &networking.Server{
+		Port:  &networking.Port{Name: "default", Number: uint32(l.Port), Protocol: proto},
+		Hosts: c.serverHosts(kgw.Namespace, l),
+		Tls:   tls,
+	}, ok
+}
+
+// listenerProtocol maps a listener protocol to Istio's; the error says why
+// istiod refuses it.
+func listenerProtocol(p gwv1.ProtocolType) (string, string) {
+	switch p {
+	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType, gwv1.TLSProtocolType, gwv1.TCPProtocolType:
+		return string(p), ""
+	case "HBONE":
+		return "", fmt.Sprintf("protocol %q is only supported for waypoint proxies", p)
+	}
+	up := strings.ToUpper(string(p))
+	switch gwv1.ProtocolType(up) {
+	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType, gwv1.TLSProtocolType, gwv1.TCPProtocolType, "HBONE":
+		return "", fmt.Sprintf("protocol %q is unsupported. hint: %q (uppercase) may be supported", p, up)
+	}
+	return "", fmt.Sprintf("protocol %q is unsupported", p)
+}
+
+func routeKind(kind string) gwv1.RouteGroupKind {
+	g := gwv1.Group(model.GroupGatewayAPI)
+	return gwv1.RouteGroupKind{Group: &g, Kind: gwv1.Kind(kind)}
+}
+
+// supportedKinds are the route kinds a listener admits: those its
+// protocol carries, narrowed by allowedRoutes.kinds; all is false when
+// allowedRoutes names a kind the protocol cannot carry.
+func supportedKinds(l gwv1.Listener) (kinds []gwv1.RouteGroupKind, all bool) {
+	var supported []gwv1.RouteGroupKind
+	switch l.Protocol {
+	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
+		supported = []gwv1.RouteGroupKind{routeKind("HTTPRoute"), routeKind("GRPCRoute")}
+	case gwv1.TCPProtocolType:
+		supported = []gwv1.RouteGroupKind{routeKind("TCPRoute")}
+	case gwv1.TLSProtocolType:
+		supported = []gwv1.RouteGroupKind{routeKind("TLSRoute")}
+		if l.TLS != nil && l.TLS.Mode != nil && *l.TLS.Mode == gwv1.TLSModeTerminate {
+			supported = append(supported, routeKind("TCPRoute"))
+		}
+	}
+	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
+		return supported, true
+	}
+	var out []gwv1.RouteGroupKind
+	for _, s := range supported {
+		if slices.ContainsFunc(l.AllowedRoutes.Kinds, func(k gwv1.RouteGroupKind) bool { return kindEqual(s, k) }) {
+			out = append(out, s)
+		}
+	}
+	return out, len(out) == len(l.AllowedRoutes.Kinds)
+}
+
+func kindEqual(a, b gwv1.RouteGroupKind) bool {
+	ga, gb := model.GroupGatewayAPI, model.GroupGatewayAPI
+	if a.Group != nil {
+		ga = string(*a.Group)
+	}
+	if b.Group != nil {
+		gb = string(*b.Group)
+	}
+	return ga == gb && a.Kind == b.Kind
+}
+
+// serverHosts are the Istio server hosts of a listener: its hostname (or
+// "*") in each namespace its allowedRoutes admit (docs/semantics/gateway-api.md §G2.3).
+func (c *converter) serverHosts(ns string, l gwv1.Listener) []string {
+	h := "*"
+	if l.Hostname != nil && *l.Hostname != "" {
+		h = string(*l.Hostname)
+	}
+	var out []string
+	for _, n := range c.allowedNamespaces(ns, l.AllowedRoutes) {
+		if n != "" {
+			out = append(out, n+"/"+h)
+		}
+	}
+	if len(out) == 0 {
+		return []string{"~/" + h}
+	}
+	return out
+}
+
+// allowedNamespaces are the namespaces a listener admits routes from: its
+// own by default, "*" for All, the matching namespaces for a selector.
+func (c *converter) allowedNamespaces(ns string, ar *gwv1.AllowedRoutes) []string {
+	if ar == nil || ar.Namespaces == nil || ar.Namespaces.From == nil || *ar.Namespaces.From == gwv1.NamespacesFromSame {
+		return []string{ns}
+	}
+	if *ar.Namespaces.From == gwv1.NamespacesFromAll || ar.Namespaces.Selector == nil {
+		return []string{"*"}
+	}
+	sel, err := metav1.LabelSelectorAsSelector(ar.Namespaces.Selector)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for name, lbls := range c.opts.Namespaces {
+		set := labels.Set{"kubernetes.io/metadata.name": name}
+		for k, v := range lbls {
+			set[k] = v
+		}
+		if sel.Matches(set) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// conflict is why a listener is conflicted.
+type conflict struct {
+	reason, winner, why string
+}
+
+// listenerConflicts finds the listeners that collide with an earlier kept
+// listener (docs/semantics/gateway-api.md §G2.2), by index.
+func listenerConflicts(ls []gwv1.Listener) map[int]conflict {
+	out := map[int]conflict{}
+	var kept []int
+	for i, l := range ls {
+		j := slices.IndexFunc(kept, func(k int) bool { return !distinct(l, ls[k]) })
+		if j < 0 {
+			kept = append(kept, i)
+			continue
+		}
+		w := ls[kept[j]]
+		reason, why := "HostnameConflict", fmt.Sprintf("both are %s on port %d for hostname %s", l.Protocol, l.Port, hostnameOr(l))
+		if l.Protocol != w.Protocol || l4(l.Protocol) && l4(w.Protocol) {
+			reason, why = "ProtocolConflict", fmt.Sprintf("%s and %s cannot share port %d", w.Protocol, l.Protocol, l.Port)
+		}
+		out[i] = conflict{reason: reason, winner: string(w.Name), why: why}
+	}
+	return out
+}
+
+func l4(p gwv1.ProtocolType) bool { return p == gwv1.TCPProtocolType || p == gwv1.UDPProtocolType }
+
+func httpLike(p gwv1.ProtocolType) bool {
+	return p == gwv1.HTTPProtocolType || p == gwv1.HTTPSProtocolType || p == gwv1.TLSProtocolType
+}
+
+func hostnameOr(l gwv1.Listener) string {
+	if l.Hostname == nil || *l.Hostname == "" {
+		return "*"
+	}
+	return string(*l.Hostname)
+}
+
+// distinct reports whether two listeners can share a Gateway.
+func distinct(a, b gwv1.Listener) bool {
+	switch {
+	case a.Port != b.Port:
+		return true
+	case l4(a.Protocol) && httpLike(b.Protocol), httpLike(a.Protocol) && l4(b.Protocol), l4(a.Protocol) && l4(b.Protocol):
+		return false
+	case httpLike(a.Protocol) && httpLike(b.Protocol):
+		return hostnameOr(a) != hostnameOr(b)
+	}
+	return a.Protocol != b.Protocol
+}
+
+// deploy makes the Deployment and Service istiod's deployment controller
+// would create for a managed Gateway, unless the input has them
+// (docs/semantics/gateway-api.md §G2.5).
+func (c *converter) deploy(gw *Gateway) {
+	kgw := gw.Object
+	name := deploymentName(kgw)
+	infraLabels, infraAnns := infrastructure(kgw)
+	lbls := map[string]string{}
+	for k, v := range infraLabels {
+		lbls[k] = v
+	}
+	if _, ok := lbls["istio.io/dataplane-mode"]; !ok {
+		lbls["istio.io/dataplane-mode"] = "none"
+	}
+	lbls[labelGatewayName] = kgw.Name
+	lbls[labelGatewayClass] = string(kgw.Spec.GatewayClassName)
+	lbls["gateway.istio.io/managed"] = "istio.io-gateway-controller"
+	anns := map[string]string{}
+	for k, v := range infraAnns {
+		switch k {
+		case "kubectl.kubernetes.io/last-applied-configuration", annNameOverride, annServiceAccountSet, "gateway.istio.io/controller-version":
+			continue
+		}
+		anns[k] = v
+	}
+	path := model.Path{}.Key("metadata")
+	if _, ok := c.services[nsName{kgw.Namespace, name}]; !ok {
+		svc := &model.Service{ObjectMeta: derived("v1", "Service", kgw.Namespace, name, &kgw.ObjectMeta, path, "")}
+		svc.Labels, svc.Annotations = lbls, anns
+		svc.Spec = corev1.ServiceSpec{Selector: map[string]string{labelGatewayName: kgw.Name}, Ports: servicePorts(kgw.Spec.Listeners),
+			Type: corev1.ServiceType(cmp.Or(kgw.Annotations[annServiceType], string(corev1.ServiceTypeLoadBalancer)))}
+		if len(kgw.Spec.Addresses) == 1 && svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+			svc.Spec.LoadBalancerIP = kgw.Spec.Addresses[0].Value
+		}
+		gw.Service = svc
+		c.out = append(c.out, svc)
+	}
+	if c.deployedByHand(kgw, name) {
+		return
+	}
+	podLabels := map[string]string{"sidecar.istio.io/inject": "false", "service.istio.io/canonical-name": name, "service.istio.io/canonical-revision": "latest"}
+	for k, v := range lbls {
+		podLabels[k] = v
+	}
+	podAnns := map[string]string{"istio.io/rev": "default", "prometheus.io/path": "/stats/prometheus", "prometheus.io/port": "15020", "prometheus.io/scrape": "true"}
+	for k, v := range anns {
+		podAnns[k] = v
+	}
+	d := &model.Workload{ObjectMeta: derived("apps/v1", "Deployment", kgw.Namespace, name, &kgw.ObjectMeta, path, "")}
+	d.Labels, d.Annotations = lbls, anns
+	d.Template = corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnns},
+		Spec: corev1.PodSpec{ServiceAccountName: cmp.Or(kgw.Annotations[annServiceAccountSet], defaultName(kgw)),
+			Containers: []corev1.Container{{Name: "istio-proxy", Args: []string{"proxy", "router"}, Ports: []corev1.ContainerPort{
+				{Name: "metrics", ContainerPort: 15020, Protocol: corev1.ProtocolTCP},
+				{Name: "status-port", ContainerPort: 15021, Protocol: corev1.ProtocolTCP},
+				{Name: "http-envoy-prom", ContainerPort: 15090, Protocol: corev1.ProtocolTCP},
+			}}}},
+	}
+	gw.Deployment = d
+	c.out = append(c.out, d)
+}
+
+// deployedByHand reports whether the input deploys the gateway itself: a
+// workload of the Deployment's name, or one labelled with the Gateway's
+// name, in its namespace.
+func (c *converter) deployedByHand(kgw *model.KubeGateway, name string) bool {
+	return slices.ContainsFunc(c.workloads, func(w *model.Workload) bool {
+		return w.Namespace == kgw.Namespace && (w.Name == name && w.Kind == "Deployment" || w.Template.Labels[labelGatewayName] == kgw.Name)
+	})
+}
+
+// infrastructure are the labels and annotations istiod puts on what it
+// deploys: spec.infrastructure's, else the Gateway's own; keys under
+// gateway.networking.k8s.io/ are dropped from spec.infrastructure's.
+func infrastructure(kgw *model.KubeGateway) (lbls, anns map[string]string) {
+	lbls, anns = map[string]string{}, map[string]string{}
+	infra := kgw.Spec.Infrastructure
+	if infra != nil && infra.Labels != nil {
+		for k, v := range infra.Labels {
+			if !strings.HasPrefix(string(k), "gateway.networking.k8s.io/") {
+				lbls[string(k)] = string(v)
+			}
+		}
+	} else {
+		for k, v := range kgw.Labels {
+			lbls[k] = v
+		}
+	}
+	if infra != nil && infra.Annotations != nil {
+		for k, v := range infra.Annotations {
+			if !strings.HasPrefix(string(k), "gateway.networking.k8s.io/") {
+				anns[string(k)] = string(v)
+			}
+		}
+	} else {
+		for k, v := range kgw.Annotations {
+			anns[k] = v
+		}
+	}
+	return lbls, anns
+}
+
+// servicePorts are the ports of the Service istiod deploys: the status
+// port, then each listener port once, named after its first listener.
+func servicePorts(ls []gwv1.Listener) []corev1.ServicePort {
+	tcp := "tcp"
+	out := []corev1.ServicePort{{Name: "status-port", Port: 15021, Protocol: corev1.ProtocolTCP, AppProtocol: &tcp}}
+	used := map[string]bool{"status-port": true}
+	seen := map[int32]bool{}
+	for i, l := range ls {
+		port := int32(l.Port)
+		if seen[port] {
+			continue
+		}
+		seen[port] = true
+		name := strings.ReplaceAll(string(l.Name), ".", "-")
+		if len(name) > 63 {
+			name = name[:63]
+		}
+		if name == "" {
+			name = fmt.Sprintf("%s-%d", strings.ToLower(string(l.Protocol)), i)
+		}
+		name = uniquePortName(name, port, used)
+		app := strings.ToLower(string(l.Protocol))
+		out = append(out, corev1.ServicePort{Name: name, Port: port, Protocol: corev1.ProtocolTCP, AppProtocol: &app})
+	}
+	return out
+}
+
+// uniquePortName keeps port names unique within 63 characters, adding the
+// port number (and "x"s) to a repeated name.
+func uniquePortName(name string, port int32, used map[string]bool) string {
+	candidate := name
+	for suffix := fmt.Sprintf("-%d", port); used[candidate]; suffix += "x" {
+		trimmed := name
+		if len(trimmed)+len(suffix) > 63 {
+			trimmed = trimmed[:63-len(suffix)]
+		}
+		candidate = trimmed + suffix
+	}
+	used[candidate] = true
+	return candidate
+}

@@ -1,0 +1,369 @@
+package gatewayapi
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	networking "istio.io/api/networking/v1alpha3"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
+)
+
+// httpRule is a converted HTTP route and the rule it came from.
+type httpRule struct {
+	r    *networking.HTTPRoute
+	part model.DerivedPart
+}
+
+// piece is the VirtualService istiod makes of one route for one listener
+// and host, before it merges the pieces of one listener and host.
+type piece struct {
+	key   string
+	from  *model.ObjectMeta
+	kind  string
+	host  string
+	gw    string
+	rules []httpRule
+}
+
+// routes converts the routes attached to the Gateways converted
+// (docs/semantics/gateway-api.md §G3), HTTP and gRPC routes merged per
+// listener and host.
+func (c *converter) routes() {
+	var pieces []piece
+	for _, r := range c.httpRoutes {
+		rt := route{meta: &r.ObjectMeta, kind: "HTTPRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
+		pieces = append(pieces, c.httpPieces(rt, func(b *ruleBuilder) []httpRule {
+			rules := r.Spec.Rules
+			if len(rules) == 0 {
+				rules = []gwv1.HTTPRouteRule{{}} // the API server's default
+			}
+			var out []httpRule
+			for n, rule := range rules {
+				out = append(out, b.httpRule(n, rule)...)
+			}
+			return out
+		})...)
+	}
+	for _, r := range c.grpcRoutes {
+		rt := route{meta: &r.ObjectMeta, kind: "GRPCRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
+		pieces = append(pieces, c.httpPieces(rt, func(b *ruleBuilder) []httpRule {
+			var out []httpRule
+			for n, rule := range r.Spec.Rules {
+				out = append(out, b.grpcRule(n, rule)...)
+			}
+			return out
+		})...)
+	}
+	c.merge(pieces)
+	for _, r := range c.tcpRoutes {
+		c.l4Route(route{meta: &r.ObjectMeta, kind: "TCPRoute", refs: r.Spec.ParentRefs}, r.Spec.Rules, nil)
+	}
+	for _, r := range c.tlsRoutes {
+		rules := make([]gwv1.TCPRouteRule, len(r.Spec.Rules))
+		for i, rule := range r.Spec.Rules {
+			rules[i] = gwv1.TCPRouteRule{Name: rule.Name, BackendRefs: rule.BackendRefs}
+		}
+		c.l4Route(route{meta: &r.ObjectMeta, kind: "TLSRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}, rules, r.Spec.Hostnames)
+	}
+}
+
+// httpPieces converts an HTTP or gRPC route for each listener accepting
+// it, one piece per host, and for each Service it is attached to. The
+// rules are converted apart for the two, as backends of other namespaces
+// need a ReferenceGrant only at a Gateway.
+func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) []piece {
+	parents := c.parentsOf(r)
+	if len(parents) == 0 {
+		return nil
+	}
+	gw := slices.ContainsFunc(parents, func(p routeParent) bool { return !p.mesh() })
+	var rules, meshRules []httpRule
+	hard, meshHard := false, false
+	if gw {
+		b := &ruleBuilder{c: c, r: r}
+		rules = convert(b)
+		b.reportProblems()
+		hard = b.hard
+		sortRules(rules)
+	}
+	if slices.ContainsFunc(parents, routeParent.mesh) {
+		b := &ruleBuilder{c: c, r: r, mesh: true}
+		meshRules = convert(b)
+		if !gw {
+			b.reportProblems()
+		}
+		meshHard = b.hard
+		sortRules(meshRules)
+	}
+	accepted := c.reportParents(r, parents)
+	hosts := []string{"*"}
+	if len(r.hostnames) > 0 {
+		hosts = hosts[:0]
+		for _, h := range r.hostnames {
+			hosts = append(hosts, string(h))
+		}
+	}
+	var out []piece
+	for _, p := range accepted {
+		if p.mesh() {
+			if meshHard || len(meshRules) == 0 {
+				continue
+			}
+			key := r.meta.Namespace
+			if p.port != 0 {
+				key += "/" + strconv.Itoa(int(p.port))
+			}
+			out = append(out, piece{key: key + "/" + p.service, from: r.meta, kind: r.kind, host: p.service, gw: MeshGateway, rules: withPort(meshRules, p.port)})
+			continue
+		}
+		if hard || len(rules) == 0 {
+			continue
+		}
+		for _, h := range hosts {
+			if !p.allowsHost(h) {
+				continue
+			}
+			out = append(out, piece{key: p.info.internalName + "/" + h, from: r.meta, kind: r.kind, host: h, gw: p.info.internalName, rules: rules})
+		}
+	}
+	return out
+}
+
+// MeshGateway is the gateway name of the sidecars.
+const MeshGateway = "mesh"
+
+// withPort restricts mesh routes to the port of their Service parent:
+// each match, or a match of its own, gets the port; 0 leaves them as
+// they are.
+func withPort(rules []httpRule, port int32) []httpRule {
+	if port == 0 {
+		return rules
+	}
+	out := make([]httpRule, len(rules))
+	for i, r := range rules {
+		hr := proto.Clone(r.r).(*networking.HTTPRoute)
+		for _, m := range hr.Match {
+			m.Port = uint32(port)
+		}
+		if len(hr.Match) == 0 {
+			hr.Match = []*networking.HTTPMatchRequest{{Port: uint32(port)}}
+		}
+		out[i] = httpRule{r: hr, part: r.part}
+	}
+	return out
+}
+
+// merge makes one VirtualService of the pieces of each listener and host:
+// the oldest route's first, rules sorted by match specificity
+// (docs/semantics/gateway-api.md §G3.3).
+func (c *converter) merge(pieces []piece) {
+	byKey := map[string][]piece{}
+	var keys []string
+	for _, p := range pieces {
+		if _, ok := byKey[p.key]; !ok {
+			keys = append(keys, p.key)
+		}
+		byKey[p.key] = append(byKey[p.key], p)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		ps := byKey[k]
+		slices.SortStableFunc(ps, func(a, b piece) int {
+			return cmp.Or(a.from.Created.Compare(b.from.Created), cmp.Compare(a.from.Namespace, b.from.Namespace), cmp.Compare(a.from.Name, b.from.Name))
+		})
+		var rules []httpRule
+		var parents []string
+		for _, p := range ps {
+			rules = append(rules, p.rules...)
+			parents = append(parents, p.kind+"/"+p.from.Name+"."+p.from.Namespace)
+		}
+		sortRules(rules)
+		first := ps[0]
+		vs := &model.VirtualService{ObjectMeta: derived("networking.istio.io/v1", "VirtualService", first.from.Namespace,
+			strings.ReplaceAll(k, "/", "~"), first.from, rules[0].part.Path, rules[0].part.Route)}
+		vs.Derived.Parts = vs.Derived.Parts[:0]
+		spec := &networking.VirtualService{Hosts: []string{first.host}, Gateways: []string{first.gw}}
+		for _, r := range rules {
+			spec.Http = append(spec.Http, r.r)
+			vs.Derived.Parts = append(vs.Derived.Parts, r.part)
+		}
+		vs.Spec = spec
+		vs.Annotations = map[string]string{annParents: strings.Join(parents, ","), annRouteSemantics: model.RouteSemanticsGateway}
+		c.out = append(c.out, vs)
+	}
+}
+
+// sortRules orders HTTP routes as the Gateway API requires: exact paths,
+// then prefixes, then regexes, longer first; then routes with a method,
+// more headers, more query parameters; routes without match last. Equal
+// routes keep their order.
+func sortRules(rules []httpRule) {
+	slices.SortStableFunc(rules, func(a, b httpRule) int {
+		am, bm := a.r.GetMatch(), b.r.GetMatch()
+		switch {
+		case len(am) == 0 && len(bm) == 0:
+			return 0
+		case len(am) == 0:
+			return 1
+		case len(bm) == 0:
+			return -1
+		}
+		m1, m2 := am[0], bm[0]
+		return cmp.Or(
+			cmp.Compare(uriRank(m2), uriRank(m1)),
+			cmp.Compare(uriLength(m2), uriLength(m1)),
+			cmp.Compare(boolInt(m2.GetMethod() != nil), boolInt(m1.GetMethod() != nil)),
+			cmp.Compare(len(m2.GetHeaders()), len(m1.GetHeaders())),
+			cmp.Compare(len(m2.GetQueryParams()), len(m1.GetQueryParams())),
+		)
+	})
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func uriRank(m *networking.HTTPMatchRequest) int {
+	switch m.GetUri().GetMatchType().(type) {
+	case *networking.StringMatch_Exact:
+		return 3
+	case *networking.StringMatch_Prefix:
+		return 2
+	case *networking.StringMatch_Regex:
+		return 1
+	}
+	return -1
+}
+
+func uriLength(m *networking.HTTPMatchRequest) int {
+	u := m.GetUri()
+	if u == nil {
+		return 0
+	}
+	return len(u.GetExact()) + len(u.GetPrefix()) + len(u.GetRegex())
+}
+
+// l4Route converts a TCPRoute or, with sni set (possibly empty), a
+// TLSRoute: one VirtualService per listener accepting it (and per host
+// for TLS), not merged (docs/semantics/gateway-api.md §G3.4).
+func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostname) {
+	parents := c.parentsOf(r)
+	if len(parents) == 0 {
+		return
+	}
+	tls := r.kind == "TLSRoute"
+	b := &ruleBuilder{c: c, r: r}
+	var routes []*networking.RouteDestination
+	type l4rule struct {
+		dest []*networking.RouteDestination
+		part model.DerivedPart
+	}
+	var converted []l4rule
+	for n, rule := range rules {
+		path := model.Path{}.Key("spec").Key("rules").Index(n)
+		routes = b.l4Destinations(rule.BackendRefs, path.Key("backendRefs"))
+		converted = append(converted, l4rule{routes, model.DerivedPart{From: r.meta, Path: path}})
+	}
+	b.reportProblems()
+	accepted := c.reportParents(r, parents)
+	if b.hard {
+		return
+	}
+	infix := "~tcp~"
+	if tls {
+		infix = "~tls~"
+	}
+	count := 0
+	for _, p := range accepted {
+		hosts := []string{"*"}
+		if tls {
+			hosts = sniHosts(sni)
+			if p.info.originalHostname != "" {
+				hosts = intersectHosts(hosts, p.info.originalHostname)
+			}
+		}
+		for _, h := range hosts {
+			name := r.meta.Name + infix + strconv.Itoa(count) + "~" + generatedSuffix
+			count++
+			vs := &model.VirtualService{ObjectMeta: derived("networking.istio.io/v1", "VirtualService", r.meta.Namespace, name, r.meta, model.Path{}.Key("spec").Key("rules"), "")}
+			if len(converted) > 0 {
+				vs.Derived.Parts = vs.Derived.Parts[:0]
+			}
+			spec := &networking.VirtualService{Hosts: []string{h}, Gateways: []string{p.info.internalName}}
+			for _, cr := range converted {
+				vs.Derived.Parts = append(vs.Derived.Parts, cr.part)
+				if tls {
+					match := sniHosts(sni)
+					if p.info.originalHostname != "" {
+						match = intersectHosts(match, p.info.originalHostname)
+						if len(match) == 0 {
+							continue
+						}
+					}
+					spec.Tls = append(spec.Tls, &networking.TLSRoute{Match: []*networking.TLSMatchAttributes{{SniHosts: match}}, Route: cr.dest})
+				} else {
+					spec.Tcp = append(spec.Tcp, &networking.TCPRoute{Route: cr.dest})
+				}
+			}
+			vs.Spec = spec
+			vs.Annotations = map[string]string{annParents: r.kind + "/" + r.meta.Name + "." + r.meta.Namespace, annRouteSemantics: model.RouteSemanticsGateway}
+			c.out = append(c.out, vs)
+		}
+	}
+}
+
+func sniHosts(h []gwv1.Hostname) []string {
+	if len(h) == 0 {
+		return []string{"*"}
+	}
+	out := make([]string, len(h))
+	for i, x := range h {
+		out[i] = string(x)
+	}
+	return out
+}
+
+// intersectHosts narrows route hosts to a listener hostname: the more
+// specific of each overlapping pair.
+func intersectHosts(hosts []string, listener string) []string {
+	var out []string
+	l := host.Name(listener)
+	for _, h := range hosts {
+		rh := host.Name(h)
+		switch {
+		case rh.SubsetOf(l) && !slices.Contains(out, h):
+			out = append(out, h)
+		case l.SubsetOf(rh) && !slices.Contains(out, listener):
+			out = append(out, listener)
+		}
+	}
+	return out
+}
+
+// duration parses a Gateway API duration ("10s", "1h30m", "500ms").
+func duration(s *gwv1.Duration) time.Duration {
+	if s == nil {
+		return 0
+	}
+	d, _ := time.ParseDuration(string(*s))
+	return d
+}
+
+// problem is a route reference or rule istiod reports in the route's
+// status; hard ones stop the conversion of the whole route.
+type problem struct {
+	path model.Path
+	hard bool
+	diag func(ref diag.ObjectRef) diag.Diagnostic
+}

@@ -1,0 +1,134 @@
+package gatewayapi
+
+import (
+	"fmt"
+	"slices"
+
+	networking "istio.io/api/networking/v1alpha3"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/meshc/meshc/internal/model"
+)
+
+// tlsError is a certificate reference istiod cannot resolve.
+type tlsError struct {
+	path            model.Path
+	ref             string
+	reason, message string
+}
+
+const terminateModeOption = "gateway.istio.io/tls-terminate-mode"
+
+// serverTLS is the server TLS istiod makes of a listener's tls section
+// (docs/semantics/gateway-api.md §G2.4); nil without one.
+func (c *converter) serverTLS(kgw *model.KubeGateway, l gwv1.Listener, lpath model.Path) (*networking.ServerTLSSettings, []tlsError) {
+	t := l.TLS
+	if t == nil {
+		return nil, nil
+	}
+	out := &networking.ServerTLSSettings{}
+	mode := gwv1.TLSModeTerminate
+	if t.Mode != nil {
+		mode = *t.Mode
+	}
+	if mode == gwv1.TLSModePassthrough {
+		out.Mode = networking.ServerTLSSettings_PASSTHROUGH
+		if t.Options["gateway.istio.io/listener-protocol"] == "auto-passthrough" {
+			out.Mode = networking.ServerTLSSettings_AUTO_PASSTHROUGH
+		}
+		return out, nil
+	}
+	out.Mode = networking.ServerTLSSettings_SIMPLE
+	switch t.Options[terminateModeOption] {
+	case "MUTUAL":
+		out.Mode = networking.ServerTLSSettings_MUTUAL
+	case "OPTIONAL_MUTUAL":
+		out.Mode = networking.ServerTLSSettings_OPTIONAL_MUTUAL
+	case "ISTIO_SIMPLE":
+		out.CredentialName = "builtin://"
+		return out, nil
+	case "ISTIO_MUTUAL":
+		out.Mode = networking.ServerTLSSettings_ISTIO_MUTUAL
+		return out, nil
+	}
+	refsPath := lpath.Key("tls").Key("certificateRefs")
+	if len(t.CertificateRefs) > 2 {
+		return out, []tlsError{{path: refsPath, ref: "certificateRefs", reason: "InvalidCertificateRef", message: "TLS mode can only support up to 2 server certificates"}}
+	}
+	var names []string
+	var errs []tlsError
+	for i, ref := range t.CertificateRefs {
+		name, err := c.certificate(kgw, ref)
+		if err != nil {
+			err.path = refsPath.Index(i)
+			errs = append(errs, *err)
+			continue
+		}
+		names = append(names, name)
+	}
+	switch len(names) {
+	case 0:
+		return out, errs
+	case 1:
+		out.CredentialName = names[0]
+	default:
+		out.CredentialNames = names
+	}
+	// A listener with one good certificate of two is still programmed.
+	return out, nil
+}
+
+// certificate resolves one certificateRef to the credential name istiod
+// gives it (kubernetes-gateway://namespace/name).
+func (c *converter) certificate(kgw *model.KubeGateway, ref gwv1.SecretObjectReference) (string, *tlsError) {
+	group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, "", "Secret", kgw.Namespace)
+	shown := ns + "/" + string(ref.Name)
+	if ns != kgw.Namespace && !c.granted("Gateway", kgw.Namespace, "", "Secret", ns, string(ref.Name)) {
+		return "", &tlsError{ref: shown, reason: "RefNotPermitted",
+			message: fmt.Sprintf("certificateRef %s/%s not accessible to a Gateway in namespace %q (missing a ReferenceGrant?)", ref.Name, ns, kgw.Namespace)}
+	}
+	if group != "" || kind != "Secret" {
+		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef",
+			message: fmt.Sprintf("invalid certificate reference %s/%s %s, only secret is allowed", group, kind, shown)}
+	}
+	s := c.secrets[nsName{ns, string(ref.Name)}]
+	switch {
+	case s == nil && c.secretNs[ns]:
+		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef", message: fmt.Sprintf("secret %s not found", shown)}
+	case s != nil && !hasKeys(s.Keys, "cert", "key") && !hasKeys(s.Keys, "tls.crt", "tls.key"):
+		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef",
+			message: fmt.Sprintf("found secret, but it lacks the keys tls.crt and tls.key (or cert and key); found: %v", s.Keys)}
+	}
+	return "kubernetes-gateway://" + ns + "/" + string(ref.Name), nil
+}
+
+func hasKeys(keys []string, want ...string) bool {
+	for _, w := range want {
+		if !slices.Contains(keys, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// granted reports whether a ReferenceGrant in toNs lets objects of
+// fromKind in fromNs reference toKind (group toGroup) named name.
+func (c *converter) granted(fromKind, fromNs, toGroup, toKind, toNs, name string) bool {
+	for _, g := range c.grants {
+		if g.Namespace != toNs {
+			continue
+		}
+		from := slices.ContainsFunc(g.Spec.From, func(f gwv1.ReferenceGrantFrom) bool {
+			return string(f.Group) == model.GroupGatewayAPI && string(f.Kind) == fromKind && string(f.Namespace) == fromNs
+		})
+		if !from {
+			continue
+		}
+		if slices.ContainsFunc(g.Spec.To, func(t gwv1.ReferenceGrantTo) bool {
+			return string(t.Group) == toGroup && string(t.Kind) == toKind && (t.Name == nil || string(*t.Name) == name)
+		}) {
+			return true
+		}
+	}
+	return false
+}
