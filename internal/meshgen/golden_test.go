@@ -27,7 +27,8 @@ func TestGoldenDigests(t *testing.T) {
 		fmt.Fprintf(&b, "random seed %d\n%s", seed, digests(Random(seed)))
 	}
 	for _, o := range []Options{{Namespaces: 3, ServicesPerNS: 10, SidecarEveryNth: 2, Seed: 7}, {Namespaces: 12, ServicesPerNS: 20}} {
-		fmt.Fprintf(&b, "generate %+v\n%s", o, digests(Generate(o)))
+		fmt.Fprintf(&b, "generate %d namespaces of %d services, sidecar every %d, seed %d\n%s",
+			o.Namespaces, o.ServicesPerNS, o.SidecarEveryNth, o.Seed, digests(Generate(o)))
 	}
 	testfiles.Golden(t, filepath.Join("testdata", "digests.golden"), []byte(b.String()))
 }
