@@ -28,7 +28,7 @@ type gatewayAPIMesh struct {
 	randomMesh
 	gw, routes, grantDocs strings.Builder
 	grants                map[string]bool // ReferenceGrants written, by namespace/from-namespace/kind/to-kind
-	edge       bool            // the second Gateway, with TLS, TCP and gRPC listeners, exists
+	edge                  bool            // the second Gateway, with TLS, TCP and gRPC listeners, exists
 }
 
 // kind is a port's protocol as its name gives it ("http", "grpc", "tcp", ...).
