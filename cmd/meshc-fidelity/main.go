@@ -1,6 +1,7 @@
 // Command meshc-fidelity compares meshc's Envoy configuration with
 // istiod's on random meshes: for each seed it writes meshgen.Random's
-// mesh, builds it with meshc (xds, whole per-proxy files), runs istiod's
+// mesh (with -gateway-api, with Gateway API objects too; with -mesh, it
+// takes the given directories instead), builds it with meshc (xds, whole per-proxy files), runs istiod's
 // generator on the same files (a program built beside the project, named
 // by -oracle), and compares every resource of every proxy field by field,
 // after the audited exclusions of internal/istiodcompare. It is a developer's
@@ -19,9 +20,13 @@ import (
 	"sort"
 	"strings"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/envoycfg"
 	"github.com/meshc/meshc/internal/istiodcompare"
 	"github.com/meshc/meshc/internal/meshgen"
+	"github.com/meshc/meshc/internal/model"
 )
 
 func main() {
@@ -30,6 +35,12 @@ func main() {
 	to := flag.Int64("to", 10, "last seed")
 	work := flag.String("work", "", "keep meshes, builds and oracle output under `DIR` (default: a temporary directory)")
 	verbose := flag.Bool("v", false, "print every difference in full")
+	gatewayAPI := flag.Bool("gateway-api", false, "add Gateway API objects to the random meshes (the oracle must read them)")
+	var meshes []string
+	flag.Func("mesh", "compare this directory of manifests instead of random meshes (repeatable)", func(s string) error {
+		meshes = append(meshes, s)
+		return nil
+	})
 	flag.Parse()
 	if *oracle == "" {
 		fmt.Fprintln(os.Stderr, "meshc-fidelity: -oracle is required")
@@ -46,10 +57,19 @@ func main() {
 	}
 	var total tally
 	kinds := map[string][]string{}
-	for seed := *from; seed <= *to; seed++ {
-		reports, err := runSeed(*oracle, filepath.Join(dir, fmt.Sprintf("seed-%d", seed)), seed)
+	var runs []run
+	for _, m := range meshes {
+		runs = append(runs, run{name: m, mesh: m, work: filepath.Join(dir, fmt.Sprintf("mesh-%d", len(runs)+1))})
+	}
+	for seed := *from; seed <= *to && len(meshes) == 0; seed++ {
+		work := filepath.Join(dir, fmt.Sprintf("seed-%d", seed))
+		files := meshgen.RandomWith(seed, meshgen.RandomOptions{GatewayAPI: *gatewayAPI})
+		runs = append(runs, run{name: fmt.Sprintf("seed %d", seed), mesh: filepath.Join(work, "mesh"), work: work, files: files})
+	}
+	for _, rn := range runs {
+		reports, err := rn.compare(*oracle)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "seed %d: %v\n", seed, err)
+			fmt.Fprintf(os.Stderr, "%s: %v\n", rn.name, err)
 			os.Exit(1)
 		}
 		var t tally
@@ -57,25 +77,25 @@ func main() {
 			t.add(r)
 			for _, d := range r.Differ {
 				sig := signature(d)
-				kinds[sig] = append(kinds[sig], fmt.Sprintf("seed %d %s %s", seed, r.ID, d.Key))
+				kinds[sig] = append(kinds[sig], fmt.Sprintf("%s %s %s", rn.name, r.ID, d.Key))
 				if *verbose {
-					fmt.Printf("seed %d %s %s:\n", seed, r.ID, d.Key)
+					fmt.Printf("%s %s %s:\n", rn.name, r.ID, d.Key)
 					for _, c := range d.Changes {
 						fmt.Printf("  %s\n", c)
 					}
 				}
 			}
 			for _, k := range r.Missing {
-				kinds["missing "+string(k.Type)] = append(kinds["missing "+string(k.Type)], fmt.Sprintf("seed %d %s %s", seed, r.ID, k))
+				kinds["missing "+string(k.Type)] = append(kinds["missing "+string(k.Type)], fmt.Sprintf("%s %s %s", rn.name, r.ID, k))
 			}
 			for _, k := range r.Extra {
-				kinds["extra "+string(k.Type)] = append(kinds["extra "+string(k.Type)], fmt.Sprintf("seed %d %s %s", seed, r.ID, k))
+				kinds["extra "+string(k.Type)] = append(kinds["extra "+string(k.Type)], fmt.Sprintf("%s %s %s", rn.name, r.ID, k))
 			}
 		}
-		fmt.Printf("seed %d: %s\n", seed, t)
+		fmt.Printf("%s: %s\n", rn.name, t)
 		total.merge(t)
 	}
-	fmt.Printf("\nall seeds: %s\n", total)
+	fmt.Printf("\nall: %s\n", total)
 	sigs := make([]string, 0, len(kinds))
 	for s := range kinds {
 		sigs = append(sigs, s)
@@ -92,14 +112,23 @@ func main() {
 	}
 }
 
-// runSeed builds one random mesh with meshc and the oracle and compares.
-func runSeed(oracle, dir string, seed int64) ([]istiodcompare.Report, error) {
-	mesh, out := filepath.Join(dir, "mesh"), filepath.Join(dir, "meshc")
+// run is one mesh to compare: files written to mesh first, when given.
+type run struct {
+	name, mesh, work string
+	files            []meshgen.File
+}
+
+// compare builds the mesh with meshc and the oracle and compares.
+func (rn run) compare(oracle string) ([]istiodcompare.Report, error) {
+	dir, mesh := rn.work, rn.mesh
+	out := filepath.Join(dir, "meshc")
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
-	if _, err := meshgen.WriteFiles(mesh, meshgen.Random(seed)); err != nil {
-		return nil, err
+	if rn.files != nil {
+		if _, err := meshgen.WriteFiles(mesh, rn.files); err != nil {
+			return nil, err
+		}
 	}
 	run, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{mesh}}, compile.Options{})
 	if err != nil {
@@ -121,6 +150,11 @@ func runSeed(oracle, dir string, seed int64) ([]istiodcompare.Report, error) {
 			routers = append(routers, v.Proxy.ID())
 		} else {
 			sidecars = append(sidecars, v.Proxy.ID())
+		}
+	}
+	for _, id := range deployedGateways(run.Objects) {
+		if !slices.Contains(routers, id) {
+			routers = append(routers, id)
 		}
 	}
 	var want []istiodcompare.Proxy
@@ -158,11 +192,39 @@ func runSeed(oracle, dir string, seed int64) ([]istiodcompare.Report, error) {
 	for _, w := range want {
 		g, ok := byID[w.ID]
 		if !ok {
-			return nil, fmt.Errorf("istiod built proxy %s, meshc did not", w.ID)
+			// A Gateway API gateway meshc did not build: all of it is istiod's only.
+			empty, err := envoycfg.New(nil, nil, nil, nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			g = istiodcompare.Proxy{ID: w.ID, Config: empty}
 		}
 		reports = append(reports, istiodcompare.Compare(w, g, istiodcompare.Exclusions))
 	}
 	return reports, nil
+}
+
+// deployedGateways are the gateway proxies istiod's deployment controller
+// would create for the Gateway API Gateways of class istio that name no
+// existing workload: NAMESPACE/NAME-istio, or the name-override
+// annotation's name. The oracle builds them whether or not meshc does.
+func deployedGateways(objs []model.Object) []string {
+	var ids []string
+	for _, o := range objs {
+		gw, ok := o.(*model.KubeGateway)
+		if !ok || gw.Spec.GatewayClassName != "istio" {
+			continue
+		}
+		if n := len(gw.Spec.Addresses); n > 1 || n == 1 && gw.Spec.Addresses[0].Type != nil && *gw.Spec.Addresses[0].Type != gwv1.IPAddressType {
+			continue
+		}
+		name := gw.Name + "-istio"
+		if o := gw.Annotations["gateway.istio.io/name-override"]; o != "" {
+			name = o
+		}
+		ids = append(ids, gw.Namespace+"/"+name)
+	}
+	return ids
 }
 
 type tally struct{ proxies, identical, equal, differ, missing, extra int }
