@@ -175,15 +175,17 @@ func (a *gatewayAPIMesh) httpRoute(s randomService, p randomPort) {
 // backends and a timeout.
 func (a *gatewayAPIMesh) httpRule(s randomService, p randomPort, first bool) {
 	var parts []string
+	match := ""
 	if first && a.chance(0.7) {
-		parts = append(parts, a.pick(
+		match = a.pick(
 			"matches: [{path: {type: PathPrefix, value: /api}}]",
 			"matches: [{path: {type: Exact, value: /login}}, {path: {type: PathPrefix, value: /static}}]",
 			"matches: [{path: {type: RegularExpression, value: \"/v[0-9]+/.*\"}}]",
 			"matches: [{headers: [{name: x-canary, value: \"1\"}]}]",
 			"matches: [{path: {type: PathPrefix, value: /}, method: POST}]",
 			"matches: [{queryParams: [{name: debug, value: \"1\"}]}]",
-			"matches: [{headers: [{type: RegularExpression, name: x-user, value: \"a.*\"}]}]"))
+			"matches: [{headers: [{type: RegularExpression, name: x-user, value: \"a.*\"}]}]")
+		parts = append(parts, match)
 	}
 	var filters []string
 	redirect := false
@@ -200,9 +202,12 @@ func (a *gatewayAPIMesh) httpRule(s randomService, p randomPort, first bool) {
 			"{type: RequestRedirect, requestRedirect: {hostname: moved.example.com, path: {type: ReplaceFullPath, replaceFullPath: /new}}}"))
 		redirect = true
 	case 1:
-		filters = append(filters, a.pick(
-			"{type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /}}}",
-			"{type: URLRewrite, urlRewrite: {hostname: internal.example.com}}"))
+		rewrite := "{type: URLRewrite, urlRewrite: {hostname: internal.example.com}}"
+		// The CRD admits a prefix replacement only under exactly one PathPrefix match.
+		if strings.HasPrefix(match, "matches: [{path: {type: PathPrefix") && a.chance(0.7) {
+			rewrite = "{type: URLRewrite, urlRewrite: {path: {type: ReplacePrefixMatch, replacePrefixMatch: /}}}"
+		}
+		filters = append(filters, rewrite)
 	case 2:
 		other := a.svcs[a.r.IntN(len(a.svcs))]
 		if other.ns == s.ns {
