@@ -39,7 +39,7 @@ func (p randomPort) kind() string {
 
 func (a *gatewayAPIMesh) generate() {
 	a.gw.WriteString("apiVersion: v1\nkind: Namespace\nmetadata: {name: gw}\n")
-	fmt.Fprintf(&a.gw, "---\napiVersion: v1\nkind: Secret\nmetadata: {name: gw-cert, namespace: gw}\ntype: kubernetes.io/tls\ndata: {tls.crt: %s, tls.key: %s}\n", testCertPEM, testKeyPEM)
+	writeTLSSecret(&a.gw, "gw")
 	a.gateways()
 	for _, s := range a.svcs {
 		a.routesFor(s)
@@ -47,6 +47,20 @@ func (a *gatewayAPIMesh) generate() {
 	a.meshRoutes()
 	a.add("gateway-api/gateways.yaml", a.gw.String())
 	a.add("gateway-api/routes.yaml", strings.TrimPrefix(a.routes.String()+a.grantDocs.String(), "---\n"))
+}
+
+// writeTLSSecret writes the Secret gw-cert in ns.
+func writeTLSSecret(b *strings.Builder, ns string) {
+	fmt.Fprintf(b, "---\napiVersion: v1\nkind: Secret\nmetadata: {name: gw-cert, namespace: %s}\ntype: kubernetes.io/tls\ndata: {tls.crt: %s, tls.key: %s}\n", ns, testCertPEM, testKeyPEM)
+}
+
+// writeGateway writes a Gateway in namespace gw with its listeners, one
+// flow mapping each.
+func writeGateway(b *strings.Builder, name, class string, listeners ...string) {
+	fmt.Fprintf(b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: gw}\nspec:\n  gatewayClassName: %s\n  listeners:\n", name, class)
+	for _, l := range listeners {
+		fmt.Fprintf(b, "  - {%s}\n", l)
+	}
 }
 
 // gateways writes public (HTTP, HTTP on 8080 for HTTPRoutes only, HTTPS)
@@ -62,46 +76,25 @@ func (a *gatewayAPIMesh) gateways() {
 	if a.chance(0.3) {
 		// A certificate in another namespace: granted or not.
 		cert = "{name: gw-cert, namespace: " + a.ns[0] + "}"
-		fmt.Fprintf(&a.grantDocs, "---\napiVersion: v1\nkind: Secret\nmetadata: {name: gw-cert, namespace: %s}\ntype: kubernetes.io/tls\ndata: {tls.crt: %s, tls.key: %s}\n", a.ns[0], testCertPEM, testKeyPEM)
+		writeTLSSecret(&a.grantDocs, a.ns[0])
 		if a.chance(0.6) {
 			a.grant(a.ns[0], "gw", "Gateway", "Secret")
 		}
 	}
-	fmt.Fprintf(&a.gw, `---
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: public, namespace: gw}
-spec:
-  gatewayClassName: istio
-  listeners:
-  - {name: http, port: 80, protocol: HTTP, %sallowedRoutes: %s}
-  - {name: http-alt, port: 8080, protocol: HTTP, allowedRoutes: {namespaces: {from: All}, kinds: [{kind: HTTPRoute}]}}
-  - {name: https, port: 443, protocol: HTTPS, hostname: "*.example.com", tls: {mode: Terminate, certificateRefs: [%s]}, allowedRoutes: {namespaces: {from: All}}}
-`, hostname, allowed, cert)
+	all := "allowedRoutes: {namespaces: {from: All}}"
+	writeGateway(&a.gw, "public", "istio",
+		"name: http, port: 80, protocol: HTTP, "+hostname+"allowedRoutes: "+allowed,
+		"name: http-alt, port: 8080, protocol: HTTP, allowedRoutes: {namespaces: {from: All}, kinds: [{kind: HTTPRoute}]}",
+		"name: https, port: 443, protocol: HTTPS, hostname: \"*.example.com\", tls: {mode: Terminate, certificateRefs: ["+cert+"]}, "+all)
 	if a.chance(0.7) {
 		a.edge = true
-		a.gw.WriteString(`---
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: edge, namespace: gw}
-spec:
-  gatewayClassName: istio
-  listeners:
-  - {name: tls, port: 8443, protocol: TLS, tls: {mode: Passthrough}, allowedRoutes: {namespaces: {from: All}}}
-  - {name: tcp, port: 9000, protocol: TCP, allowedRoutes: {namespaces: {from: All}}}
-  - {name: grpc, port: 9090, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
-`)
+		writeGateway(&a.gw, "edge", "istio",
+			"name: tls, port: 8443, protocol: TLS, tls: {mode: Passthrough}, "+all,
+			"name: tcp, port: 9000, protocol: TCP, "+all,
+			"name: grpc, port: 9090, protocol: HTTP, "+all)
 	}
 	if a.chance(0.3) {
-		a.gw.WriteString(`---
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: foreign, namespace: gw}
-spec:
-  gatewayClassName: other-class
-  listeners:
-  - {name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}
-`)
+		writeGateway(&a.gw, "foreign", "other-class", "name: http, port: 80, protocol: HTTP, "+all)
 	}
 }
 
