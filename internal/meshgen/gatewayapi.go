@@ -186,7 +186,8 @@ func (a *gatewayAPIMesh) httpRule(s randomService, p randomPort, first bool) {
 		filters = append(filters, a.pick(
 			"{type: RequestHeaderModifier, requestHeaderModifier: {add: [{name: x-gw, value: \"1\"}], remove: [x-debug]}}",
 			"{type: RequestHeaderModifier, requestHeaderModifier: {set: [{name: x-env, value: prod}]}}",
-			"{type: ResponseHeaderModifier, responseHeaderModifier: {add: [{name: x-served-by, value: gw}]}}"))
+			"{type: ResponseHeaderModifier, responseHeaderModifier: {add: [{name: x-served-by, value: gw}]}}",
+			"{type: CORS, cors: {allowOrigins: [\"https://*.example.com\"], allowMethods: [GET, POST], allowHeaders: [x-user]}}"))
 	}
 	switch a.r.IntN(8) {
 	case 0:
@@ -220,9 +221,13 @@ func (a *gatewayAPIMesh) httpRule(s randomService, p randomPort, first bool) {
 }
 
 // backends: s itself, or s split with another HTTP service, in s's
-// namespace or (granted or not) another one.
+// namespace or (granted or not) another one, or now and then a Service
+// that does not exist.
 func (a *gatewayAPIMesh) backends(s randomService, p randomPort) string {
 	self := fmt.Sprintf("{name: %s, port: %d", s.name, p.number)
+	if a.chance(0.08) {
+		return "{name: gone, port: 80}"
+	}
 	if !a.chance(0.5) {
 		return self + "}"
 	}

@@ -334,14 +334,14 @@ func TestRandomGatewayAPI(t *testing.T) {
 				seen["kind "+k] += n
 			}
 			for _, c := range []string{"sectionName: missing", ".example.net", "gatewayClassName: other-class", "{namespaces: {from: Same}}",
-				"kind: Service, name:", "namespace: r", "type: RequestRedirect", "type: URLRewrite", "type: RequestMirror", "weight:", "timeouts:"} {
+				"kind: Service, name:", "namespace: r", "type: RequestRedirect", "type: URLRewrite", "type: RequestMirror", "type: CORS", "name: gone,", "weight:", "timeouts:"} {
 				seen[c] += strings.Count(string(f.Data), c)
 			}
 		}
 	}
 	for _, want := range []string{"kind Gateway", "kind HTTPRoute", "kind GRPCRoute", "kind TCPRoute", "kind TLSRoute", "kind ReferenceGrant", "kind Secret",
 		"sectionName: missing", ".example.net", "gatewayClassName: other-class", "{namespaces: {from: Same}}",
-		"kind: Service, name:", "namespace: r", "type: RequestRedirect", "type: URLRewrite", "type: RequestMirror", "weight:", "timeouts:"} {
+		"kind: Service, name:", "namespace: r", "type: RequestRedirect", "type: URLRewrite", "type: RequestMirror", "type: CORS", "name: gone,", "weight:", "timeouts:"} {
 		if seen[want] == 0 {
 			t.Errorf("20 seeds gave no %q", want)
 		}
