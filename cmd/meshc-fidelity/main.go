@@ -21,9 +21,13 @@ import (
 	"sort"
 	"strings"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/envoycfg"
 	"github.com/meshc/meshc/internal/istiodcompare"
 	"github.com/meshc/meshc/internal/meshgen"
+	"github.com/meshc/meshc/internal/model"
 )
 
 func main() {
@@ -32,6 +36,7 @@ func main() {
 	to := flag.Int64("to", 10, "last seed")
 	work := flag.String("work", "", "keep meshes, builds and oracle output under `DIR` (default: a temporary directory)")
 	verbose := flag.Bool("v", false, "print every difference in full")
+	gatewayAPI := flag.Bool("gateway-api", false, "add Gateway API objects to the random meshes")
 	var meshes []string
 	flag.Func("mesh", "compare the manifests under `DIR` instead of random meshes (repeatable)", func(s string) error {
 		meshes = append(meshes, s)
@@ -65,7 +70,7 @@ func main() {
 	}
 	for seed := *from; seed <= *to && len(meshes) == 0; seed++ {
 		runs = append(runs, run{fmt.Sprintf("seed %d", seed), func() ([]istiodcompare.Report, error) {
-			return runSeed(*oracle, filepath.Join(dir, fmt.Sprintf("seed-%d", seed)), seed)
+			return runSeed(*oracle, filepath.Join(dir, fmt.Sprintf("seed-%d", seed)), seed, *gatewayAPI)
 		}})
 	}
 	for _, rn := range runs {
@@ -116,12 +121,12 @@ func main() {
 }
 
 // runSeed builds one random mesh with meshc and the oracle and compares.
-func runSeed(oracle, dir string, seed int64) ([]istiodcompare.Report, error) {
+func runSeed(oracle, dir string, seed int64, gatewayAPI bool) ([]istiodcompare.Report, error) {
 	mesh := filepath.Join(dir, "mesh")
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
-	if _, err := meshgen.WriteFiles(mesh, meshgen.Random(seed)); err != nil {
+	if _, err := meshgen.WriteFiles(mesh, meshgen.RandomWith(seed, meshgen.RandomOptions{GatewayAPI: gatewayAPI})); err != nil {
 		return nil, err
 	}
 	return compare(oracle, mesh, dir)
@@ -154,6 +159,11 @@ func compare(oracle, mesh, dir string) ([]istiodcompare.Report, error) {
 			routers = append(routers, v.Proxy.ID())
 		} else {
 			sidecars = append(sidecars, v.Proxy.ID())
+		}
+	}
+	for _, id := range deployedGateways(run.Objects) {
+		if !slices.Contains(routers, id) {
+			routers = append(routers, id)
 		}
 	}
 	var want []istiodcompare.Proxy
@@ -191,11 +201,38 @@ func compare(oracle, mesh, dir string) ([]istiodcompare.Report, error) {
 	for _, w := range want {
 		g, ok := byID[w.ID]
 		if !ok {
-			return nil, fmt.Errorf("istiod built proxy %s, meshc did not", w.ID)
+			empty, err := envoycfg.New(nil, nil, nil, nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			g = istiodcompare.Proxy{ID: w.ID, Config: empty}
 		}
 		reports = append(reports, istiodcompare.Compare(w, g, istiodcompare.Exclusions))
 	}
 	return reports, nil
+}
+
+// deployedGateways are the gateway proxies istiod's deployment controller
+// would create for the Gateway API Gateways of class istio that name no
+// existing workload: NAMESPACE/NAME-istio, or the name-override
+// annotation's name. The oracle builds them whether or not meshc does.
+func deployedGateways(objs []model.Object) []string {
+	var ids []string
+	for _, o := range objs {
+		gw, ok := o.(*model.KubeGateway)
+		if !ok || gw.Spec.GatewayClassName != "istio" {
+			continue
+		}
+		if n := len(gw.Spec.Addresses); n > 1 || n == 1 && gw.Spec.Addresses[0].Type != nil && *gw.Spec.Addresses[0].Type != gwv1.IPAddressType {
+			continue
+		}
+		name := gw.Name + "-istio"
+		if o := gw.Annotations["gateway.istio.io/name-override"]; o != "" {
+			name = o
+		}
+		ids = append(ids, gw.Namespace+"/"+name)
+	}
+	return ids
 }
 
 type tally struct{ proxies, identical, equal, differ, missing, extra int }

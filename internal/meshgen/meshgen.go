@@ -66,6 +66,12 @@ type Options struct {
 	// Gateway and an HTTPRoute per service (the same routes); none by
 	// default.
 	Ingress string
+	// HTTPRoutes writes the same routes as Gateway API mesh HTTPRoutes
+	// (parent the Service) instead of VirtualServices: a Service per
+	// version (svc-NN-vK, selecting app and version) stands for each
+	// subset, and the namespace a cross-namespace route points into
+	// grants the previous namespace's HTTPRoutes its Services.
+	HTTPRoutes bool
 }
 
 // The ingress kinds of Options.Ingress.
@@ -130,6 +136,7 @@ type config struct {
 	namespaces, services, versions, sidecarNth int
 	seed                                       uint64
 	nsWidth, svcWidth                          int
+	httpRoutes                                 bool
 }
 
 func resolve(o Options) config {
@@ -139,6 +146,7 @@ func resolve(o Options) config {
 		versions:   o.VersionsPerSvc,
 		sidecarNth: o.SidecarEveryNth,
 		seed:       uint64(o.Seed),
+		httpRoutes: o.HTTPRoutes,
 	}
 	if c.namespaces == 0 {
 		c.namespaces = defaultNamespaces
@@ -238,7 +246,8 @@ func generate(o Options) ([]File, int) {
 	for n := 1; n <= c.namespaces; n++ {
 		ns := c.nsName(n)
 		next := c.nsName(n%c.namespaces + 1)
-		var nsDoc, svcs, deps, drs, vss, sc, routes doc
+		prev := c.nsName((n+c.namespaces-2)%c.namespaces + 1)
+		var nsDoc, svcs, deps, drs, vss, hrs, sc, routes doc
 		crossNS := false
 
 		writeNamespace(nsDoc.start(), ns, true)
@@ -258,13 +267,28 @@ func generate(o Options) ([]File, int) {
 				writeDeployment(deps.start(), ns, name, v, grpc, int(r%3)+1, int((r>>8)%10))
 			}
 			writeDestinationRule(drs.start(), ns, name, versions, s%3 == 0)
-			if versions > 1 || cross {
+			switch {
+			case versions == 1 && !cross:
+			case c.httpRoutes:
+				remote := ""
+				if cross {
+					remote = next
+				}
+				for v := 1; v <= versions; v++ {
+					writeVersionService(svcs.start(), ns, name, v, grpc)
+				}
+				writeHTTPRoute(hrs.start(), ns, name, versions, remote)
+			default:
 				remote := ""
 				if cross {
 					remote = name + "." + next + ".svc.cluster.local"
 				}
 				writeVirtualService(vss.start(), ns, name, versions, remote)
 			}
+		}
+		// The previous namespace's routes send some traffic here.
+		if c.httpRoutes && c.services >= 10 && prev != ns {
+			writeReferenceGrant(hrs.start(), ns, prev)
 		}
 		if c.sidecarNth > 0 && n%c.sidecarNth == 0 {
 			egress := []string{"./*", "istio-system/*"}
@@ -283,6 +307,7 @@ func generate(o Options) ([]File, int) {
 			{"deployments.yaml", &deps},
 			{"destination-rules.yaml", &drs},
 			{"virtual-services.yaml", &vss},
+			{"http-routes.yaml", &hrs},
 			{"sidecar.yaml", &sc},
 			{"ingress-routes.yaml", &routes},
 		} {
@@ -379,6 +404,29 @@ spec:
 	}
 }
 
+// routeWeights are the weights of versions v1, v2, … of a service: 10% to
+// each version after v1 (less when there are more than five, 50% in all),
+// the rest to v1 less 5% when some goes to another namespace.
+func routeWeights(versions int, remote bool) []int {
+	canaries := versions - 1
+	per, extra := 10, 0
+	if canaries*10 > 50 {
+		per, extra = 50/canaries, 50%canaries
+	}
+	ws := []int{100 - per*canaries - extra}
+	if remote {
+		ws[0] -= 5
+	}
+	for v := 2; v <= versions; v++ {
+		w := per
+		if v-2 < extra {
+			w++
+		}
+		ws = append(ws, w)
+	}
+	return ws
+}
+
 // writeVirtualService routes svc's traffic: 10% to each version after v1
 // (less when there are more than five, 50% in all), 5% to remote when it is
 // not empty, and the rest to v1.
@@ -394,30 +442,83 @@ spec:
   http:
     - route:
 `, svc, ns)
-	canaries := versions - 1
-	per, extra := 10, 0
-	if canaries*10 > 50 {
-		per, extra = 50/canaries, 50%canaries
-	}
-	w1 := 100 - per*canaries - extra
-	if remote != "" {
-		w1 -= 5
-	}
-	dest := func(v, w int) {
-		fmt.Fprintf(b, "        - destination:\n            host: %s\n            subset: v%d\n          weight: %d\n", svc, v, w)
-	}
-	dest(1, w1)
-	for v := 2; v <= versions; v++ {
-		w := per
-		if v-2 < extra {
-			w++
-		}
-		dest(v, w)
+	for v, w := range routeWeights(versions, remote != "") {
+		fmt.Fprintf(b, "        - destination:\n            host: %s\n            subset: v%d\n          weight: %d\n", svc, v+1, w)
 	}
 	if remote != "" {
 		fmt.Fprintf(b, "        - destination:\n            host: %s\n          weight: 5\n", remote)
 	}
 	b.WriteString("      timeout: \"5s\"\n")
+}
+
+// writeVersionService writes svc-NN-vK, the Service of one version, which
+// an HTTPRoute names where a VirtualService names a subset.
+func writeVersionService(b *bytes.Buffer, ns, svc string, v int, grpc bool) {
+	fmt.Fprintf(b, `apiVersion: v1
+kind: Service
+metadata:
+  name: %[1]s-v%[3]d
+  namespace: %[2]s
+  labels:
+    app: %[1]s
+    service: %[1]s-v%[3]d
+spec:
+  selector:
+    app: %[1]s
+    version: v%[3]d
+  ports:
+    - name: http
+      port: 8080
+      targetPort: 8080
+`, svc, ns, v)
+	if grpc {
+		b.WriteString("    - name: grpc\n      port: 9090\n      targetPort: 9090\n")
+	}
+}
+
+// writeHTTPRoute is writeVirtualService as a mesh HTTPRoute: the same
+// weights, to the version Services, and 5% to svc in namespace remote
+// when it is not empty.
+func writeHTTPRoute(b *bytes.Buffer, ns, svc string, versions int, remote string) {
+	fmt.Fprintf(b, `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+spec:
+  parentRefs:
+    - group: ""
+      kind: Service
+      name: %[1]s
+  rules:
+    - backendRefs:
+`, svc, ns)
+	ws := routeWeights(versions, remote != "")
+	for v, w := range ws {
+		fmt.Fprintf(b, "        - name: %s-v%d\n          port: 8080\n          weight: %d\n", svc, v+1, w)
+	}
+	if remote != "" {
+		fmt.Fprintf(b, "        - name: %s\n          namespace: %s\n          port: 8080\n          weight: 5\n", svc, remote)
+	}
+	b.WriteString("      timeouts:\n        request: 5s\n")
+}
+
+// writeReferenceGrant lets HTTPRoutes of namespace from name Services of ns.
+func writeReferenceGrant(b *bytes.Buffer, ns, from string) {
+	fmt.Fprintf(b, `apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata:
+  name: from-%[2]s
+  namespace: %[1]s
+spec:
+  from:
+    - group: gateway.networking.k8s.io
+      kind: HTTPRoute
+      namespace: %[2]s
+  to:
+    - group: ""
+      kind: Service
+`, ns, from)
 }
 
 func writeSidecar(b *bytes.Buffer, ns string, egress []string) {

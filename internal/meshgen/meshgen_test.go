@@ -307,3 +307,78 @@ func TestRandom(t *testing.T) {
 		t.Errorf("20 seeds gave only %d distinct meshes", len(seen))
 	}
 }
+
+// TestRandomGatewayAPI: the Gateway API option adds its files and leaves
+// Random's as they were; a seed gives the same files every time, every
+// file loads, and over the seeds every kind and every deliberately
+// unaccepted case turns up.
+func TestRandomGatewayAPI(t *testing.T) {
+	seen := map[string]int{}
+	for seed := int64(1); seed <= 20; seed++ {
+		plain, with := Random(seed), RandomWith(seed, RandomOptions{GatewayAPI: true})
+		if !sameFiles(plain, with[:len(plain)]) {
+			t.Fatalf("seed %d: the Gateway API option changed Random's files", seed)
+		}
+		if !sameFiles(with, RandomWith(seed, RandomOptions{GatewayAPI: true})) {
+			t.Fatalf("seed %d: two calls differ", seed)
+		}
+		added := with[len(plain):]
+		if len(added) != 2 || added[0].Name != "gateway-api/gateways.yaml" || added[1].Name != "gateway-api/routes.yaml" {
+			t.Fatalf("seed %d: added files %v", seed, added)
+		}
+		for _, f := range added {
+			if _, ds := load.Bytes(f.Name, f.Data); len(ds) > 0 {
+				t.Fatalf("seed %d: %s: %v", seed, f.Name, ds)
+			}
+			for k, n := range countKinds([]File{f}) {
+				seen["kind "+k] += n
+			}
+			for _, c := range []string{"sectionName: missing", ".example.net", "gatewayClassName: other-class", "{namespaces: {from: Same}}",
+				"kind: Service, name:", "namespace: r", "type: RequestRedirect", "type: URLRewrite", "type: RequestMirror", "type: CORS", "name: gone,", "weight:", "timeouts:"} {
+				seen[c] += strings.Count(string(f.Data), c)
+			}
+		}
+	}
+	for _, want := range []string{"kind Gateway", "kind HTTPRoute", "kind GRPCRoute", "kind TCPRoute", "kind TLSRoute", "kind ReferenceGrant", "kind Secret",
+		"sectionName: missing", ".example.net", "gatewayClassName: other-class", "{namespaces: {from: Same}}",
+		"kind: Service, name:", "namespace: r", "type: RequestRedirect", "type: URLRewrite", "type: RequestMirror", "type: CORS", "name: gone,", "weight:", "timeouts:"} {
+		if seen[want] == 0 {
+			t.Errorf("20 seeds gave no %q", want)
+		}
+	}
+}
+
+// TestGenerateHTTPRoutes: the same routes as mesh HTTPRoutes, to version
+// Services, with grants for the cross-namespace share.
+func TestGenerateHTTPRoutes(t *testing.T) {
+	files := Generate(Options{Namespaces: 2, ServicesPerNS: 10, HTTPRoutes: true})
+	kinds := countKinds(files)
+	for k, want := range map[string]int{"Service": 40, "HTTPRoute": 10, "ReferenceGrant": 2, "VirtualService": 0, "DestinationRule": 20, "Deployment": 30} {
+		if kinds[k] != want {
+			t.Errorf("%d %s, want %d", kinds[k], k, want)
+		}
+	}
+	byName := map[string]string{}
+	for _, f := range files {
+		byName[f.Name] = string(f.Data)
+		if _, ds := load.Bytes(f.Name, f.Data); len(ds) > 0 {
+			t.Fatalf("%s: %v", f.Name, ds)
+		}
+	}
+	routes := byName["ns-001/http-routes.yaml"]
+	for _, want := range []string{
+		"  parentRefs:\n    - group: \"\"\n      kind: Service\n      name: svc-02\n",
+		"        - name: svc-02-v1\n          port: 8080\n          weight: 90\n        - name: svc-02-v2\n          port: 8080\n          weight: 10\n",
+		"        - name: svc-10-v1\n          port: 8080\n          weight: 85\n",
+		"        - name: svc-10\n          namespace: ns-002\n          port: 8080\n          weight: 5\n",
+		"      timeouts:\n        request: 5s\n",
+		"  name: from-ns-002\n  namespace: ns-001\n",
+	} {
+		if !strings.Contains(routes, want) {
+			t.Errorf("ns-001/http-routes.yaml lacks %q", want)
+		}
+	}
+	if !strings.Contains(byName["ns-001/services.yaml"], "  name: svc-04-v2\n") {
+		t.Error("no Service for version v2 of svc-04")
+	}
+}

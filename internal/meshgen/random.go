@@ -16,9 +16,25 @@ import (
 // gateway with plain, TLS and passthrough servers. The same seed gives
 // the same files.
 func Random(seed int64) []File {
+	return RandomWith(seed, RandomOptions{})
+}
+
+// RandomOptions add to Random's mesh; the zero value adds nothing, and
+// what they add never changes the files Random writes without them.
+type RandomOptions struct {
+	// GatewayAPI adds Gateway API objects (see gatewayAPI).
+	GatewayAPI bool
+}
+
+// RandomWith is Random with options.
+func RandomWith(seed int64, o RandomOptions) []File {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x6d657368))
 	g := &randomMesh{r: r}
-	return g.generate()
+	files := g.generate()
+	if o.GatewayAPI {
+		files = append(files, g.gatewayAPI(seed)...)
+	}
+	return files
 }
 
 type randomMesh struct {
@@ -33,6 +49,7 @@ type randomService struct {
 	ns, name string
 	ports    []randomPort
 	versions int
+	routed   bool // a VirtualService routes its host
 }
 
 type randomPort struct {
@@ -58,12 +75,13 @@ func (g *randomMesh) generate() []File {
 		g.add(ns+"/workloads.yaml", b.String())
 	}
 	var cfg strings.Builder
-	for _, s := range g.svcs {
+	for i, s := range g.svcs {
 		if g.chance(0.6) {
 			g.destinationRule(&cfg, s)
 		}
 		if g.chance(0.5) && s.ports[0].http {
 			g.virtualService(&cfg, s)
+			g.svcs[i].routed = true
 		}
 	}
 	g.serviceEntries(&cfg)
