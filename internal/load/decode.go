@@ -358,7 +358,9 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		d.fieldErrors(diag.InvalidObject, src, ref, errs)
 		return
 	}
-	if om.Name == "" {
+	info, known := lookupKind(group, kind)
+	nameless := om.Name == "" && known && info.NameOptional
+	if om.Name == "" && !nameless {
 		hint := ""
 		if om.GenerateName != "" {
 			hint = " (generateName only works with kubectl create, and gives no stable identity)"
@@ -367,7 +369,6 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		return
 	}
 
-	info, known := lookupKind(group, kind)
 	if known && !info.Serves(version) {
 		d.report(info.Family.Invalid(), at(model.Path{}.Key("apiVersion")), ref, "%s is not served at %s (served: %s); the object is left out",
 			kind, apiVersion, servedList(group, info.Versions))
@@ -387,7 +388,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 			return
 		}
 	}
-	if known {
+	if known && !nameless {
 		valid := info.ValidName
 		if valid == nil {
 			valid = validation.IsDNS1123Subdomain
