@@ -374,11 +374,14 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 			kind, apiVersion, servedList(group, info.Versions))
 		return
 	}
+	// A kind known by name only (a ServiceAccount, an Ingress) has a
+	// known scope too: its objects are named as kubectl would place them.
 	ns := om.Namespace
+	scope, scoped := model.LookupKind(group, kind)
 	switch {
-	case known && info.ClusterScoped:
+	case scoped && scope.ClusterScoped:
 		ns = "" // as kubectl does, a namespace on a cluster-scoped object is ignored
-	case known && ns == "":
+	case scoped && ns == "":
 		ns = "default"
 	}
 	ref.Namespace = ns
