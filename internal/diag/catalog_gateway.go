@@ -85,7 +85,7 @@ happens. Give the services distinct addresses or ports, or keep one out of
 the proxies' scope with a Sidecar.`,
 	}
 	CatchAllTCPCapture = &Entry{
-		Code: "MC7002", Name: "CatchAllTCPCapture", Severity: Warning,
+		Code: "MC7002", Name: "CatchAllTCPCapture", Severity: Warning, Istio: []string{"IST0134"},
 		Summary: "A TCP service without an address takes the 0.0.0.0 listener of its port for every destination.",
 		Doc: `A service port that is plain TCP (or sniffed, not HTTP), whose service has
 no address of its own (typically a ServiceEntry with resolution DNS or
@@ -99,7 +99,14 @@ policies, as this service. Only the first such service on a port gets the
 chain (MC7001 reports the others). Give the ServiceEntry addresses, use
 TLS (chains then match the SNI host) or an HTTP protocol, or keep it out of
 the proxies' scope with a Sidecar. Reported once per service port, listing
-the proxies of every scope concerned.`,
+the proxies of every scope concerned. When the mesh config has every proxy
+capture DNS (ISTIO_META_DNS_CAPTURE in defaultConfig.proxyMetadata), a
+ServiceEntry istiod allocates an address to (resolution other than NONE,
+no opt-out label) is not reported: the proxies use that address. istioctl
+(IST0134) stays silent under ISTIO_META_DNS_AUTO_ALLOCATE, or when the
+object's status carries allocated addresses, whatever the resolution;
+with resolution NONE istiod does not use such addresses, so meshc reports
+it.`,
 	}
 	ConflictingGateways = &Entry{
 		Code: "MC7003", Name: "ConflictingGateways", Severity: Error, Istio: []string{"IST0145"},

@@ -241,6 +241,7 @@ func TestListenerAnalyzers(t *testing.T) {
 		return obj("ServiceEntry", "web", name, "hosts: ["+host+"], ports: ["+port+"], resolution: DNS, location: MESH_EXTERNAL"+extra, meta...)
 	}
 	tcp := "{number: 5432, name: tcp, protocol: TCP}"
+	captureDNS := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  mesh: |\n    defaultConfig: {proxyMetadata: {ISTIO_META_DNS_CAPTURE: \"true\"}}\n"
 	runGatewayCases(t, []gatewayCase{
 		{"MC7002 TCP ServiceEntry without addresses", "MC7002", append(web, se("db", "db.example.com", tcp, "")),
 			1, "ServiceEntry web/db", []string{"db.example.com (port 5432, TCP) has no address of its own", "0.0.0.0_5432 matches every connection", "to the service's endpoints"}, "client/caller,web/api-v1"},
@@ -250,6 +251,13 @@ func TestListenerAnalyzers(t *testing.T) {
 			se("db", "db.example.com", tcp, ", addresses: [240.0.0.1]"),
 			se("api", "api.example.com", "{number: 443, name: tls, protocol: TLS}", "")),
 			0, "", nil, ""},
+		{"MC7002 near miss: every proxy captures DNS, so uses the address istiod allocates", "MC7002", append(web, captureDNS,
+			se("db", "db.example.com", tcp, "")),
+			0, "", nil, ""},
+		{"MC7002 when capturing DNS: no address is allocated with resolution NONE or the opt-out label", "MC7002", append(web, captureDNS,
+			strings.Replace(se("none", "none.example.com", tcp, ""), "resolution: DNS", "resolution: NONE", 1),
+			se("optout", "optout.example.com", "{number: 5433, name: tcp, protocol: TCP}", "", "labels: {networking.istio.io/enable-autoallocate-ip: 'false'}")),
+			2, "ServiceEntry web/none", []string{"none.example.com (port 5432, TCP) has no address of its own"}, "client/caller,web/api-v1"},
 
 		{"MC7001 two TCP ServiceEntries without addresses on one port", "MC7001", append(web,
 			se("db-a", "a.example.com", tcp, "", at(1)), se("db-b", "b.example.com", tcp, "", at(2))),

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"strings"
+
 	"google.golang.org/protobuf/proto"
 	networking "istio.io/api/networking/v1alpha3"
 	security "istio.io/api/security/v1beta1"
@@ -116,6 +118,15 @@ type (
 	EnvoyFilter         = Config[*networking.EnvoyFilter]
 	Telemetry           = Config[*telemetry.Telemetry]
 )
+
+// AutoAllocatesAddress reports whether istiod allocates addresses to a
+// ServiceEntry (PILOT_ENABLE_IP_AUTOALLOCATE, on by default): it has none
+// of its own, its resolution is not NONE, and its labels do not opt out
+// (docs/semantics/registry.md §1.3).
+func AutoAllocatesAddress(se *networking.ServiceEntry, labels map[string]string) bool {
+	return len(se.GetAddresses()) == 0 && se.GetResolution() != networking.ServiceEntry_NONE &&
+		!strings.EqualFold(labels["networking.istio.io/enable-autoallocate-ip"], "false")
+}
 
 // Unknown is an object of a kind meshc does not model. It is kept for its
 // identity and namespace (HNC propagates such kinds, and its namespace
