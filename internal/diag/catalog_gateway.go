@@ -51,7 +51,16 @@ when the input holds a gateway workload (injected with the gateway
 template, labelled istio=...gateway as Istio's installers do, or selected
 by another Gateway): application repositories often hold their Gateways
 but not the gateway, which is installed apart. Fix the labels, or remove
-the object.`,
+the object.
+
+A selector that applies to its own namespace only (a Sidecar's or
+DestinationRule's anywhere, any policy's outside the root namespace) and
+matches no workload there but workloads of other namespaces is reported
+whether or not the input holds workloads of its own namespace: the object
+was likely written in the wrong namespace. A Sidecar with a selector in the
+root namespace is the usual case: istiod applies it to the root
+namespace's workloads only; it reaches other namespaces only without a
+selector, as their default.`,
 	}
 	EmptyWorkloadSelector = &Entry{
 		Code: "MC6005", Name: "EmptyWorkloadSelector", Severity: Warning,
@@ -173,6 +182,8 @@ var (
 
 	SelectorMatchesNothing = SelectorMatchesNoWorkload.Template("the selector {%s} of %s %s matches no Pod or workload in %s, so istiod applies it to nothing; fix the labels or remove the %[2]s",
 		T("labels"), W("kind"), W("object"), T("where"))
+	SelectorMatchesOnlyElsewhere = SelectorMatchesNoWorkload.Template("the selector {%s} of %s %s matches no workload of namespace %s, the only namespace it applies to, but matches %s elsewhere, to which it does not apply%s",
+		T("labels"), W("kind"), W("object"), W("namespace"), T("workloads"), T("hint"))
 	SelectorWithoutLabels = EmptyWorkloadSelector.Template("the selector of %s %s has no labels, so it matches every workload it can: %s; give it labels, or drop it if that is meant",
 		W("kind"), W("object"), T("effect"))
 

@@ -88,7 +88,16 @@ func TestSelectorAnalyzers(t *testing.T) {
 		{"MC6004 root-namespace DestinationRule selects only there", "MC6004", append(web,
 			ns("istio-system"), deployment("istio-system", "istiod", "{app: istiod}"),
 			obj("DestinationRule", "istio-system", "api", "host: api.web.svc.cluster.local, workloadSelector: {matchLabels: {app: api}}")),
-			1, "DestinationRule istio-system/api", []string{"matches no Pod or workload in namespace istio-system"}, ""},
+			1, "DestinationRule istio-system/api", []string{"matches no workload of namespace istio-system, the only namespace it applies to, but matches Deployment web/api-v1 elsewhere", "move it into their namespace"}, ""},
+		// istiod applies a root-namespace Sidecar with a selector to the
+		// root namespace's workloads only, whether or not the input has any.
+		{"MC6004 root-namespace Sidecar selector matching workloads elsewhere", "MC6004", append(web,
+			obj("Sidecar", "istio-system", "api", "workloadSelector: {labels: {app: api}}, egress: [{hosts: ['./*']}]")),
+			1, "Sidecar istio-system/api", []string{"matches no workload of namespace istio-system", "Deployment web/api-v1", "a Sidecar in the root namespace applies to other namespaces only without a selector"}, ""},
+		{"MC6004 a namespace's Sidecar selecting another namespace's workloads", "MC6004", append(web,
+			ns("other"), deployment("other", "api-v2", "{app: api}"), deployment("other", "api-v3", "{app: api}"), deployment("other", "api-v4", "{app: api}"),
+			obj("Sidecar", "shop", "api", "workloadSelector: {labels: {app: api}}, egress: [{hosts: ['./*']}]")),
+			1, "Sidecar shop/api", []string{"matches Deployment other/api-v2, Deployment other/api-v3, Deployment other/api-v4, 1 more elsewhere"}, ""},
 		{"MC6004 near miss: root-namespace policy matches a workload elsewhere", "MC6004", append(web,
 			ap("istio-system", "mesh", "selector: {matchLabels: {app: api}}")),
 			0, "", nil, ""},
