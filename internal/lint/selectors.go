@@ -58,9 +58,21 @@ func selectors(objs []model.Object, rootNs string) []selector {
 		case *model.AuthorizationPolicy:
 			ws := x.Spec.GetSelector()
 			s.path, s.labels, s.set = model.ParsePath("spec.selector"), ws.GetMatchLabels(), ws != nil
+		case *model.Telemetry:
+			if x.Spec.GetTargetRef() != nil || len(x.Spec.GetTargetRefs()) > 0 {
+				continue // a targetRef policy does not select by labels
+			}
+			ws := x.Spec.GetSelector()
+			s.path, s.labels, s.set = model.ParsePath("spec.selector"), ws.GetMatchLabels(), ws != nil
+		case *model.EnvoyFilter:
+			if len(x.Spec.GetTargetRefs()) > 0 {
+				continue
+			}
+			ws := x.Spec.GetWorkloadSelector()
+			s.path, s.labels, s.set = model.ParsePath("spec.workloadSelector"), ws.GetLabels(), ws != nil
 		case *model.Unknown:
-			// RequestAuthentication, Telemetry, WasmPlugin, EnvoyFilter:
-			// the registry says where their selector is.
+			// RequestAuthentication, WasmPlugin: the registry says where
+			// their selector is.
 			k, ok := model.LookupKind(m.Group(), m.Kind)
 			if !ok || len(k.SelectorPath) != 2 {
 				continue
