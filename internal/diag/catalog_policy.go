@@ -142,9 +142,11 @@ that may not do what it says.`,
 		Doc: `A rule's from.source.namespaces or notNamespaces names a namespace no
 Namespace object, anchor or object of the input creates: a typo makes an
 ALLOW rule match nothing, or a DENY rule protect nothing. Only inputs that
-declare namespaces (hold at least one Namespace object) are judged, and
-patterns with * are skipped. The namespaces every cluster has (default,
-kube-system, ...) and the mesh's root namespace count as existing.`,
+declare namespaces (hold at least one Namespace object) are judged. A
+pattern with a leading or trailing * (prod-*, *-test) is reported when no
+namespace of the input matches it; * alone matches every namespace. The
+namespaces every cluster has (default, kube-system, ...) and the mesh's
+root namespace count as existing.`,
 	}
 )
 
@@ -195,4 +197,6 @@ var (
 
 	SourceNamespaceUnknown = UnknownSourceNamespace.Template("%s names source namespace %q in %s, but the input has no such namespace, so %s",
 		W("policy"), W("namespace").ID(), W("field"), T("effect"))
+	SourceNamespacePatternUnmatched = UnknownSourceNamespace.Template("%s names source namespaces %q in %s, but no namespace of the input matches the pattern, so %s",
+		W("policy"), W("pattern").ID(), W("field"), T("effect"))
 )

@@ -227,12 +227,16 @@ var unknownSourceNamespace = &Analyzer{Entry: diag.UnknownSourceNamespace, Run: 
 					nss  []string
 				}{{"namespaces", src.GetNamespaces()}, {"notNamespaces", src.GetNotNamespaces()}} {
 					for k, ns := range field.nss {
-						if ns == "" || strings.Contains(ns, "*") || p.Mesh.NamespaceExists(ns) || seen[ns] {
+						if ns == "" || ns == "*" || seen[ns] || namespaceMatches(p.Mesh, ns) {
 							continue
 						}
 						seen[ns] = true
 						at := model.Path{}.Key("spec").Key("rules").Index(i).Key("from").Index(j).Key("source").Key(field.name).Index(k)
-						p.Report(&ap.ObjectMeta, at, diag.SourceNamespaceUnknown,
+						msg := diag.SourceNamespaceUnknown
+						if strings.Contains(ns, "*") {
+							msg = diag.SourceNamespacePatternUnmatched
+						}
+						p.Report(&ap.ObjectMeta, at, msg,
 							objName(&ap.ObjectMeta), ns, field.name, sourceNamespaceEffect(field.name, ap.Spec.GetAction().String()))
 					}
 				}
@@ -240,6 +244,31 @@ var unknownSourceNamespace = &Analyzer{Entry: diag.UnknownSourceNamespace, Run: 
 		}
 	}
 }}
+
+// namespaceMatches reports whether the input has a namespace that ns,
+// a name or a pattern with a leading or trailing * as istiod matches
+// them, stands for.
+func namespaceMatches(m *resolve.Mesh, ns string) bool {
+	if !strings.Contains(ns, "*") {
+		return m.NamespaceExists(ns)
+	}
+	prefix, suffix := "", ""
+	switch {
+	case strings.HasSuffix(ns, "*"):
+		prefix = strings.TrimSuffix(ns, "*")
+	case strings.HasPrefix(ns, "*"):
+		suffix = strings.TrimPrefix(ns, "*")
+	default:
+		return true // a * inside a name matches only itself; not judged
+	}
+	for name := range m.Hierarchy.Namespaces {
+		if strings.HasPrefix(name, prefix) && strings.HasSuffix(name, suffix) && m.NamespaceExists(name) {
+			return true
+		}
+	}
+	root := m.Config.GetRootNamespace()
+	return strings.HasPrefix(root, prefix) && strings.HasSuffix(root, suffix)
+}
 
 // sourceNamespaceEffect says what a missing namespace does to a rule.
 func sourceNamespaceEffect(field, action string) string {

@@ -243,9 +243,13 @@ func TestPolicyAnalyzers(t *testing.T) {
 			namespace("web", "{}"),
 			authz("web", "deny", "action: DENY\nrules:\n- from:\n  - source:\n      notNamespaces: [web, gone]")},
 			1, "AuthorizationPolicy web/deny", "the exclusion excludes nothing", "notNamespaces", "", 0},
+		{"MC9010 a pattern no namespace matches", "MC9010", []string{
+			namespace("web", "{}"), namespace("team-a", "{}"),
+			authz("web", "allow", "rules:\n- from:\n  - source:\n      namespaces: ['team-*', '*-bogus', '*']")},
+			1, "AuthorizationPolicy web/allow", `web/allow names source namespaces "*-bogus" in namespaces, but no namespace of the input matches the pattern`, "*-bogus", "", 0},
 		{"MC9010 near miss: patterns, implied and built-in namespaces", "MC9010", []string{
-			namespace("web", "{}"), service("db", "pg"),
-			authz("web", "allow", "rules:\n- from:\n  - source:\n      namespaces: ['team-*', db, istio-system, kube-system, web]")},
+			namespace("web", "{}"), service("db", "pg"), namespace("team-a", "{}"),
+			authz("web", "allow", "rules:\n- from:\n  - source:\n      namespaces: ['team-*', '*-system', 'kube-*', '*', db, istio-system, kube-system, web]")},
 			0, "", "", "", "", 0},
 		{"MC9010 near miss: no Namespace objects in the input", "MC9010", []string{
 			authz("web", "allow", "rules:\n- from:\n  - source:\n      namespaces: [nowhere]")},
