@@ -296,9 +296,9 @@ var applicationRunsAsProxyUID = &Analyzer{Entry: diag.ApplicationRunsAsProxyUID,
 	}
 	for _, sc := range p.Mesh.Scopes {
 		for _, px := range sc.Proxies {
-			// A declared Namespace says whether it is injected; only
-			// one the input merely implies may be labelled in the cluster.
-			if n := p.Mesh.Hierarchy.Namespaces[px.Namespace]; px.StandIn && n != nil && n.Implied {
+			// A declared Namespace says whether it is injected; one the
+			// input does not declare may be labelled in the cluster.
+			if n := p.Mesh.Hierarchy.Namespaces[px.Namespace]; px.StandIn && n != nil && n.Object == nil && !n.Synthesized {
 				standIn[px.Namespace] = true
 			}
 		}

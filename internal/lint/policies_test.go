@@ -259,6 +259,13 @@ func TestPolicyAnalyzers(t *testing.T) {
 		{"MC9011 the pod's user, and a namespace whose injection the input does not show", "MC9011", []string{
 			pod("shop", "api", "", "securityContext: {runAsUser: 1337}\ncontainers: [{name: app, image: x}, {name: other, image: z, securityContext: {runAsUser: 1000}}]")},
 			1, "Pod shop/api", "container app runs as user 1337", "securityContext: {runAsUser: 1337}", "", 0},
+		{"MC9011 in namespace default, which every cluster has", "MC9011", []string{
+			pod("default", "api", "", "containers: [{name: app, image: x, securityContext: {runAsUser: 1337}}]")},
+			1, "Pod default/api", "container app runs as user 1337", "runAsUser: 1337", "", 0},
+		{"MC9011 near miss: a namespace the input declares without an injection label", "MC9011", []string{
+			namespace("shop", "{}"),
+			pod("shop", "api", "", "securityContext: {runAsUser: 1337}\ncontainers: [{name: app, image: x}]")},
+			0, "", "", "", "", 0},
 		{"MC9011 near miss: not injected, opted out, a gateway, the proxy itself", "MC9011", []string{
 			namespace("plain", "{}"), namespace("web", "{istio-injection: enabled}"),
 			pod("plain", "api", "", "containers: [{name: app, image: x, securityContext: {runAsUser: 1337}}]"),
