@@ -215,7 +215,10 @@ in .meshc.yaml's helm entries.`,
 		Summary: "Two sources of the mesh config in the inputs disagree; the one istiod reads is used.",
 		Doc: `The inputs give the mesh config twice and the two differ: ConfigMap istio
 in the istiod namespace, which istiod reads, and an IstioOperator, from
-which istioctl renders that ConfigMap. meshc uses the ConfigMap, as istiod
+which istioctl renders that ConfigMap. Compared are the fields the
+IstioOperator's authors decide (its meshConfig, values.meshConfig and
+the values the chart derives fields from); what only the chart writes
+(tracing, default providers) is not. meshc uses the ConfigMap, as istiod
 does; the IstioOperator no longer describes the mesh deployed from this
 input. Render the ConfigMap again from the IstioOperator (istioctl manifest
 generate), or remove the one that is out of date.`,
@@ -451,7 +454,7 @@ var (
 	MeshConfigUnparsable = InvalidYAML.Template("mesh config: %s; istiod's defaults apply",
 		T("problem"))
 
-	MeshConfigSourcesDiffer = MeshConfigConflict.Template("the mesh config of %s differs from that of %s (%s); istiod reads the ConfigMap, so it applies",
+	MeshConfigSourcesDiffer = MeshConfigConflict.Template("the mesh config of %s differs from that of %s in %s; istiod reads the ConfigMap, so it applies",
 		W("used"), W("ignored").ID(), T("difference"))
 
 	APIVersionMissing = InvalidObject.Template("apiVersion is missing or not a string; the object is left out")

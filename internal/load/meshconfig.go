@@ -55,14 +55,16 @@ func MeshConfig(objs []model.Object, opts MeshOptions) (model.MeshConfig, []diag
 	diags = append(diags, ds...)
 	if len(sources) > 1 {
 		// The IstioOperators, when a ConfigMap is what istiod reads: said
-		// only when they would give another mesh config.
+		// when a field they write has another value there. Fields only
+		// the chart writes are left out: meshc does not render all of
+		// them (tracing, default providers).
 		other, ds := sources[1].decode()
 		diags = append(diags, ds...)
 		if used != nil && other != nil {
 			a, b := model.DefaultMeshConfig(), model.DefaultMeshConfig()
 			overlay(a, used)
 			overlay(b, other)
-			if diff := differentFields(a, b); diff != "" {
+			if diff := differentFields(a, b, sources[1].written); diff != "" {
 				diags = append(diags, diag.MeshConfigSourcesDiffer.At(sources[1].at(nil), sources[0].label, sources[1].label, diff))
 			}
 		}
@@ -80,6 +82,9 @@ type meshInput struct {
 	src model.Source
 	// label names the source in a finding that names two.
 	label string
+	// written are the fields a rendered source's authors wrote (nil for
+	// a text one), which a conflict with another source is judged on.
+	written []model.Path
 	// refs gives, for each path of raw, the object and line a finding
 	// about it points at.
 	refs func([]model.Path) []diag.ObjectRef

@@ -57,6 +57,22 @@ func (c chartValues) base() map[string]any {
 	return map[string]any{"trustDomain": "cluster.local", "rootNamespace": ns, "defaultConfig": proxy}
 }
 
+// written lists the mesh config fields that values the authors set
+// decide.
+func (c chartValues) written() []model.Path {
+	var out []model.Path
+	if c.istioNamespace != "" {
+		out = append(out, model.Path{}.Key("rootNamespace"))
+	}
+	if c.meshID != "" {
+		out = append(out, model.Path{}.Key("defaultConfig").Key("meshId"))
+	}
+	if c.istioNamespace != "" || c.revision != "" {
+		out = append(out, model.Path{}.Key("defaultConfig").Key("discoveryAddress"))
+	}
+	return out
+}
+
 // operatorMesh is the mesh config istioctl renders from IstioOperators.
 // Several are merged in input order, as `istioctl install -f a -f b`
 // merges its files; spec.meshConfig goes over spec.values.meshConfig, as
@@ -135,7 +151,10 @@ func chartMesh(chart chartValues, layers []meshLayer, src model.Source, label st
 		}
 		return out
 	}
-	return meshInput{raw: raw, src: src, label: label, refs: refs}
+	all := append(chart.written(), written(layers)...)
+	slices.SortFunc(all, func(a, b model.Path) int { return strings.Compare(a.String(), b.String()) })
+	all = slices.CompactFunc(all, func(a, b model.Path) bool { return a.String() == b.String() })
+	return meshInput{raw: raw, src: src, label: label, refs: refs, written: all}
 }
 
 // mergeValues returns over merged onto base without changing either.
@@ -183,21 +202,54 @@ func joinPath(prefix, p model.Path) model.Path {
 	return append(append(make(model.Path, 0, len(prefix)+len(p)), prefix...), p...)
 }
 
-// differentFields lists the MeshConfig fields a and b set differently,
-// by their YAML names.
-func differentFields(a, b *meshv1.MeshConfig) string {
+// differentFields lists the fields of written (paths of YAML names, as
+// the source writes them, at most two deep) that a and b set differently.
+func differentFields(a, b *meshv1.MeshConfig, written []model.Path) string {
 	var out []string
-	fields := a.ProtoReflect().Descriptor().Fields()
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		if !equalField(a.ProtoReflect(), b.ProtoReflect(), fd) {
-			out = append(out, fd.JSONName())
+	for _, p := range written {
+		x, y := a.ProtoReflect(), b.ProtoReflect()
+		for i, e := range p {
+			fd := fieldNamed(x.Descriptor(), e.Key)
+			if fd == nil {
+				break // not a MeshConfig field: reported as unknown already
+			}
+			if i == len(p)-1 || fd.Kind() != protoreflect.MessageKind || fd.IsList() || fd.IsMap() {
+				if !equalField(x, y, fd) {
+					out = append(out, p.String())
+				}
+				break
+			}
+			x, y = x.Get(fd).Message(), y.Get(fd).Message()
 		}
 	}
-	if len(out) == 0 {
-		return ""
+	return strings.Join(out, ", ")
+}
+
+// fieldNamed finds a field by its JSON or proto name.
+func fieldNamed(md protoreflect.MessageDescriptor, name string) protoreflect.FieldDescriptor {
+	if fd := md.Fields().ByJSONName(name); fd != nil {
+		return fd
 	}
-	return "differing: " + strings.Join(out, ", ")
+	return md.Fields().ByName(protoreflect.Name(name))
+}
+
+// written lists what layers set, in no order: their keys, and the keys
+// of a defaultConfig, which istiod merges field by field.
+func written(layers []meshLayer) []model.Path {
+	var out []model.Path
+	for _, l := range layers {
+		for k, v := range l.raw {
+			sub, ok := v.(map[string]any)
+			if k != "defaultConfig" || !ok {
+				out = append(out, model.Path{}.Key(k))
+				continue
+			}
+			for sk := range sub {
+				out = append(out, model.Path{}.Key(k).Key(sk))
+			}
+		}
+	}
+	return out
 }
 
 func equalField(a, b protoreflect.Message, fd protoreflect.FieldDescriptor) bool {

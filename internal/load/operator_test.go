@@ -107,7 +107,12 @@ func TestMeshConfigMapAndOperatorDisagree(t *testing.T) {
 		{"same", "accessLogFile: /dev/stdout\noutboundTrafficPolicy: {mode: REGISTRY_ONLY}\nrootNamespace: mesh-system\n" +
 			"defaultConfig: {meshId: mesh-a, discoveryAddress: istiod-blue.mesh-system.svc:15012, proxyMetadata: {ISTIO_META_DNS_CAPTURE: \"true\"}}\n", nil},
 		{"different", "accessLogFile: /dev/stdout\n", []diagKey{{"MC1013", 8,
-			"the mesh config of ConfigMap istio-system/istio differs from that of IstioOperator istio-system/control-plane (differing: defaultConfig, outboundTrafficPolicy, rootNamespace)"}}},
+			"the mesh config of ConfigMap istio-system/istio differs from that of IstioOperator istio-system/control-plane in defaultConfig.discoveryAddress, defaultConfig.meshId, defaultConfig.proxyMetadata, outboundTrafficPolicy, rootNamespace;"}}},
+		// What only the chart writes (tracing, default providers) is not
+		// compared: meshc does not render it.
+		{"only the chart's own fields", "defaultProviders: {metrics: [prometheus]}\n" +
+			"accessLogFile: /dev/stdout\noutboundTrafficPolicy: {mode: REGISTRY_ONLY}\nrootNamespace: mesh-system\n" +
+			"defaultConfig: {meshId: mesh-a, discoveryAddress: istiod-blue.mesh-system.svc:15012, proxyMetadata: {ISTIO_META_DNS_CAPTURE: \"true\"}, tracing: {zipkin: {address: zipkin.istio-system:9411}}}\n", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
