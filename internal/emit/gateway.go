@@ -77,8 +77,8 @@ func (b *builder) gatewayListeners() {
 	slices.SortStableFunc(ports, func(a, b *gatewayPort) int { return cmp.Compare(a.target, b.target) })
 	for _, gp := range ports {
 		l := &listenerv3.Listener{
-			Name:                                 wildcard + "_" + strconv.FormatUint(uint64(gp.target), 10),
-			Address:                              socketAddress(wildcard, gp.target),
+			Name:                                 b.listenAddr(wildcard) + "_" + strconv.FormatUint(uint64(gp.target), 10),
+			Address:                              socketAddress(b.listenAddr(wildcard), gp.target),
 			TrafficDirection:                     corev3.TrafficDirection_OUTBOUND,
 			MaxConnectionsToAcceptPerSocketEvent: wrapperspb.UInt32(1),
 		}

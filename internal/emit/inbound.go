@@ -83,7 +83,7 @@ func (b *builder) inboundBindIP() string {
 			return ip
 		}
 	}
-	return wildcard
+	return b.listenAddr(wildcard)
 }
 
 // servicePorts are the workload ports services target on the proxy's
@@ -97,7 +97,7 @@ func (b *builder) servicePorts() []inboundPort {
 		if sp.Target == 0 || slices.ContainsFunc(out, func(p inboundPort) bool { return p.target == sp.Target }) {
 			continue
 		}
-		out = append(out, inboundPort{target: sp.Target, port: sp.Port.Number, protocol: sp.Port.Protocol, service: sp.Service, host: string(sp.Service.Host), bind: wildcard})
+		out = append(out, inboundPort{target: sp.Target, port: sp.Port.Number, protocol: sp.Port.Protocol, service: sp.Service, host: string(sp.Service.Host), bind: b.listenAddr(wildcard)})
 	}
 	slices.SortFunc(out, func(a, b inboundPort) int { return cmp.Compare(a.target, b.target) })
 	return out
@@ -176,7 +176,7 @@ func (b *builder) inboundListeners() []*listenerv3.Listener {
 	}
 	vi := &listenerv3.Listener{
 		Name:             "virtualInbound",
-		Address:          socketAddress(wildcard, virtualInboundPort),
+		Address:          socketAddress(b.listenAddr(wildcard), virtualInboundPort),
 		TrafficDirection: corev3.TrafficDirection_INBOUND,
 		FilterChains: []*listenerv3.FilterChain{{
 			Name:             "virtualInbound-blackhole",
