@@ -182,24 +182,11 @@ spec:
 // routes; checked against istiod's generator.
 func TestGatewayRedirectHostsWithoutRoutes(t *testing.T) {
 	cfg := compile(t, Options{Format: XDS}, "istio-system/gw", gatewayPod("edge"),
-		`apiVersion: v1
-kind: Service
-metadata: {name: db, namespace: default}
-spec: {clusterIP: 10.0.0.9, ports: [{name: tcp, port: 9000}]}`,
-		`apiVersion: networking.istio.io/v1
-kind: Gateway
-metadata: {name: edge, namespace: default}
-spec:
-  selector: {istio: edge}
-  servers:
-  - {port: {number: 8080, name: http, protocol: HTTP}, hosts: [b.example.com, a.example.com], tls: {httpsRedirect: true}}`,
-		`apiVersion: networking.istio.io/v1
-kind: VirtualService
-metadata: {name: a, namespace: default}
-spec:
-  hosts: [a.example.com]
-  gateways: [edge]
-  tcp: [{route: [{destination: {host: db, port: {number: 9000}}}]}]`)
+		"apiVersion: v1\nkind: Service\nmetadata: {name: db, namespace: default}\nspec: {clusterIP: 10.0.0.9, ports: [{name: tcp, port: 9000}]}",
+		"apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: edge, namespace: default}\n"+
+			"spec: {selector: {istio: edge}, servers: [{port: {number: 8080, name: http, protocol: HTTP}, hosts: [b.example.com, a.example.com], tls: {httpsRedirect: true}}]}",
+		"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: a, namespace: default}\n"+
+			"spec: {hosts: [a.example.com], gateways: [edge], tcp: [{route: [{destination: {host: db, port: {number: 9000}}}]}]}")
 	vhs := routeNamed(cfg, "http.8080").GetVirtualHosts()
 	if len(vhs) != 1 || vhs[0].GetName() != "a.example.com:8080" || strings.Join(vhs[0].GetDomains(), ",") != "a.example.com,b.example.com" ||
 		vhs[0].GetRequireTls() != routev3.VirtualHost_ALL || len(vhs[0].GetRoutes()) != 0 {
