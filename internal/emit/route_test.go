@@ -795,3 +795,22 @@ spec: {host: alias, trafficPolicy: {loadBalancer: {consistentHash: {httpHeaderNa
 		})
 	}
 }
+
+// TestGatewayPodWithoutIPMapsServerPorts: a gateway Pod the manifests give
+// no IP still maps a server port through its Service's targetPort, as
+// istiod maps it through the services selecting the pod; checked against
+// istiod's generator.
+func TestGatewayPodWithoutIPMapsServerPorts(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "gw/ingress",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: ingress, namespace: gw, labels: {istio: edge, sidecar.istio.io/inject: 'true'}}\nspec: {containers: [{name: istio-proxy, image: x}]}",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: ingress, namespace: gw}\nspec: {selector: {istio: edge}, clusterIP: 10.0.0.10, ports: [{port: 80, name: http2, targetPort: 8080}]}",
+		"apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: edge, namespace: gw}\n"+
+			"spec: {selector: {istio: edge}, servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ['*']}]}")
+	if listenerNamed(cfg, "0.0.0.0_8080") == nil || routeNamed(cfg, "http.8080") == nil {
+		var names []string
+		for _, l := range cfg.Listeners {
+			names = append(names, l.GetName())
+		}
+		t.Errorf("listeners %v, want 0.0.0.0_8080 with route http.8080", names)
+	}
+}
