@@ -36,7 +36,7 @@ func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
 	fl.StringArrayVar(&f.s.Exclude, "exclude", nil, "leave out paths matching this `GLOB` when searching directories (** allowed; a pattern without / matches a name anywhere; repeatable)")
 	fl.StringArrayVar(&f.s.InjectNamespaces, "inject-namespace", nil, "treat `NAMESPACE` as injected whatever its labels (repeatable)")
 	fl.StringArrayVar(&f.s.Revisions, "revision", nil, "an installed control-plane `REVISION`: istio.io/rev=REVISION injects (repeatable; default: default)")
-	fl.StringVar(&f.s.Compile.MeshConfigFile, "mesh-config", "", "read the mesh config from `FILE` (MeshConfig YAML, or a ConfigMap with a mesh key) instead of ConfigMap istio-system/istio")
+	fl.StringVar(&f.s.Compile.MeshConfigFile, "mesh-config", "", "read the mesh config from `FILE` (a MeshConfig YAML, a ConfigMap with a mesh key, an IstioOperator or istiod Helm values) instead of the input's")
 	fl.StringVar(&f.s.Kustomize, "kustomize", "auto", "`auto` renders a directory holding a kustomization.yaml with Kustomize; off reads its files one by one")
 	fl.StringArrayVar(&f.s.Helm.Values, "helm-values", nil, "a values `FILE` merged over the values.yaml of each Helm chart rendered (repeatable, later files win)")
 	fl.StringArrayVar(&f.s.Helm.Set, "helm-set", nil, "set a chart value, `KEY=VALUE` as helm --set does (repeatable)")

@@ -233,3 +233,20 @@ func TestExplainIstioCode(t *testing.T) {
 		t.Errorf("IST9999: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestIstioOperatorIsMeshConfig: a nameless IstioOperator, as Istio's own
+// samples write it, lints clean; one given with --mesh-config, or the
+// istiod chart's values, is read as the mesh config.
+func TestIstioOperatorIsMeshConfig(t *testing.T) {
+	in := writeFiles(t, map[string]string{
+		"iop.yaml":    "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  profile: demo\n  meshConfig:\n    accessLogFile: /dev/stdout\n",
+		"values.yaml": "meshConfig:\n  acessLogFile: /dev/stdout\n",
+	})
+	if code, out, _ := meshc(t, "", "lint", filepath.Join(in, "iop.yaml")); code != 0 || !strings.Contains(out, "0 errors, 0 warnings, 0 info") {
+		t.Errorf("nameless IstioOperator: exit %d\n%s", code, out)
+	}
+	code, out, _ := meshc(t, "", "lint", filepath.Join(in, "iop.yaml"), "--mesh-config", filepath.Join(in, "values.yaml"))
+	if code != 0 || !strings.Contains(out, "values.yaml:2") || !strings.Contains(out, `unknown field "acessLogFile"`) {
+		t.Errorf("chart values as --mesh-config: exit %d\n%s", code, out)
+	}
+}

@@ -3,6 +3,8 @@ package compile
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path"
@@ -204,7 +206,7 @@ func (r *Result) buildInfo(opts BuildOptions) emit.BuildInfo {
 	if opts.HeadlessCIDRChains {
 		o["headless-cidr-chains"] = "true"
 	}
-	info := emit.BuildInfo{Meshc: cmp.Or(opts.Version, "(devel)"), Options: o}
+	info := emit.BuildInfo{Meshc: cmp.Or(opts.Version, "(devel)"), Options: o, Inputs: r.inputDigest()}
 	var made []string
 	for _, s := range r.Mesh.Services {
 		if s.PlaceholderVIP {
@@ -216,4 +218,27 @@ func (r *Result) buildInfo(opts BuildOptions) emit.BuildInfo {
 		info.PlaceholderVIPs = &emit.Placeholders{Range: o["placeholder-vips"], Services: slices.Compact(made)}
 	}
 	return info
+}
+
+// inputDigest digests the documents the build was compiled from: those of
+// the objects loaded (a rendered object's as rendered) and the mesh
+// config's. Sorting the documents' own digests makes the result
+// independent of file names and order; objects left out as invalid did
+// not shape the build and are not part of it.
+func (r *Result) inputDigest() emit.InputDigest {
+	var sums []string
+	add := func(text []byte) {
+		if text != nil {
+			sum := sha256.Sum256(text)
+			sums = append(sums, hex.EncodeToString(sum[:]))
+		}
+	}
+	for _, o := range r.Objects {
+		add(o.Meta().Source.Text())
+	}
+	add(r.Mesh.Config.From.Text())
+	slices.Sort(sums)
+	sums = slices.Compact(sums)
+	all := sha256.Sum256([]byte(strings.Join(sums, "\n")))
+	return emit.InputDigest{Digest: "sha256:" + hex.EncodeToString(all[:]), Documents: len(sums)}
 }

@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/meshc/meshc/internal/emit"
 	"github.com/meshc/meshc/internal/meshgen"
 	"github.com/meshc/meshc/internal/testfiles"
 )
@@ -447,5 +448,40 @@ func TestIndexRecordsTheBuild(t *testing.T) {
 	}
 	if p := b.PlaceholderVIPs; p.Range != "100.64.0.0/16" || !slices.Equal(p.Services, []string{"web.shop.svc.cluster.local"}) || built.Placeholders == nil {
 		t.Errorf("placeholders %+v (Built: %+v)", p, built.Placeholders)
+	}
+}
+
+// TestInputDigest: index.json's digest of the inputs is the same for the
+// same documents in other files and another order, and changes with any
+// document.
+func TestInputDigest(t *testing.T) {
+	docs := []string{
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{port: 80, name: http}]}\n",
+		// Left out as invalid: not part of what the build was made from.
+		"apiVersion: v1\nkind: Service\nmetadata: {namespace: shop}\n",
+	}
+	digest := func(files map[string]string) emit.InputDigest {
+		t.Helper()
+		dir := t.TempDir()
+		for name, text := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := Run(context.Background(), Inputs{Paths: []string{dir}}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.inputDigest()
+	}
+	one := digest(map[string]string{"all.yaml": docs[0] + "---\n" + docs[1] + "---\n" + docs[2]})
+	swapped := digest(map[string]string{"a.yaml": docs[1], "b.yaml": docs[0]})
+	changed := digest(map[string]string{"a.yaml": docs[1], "b.yaml": strings.Replace(docs[0], "shop", "shop2", 1)})
+	if one != swapped || one.Documents != 2 || !strings.HasPrefix(one.Digest, "sha256:") {
+		t.Errorf("same documents, other files and order: %+v and %+v", one, swapped)
+	}
+	if changed == one {
+		t.Errorf("a changed document kept the digest %+v", one)
 	}
 }

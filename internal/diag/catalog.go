@@ -71,7 +71,7 @@ documents are refused here too rather than expanded without bound.`,
 		Code: "MC1002", Name: "InvalidObject", Severity: Error,
 		Summary: "An object lacks apiVersion, kind or metadata.name, has an invalid name or namespace, or a Kubernetes field of the wrong type.",
 		Doc: `A document must be a mapping with apiVersion, kind and metadata.name, as
-kubectl requires. Names must be valid Kubernetes names: DNS-1123 labels for
+kubectl requires (an IstioOperator may be nameless, as istioctl takes it). Names must be valid Kubernetes names: DNS-1123 labels for
 Namespaces, DNS-1035 labels for Services, DNS-1123 subdomains for other
 kinds; namespaces must be DNS-1123 labels. A field of a Kubernetes kind
 (Service, Pod, Deployment, ...) with a value of the wrong type is reported
@@ -225,6 +225,19 @@ unreadable file, because the result does not cover the whole input.`,
 object behind a condition that is off, say): nothing of it is checked.
 Pass the values files of the environment to check with --helm-values, or
 in .meshc.yaml's helm entries.`,
+	}
+	MeshConfigConflict = &Entry{
+		Code: "MC1013", Name: "MeshConfigConflict", Severity: Warning,
+		Summary: "Two sources of the mesh config in the inputs disagree; the one istiod reads is used.",
+		Doc: `The inputs give the mesh config twice and the two differ: ConfigMap istio
+in the istiod namespace, which istiod reads, and an IstioOperator, from
+which istioctl renders that ConfigMap. Compared are the fields the
+IstioOperator's authors decide (its meshConfig, values.meshConfig and
+the values the chart derives fields from); what only the chart writes
+(tracing, default providers) is not. meshc uses the ConfigMap, as istiod
+does; the IstioOperator no longer describes the mesh deployed from this
+input. Render the ConfigMap again from the IstioOperator (istioctl manifest
+generate), or remove the one that is out of date.`,
 	}
 	HierarchyCycle = &Entry{
 		Code: "MC2001", Name: "HierarchyCycle", Severity: Error,
@@ -457,6 +470,9 @@ var (
 	MeshConfigUnparsable = InvalidYAML.Template("mesh config: %s; istiod's defaults apply",
 		T("problem"))
 
+	MeshConfigSourcesDiffer = MeshConfigConflict.Template("the mesh config of %s differs from that of %s in %s; istiod reads the ConfigMap, so it applies",
+		W("used"), W("ignored").ID(), T("difference"))
+
 	APIVersionMissing = InvalidObject.Template("apiVersion is missing or not a string; the object is left out")
 	KindMissing       = InvalidObject.Template("kind is missing or not a string; the object is left out")
 	NameMissing       = InvalidObject.Template("metadata.name is missing%s; the object is left out",
@@ -597,6 +613,7 @@ var core = []*Entry{
 	LinkNotFollowed,
 	RenderFailed,
 	RenderedNothing,
+	MeshConfigConflict,
 	HierarchyCycle,
 	ParentMissing,
 	PropagationConflict,

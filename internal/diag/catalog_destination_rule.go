@@ -77,20 +77,26 @@ counts the others.`,
 	}
 	NoCACertificates = &Entry{
 		Code: "MC4008", Name: "NoCACertificates", Severity: Warning, Istio: []string{"IST0128", "IST0129"},
-		Summary: "A DestinationRule originates TLS (SIMPLE or MUTUAL) without caCertificates, so the server is checked only against the proxy's system CAs.",
+		Summary: "A DestinationRule originates TLS (SIMPLE or MUTUAL) to a server inside the mesh without caCertificates, so the server is checked against the proxy's system CAs.",
 		Doc: `With tls.mode SIMPLE or MUTUAL and no caCertificates, no credentialName
 and no insecureSkipVerify, istiod tells the proxy to verify the server's
-certificate against the operating system's CA bundle of the proxy image
-(older Istio releases, without VERIFY_CERTIFICATE_AT_CLIENT, did not verify
-at all, which is what istioctl's IST0128/IST0129 still describe). That
-accepts any certificate a public CA issued for the name, and fails the
-handshake for a server whose certificate comes from a private CA. Set
-caCertificates (or credentialName) to the CA that should sign the server's
-certificate. Reported for the top-level policy (IST0128), each port-level
-setting (IST0129) and each subset's policy. Unlike istioctl, meshc stays
-silent when the setting has a credentialName (the secret's CA certificate
-is used, whether or not the rule has a workloadSelector) or sets
-insecureSkipVerify (verification was turned off on purpose).`,
+certificate against the operating system's CA bundle of the proxy image.
+For a server on the internet that is the right check, and meshc says
+nothing: the rule's host is a MESH_EXTERNAL ServiceEntry, or in no
+registry. For a server inside the mesh (a Kubernetes Service, or a
+MESH_INTERNAL ServiceEntry) it rarely is: such a server's certificate
+seldom comes from a public CA, and the handshake fails. Set caCertificates
+(or credentialName) to the CA that signs the server's certificate.
+Reported for the top-level policy (IST0128), each port-level setting
+(IST0129) and each subset's policy.
+
+istioctl reports every such setting, external hosts included, because it
+describes Istio releases from before VERIFY_CERTIFICATE_AT_CLIENT became
+the default, which did not verify the server at all. meshc follows the
+current default (docs/semantics/registry.md §0), and also stays silent when
+the setting has a credentialName (the secret's CA certificate is used,
+whether or not the rule has a workloadSelector) or sets insecureSkipVerify
+(verification was turned off on purpose).`,
 	}
 	MTLSDisabledForStrictServer = &Entry{
 		Code: "MC4009", Name: "MTLSDisabledForStrictServer", Severity: Error,
@@ -129,7 +135,7 @@ var (
 	SubsetsEmpty = SubsetSelectsNoWorkload.Template("%d subsets of %s select no workload of %s: none of the workloads its selector %s matches has the labels of %s (they have %s); requests routed to these subsets fail with 503",
 		N("count"), W("rule"), W("host").ID(), T("selector"), T("subsets"), T("have"))
 
-	NoCAForTLS = NoCACertificates.Template("%s originates TLS (%s) to %s%s without caCertificates: the proxy checks the server's certificate only against its system CA bundle, which accepts any public CA and rejects a private one; set caCertificates or credentialName",
+	NoCAForTLS = NoCACertificates.Template("%s originates TLS (%s) to %s%s, a server inside the mesh, without caCertificates: the proxy checks the server's certificate against its system CA bundle, which rejects a certificate from a private CA; set caCertificates or credentialName",
 		W("rule"), W("mode"), W("host"), T("where"))
 
 	PlaintextToStrict = MTLSDisabledForStrictServer.Template("%s sets tls.mode DISABLE for %s (%s), whose workloads require mutual TLS (STRICT, by PeerAuthentication %s): the proxies using this rule send plaintext and the server refuses every connection. Use ISTIO_MUTUAL or remove the tls setting",

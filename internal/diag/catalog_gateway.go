@@ -51,7 +51,16 @@ when the input holds a gateway workload (injected with the gateway
 template, labelled istio=...gateway as Istio's installers do, or selected
 by another Gateway): application repositories often hold their Gateways
 but not the gateway, which is installed apart. Fix the labels, or remove
-the object.`,
+the object.
+
+A selector that applies to its own namespace only (a Sidecar's or
+DestinationRule's anywhere, any policy's outside the root namespace) and
+matches no workload there but workloads of other namespaces is reported
+whether or not the input holds workloads of its own namespace: the object
+was likely written in the wrong namespace. A Sidecar with a selector in the
+root namespace is the usual case: istiod applies it to the root
+namespace's workloads only; it reaches other namespaces only without a
+selector, as their default.`,
 	}
 	EmptyWorkloadSelector = &Entry{
 		Code: "MC6005", Name: "EmptyWorkloadSelector", Severity: Warning,
@@ -85,7 +94,7 @@ happens. Give the services distinct addresses or ports, or keep one out of
 the proxies' scope with a Sidecar.`,
 	}
 	CatchAllTCPCapture = &Entry{
-		Code: "MC7002", Name: "CatchAllTCPCapture", Severity: Warning,
+		Code: "MC7002", Name: "CatchAllTCPCapture", Severity: Warning, Istio: []string{"IST0134"},
 		Summary: "A TCP service without an address takes the 0.0.0.0 listener of its port for every destination.",
 		Doc: `A service port that is plain TCP (or sniffed, not HTTP), whose service has
 no address of its own (typically a ServiceEntry with resolution DNS or
@@ -99,7 +108,14 @@ policies, as this service. Only the first such service on a port gets the
 chain (MC7001 reports the others). Give the ServiceEntry addresses, use
 TLS (chains then match the SNI host) or an HTTP protocol, or keep it out of
 the proxies' scope with a Sidecar. Reported once per service port, listing
-the proxies of every scope concerned.`,
+the proxies of every scope concerned. When the mesh config has every proxy
+capture DNS (ISTIO_META_DNS_CAPTURE in defaultConfig.proxyMetadata), a
+ServiceEntry istiod allocates an address to (resolution other than NONE,
+no opt-out label) is not reported: the proxies use that address. istioctl
+(IST0134) stays silent under ISTIO_META_DNS_AUTO_ALLOCATE, or when the
+object's status carries allocated addresses, whatever the resolution;
+with resolution NONE istiod does not use such addresses, so meshc reports
+it.`,
 	}
 	ConflictingGateways = &Entry{
 		Code: "MC7003", Name: "ConflictingGateways", Severity: Error, Istio: []string{"IST0145"},
@@ -166,6 +182,8 @@ var (
 
 	SelectorMatchesNothing = SelectorMatchesNoWorkload.Template("the selector {%s} of %s %s matches no Pod or workload in %s, so istiod applies it to nothing; fix the labels or remove the %[2]s",
 		T("labels"), W("kind"), W("object"), T("where"))
+	SelectorMatchesOnlyElsewhere = SelectorMatchesNoWorkload.Template("the selector {%s} of %s %s matches no workload of namespace %s, the only namespace it applies to, but matches %s elsewhere, to which it does not apply%s",
+		T("labels"), W("kind"), W("object"), W("namespace"), T("workloads"), T("hint"))
 	SelectorWithoutLabels = EmptyWorkloadSelector.Template("the selector of %s %s has no labels, so it matches every workload it can: %s; give it labels, or drop it if that is meant",
 		W("kind"), W("object"), T("effect"))
 

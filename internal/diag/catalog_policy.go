@@ -12,6 +12,7 @@ var policyEntries = []*Entry{
 	MultipleDefaultTelemetries,
 	RiskyEnvoyFilterPatch,
 	UnknownSourceNamespace,
+	ApplicationRunsAsProxyUID,
 }
 
 var (
@@ -142,11 +143,28 @@ that may not do what it says.`,
 		Doc: `A rule's from.source.namespaces or notNamespaces names a namespace no
 Namespace object, anchor or object of the input creates: a typo makes an
 ALLOW rule match nothing, or a DENY rule protect nothing. Only inputs that
-declare namespaces (hold at least one Namespace object) are judged, and
-patterns with * are skipped. The namespaces every cluster has (default,
-kube-system, ...) and the mesh's root namespace count as existing.`,
+declare namespaces (hold at least one Namespace object) are judged. A
+pattern with a leading or trailing * (prod-*, *-test) is reported when no
+namespace of the input matches it; * alone matches every namespace. The
+namespaces every cluster has (default, kube-system, ...) and the mesh's
+root namespace count as existing.`,
 	}
 )
+
+var ApplicationRunsAsProxyUID = &Entry{
+	Code: "MC9011", Name: "ApplicationRunsAsProxyUID", Severity: Warning, Istio: []string{"IST0144"},
+	Summary: "An application container of a workload with a sidecar runs as user 1337, the proxy's, so its outbound traffic bypasses the sidecar.",
+	Doc: `The sidecar's traffic redirection lets the connections of user 1337, the
+user istio-proxy runs as, leave the pod uncaptured, so that the proxy's own
+connections do not loop back into it. An application container that runs
+as that user (its securityContext.runAsUser, else the pod's) has every
+outbound connection bypass the proxy: no mutual TLS, no routing rules, no
+telemetry for it. Run the application as another user. Checked for
+workloads that get a sidecar, and, in a namespace whose proxies the input
+does not show and that it does not declare (its injection label may be set
+in the cluster), for every workload that does not opt out of injection; the istio-proxy container itself, and
+gateways, whose proxy is the main container, are not reported.`,
+}
 
 // The messages of the policy and metadata entries.
 var (
@@ -195,4 +213,8 @@ var (
 
 	SourceNamespaceUnknown = UnknownSourceNamespace.Template("%s names source namespace %q in %s, but the input has no such namespace, so %s",
 		W("policy"), W("namespace").ID(), W("field"), T("effect"))
+	RunsAsProxyUID = ApplicationRunsAsProxyUID.Template("%s %s: container %s runs as user %d, the sidecar proxy's, so its outbound connections bypass the proxy (no mutual TLS, routing or telemetry): run it as another user",
+		W("kind"), W("workload"), W("container").ID(), N("uid"))
+	SourceNamespacePatternUnmatched = UnknownSourceNamespace.Template("%s names source namespaces %q in %s, but no namespace of the input matches the pattern, so %s",
+		W("policy"), W("pattern").ID(), W("field"), T("effect"))
 )

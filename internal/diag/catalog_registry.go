@@ -80,7 +80,10 @@ A port that selects none (an empty name, "web", "httptest") gets protocol
 sniffing: proxies wait for the first bytes to guess HTTP or TCP, which
 adds latency and breaks protocols where the server speaks first. Ports 25,
 53, 3306 and 27017 are taken as TCP instead and are not reported. Name the
-port for its protocol (http-web, tcp-db) or set appProtocol. As istioctl
+port for its protocol (http-web, tcp-db) or set appProtocol; a name that
+carries the protocol past its first word (jaeger-collector-grpc), where
+istiod does not look, gets a proposal that starts with it
+(grpc-jaeger-collector). As istioctl
 does, Services in system namespaces (kube-system, kube-public,
 kube-node-lease, local-path-storage), Services of the control plane (label
 istio, or release=istio), Services managed by a Gateway controller and
@@ -159,6 +162,8 @@ var (
 
 	PortSniffed = PortNameWithoutProtocol.Template("port %[1]d (name %[2]q) of Service %[3]s selects no protocol, so istiod sniffs it (HTTP if the first bytes look like it, else TCP); name it <protocol>[-<suffix>], e.g. http-%[4]s or tcp-%[4]s, or set appProtocol",
 		N("port").ID(), W("name"), W("service"), W("suffix"))
+	PortSniffedNamed = PortNameWithoutProtocol.Template("port %d (name %q) of Service %s selects no protocol, so istiod sniffs it (HTTP if the first bytes look like it, else TCP): istiod reads the protocol only from the name's first word; name it %[5]s or set appProtocol: %[4]s",
+		N("port").ID(), W("name"), W("service"), W("protocol"), W("rename"))
 
 	ExternalNamePortUnnamed = ExternalNamePortName.Template("port %d (name %q) of ExternalName Service %s %s; an ExternalName service has no cluster IP, so its TCP traffic may not be forwarded to %s correctly: name the port for the protocol it carries (http, https, tls-...) or set appProtocol",
 		N("port").ID(), W("name"), W("service"), T("why"), W("target"))

@@ -25,7 +25,8 @@ condition), takes every request, so every route after it is dead. A match
 written exactly like a match of an earlier route (its name aside) is dead
 too, as is one whose uri an earlier route's uri prefix covers when their
 other conditions are the same ("/api" before "/api/v1"); a route all of
-whose matches are dead never runs. Move the specific routes before the
+whose matches are dead never runs. The same holds for an earlier match of
+the same route: the later one never is what selects the route. Move the specific routes before the
 general one, or delete the dead ones.`,
 	}
 	GatewayNotFound = &Entry{

@@ -312,7 +312,12 @@ func (b *builder) connectTimeout(pol policy) *durationpb.Duration {
 func (b *builder) dnsSettings(c *clusterv3.Cluster) {
 	c.RespectDnsTtl = true
 	c.DnsRefreshRate = b.mesh.Config.GetDnsRefreshRate()
+	// The proxy's IP family decides what it resolves names to; a
+	// dual-stack proxy is built as an IPv4 one (docs/fidelity.md).
 	c.DnsLookupFamily = clusterv3.Cluster_V4_ONLY
+	if b.ipv6Only() {
+		c.DnsLookupFamily = clusterv3.Cluster_V6_ONLY
+	}
 	// istiod's defaults (PILOT_DNS_JITTER_DURATION, PILOT_DNS_CARES_UDP_MAX_QUERIES).
 	c.DnsJitter = durationpb.New(100 * time.Millisecond)
 	c.TypedDnsResolverConfig = &corev3.TypedExtensionConfig{Name: "envoy.network.dns_resolver.cares",
@@ -628,7 +633,7 @@ func (b *builder) inboundClusters() {
 		b.applyProtocol(c, resolve.Port{Number: ip.port, Protocol: ip.protocol}, pol, nil, false)
 		b.cfg.Clusters = append(b.cfg.Clusters, c)
 	}
-	b.cfg.Clusters = append(b.cfg.Clusters, b.passthrough(InboundPassthroughCluster, inboundBind))
+	b.cfg.Clusters = append(b.cfg.Clusters, b.passthrough(InboundPassthroughCluster, b.inboundSource()))
 }
 
 // inboundPolicy is the connection pool of an inbound cluster (docs/semantics/destination-rules.md

@@ -77,8 +77,8 @@ func (b *builder) gatewayListeners() {
 	slices.SortStableFunc(ports, func(a, b *gatewayPort) int { return cmp.Compare(a.target, b.target) })
 	for _, gp := range ports {
 		l := &listenerv3.Listener{
-			Name:                                 wildcard + "_" + strconv.FormatUint(uint64(gp.target), 10),
-			Address:                              socketAddress(wildcard, gp.target),
+			Name:                                 b.listenAddr(wildcard) + "_" + strconv.FormatUint(uint64(gp.target), 10),
+			Address:                              socketAddress(b.listenAddr(wildcard), gp.target),
 			TrafficDirection:                     corev3.TrafficDirection_OUTBOUND,
 			MaxConnectionsToAcceptPerSocketEvent: wrapperspb.UInt32(1),
 		}
@@ -417,7 +417,8 @@ func (b *builder) gatewayRoute(name string, port uint32, servers []resolve.Gatew
 	}
 	// Hosts given the same routes share one virtual host, named by the
 	// most specific host; catch-all routes go last (istiod's route
-	// collapse).
+	// collapse, docs/semantics/virtual-services.md §6.7). Hosts without
+	// routes (an httpsRedirect server's) have the same, empty, routes.
 	var vhosts []*routev3.VirtualHost
 	first := map[string]*vhost{}
 	hosts := slices.Collect(maps.Keys(byHost))
@@ -425,7 +426,7 @@ func (b *builder) gatewayRoute(name string, port uint32, servers []resolve.Gatew
 	for _, h := range hosts {
 		v := byHost[h]
 		key := strings.Join(v.groups, ",")
-		if f := first[key]; f != nil && v.groups != nil && f.vh.RequireTls == v.vh.RequireTls {
+		if f := first[key]; f != nil && f.vh.RequireTls == v.vh.RequireTls {
 			f.vh.Domains = append(f.vh.Domains, v.vh.Domains...)
 			continue
 		}

@@ -86,7 +86,7 @@ func (b *builder) inboundBindIP() string {
 			return ip
 		}
 	}
-	return wildcard
+	return b.listenAddr(wildcard)
 }
 
 // servicePorts are the workload ports services target on the proxy's
@@ -104,7 +104,7 @@ func (b *builder) servicePorts() []inboundPort {
 		i := slices.IndexFunc(out, func(p inboundPort) bool { return p.target == sp.Target })
 		if i < 0 {
 			out = append(out, inboundPort{target: sp.Target, port: sp.Port.Number, protocol: sp.Port.Protocol, service: sp.Service,
-				services: []*resolve.Service{sp.Service}, host: string(sp.Service.Host), bind: wildcard})
+				services: []*resolve.Service{sp.Service}, host: string(sp.Service.Host), bind: b.listenAddr(wildcard)})
 			continue
 		}
 		p := &out[i]
@@ -189,7 +189,7 @@ func (b *builder) inboundListeners() []*listenerv3.Listener {
 	}
 	vi := &listenerv3.Listener{
 		Name:             "virtualInbound",
-		Address:          socketAddress(wildcard, virtualInboundPort),
+		Address:          socketAddress(b.listenAddr(wildcard), virtualInboundPort),
 		TrafficDirection: corev3.TrafficDirection_INBOUND,
 		FilterChains: []*listenerv3.FilterChain{{
 			Name:             "virtualInbound-blackhole",

@@ -37,6 +37,7 @@ const (
 	virtualOutboundPort = resolve.VirtualOutboundPort
 	virtualInboundPort  = resolve.VirtualInboundPort
 	wildcard            = resolve.WildcardAddress
+	wildcard6           = "::"
 )
 
 const (
@@ -73,13 +74,15 @@ func classOf(p protocol.Protocol) class {
 
 // outListener is an outbound listener being assembled under its key.
 type outListener struct {
-	addr     string
-	port     uint32
-	stored   class
-	proto    protocol.Protocol
-	locked   bool
-	bindPort bool
-	chains   []*listenerv3.FilterChain
+	// addr is the plan's address (the wildcard as resolve writes it);
+	// listen is where the proxy binds it (listenAddr).
+	addr, listen string
+	port         uint32
+	stored       class
+	proto        protocol.Protocol
+	locked       bool
+	bindPort     bool
+	chains       []*listenerv3.FilterChain
 }
 
 // outbound assembles the outbound listeners of a sidecar in istiod's order
@@ -133,14 +136,26 @@ func (o *outbound) portless(st resolve.OutboundPort) {
 	b := o.b
 	rds := st.Egress.RouteName()
 	b.rdsNames[rds] = true
-	ol := &outListener{addr: st.Address, port: st.Port, bindPort: st.BindToPort, stored: classHTTP, locked: true}
+	ol := &outListener{addr: st.Address, listen: b.listenAddr(st.Address), port: st.Port, bindPort: st.BindToPort, stored: classHTTP, locked: true}
 	ol.chains = []*listenerv3.FilterChain{chain(nil, b.hcm(b.outboundHCMConfig("outbound_"+ol.name(), rds, protocol.HTTP)))}
 	o.byKey[ol.name()] = ol
 	o.order = append(o.order, ol)
 }
 
 // name is the listener's name: its address and port.
-func (ol *outListener) name() string { return ol.addr + "_" + strconv.FormatUint(uint64(ol.port), 10) }
+func (ol *outListener) name() string {
+	return ol.listen + "_" + strconv.FormatUint(uint64(ol.port), 10)
+}
+
+// listenAddr is where the proxy binds a planned address: the wildcard is
+// "::" on an IPv6-only proxy, as istiod binds it
+// (docs/semantics/envoy-output.md §7.4).
+func (b *builder) listenAddr(addr string) string {
+	if addr == wildcard && b.ipv6Only() {
+		return wildcard6
+	}
+	return addr
+}
 
 // headless gives each endpoint of an address-less passthrough service port
 // its own listener, the proxy's own addresses left out.
@@ -199,7 +214,7 @@ func (o *outbound) place(addr string, port uint32, proto protocol.Protocol, chai
 		if incoming == classHTTP && addr == wildcard {
 			stored = classAuto // it carries an ALPN match, so TCP can join
 		}
-		ol = &outListener{addr: addr, port: port, stored: stored, proto: proto, chains: chains, bindPort: o.bindPort}
+		ol = &outListener{addr: addr, listen: o.b.listenAddr(addr), port: port, stored: stored, proto: proto, chains: chains, bindPort: o.bindPort}
 		o.byKey[key] = ol
 		o.order = append(o.order, ol)
 		return
@@ -262,7 +277,7 @@ func tcpChains(chains []*listenerv3.FilterChain) []*listenerv3.FilterChain {
 // vss are the egress listener's VirtualServices.
 func (b *builder) serviceChains(vss []*resolve.VirtualService, s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, addr string) []*listenerv3.FilterChain {
 	clusterName := resolve.ClusterID{Port: svcPort, Host: s.Host}.String()
-	statPrefix := "outbound_" + addr + "_" + strconv.FormatUint(uint64(port), 10)
+	statPrefix := "outbound_" + b.listenAddr(addr) + "_" + strconv.FormatUint(uint64(port), 10)
 	tcp := func(match *listenerv3.FilterChainMatch) []*listenerv3.FilterChain {
 		var out []*listenerv3.FilterChain
 		if proto != protocol.TLS && proto != protocol.HTTPS {
@@ -551,7 +566,7 @@ func (b *builder) httpFilter(name string, m proto.Message) *hcmv3.HttpFilter {
 func (b *builder) finishOutbound(ol *outListener) *listenerv3.Listener {
 	l := &listenerv3.Listener{
 		Name:             ol.name(),
-		Address:          endpointAddress(ol.addr, ol.port),
+		Address:          endpointAddress(ol.listen, ol.port),
 		FilterChains:     ol.chains,
 		TrafficDirection: corev3.TrafficDirection_OUTBOUND,
 	}
@@ -655,7 +670,7 @@ func (b *builder) unmatchedProxy() *listenerv3.Filter {
 func (b *builder) virtualOutbound() *listenerv3.Listener {
 	return &listenerv3.Listener{
 		Name:           "virtualOutbound",
-		Address:        socketAddress(wildcard, virtualOutboundPort),
+		Address:        socketAddress(b.listenAddr(wildcard), virtualOutboundPort),
 		UseOriginalDst: wrapperspb.Bool(true),
 		FilterChains: []*listenerv3.FilterChain{
 			{

@@ -175,6 +175,25 @@ spec:
 	}
 }
 
+// TestGatewayRedirectHostsWithoutRoutes: the hosts of an httpsRedirect
+// server that no VirtualService gives HTTP routes (one has only TCP
+// routes, the other none) share one virtual host named after the first,
+// as istiod's route collapse merges virtual hosts with equal (empty)
+// routes; checked against istiod's generator.
+func TestGatewayRedirectHostsWithoutRoutes(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "istio-system/gw", gatewayPod("edge"),
+		"apiVersion: v1\nkind: Service\nmetadata: {name: db, namespace: default}\nspec: {clusterIP: 10.0.0.9, ports: [{name: tcp, port: 9000}]}",
+		"apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: edge, namespace: default}\n"+
+			"spec: {selector: {istio: edge}, servers: [{port: {number: 8080, name: http, protocol: HTTP}, hosts: [b.example.com, a.example.com], tls: {httpsRedirect: true}}]}",
+		"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: a, namespace: default}\n"+
+			"spec: {hosts: [a.example.com], gateways: [edge], tcp: [{route: [{destination: {host: db, port: {number: 9000}}}]}]}")
+	vhs := routeNamed(cfg, "http.8080").GetVirtualHosts()
+	if len(vhs) != 1 || vhs[0].GetName() != "a.example.com:8080" || strings.Join(vhs[0].GetDomains(), ",") != "a.example.com,b.example.com" ||
+		vhs[0].GetRequireTls() != routev3.VirtualHost_ALL || len(vhs[0].GetRoutes()) != 0 {
+		t.Errorf("virtual hosts = %v, want one, a.example.com:8080, for both hosts, requiring TLS", vhs)
+	}
+}
+
 // gatewaySourceWorld is a gateway in istio-system serving a VirtualService
 // of namespace shop whose matches test the gateway proxy as a source.
 func gatewaySourceRoutes(t *testing.T, matches ...string) []string {
@@ -774,5 +793,24 @@ spec: {host: alias, trafficPolicy: {loadBalancer: {consistentHash: {httpHeaderNa
 				t.Errorf("retries avoid previous hosts: %v, want %v", ph, tc.hash == "")
 			}
 		})
+	}
+}
+
+// TestGatewayPodWithoutIPMapsServerPorts: a gateway Pod the manifests give
+// no IP still maps a server port through its Service's targetPort, as
+// istiod maps it through the services selecting the pod; checked against
+// istiod's generator.
+func TestGatewayPodWithoutIPMapsServerPorts(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "gw/ingress",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: ingress, namespace: gw, labels: {istio: edge, sidecar.istio.io/inject: 'true'}}\nspec: {containers: [{name: istio-proxy, image: x}]}",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: ingress, namespace: gw}\nspec: {selector: {istio: edge}, clusterIP: 10.0.0.10, ports: [{port: 80, name: http2, targetPort: 8080}]}",
+		"apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: edge, namespace: gw}\n"+
+			"spec: {selector: {istio: edge}, servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ['*']}]}")
+	if listenerNamed(cfg, "0.0.0.0_8080") == nil || routeNamed(cfg, "http.8080") == nil {
+		var names []string
+		for _, l := range cfg.Listeners {
+			names = append(names, l.GetName())
+		}
+		t.Errorf("listeners %v, want 0.0.0.0_8080 with route http.8080", names)
 	}
 }

@@ -414,9 +414,20 @@ type BuildInfo struct {
 	Meshc string `json:"meshc"`
 	// Options are the settings that shaped the output, by flag name.
 	Options map[string]string `json:"options"`
+	// Inputs is a digest of what the build was compiled from.
+	Inputs InputDigest `json:"inputs"`
 	// PlaceholderVIPs lists the services the manifests gave no clusterIP,
 	// whose listeners and routes carry a made-up address.
 	PlaceholderVIPs *Placeholders `json:"placeholderVIPs,omitempty"`
+}
+
+// InputDigest identifies the inputs of a build: the same documents give
+// the same digest whatever their files' names and order.
+type InputDigest struct {
+	// Digest is "sha256:" and the hex SHA-256 of the sorted, distinct
+	// SHA-256s of the documents.
+	Digest    string `json:"digest"`
+	Documents int    `json:"documents"`
 }
 
 // Placeholders are the services with a made-up VIP and the range it came

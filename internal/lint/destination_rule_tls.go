@@ -14,11 +14,19 @@ import (
 	"github.com/meshc/meshc/internal/resolve"
 )
 
-// MC4008: TLS origination that trusts only the system CA bundle.
+// MC4008: TLS origination to a server inside the mesh that trusts only
+// the system CA bundle. To a server outside it (a MESH_EXTERNAL
+// ServiceEntry, a host in no registry), the system CAs are the right
+// check: istiod verifies against them by default since
+// VERIFY_CERTIFICATE_AT_CLIENT (docs/semantics/destination-rules.md §5.6).
 var noCACertificates = &Analyzer{Entry: diag.NoCACertificates, Run: func(p *Pass) {
+	domain := p.Mesh.Config.DomainSuffix
 	for _, dr := range p.Mesh.DestinationRules {
 		if dr.InheritedFrom != nil {
 			continue // an HNC copy says what its source says
+		}
+		if !insideMesh(p.Mesh, host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)) {
+			continue
 		}
 		check := func(tp *networking.TrafficPolicy, at model.Path, where string) {
 			if tp == nil {
@@ -36,6 +44,15 @@ var noCACertificates = &Analyzer{Entry: diag.NoCACertificates, Run: func(p *Pass
 		}
 	}
 }}
+
+// insideMesh reports whether h names a server of the cluster or the mesh:
+// a Kubernetes service host, or a service that is not MESH_EXTERNAL.
+func insideMesh(m *resolve.Mesh, h host.Name) bool {
+	if _, _, kube := kubeNamespace(m, h); kube {
+		return true
+	}
+	return slices.ContainsFunc(m.ServicesCovering(h), func(s *resolve.Service) bool { return !s.MeshExternal })
+}
 
 // unverified reports tls when it originates TLS with nothing but the
 // system CAs to check the server (cluster_tls.go falls back to "system"

@@ -63,6 +63,18 @@ func TestSelectorAnalyzers(t *testing.T) {
 		{"MC6004 RequestAuthentication selector (raw kind)", "MC6004", append(web,
 			secObj("security.istio.io/v1", "RequestAuthentication", "web", "jwt", "selector: {matchLabels: {app: nope}}")),
 			1, "RequestAuthentication web/jwt", []string{"app=nope"}, ""},
+		{"MC6004 Telemetry selector", "MC6004", append(web,
+			secObj("telemetry.istio.io/v1", "Telemetry", "web", "logs", "selector: {matchLabels: {app: bogus}}, accessLogging: [{providers: [{name: envoy}]}]")),
+			1, "Telemetry web/logs", []string{"app=bogus", "matches no Pod or workload in namespace web"}, ""},
+		{"MC6004 Telemetry selecting another namespace's workloads", "MC6004", append(web,
+			secObj("telemetry.istio.io/v1", "Telemetry", "other", "logs", "selector: {matchLabels: {app: api}}, accessLogging: [{providers: [{name: envoy}]}]")),
+			1, "Telemetry other/logs", []string{"matches no workload of namespace other", "Deployment web/api-v1"}, ""},
+		{"MC6004 EnvoyFilter workloadSelector", "MC6004", append(web,
+			secObj("networking.istio.io/v1alpha3", "EnvoyFilter", "web", "lua", "workloadSelector: {labels: {app: apy}}, configPatches: []")),
+			1, "EnvoyFilter web/lua", []string{"app=apy"}, ""},
+		{"MC6004 near miss: a Telemetry with a targetRef", "MC6004", append(web,
+			secObj("telemetry.istio.io/v1", "Telemetry", "web", "logs", "targetRefs: [{kind: Service, group: '', name: api}], accessLogging: [{providers: [{name: envoy}]}]")),
+			0, "", nil, ""},
 		{"MC6004 Gateway selector matches no workload anywhere", "MC6004", append(web,
 			deployment("istio-system", "ingressgateway", "{istio: ingressgateway}"),
 			obj("Gateway", "web", "gw", "selector: {istio: ingress}, servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ['*']}]")),
@@ -88,7 +100,16 @@ func TestSelectorAnalyzers(t *testing.T) {
 		{"MC6004 root-namespace DestinationRule selects only there", "MC6004", append(web,
 			ns("istio-system"), deployment("istio-system", "istiod", "{app: istiod}"),
 			obj("DestinationRule", "istio-system", "api", "host: api.web.svc.cluster.local, workloadSelector: {matchLabels: {app: api}}")),
-			1, "DestinationRule istio-system/api", []string{"matches no Pod or workload in namespace istio-system"}, ""},
+			1, "DestinationRule istio-system/api", []string{"matches no workload of namespace istio-system, the only namespace it applies to, but matches Deployment web/api-v1 elsewhere", "move it into their namespace"}, ""},
+		// istiod applies a root-namespace Sidecar with a selector to the
+		// root namespace's workloads only, whether or not the input has any.
+		{"MC6004 root-namespace Sidecar selector matching workloads elsewhere", "MC6004", append(web,
+			obj("Sidecar", "istio-system", "api", "workloadSelector: {labels: {app: api}}, egress: [{hosts: ['./*']}]")),
+			1, "Sidecar istio-system/api", []string{"matches no workload of namespace istio-system", "Deployment web/api-v1", "a Sidecar in the root namespace applies to other namespaces only without a selector"}, ""},
+		{"MC6004 a namespace's Sidecar selecting another namespace's workloads", "MC6004", append(web,
+			ns("other"), deployment("other", "api-v2", "{app: api}"), deployment("other", "api-v3", "{app: api}"), deployment("other", "api-v4", "{app: api}"),
+			obj("Sidecar", "shop", "api", "workloadSelector: {labels: {app: api}}, egress: [{hosts: ['./*']}]")),
+			1, "Sidecar shop/api", []string{"matches Deployment other/api-v2, Deployment other/api-v3, Deployment other/api-v4, 1 more elsewhere"}, ""},
 		{"MC6004 near miss: root-namespace policy matches a workload elsewhere", "MC6004", append(web,
 			ap("istio-system", "mesh", "selector: {matchLabels: {app: api}}")),
 			0, "", nil, ""},
@@ -252,6 +273,7 @@ func TestListenerAnalyzers(t *testing.T) {
 		return obj("ServiceEntry", "web", name, "hosts: ["+host+"], ports: ["+port+"], resolution: DNS, location: MESH_EXTERNAL"+extra, meta...)
 	}
 	tcp := "{number: 5432, name: tcp, protocol: TCP}"
+	captureDNS := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  mesh: |\n    defaultConfig: {proxyMetadata: {ISTIO_META_DNS_CAPTURE: \"true\"}}\n"
 	runGatewayCases(t, []gatewayCase{
 		{"MC7002 TCP ServiceEntry without addresses", "MC7002", append(web, se("db", "db.example.com", tcp, "")),
 			1, "ServiceEntry web/db", []string{"db.example.com (port 5432, TCP) has no address of its own", "0.0.0.0_5432 matches every connection", "to the service's endpoints"}, "client/caller,web/api-v1"},
@@ -261,6 +283,13 @@ func TestListenerAnalyzers(t *testing.T) {
 			se("db", "db.example.com", tcp, ", addresses: [240.0.0.1]"),
 			se("api", "api.example.com", "{number: 443, name: tls, protocol: TLS}", "")),
 			0, "", nil, ""},
+		{"MC7002 near miss: every proxy captures DNS, so uses the address istiod allocates", "MC7002", append(web, captureDNS,
+			se("db", "db.example.com", tcp, "")),
+			0, "", nil, ""},
+		{"MC7002 when capturing DNS: no address is allocated with resolution NONE or the opt-out label", "MC7002", append(web, captureDNS,
+			strings.Replace(se("none", "none.example.com", tcp, ""), "resolution: DNS", "resolution: NONE", 1),
+			se("optout", "optout.example.com", "{number: 5433, name: tcp, protocol: TCP}", "", "labels: {networking.istio.io/enable-autoallocate-ip: 'false'}")),
+			2, "ServiceEntry web/none", []string{"none.example.com (port 5432, TCP) has no address of its own"}, "client/caller,web/api-v1"},
 
 		{"MC7001 two TCP ServiceEntries without addresses on one port", "MC7001", append(web,
 			se("db-a", "a.example.com", tcp, "", at(1)), se("db-b", "b.example.com", tcp, "", at(2))),

@@ -8,6 +8,7 @@ import (
 
 	"istio.io/api/label"
 	networking "istio.io/api/networking/v1alpha3"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -26,6 +27,7 @@ var policyAnalyzers = []*Analyzer{
 	multipleDefaultTelemetries,
 	riskyEnvoyFilterPatch,
 	unknownSourceNamespace,
+	applicationRunsAsProxyUID,
 }
 
 // removedIstioKinds are the rbac.istio.io types Istio has removed.
@@ -227,12 +229,16 @@ var unknownSourceNamespace = &Analyzer{Entry: diag.UnknownSourceNamespace, Run: 
 					nss  []string
 				}{{"namespaces", src.GetNamespaces()}, {"notNamespaces", src.GetNotNamespaces()}} {
 					for k, ns := range field.nss {
-						if ns == "" || strings.Contains(ns, "*") || p.Mesh.NamespaceExists(ns) || seen[ns] {
+						if ns == "" || ns == "*" || seen[ns] || namespaceMatches(p.Mesh, ns) {
 							continue
 						}
 						seen[ns] = true
 						at := model.Path{}.Key("spec").Key("rules").Index(i).Key("from").Index(j).Key("source").Key(field.name).Index(k)
-						p.Report(&ap.ObjectMeta, at, diag.SourceNamespaceUnknown,
+						msg := diag.SourceNamespaceUnknown
+						if strings.Contains(ns, "*") {
+							msg = diag.SourceNamespacePatternUnmatched
+						}
+						p.Report(&ap.ObjectMeta, at, msg,
 							objName(&ap.ObjectMeta), ns, field.name, sourceNamespaceEffect(field.name, ap.Spec.GetAction().String()))
 					}
 				}
@@ -241,10 +247,105 @@ var unknownSourceNamespace = &Analyzer{Entry: diag.UnknownSourceNamespace, Run: 
 	}
 }}
 
+// namespaceMatches reports whether the input has a namespace that ns,
+// a name or a pattern with a leading or trailing * as istiod matches
+// them, stands for.
+func namespaceMatches(m *resolve.Mesh, ns string) bool {
+	if !strings.Contains(ns, "*") {
+		return m.NamespaceExists(ns)
+	}
+	prefix, suffix := "", ""
+	switch {
+	case strings.HasSuffix(ns, "*"):
+		prefix = strings.TrimSuffix(ns, "*")
+	case strings.HasPrefix(ns, "*"):
+		suffix = strings.TrimPrefix(ns, "*")
+	default:
+		return true // a * inside a name matches only itself; not judged
+	}
+	for name := range m.Hierarchy.Namespaces {
+		if strings.HasPrefix(name, prefix) && strings.HasSuffix(name, suffix) && m.NamespaceExists(name) {
+			return true
+		}
+	}
+	root := m.Config.GetRootNamespace()
+	return strings.HasPrefix(root, prefix) && strings.HasSuffix(root, suffix)
+}
+
 // sourceNamespaceEffect says what a missing namespace does to a rule.
 func sourceNamespaceEffect(field, action string) string {
 	if field == "notNamespaces" {
 		return "the exclusion excludes nothing: check the name"
 	}
 	return fmt.Sprintf("the %s rule matches no request from it: check the name", action)
+}
+
+// proxyUID is the user the sidecar runs as; the sidecar's iptables rules
+// let that user's traffic out uncaptured, so that the proxy's own
+// connections do not loop back into it.
+const proxyUID = 1337
+
+// MC9011: an application container of a workload that gets a sidecar
+// runs as the proxy's user, so its outbound traffic bypasses the proxy.
+var applicationRunsAsProxyUID = &Analyzer{Entry: diag.ApplicationRunsAsProxyUID, Run: func(p *Pass) {
+	meshed, standIn := map[*model.ObjectMeta]bool{}, map[string]bool{}
+	for _, px := range p.Mesh.Proxies {
+		if px.Type == resolve.SidecarProxy && px.Object != nil {
+			meshed[px.Object] = true
+		}
+	}
+	for _, sc := range p.Mesh.Scopes {
+		for _, px := range sc.Proxies {
+			// A declared Namespace says whether it is injected; one the
+			// input does not declare may be labelled in the cluster.
+			if n := p.Mesh.Hierarchy.Namespaces[px.Namespace]; px.StandIn && n != nil && n.Object == nil && !n.Synthesized {
+				standIn[px.Namespace] = true
+			}
+		}
+	}
+	for _, o := range p.Mesh.Objects {
+		var meta *model.ObjectMeta
+		var labels, annotations map[string]string
+		var spec *corev1.PodSpec
+		switch x := o.(type) {
+		case *model.Pod:
+			meta, labels, annotations, spec = &x.ObjectMeta, x.Labels, x.Annotations, &x.Spec
+		case *model.Workload:
+			meta, labels, annotations, spec = &x.ObjectMeta, x.Template.Labels, x.Template.Annotations, &x.Template.Spec
+		default:
+			continue
+		}
+		// In a namespace whose proxies the input does not show and whose
+		// labels it does not give, a workload that does not opt out is
+		// taken to be injected; a
+		// gateway's proxy is its main container, run as that user.
+		optOut := labels["sidecar.istio.io/inject"] == "false" || annotations["sidecar.istio.io/inject"] == "false"
+		if meta.InheritedFrom != nil || looksLikeGateway(annotations, labels) || !(meshed[meta] || (standIn[meta.Namespace] && !optOut)) {
+			continue
+		}
+		podUID := int64(-1)
+		if sc := spec.SecurityContext; sc != nil && sc.RunAsUser != nil {
+			podUID = *sc.RunAsUser
+		}
+		for i, c := range spec.Containers {
+			if c.Name == "istio-proxy" {
+				continue
+			}
+			uid, at := podUID, podPath(meta).Key("securityContext").Key("runAsUser")
+			if sc := c.SecurityContext; sc != nil && sc.RunAsUser != nil {
+				uid, at = *sc.RunAsUser, podPath(meta).Key("containers").Index(i).Key("securityContext").Key("runAsUser")
+			}
+			if uid == proxyUID {
+				p.Report(meta, at, diag.RunsAsProxyUID, meta.Kind, objName(meta), c.Name, proxyUID)
+			}
+		}
+	}
+}}
+
+// podPath is where a Pod's or workload template's pod spec is.
+func podPath(m *model.ObjectMeta) model.Path {
+	if m.Kind == "Pod" {
+		return model.Path{}.Key("spec")
+	}
+	return model.ParsePath("spec.template.spec")
 }

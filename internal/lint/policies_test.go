@@ -243,9 +243,35 @@ func TestPolicyAnalyzers(t *testing.T) {
 			namespace("web", "{}"),
 			authz("web", "deny", "action: DENY\nrules:\n- from:\n  - source:\n      notNamespaces: [web, gone]")},
 			1, "AuthorizationPolicy web/deny", "the exclusion excludes nothing", "notNamespaces", "", 0},
+		{"MC9010 a pattern no namespace matches", "MC9010", []string{
+			namespace("web", "{}"), namespace("team-a", "{}"),
+			authz("web", "allow", "rules:\n- from:\n  - source:\n      namespaces: ['team-*', '*-bogus', '*']")},
+			1, "AuthorizationPolicy web/allow", `web/allow names source namespaces "*-bogus" in namespaces, but no namespace of the input matches the pattern`, "*-bogus", "", 0},
 		{"MC9010 near miss: patterns, implied and built-in namespaces", "MC9010", []string{
-			namespace("web", "{}"), service("db", "pg"),
-			authz("web", "allow", "rules:\n- from:\n  - source:\n      namespaces: ['team-*', db, istio-system, kube-system, web]")},
+			namespace("web", "{}"), service("db", "pg"), namespace("team-a", "{}"),
+			authz("web", "allow", "rules:\n- from:\n  - source:\n      namespaces: ['team-*', '*-system', 'kube-*', '*', db, istio-system, kube-system, web]")},
+			0, "", "", "", "", 0},
+		// MC9011
+		{"MC9011 an injected pod's container runs as the proxy's user", "MC9011", []string{
+			namespace("web", "{istio-injection: enabled}"),
+			pod("web", "api", "", "containers: [{name: app, image: x, securityContext: {runAsUser: 1337}}, {name: helper, image: z}]")},
+			1, "Pod web/api", "Pod web/api: container app runs as user 1337, the sidecar proxy's, so its outbound connections bypass the proxy", "runAsUser: 1337", "", 0},
+		{"MC9011 the pod's user, and a namespace whose injection the input does not show", "MC9011", []string{
+			pod("shop", "api", "", "securityContext: {runAsUser: 1337}\ncontainers: [{name: app, image: x}, {name: other, image: z, securityContext: {runAsUser: 1000}}]")},
+			1, "Pod shop/api", "container app runs as user 1337", "securityContext: {runAsUser: 1337}", "", 0},
+		{"MC9011 in namespace default, which every cluster has", "MC9011", []string{
+			pod("default", "api", "", "containers: [{name: app, image: x, securityContext: {runAsUser: 1337}}]")},
+			1, "Pod default/api", "container app runs as user 1337", "runAsUser: 1337", "", 0},
+		{"MC9011 near miss: a namespace the input declares without an injection label", "MC9011", []string{
+			namespace("shop", "{}"),
+			pod("shop", "api", "", "securityContext: {runAsUser: 1337}\ncontainers: [{name: app, image: x}]")},
+			0, "", "", "", "", 0},
+		{"MC9011 near miss: not injected, opted out, a gateway, the proxy itself", "MC9011", []string{
+			namespace("plain", "{}"), namespace("web", "{istio-injection: enabled}"),
+			pod("plain", "api", "", "containers: [{name: app, image: x, securityContext: {runAsUser: 1337}}]"),
+			pod("web", "batch", "labels: {sidecar.istio.io/inject: 'false'}", "containers: [{name: app, image: x, securityContext: {runAsUser: 1337}}]"),
+			pod("web", "gw", "labels: {istio: ingressgateway}", "containers: [{name: istio-proxy, image: auto, securityContext: {runAsUser: 1337}}]"),
+			pod("web", "app", "", "containers: [{name: app, image: x}, {name: istio-proxy, image: auto, securityContext: {runAsUser: 1337}}]")},
 			0, "", "", "", "", 0},
 		{"MC9010 near miss: no Namespace objects in the input", "MC9010", []string{
 			authz("web", "allow", "rules:\n- from:\n  - source:\n      namespaces: [nowhere]")},

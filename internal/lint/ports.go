@@ -53,10 +53,35 @@ var portNameWithoutProtocol = &Analyzer{Entry: diag.PortNameWithoutProtocol, Run
 			return // ExternalName ports are MC3007's
 		}
 		port := svc.Spec.Ports[i]
+		if said, rest := impliedProtocol(port.Name); said != "" {
+			p.Report(&svc.ObjectMeta, portPath(i).Key("name"), diag.PortSniffedNamed,
+				port.Port, port.Name, objName(&svc.ObjectMeta), said, said+"-"+rest)
+			return
+		}
 		p.Report(&svc.ObjectMeta, portPath(i).Key("name"), diag.PortSniffed,
 			port.Port, port.Name, objName(&svc.ObjectMeta), suffix(port.Name, port.Port))
 	})
 }}
+
+// impliedProtocol finds a protocol a port name spells out past its first
+// word ("jaeger-collector-grpc"), where istiod does not look for it, and
+// the rest of the name; "" when there is none. UDP is left out: a TCP
+// port named udp-* is dropped (protocol.FromServicePort).
+func impliedProtocol(name string) (said, rest string) {
+	words := strings.Split(strings.ToLower(name), "-")
+	for i := 1; i < len(words); i++ {
+		n := 1
+		if words[i] == "grpc" && i+1 < len(words) && words[i+1] == "web" {
+			n = 2 // grpc-web is one protocol
+		}
+		w := strings.Join(words[i:i+n], "-")
+		if proto := protocol.Parse(w); proto.IsUnsupported() || proto == protocol.UDP {
+			continue
+		}
+		return w, strings.Join(slices.Concat(words[:i], words[i+n:]), "-")
+	}
+	return "", ""
+}
 
 // suffix proposes the part after "<protocol>-" in a port name.
 func suffix(name string, port int32) string {

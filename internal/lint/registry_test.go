@@ -162,6 +162,10 @@ func TestPorts(t *testing.T) {
 			docs: append(web, service("web", "api", "{port: 8080}", "{port: 9090, name: metrics}", "{port: 80, name: http-web}")),
 			want: 2, object: "Service web/api",
 			message: []string{`port 8080 (name "") of Service web/api selects no protocol`, "http-8080"}},
+		{name: "MC3006 a protocol past the first word is proposed", code: "MC3006",
+			docs: append(web, service("web", "jaeger", "{port: 14250, name: jaeger-collector-grpc}", "{port: 8080, name: ui-grpc-web}")),
+			want: 2, object: "Service web/jaeger",
+			message: []string{"istiod reads the protocol only from the name's first word; name it grpc-jaeger-collector or set appProtocol: grpc"}},
 		{name: "MC3006 near miss: named, appProtocol, TCP by number, UDP, control plane, system namespace", code: "MC3006",
 			docs: append(web, service("web", "api", "{port: 8080, name: grpc-api}", "{port: 9090, name: metrics, appProtocol: http}", "{port: 3306}", "{port: 8125, protocol: UDP}"),
 				"apiVersion: v1\nkind: Service\nmetadata: {name: istiod, namespace: istio-system, labels: {istio: pilot}}\nspec: {ports: [{port: 15010}]}\n",
@@ -225,4 +229,20 @@ func TestPorts(t *testing.T) {
 			docs: append(web, se("web", "db-a", "['*']", "TCP"), se("client", "db-b", "['*']", "tcp")),
 			want: 0},
 	})
+}
+
+func TestImpliedProtocol(t *testing.T) {
+	for name, want := range map[string][2]string{
+		"jaeger-collector-grpc": {"grpc", "jaeger-collector"},
+		"ui-grpc-web":           {"grpc-web", "ui"},
+		"Metrics-HTTP":          {"http", "metrics"},
+		"dns-udp":               {"", ""},
+		"metrics":               {"", ""},
+		"httptest":              {"", ""},
+		"":                      {"", ""},
+	} {
+		if said, rest := impliedProtocol(name); said != want[0] || rest != want[1] {
+			t.Errorf("impliedProtocol(%q) = %q, %q; want %q, %q", name, said, rest, want[0], want[1])
+		}
+	}
 }

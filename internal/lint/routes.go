@@ -142,10 +142,10 @@ func reportUnreachable(p *Pass, vs *model.ObjectMeta, kind string, routes []rule
 		}
 		var deads []dead
 		for j, m := range r.matches {
+			// An earlier match of the same route counts too: the later
+			// one is never what selects the route.
 			if prev, ok := seen[m.full]; ok {
-				if prev.route < i {
-					deads = append(deads, dead{match: j, by: prev})
-				}
+				deads = append(deads, dead{match: j, by: prev})
 				continue
 			}
 			seen[m.full] = at{i, j}
@@ -153,7 +153,7 @@ func reportUnreachable(p *Pass, vs *model.ObjectMeta, kind string, routes []rule
 				continue
 			}
 			if k := slices.IndexFunc(prefixes[m.rest], func(a at) bool {
-				return a.route < i && strings.HasPrefix(m.uri, routes[a.route].matches[a.match].uri)
+				return strings.HasPrefix(m.uri, routes[a.route].matches[a.match].uri)
 			}); k >= 0 {
 				by := prefixes[m.rest][k]
 				deads = append(deads, dead{match: j, by: by, why: fmt.Sprintf("its uri prefix %q covers %q", routes[by.route].matches[by.match].uri, m.uri)})

@@ -48,6 +48,8 @@ func TestRouteAnalyzers(t *testing.T) {
 			1, "web/api", "match[1] of spec.http[1] of web/api never takes traffic: it repeats spec.http[0].match[0]", ""},
 		{"MC5003 match covered by an earlier prefix", "MC5003", with(vs("web", "api", "hosts: [api], http: [{match: [{uri: {prefix: /api}, method: {exact: GET}}], "+route+"}, {match: [{uri: {exact: /health}}, {uri: {prefix: /api/v1}, method: {exact: GET}}], "+route+"}]")),
 			1, "web/api", `match[1] of spec.http[1] of web/api never takes traffic: spec.http[0].match[0] comes first and takes all its requests: its uri prefix "/api" covers "/api/v1"`, ""},
+		{"MC5003 a match covered by an earlier match of the same route", "MC5003", with(vs("web", "api", "hosts: [api], http: [{match: [{uri: {prefix: /api/v1/product}, method: {exact: GET}}, {uri: {prefix: /api/v1/products}, method: {exact: GET}}, {uri: {exact: /health}}, {uri: {exact: /health}}], "+route+"}]")),
+			2, "web/api", `match[1] of spec.http[0] of web/api never takes traffic: spec.http[0].match[0] comes first and takes all its requests: its uri prefix "/api/v1/product" covers "/api/v1/products"`, ""},
 		{"MC5003 near miss: the longer prefix first, or other conditions", "MC5003", with(vs("web", "api", "hosts: [api], http: [{match: [{uri: {prefix: /api/v1}}], "+route+"}, {match: [{uri: {prefix: /api}}], "+route+"}, {match: [{uri: {prefix: /api/v2}, method: {exact: POST}}], "+route+"}]")),
 			0, "", "", ""},
 		{"MC5003 TCP route after a route without match", "MC5003", with(vs("web", "api", "hosts: [api], tcp: [{route: [{destination: {host: api}}]}, {match: [{port: 9000}], route: [{destination: {host: backend}}]}]")),

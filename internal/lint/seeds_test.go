@@ -23,7 +23,7 @@ func TestSeedsFire(t *testing.T) {
 		diag.ConflictingGateways, diag.GatewayPortNotOnService, diag.DuplicateGatewayCertificate, diag.GatewayCredentialNotFound,
 		diag.ConflictingTelemetrySelectors, diag.MisplacedAnnotation, diag.InvalidAnnotationValue, diag.AlphaAnnotation,
 		diag.UnknownAnnotation, diag.DeprecatedSetting, diag.IngressRouteSkipsMeshRules, diag.JWTClaimRouteWithoutAuthentication,
-		diag.MTLSDisabledForStrictServer, diag.VirtualServiceHostNotInGateway}
+		diag.MTLSDisabledForStrictServer, diag.VirtualServiceHostNotInGateway, diag.ApplicationRunsAsProxyUID}
 	codes := []*diag.Entry{diag.AdmissionWarning}
 	for _, a := range Analyzers() {
 		codes = append(codes, a.Entry)

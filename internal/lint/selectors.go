@@ -61,9 +61,21 @@ func selectors(objs []model.Object, rootNs string) []selector {
 		case *model.AuthorizationPolicy:
 			ws := x.Spec.GetSelector()
 			s.path, s.labels, s.set = model.ParsePath("spec.selector"), ws.GetMatchLabels(), ws != nil
+		case *model.Telemetry:
+			if x.Spec.GetTargetRef() != nil || len(x.Spec.GetTargetRefs()) > 0 {
+				continue // a targetRef policy does not select by labels
+			}
+			ws := x.Spec.GetSelector()
+			s.path, s.labels, s.set = model.ParsePath("spec.selector"), ws.GetMatchLabels(), ws != nil
+		case *model.EnvoyFilter:
+			if len(x.Spec.GetTargetRefs()) > 0 {
+				continue
+			}
+			ws := x.Spec.GetWorkloadSelector()
+			s.path, s.labels, s.set = model.ParsePath("spec.workloadSelector"), ws.GetLabels(), ws != nil
 		case *model.Unknown:
-			// RequestAuthentication, Telemetry, WasmPlugin, EnvoyFilter:
-			// the registry says where their selector is.
+			// RequestAuthentication, WasmPlugin: the registry says where
+			// their selector is.
 			k, ok := model.LookupKind(m.Group(), m.Kind)
 			if !ok || len(k.SelectorPath) != 2 {
 				continue
@@ -190,8 +202,19 @@ var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload,
 	}
 	var gateways *gatewayInput
 	for _, s := range p.selectors() {
-		if len(s.labels) == 0 || len(s.namespaces(ws)) == 0 || len(s.selected(ws)) > 0 {
+		if len(s.labels) == 0 || len(s.selected(ws)) > 0 {
 			continue // an empty selector is MC6005's
+		}
+		// Workloads elsewhere that the labels match say what was meant,
+		// even with no workload of the selector's own namespace in the
+		// input.
+		if others := s.elsewhere(ws); len(others) > 0 {
+			p.Report(s.obj, s.path, diag.SelectorMatchesOnlyElsewhere,
+				labelString(s.labels), s.obj.Kind, objName(s.obj), s.obj.Namespace, workloadList(others), elsewhereHint(s, p.Mesh.Config.RootNamespace))
+			continue
+		}
+		if len(s.namespaces(ws)) == 0 {
+			continue
 		}
 		where := "namespace " + s.obj.Namespace
 		if gw, ok := s.gateway(); ok {
@@ -209,6 +232,47 @@ var selectorMatchesNoWorkload = &Analyzer{Entry: diag.SelectorMatchesNoWorkload,
 			labelString(s.labels), s.obj.Kind, objName(s.obj), where)
 	}
 }}
+
+// elsewhere lists the workloads of other namespaces a selector that
+// applies to its own namespace only would match; none for one that
+// reaches every namespace.
+func (s selector) elsewhere(ws map[string][]inputWorkload) []inputWorkload {
+	if s.meshWide {
+		return nil
+	}
+	var out []inputWorkload
+	for _, ns := range slices.Sorted(maps.Keys(ws)) {
+		if ns == s.obj.Namespace {
+			continue
+		}
+		for _, w := range ws[ns] {
+			if resolve.LabelsMatch(s.labels, w.labels) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// workloadList names up to three workloads, and how many more.
+func workloadList(ws []inputWorkload) string {
+	names := make([]string, 0, 3)
+	for _, w := range ws[:min(3, len(ws))] {
+		names = append(names, w.obj.Kind+" "+objName(w.obj))
+	}
+	if len(ws) > 3 {
+		names = append(names, fmt.Sprintf("%d more", len(ws)-3))
+	}
+	return strings.Join(names, ", ")
+}
+
+// elsewhereHint says how to reach the workloads a selector misses.
+func elsewhereHint(s selector, rootNs string) string {
+	if s.obj.Kind == "Sidecar" && s.obj.Namespace == rootNs {
+		return "; a Sidecar in the root namespace applies to other namespaces only without a selector (as their default); move it into their namespace"
+	}
+	return "; move it into their namespace"
+}
 
 // emptySelectorEffect says what a selector without labels does, per kind.
 func emptySelectorEffect(s selector) string {

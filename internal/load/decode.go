@@ -381,7 +381,9 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		d.fieldErrors(diag.InvalidObject, src, ref, errs)
 		return
 	}
-	if om.Name == "" {
+	info, known := lookupKind(group, kind)
+	nameless := om.Name == "" && known && info.NameOptional
+	if om.Name == "" && !nameless {
 		hint := ""
 		if om.GenerateName != "" {
 			hint = " (generateName only works with kubectl create, and gives no stable identity)"
@@ -390,17 +392,19 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		return
 	}
 
-	info, known := lookupKind(group, kind)
 	if known && !info.Serves(version) {
 		d.report(info.Family.Invalid(), at(model.Path{}.Key("apiVersion")), ref, "%s is not served at %s (served: %s); the object is left out",
 			kind, apiVersion, servedList(group, info.Versions))
 		return
 	}
+	// A kind known by name only (a ServiceAccount, an Ingress) has a
+	// known scope too: its objects are named as kubectl would place them.
 	ns := om.Namespace
+	scope, scoped := model.LookupKind(group, kind)
 	switch {
-	case known && info.ClusterScoped:
+	case scoped && scope.ClusterScoped:
 		ns = "" // as kubectl does, a namespace on a cluster-scoped object is ignored
-	case known && ns == "":
+	case scoped && ns == "":
 		ns = "default"
 	}
 	ref.Namespace = ns
@@ -410,7 +414,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 			return
 		}
 	}
-	if known {
+	if known && !nameless {
 		valid := info.ValidName
 		if valid == nil {
 			valid = validation.IsDNS1123Subdomain

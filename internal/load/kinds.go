@@ -45,7 +45,7 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[strin
 		if len(errs) == 0 && !d.noAdmission {
 			errs = checkIstio(v.(proto.Message), meta)
 		}
-	case model.HNC, model.GatewayAPI:
+	case model.HNC, model.GatewayAPI, model.Install:
 		errs = checkTopLevel(raw)
 		d.schema.decode(reflect.ValueOf(v).Elem(), raw["spec"], model.Path{}.Key("spec"), true, &errs)
 		if c, ok := v.(*model.HNCConfigSpec); ok && len(errs) == 0 {

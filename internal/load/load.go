@@ -489,7 +489,8 @@ func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
 	for _, o := range objs {
 		m := o.Meta()
 		id := m.ID()
-		if prev, dup := first[id]; dup {
+		// Nameless objects (an IstioOperator) have no identity to clash.
+		if prev, dup := first[id]; dup && id.Name != "" {
 			copies[id]++
 			d := diag.DefinedTwice.At(m.Ref(), id, prev.Meta().Ref().Location()).Keyed(diag.Part("copy", strconv.Itoa(copies[id]+1)))
 			d.Related = []diag.Related{{ObjectRef: prev.Meta().Ref(), Note: "first definition, kept"}}

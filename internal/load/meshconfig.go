@@ -13,8 +13,9 @@ import (
 
 // MeshOptions say where the mesh config comes from.
 type MeshOptions struct {
-	// File, when set, replaces the ConfigMap: a MeshConfig YAML, or a
-	// ConfigMap manifest whose "mesh" key holds one.
+	// File, when set, replaces the inputs' mesh config: a MeshConfig YAML,
+	// a ConfigMap manifest whose "mesh" key holds one, an IstioOperator,
+	// or the istiod Helm chart's values (a file with a meshConfig key).
 	File string
 	// FileIn is the file system File is in; nil means the OS's.
 	FileIn fs.FS
@@ -29,91 +30,191 @@ type MeshOptions struct {
 const MeshConfigName = "istio"
 
 // MeshConfig returns istiod's defaults overridden by the mesh config found
-// in objs (ConfigMap istio in the istiod namespace, key "mesh") or in
-// opts.File. As istiod does, a field it does not know is ignored (reported
-// as a warning) and the rest applies; a field of the wrong type makes the
-// whole mesh config unusable and the defaults apply.
+// in opts.File or in objs: ConfigMap istio in the istiod namespace (key
+// "mesh"), which istiod reads, else the IstioOperators istioctl would
+// render it from. As istiod does, a field it does not know is ignored
+// (reported as a warning) and the rest applies; a field of the wrong type
+// makes the whole mesh config unusable and the defaults apply.
 func MeshConfig(objs []model.Object, opts MeshOptions) (model.MeshConfig, []diag.Diagnostic) {
 	mc := model.MeshConfig{MeshConfig: model.DefaultMeshConfig(), DomainSuffix: opts.DomainSuffix}
 	if mc.DomainSuffix == "" {
 		mc.DomainSuffix = model.DefaultDomainSuffix
 	}
-	text, doc, src, diags := meshSource(objs, opts)
-	if doc == nil {
+	var diags []diag.Diagnostic
+	var sources []meshInput
+	if opts.File != "" {
+		in, ok, ds := fileMesh(opts.FileIn, opts.File)
+		diags = ds
+		if ok {
+			sources = append(sources, in)
+		}
+	} else {
+		sources = inputMeshes(objs, opts.IstioNamespace)
+	}
+	if len(sources) == 0 {
 		return mc, diags
 	}
-	mc.From = src
-	raw, line, msg := parseYAML(chunk{data: []byte(text), line: doc.Line})
-	if msg != "" {
-		return mc, append(diags, diag.MeshConfigUnparsable.At(refAt(src, line), msg))
+	mc.From = sources[0].src
+	used, ds := sources[0].decode()
+	diags = append(diags, ds...)
+	if len(sources) > 1 {
+		// The IstioOperators, when a ConfigMap is what istiod reads: said
+		// when a field they write has another value there. Fields only
+		// the chart writes are left out: meshc does not render all of
+		// them (tracing, default providers).
+		other, ds := sources[1].decode()
+		diags = append(diags, ds...)
+		if used != nil && other != nil {
+			a, b := model.DefaultMeshConfig(), model.DefaultMeshConfig()
+			overlay(a, used)
+			overlay(b, other)
+			if diff := differentFields(a, b, sources[1].written); diff != "" {
+				diags = append(diags, diag.MeshConfigSourcesDiffer.At(sources[1].at(nil), sources[0].label, sources[1].label, diff))
+			}
+		}
 	}
-	if raw == nil {
-		return mc, diags
+	if used != nil {
+		overlay(mc.MeshConfig, used)
+	}
+	return mc, diags
+}
+
+// meshInput is one source of the mesh config: its value as parsed, and
+// where each of its fields is written.
+type meshInput struct {
+	raw any
+	src model.Source
+	// label names the source in a finding that names two.
+	label string
+	// written are the fields a rendered source's authors wrote (nil for
+	// a text one), which a conflict with another source is judged on.
+	written []model.Path
+	// refs gives, for each path of raw, the object and line a finding
+	// about it points at.
+	refs func([]model.Path) []diag.ObjectRef
+	// broken, when set, is why the text could not be parsed, at brokenAt.
+	broken   string
+	brokenAt diag.ObjectRef
+}
+
+func (in meshInput) at(p model.Path) diag.ObjectRef { return in.refs([]model.Path{p})[0] }
+
+// decode reads the source's MeshConfig; nil when istiod would reject it.
+func (in meshInput) decode() (*meshv1.MeshConfig, []diag.Diagnostic) {
+	if in.broken != "" {
+		return nil, []diag.Diagnostic{diag.MeshConfigUnparsable.At(in.brokenAt, in.broken)}
+	}
+	if in.raw == nil {
+		return nil, nil
 	}
 	var errs []fieldError
 	user := &meshv1.MeshConfig{}
-	protoDecoder{protoNames: true, errs: &errs}.message(user.ProtoReflect(), raw, nil)
-	lines := doc.LinesOf(pathsOf(errs))
+	protoDecoder{protoNames: true, errs: &errs}.message(user.ProtoReflect(), in.raw, nil)
+	refs := in.refs(pathsOf(errs))
+	var diags []diag.Diagnostic
 	fatal := false
 	for i, e := range errs {
 		var d diag.Diagnostic
 		if e.Unknown {
-			d = diag.MeshConfigFieldIgnored.At(refAt(src, lines[i]), e.String()).WithSeverity(diag.Warning)
+			d = diag.MeshConfigFieldIgnored.At(refs[i], e.String()).WithSeverity(diag.Warning)
 		} else {
 			fatal = true
-			d = diag.MeshConfigRejected.At(refAt(src, lines[i]), e.String())
+			d = diag.MeshConfigRejected.At(refs[i], e.String())
 		}
-		d = d.Keyed(fieldKey(e)...)
-		diags = append(diags, d)
+		diags = append(diags, d.Keyed(fieldKey(e)...))
 	}
 	if fatal {
-		return mc, diags
+		return nil, diags
 	}
-	overlay(mc.MeshConfig, user)
-	return mc, diags
+	return user, diags
 }
 
-func refAt(src model.Source, line int) diag.ObjectRef {
-	return diag.ObjectRef{Kind: "ConfigMap", File: src.File, Line: line}
+// textMesh is a mesh config written as YAML text, doc, in the file of
+// src. Findings call it a ConfigMap, a plain file included.
+func textMesh(doc *model.Document, src model.Source, label string) meshInput {
+	refAt := func(line int) diag.ObjectRef { return diag.ObjectRef{Kind: "ConfigMap", File: src.File, Line: line} }
+	in := meshInput{src: src, label: label, refs: func(paths []model.Path) []diag.ObjectRef {
+		out := make([]diag.ObjectRef, len(paths))
+		for i, line := range doc.LinesOf(paths) {
+			out[i] = refAt(line)
+		}
+		return out
+	}}
+	raw, line, msg := parseYAML(chunk{data: doc.Data, line: doc.Line})
+	if msg != "" {
+		in.broken, in.brokenAt = msg, refAt(line)
+	}
+	in.raw = raw
+	return in
 }
 
-// meshSource finds the mesh config text and a document whose lines match
-// the file's.
-func meshSource(objs []model.Object, opts MeshOptions) (string, *model.Document, model.Source, []diag.Diagnostic) {
-	if opts.File != "" {
-		data, err := inputfile.ReadFS(opts.FileIn, opts.File, inputfile.Options{})
-		if err != nil {
-			return "", nil, model.Source{}, []diag.Diagnostic{diag.UnreadableInput.At(diag.ObjectRef{File: opts.File}, "mesh config: %s", err)}
-		}
-		objs, diags := Bytes(opts.File, data)
-		for _, o := range objs {
-			if cm, ok := o.(*model.ConfigMap); ok {
-				return configMapMesh(cm, diags)
-			}
-		}
-		src := model.NewSource(opts.File, 1, &model.Document{Data: data, Line: 1}, nil)
-		return string(data), &model.Document{Data: data, Line: 1}, src, nil
+// fileMesh reads --mesh-config: a ConfigMap, IstioOperators, the istiod
+// chart's values or a MeshConfig, told apart by their shape.
+func fileMesh(fsys fs.FS, file string) (meshInput, bool, []diag.Diagnostic) {
+	data, err := inputfile.ReadFS(fsys, file, inputfile.Options{})
+	if err != nil {
+		return meshInput{}, false, []diag.Diagnostic{diag.UnreadableInput.At(diag.ObjectRef{File: file}, "mesh config: %s", err)}
 	}
-	ns := opts.IstioNamespace
+	objs, diags := Bytes(file, data)
+	var iops []*model.IstioOperator
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *model.ConfigMap:
+			in, ok := configMapMesh(o)
+			return in, ok, diags
+		case *model.IstioOperator:
+			iops = append(iops, o)
+		}
+	}
+	if len(iops) > 0 {
+		return operatorMesh(iops), true, diags
+	}
+	doc := &model.Document{Data: data, Line: 1}
+	src := model.NewSource(file, 1, doc, nil)
+	in := textMesh(doc, src, file)
+	if values, ok := in.raw.(map[string]any); ok && in.broken == "" {
+		if _, chart := values["meshConfig"]; chart {
+			return valuesMesh(values, src), true, nil
+		}
+	}
+	return in, true, nil
+}
+
+// inputMeshes finds the mesh configs of the inputs, the one istiod reads
+// first: ConfigMap istio in the istiod namespace, then the IstioOperators.
+func inputMeshes(objs []model.Object, istioNamespace string) []meshInput {
+	ns := istioNamespace
 	if ns == "" {
 		ns = "istio-system"
 	}
+	var out []meshInput
+	var iops []*model.IstioOperator
 	for _, o := range objs {
-		if cm, ok := o.(*model.ConfigMap); ok && cm.Namespace == ns && cm.Name == MeshConfigName {
-			return configMapMesh(cm, nil)
+		switch o := o.(type) {
+		case *model.ConfigMap:
+			if o.Namespace == ns && o.Name == MeshConfigName && len(out) == 0 {
+				if in, ok := configMapMesh(o); ok {
+					out = append(out, in)
+				}
+			}
+		case *model.IstioOperator:
+			iops = append(iops, o)
 		}
 	}
-	return "", nil, model.Source{}, nil
+	if len(iops) > 0 {
+		out = append(out, operatorMesh(iops))
+	}
+	return out
 }
 
-func configMapMesh(cm *model.ConfigMap, diags []diag.Diagnostic) (string, *model.Document, model.Source, []diag.Diagnostic) {
+func configMapMesh(cm *model.ConfigMap) (meshInput, bool) {
 	text, ok := cm.Data["mesh"]
 	if !ok {
-		return "", nil, model.Source{}, diags
+		return meshInput{}, false
 	}
 	// A block scalar ("mesh: |") starts on the line after its key.
 	line := cm.Source.FieldLine(model.Path{}.Key("data").Key("mesh")) + 1
-	return text, &model.Document{Data: []byte(text), Line: line}, cm.Source, diags
+	return textMesh(&model.Document{Data: []byte(text), Line: line}, cm.Source, cm.Ref().String()), true
 }
 
 // overlay sets every field user sets onto dst, replacing it whole, as

@@ -45,9 +45,8 @@ func (c *istioChecks) serviceEntry(se *networking.ServiceEntry, spec model.Path,
 	if cidr && res != networking.ServiceEntry_NONE && res != networking.ServiceEntry_STATIC {
 		c.addf(spec.Key("addresses"), "CIDR addresses with resolution %s are rejected by istiod's validation: they need NONE or STATIC", res)
 	}
-	// istiod allocates addresses (PILOT_ENABLE_IP_AUTOALLOCATE, on by
-	// default) unless resolution is NONE or the object opts out.
-	autoAllocate := res != networking.ServiceEntry_NONE && !strings.EqualFold(labels["networking.istio.io/enable-autoallocate-ip"], "false")
+	// istiod gives addresses to a ServiceEntry without any.
+	autoAllocate := model.AutoAllocatesAddress(se, labels)
 	names := map[string]bool{}
 	numbers := map[uint32]bool{}
 	for i, port := range se.GetPorts() {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"strings"
+
 	"google.golang.org/protobuf/proto"
 	networking "istio.io/api/networking/v1alpha3"
 	security "istio.io/api/security/v1beta1"
@@ -17,6 +19,7 @@ const (
 	GroupSecurity   = "security.istio.io"
 	GroupTelemetry  = "telemetry.istio.io"
 	GroupHNC        = "hnc.x-k8s.io"
+	GroupInstall    = "install.istio.io"
 )
 
 // Namespace is a core/v1 Namespace. Only its metadata matters.
@@ -43,6 +46,35 @@ type Pod struct {
 type Workload struct {
 	ObjectMeta
 	Template corev1.PodTemplateSpec
+}
+
+// IstioOperator is an install.istio.io IstioOperator: how istioctl
+// installs a control plane. meshc reads the mesh config it renders.
+type IstioOperator struct {
+	ObjectMeta
+	Spec IstioOperatorSpec
+}
+
+// IstioOperatorSpec is an IstioOperator's spec. The fields meshc reads are
+// typed; the ones that shape only the installation are kept as written so
+// that a misspelt field is still told apart.
+type IstioOperatorSpec struct {
+	Revision string `json:"revision,omitempty"`
+	// Namespace is where the control plane is installed; empty means the
+	// IstioOperator's own namespace.
+	Namespace  string         `json:"namespace,omitempty"`
+	MeshConfig map[string]any `json:"meshConfig,omitempty"`
+	// Values are the Helm charts' values; values.meshConfig and a few
+	// global values feed the mesh config as in the istiod chart.
+	Values map[string]any `json:"values,omitempty"`
+
+	Profile              string `json:"profile,omitempty"`
+	InstallPackagePath   string `json:"installPackagePath,omitempty"`
+	Hub                  string `json:"hub,omitempty"`
+	Tag                  any    `json:"tag,omitempty"`
+	CompatibilityVersion string `json:"compatibilityVersion,omitempty"`
+	Components           any    `json:"components,omitempty"`
+	UnvalidatedValues    any    `json:"unvalidatedValues,omitempty"`
 }
 
 // ConfigMap is a core/v1 ConfigMap; meshc reads the istio mesh config from
@@ -86,6 +118,15 @@ type (
 	EnvoyFilter         = Config[*networking.EnvoyFilter]
 	Telemetry           = Config[*telemetry.Telemetry]
 )
+
+// AutoAllocatesAddress reports whether istiod allocates addresses to a
+// ServiceEntry (PILOT_ENABLE_IP_AUTOALLOCATE, on by default): it has none
+// of its own, its resolution is not NONE, and its labels do not opt out
+// (docs/semantics/registry.md §1.3).
+func AutoAllocatesAddress(se *networking.ServiceEntry, labels map[string]string) bool {
+	return len(se.GetAddresses()) == 0 && se.GetResolution() != networking.ServiceEntry_NONE &&
+		!strings.EqualFold(labels["networking.istio.io/enable-autoallocate-ip"], "false")
+}
 
 // Unknown is an object of a kind meshc does not model. It is kept for its
 // identity and namespace (HNC propagates such kinds, and its namespace

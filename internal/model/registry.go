@@ -38,6 +38,9 @@ const (
 	// GatewayAPI kinds decode strictly into their sigs.k8s.io/gateway-api
 	// spec types.
 	GatewayAPI
+	// Install kinds (IstioOperator) decode strictly into meshc's spec
+	// struct, the parts meshc does not read kept as written.
+	Install
 )
 
 // Invalid is the diagnostic for an object of the family that cannot be
@@ -73,6 +76,9 @@ type Kind struct {
 	ValidName func(string) []string
 	// FixedName is the only name the CRD admits ("" for any).
 	FixedName string
+	// NameOptional marks a kind whose objects may be nameless, as
+	// istioctl install takes an IstioOperator without a name.
+	NameOptional bool
 	// Reads says what meshc takes from the kind, for the README's table;
 	// empty for kinds known by name only.
 	Reads string
@@ -213,6 +219,10 @@ var registry = sync.OnceValue(func() []*Kind {
 		gatewayAPI[gwv1.TLSRouteSpec]("TLSRoute", "tlsroutes", []string{"v1", "v1alpha3", "v1alpha2"}, false, "SNI routes of gateway listeners"),
 		gatewayAPI[gwv1.ReferenceGrantSpec]("ReferenceGrant", "referencegrants", gwBeta, false, "which cross-namespace references routes and gateways may make"),
 		gatewayAPI[gwv1.BackendTLSPolicySpec]("BackendTLSPolicy", "backendtlspolicies", []string{"v1", "v1alpha3"}, false, "TLS from gateways to backends"),
+		{Group: GroupInstall, Kind: "IstioOperator", Plural: "istiooperators", Singular: "istiooperator", Versions: []string{"v1alpha1"},
+			Family: Install, NameOptional: true, Reads: "`spec.meshConfig`, `spec.values`: the mesh config, when no ConfigMap gives it",
+			New:   func() any { return new(IstioOperatorSpec) },
+			Build: func(m ObjectMeta, v any) Object { return &IstioOperator{ObjectMeta: m, Spec: *v.(*IstioOperatorSpec)} }},
 		hncKind("HierarchyConfiguration", "hierarchyconfigurations", hnc, false, "hierarchy", nil, "a namespace's parent",
 			func(m ObjectMeta, s *HierarchySpec) Object { return &HierarchyConfiguration{ObjectMeta: m, Spec: *s} }),
 		// The anchor's name becomes a namespace name.

@@ -60,6 +60,15 @@ func NewSource(file string, line int, doc *Document, base Path) Source {
 	return Source{File: file, Line: line, doc: doc, base: base}
 }
 
+// Text is the YAML or JSON text of the document the object was written
+// in (a List's whole document for one of its items); nil when unknown.
+func (s Source) Text() []byte {
+	if s.doc == nil {
+		return nil
+	}
+	return s.doc.Data
+}
+
 // FieldLine returns the file line of the field at path (relative to the
 // object). A path that does not exist resolves to its deepest existing
 // prefix; without a document it is the object's line.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -147,14 +148,22 @@ func Load(fsys fs.FS, path string) (*Config, error) {
 // anchors a relative meshConfig.
 func Parse(path string, data []byte) (*Config, error) {
 	c := &Config{Path: path}
+	// The tree first, to say what is wrong in the config's words; the
+	// decoder's own errors name Go types.
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := checkShape(path, &root, reflect.TypeFor[Config](), ""); err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	// Decode again as nodes for the suppressions' lines.
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err == nil && len(root.Content) > 0 {
+	// The suppressions' lines.
+	if len(root.Content) > 0 {
 		m := root.Content[0]
 		for i := 0; i+1 < len(m.Content); i += 2 {
 			if m.Content[i].Value == "suppress" {

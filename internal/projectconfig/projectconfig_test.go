@@ -94,18 +94,22 @@ kustomize: [overlays/prod]
 // TestLoadRejects: what would be silently wrong is an error at file:line.
 func TestLoadRejects(t *testing.T) {
 	for _, tc := range []struct{ content, want string }{
-		{"failon: warning\n", "field failon not found"},
-		{"revisions: 1-24\n", "cannot unmarshal"},
+		{"failon: warning\n", `:1: unknown key "failon" (did you mean "failOn"?); known keys: exclude, failOn, helm, hnc, injectNamespaces, kustomize, meshConfig, placeholderVIPs, revisions, suppress`},
+		{"exclude: []\nsupress: []\n", `:2: unknown key "supress" (did you mean "suppress"?)`},
+		{"revisions: 1-24\n", `:1: revisions: expected a list, got "1-24"`},
+		{"hnc: {tkeProjects: yes-please}\n", `:1: hnc.tkeProjects: expected true or false, got "yes-please"`},
+		{"hnc: {excludedNamespace: [a]}\n", `:1: hnc: unknown key "excludedNamespace" (did you mean "excludedNamespaces"?)`},
 		{"suppress: [{code: MC4001}]\n", ":1: the suppression of MC4001 needs a reason"},
 		{"suppress:\n  - {reason: x}\n", ":2: a suppression needs a code"},
 		{"suppress:\n  - {code: MC9999, reason: x}\n", `:2: unknown diagnostic code "MC9999"`},
 		{"suppress:\n  - {code: MC4001, reason: x, expires: soon}\n", `expires "soon"`},
 		{"helm: [{values: [prod.yaml]}]\n", "helm entry 1 needs a chart"},
-		{"helm: [{chart: c, value: [prod.yaml]}]\n", "field value not found"},
-		{"kustomize: overlays/prod\n", "cannot unmarshal"},
+		{"helm: [{chart: c, value: [prod.yaml]}]\n", `:1: helm[1]: unknown key "value" (did you mean "values"?); known keys: chart, name, namespace, release, set, values`},
+		{"kustomize: overlays/prod\n", `kustomize: expected a list, got "overlays/prod"`},
+		{"suppress: [{code: MC4001, reason: [a]}]\n", `suppress[1].reason: expected a string, got a list`},
 	} {
 		_, err := Load(nil, write(t, t.TempDir(), tc.content))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "projectconfig.") {
 			t.Errorf("%q: err = %v, want %q", tc.content, err, tc.want)
 		}
 	}

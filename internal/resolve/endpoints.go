@@ -104,7 +104,14 @@ func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[s
 		switch x := o.(type) {
 		case *model.Pod:
 			spec := &x.Spec
-			out[x.Namespace] = append(out[x.Namespace], workload{meta: &x.ObjectMeta, labels: x.Labels, addrs: x.IPs, spec: spec,
+			// A Pod the manifests give no IP is still selected, as a
+			// template is: it serves the ports (a gateway's server ports
+			// map through them), with an endpoint of no address.
+			addrs := x.IPs
+			if len(addrs) == 0 {
+				addrs = []string{""}
+			}
+			out[x.Namespace] = append(out[x.Namespace], workload{meta: &x.ObjectMeta, labels: x.Labels, addrs: addrs, spec: spec,
 				sa: cmp.Or(spec.ServiceAccountName, "default"), tlsMode: tls(&x.ObjectMeta, x.Labels)})
 		case *model.Workload:
 			spec := &x.Template.Spec

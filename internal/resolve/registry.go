@@ -151,6 +151,13 @@ func (s *Service) EntrySubjectAltNames() []string {
 	return s.entry.Spec.GetSubjectAltNames()
 }
 
+// AddressAllocated reports whether istiod allocates the service an
+// address, which proxies that capture DNS use as its VIP: a ServiceEntry
+// without addresses (model.AutoAllocatesAddress).
+func (s *Service) AddressAllocated() bool {
+	return s.entry != nil && model.AutoAllocatesAddress(s.entry.Spec, s.entry.Labels)
+}
+
 // servicesFromKube converts a Kubernetes Service (docs/semantics/registry.md §1.1).
 func serviceFromKube(svc *model.Service, domain string, defaults []string) *Service {
 	spec := svc.Spec

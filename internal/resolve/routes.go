@@ -602,13 +602,8 @@ func catchAllMatch(m *networking.HTTPMatchRequest) bool {
 func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
 	h := string(s.Host)
 	var out []string
-	if ip, err := netip.ParseAddr(h); err == nil {
-		// An address is its own only name; IPv6 is bracketed, as in a
-		// Host header.
-		if ip.Is6() {
-			h = "[" + h + "]"
-		}
-		out = []string{h}
+	if _, err := netip.ParseAddr(h); err == nil {
+		out = []string{hostHeaderForm(h)} // an address is its own only name
 	} else {
 		out = append([]string{h, h + "."}, shortForms(h, p.Namespace, m.Config.DomainSuffix)...)
 	}
@@ -622,10 +617,19 @@ func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
 	}
 	for _, a := range s.Addresses {
 		if a != "0.0.0.0" {
-			out = append(out, a)
+			out = append(out, hostHeaderForm(a))
 		}
 	}
 	return out
+}
+
+// hostHeaderForm writes an address as a Host header carries it: an IPv6
+// address in brackets.
+func hostHeaderForm(addr string) string {
+	if ip, err := netip.ParseAddr(addr); err == nil && ip.Is6() {
+		return "[" + addr + "]"
+	}
+	return addr
 }
 
 // shortForms are the names a client in namespace ns can use for host h

@@ -1,0 +1,55 @@
+package emit
+
+import (
+	"slices"
+	"testing"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+)
+
+// TestIPv6OnlyProxy: a proxy whose addresses are all IPv6 binds its
+// wildcard listeners on "::", names them and their chains after it,
+// binds inbound passthrough connections to ::6, resolves DNS to IPv6, and
+// writes IPv6 VIPs in brackets among a vhost's domains; as istiod's
+// generator does for the same input. An IPv4 proxy of the same mesh
+// keeps 0.0.0.0.
+func TestIPv6OnlyProxy(t *testing.T) {
+	docs := []string{
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: app, labels: {istio-injection: enabled}}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: v6, namespace: app, labels: {app: web}}\nspec: {containers: [{name: c, image: x, ports: [{containerPort: 8080}]}]}\nstatus: {podIPs: [{ip: \"fd00::7\"}]}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: v4, namespace: app, labels: {app: other}}\nspec: {containers: [{name: c, image: x}]}\nstatus: {podIP: 10.1.0.4}",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: app}\nspec: {selector: {app: web}, clusterIP: \"fd00:10::1\", ports: [{port: 80, name: http, targetPort: 8080}]}",
+		"apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: db, namespace: app}\nspec: {hosts: [db.example.com], resolution: DNS, ports: [{number: 5432, name: tcp, protocol: TCP}]}",
+	}
+	v6 := compile(t, Options{Format: XDS}, "app/v6", docs...)
+	var names []string
+	for _, l := range v6.Listeners {
+		names = append(names, l.GetName())
+		if a := l.GetAddress().GetSocketAddress().GetAddress(); (l.GetName() == "virtualInbound" || l.GetName() == "virtualOutbound") && a != "::" {
+			t.Errorf("%s binds %s, want ::", l.GetName(), a)
+		}
+	}
+	for _, want := range []string{"::_80", "::_5432"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("listeners %v lack %s", names, want)
+		}
+	}
+	inbound := listenerNamed(v6, "virtualInbound")
+	if !slices.ContainsFunc(inbound.GetFilterChains(), func(c *listenerv3.FilterChain) bool { return c.GetName() == "::_8080" }) {
+		t.Errorf("virtualInbound has no chain ::_8080")
+	}
+	if a := clusterNamed(v6, InboundPassthroughCluster).GetUpstreamBindConfig().GetSourceAddress().GetAddress(); a != "::6" {
+		t.Errorf("InboundPassthroughCluster binds %s, want ::6", a)
+	}
+	if f := clusterNamed(v6, "outbound|5432||db.example.com").GetDnsLookupFamily(); f != clusterv3.Cluster_V6_ONLY {
+		t.Errorf("DNS lookup family %v, want V6_ONLY", f)
+	}
+	if d := routeNamed(v6, "80").GetVirtualHosts()[0].GetDomains(); !slices.Contains(d, "[fd00:10::1]") {
+		t.Errorf("domains %v lack the bracketed VIP", d)
+	}
+	v4 := compile(t, Options{Format: XDS}, "app/v4", docs...)
+	if listenerNamed(v4, "0.0.0.0_80") == nil || clusterNamed(v4, "outbound|5432||db.example.com").GetDnsLookupFamily() != clusterv3.Cluster_V4_ONLY {
+		t.Errorf("the IPv4 proxy changed too")
+	}
+}
