@@ -99,6 +99,7 @@ func Compare(ctx context.Context, base, head Side, opts Options) (*Report, error
 	}
 	r := &Report{Proxies: groups, Objects: compareObjects(base, head), built: built}
 	r.Summary.Proxies = counts
+	findCauses(base.Result, head.Result, r.Proxies, r.Objects)
 	for _, o := range r.Objects {
 		switch o.Status {
 		case StatusAdded:

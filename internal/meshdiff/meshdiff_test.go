@@ -8,6 +8,7 @@ import (
 	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/envdiff"
+	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/testfiles"
 )
 
@@ -139,5 +140,31 @@ func TestCompare(t *testing.T) {
 		if got := strings.Join(statuses, "; "); got != "changed shop/web-1; added shop/db-1; removed shop/api-1" {
 			t.Errorf("batch %d: groups %s", batch, got)
 		}
+	}
+}
+
+func TestCausesAmong(t *testing.T) {
+	meta := func(kind, ns, name string) *model.ObjectMeta {
+		return &model.ObjectMeta{APIVersion: "networking.istio.io/v1", Kind: kind, Namespace: ns, Name: name}
+	}
+	vs, dr, sc := meta("VirtualService", "shop", "web"), meta("DestinationRule", "shop", "web"), meta("Sidecar", "team", "default")
+	copyOf := meta("Sidecar", "team-a", "default")
+	copyOf.InheritedFrom = sc
+	changed := map[model.ID]string{vs.ID(): StatusModified, sc.ID(): StatusAdded}
+	got := causesAmong([]related{
+		{dr, "DestinationRule for web"}, // unchanged: no cause
+		{vs, "VirtualService for web"},
+		{vs, "VirtualService that lost web"}, // once, first role
+		{copyOf, "Sidecar of the proxies"},   // stands for its source
+		{nil, "a proxy without a workload"},
+	}, changed)
+	var lines []string
+	for _, c := range got {
+		lines = append(lines, c.Status+" "+c.String())
+	}
+	want := "added Sidecar team/default (Sidecar of the proxies, through its copy in team-a)\n" +
+		"modified VirtualService shop/web (VirtualService for web)"
+	if g := strings.Join(lines, "\n"); g != want {
+		t.Errorf("got\n%s\nwant\n%s", g, want)
 	}
 }

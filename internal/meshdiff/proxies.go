@@ -24,6 +24,8 @@ type ProxyGroup struct {
 	// Summary is e.g. "240 proxies in 12 namespaces".
 	Summary string   `json:"summary"`
 	Changes []Change `json:"changes,omitempty"`
+	// Causes are the changed input objects the changes come from.
+	Causes []Cause `json:"causes,omitempty"`
 }
 
 // Change is one difference in a proxy's configuration.

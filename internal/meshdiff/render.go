@@ -87,6 +87,13 @@ func (r *Report) writeText(w io.Writer, colored bool) error {
 		for _, c := range g.Changes {
 			b.WriteString("    " + colorChange(p, c) + "\n")
 		}
+		for i, c := range g.Causes {
+			lead := "  because"
+			if i > 0 {
+				lead = "         "
+			}
+			fmt.Fprintf(&b, "%s %s %s\n", p.dim.Sprint(lead), p.mark(c.Status), diag.Printable(c.String()))
+		}
 	}
 	if len(r.Objects) > 0 {
 		b.WriteString("\n" + p.bold.Sprint("Objects") + "\n")
