@@ -89,7 +89,7 @@ error or when a side cannot be read.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			if err := rep.Write(g.stdout, meshdiff.WriteOptions{Format: format, Color: g.color(g.stdout)}); err != nil {
+			if err := rep.Write(g.stdout, meshdiff.WriteOptions{Format: format, Color: g.color(g.stdout), ToolVersion: readVersion().Version}); err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("write diff: %w", err)}
 			}
 			for _, s := range []struct {

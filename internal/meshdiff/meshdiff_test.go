@@ -2,6 +2,7 @@ package meshdiff
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -166,5 +167,49 @@ func TestCausesAmong(t *testing.T) {
 		"modified VirtualService shop/web (VirtualService for web)"
 	if g := strings.Join(lines, "\n"); g != want {
 		t.Errorf("got\n%s\nwant\n%s", g, want)
+	}
+}
+
+// TestMarkdownLimit: a report too large for one comment keeps under the
+// limit, says what it left out, and still closes its sections.
+func TestMarkdownLimit(t *testing.T) {
+	r := &Report{}
+	for i := range 2000 {
+		id := fmt.Sprintf("ns-%04d/p", i)
+		r.Proxies = append(r.Proxies, ProxyGroup{Status: StatusChanged, Proxies: []string{id}, Summary: "1 proxy in 1 namespace",
+			Changes: []Change{{Kind: envdiff.Changed, Type: "route", Resource: "80", Path: fmt.Sprintf("h%d.shop.svc.cluster.local:80 › route[0] › route.timeout", i), Old: "5s", New: "6s"}}})
+	}
+	r.Summary.Proxies.Changed = 2000
+	for _, limit := range []int{8000, CommentLimit} {
+		var b strings.Builder
+		if err := r.writeMarkdown(&b, limit); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if len(out) > limit {
+			t.Errorf("limit %d: %d characters", limit, len(out))
+		}
+		if !strings.Contains(out, "more proxy groups left out") || !strings.HasSuffix(out, "</details>\n") {
+			t.Errorf("limit %d: no note or unclosed:\n%s", limit, out[len(out)-300:])
+		}
+		if !strings.Contains(out, "first 8 changed groups; 1992 more") {
+			t.Errorf("limit %d: the picture does not say what it left out", limit)
+		}
+	}
+}
+
+func TestMarkdownEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		"a|b":        `a\|b`,
+		"<script>":   "&lt;script&gt;",
+		"*x* _y_ #z": `\*x\* \_y\_ \#z`,
+		"`code`":     "\\`code\\`",
+	} {
+		if got := mdText(in); got != want {
+			t.Errorf("mdText(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := mermaidText(`say "hi" <b>`); got != "say #quot;hi#quot; #lt;b#gt;" {
+		t.Errorf("mermaidText: %q", got)
 	}
 }

@@ -14,14 +14,17 @@ import (
 )
 
 // Formats are the output formats Write accepts.
-func Formats() []string { return []string{"text", "json"} }
+func Formats() []string { return []string{"text", "json", "markdown", "sarif"} }
 
 // WriteOptions shape a written report.
 type WriteOptions struct {
-	// Format is "text" (default) or "json".
+	// Format is "text" (default), "json", "markdown" (a pull-request
+	// comment) or "sarif" (the new findings only).
 	Format string
 	// Color colors the text format as lint's.
 	Color bool
+	// ToolVersion is written into SARIF's driver.
+	ToolVersion string
 }
 
 // Write renders the report.
@@ -40,6 +43,14 @@ func (r *Report) Write(w io.Writer, opts WriteOptions) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
+	case "markdown":
+		return r.writeMarkdown(w, CommentLimit)
+	case "sarif":
+		sr, err := diag.NewRenderer("sarif", diag.Options{ToolVersion: opts.ToolVersion})
+		if err != nil {
+			return err
+		}
+		return sr.Render(w, r.Diagnostics.New)
 	}
 	return fmt.Errorf("unknown output format %q (want %s)", opts.Format, strings.Join(Formats(), ", "))
 }
