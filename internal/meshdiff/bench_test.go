@@ -5,7 +5,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/meshgen"
 )
 
@@ -30,7 +29,7 @@ func BenchmarkCompareOneChange(b *testing.B) {
 	if !changed {
 		b.Fatal("no VirtualService file to edit")
 	}
-	base, head := compileBench(b, files), compileBench(b, edited)
+	base, head := compileGenerated(b, files), compileGenerated(b, edited)
 	for _, full := range []bool{false, true} {
 		name := "skipping"
 		if full {
@@ -48,17 +47,4 @@ func BenchmarkCompareOneChange(b *testing.B) {
 			b.ReportMetric(float64(built), "proxies-built")
 		})
 	}
-}
-
-func compileBench(b *testing.B, files []meshgen.File) *compile.Result {
-	b.Helper()
-	dir := b.TempDir()
-	if _, err := meshgen.WriteFiles(dir, files); err != nil {
-		b.Fatal(err)
-	}
-	r, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{dir}}, compile.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return r
 }

@@ -78,7 +78,7 @@ func proxiesJSON(t *testing.T, r *Report) string {
 }
 
 // compileGenerated writes files to a new directory and compiles it.
-func compileGenerated(t *testing.T, files []meshgen.File) *compile.Result {
+func compileGenerated(t testing.TB, files []meshgen.File) *compile.Result {
 	t.Helper()
 	dir := t.TempDir()
 	if _, err := meshgen.WriteFiles(dir, files); err != nil {

@@ -68,16 +68,7 @@ func (r *Report) writeMarkdown(w io.Writer, limit int) error {
 		b.open(fmt.Sprintf("Objects (%d)", len(r.Objects)))
 		for _, o := range r.Objects {
 			var it strings.Builder
-			where := ""
-			switch {
-			case o.Base != nil && o.Head != nil && o.Base.String() != o.Head.String():
-				where = o.Base.String() + " → " + o.Head.String()
-			case o.Head != nil:
-				where = o.Head.String()
-			case o.Base != nil:
-				where = o.Base.String()
-			}
-			fmt.Fprintf(&it, "- %s %s %s %s\n", mdMark(o.Status), o.Status, mdText(diag.ObjectRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}.String()), mdCode(where))
+			fmt.Fprintf(&it, "- %s %s %s %s\n", mdMark(o.Status), o.Status, mdText(o.Ref().String()), mdCode(o.Where()))
 			for _, f := range o.Fields {
 				fmt.Fprintf(&it, "  - %s\n", mdCode(envdiff.Line(f.Kind, f.Path, cut(f.Old), cut(f.New))))
 			}
@@ -85,13 +76,7 @@ func (r *Report) writeMarkdown(w io.Writer, limit int) error {
 		}
 		b.close("objects")
 	}
-	for _, part := range []struct {
-		title string
-		ds    []diag.Diagnostic
-	}{{"New findings", r.Diagnostics.New}, {"Fixed findings", r.Diagnostics.Fixed}} {
-		if len(part.ds) == 0 {
-			continue
-		}
+	for _, part := range r.Diagnostics.parts() {
 		b.open(fmt.Sprintf("%s (%d)", part.title, len(part.ds)))
 		b.raw("| | code | object | message |\n| --- | --- | --- | --- |\n")
 		for _, d := range part.ds {

@@ -110,16 +110,7 @@ func (r *Report) writeText(w io.Writer, colored bool) error {
 		b.WriteString("\n" + p.bold.Sprint("Objects") + "\n")
 	}
 	for _, o := range r.Objects {
-		where := ""
-		switch {
-		case o.Base != nil && o.Head != nil && o.Base.String() != o.Head.String():
-			where = o.Base.String() + " → " + o.Head.String()
-		case o.Head != nil:
-			where = o.Head.String()
-		case o.Base != nil:
-			where = o.Base.String()
-		}
-		fmt.Fprintf(&b, "%s %s %s (%s)\n", p.mark(o.Status), o.Status, diag.Printable(diag.ObjectRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}.String()), p.dim.Sprint(diag.Printable(where)))
+		fmt.Fprintf(&b, "%s %s %s (%s)\n", p.mark(o.Status), o.Status, diag.Printable(o.Ref().String()), p.dim.Sprint(diag.Printable(o.Where())))
 		for _, f := range o.Fields {
 			b.WriteString("    " + diag.Printable(envdiff.Line(f.Kind, f.Path, cut(f.Old), cut(f.New))) + "\n")
 		}
@@ -127,13 +118,7 @@ func (r *Report) writeText(w io.Writer, colored bool) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	for _, part := range []struct {
-		title string
-		ds    []diag.Diagnostic
-	}{{"New findings", r.Diagnostics.New}, {"Fixed findings", r.Diagnostics.Fixed}} {
-		if len(part.ds) == 0 {
-			continue
-		}
+	for _, part := range r.Diagnostics.parts() {
 		if _, err := fmt.Fprintf(w, "\n%s\n", p.bold.Sprint(part.title)); err != nil {
 			return err
 		}
