@@ -12,6 +12,7 @@ import (
 	"github.com/meshc/meshc/internal/deephash"
 	"github.com/meshc/meshc/internal/envdiff"
 	"github.com/meshc/meshc/internal/envoycfg"
+	"github.com/meshc/meshc/internal/parallel"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -113,8 +114,13 @@ func compareProxies(ctx context.Context, base, head *compile.Result, opts Option
 		if err != nil {
 			return nil, counts, 0, fmt.Errorf("build HEAD: %w", err)
 		}
-		for i := range oc {
-			if cs := cp.Configs(oc[i], nc[i]); len(cs) > 0 {
+		changes := make([][]envdiff.Change, len(oc))
+		parallel.For(ctx, len(oc), func(i int) { changes[i] = cp.Configs(oc[i], nc[i]) })
+		if err := context.Cause(ctx); err != nil {
+			return nil, counts, 0, err
+		}
+		for i, cs := range changes {
+			if len(cs) > 0 {
 				byProxy[news[i].Proxy.ID()] = cs
 			}
 		}
