@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -233,4 +234,26 @@ func changeScalar(n *yaml.Node) {
 		return
 	}
 	n.Value += "x"
+}
+
+// TestUnchangedScopesAreNotBuilt: a Sidecar added to one namespace
+// changes what that namespace's proxies see and nothing else, so only
+// they are built.
+func TestUnchangedScopesAreNotBuilt(t *testing.T) {
+	files := meshgen.Generate(meshgen.Options{Namespaces: 3, ServicesPerNS: 2, SidecarEveryNth: -1})
+	sidecar := meshgen.File{Name: "ns-002/sidecar.yaml", Data: []byte("apiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata: {name: default, namespace: ns-002}\nspec: {egress: [{hosts: [./*]}]}\n")}
+	base, head := compileGenerated(t, files), compileGenerated(t, append(slices.Clone(files), sidecar))
+	r, err := Compare(context.Background(), Side{Result: base}, Side{Result: head}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inNs2 int
+	for _, v := range head.Mesh.Views {
+		if v.Proxy.Namespace == "ns-002" {
+			inNs2++
+		}
+	}
+	if inNs2 == 0 || r.built != inNs2 || r.Summary.Proxies.Changed != inNs2 || r.Summary.Proxies.Compared <= inNs2 {
+		t.Errorf("built %d, changed %d of %d compared; want the %d proxies of ns-002 built and changed", r.built, r.Summary.Proxies.Changed, r.Summary.Proxies.Compared, inNs2)
+	}
 }
