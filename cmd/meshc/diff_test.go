@@ -23,6 +23,8 @@ var diffCases = []string{
 	"sidecar", // a Sidecar added to default
 	"moved",   // the reviews VirtualService moved to its own file: no change
 	"shadow",  // a second DestinationRule for reviews, whose policy loses
+	"export",  // ratings exported to its own namespace only
+	"gateway", // an HTTPS server added to the bookinfo Gateway
 }
 
 // diffTree copies bookinfo to base/ and head/ under a temporary directory,

@@ -47,9 +47,9 @@ type related struct {
 // DestinationRules the lookup chose and the Sidecar that imports it; for
 // a route configuration's virtual host, the VirtualService in force for
 // the host and the route's delegates; for a listener, the services on its
-// address and port and their VirtualServices; for a proxy's own
-// resources, its workload. The scope's Sidecar is related to every
-// resource, as it decides what the scope sees.
+// address and port and their VirtualServices. The scope's Sidecar, and a
+// gateway's Gateways with the VirtualServices bound to them, are related
+// to every resource, as they decide what the proxies serve and see.
 func (p provenance) of(c Change) []related {
 	if p.view == nil {
 		return nil
@@ -58,6 +58,14 @@ func (p provenance) of(c Change) []related {
 	var out []related
 	if s := sc.Choice.Sidecar; s != nil {
 		out = append(out, related{&s.ObjectMeta, "Sidecar of the proxies"})
+	}
+	// A gateway's listeners and routes come from its Gateways' servers and
+	// the VirtualServices bound to them.
+	for _, gs := range p.view.Gateways {
+		out = append(out, related{&gs.Gateway.ObjectMeta, "Gateway of the proxies"})
+		for _, r := range gs.Routes {
+			out = append(out, related{&r.VirtualService.Object.ObjectMeta, "VirtualService bound to Gateway " + gs.Gateway.Namespace + "/" + gs.Gateway.Name})
+		}
 	}
 	var hosts []host.Name
 	switch envoycfg.Type(c.Type) {
