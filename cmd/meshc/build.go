@@ -18,18 +18,18 @@ import (
 
 	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/diag"
-	"github.com/meshc/meshc/internal/outdir"
+	"github.com/meshc/meshc/internal/job"
 )
 
 // buildFlags are meshc build's own flags.
 type buildFlags struct {
-	out, format, endpoints, failOn string
-	proxies                        []string
-	maxBytes                       int
-	quiet, dedup, force, whole     bool
-	sharedRoot, maxOutput          string
-	envoy                          envoyFlags
-	compile                        compileFlags
+	out, format, endpoints     string
+	proxies                    []string
+	maxBytes                   int
+	quiet, dedup, force, whole bool
+	sharedRoot, maxOutput, ads string
+	envoy                      envoyFlags
+	compile                    compileFlags
 	// budget is --max-output-bytes in bytes.
 	budget int64
 }
@@ -52,11 +52,18 @@ proxy sees, and writes its Envoy configuration under OUT:
 What proxies share is written once: each distinct set of outbound clusters
 and listeners (with xds also route configurations and endpoints) is a
 DiscoveryResponse under OUT/_shared/ named by its content; a bootstrap holds
-the proxy's own resources (inbound listeners and clusters, identity) and
+the proxy's own resources (inbound listeners and clusters, identity, and the
+clusters of services its namespace sees but not every namespace does) and
 loads the shared files through filesystem config sources, and an xds
 directory holds the proxy's own resources while index.json names its shared
 files. --self-contained writes each proxy's whole configuration in its own
 files instead.
+
+--ads HOST:PORT writes only bootstraps, OUT/<namespace>/<proxy>.json, that
+fetch everything over ADS from meshc serve at HOST:PORT (plaintext gRPC; a
+DNS name or an IP): the node id serve knows the proxy by, a cluster to the
+server and, as for files, one to istio-agent's SDS socket. The resources
+are built and checked as serve sends them (the xds format).
 
 OUT/index.json lists every proxy with its kind, labels, Sidecar, resource
 counts, size and content hash. Proxies of one namespace that share a name
@@ -81,7 +88,8 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
   meshc build ./manifests -o out/ --format xds --proxy 'shop/*'
   meshc build ./manifests -o out/ --endpoints dns --tls-mode off
   meshc build ./manifests -o /etc/envoy/mesh --shared-root /etc/envoy/mesh
-  meshc build ./manifests -o out/ --self-contained --proxy 'shop/cart'`,
+  meshc build ./manifests -o out/ --self-contained --proxy 'shop/cart'
+  meshc build ./manifests -o out/ --ads meshc-serve.infra.svc:15010`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("out") {
 				return &exitError{code: exitUsage, err: errors.New("build needs -o OUT, the directory it writes the configs under (see meshc build --help)")}
@@ -93,85 +101,26 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			if _, err := parseFailOn(f.failOn); err != nil {
+			if _, err := job.ParseFailOn(f.compile.s.FailOn); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			// Every file meshc reads is an input OUT must not hold; the
-			// flags name the configs now, compile finds the rest.
-			inputs := append(g.paths(&f.compile, args), f.compile.config, f.compile.opts.MeshConfigFile)
-			oo := outdir.Options{Inputs: inputs, Force: f.force}
-			target, err := outdir.Check(f.out, oo)
+			s := g.settings(cmd, &f.compile, args)
+			out, err := job.CheckOut(f.out, s, f.force)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			run, err := g.compile(cmd, &f.compile, args)
+			plan, err := g.plan(&f.compile, s)
 			if err != nil {
 				return err
 			}
-			f.failOn = f.compile.failOn(cmd.Flags(), f.failOn)
-			threshold, err := parseFailOn(f.failOn)
-			if err != nil {
+			b := job.Build{Proxies: f.proxies, Options: opts, Budget: f.budget, Waiting: f.waiting(g), Writing: f.writing(g), Deliver: f.deliver(g)}
+			res, err := plan.Build(cmd.Context(), out, b)
+			var refused *job.Refused
+			switch {
+			case errors.As(err, &refused):
+				return f.refuse(g, plan, refused)
+			case err != nil:
 				return &exitError{code: exitUsage, err: err}
-			}
-			views, err := run.SelectProxies(f.proxies)
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			// A compiler writes nothing when its input fails: findings at
-			// --fail-on stop the build before any proxy is compiled.
-			if stop := exitFor(run.Diagnostics, threshold); stop != nil {
-				return f.refuse(g, run, run.Diagnostics, stop)
-			}
-			// Say what a build would cost before spending it.
-			if est := run.Estimate(views, opts); f.budget > 0 && est.Bytes > f.budget {
-				return &exitError{code: exitUsage, err: fmt.Errorf("%w; nothing written, %s left as it was", &compile.OverBudgetError{Estimate: est, Budget: f.budget}, f.out)}
-			}
-			oo.Inputs = append(oo.Inputs, f.compile.read...)
-			var waiting outdir.Waiting
-			if !f.quiet {
-				waiting = func(lock string) {
-					diag.Fprintf(g.stderr, "meshc: another build is writing %s; waiting for it (lock %s)\n", f.out, lock)
-				}
-			}
-			b, err := outdir.Begin(cmd.Context(), target, oo, waiting)
-			if err != nil {
-				return &exitError{code: exitUsage, err: err}
-			}
-			defer b.Abort()
-			// main trades memory for speed over the small objects of
-			// loading; documents of tens of megabytes are another matter,
-			// and peak memory must follow the proxies in flight.
-			debug.SetGCPercent(100)
-			var bar *progressbar.ProgressBar
-			if !f.quiet && g.color(g.stderr) {
-				bar = progressbar.NewOptions(len(views), progressbar.OptionSetWriter(g.stderr),
-					progressbar.OptionSetDescription("compiling proxies"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-				opts.Progress = func(done, _ int) { _ = bar.Set(done) }
-			}
-			res, err := run.Write(cmd.Context(), views, b.Dir(), opts)
-			if bar != nil {
-				_ = bar.Finish()
-			}
-			if err != nil {
-				return &exitError{code: exitUsage, err: fmt.Errorf("build: %w; %s left as it was", err, f.out)}
-			}
-			ds := res.Diagnostics
-			if stop := exitFor(ds, threshold); stop != nil {
-				return f.refuse(g, run, ds, stop)
-			}
-			// The diagnostics are printed before the swap: a build whose
-			// diagnostics cannot be delivered (standard error a closed
-			// pipe) is not swapped in. With SIGPIPE ignored such a write
-			// fails with EPIPE instead of killing meshc, here and when
-			// main says why it stopped: the exit status stays 2.
-			signal.Ignore(syscall.SIGPIPE)
-			if !f.quiet || len(ds) > 0 {
-				if err := report(g, run, ds); err != nil {
-					return &exitError{code: exitUsage, err: fmt.Errorf("%w; %s left as it was", err, f.out)}
-				}
-			}
-			if err := b.Commit(cmd.Context()); err != nil {
-				return &exitError{code: exitUsage, err: fmt.Errorf("build: %w; %s left as it was", err, f.out)}
 			}
 			if !f.quiet {
 				summary(g.stderr, res, f.out)
@@ -189,11 +138,12 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 	fl.StringVar(&f.maxOutput, "max-output-bytes", "1Gi", "stop before writing when the build is estimated to exceed this `SIZE` (1Gi, 500M, ...; 0 for no limit)")
 	fl.BoolVar(&f.whole, "self-contained", false, "write each proxy's whole configuration in its own files instead of sharing what proxies share under OUT/_shared/")
 	fl.StringVar(&f.sharedRoot, "shared-root", "", "the `DIR` bootstraps find _shared/ in (default: relative to Envoy's working directory, meant to be OUT)")
+	fl.StringVar(&f.ads, "ads", "", "write bootstraps that fetch their configuration over ADS from meshc serve at `HOST:PORT` instead of files")
 	fl.BoolVar(&f.dedup, "dedup", false, "")
 	_ = fl.MarkDeprecated("dedup", "sharing is the default now; --self-contained writes whole per-proxy files")
 	fl.StringVar(&f.sharedRoot, "dedup-root", "", "")
 	_ = fl.MarkDeprecated("dedup-root", "use --shared-root")
-	fl.StringVar(&f.failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
+	fl.StringVar(&f.compile.s.FailOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	fl.BoolVar(&f.force, "force", false, "replace OUT even if it is a directory meshc did not write or holds files meshc did not write (never /, the working or home directory, their parents, a mount point, a file or an input)")
 	f.envoy.add(cmd)
 	f.compile.add(cmd, true)
@@ -204,16 +154,59 @@ interrupted by SIGHUP, SIGINT or SIGTERM.`,
 
 // refuse reports why nothing was written: the diagnostics, then what
 // stopped the build.
-func (f *buildFlags) refuse(g *globals, run *compile.Result, ds []diag.Diagnostic, stop error) error {
-	if err := report(g, run, ds); err != nil {
+func (f *buildFlags) refuse(g *globals, plan *job.Plan, r *job.Refused) error {
+	if err := report(g, r.Run, r.Diagnostics); err != nil {
 		return err
 	}
-	why := "findings reach --fail-on " + f.failOn + " (--fail-on none builds anyway)"
-	if slices.ContainsFunc(ds, incomplete) {
-		why = "some input could not be read (MC1006) or rendered (MC1011)"
+	why := "findings reach --fail-on " + plan.FailOn + " (--fail-on none builds anyway)"
+	code := exitFindings
+	if job.Incomplete(r.Diagnostics) {
+		why, code = "some input could not be read (MC1006) or rendered (MC1011)", exitUsage
 	}
 	diag.Fprintf(g.stderr, "meshc: nothing written: %s; %s left as it was\n", why, f.out)
-	return stop
+	return &exitError{code: code}
+}
+
+// waiting says that another build holds OUT's lock, unless --quiet.
+func (f *buildFlags) waiting(g *globals) func(lock string) {
+	if f.quiet {
+		return nil
+	}
+	return func(lock string) {
+		diag.Fprintf(g.stderr, "meshc: another build is writing %s; waiting for it (lock %s)\n", f.out, lock)
+	}
+}
+
+// writing shows a progress bar while the proxies are written, on a
+// terminal unless --quiet.
+func (f *buildFlags) writing(g *globals) func(int) (func(done, total int), func()) {
+	return func(proxies int) (func(done, total int), func()) {
+		// main trades memory for speed over the small objects of
+		// loading; documents of tens of megabytes are another matter,
+		// and peak memory must follow the proxies in flight.
+		debug.SetGCPercent(100)
+		if f.quiet || !g.color(g.stderr) {
+			return nil, nil
+		}
+		bar := progressbar.NewOptions(proxies, progressbar.OptionSetWriter(g.stderr),
+			progressbar.OptionSetDescription("compiling proxies"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+		return func(done, _ int) { _ = bar.Set(done) }, func() { _ = bar.Finish() }
+	}
+}
+
+// deliver prints a build's diagnostics (none with --quiet when there are
+// none) before the swap: a build whose diagnostics cannot be delivered
+// (standard error a closed pipe) is not swapped in. With SIGPIPE ignored
+// such a write fails with EPIPE instead of killing meshc, here and when
+// main says why it stopped: the exit status stays 2.
+func (f *buildFlags) deliver(g *globals) func(*compile.Result, []diag.Diagnostic) error {
+	return func(run *compile.Result, ds []diag.Diagnostic) error {
+		signal.Ignore(syscall.SIGPIPE)
+		if f.quiet && len(ds) == 0 {
+			return nil
+		}
+		return report(g, run, ds)
+	}
 }
 
 // report prints diagnostics to stderr as lint prints them.
@@ -237,6 +230,10 @@ func (f *buildFlags) options() (compile.BuildOptions, error) {
 		return opts, err
 	}
 	opts.Format, opts.Endpoints, opts.SelfContained, opts.SharedRoot, opts.MaxProxyBytes = f.format, f.endpoints, f.whole, f.sharedRoot, f.maxBytes
+	opts.ADS = f.ads
+	if err := f.adsAlone(); err != nil {
+		return opts, err
+	}
 	opts.Version = readVersion().Version
 	switch {
 	case !slices.Contains(compile.Formats, f.format):
@@ -259,6 +256,31 @@ func (f *buildFlags) options() (compile.BuildOptions, error) {
 		}
 	}
 	return opts, nil
+}
+
+// adsAlone checks --ads and refuses the flags that shape files it does
+// not write.
+func (f *buildFlags) adsAlone() error {
+	if f.ads == "" {
+		return nil
+	}
+	if err := compile.CheckADS(f.ads); err != nil {
+		return fmt.Errorf("--ads: %w", err)
+	}
+	for _, c := range []struct {
+		set  bool
+		flag string
+	}{
+		{f.format != compile.Formats[0], "--format " + f.format},
+		{f.endpoints != compile.EndpointModes[0], "--endpoints " + f.endpoints},
+		{f.whole, "--self-contained"},
+		{f.sharedRoot != "", "--shared-root"},
+	} {
+		if c.set {
+			return fmt.Errorf("--ads writes bootstraps that fetch every resource from the server; %s shapes files it does not write", c.flag)
+		}
+	}
+	return nil
 }
 
 func summary(w io.Writer, res *compile.Built, out string) {

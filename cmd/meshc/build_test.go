@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,6 +18,11 @@ func TestBuildCLI(t *testing.T) {
 		{name: "no output dir", args: []string{"build", "../../examples/bookinfo"}, code: 2, err: "see meshc build --help"},
 		{name: "bad format", args: []string{"build", "../../examples/bookinfo", "-o", out, "--format", "yaml"}, code: 2, err: "--format"},
 		{name: "proxy matching nothing", args: []string{"build", "../../examples/bookinfo", "-o", out, "--proxy", "default/nope"}, code: 2, err: "matches no proxy"},
+		{name: "ads without port", args: []string{"build", "../../examples/bookinfo", "-o", out, "--ads", "meshc-serve"}, code: 2, err: "--ads: want HOST:PORT"},
+		{name: "ads with xds", args: []string{"build", "../../examples/bookinfo", "-o", out, "--ads", "127.0.0.1:15010", "--format", "xds"}, code: 2, err: "--format xds shapes files it does not write"},
+		{name: "ads with dns", args: []string{"build", "../../examples/bookinfo", "-o", out, "--ads", "127.0.0.1:15010", "--endpoints", "dns"}, code: 2, err: "--endpoints dns shapes"},
+		{name: "ads self-contained", args: []string{"build", "../../examples/bookinfo", "-o", out, "--ads", "127.0.0.1:15010", "--self-contained"}, code: 2, err: "--self-contained shapes"},
+		{name: "ads shared root", args: []string{"build", "../../examples/bookinfo", "-o", out, "--ads", "127.0.0.1:15010", "--shared-root", "/x"}, code: 2, err: "--shared-root shapes"},
 	})
 	// Quiet and clean: nothing at all on stderr.
 	if code, _, errOut := meshc(t, "", "build", "../../examples/bookinfo", "-o", filepath.Join(t.TempDir(), "q"), "-q"); code != 0 || errOut != "" {
@@ -40,6 +46,33 @@ func TestBuildCLI(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, p.Path, "clusters.json")); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestBuildADS: --ads writes one bootstrap per proxy and index.json,
+// which records the server.
+func TestBuildADS(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, errOut := meshc(t, "", "build", "../../examples/bookinfo", "-o", out, "--ads", "127.0.0.1:15010", "-q"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var files []string
+	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(out, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 9 || !slices.Contains(files, ".meshc-out") || !slices.Contains(files, "default/productpage-v1.json") || !slices.Contains(files, "index.json") {
+		t.Errorf("wrote %v, want 7 bootstraps, index.json and the .meshc-out marker", files)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "index.json"))
+	if err != nil || !strings.Contains(string(data), `"ads": "127.0.0.1:15010"`) {
+		t.Errorf("index.json does not record --ads (%v):\n%s", err, data)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -12,11 +13,12 @@ import (
 	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/gitrev"
+	"github.com/meshc/meshc/internal/job"
 	"github.com/meshc/meshc/internal/meshdiff"
 )
 
 func newDiffCmd(g *globals) *cobra.Command {
-	var format, failOn, rev string
+	var format, rev string
 	var failOnChange bool
 	var cf compileFlags
 	cmd := &cobra.Command{
@@ -58,17 +60,17 @@ error or when a side cannot be read.`,
 			if !slices.Contains(meshdiff.Formats(), format) {
 				return &exitError{code: exitUsage, err: fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(meshdiff.Formats(), ", "))}
 			}
-			if _, err := parseFailOn(failOn); err != nil {
+			if _, err := job.ParseFailOn(cf.s.FailOn); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
 			var base, head diffSide
 			if rev != "" {
-				tree, err := gitrev.Extract(cmd.Context(), rev, args)
+				tree, err := gitrev.Open(cmd.Context(), rev, args)
 				if err != nil {
 					return &exitError{code: exitUsage, err: fmt.Errorf("BASE %s: %w", rev, err)}
 				}
 				defer tree.Close()
-				base = diffSide{label: "BASE " + rev, paths: tree.Paths, file: tree.File}
+				base = diffSide{label: "BASE " + rev, paths: tree.Paths, file: tree.File, tree: tree}
 				head = diffSide{label: "HEAD (working tree)", paths: args}
 				if len(args) == 0 {
 					head.paths = []string{"."}
@@ -84,11 +86,11 @@ error or when a side cannot be read.`,
 			if err != nil {
 				return err
 			}
-			headRun, headFlags, err := g.compileSide(cmd, cf, head)
+			headRun, headPlan, err := g.compileSide(cmd, cf, head)
 			if err != nil {
 				return err
 			}
-			threshold, err := parseFailOn(headFlags.failOn(cmd.Flags(), failOn))
+			threshold, err := job.ParseFailOn(headPlan.FailOn)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
@@ -115,7 +117,7 @@ error or when a side cannot be read.`,
 	}
 	cmd.Flags().StringVar(&rev, "git", "", "compare PATH as it is at the git revision `REV` (BASE) with the working tree (HEAD)")
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: "+strings.Join(meshdiff.Formats(), ", "))
-	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a new finding is at least this `severity`: error, warning, info or none")
+	cmd.Flags().StringVar(&cf.s.FailOn, "fail-on", "error", "exit 1 when a new finding is at least this `severity`: error, warning, info or none")
 	cmd.Flags().BoolVar(&failOnChange, "fail-on-change", false, "exit 1 when any proxy's configuration changes, or a proxy is added or removed")
 	cf.add(cmd, true)
 	// The sides are the arguments; -f is refused, so not offered.
@@ -132,33 +134,33 @@ type diffSide struct {
 	paths []string
 	// file shows the side's file names (REV:path for a revision).
 	file func(string) string
+	// tree holds paths when they are not the OS's: a revision's tree.
+	tree fs.FS
 }
 
 // compileSide compiles one side with the flags and the side's own
-// .meshc.yaml; "-" is an empty side. It returns the flags as the side
-// resolved them.
-func (g *globals) compileSide(cmd *cobra.Command, cf compileFlags, s diffSide) (*compile.Result, *compileFlags, error) {
-	sg := *g
-	paths := s.paths
-	if slices.Equal(paths, []string{"-"}) {
+// .meshc.yaml; "-" is an empty side. It returns the side's plan.
+func (g *globals) compileSide(cmd *cobra.Command, cf compileFlags, side diffSide) (*compile.Result, *job.Plan, error) {
+	s := g.settings(cmd, &cf, side.paths)
+	s.FS = side.tree
+	if slices.Equal(side.paths, []string{"-"}) {
 		// Nothing to read: an empty standard input compiles to no objects,
 		// which an empty side means.
-		sg.stdin = strings.NewReader("")
-		cf.allowEmpty = true
-	} else {
-		for _, p := range paths {
+		s.Stdin, s.AllowEmpty = strings.NewReader(""), true
+	} else if side.tree == nil {
+		for _, p := range side.paths {
 			if _, err := os.Stat(p); err != nil {
-				return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", s.label, err)}
+				return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: %w", side.label, err)}
 			}
 		}
 	}
-	run, err := sg.compile(cmd, &cf, paths)
+	run, err := g.compileSettings(cmd, &cf, s)
 	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) && ee.err != nil {
-			return nil, nil, &exitError{code: ee.code, err: fmt.Errorf("%s: %w", s.label, ee.err)}
+			return nil, nil, &exitError{code: ee.code, err: fmt.Errorf("%s: %w", side.label, ee.err)}
 		}
 		return nil, nil, err
 	}
-	return run, &cf, nil
+	return run, cf.plan, nil
 }

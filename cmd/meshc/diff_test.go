@@ -170,9 +170,9 @@ func TestDiffGit(t *testing.T) {
 		{"the working tree as committed", []string{"diff", "--git", "HEAD", "m", "--fail-on-change"}, 0, "0 changed", ""},
 		{"a file", []string{"diff", "--git", "HEAD~1", "m/virtual-services.yaml"}, 0, "spec.http[1].route[0].weight: 50 → 20", ""},
 		{"no such revision", []string{"diff", "--git", "nope", "m"}, 2, "", `BASE nope: no revision "nope"`},
-		{"a path the revision lacks", []string{"diff", "--git", "HEAD", "head"}, 2, "", "BASE HEAD: git archive HEAD"},
+		{"a path the revision lacks", []string{"diff", "--git", "HEAD", "head"}, 2, "", "BASE HEAD: head is not in revision HEAD"},
 	})
-	// Nothing is left behind: the revision's copy is removed.
+	// Nothing is written: the revision is read in memory.
 	left, _ := filepath.Glob(filepath.Join(os.TempDir(), "meshc-rev-*"))
 	if len(left) > 0 {
 		t.Errorf("left behind: %v", left)
@@ -297,4 +297,36 @@ func TestDiffSameAtAnyParallelism(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDiffGitRenders: a kustomization at a revision renders from the
+// revision, its bases beside it included (they are not under PATH), and
+// so does a chart.
+func TestDiffGitRenders(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	for from, to := range map[string]string{"kustomize": "k", "helm/mesh": "chart"} {
+		if err := os.CopyFS(filepath.Join(dir, to), os.DirFS(filepath.Join(fixtures, from))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	gitIn(t, "init", "-q")
+	gitIn(t, "add", ".")
+	gitIn(t, "commit", "-q", "-m", "one")
+	base := filepath.Join("k", "base", "reviews.yaml")
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(base, []byte(strings.Replace(string(data), "port: 9080", "port: 9090", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runCLICases(t, []cliCase{
+		{"an overlay whose base changed", []string{"diff", "--git", "HEAD", "k/overlays/staging"}, 0,
+			"~ modified Service shop/reviews (HEAD:k/base/reviews.yaml:2 → k/base/reviews.yaml:2)\n    ~ spec.ports[0].port: 9080 → 9090", ""},
+		{"a chart as committed", []string{"diff", "--git", "HEAD", "chart", "--fail-on-change", "--fail-on", "none"}, 0, "objects: 0 added, 0 removed, 0 modified", ""},
+	})
 }

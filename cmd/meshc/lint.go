@@ -4,17 +4,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/job"
 )
 
 func newLintCmd(g *globals) *cobra.Command {
-	var format, failOn, explain, baseline string
+	var format, explain, baseline string
 	var only []string
 	var timing bool
 	var cf compileFlags
@@ -52,13 +52,13 @@ usage error or when some input could not be read (MC1006) or rendered
 			if explain != "" {
 				return explainCode(g, explain)
 			}
-			if _, err := parseFailOn(failOn); err != nil {
+			if _, err := job.ParseFailOn(cf.s.FailOn); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			cf.opts.Only = only
+			cf.s.Compile.Only = only
 			var times []timed
 			if timing {
-				cf.opts.Timing = func(what string, d time.Duration) { times = append(times, timed{what, d}) }
+				cf.s.Compile.Timing = func(what string, d time.Duration) { times = append(times, timed{what, d}) }
 			}
 			var known *diag.Baseline
 			if baseline != "" {
@@ -77,7 +77,7 @@ usage error or when some input could not be read (MC1006) or rendered
 					return err
 				}
 			}
-			threshold, err := parseFailOn(cf.failOn(cmd.Flags(), failOn))
+			threshold, err := job.ParseFailOn(cf.plan.FailOn)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
@@ -95,7 +95,7 @@ usage error or when some input could not be read (MC1006) or rendered
 			}
 			r, err := diag.NewRenderer(format, diag.Options{
 				Color:       g.color(g.stdout),
-				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects), Skipped: run.Skipped, ProjectConfig: cf.projectPath()},
+				Input:       diag.Input{Files: len(run.Files), Objects: len(run.Objects), Skipped: run.Skipped, ProjectConfig: cf.plan.ProjectPath()},
 				ToolVersion: readVersion().Version,
 			})
 			if err != nil {
@@ -108,7 +108,7 @@ usage error or when some input could not be read (MC1006) or rendered
 		},
 	}
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: "+strings.Join(diag.Formats(), ", "))
-	cmd.Flags().StringVar(&failOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
+	cmd.Flags().StringVar(&cf.s.FailOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	cf.add(cmd, true)
 	cmd.Flags().StringSliceVar(&only, "only", nil, "run only the analyzers reporting these `CODE`s (codes, names or istioctl analyze codes, comma-separated or repeated) and the facts they read; the loader's and the hierarchy's findings are reported as always")
 	cmd.Flags().BoolVar(&timing, "timing", false, "print to stderr how long each analyzer and each fact the analyzers share took (they then run one at a time)")
@@ -160,29 +160,10 @@ func readBaseline(path string) (diag.Baseline, error) {
 	return b, nil
 }
 
-// parseFailOn reads --fail-on; 0 means never fail.
-func parseFailOn(s string) (diag.Severity, error) {
-	if s == "none" {
-		return 0, nil
-	}
-	sev, err := diag.ParseSeverity(s)
-	if err != nil {
-		return 0, fmt.Errorf("--fail-on: unknown threshold %q (want error, warning, info or none)", s)
-	}
-	return sev, nil
-}
-
-// incomplete reports a diagnostic that means part of the input was not
-// loaded: a file that could not be read, a chart or overlay that could not
-// be rendered.
-func incomplete(d diag.Diagnostic) bool {
-	return diag.UnreadableInput.Is(d) || diag.RenderFailed.Is(d)
-}
-
 // exitFor turns diagnostics into lint's exit status: unreadable input wins,
 // because the result does not cover what was asked.
 func exitFor(ds []diag.Diagnostic, threshold diag.Severity) error {
-	if slices.ContainsFunc(ds, incomplete) {
+	if job.Incomplete(ds) {
 		return &exitError{code: exitUsage}
 	}
 	if threshold > 0 && diag.AtLeast(ds, threshold) {

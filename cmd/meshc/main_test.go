@@ -242,7 +242,8 @@ func TestHierarchyEndToEnd(t *testing.T) {
 }
 
 // TestImportsOnlyCompileAndRenderers: the commands hold flags, renderers
-// and exit codes; the passes are reached through internal/compile.
+// and exit codes; the passes are reached through internal/compile, the
+// merge of .meshc.yaml and the build into OUT through internal/job.
 func TestImportsOnlyCompileAndRenderers(t *testing.T) {
 	fset := token.NewFileSet()
 	files, _ := filepath.Glob("*.go")
@@ -255,9 +256,9 @@ func TestImportsOnlyCompileAndRenderers(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, imp := range src.Imports {
-			for _, pass := range []string{"load", "resolve", "hierarchy", "emit", "lint"} {
+			for _, pass := range []string{"load", "resolve", "hierarchy", "emit", "lint", "outdir", "suppress", "render"} {
 				if imp.Path.Value == `"github.com/meshc/meshc/internal/`+pass+`"` {
-					t.Errorf("%s imports internal/%s; reach it through internal/compile", f, pass)
+					t.Errorf("%s imports internal/%s; reach it through internal/compile or internal/job", f, pass)
 				}
 			}
 		}

@@ -76,7 +76,7 @@ func TestRenderedFindings(t *testing.T) {
 // helmTemplate renders the fixture chart as helm template prints it.
 func helmTemplate(t *testing.T, o render.HelmOptions) string {
 	t.Helper()
-	docs, err := render.Helm(chart, o)
+	docs, err := render.Helm(nil, chart, o)
 	if err != nil {
 		t.Fatal(err)
 	}

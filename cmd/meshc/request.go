@@ -99,7 +99,7 @@ TARGET's host. Only FROM's configuration is built.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			cf.opts.NoAnalyzers = true // the walk needs the mesh, not its diagnostics
+			cf.s.Compile.NoAnalyzers = true // the walk needs the mesh, not its diagnostics
 			run, err := g.compile(cmd, &cf, paths)
 			if err != nil {
 				return err

@@ -46,9 +46,10 @@ names and gets nothing until its proxy appears in the inputs.
 
 serve watches the inputs, every directory below them included. After a
 change it waits for --debounce-after without further changes (at most
---debounce-max since the first), recompiles in the background, and sends
-only the types whose content changed, only to the proxies they belong to;
-each type's version is the hash of its resources. Input with error
+--debounce-max since the first), recompiles in the background, rebuilding
+only the proxies whose inputs changed, and sends only the types whose
+content changed, only to the proxies they belong to; each type's version
+is the hash of its resources. Input with error
 diagnostics is logged and not served: the last good configuration stays.
 SIGHUP recompiles at once. SIGTERM or SIGINT stops accepting streams,
 closes the open ones and waits up to --drain for them.
@@ -90,26 +91,26 @@ func (f *serveFlags) run(cmd *cobra.Command, g *globals, args []string) error {
 	case f.logFormat != "text" && f.logFormat != "json":
 		return usage(fmt.Errorf("--log-format: want text or json, got %q", f.logFormat))
 	}
-	paths := g.paths(&f.compile, args)
-	if slices.Contains(paths, "-") {
+	s := g.settings(cmd, &f.compile, args)
+	if slices.Contains(s.Paths, "-") {
 		return usage(errors.New("serve reads files it can watch: standard input is not one; give PATH arguments"))
 	}
-	opts, exclude, err := f.compile.options(cmd.Flags(), paths)
+	plan, err := g.plan(&f.compile, s)
 	if err != nil {
-		return usage(err)
+		return err
 	}
 	// The first compile checks the input as every command does (no
 	// Kubernetes object is a usage error without --allow-empty); it is
 	// served, and later ones with error diagnostics are not.
-	first, err := g.compile(cmd, &f.compile, args)
+	first, err := plan.Compile(cmd.Context())
 	if err != nil {
-		return err
+		return usage(err)
 	}
 	log := slog.New(slog.NewTextHandler(g.stderr, nil))
 	if f.logFormat == "json" {
 		log = slog.New(slog.NewJSONHandler(g.stderr, nil))
 	}
-	if p := f.compile.projectPath(); p != "" {
+	if p := plan.ProjectPath(); p != "" {
 		log.Info("project config", "file", p)
 	}
 	xdsLis, err := net.Listen("tcp", f.listen)
@@ -175,9 +176,11 @@ func (f *serveFlags) run(cmd *cobra.Command, g *globals, args []string) error {
 	}()
 
 	runErr := srv.Run(ctx, xds.Source{
-		Watch: paths,
+		// The recompiles read what the first compile read, with the same
+		// options.
+		Watch: plan.Inputs.Paths,
 		Compile: func(ctx context.Context) (*compile.Result, error) {
-			return compile.Run(ctx, compile.Inputs{Paths: paths, Exclude: exclude}, opts)
+			return compile.Run(ctx, plan.Inputs, plan.Options)
 		},
 		First:         first,
 		Build:         bopts,

@@ -43,7 +43,7 @@ naming no proxy, a bad target, each at its file:line.`,
 				}
 				files = append(files, f)
 			}
-			cf.opts.NoAnalyzers = true // the walk needs the mesh, not its diagnostics
+			cf.s.Compile.NoAnalyzers = true // the walk needs the mesh, not its diagnostics
 			run, err := g.compile(cmd, &cf, nil)
 			if err != nil {
 				return err

@@ -29,6 +29,10 @@ type BuildOptions struct {
 	// SharedRoot (default: relative to Envoy's working directory).
 	SelfContained bool
 	SharedRoot    string
+	// ADS, when set, is the HOST:PORT of meshc serve: each proxy gets a
+	// bootstrap that fetches its configuration from there over ADS
+	// instead of files (emit.Options.ADS).
+	ADS string
 	// HeadlessCIDRChains is istiod's PILOT_ENABLE_HEADLESS_FILTER_CHAIN_LISTENER.
 	HeadlessCIDRChains bool
 	// Unchecked leaves out the build's validation (emit.Options.Unchecked),
@@ -47,7 +51,7 @@ type BuildOptions struct {
 
 func (opts BuildOptions) emitOptions() emit.Options {
 	return emit.Options{Format: emit.Format(opts.Format), Endpoints: emit.EndpointMode(opts.Endpoints), TLS: emit.TLSMode(opts.TLS),
-		CertDir: opts.CertDir, Shared: !opts.SelfContained, SharedRoot: opts.SharedRoot, HeadlessCIDRChains: opts.HeadlessCIDRChains, Unchecked: opts.Unchecked}
+		CertDir: opts.CertDir, Shared: !opts.SelfContained, SharedRoot: opts.SharedRoot, HeadlessCIDRChains: opts.HeadlessCIDRChains, ADS: opts.ADS, Unchecked: opts.Unchecked}
 }
 
 // The values BuildOptions' string fields take.
@@ -56,6 +60,12 @@ var (
 	EndpointModes = []string{string(emit.EndpointsInline), string(emit.EndpointsDNS)}
 	TLSModes      = []string{string(emit.TLSIstio), string(emit.TLSFiles), string(emit.TLSOff)}
 )
+
+// CheckADS checks BuildOptions.ADS: HOST:PORT, HOST an IP or a DNS name.
+func CheckADS(addr string) error {
+	_, _, err := emit.ParseADS(addr)
+	return err
+}
 
 // DefaultMaxProxyBytes is istiod's gRPC message limit.
 const DefaultMaxProxyBytes = 4 << 20
@@ -187,6 +197,7 @@ func (r *Result) buildInfo(opts BuildOptions) emit.BuildInfo {
 		set("cert-dir", opts.CertDir)
 	}
 	set("shared-root", opts.SharedRoot)
+	set("ads", opts.ADS)
 	set("mesh-config", r.options.MeshConfigFile)
 	set("inject-namespace", strings.Join(r.options.Injection.Namespaces, ","))
 	set("revision", strings.Join(r.options.Injection.Revisions, ","))

@@ -11,8 +11,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/netip"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -37,6 +39,10 @@ type Inputs struct {
 	Exclude []string
 	// Render says how Helm charts and kustomizations are rendered.
 	Render RenderOptions
+	// FS, when set, is read instead of the OS's file system (a git
+	// revision's tree): Paths are its names, and diagnostics name its
+	// files so (load.Options.FS).
+	FS fs.FS
 }
 
 // RenderOptions say how Helm charts and kustomizations are rendered.
@@ -47,6 +53,9 @@ type Options struct {
 	// MeshConfigFile, when set, is read instead of the istio ConfigMap in
 	// the inputs.
 	MeshConfigFile string
+	// MeshConfigIn is the file system MeshConfigFile is in: nil for the
+	// OS's (--mesh-config), Inputs.FS for a .meshc.yaml read there.
+	MeshConfigIn fs.FS
 	// Hierarchy and Propagation are HNC's operator options.
 	Hierarchy   hierarchy.Options
 	Propagation hierarchy.PropagateOptions
@@ -161,13 +170,13 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 		run  func() error
 	}{
 		{StageLoad, func() error {
-			res, lds, err := load.Paths(ctx, paths, load.Options{Stdin: in.Stdin, Exclude: in.Exclude, Render: in.Render})
+			res, lds, err := load.Paths(ctx, paths, load.Options{Stdin: in.Stdin, Exclude: in.Exclude, Render: in.Render, FS: in.FS})
 			loaded, ds = res, lds
 			return err
 		}},
 		{StageMeshConfig, func() error {
 			var mds []diag.Diagnostic
-			mc, mds = load.MeshConfig(loaded.Objects, load.MeshOptions{File: opts.MeshConfigFile})
+			mc, mds = load.MeshConfig(loaded.Objects, load.MeshOptions{File: opts.MeshConfigFile, FileIn: opts.MeshConfigIn})
 			ds = append(ds, mds...)
 			return nil
 		}},
@@ -215,7 +224,7 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	fileKeys(paths, ds)
+	fileKeys(paths, in.FS, ds)
 	diag.Sort(ds)
 	r.Files, r.Skipped, r.Objects, r.Diagnostics = loaded.Files, loaded.Skipped, loaded.Objects, ds
 	return r, nil
@@ -224,10 +233,14 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 // fileKeys makes the keys of findings about a file rather than an object
 // name the file relative to the directory holding every input, so a
 // baseline written by "meshc lint manifests" matches "meshc lint ." run
-// in manifests. Files outside it (a --mesh-config elsewhere) keep the path
-// as given.
-func fileKeys(paths []string, ds []diag.Diagnostic) {
-	root, ok := inputRoot(paths)
+// in manifests, and a revision's tree matches the working tree. Files
+// outside it (a --mesh-config elsewhere) keep the path as given.
+func fileKeys(paths []string, fsys fs.FS, ds []diag.Diagnostic) {
+	files := osFiles
+	if fsys != nil {
+		files = treeFiles(fsys)
+	}
+	root, ok := inputRoot(paths, files)
 	if !ok {
 		return
 	}
@@ -235,7 +248,7 @@ func fileKeys(paths []string, ds []diag.Diagnostic) {
 		if d.Object.Name != "" || d.Object.File == "" || d.Object.File == load.StdinName {
 			continue
 		}
-		abs, err := filepath.Abs(d.Object.File)
+		abs, err := files.abs(d.Object.File)
 		if err != nil {
 			continue
 		}
@@ -247,20 +260,43 @@ func fileKeys(paths []string, ds []diag.Diagnostic) {
 	}
 }
 
+// fileNames say where the inputs' names are: absolute paths, and which
+// are directories.
+type fileNames struct {
+	abs   func(name string) (string, error)
+	isDir func(abs string) bool
+}
+
+var osFiles = fileNames{abs: filepath.Abs, isDir: func(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && info.IsDir()
+}}
+
+// treeFiles are the names of fsys, absolute from "/", its root.
+func treeFiles(fsys fs.FS) fileNames {
+	return fileNames{
+		abs: func(name string) (string, error) { return path.Join("/", name), nil },
+		isDir: func(p string) bool {
+			info, err := fs.Stat(fsys, cmp.Or(strings.TrimPrefix(p, "/"), "."))
+			return err == nil && info.IsDir()
+		},
+	}
+}
+
 // inputRoot is the deepest directory holding every input path (a file
 // input counts as its directory); false when there is none, as for stdin
 // alone.
-func inputRoot(paths []string) (string, bool) {
+func inputRoot(paths []string, files fileNames) (string, bool) {
 	root := ""
 	for _, p := range paths {
 		if p == "-" {
 			continue
 		}
-		dir, err := filepath.Abs(p)
+		dir, err := files.abs(p)
 		if err != nil {
 			return "", false
 		}
-		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		if !files.isDir(dir) {
 			dir = filepath.Dir(dir)
 		}
 		if root == "" {

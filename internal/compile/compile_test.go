@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"maps"
@@ -19,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/meshc/meshc/internal/meshgen"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 const bookinfo = "../../examples/bookinfo"
@@ -177,20 +179,34 @@ func TestProxyConfigTooLargeGroupedByScope(t *testing.T) {
 }
 
 // TestEstimateWithinAFactorOfTwo: on a generated mesh with and without
-// Sidecars, the estimate of both layouts is within a factor of two of
-// what the build writes, and sharing is estimated smaller.
+// Sidecars, and with a private ServiceEntry in every namespace, the
+// estimate of both layouts is within a factor of two of what the build
+// writes, and sharing is estimated smaller.
 func TestEstimateWithinAFactorOfTwo(t *testing.T) {
+	for _, private := range []bool{false, true} {
+		estimateWithinAFactorOfTwo(t, private)
+	}
+}
+
+func estimateWithinAFactorOfTwo(t *testing.T, private bool) {
 	dir := t.TempDir()
 	if _, _, err := meshgen.Write(dir, meshgen.Options{Namespaces: 6, ServicesPerNS: 5, SidecarEveryNth: 2}); err != nil {
 		t.Fatal(err)
+	}
+	for i := 1; private && i <= 6; i++ {
+		ns := fmt.Sprintf("ns-%03d", i)
+		se := fmt.Sprintf("apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: private, namespace: %s}\n"+
+			"spec: {hosts: [api.%s.internal], exportTo: [.], resolution: DNS, ports: [{number: 443, name: https, protocol: TLS}]}\n", ns, ns)
+		if err := os.WriteFile(filepath.Join(dir, ns, "private.yaml"), []byte(se), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r, err := Run(context.Background(), Inputs{Paths: []string{dir}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var estimates [2]int64
-	for i, selfContained := range []bool{false, true} {
-		opts := BuildOptions{SelfContained: selfContained}
+	var estimates [3]int64
+	for i, opts := range []BuildOptions{{}, {SelfContained: true}, {ADS: "127.0.0.1:15010"}} {
 		est := r.Estimate(r.Mesh.Views, opts)
 		out := t.TempDir()
 		built, err := r.Write(context.Background(), r.Mesh.Views, out, opts)
@@ -208,18 +224,18 @@ func TestEstimateWithinAFactorOfTwo(t *testing.T) {
 			return nil
 		})
 		if built.Written != proxyFiles {
-			t.Errorf("self-contained %v: Written %d, the proxies' files on disk %d", selfContained, built.Written, proxyFiles)
+			t.Errorf("%+v: Written %d, the proxies' files on disk %d", opts, built.Written, proxyFiles)
 		}
 		if ratio := float64(est.Bytes) / float64(written); ratio < 0.5 || ratio > 2 {
-			t.Errorf("self-contained %v: estimated %d bytes, wrote %d (ratio %.2f)", selfContained, est.Bytes, written, ratio)
+			t.Errorf("%+v: estimated %d bytes, wrote %d (ratio %.2f)", opts, est.Bytes, written, ratio)
 		}
 		if len(est.Scopes) == 0 || est.Scopes[0].Proxies == 0 {
 			t.Errorf("no scopes in the estimate: %+v", est)
 		}
 		estimates[i] = est.Bytes
 	}
-	if estimates[0] >= estimates[1] {
-		t.Errorf("shared %d not below self-contained %d", estimates[0], estimates[1])
+	if estimates[2] >= estimates[0] || estimates[0] >= estimates[1] {
+		t.Errorf("estimates with ADS %d, shared %d and self-contained %d not in increasing order", estimates[2], estimates[0], estimates[1])
 	}
 }
 
@@ -240,25 +256,64 @@ func TestFileKeysRelativeToInputs(t *testing.T) {
 	m := filepath.Join(dir, "m")
 	for _, tt := range []struct {
 		paths []string
-		want  []string
+		// tree are the same inputs in an fs.FS of dir.
+		tree []string
+		want []string
 	}{
-		{[]string{m}, []string{"MC1001/file=x.yaml/doc=1"}},
-		{[]string{m + string(filepath.Separator) + "."}, []string{"MC1001/file=x.yaml/doc=1"}},
-		{[]string{filepath.Join(m, "x.yaml")}, []string{"MC1001/file=x.yaml/doc=1"}},
-		{[]string{m, filepath.Join(dir, "n")}, []string{"MC1001/file=m/x.yaml/doc=1", "MC1001/file=n/y.yaml/doc=1"}},
+		{[]string{m}, []string{"m"}, []string{"MC1001/file=x.yaml/doc=1"}},
+		{[]string{m + string(filepath.Separator) + "."}, []string{"m/."}, []string{"MC1001/file=x.yaml/doc=1"}},
+		{[]string{filepath.Join(m, "x.yaml")}, []string{"m/x.yaml"}, []string{"MC1001/file=x.yaml/doc=1"}},
+		{[]string{m, filepath.Join(dir, "n")}, []string{"m", "n"}, []string{"MC1001/file=m/x.yaml/doc=1", "MC1001/file=n/y.yaml/doc=1"}},
 	} {
-		r, err := Run(context.Background(), Inputs{Paths: tt.paths}, Options{})
-		if err != nil {
-			t.Fatal(err)
+		for _, in := range []Inputs{{Paths: tt.paths}, {Paths: tt.tree, FS: os.DirFS(dir)}} {
+			r, err := Run(context.Background(), in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, d := range r.Diagnostics {
+				keys = append(keys, d.Key)
+			}
+			slices.Sort(keys)
+			if !slices.Equal(keys, tt.want) {
+				t.Errorf("%v: keys %q, want %q", in.Paths, keys, tt.want)
+			}
 		}
-		var keys []string
+	}
+}
+
+// TestRunFromTree: inputs read from an fs.FS compile as from the disk,
+// with the mesh config read there too, and findings name the fs.FS's
+// files.
+func TestRunFromTree(t *testing.T) {
+	ctx := context.Background()
+	mesh := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  mesh: |\n    outboundTrafficPolicy: {mode: REGISTRY_ONLY}\n    bogus: 1\n"
+	dir := testfiles.Write(t, map[string]string{"mesh.yaml": mesh})
+	disk, err := Run(ctx, Inputs{Paths: []string{bookinfo}}, Options{MeshConfigFile: filepath.Join(dir, "mesh.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := Run(ctx, Inputs{Paths: []string{"bookinfo"}, FS: os.DirFS("../../examples")}, Options{MeshConfigFile: "mesh.yaml", MeshConfigIn: os.DirFS(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	findings := func(r *Result, prefix string) []string {
+		var out []string
 		for _, d := range r.Diagnostics {
-			keys = append(keys, d.Key)
+			out = append(out, strings.ReplaceAll(d.Key+" "+d.Object.File+" "+d.Message, prefix, ""))
 		}
-		slices.Sort(keys)
-		if !slices.Equal(keys, tt.want) {
-			t.Errorf("%v: keys %q, want %q", tt.paths, keys, tt.want)
-		}
+		return out
+	}
+	got, want := findings(tree, ""), findings(disk, dir+"/")
+	if !slices.Equal(got, want) || len(tree.Mesh.Views) != len(disk.Mesh.Views) || len(tree.Files) != len(disk.Files) {
+		t.Errorf("from the tree: %d proxies, %d files, findings\n%q\nfrom the disk: %d proxies, %d files, findings\n%q",
+			len(tree.Mesh.Views), len(tree.Files), got, len(disk.Mesh.Views), len(disk.Files), want)
+	}
+	if len(got) == 0 || !strings.HasPrefix(tree.Files[0], "bookinfo/") {
+		t.Errorf("files %v, findings %v", tree.Files, got)
+	}
+	if tree.Mesh.Config.OutboundTrafficPolicy.GetMode().String() != "REGISTRY_ONLY" {
+		t.Error("the mesh config in the tree was not read")
 	}
 }
 

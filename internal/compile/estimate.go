@@ -16,6 +16,9 @@ const (
 	bytesPerCluster = 4300
 	bytesPerService = 2800
 	bytesPerProxy   = 38000
+	// bytesPerADSBootstrap is a bootstrap of BuildOptions.ADS, the
+	// proxy's whole output.
+	bytesPerADSBootstrap = 3000
 )
 
 // Estimate is what a build of some proxies would write, from the resolved
@@ -43,38 +46,47 @@ type ScopeEstimate struct {
 }
 
 // Estimate estimates the bytes a build of views would write. Shared, what
-// proxies share is counted once: cluster sets by the services they hold,
-// listeners and routes by scope; self-contained, every proxy counts all.
+// proxies share is counted once: cluster sets by the services every
+// namespace sees of those they hold (the others' clusters with each
+// proxy), listeners and routes by scope; self-contained, every proxy
+// counts all; with ADS, every proxy is one small bootstrap.
 func (r *Result) Estimate(views []*resolve.ProxyView, opts BuildOptions) Estimate {
 	byScope := map[*resolve.Scope]*ScopeEstimate{}
 	var order []*resolve.Scope
 	clusterSets := map[string]bool{}
+	privateBytes := map[*resolve.Scope]int64{}
 	var est Estimate
 	for _, v := range views {
 		se := byScope[v.Scope]
 		if se == nil {
-			clusters, services := scopeSize(v.Scope)
-			se = &ScopeEstimate{Namespace: v.Proxy.Namespace, Services: services, What: v.Scope.Name()}
+			size := scopeSize(v.Scope)
+			se = &ScopeEstimate{Namespace: v.Proxy.Namespace, Services: size.services, What: v.Scope.Name()}
 			if sc := v.Choice.Sidecar; sc != nil {
 				se.Sidecar = sc.Namespace + "/" + sc.Name
 			}
-			clusterBytes, routeBytes := int64(clusters)*bytesPerCluster, int64(services)*bytesPerService
+			clusterBytes, routeBytes := int64(size.clusters)*bytesPerCluster, int64(size.services)*bytesPerService
+			privateBytes[v.Scope] = int64(size.private) * bytesPerCluster
 			se.PerProxy = clusterBytes + routeBytes + bytesPerProxy
-			if !opts.SelfContained {
+			if !opts.SelfContained && opts.ADS == "" {
+				// Private clusters go with each proxy, the others to a
+				// cluster file of the services every namespace sees.
 				se.Bytes = routeBytes
 				if key := servicesKey(v.Scope); !clusterSets[key] {
 					clusterSets[key] = true
-					se.Bytes += clusterBytes
+					se.Bytes += int64(size.clusters-size.private) * bytesPerCluster
 				}
 			}
 			byScope[v.Scope] = se
 			order = append(order, v.Scope)
 		}
 		se.Proxies++
-		if opts.SelfContained {
+		switch {
+		case opts.ADS != "":
+			se.PerProxy, se.Bytes = bytesPerADSBootstrap, se.Bytes+bytesPerADSBootstrap
+		case opts.SelfContained:
 			se.Bytes += se.PerProxy
-		} else {
-			se.Bytes += bytesPerProxy
+		default:
+			se.Bytes += bytesPerProxy + privateBytes[v.Scope]
 		}
 	}
 	for _, sc := range order {
@@ -85,26 +97,36 @@ func (r *Result) Estimate(views []*resolve.ProxyView, opts BuildOptions) Estimat
 	return est
 }
 
-// scopeSize counts a scope's outbound clusters (a port of a service, and
-// one per subset of the DestinationRule the scope uses for it) and its
-// services.
-func scopeSize(sc *resolve.Scope) (clusters, services int) {
+// sizes count a scope's outbound clusters (a port of a service, and one
+// per subset of the DestinationRule the scope uses for it), those of them
+// whose service not every namespace sees, and its services.
+type sizes struct{ clusters, private, services int }
+
+func scopeSize(sc *resolve.Scope) sizes {
+	var n sizes
 	for _, s := range sc.Services {
 		subsets := 0
 		if dec, ok := sc.DestinationRule(s.Host); ok && dec.Rule != nil {
 			subsets = len(dec.Rule.Subsets)
 		}
-		clusters += len(s.Ports) * (1 + subsets)
+		c := len(s.Ports) * (1 + subsets)
+		n.clusters += c
+		if !s.ExportedEverywhere() {
+			n.private += c
+		}
 	}
-	return clusters, len(sc.Services)
+	n.services = len(sc.Services)
+	return n
 }
 
-// servicesKey identifies the services a scope sees, which decide its
-// cluster set.
+// servicesKey identifies the services every namespace sees of those a
+// scope sees, which decide its shared cluster set.
 func servicesKey(sc *resolve.Scope) string {
 	var b strings.Builder
 	for _, s := range sc.Services {
-		fmt.Fprintf(&b, "%p;", s)
+		if s.ExportedEverywhere() {
+			fmt.Fprintf(&b, "%p;", s)
+		}
 	}
 	return b.String()
 }

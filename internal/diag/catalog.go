@@ -81,7 +81,7 @@ warning.`,
 	}
 	SchemaViolation = &Entry{
 		Code: "MC1003", Name: "SchemaViolation", Severity: Error,
-		Summary: "An Istio or HNC spec fails strict decoding: unknown field, wrong type, bad enum value, or an apiVersion the kind is not served at.",
+		Summary: "An Istio, HNC or Gateway API spec fails strict decoding (unknown field, wrong type, bad enum value), its CRD's schema or CEL rules (Gateway API) or istiod's admission validation (Istio); or an apiVersion the kind is not served at.",
 		Doc: `Istio (networking.istio.io, security.istio.io) and HNC (hnc.x-k8s.io)
 objects are decoded strictly against their schemas, as the API server
 validates custom resources: an unknown field, a value of the wrong type, an
@@ -113,6 +113,21 @@ portLevelMtls needs a selector. AuthorizationPolicy: action and provider,
 DENY and CUSTOM need rules, sources, operations and conditions. Every
 kind: annotations the webhook refuses (istio.io/dry-run outside
 AuthorizationPolicy). What istiod only warns about is MC1008.
+Gateway API objects (gateway.networking.k8s.io) are decoded strictly the
+same way, then checked against their CustomResourceDefinition at the
+object's own version (v1beta1 against the v1beta1 schema), as the API
+server checks a custom resource on create, with its own code
+(k8s.io/apiextensions-apiserver): the CRD's defaults are applied, then its
+OpenAPI rules (types, enums, patterns, lengths, bounds, item counts,
+required fields, formats), its list keys (two listeners of one name) and its
+CEL rules (x-kubernetes-validations: listener names and port, protocol and
+hostname combinations unique, TLS settings by protocol, no hostname on TCP
+listeners, filter combinations of a route rule, a redirect beside backends,
+absolute path matches, a port on Service backends, distinct parentRefs,
+backendRequest timeouts within the request timeout, ...). The message is
+the API server's; the status is ignored, as on create. The CRDs are the
+experimental channel of the sigs.k8s.io/gateway-api release meshc is built
+with, which serves every version Istio reads.
 The mesh config (the istio ConfigMap's mesh key, or --mesh-config) is the
 exception: istiod ignores fields it does not know there, so meshc reports
 them as warnings and applies the rest.`,

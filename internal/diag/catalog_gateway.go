@@ -179,6 +179,8 @@ var (
 		W("server"), T("hosts"), T("earlier"), T("workloads"))
 	ServersMerged = ConflictingGateways.Template("%s serves %s, as older %s already does on the same port for %s; istiod merges the servers, so the VirtualServices bound to either Gateway answer for %s, in VirtualService order; serve each host and port from one Gateway",
 		W("server"), T("hosts"), T("earlier"), T("workloads"), W("them"))
+	ServerProtocolConflict = ConflictingGateways.Template("%s (%s) listens on the port of %s (%s), merged first, on %s; istiod merges only HTTP servers with an HTTP one and none with TCP, so it drops this server whole and serves none of its hosts there, even if the older server has no routes; serve them on different ports or binds",
+		W("server"), W("protocol"), W("earlier"), W("earlierProtocol"), T("workloads"))
 
 	ServerPortNotExposed = GatewayPortNotOnService.Template("server %d of Gateway %s listens on port %d, but no Service in front of its gateway %s (%s) exposes that port or target port, so no traffic reaches it; add the port to the Service or fix the server's",
 		N("server"), W("gateway"), N("port").ID(), W("workloadWord"), T("workloads")).Fielded()

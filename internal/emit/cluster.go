@@ -34,7 +34,7 @@ import (
 // Names of the clusters every sidecar has (docs/semantics/envoy-output.md §7.1).
 const (
 	BlackHoleCluster          = "BlackHoleCluster"
-	PassthroughCluster        = "PassthroughCluster"
+	PassthroughCluster        = resolve.PassthroughCluster
 	InboundPassthroughCluster = "InboundPassthroughCluster"
 )
 
@@ -208,7 +208,7 @@ func (b *builder) serviceCluster(s *resolve.Service, port resolve.Port, rule *re
 		Name:           name,
 		AltStatName:    name + ";",
 		CommonLbConfig: &clusterv3.Cluster_CommonLbConfig{HealthyPanicThreshold: &typev3.Percent{Value: panicThreshold(pol.outlier)}},
-		Metadata:       clusterMetadata(s, rule, subset),
+		Metadata:       clusterMetadata([]*resolve.Service{s}, rule, subset),
 	}
 	if m := pol.tls.GetMode(); rule != nil && (m == networking.ClientTLSSettings_SIMPLE || m == networking.ClientTLSSettings_MUTUAL) {
 		// The client's ALPN must not be passed on to a server that
@@ -527,21 +527,26 @@ func enforcing(v uint32) uint32 {
 }
 
 // clusterMetadata is the "istio" filter metadata istiod attaches: the
-// services behind the cluster, the DestinationRule that shaped it, the
-// subset, and whether the service is external.
-func clusterMetadata(s *resolve.Service, rule *resolve.Rule, subset string) *corev3.Metadata {
-	name, ns := string(s.Host), s.Namespace
-	if s.Registry == resolve.Kubernetes {
-		name = s.Name
+// services behind the cluster (an outbound cluster's one; an inbound
+// cluster's every service on its port, the first one's policy applying),
+// the DestinationRule that shaped it, the subset, and whether the service
+// is external.
+func clusterMetadata(services []*resolve.Service, rule *resolve.Rule, subset string) *corev3.Metadata {
+	list := make([]*structpb.Value, len(services))
+	for i, s := range services {
+		name := string(s.Host)
+		if s.Registry == resolve.Kubernetes {
+			name = s.Name
+		}
+		list[i] = structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
+			"host":      structpb.NewStringValue(string(s.Host)),
+			"name":      structpb.NewStringValue(name),
+			"namespace": structpb.NewStringValue(s.Namespace),
+		}})
 	}
+	s := services[0]
 	fields := map[string]*structpb.Value{
-		"services": structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
-			structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{
-				"host":      structpb.NewStringValue(string(s.Host)),
-				"name":      structpb.NewStringValue(name),
-				"namespace": structpb.NewStringValue(ns),
-			}}),
-		}}),
+		"services": structpb.NewListValue(&structpb.ListValue{Values: list}),
 	}
 	if rule != nil {
 		dr := rule.First()
@@ -618,7 +623,7 @@ func (b *builder) inboundClusters() {
 		c.CommonLbConfig = &clusterv3.Cluster_CommonLbConfig{}
 		b.applyPool(c, pol)
 		if ip.service != nil {
-			c.Metadata = clusterMetadata(ip.service, rule, "")
+			c.Metadata = clusterMetadata(ip.services, rule, "")
 		}
 		b.applyProtocol(c, resolve.Port{Number: ip.port, Protocol: ip.protocol}, pol, nil, false)
 		b.cfg.Clusters = append(b.cfg.Clusters, c)

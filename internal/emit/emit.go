@@ -67,6 +67,12 @@ type Options struct {
 	// SharedRoot prefixes the shared paths bootstraps name; "" keeps them
 	// relative to the output directory, Envoy's working directory.
 	SharedRoot string
+	// ADS, when set, is the HOST:PORT of an xDS server (meshc serve)
+	// that serves the proxies: each proxy's output is then a bootstrap
+	// that fetches its whole configuration from there over ADS. The
+	// configuration is built, checked and measured in the XDS format the
+	// server sends; Format and Shared are ignored.
+	ADS string
 	// Unchecked leaves out validation and cross-checks, a third of a
 	// build's time: for callers that compare configurations rather than
 	// ship them. Config.Problems then holds only packing failures.
@@ -144,6 +150,9 @@ func New(m *resolve.Mesh, opts Options) *Emitter {
 	opts.TLS = cmp.Or(opts.TLS, TLSIstio)
 	opts.Format = cmp.Or(opts.Format, Bootstrap)
 	opts.Endpoints = cmp.Or(opts.Endpoints, EndpointsInline)
+	if opts.ADS != "" {
+		opts.Format, opts.Shared = XDS, false
+	}
 	sh := &shared{mesh: m}
 	return &Emitter{shared: sh, opts: opts, parts: newParts()}
 }
@@ -244,11 +253,27 @@ func (e *Emitter) buildPart(v *resolve.ProxyView) *part {
 		return &part{err: errStopped}
 	}
 	p := &part{
-		clusters: b.cfg.Clusters, listeners: b.cfg.Listeners, routes: b.cfg.Routes, endpoints: b.cfg.Endpoints,
+		clusters: b.cfg.Clusters, private: privateClusters(v.Scope, b.cfg.Clusters), listeners: b.cfg.Listeners, routes: b.cfg.Routes, endpoints: b.cfg.Endpoints,
 		problems: append(b.pk.problems, e.check(pgv, b.cfg)...),
 		rdsNames: b.rdsNames, refs: b.refs, omitted: b.omitted, origins: b.origins,
 	}
 	return p
+}
+
+// privateClusters are the clusters of cs whose service the scope holds
+// and not every namespace may see, in order.
+func privateClusters(sc *resolve.Scope, cs []*clusterv3.Cluster) []*clusterv3.Cluster {
+	var out []*clusterv3.Cluster
+	for _, c := range cs {
+		id, ok := resolve.ParseClusterID(c.GetName())
+		if !ok {
+			continue
+		}
+		if s, ok := sc.Service(id.Host); ok && !s.ExportedEverywhere() {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // rendered renders a part's resources for the output format once, when
@@ -256,6 +281,9 @@ func (e *Emitter) buildPart(v *resolve.ProxyView) *part {
 func (e *Emitter) rendered(p *part) (*rendering, error) {
 	p.renderOnce.Do(func() {
 		p.render, p.err = e.render(p.clusters, p.listeners, p.routes, p.endpoints, e.opts.Format == XDS || e.opts.Shared)
+		if p.err == nil && e.opts.Shared {
+			p.privateRender, p.err = e.render(p.private, nil, nil, nil, e.opts.Format == XDS)
+		}
 	})
 	return p.render, p.err
 }

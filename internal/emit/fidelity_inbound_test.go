@@ -1,6 +1,7 @@
 package emit
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -279,5 +280,38 @@ status: {podIPs: [` + ips + `]}`
 				t.Errorf("%s %s: upstream bind %v, want %q port 0", tt.proxy, cluster, bc, want)
 			}
 		}
+	}
+}
+
+// Two Services select one pod on one port (checked against istiod's
+// generator): istiod orders a proxy's services oldest first, then by host
+// name, so web-v2.app.svc.cluster.local comes before web.app.svc.cluster.local.
+// The first sets the inbound cluster's policy (here: not web's
+// DestinationRule) and the route's decorator; the metadata names both.
+func TestTwoServicesOnOnePort(t *testing.T) {
+	svc := func(name string) string {
+		return "apiVersion: v1\nkind: Service\nmetadata: {name: " + name + ", namespace: default}\n" +
+			"spec: {clusterIP: 10.0.0." + fmt.Sprint(len(name)) + ", selector: {app: web}, ports: [{name: http, port: 80, targetPort: 8080}]}"
+	}
+	cfg := compile(t, Options{Format: XDS}, "default/web", injectedNs,
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: default, labels: {app: web}}\nspec: {containers: [{name: app, image: x, ports: [{containerPort: 8080}]}]}\nstatus: {podIP: 10.1.0.9}",
+		svc("web"), svc("web-v2"),
+		"apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: web, namespace: default}\nspec: {host: web, trafficPolicy: {connectionPool: {tcp: {maxConnections: 100}}}}")
+	c := clusterNamed(cfg, "inbound|8080||")
+	if c == nil {
+		t.Fatalf("no cluster inbound|8080||; have %v", names(cfg.Clusters))
+	}
+	var hosts []string
+	for _, v := range c.GetMetadata().GetFilterMetadata()["istio"].GetFields()["services"].GetListValue().GetValues() {
+		hosts = append(hosts, v.GetStructValue().GetFields()["host"].GetStringValue())
+	}
+	if want := []string{"web-v2.default.svc.cluster.local", "web.default.svc.cluster.local"}; !slices.Equal(hosts, want) {
+		t.Errorf("services %v, want %v", hosts, want)
+	}
+	if _, ok := c.GetMetadata().GetFilterMetadata()["istio"].GetFields()["config"]; ok {
+		t.Errorf("inbound cluster names a DestinationRule; web-v2, which has none, comes first")
+	}
+	if got := c.GetCircuitBreakers().GetThresholds()[0].GetMaxConnections().GetValue(); got == 100 {
+		t.Errorf("max connections %d: web's DestinationRule applied; web-v2 comes first", got)
 	}
 }

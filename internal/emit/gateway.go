@@ -100,44 +100,37 @@ func (b *builder) gatewayListeners() {
 	}
 }
 
-// gatewayServers are the servers a router builds, in order: as istiod
-// merges Gateways, a TLS server (any mode) naming a host that an earlier
-// TLS server on the same target port and bind already named is left out
-// whole; Envoy would refuse the repeated SNI matches. Two AUTO_PASSTHROUGH
-// servers for one host thus give one set of SNI-DNAT chains
+// gatewayServers are the servers a router builds, in order: those
+// istiod's merge of the router's Gateways keeps (resolve.ServerMerge).
+// A TLS server repeating a host an earlier TLS server on the target port
+// and bind names is left out whole, as Envoy would refuse the repeated
+// SNI matches; a server meeting an earlier plain server it cannot merge
+// with (TCP, or anything but HTTP after HTTP) is left out, even when the
+// earlier one has no routes and builds nothing
 // (docs/semantics/virtual-services.md §6.7).
 func (b *builder) gatewayServers() []resolve.GatewayServer {
 	if b.servers != nil {
 		return b.servers
 	}
 	b.servers = []resolve.GatewayServer{}
-	known := map[uint32]map[string]string{} // target port → host → bind
+	merge := resolve.NewServerMerge()
 	for _, gs := range b.view.Gateways {
-		srv := serverOf(gs)
-		if srv.GetTls() == nil {
+		v := merge.Add(resolve.ServerRef{Gateway: gs.Gateway, Index: gs.Index}, b.targetPort(gs.Port))
+		switch v.Drop {
+		case resolve.DropNone:
 			b.servers = append(b.servers, gs)
 			continue
-		}
-		target := b.targetPort(gs.Port)
-		if known[target] == nil {
-			known[target] = map[string]string{}
-		}
-		hosts := resolve.MergeHosts(gs.Hosts)
-		var dup []string
-		for _, h := range hosts {
-			if bind, ok := known[target][h]; ok && bind == srv.GetBind() {
-				dup = append(dup, h)
-			}
-		}
-		if len(dup) > 0 {
+		case resolve.DropDuplicateTLSHosts:
 			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (port %d): hosts %v are already served with TLS on the port; the server is left out, as in istiod",
-				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port, dup))
-			continue
+				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port, v.Hosts))
+		case resolve.DropProtocolConflict:
+			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (port %d, %s): gateway %s/%s server %d (%s) already holds the port and the two do not merge; the server is left out, as in istiod",
+				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port, serverOf(gs).GetPort().GetProtocol(),
+				v.Earlier.Gateway.Namespace, v.Earlier.Gateway.Name, v.Earlier.Index, v.Earlier.Server().GetPort().GetProtocol()))
+		case resolve.DropDuplicateHTTPSRoute:
+			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (port %d): another HTTPS server on the port has its route name; the server is left out, as in istiod",
+				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port))
 		}
-		for _, h := range hosts {
-			known[target][h] = srv.GetBind()
-		}
-		b.servers = append(b.servers, gs)
 	}
 	return b.servers
 }
@@ -221,7 +214,7 @@ func (b *builder) autoPassthroughChains(srv *networking.Server) []*listenerv3.Fi
 				name := resolve.ClusterID{Port: port.Number, Subset: subset, Host: s.Host}.SNI()
 				// The port's protocol filter (Mongo's) reads the
 				// forwarded traffic as on any TCP chain.
-				out = append(out, chain(&listenerv3.FilterChainMatch{ServerNames: []string{name}, ApplicationProtocols: istioAnyALPN}, b.l4(port.Protocol, name, b.tcpProxy(name, name))...))
+				out = append(out, chain(&listenerv3.FilterChainMatch{ServerNames: []string{name}, ApplicationProtocols: istioAnyALPN}, b.l4(port.Protocol, name, b.tcpProxy(name, name, s.Host, subset))...))
 			}
 		}
 	}

@@ -31,8 +31,11 @@ type inboundPort struct {
 	target   uint32
 	port     uint32 // the service port, for the vhost name
 	protocol protocol.Protocol
-	// service is the first service to target the port.
-	service *resolve.Service
+	// service is the first service to target the port; services are it
+	// and the others that target the port from the same service port,
+	// one per host, which istiod names in the inbound cluster's metadata.
+	service  *resolve.Service
+	services []*resolve.Service
 	// endpoint is a Sidecar ingress listener's defaultEndpoint, where the
 	// application listens; "" to reach it at the original destination.
 	endpoint string
@@ -66,7 +69,7 @@ func (b *builder) inboundPorts() []inboundPort {
 			bindToPort: in.GetCaptureMode() == networking.CaptureMode_NONE, sidecar: &sc.ObjectMeta}
 		for _, s := range services {
 			if s.target == p.target {
-				p.port, p.service = s.port, s.service
+				p.port, p.service, p.services = s.port, s.service, s.services
 			}
 		}
 		out = append(out, p)
@@ -87,17 +90,27 @@ func (b *builder) inboundBindIP() string {
 }
 
 // servicePorts are the workload ports services target on the proxy's
-// workload, by target port, the first service to target a port setting it.
+// workload, by target port, the first service to target a port (in
+// ServedPorts' order, istiod's) setting it.
 // UDP ports (and TCP ones named "udp-…") keep their inbound cluster and
 // chains, as TCP: only outbound generators skip them
 // (docs/semantics/registry.md §1.2).
 func (b *builder) servicePorts() []inboundPort {
 	var out []inboundPort
 	for _, sp := range b.mesh.ServedPorts(b.view.Proxy.Object) {
-		if sp.Target == 0 || slices.ContainsFunc(out, func(p inboundPort) bool { return p.target == sp.Target }) {
+		if sp.Target == 0 {
 			continue
 		}
-		out = append(out, inboundPort{target: sp.Target, port: sp.Port.Number, protocol: sp.Port.Protocol, service: sp.Service, host: string(sp.Service.Host), bind: wildcard})
+		i := slices.IndexFunc(out, func(p inboundPort) bool { return p.target == sp.Target })
+		if i < 0 {
+			out = append(out, inboundPort{target: sp.Target, port: sp.Port.Number, protocol: sp.Port.Protocol, service: sp.Service,
+				services: []*resolve.Service{sp.Service}, host: string(sp.Service.Host), bind: wildcard})
+			continue
+		}
+		p := &out[i]
+		if sp.Port.Number == p.port && !slices.ContainsFunc(p.services, func(s *resolve.Service) bool { return s.Host == sp.Service.Host }) {
+			p.services = append(p.services, sp.Service)
+		}
 	}
 	slices.SortFunc(out, func(a, b inboundPort) int { return cmp.Compare(a.target, b.target) })
 	return out
@@ -181,7 +194,7 @@ func (b *builder) inboundListeners() []*listenerv3.Listener {
 		FilterChains: []*listenerv3.FilterChain{{
 			Name:             "virtualInbound-blackhole",
 			FilterChainMatch: &listenerv3.FilterChainMatch{DestinationPort: wrapperspb.UInt32(virtualInboundPort)},
-			Filters:          []*listenerv3.Filter{b.tcpProxy(BlackHoleCluster, BlackHoleCluster)},
+			Filters:          []*listenerv3.Filter{b.tcpProxy(BlackHoleCluster, BlackHoleCluster, "", "")},
 		}},
 	}
 	ports := b.inboundPorts()
@@ -314,7 +327,7 @@ func (b *builder) inboundFilterChain(c inboundChain, sidecar *model.ObjectMeta) 
 	if c.http {
 		fc.Filters = []*listenerv3.Filter{b.inboundHCM(statPrefix, cluster, c.port, port, proto)}
 	} else {
-		fc.Filters = b.l4(proto, cluster, b.tcpProxy(cluster, cluster))
+		fc.Filters = b.l4(proto, cluster, b.tcpProxy(cluster, cluster, "", ""))
 	}
 	if c.mtls {
 		alpn := []string{"h2", "http/1.1"}

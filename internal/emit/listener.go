@@ -1,7 +1,6 @@
 package emit
 
 import (
-	"cmp"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -262,7 +261,7 @@ func tcpChains(chains []*listenerv3.FilterChain) []*listenerv3.FilterChain {
 // serviceChains are the filter chains of one service port on a listener;
 // vss are the egress listener's VirtualServices.
 func (b *builder) serviceChains(vss []*resolve.VirtualService, s *resolve.Service, svcPort, port uint32, proto protocol.Protocol, addr string) []*listenerv3.FilterChain {
-	clusterName := resolve.ClusterName(svcPort, "", s.Host)
+	clusterName := resolve.ClusterID{Port: svcPort, Host: s.Host}.String()
 	statPrefix := "outbound_" + addr + "_" + strconv.FormatUint(uint64(port), 10)
 	tcp := func(match *listenerv3.FilterChainMatch) []*listenerv3.FilterChain {
 		var out []*listenerv3.FilterChain
@@ -272,7 +271,7 @@ func (b *builder) serviceChains(vss []*resolve.VirtualService, s *resolve.Servic
 				return out
 			}
 		}
-		return append(out, chain(match, b.l4(proto, clusterName, b.tcpProxy(clusterName, clusterName))...))
+		return append(out, chain(match, b.l4(proto, clusterName, b.tcpProxy(clusterName, clusterName, s.Host, ""))...))
 	}
 	httpMatch := &listenerv3.FilterChainMatch{ApplicationProtocols: plaintextALPN, TransportProtocol: "raw_buffer"}
 	switch classOf(proto) {
@@ -356,7 +355,7 @@ func (b *builder) tcpRouteChains(vss []*resolve.VirtualService, s *resolve.Servi
 // splits it by weight (stat prefix "<name>.<namespace>", as istiod does).
 func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking.RouteDestination, port uint32, proto protocol.Protocol) []*listenerv3.Filter {
 	cluster := func(d *networking.Destination) string {
-		return b.mesh.DestinationCluster(b.view.Scope, d, vs.Namespace(), port)
+		return b.mesh.DestinationCluster(b.view.Scope, d, vs.Namespace(), port).String()
 	}
 	// The DestinationRule is the one for the first destination's own
 	// host, an ExternalName alias's rather than its target's, as istiod
@@ -365,7 +364,7 @@ func (b *builder) tcpRouteProxy(vs *resolve.VirtualService, routes []*networking
 	ruleHost := host.FQDN(d.GetHost(), vs.Namespace(), b.mesh.Config.DomainSuffix)
 	if len(routes) == 1 {
 		name := cluster(d)
-		return b.l4(proto, name, b.tcpProxyTo(name, name, ruleHost, d.GetSubset()))
+		return b.l4(proto, name, b.tcpProxy(name, name, ruleHost, d.GetSubset()))
 	}
 	statPrefix := vs.Object.Name + "." + vs.Object.Namespace
 	wc := &tcpv3.TcpProxy_WeightedCluster{}
@@ -406,15 +405,8 @@ func (b *builder) l4(proto protocol.Protocol, statPrefix string, f *listenerv3.F
 }
 
 // tcpProxy sends to a cluster, with the hash and limits of the
-// DestinationRule for the cluster's host and subset.
-func (b *builder) tcpProxy(statPrefix, clusterName string) *listenerv3.Filter {
-	id, _ := resolve.ParseClusterID(clusterName)
-	return b.tcpProxyTo(statPrefix, clusterName, id.Host, id.Subset)
-}
-
-// tcpProxyTo sends to a cluster, with the hash and limits of the
-// DestinationRule for ruleHost and subset.
-func (b *builder) tcpProxyTo(statPrefix, clusterName string, ruleHost host.Name, subset string) *listenerv3.Filter {
+// DestinationRule for ruleHost and subset (none for "").
+func (b *builder) tcpProxy(statPrefix, clusterName string, ruleHost host.Name, subset string) *listenerv3.Filter {
 	b.refs[clusterName] = "tcp_proxy " + statPrefix
 	tp := &tcpv3.TcpProxy{
 		StatPrefix:       statPrefix,
@@ -591,7 +583,7 @@ func (b *builder) finishOutbound(ol *outListener) *listenerv3.Listener {
 		l.FilterChains = matched
 	default:
 		l.DefaultFilterChain = &listenerv3.FilterChain{Name: passthroughFCN, FilterChainMatch: &listenerv3.FilterChainMatch{},
-			Filters: []*listenerv3.Filter{b.tcpProxy(b.unmatched(), b.unmatched())}}
+			Filters: []*listenerv3.Filter{b.unmatchedProxy()}}
 	}
 	return l
 }
@@ -641,20 +633,21 @@ func (b *builder) listenerFilter(name string, m proto.Message) *listenerv3.Liste
 	return &listenerv3.ListenerFilter{Name: name, ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: b.pk.any(name, m)}}
 }
 
-// unmatched is where traffic to an unknown destination goes: through, or
-// nowhere under REGISTRY_ONLY (docs/semantics/sidecar-scope.md §4.9).
-func (b *builder) unmatched() string {
-	mode := b.mesh.Config.GetOutboundTrafficPolicy().GetMode()
+// unmatchedProxy sends traffic to an unknown destination through, or
+// nowhere under REGISTRY_ONLY (docs/semantics/sidecar-scope.md §4.9):
+// through a Sidecar's egress proxy, with its DestinationRule, when it
+// names one.
+func (b *builder) unmatchedProxy() *listenerv3.Filter {
+	to := resolve.WeightedCluster{Passthrough: true}
 	if sc := b.view.Scope.Choice.Sidecar; sc != nil && sc.Spec.GetOutboundTrafficPolicy() != nil {
 		if sc.Spec.GetOutboundTrafficPolicy().GetMode() == networking.OutboundTrafficPolicy_REGISTRY_ONLY {
-			return BlackHoleCluster
+			return b.tcpProxy(BlackHoleCluster, BlackHoleCluster, "", "")
 		}
-		return cmp.Or(b.view.Scope.EgressProxy(), PassthroughCluster)
+		to = b.view.Scope.Unmatched()
+	} else if b.mesh.Config.GetOutboundTrafficPolicy().GetMode() == meshv1.MeshConfig_OutboundTrafficPolicy_REGISTRY_ONLY {
+		return b.tcpProxy(BlackHoleCluster, BlackHoleCluster, "", "")
 	}
-	if mode == meshv1.MeshConfig_OutboundTrafficPolicy_REGISTRY_ONLY {
-		return BlackHoleCluster
-	}
-	return PassthroughCluster
+	return b.tcpProxy(to.Name(), to.Name(), to.ID.Host, to.ID.Subset)
 }
 
 // virtualOutbound is the listener iptables sends outbound traffic to; it
@@ -668,11 +661,11 @@ func (b *builder) virtualOutbound() *listenerv3.Listener {
 			{
 				Name:             "virtualOutbound-blackhole",
 				FilterChainMatch: &listenerv3.FilterChainMatch{DestinationPort: wrapperspb.UInt32(virtualOutboundPort)},
-				Filters:          []*listenerv3.Filter{b.tcpProxy(BlackHoleCluster, BlackHoleCluster)},
+				Filters:          []*listenerv3.Filter{b.tcpProxy(BlackHoleCluster, BlackHoleCluster, "", "")},
 			},
 			{
 				Name:    "virtualOutbound-catchall-tcp",
-				Filters: []*listenerv3.Filter{b.tcpProxy(b.unmatched(), b.unmatched())},
+				Filters: []*listenerv3.Filter{b.unmatchedProxy()},
 			},
 		},
 		TrafficDirection:                     corev3.TrafficDirection_OUTBOUND,

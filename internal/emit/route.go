@@ -64,7 +64,7 @@ func (b *builder) virtualHost(vh *resolve.VirtualHost, port uint32) *routev3.Vir
 		out.Routes = []*routev3.Route{{
 			Name:   "allow_any",
 			Match:  prefixMatch("/"),
-			Action: &routev3.Route_Route{Route: noTimeout(&routev3.RouteAction{ClusterSpecifier: cluster(vh.Routes[0].Clusters[0].Cluster)})},
+			Action: &routev3.Route_Route{Route: noTimeout(&routev3.RouteAction{ClusterSpecifier: cluster(vh.Routes[0].Clusters[0].Name())})},
 		}}
 		return out
 	}
@@ -96,20 +96,19 @@ func noTimeout(a *routev3.RouteAction) *routev3.RouteAction {
 
 // defaultRoute sends everything for a service port to its cluster.
 func (b *builder) defaultRoute(r *resolve.HTTPRoute, s *resolve.Service) *routev3.Route {
-	name := r.Clusters[0].Cluster
-	action := noTimeout(&routev3.RouteAction{ClusterSpecifier: cluster(name)})
+	to := r.Clusters[0].ID
+	action := noTimeout(&routev3.RouteAction{ClusterSpecifier: cluster(to.String())})
 	// istiod builds the default route's retries before it knows of a
 	// hash: they keep avoiding previous hosts under one
 	// (docs/semantics/envoy-output.md §7.6).
 	action.RetryPolicy = retryPolicy(b.mesh.Config.GetDefaultHttpRetryPolicy(), false)
-	id, _ := resolve.ParseClusterID(name)
-	if hash := hashOf(b.serviceHash(s, id.Port)); hash != nil {
+	if hash := hashOf(b.serviceHash(s, to.Port)); hash != nil {
 		action.HashPolicy = []*routev3.RouteAction_HashPolicy{hash}
 	}
 	return &routev3.Route{
 		Name:      "default",
 		Match:     prefixMatch("/"),
-		Decorator: &routev3.Decorator{Operation: operation(name, "/*", "", 0)},
+		Decorator: &routev3.Decorator{Operation: operation(&to, "/*", "", 0)},
 		Action:    &routev3.Route_Route{Route: action},
 	}
 }
@@ -203,10 +202,10 @@ func hashOf(ch *networking.LoadBalancerSettings_ConsistentHashLB) *routev3.Route
 }
 
 // operation is the route decorator: host:port and path for a single
-// outbound cluster, else the VirtualService's name.
-func operation(clusterName, path, vsName string, port uint32) string {
-	if id, ok := resolve.ParseClusterID(clusterName); ok {
-		return string(id.Host) + ":" + strconv.FormatUint(uint64(id.Port), 10) + path
+// outbound cluster (to), else the VirtualService's name.
+func operation(to *resolve.ClusterID, path, vsName string, port uint32) string {
+	if to != nil {
+		return string(to.Host) + ":" + strconv.FormatUint(uint64(to.Port), 10) + path
 	}
 	return vsName + ":" + strconv.FormatUint(uint64(port), 10) + path
 }
@@ -307,7 +306,11 @@ func (b *builder) vsRoute(r *resolve.HTTPRoute, vs *resolve.VirtualService, port
 	default:
 		out.Action = &routev3.Route_Route{Route: b.routeAction(r, out, authority, port)}
 	}
-	out.Decorator = &routev3.Decorator{Operation: operation(out.GetRoute().GetCluster(), decoratorPath(out.Match), root.Name, port)}
+	var to *resolve.ClusterID
+	if out.GetRoute().GetCluster() != "" {
+		to = &r.Clusters[0].ID // the route's one cluster (routeAction)
+	}
+	out.Decorator = &routev3.Decorator{Operation: operation(to, decoratorPath(out.Match), root.Name, port)}
 	if f := in.GetFault(); f != nil {
 		out.TypedPerFilterConfig = map[string]*anypb.Any{faultFilter: b.pk.any(r.Name+" fault", fault(f))}
 	}
@@ -389,7 +392,7 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 	// one, as istiod writes them.
 	single := len(in.GetRoute()) == 1
 	if single && len(r.Clusters) == 1 {
-		action.ClusterSpecifier = cluster(r.Clusters[0].Cluster)
+		action.ClusterSpecifier = cluster(r.Clusters[0].Name())
 		if h := dests[0].GetHeaders(); h != nil {
 			req, resp := headerOps(h.GetRequest()), headerOps(h.GetResponse())
 			out.RequestHeadersToAdd = append(out.RequestHeadersToAdd, req.add...)
@@ -403,7 +406,7 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 	} else {
 		wc := &routev3.WeightedCluster{}
 		for i, c := range r.Clusters {
-			cw := &routev3.WeightedCluster_ClusterWeight{Name: c.Cluster, Weight: wrapperspb.UInt32(uint32(c.Weight))}
+			cw := &routev3.WeightedCluster_ClusterWeight{Name: c.Name(), Weight: wrapperspb.UInt32(uint32(c.Weight))}
 			if i < len(dests) {
 				if h := dests[i].GetHeaders(); h != nil {
 					req, resp := headerOps(h.GetRequest()), headerOps(h.GetResponse())
@@ -439,16 +442,6 @@ func (b *builder) routeAction(r *resolve.HTTPRoute, out *routev3.Route, authorit
 	return action
 }
 
-// serviceOf finds the scope's service an outbound cluster name points at.
-func (b *builder) serviceOf(clusterName string) *resolve.Service {
-	id, ok := resolve.ParseClusterID(clusterName)
-	if !ok {
-		return nil
-	}
-	s, _ := b.view.Scope.Service(id.Host)
-	return s
-}
-
 // mirrors are a route's mirror policies, to the clusters resolve found
 // for them as for its destinations.
 func mirrors(r *resolve.HTTPRoute) []*routev3.RouteAction_RequestMirrorPolicy {
@@ -472,7 +465,7 @@ func mirrors(r *resolve.HTTPRoute) []*routev3.RouteAction_RequestMirrorPolicy {
 			frac.Numerator = legacy.GetValue()
 		}
 		out = append(out, &routev3.RouteAction_RequestMirrorPolicy{
-			Cluster:         r.Mirrors[d],
+			Cluster:         r.Mirrors[d].String(),
 			RuntimeFraction: &corev3.RuntimeFractionalPercent{DefaultValue: frac},
 			TraceSampled:    wrapperspb.Bool(false),
 			// The copy keeps the original Host, not one with "-shadow".

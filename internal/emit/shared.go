@@ -22,7 +22,12 @@ import (
 // part is that outbound configuration, built, validated and rendered once
 // per (scope, variant) and reused byte for byte by every proxy with it.
 type part struct {
-	clusters  []*clusterv3.Cluster
+	clusters []*clusterv3.Cluster
+	// private are the clusters of services not exported to every
+	// namespace, in order, a subset of clusters: in the shared layout
+	// they are written with each proxy, so that scopes that see the same
+	// mesh-wide services plus a few of their own share one cluster file.
+	private   []*clusterv3.Cluster
 	listeners []*listenerv3.Listener
 	routes    []*routev3.RouteConfiguration
 	endpoints []*endpointv3.ClusterLoadAssignment
@@ -38,6 +43,9 @@ type part struct {
 	renderOnce sync.Once
 	render     *rendering
 	err        error
+	// privateRender is the private clusters rendered as the proxy's own
+	// (Options.Shared).
+	privateRender *rendering
 	// res are the part's resources in memory (Config.Resources), made
 	// once for every proxy with the part.
 	resOnce sync.Once

@@ -7,7 +7,6 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -103,13 +102,11 @@ func (b *builder) crossCheck(cfg *Config) []string {
 // destination without a port takes the listener's, docs/semantics/cases.md Q8), which
 // Envoy accepts and answers with 503.
 func (b *builder) expected(clusterName string) bool {
-	s := b.serviceOf(clusterName)
+	s, id := b.serviceOf(clusterName)
 	if s == nil {
 		return false
 	}
-	id, _ := resolve.ParseClusterID(clusterName)
-	port := id.Port
-	_, ok := s.PortServing(port)
+	_, ok := s.PortServing(id.Port)
 	return ok
 }
 
@@ -123,14 +120,12 @@ func (b *builder) outOfScope(clusterName string) bool {
 	if !strings.HasPrefix(clusterName, "outbound|") {
 		return false
 	}
-	s := b.serviceOf(clusterName)
+	s, id := b.serviceOf(clusterName)
 	if s == nil {
 		return true
 	}
-	id, _ := resolve.ParseClusterID(clusterName)
-	port := id.Port
-	_, served := s.PortServing(port)
-	return !served && s.PortsNumbered(port) > 0
+	_, served := s.PortServing(id.Port)
+	return !served && s.PortsNumbered(id.Port) > 0
 }
 
 // routeTargets are the clusters a route configuration sends to.
@@ -151,4 +146,16 @@ func routeTargets(rc *routev3.RouteConfiguration) []string {
 		}
 	}
 	return out
+}
+
+// serviceOf finds the scope's service a cluster name read back from the
+// emitted configuration points at, with the cluster's identity; nil for a
+// cluster of no service.
+func (b *builder) serviceOf(clusterName string) (*resolve.Service, resolve.ClusterID) {
+	id, ok := resolve.ParseClusterID(clusterName)
+	if !ok {
+		return nil, id
+	}
+	s, _ := b.view.Scope.Service(id.Host)
+	return s, id
 }

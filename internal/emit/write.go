@@ -140,7 +140,15 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 		out.Entry.Sidecar = sc.Namespace + "/" + sc.Name
 	}
 	dir := filepath.FromSlash(base)
-	if e.opts.Format == XDS {
+	switch {
+	case e.opts.ADS != "":
+		doc, err := e.adsBootstrap(&out, v.Proxy, own, dir+".json")
+		if err != nil {
+			return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
+		}
+		out.Files = []File{doc}
+		out.Entry.Path = filepath.ToSlash(dir) + ".json"
+	case e.opts.Format == XDS:
 		out.Files = append([]File{
 			{Path: filepath.Join(dir, "clusters.json"), Data: responseDocument(e.buffer(&out), ClusterType, own.clusters)},
 			{Path: filepath.Join(dir, "endpoints.json"), Data: responseDocument(e.buffer(&out), EndpointType, own.endpoints)},
@@ -148,7 +156,7 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 			{Path: filepath.Join(dir, "routes.json"), Data: responseDocument(e.buffer(&out), RouteType, own.routes)},
 		}, sharedFiles...)
 		out.Entry.Path = filepath.ToSlash(dir)
-	} else {
+	default:
 		files, err := e.bootstrap(&out, v.Proxy, own, sharedFiles, dir+".json")
 		if err != nil {
 			return nil, Output{}, fmt.Errorf("proxy %s: %w", v.Proxy.ID(), err)
@@ -173,8 +181,9 @@ func (e *Emitter) Render(v *resolve.ProxyView) (*Config, Output, error) {
 }
 
 // renderings renders a proxy's resources, reusing its part's: all of them
-// in own, or with Shared its own resources in own and the part it
-// shares, whose resources go to shared files.
+// in own, or with Shared its own resources and its part's private
+// clusters in own and the part it shares, whose other resources go to
+// shared files.
 func (e *Emitter) renderings(cfg *Config) (own *rendering, shared *part, err error) {
 	packed := e.opts.Format == XDS
 	p := cfg.part
@@ -187,14 +196,21 @@ func (e *Emitter) renderings(cfg *Config) (own *rendering, shared *part, err err
 		return nil, nil, err
 	}
 	own, err = e.render(cfg.Clusters[len(p.clusters):], cfg.Listeners[len(p.listeners):], nil, nil, packed)
-	if err != nil || e.opts.Shared {
-		return own, p, err
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case !e.opts.Shared:
+		return pr.append(own), nil, nil
+	case len(p.private) == 0:
+		return own, p, nil
 	}
-	return pr.append(own), nil, nil
+	mine := p.privateRender.append(own)
+	mine.wire = own.wire // the part's wire size, which the caller adds, counts the private clusters
+	return mine, p, nil
 }
 
-// sharedFiles are a part's content-addressed files: its clusters and
-// listeners, and with xDS its routes and endpoints, each a
+// sharedFiles are a part's content-addressed files: its clusters but the
+// private ones, its listeners, and with xDS its routes and endpoints, each a
 // DiscoveryResponse named by the hash of its resources. Parts of many
 // scopes share files (a mesh-wide cluster set is the same for every
 // namespace without a Sidecar), so each document is made once per Emitter:
@@ -202,7 +218,20 @@ func (e *Emitter) renderings(cfg *Config) (own *rendering, shared *part, err err
 // name and size.
 func (e *Emitter) sharedFiles(p *part) []File {
 	p.filesOnce.Do(func() {
-		docs := []partDoc{{"clusters", ClusterType, p.render.clusters}, {"listeners", ListenerType, p.render.listeners}}
+		clusters := p.render.clusters
+		if len(p.private) > 0 {
+			private := make(map[*clusterv3.Cluster]bool, len(p.private))
+			for _, c := range p.private {
+				private[c] = true
+			}
+			clusters = nil
+			for i, c := range p.clusters {
+				if !private[c] {
+					clusters = append(clusters, p.render.clusters[i])
+				}
+			}
+		}
+		docs := []partDoc{{"clusters", ClusterType, clusters}, {"listeners", ListenerType, p.render.listeners}}
 		if e.opts.Format == XDS {
 			docs = append(docs, partDoc{"routes", RouteType, p.render.routes}, partDoc{"endpoints", EndpointType, p.render.endpoints})
 		}
@@ -241,30 +270,10 @@ type sharedDoc struct {
 // static; shared ones, when given, it loads from their files through
 // filesystem config sources (dynamic_resources).
 func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering, shared []File, self string) ([]File, error) {
-	// Without Istio TLS, secrets only istio-agent can serve (Kubernetes
-	// credentials, the mesh root of off mode) still need its socket.
-	if e.opts.TLS == TLSIstio || r.mentions(sdsClusterRef) || slices.ContainsFunc(shared, func(f File) bool { return bytes.Contains(f.Data, sdsClusterRef) }) {
-		sds, err := sdsCluster()
-		if err != nil {
-			return nil, err
-		}
-		f, err := e.fragment(sds, false)
-		if err != nil {
-			return nil, err
-		}
-		r = r.append(&rendering{clusters: []fragment{f}})
-	}
-	node, err := indentedJSON(node(p, e.shared.mesh.Config.DomainSuffix), 1)
-	if err != nil {
-		return nil, err
-	}
-	admin, err := indentedJSON(&bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)}, 1)
-	if err != nil {
-		return nil, err
-	}
-	var dynamic []byte
+	agent := r.mentions(sdsClusterRef) || slices.ContainsFunc(shared, func(f File) bool { return bytes.Contains(f.Data, sdsClusterRef) })
+	var dyn *bootstrapv3.Bootstrap_DynamicResources
 	if len(shared) > 0 {
-		dyn := &bootstrapv3.Bootstrap_DynamicResources{}
+		dyn = &bootstrapv3.Bootstrap_DynamicResources{}
 		for _, f := range shared {
 			switch {
 			case strings.HasPrefix(filepath.Base(f.Path), "clusters-"):
@@ -273,12 +282,61 @@ func (e *Emitter) bootstrap(out *Output, p *resolve.Proxy, r *rendering, shared 
 				dyn.LdsConfig = e.pathSource(f.Path)
 			}
 		}
+	}
+	doc, err := e.bootstrapFile(out, p, r, agent, dyn, self)
+	if err != nil {
+		return nil, err
+	}
+	return append([]File{doc}, shared...), nil
+}
+
+// adsBootstrap is the bootstrap of Options.ADS: every resource of the
+// proxy, served (its rendering), comes over ADS; the bootstrap holds only
+// the way there and to istio-agent.
+func (e *Emitter) adsBootstrap(out *Output, p *resolve.Proxy, served *rendering, self string) (File, error) {
+	xds, err := xdsCluster(e.opts.ADS)
+	if err != nil {
+		return File{}, err
+	}
+	f, err := e.fragment(xds, false)
+	if err != nil {
+		return File{}, err
+	}
+	return e.bootstrapFile(out, p, &rendering{clusters: []fragment{f}}, served.mentions(sdsClusterRef), adsResources(), self)
+}
+
+// bootstrapFile is a bootstrap document with static resources r and
+// dynamic ones dyn (nil for none); agent says that a resource names
+// istio-agent's SDS cluster.
+func (e *Emitter) bootstrapFile(out *Output, p *resolve.Proxy, r *rendering, agent bool, dyn *bootstrapv3.Bootstrap_DynamicResources, self string) (File, error) {
+	// Without Istio TLS, secrets only istio-agent can serve (Kubernetes
+	// credentials, the mesh root of off mode) still need its socket.
+	if e.opts.TLS == TLSIstio || agent {
+		sds, err := sdsCluster()
+		if err != nil {
+			return File{}, err
+		}
+		f, err := e.fragment(sds, false)
+		if err != nil {
+			return File{}, err
+		}
+		r = r.append(&rendering{clusters: []fragment{f}})
+	}
+	node, err := indentedJSON(node(p, e.shared.mesh.Config.DomainSuffix), 1)
+	if err != nil {
+		return File{}, err
+	}
+	admin, err := indentedJSON(&bootstrapv3.Admin{Address: socketAddress("127.0.0.1", 15000)}, 1)
+	if err != nil {
+		return File{}, err
+	}
+	var dynamic []byte
+	if dyn != nil {
 		if dynamic, err = indentedJSON(dyn, 1); err != nil {
-			return nil, err
+			return File{}, err
 		}
 	}
-	doc := File{Path: self, Data: bootstrapDocument(e.buffer(out), node, dynamic, admin, r)}
-	return append([]File{doc}, shared...), nil
+	return File{Path: self, Data: bootstrapDocument(e.buffer(out), node, dynamic, admin, r)}, nil
 }
 
 // SharedDir holds the content-addressed files of --dedup. The underscore

@@ -246,6 +246,17 @@ func TestAssembledBootstrapEqualsWholeRendering(t *testing.T) {
 	}
 }
 
+// writeShared writes a shared build of m in format to a new directory.
+func writeShared(t *testing.T, m *resolve.Mesh, format Format) (string, Result) {
+	t.Helper()
+	out := t.TempDir()
+	res, err := New(m, Options{Format: format, Shared: true}).Write(context.Background(), m.Views, WriteOptions{Dir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, res
+}
+
 // TestSharedLayout: with Shared, bookinfo's sidecars (one scope) name the
 // same shared files, which load back as DiscoveryResponses; a bootstrap
 // holds only its own resources and loads the shared ones through
@@ -253,11 +264,7 @@ func TestAssembledBootstrapEqualsWholeRendering(t *testing.T) {
 func TestSharedLayout(t *testing.T) {
 	m := loadMesh(t, bookinfoObjects(t))
 	for _, format := range []Format{Bootstrap, XDS} {
-		out := t.TempDir()
-		res, err := New(m, Options{Format: format, Shared: true}).Write(context.Background(), m.Views, WriteOptions{Dir: out})
-		if err != nil {
-			t.Fatal(err)
-		}
+		out, res := writeShared(t, m, format)
 		want := map[Format]int{Bootstrap: 2, XDS: 4}[format]
 		var sidecarShared []string
 		for _, e := range res.Index {
@@ -297,7 +304,7 @@ func TestSharedEqualsSelfContained(t *testing.T) {
 		objs, _ := load.Bytes(f.Name, f.Data)
 		gen = append(gen, objs...)
 	}
-	for _, objs := range [][]model.Object{bookinfoObjects(t), gw, gen} {
+	for _, objs := range [][]model.Object{bookinfoObjects(t), gw, gen, privateServicesMesh(t)} {
 		m := loadMesh(t, objs)
 		for _, format := range []Format{Bootstrap, XDS} {
 			whole, shared := t.TempDir(), t.TempDir()
@@ -324,6 +331,113 @@ func TestSharedEqualsSelfContained(t *testing.T) {
 	}
 }
 
+// privateServicesMesh is a generated mesh without Sidecars whose
+// namespaces each have a ServiceEntry of their own (exportTo "."): every
+// scope sees the mesh-wide services and one private one.
+func privateServicesMesh(t *testing.T) []model.Object {
+	t.Helper()
+	var objs []model.Object
+	for _, f := range meshgen.Generate(meshgen.Options{Namespaces: 3, ServicesPerNS: 2, SidecarEveryNth: -1}) {
+		o, _ := load.Bytes(f.Name, f.Data)
+		objs = append(objs, o...)
+	}
+	for _, ns := range []string{"ns-001", "ns-002", "ns-003"} {
+		o, ds := load.Bytes(ns+"/private.yaml", []byte(fmt.Sprintf(`apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: private-api, namespace: %s}
+spec:
+  hosts: [api.%s.internal]
+  exportTo: ["."]
+  ports: [{number: 443, name: https, protocol: TLS}]
+  resolution: DNS
+  location: MESH_EXTERNAL
+`, ns, ns)))
+		if len(o) != 1 || len(ds) > 0 {
+			t.Fatalf("private ServiceEntry of %s: %v", ns, ds)
+		}
+		objs = append(objs, o...)
+	}
+	return objs
+}
+
+// TestPrivateClustersStayWithProxy: where scopes see the same mesh-wide
+// services plus a private one each, the shared layout writes one cluster
+// file for all of them and each proxy's private cluster with the proxy
+// (static in a bootstrap, in its own clusters.json with xds), never in
+// both places.
+func TestPrivateClustersStayWithProxy(t *testing.T) {
+	m := loadMesh(t, privateServicesMesh(t))
+	for _, format := range []Format{Bootstrap, XDS} {
+		out, res := writeShared(t, m, format)
+		clusterFiles := map[string]bool{}
+		for _, e := range res.Index {
+			if e.Type != "sidecar" {
+				continue
+			}
+			own, shared := ownAndSharedClusters(t, out, e)
+			for _, f := range e.Shared {
+				if strings.HasPrefix(filepath.Base(f), "clusters-") {
+					clusterFiles[f] = true
+				}
+			}
+			private := "Cluster/outbound|443||api." + e.Namespace + ".internal"
+			if !slices.Contains(own, private) || slices.Contains(shared, private) {
+				t.Errorf("%s %s: %s not with the proxy alone (own %d clusters, shared %d)", format, e.Path, private, len(own), len(shared))
+			}
+			for _, c := range own {
+				if slices.Contains(shared, c) {
+					t.Errorf("%s %s: %s both with the proxy and shared", format, e.Path, c)
+				}
+				if strings.HasSuffix(c, ".internal") && c != private {
+					t.Errorf("%s %s: another namespace's %s", format, e.Path, c)
+				}
+			}
+		}
+		if len(clusterFiles) != 1 {
+			t.Errorf("%s: %d shared cluster files, want one for every namespace: %v", format, len(clusterFiles), clusterFiles)
+		}
+	}
+}
+
+// ownAndSharedClusters are the names of a proxy's clusters in its own
+// files and in the shared files it names.
+func ownAndSharedClusters(t *testing.T, out string, e IndexEntry) (own, shared []string) {
+	t.Helper()
+	read := func(path string) []string {
+		var names []string
+		for _, m := range readResponse(t, out, path) {
+			names = append(names, resourceKey(m))
+		}
+		return names
+	}
+	for _, f := range e.Shared {
+		if strings.HasPrefix(filepath.Base(f), "clusters-") {
+			shared = append(shared, read(f)...)
+		}
+	}
+	if !strings.HasSuffix(e.Path, ".json") {
+		return read(filepath.Join(e.Path, "clusters.json")), shared
+	}
+	for _, c := range readBootstrap(t, out, e.Path).GetStaticResources().GetClusters() {
+		own = append(own, resourceKey(c))
+	}
+	return own, shared
+}
+
+// readBootstrap reads a bootstrap of a build.
+func readBootstrap(t *testing.T, out, path string) *bootstrapv3.Bootstrap {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bootstrapv3.Bootstrap
+	if err := protojson.Unmarshal(data, &b); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &b
+}
+
 // proxyResources reads a proxy's resources from a build, by type and
 // name: a bootstrap's static ones and those its config sources load, or
 // the xDS files and the shared files the index names.
@@ -331,19 +445,7 @@ func proxyResources(t *testing.T, out string, e IndexEntry) map[string]proto.Mes
 	t.Helper()
 	res := map[string]proto.Message{}
 	addResponse := func(path string) {
-		data, err := os.ReadFile(filepath.Join(out, path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var resp discoveryv3.DiscoveryResponse
-		if err := protojson.Unmarshal(data, &resp); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		for _, a := range resp.GetResources() {
-			m, err := a.UnmarshalNew()
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, m := range readResponse(t, out, path) {
 			if err := deepValidate(m); err != nil {
 				t.Errorf("%s: %v", path, err)
 			}
@@ -351,14 +453,7 @@ func proxyResources(t *testing.T, out string, e IndexEntry) map[string]proto.Mes
 		}
 	}
 	if strings.HasSuffix(e.Path, ".json") {
-		data, err := os.ReadFile(filepath.Join(out, e.Path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b bootstrapv3.Bootstrap
-		if err := protojson.Unmarshal(data, &b); err != nil {
-			t.Fatal(err)
-		}
+		b := readBootstrap(t, out, e.Path)
 		for _, l := range b.GetStaticResources().GetListeners() {
 			res[resourceKey(l)] = l
 		}
@@ -379,6 +474,28 @@ func proxyResources(t *testing.T, out string, e IndexEntry) map[string]proto.Mes
 		addResponse(s)
 	}
 	return res
+}
+
+// readResponse reads the resources of a DiscoveryResponse file of a build.
+func readResponse(t *testing.T, out, path string) []proto.Message {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp discoveryv3.DiscoveryResponse
+	if err := protojson.Unmarshal(data, &resp); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var ms []proto.Message
+	for _, a := range resp.GetResources() {
+		m, err := a.UnmarshalNew()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	return ms
 }
 
 func resourceKey(m proto.Message) string {

@@ -73,10 +73,10 @@ func routeLines(routes []*resolve.HTTPRoute) []RouteLine {
 		l := RouteLine{Name: hr.Name, Match: describeMatch(hr.Match)}
 		for _, c := range hr.Clusters {
 			if len(hr.Clusters) == 1 {
-				l.Clusters = append(l.Clusters, c.Cluster)
+				l.Clusters = append(l.Clusters, c.Name())
 				continue
 			}
-			l.Clusters = append(l.Clusters, fmt.Sprintf("%s (weight %d)", c.Cluster, c.Weight))
+			l.Clusters = append(l.Clusters, fmt.Sprintf("%s (weight %d)", c.Name(), c.Weight))
 		}
 		if s := hr.Source; s != nil {
 			l.From = fmt.Sprintf("%s http[%d]", name(s.From.Object.Meta()), s.Index)

@@ -1,53 +1,67 @@
 // Package gitrev reads paths as they are at a git revision, without
-// checking anything out: `git archive` streams the revision's files into
-// a temporary directory the compile reads like any other, and file names
-// are shown back as REV:path. (Teaching load to read an fs.FS would spare
-// the directory; it is the larger change, and the git binary reads every
-// repository layout, worktrees and partial clones included.)
+// checking anything out or writing anything: the revision's tree, listed
+// once by `git ls-tree`, is an fs.FS named by paths from the repository's
+// top, and a file's content is read when it is opened, through one
+// `git cat-file --batch` kept running. File names are shown as REV:path.
+//
+// It runs the git binary rather than reading the object store in Go: git
+// reads every repository layout (worktrees, partial clones, alternates,
+// new index and pack formats) the way the user's git does, and meshc
+// takes on no second implementation of git as a dependency for one
+// command.
 package gitrev
 
 import (
-	"archive/tar"
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
-
-	"github.com/meshc/meshc/internal/projectconfig"
+	"sync"
+	"time"
 )
 
-// Tree is a revision's copy of some paths.
+// MaxBlob is the largest file Open reads: more than any limit meshc reads
+// with (inputfile's, Helm's), which check a file's size before opening it.
+const MaxBlob = 256 << 20
+
+// Tree is a revision's tree as an fs.FS (with ReadDir and Stat). Links in
+// it are files of mode fs.ModeSymlink, not followed; submodules are left
+// out. It is safe for concurrent use; Close ends its git process.
 type Tree struct {
-	// Paths are the requested paths inside the copy, in order.
+	// Paths are the requested paths as the tree names them, in order.
 	Paths []string
 	rev   string
-	dir   string
+	nodes map[string]*node
+
+	// mu serializes reads through cat, which ends when ctx does.
+	mu  sync.Mutex
+	cat *catFile
 }
 
-// File shows a path inside the copy as REV:path (path from the
-// repository's top); other paths are returned as they are.
-func (t *Tree) File(name string) string {
-	rel, err := filepath.Rel(t.dir, name)
-	if err != nil || !filepath.IsLocal(rel) {
-		return name
-	}
-	return t.rev + ":" + filepath.ToSlash(rel)
+// node is an entry of the tree.
+type node struct {
+	name string // base name
+	mode fs.FileMode
+	size int64
+	// oid is a blob's object name; children a directory's entries, sorted.
+	oid      string
+	children []*node
 }
 
-// Close removes the copy.
-func (t *Tree) Close() error { return os.RemoveAll(t.dir) }
-
-// Extract copies paths (files or directories of the working tree, as the
-// user names them; none means ".") as they are at rev, with the
-// .meshc.yaml files above them up to the repository's top, so the copy
-// reads the project config the revision had.
-func Extract(ctx context.Context, rev string, paths []string) (*Tree, error) {
+// Open lists the tree of rev in the repository holding paths (files or
+// directories of the working tree, as the user names them; none means
+// "."). Each path must be in the revision.
+func Open(ctx context.Context, rev string, paths []string) (*Tree, error) {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
@@ -59,48 +73,265 @@ func Extract(ctx context.Context, rev string, paths []string) (*Tree, error) {
 	if _, err := git(ctx, top, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}"); err != nil {
 		return nil, fmt.Errorf("no revision %q in %s", rev, top)
 	}
-	var rels []string
-	configs := map[string]bool{}
+	listing, err := git(ctx, top, "ls-tree", "-r", "-z", "-l", "--full-tree", "--end-of-options", rev)
+	if err != nil {
+		return nil, fmt.Errorf("git ls-tree %s: %w", rev, err)
+	}
+	t := &Tree{rev: rev, nodes: map[string]*node{".": {name: ".", mode: fs.ModeDir | 0o555}}}
+	if err := t.list(listing); err != nil {
+		return nil, err
+	}
 	for _, p := range paths {
 		rel, err := fromTop(top, p)
 		if err != nil {
 			return nil, err
 		}
-		rels = append(rels, rel)
-		for dir := path.Dir(rel); ; dir = path.Dir(dir) {
-			configs[path.Join(dir, projectconfig.FileName)] = true
-			if dir == "." {
-				break
-			}
+		if t.nodes[rel] == nil {
+			return nil, fmt.Errorf("%s is not in revision %s", rel, rev)
 		}
+		t.Paths = append(t.Paths, rel)
 	}
-	spec := rels
-	for c := range configs {
-		// Only the project configs the revision has: a pathspec that
-		// matches nothing fails the archive.
-		if out, err := git(ctx, top, "ls-tree", "--name-only", rev, "--", c); err == nil && strings.TrimSpace(out) != "" {
-			spec = append(spec, c)
+	if t.cat, err = startCatFile(ctx, top); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// list builds the tree from `git ls-tree -r -z -l` output: per entry
+// "MODE TYPE OID SIZE\tPATH\x00".
+func (t *Tree) list(listing string) error {
+	for entry := range strings.SplitSeq(strings.TrimSuffix(listing, "\x00"), "\x00") {
+		if entry == "" {
+			continue
 		}
+		meta, name, ok := strings.Cut(entry, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 4 {
+			return fmt.Errorf("git ls-tree: unexpected entry %q", entry)
+		}
+		var mode fs.FileMode
+		switch f[0] {
+		case "100644":
+			mode = 0o444
+		case "100755":
+			mode = 0o555
+		case "120000":
+			mode = fs.ModeSymlink | 0o777
+		default:
+			continue // a submodule's commit: not in this repository
+		}
+		if !fs.ValidPath(name) {
+			continue
+		}
+		size, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil {
+			return fmt.Errorf("git ls-tree: size of %s: %w", name, err)
+		}
+		t.add(name, &node{name: path.Base(name), mode: mode, size: size, oid: f[2]})
 	}
-	dir, err := os.MkdirTemp("", "meshc-rev-")
+	for _, n := range t.nodes {
+		slices.SortFunc(n.children, func(a, b *node) int { return strings.Compare(a.name, b.name) })
+	}
+	return nil
+}
+
+// add puts n at name, making the directories above it.
+func (t *Tree) add(name string, n *node) {
+	t.nodes[name] = n
+	for name != "." {
+		dir := path.Dir(name)
+		parent, ok := t.nodes[dir]
+		if !ok {
+			parent = &node{name: path.Base(dir), mode: fs.ModeDir | 0o555}
+			t.nodes[dir] = parent
+		}
+		parent.children = append(parent.children, n)
+		if ok {
+			return
+		}
+		name, n = dir, parent
+	}
+}
+
+// File shows a name of the tree as REV:path; other names (files of the
+// working tree, standard input) are returned as they are.
+func (t *Tree) File(name string) string {
+	if t.nodes[name] == nil || name == "." {
+		return name
+	}
+	return t.rev + ":" + name
+}
+
+func (t *Tree) lookup(op, name string) (*node, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrInvalid}
+	}
+	n := t.nodes[name]
+	if n == nil {
+		return nil, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
+	}
+	return n, nil
+}
+
+// Stat describes name; a link is described, not followed.
+func (t *Tree) Stat(name string) (fs.FileInfo, error) {
+	n, err := t.lookup("stat", name)
 	if err != nil {
 		return nil, err
 	}
-	t := &Tree{rev: rev, dir: dir}
-	if err := t.archive(ctx, top, spec); err != nil {
-		t.Close()
+	return info{n}, nil
+}
+
+// ReadDir lists a directory, sorted by name.
+func (t *Tree) ReadDir(name string) ([]fs.DirEntry, error) {
+	n, err := t.lookup("readdir", name)
+	if err != nil {
 		return nil, err
 	}
-	// The copy's root stands for the repository's: the search for
-	// .meshc.yaml stops there.
-	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
-		t.Close()
+	if !n.mode.IsDir() {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: errors.New("not a directory")}
+	}
+	out := make([]fs.DirEntry, len(n.children))
+	for i, c := range n.children {
+		out[i] = fs.FileInfoToDirEntry(info{c})
+	}
+	return out, nil
+}
+
+// Open opens name. A file's content is read whole from git (up to
+// MaxBlob); a link's is its target.
+func (t *Tree) Open(name string) (fs.File, error) {
+	n, err := t.lookup("open", name)
+	if err != nil {
 		return nil, err
 	}
-	for _, rel := range rels {
-		t.Paths = append(t.Paths, filepath.Join(dir, filepath.FromSlash(rel)))
+	if n.mode.IsDir() {
+		return &dir{info: info{n}, tree: t, name: name}, nil
 	}
-	return t, nil
+	if n.size > MaxBlob {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%d bytes, over gitrev's limit of %d", n.size, MaxBlob)}
+	}
+	data, err := t.blob(n.oid)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return &file{info: info{n}, Reader: bytes.NewReader(data)}, nil
+}
+
+// Close ends the git process reading files; the tree's files can no
+// longer be opened.
+func (t *Tree) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cat.in.Close()
+	return t.cat.cmd.Wait()
+}
+
+// blob reads an object's content through the running cat-file.
+func (t *Tree) blob(oid string) ([]byte, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cat.read(oid)
+}
+
+// catFile is a running `git cat-file --batch`: an object name written,
+// its header and content read back.
+type catFile struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr bytes.Buffer
+}
+
+func startCatFile(ctx context.Context, top string) (*catFile, error) {
+	c := &catFile{cmd: exec.CommandContext(ctx, "git", "-C", top, "cat-file", "--batch")}
+	c.cmd.Stderr = &c.stderr
+	var err error
+	if c.in, err = c.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	c.out = bufio.NewReader(out)
+	if err := c.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("git cat-file: %w", err)
+	}
+	return c, nil
+}
+
+func (c *catFile) read(oid string) ([]byte, error) {
+	if _, err := io.WriteString(c.in, oid+"\n"); err != nil {
+		return nil, fmt.Errorf("git cat-file: %s", firstLine(c.stderr.String(), err))
+	}
+	header, err := c.out.ReadString('\n')
+	if err != nil {
+		return nil, fmt.Errorf("git cat-file: %s", firstLine(c.stderr.String(), err))
+	}
+	f := strings.Fields(header)
+	if len(f) != 3 || f[0] != oid {
+		return nil, fmt.Errorf("git cat-file: %s", strings.TrimSpace(header))
+	}
+	size, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil || size < 0 || size > MaxBlob {
+		return nil, fmt.Errorf("git cat-file: bad size in %q", strings.TrimSpace(header))
+	}
+	data := make([]byte, size+1) // the content, then a newline
+	if _, err := io.ReadFull(c.out, data); err != nil {
+		return nil, fmt.Errorf("git cat-file: %s", firstLine(c.stderr.String(), err))
+	}
+	return data[:size], nil
+}
+
+// info is a node as fs.FileInfo.
+type info struct{ n *node }
+
+func (i info) Name() string       { return i.n.name }
+func (i info) Size() int64        { return i.n.size }
+func (i info) Mode() fs.FileMode  { return i.n.mode }
+func (i info) ModTime() time.Time { return time.Time{} }
+func (i info) IsDir() bool        { return i.n.mode.IsDir() }
+func (i info) Sys() any           { return nil }
+
+// file is an open file: its content in memory.
+type file struct {
+	info
+	*bytes.Reader
+}
+
+func (f *file) Stat() (fs.FileInfo, error) { return f.info, nil }
+func (f *file) Close() error               { return nil }
+
+// dir is an open directory.
+type dir struct {
+	info
+	tree *Tree
+	name string
+	read int
+}
+
+func (d *dir) Stat() (fs.FileInfo, error) { return d.info, nil }
+func (d *dir) Close() error               { return nil }
+func (d *dir) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.name, Err: errors.New("is a directory")}
+}
+
+// ReadDir lists the directory's entries n at a time (fs.ReadDirFile).
+func (d *dir) ReadDir(n int) ([]fs.DirEntry, error) {
+	all, err := d.tree.ReadDir(d.name)
+	if err != nil {
+		return nil, err
+	}
+	rest := all[d.read:]
+	if n > 0 && len(rest) == 0 {
+		return nil, io.EOF
+	}
+	if n > 0 && len(rest) > n {
+		rest = rest[:n]
+	}
+	d.read += len(rest)
+	return rest, nil
 }
 
 // startDir is where git looks for the repository of p.
@@ -126,71 +357,6 @@ func fromTop(top, p string) (string, error) {
 		return "", fmt.Errorf("%s is outside the repository %s", p, top)
 	}
 	return filepath.ToSlash(rel), nil
-}
-
-// archive writes the revision's files under spec into t.dir.
-func (t *Tree) archive(ctx context.Context, top string, spec []string) error {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", top, "archive", "--format=tar", t.rev, "--"}, spec...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("git archive: %w", err)
-	}
-	xerr := t.untar(out)
-	// Drain what is left, so git is not stuck on a full pipe.
-	_, _ = io.Copy(io.Discard, out)
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("git archive %s: %s", t.rev, firstLine(stderr.String(), err))
-	}
-	return xerr
-}
-
-// untar writes the archive's directories and regular files; links and
-// anything else are left out, and no name leaves the directory.
-func (t *Tree) untar(r io.Reader) error {
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read git archive: %w", err)
-		}
-		name := filepath.FromSlash(strings.TrimSuffix(h.Name, "/"))
-		if !filepath.IsLocal(name) {
-			continue
-		}
-		dst := filepath.Join(t.dir, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(dst, 0o755)
-		case tar.TypeReg:
-			err = writeFile(dst, tr)
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-func writeFile(dst string, r io.Reader) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // git runs git in dir and returns its output; the error holds git's first

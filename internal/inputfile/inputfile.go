@@ -68,8 +68,8 @@ func Read(path string, opts Options) ([]byte, error) {
 	sizeHint := int64(0)
 	switch {
 	case fi.Mode().IsRegular():
-		if fi.Size() > limit {
-			return nil, fmt.Errorf("%s is %s, over the %s limit", name, size(fi.Size()), size(limit))
+		if err := within(name, fi, limit); err != nil {
+			return nil, err
 		}
 		sizeHint = fi.Size()
 	case !opts.Stream:
@@ -77,6 +77,42 @@ func Read(path string, opts Options) ([]byte, error) {
 		return nil, checkRegular(name, fi)
 	}
 	return readAll(f, name, limit, sizeHint)
+}
+
+// ReadFS is Read for the file name of fsys (a git tree, a test map):
+// only a regular file, never more than the limit. A link in fsys is
+// followed only if fsys follows it when opening. A nil fsys is the OS's
+// file system: ReadFS is then Read.
+func ReadFS(fsys fs.FS, name string, opts Options) ([]byte, error) {
+	if fsys == nil {
+		return Read(name, opts)
+	}
+	limit := cmp.Or(opts.Limit, DefaultLimit)
+	shown := cmp.Or(opts.Name, name)
+	fi, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, cannotRead(shown, err)
+	}
+	if err := checkRegular(shown, fi); err != nil {
+		return nil, err
+	}
+	if err := within(shown, fi, limit); err != nil {
+		return nil, err
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, cannotRead(shown, err)
+	}
+	defer f.Close()
+	return readAll(f, shown, limit, fi.Size())
+}
+
+// within refuses a regular file over the limit before it is read.
+func within(name string, fi fs.FileInfo, limit int64) error {
+	if fi.Size() > limit {
+		return fmt.Errorf("%s is %s, over the %s limit", name, size(fi.Size()), size(limit))
+	}
+	return nil
 }
 
 // ReadStream reads r, named name in errors, up to limit bytes (0 means

@@ -98,11 +98,14 @@ func serverRef(gw *model.Gateway, i int) string {
 	return fmt.Sprintf("%s server %d (port %d)", objName(&gw.ObjectMeta), i, gw.Spec.GetServers()[i].GetPort().GetNumber())
 }
 
-// MC7003: Gateways on the same workloads serving one host on one port.
-// istiod merges the Gateways of a workload oldest first; a TLS server
-// repeating a host an earlier TLS server serves on the port and bind is
-// dropped whole, as emit drops it; plain servers are merged, their
-// VirtualServices joined (docs/semantics/virtual-services.md §6.7).
+// MC7003: Gateways on the same workloads serving one host on one port, or
+// one port with servers istiod does not merge. istiod merges the Gateways
+// of a workload oldest first (resolve.ServerMerge): a TLS server repeating
+// a host an earlier TLS server serves on the port and bind is dropped
+// whole, as emit drops it; so is a server meeting an earlier plain server
+// it cannot join (anything after TCP, anything but HTTP after HTTP);
+// plain HTTP servers are merged, their VirtualServices joined
+// (docs/semantics/virtual-services.md §6.7).
 var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Requires: []*fact{factGatewayGroups}, Run: func(p *Pass) {
 	type key struct {
 		gw  *model.Gateway
@@ -110,15 +113,14 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Requires: [
 	}
 	type finding struct {
 		tls       bool
+		conflict  *resolve.ServerRef // the older server holding the port
 		hosts     []string
 		earlier   []*model.Gateway
 		workloads []string
 	}
 	var found groups[key, finding]
 	for _, g := range p.gatewayGroups() {
-		if len(g.gateways) < 2 {
-			continue
-		}
+		merge := resolve.NewServerMerge()
 		type known struct {
 			gw   *model.Gateway
 			bind string
@@ -127,6 +129,12 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Requires: [
 		seen := map[string]map[string]known{}
 		for _, gw := range g.gateways {
 			for i, srv := range gw.Spec.GetServers() {
+				v := merge.Add(resolve.ServerRef{Gateway: gw, Index: i}, srv.GetPort().GetNumber())
+				if v.Drop == resolve.DropProtocolConflict {
+					f := found.add(key{gw, i}, func() finding { return finding{conflict: &v.Earlier} })
+					f.workloads = mergeStrings(f.workloads, g.workloads)
+					continue // dropped: its hosts are not served
+				}
 				tls := srv.GetTls() != nil
 				sk := fmt.Sprintf("%d/%t", srv.GetPort().GetNumber(), tls)
 				if seen[sk] == nil {
@@ -170,6 +178,13 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Requires: [
 		var names []string
 		for _, e := range f.earlier {
 			names = append(names, objName(&e.ObjectMeta))
+		}
+		if c := f.conflict; c != nil {
+			d := p.Report(&k.gw.ObjectMeta, model.ParsePath(fmt.Sprintf("spec.servers[%d].port.protocol", k.idx)), diag.ServerProtocolConflict,
+				serverRef(k.gw, k.idx), k.gw.Spec.GetServers()[k.idx].GetPort().GetProtocol(), serverRef(c.Gateway, c.Index), c.Server().GetPort().GetProtocol(), sharedBy(f.workloads, k.gw))
+			d.Related = append(d.Related, related(&c.Gateway.ObjectMeta, "older Gateway holding the port"))
+			d.Proxies = f.workloads
+			continue
 		}
 		at := model.ParsePath(fmt.Sprintf("spec.servers[%d].hosts", k.idx))
 		var d *diag.Diagnostic

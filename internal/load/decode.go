@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"reflect"
 	"regexp"
 	"slices"
@@ -28,6 +29,9 @@ const maxFieldErrors = 20
 // decoder turns the text of one input into objects and diagnostics. One
 // decoder serves one worker at a time.
 type decoder struct {
+	// fsys is Options.FS: where the resource files Kustomize names are
+	// read from.
+	fsys   fs.FS
 	schema *goSchema
 	yaml   yamlfast.Parser
 	file   string

@@ -28,6 +28,8 @@ func FuzzLoad(f *testing.F) {
 		"? [complex, key]\n: value\n",
 		"apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 99999999999999999999}]}\n",
 		"apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: e}\nspec: {ports: [{number: 1e3}], endpoints: [{ports: {http: -1}}]}\n",
+		"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec: {parentRefs: [{name: gw}, {name: gw}], rules: [{matches: [{path: {type: Exact, value: a}}], filters: [{type: RequestRedirect}], backendRefs: [{name: w}], timeouts: {request: 1s, backendRequest: 2s}}]}\n",
+		"apiVersion: gateway.networking.k8s.io/v1beta1\nkind: Gateway\nmetadata: {name: g}\nspec: {gatewayClassName: istio, listeners: [{name: a, port: 80, protocol: TCP, hostname: x}, {name: a, port: 0, protocol: TLS}]}\nstatus: {x: 1}\n",
 		strings.Repeat("- ", 200) + "x\n",
 		"\xef\xbb\xbfapiVersion: v1\n",
 		"'unterminated\n",

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -8,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/meshc/meshc/internal/crdschema"
 	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/suggest"
 )
@@ -49,6 +51,9 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[strin
 		if c, ok := v.(*model.HNCConfigSpec); ok && len(errs) == 0 {
 			errs = checkSyncModes(*c)
 		}
+		if k.Family == model.GatewayAPI && len(errs) == 0 {
+			errs = checkCRD(k, meta.APIVersion, raw)
+		}
 	}
 	if rejects(errs) {
 		return nil, errs
@@ -77,6 +82,25 @@ func checkSyncModes(c model.HNCConfigSpec) []fieldError {
 		if r.Mode != "" && !slices.Contains(modes, r.Mode) {
 			errs = append(errs, fieldError{Path: model.Path{}.Key("spec").Key("resources").Index(i).Key("mode"), Msg: fmt.Sprintf("invalid value %q, want one of %s", r.Mode, strings.Join(modes, ", "))})
 		}
+	}
+	return errs
+}
+
+// checkCRD validates a Gateway API object against its CRD's schema at the
+// object's version, as the API server does on create: OpenAPI rules, list
+// types and CEL rules. It runs after strict decoding found nothing, so a
+// problem is reported once.
+func checkCRD(k *model.Kind, apiVersion string, raw map[string]any) []fieldError {
+	_, version := splitAPIVersion(apiVersion)
+	s, ok, err := crdschema.GatewayAPI(k.Plural, version)
+	if !ok || err != nil {
+		// Every served version has a schema that compiles
+		// (internal/crdschema's tests); nothing to check against.
+		return nil
+	}
+	var errs []fieldError
+	for _, v := range s.Validate(context.Background(), raw) {
+		errs = append(errs, fieldError{Path: v.Path, Msg: v.Msg})
 	}
 	return errs
 }

@@ -49,6 +49,12 @@ type Options struct {
 	Exclude []string
 	// Render says how charts and kustomizations are rendered.
 	Render RenderOptions
+	// FS, when set, is read instead of the OS's file system: Paths are
+	// its slash-separated names ("." its root), and diagnostics name
+	// files so. It is read as a tree: directories are walked through
+	// their entries, links in them are not followed, and its root bounds
+	// what a kustomization may read. "-" is still Stdin.
+	FS fs.FS
 }
 
 // Result is what was loaded.
@@ -76,6 +82,7 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 	for range min(workers, max(len(inputs), 1)) {
 		wg.Go(func() {
 			dec := newDecoder()
+			dec.fsys = opts.FS
 			for i := range next {
 				results[i] = readAndDecode(dec, inputs[i], opts)
 			}
@@ -185,9 +192,8 @@ type fileResult struct {
 // collect expands paths into the files to read, sorted by name. A file
 // reached twice (named twice, or through a symlink) is read once.
 func collect(paths []string, opts Options) ([]input, []diag.Skipped, []diag.Diagnostic) {
-	c := collector{seen: map[string]bool{}, walked: map[dirKey]bool{}, exclude: opts.Exclude, noKustomize: opts.Render.NoKustomize}
+	c := collector{seen: map[string]bool{}, walked: map[dirKey]bool{}, exclude: opts.Exclude, noKustomize: opts.Render.NoKustomize, fsys: opts.FS}
 	for _, p := range paths {
-		c.root = renderRoot(p)
 		if p == "-" {
 			if !c.seen[StdinName] {
 				c.seen[StdinName] = true
@@ -195,6 +201,11 @@ func collect(paths []string, opts Options) ([]input, []diag.Skipped, []diag.Diag
 			}
 			continue
 		}
+		if c.fsys != nil {
+			c.collectTree(p)
+			continue
+		}
+		c.root = renderRoot(p)
 		fi, err := os.Stat(p)
 		switch {
 		case err != nil:
@@ -229,6 +240,8 @@ type collector struct {
 	// root is what a kustomization found below the path being collected
 	// may read (renderRoot).
 	root string
+	// fsys is Options.FS.
+	fsys fs.FS
 }
 
 // dirKey identifies a directory however it is reached: its device and
@@ -238,9 +251,13 @@ type dirKey struct {
 	real     string
 }
 
-// excluded reports whether the walked entry at rel (slash-separated,
-// relative to the directory named as input) is left out.
-func (c *collector) excluded(rel string) bool {
+// passedOver reports whether the walked entry at rel (slash-separated,
+// relative to the directory named as input) is left out: hidden (.git,
+// .github and editor files are not manifests), or excluded.
+func (c *collector) passedOver(rel string) bool {
+	if strings.HasPrefix(path.Base(rel), ".") {
+		return true
+	}
 	for _, pattern := range c.exclude {
 		if ok, _ := doublestar.Match(pattern, rel); ok {
 			return true
@@ -322,12 +339,9 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 	template := filepath.Base(dir) == "templates" && err == nil
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") {
-			continue // .git, .github and editor files are not manifests
-		}
 		full := filepath.Join(dir, name)
 		entryRel := path.Join(rel, name)
-		if c.excluded(entryRel) {
+		if c.passedOver(entryRel) {
 			continue
 		}
 		var fi fs.FileInfo
@@ -414,6 +428,8 @@ func readAndDecode(dec *decoder, in input, opts Options) fileResult {
 		return unreadableResult(in.name, "standard input is not available")
 	case in.stdin:
 		data, err = inputfile.ReadStream(opts.Stdin, in.name, limit)
+	case opts.FS != nil:
+		data, err = inputfile.ReadFS(opts.FS, in.path, inputfile.Options{Limit: limit, Name: in.name})
 	default:
 		data, err = inputfile.Read(in.path, inputfile.Options{Limit: limit, Stream: in.stream, Name: in.name})
 	}

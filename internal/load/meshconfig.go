@@ -1,6 +1,8 @@
 package load
 
 import (
+	"io/fs"
+
 	"google.golang.org/protobuf/reflect/protoreflect"
 	meshv1 "istio.io/api/mesh/v1alpha1"
 
@@ -14,6 +16,8 @@ type MeshOptions struct {
 	// File, when set, replaces the ConfigMap: a MeshConfig YAML, or a
 	// ConfigMap manifest whose "mesh" key holds one.
 	File string
+	// FileIn is the file system File is in; nil means the OS's.
+	FileIn fs.FS
 	// IstioNamespace is where istiod runs and reads ConfigMap "istio";
 	// empty means istio-system.
 	IstioNamespace string
@@ -77,7 +81,7 @@ func refAt(src model.Source, line int) diag.ObjectRef {
 // the file's.
 func meshSource(objs []model.Object, opts MeshOptions) (string, *model.Document, model.Source, []diag.Diagnostic) {
 	if opts.File != "" {
-		data, err := inputfile.Read(opts.File, inputfile.Options{})
+		data, err := inputfile.ReadFS(opts.FileIn, opts.File, inputfile.Options{})
 		if err != nil {
 			return "", nil, model.Source{}, []diag.Diagnostic{diag.UnreadableInput.At(diag.ObjectRef{File: opts.File}, "mesh config: %s", err)}
 		}

@@ -53,9 +53,9 @@ func renderInput(dec *decoder, in input, opts Options) fileResult {
 	res := fileResult{read: true}
 	switch in.render {
 	case renderKustomize:
-		docs, res.bases, err = render.Kustomize(in.path, in.root)
+		docs, res.bases, err = render.Kustomize(opts.FS, in.path, in.root)
 	case renderHelm:
-		docs, err = render.Helm(in.path, opts.Render.helm(in.path))
+		docs, err = render.Helm(opts.FS, in.path, opts.Render.helm(in.path))
 	}
 	if err != nil {
 		res.diags = []diag.Diagnostic{renderError(in, err)}
@@ -113,7 +113,7 @@ func (d *decoder) decodeObject(doc render.Doc, files map[string][]chunk, limit i
 	}
 	var src *chunk
 	if doc.Source != "" {
-		src = sourceDocument(doc.Source, raw, files, limit)
+		src = d.sourceDocument(doc.Source, raw, files, limit)
 	}
 	switch {
 	case src != nil && (doc.Patched == "" || sameContent(raw, *src)):
@@ -152,10 +152,10 @@ func sameContent(rendered any, src chunk) bool {
 // it came from: the one with its kind and name (and namespace, where the
 // source sets one), else the only one of its kind. Kustomize may have
 // renamed the object (namePrefix) or given it a namespace.
-func sourceDocument(file string, rendered any, files map[string][]chunk, limit int64) *chunk {
+func (d *decoder) sourceDocument(file string, rendered any, files map[string][]chunk, limit int64) *chunk {
 	chunks, ok := files[file]
 	if !ok {
-		data, err := inputfile.Read(file, inputfile.Options{Limit: limit})
+		data, err := inputfile.ReadFS(d.fsys, file, inputfile.Options{Limit: limit})
 		if err == nil {
 			chunks = splitDocuments(normalizeBreaks(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
 		}
@@ -232,13 +232,14 @@ func originOf(c chunk) (render.Doc, bool) {
 }
 
 // addRendered adds dir as a kustomization or a chart to render, if it is
-// one; its files are then not read one by one. real is its resolved path.
+// one; its files are then not read one by one. real is its resolved path
+// (in Options.FS, its name).
 func (c *collector) addRendered(dir, real string) bool {
 	kind := renderNone
 	switch {
-	case !c.noKustomize && render.Kustomization(dir) != "":
+	case !c.noKustomize && render.Kustomization(c.fsys, dir) != "":
 		kind = renderKustomize
-	case render.IsChart(dir):
+	case render.IsChart(c.fsys, dir):
 		kind = renderHelm
 	default:
 		return false

@@ -16,8 +16,7 @@ import (
 type Side struct {
 	Result *compile.Result
 	// File renames the side's file paths in the report (a revision's
-	// files extracted to a temporary directory shown as REV:path); nil
-	// keeps them.
+	// files shown as REV:path); nil keeps them.
 	File func(string) string
 }
 

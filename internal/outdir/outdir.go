@@ -271,7 +271,17 @@ func IsOutput(dir string) bool {
 // listed is there. Loading passes over such a directory, and only such: an
 // empty or hand-made marker must not hide manifests.
 func IsEarlierBuild(dir string) bool {
-	m, err := readMarker(dir)
+	return IsEarlierBuildIn(os.DirFS(dir), ".")
+}
+
+// IsEarlierBuildIn is IsEarlierBuild for the directory dir of fsys (a git
+// tree that holds a committed build, say).
+func IsEarlierBuildIn(fsys fs.FS, dir string) bool {
+	data, err := inputfile.ReadFS(fsys, path.Join(dir, Marker), inputfile.Options{})
+	if err != nil {
+		return false
+	}
+	m, err := parseMarker(data, path.Join(dir, Marker))
 	if err != nil || !m.files[IndexFile] {
 		return false
 	}
@@ -279,7 +289,7 @@ func IsEarlierBuild(dir string) bool {
 		if !filepath.IsLocal(f) {
 			return false
 		}
-		if fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f))); err != nil || !fi.Mode().IsRegular() {
+		if fi, err := fs.Lstat(fsys, path.Join(dir, path.Clean(f))); err != nil || !fi.Mode().IsRegular() {
 			return false
 		}
 	}
@@ -293,15 +303,21 @@ type marker struct {
 }
 
 func readMarker(dir string) (marker, error) {
-	data, err := inputfile.Read(filepath.Join(dir, Marker), inputfile.Options{})
+	file := filepath.Join(dir, Marker)
+	data, err := inputfile.Read(file, inputfile.Options{})
 	if err != nil {
 		return marker{}, err
 	}
+	return parseMarker(data, file)
+}
+
+// parseMarker reads the content of the marker file.
+func parseMarker(data []byte, file string) (marker, error) {
 	m := marker{files: map[string]bool{}, dirs: map[string]bool{}}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	if !sc.Scan() || sc.Text() != markerHeader {
-		return marker{}, fmt.Errorf("%s is not a meshc marker", filepath.Join(dir, Marker))
+		return marker{}, fmt.Errorf("%s is not a meshc marker", file)
 	}
 	for sc.Scan() {
 		line := sc.Text()

@@ -39,7 +39,7 @@ func TestLoadNotAFile(t *testing.T) {
 			t.Errorf("Find = %q, %v; want %s", found, err, path)
 		}
 		var err error
-		testfiles.Within(t, "Load("+path+")", func() { _, err = Load(path) })
+		testfiles.Within(t, "Load("+path+")", func() { _, err = Load(nil, path) })
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Load(%s) = %v, want %q", path, err, want)
 		}

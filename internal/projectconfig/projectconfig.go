@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"time"
 
@@ -110,11 +111,28 @@ func Find(dir string) (string, error) {
 	}
 }
 
+// FindIn is Find in fsys, a repository's tree (a git revision's): the
+// search goes from dir up to the tree's root, the repository's.
+func FindIn(fsys fs.FS, dir string) (string, error) {
+	for dir = path.Clean(dir); ; dir = path.Dir(dir) {
+		p := path.Join(dir, FileName)
+		if _, err := fs.Lstat(fsys, p); err == nil {
+			return p, nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%s: %w", p, err)
+		}
+		if dir == "." {
+			return "", nil
+		}
+	}
+}
+
 // Load reads a config file strictly: an unknown key, a value of the wrong
 // type, a suppression without code or reason, or a bad date is an error
 // naming the file and line.
-func Load(path string) (*Config, error) {
-	data, err := inputfile.Read(path, inputfile.Options{})
+// A nil fsys is the OS's file system; in another, path is its name.
+func Load(fsys fs.FS, path string) (*Config, error) {
+	data, err := inputfile.ReadFS(fsys, path, inputfile.Options{})
 	if err != nil {
 		return nil, err
 	}

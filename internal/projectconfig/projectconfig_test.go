@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func write(t *testing.T, dir, content string) string {
@@ -48,7 +49,7 @@ suppress:
   - {code: IST0101, reason: known}
 hnc: {excludedNamespaces: [team-x], tkeProjects: true}
 `)
-	c, err := Load(p)
+	c, err := Load(nil, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ hnc: {excludedNamespaces: [team-x], tkeProjects: true}
 // config's folder and are the inputs of a run that names none.
 func TestRenderInputs(t *testing.T) {
 	dir := t.TempDir()
-	c, err := Load(write(t, dir, `helm:
+	c, err := Load(nil, write(t, dir, `helm:
   - chart: charts/mesh
     values: [env/prod.yaml, /abs/extra.yaml]
     set: [canary=10]
@@ -103,7 +104,7 @@ func TestLoadRejects(t *testing.T) {
 		{"helm: [{chart: c, value: [prod.yaml]}]\n", "field value not found"},
 		{"kustomize: overlays/prod\n", "cannot unmarshal"},
 	} {
-		_, err := Load(write(t, t.TempDir(), tc.content))
+		_, err := Load(nil, write(t, t.TempDir(), tc.content))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err = %v, want %q", tc.content, err, tc.want)
 		}
@@ -142,5 +143,26 @@ func TestFindStopsAtTheRepository(t *testing.T) {
 		if got, err := Find(deep); err != nil || got != want {
 			t.Errorf(".git a file %v: Find = %q, %v; want %s", gitIsFile, got, err, want)
 		}
+	}
+}
+
+// TestFindInTree: in a repository's tree the nearest .meshc.yaml above a
+// directory is found up to the tree's root, and read from the tree.
+func TestFindInTree(t *testing.T) {
+	tree := fstest.MapFS{
+		"a/b/c/ns.yaml":  {Data: []byte("")},
+		"a/" + FileName:  {Data: []byte("failOn: warning\nmeshConfig: mesh.yaml\n")},
+		"x/y/z.yaml":     {Data: []byte("")},
+		"x/y/q/" + "n":   {Data: []byte("")},
+		FileName + ".no": {Data: []byte("")},
+	}
+	for dir, want := range map[string]string{"a/b/c": "a/" + FileName, "a": "a/" + FileName, "x/y": "", ".": ""} {
+		if got, err := FindIn(tree, dir); err != nil || got != want {
+			t.Errorf("FindIn(%s) = %q, %v; want %q", dir, got, err, want)
+		}
+	}
+	c, err := Load(tree, "a/"+FileName)
+	if err != nil || c.FailOn != "warning" || c.MeshConfig != "a/mesh.yaml" {
+		t.Errorf("Load from the tree: %+v, %v", c, err)
 	}
 }

@@ -1,11 +1,12 @@
 package render
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -15,12 +16,13 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/ignore"
 	"helm.sh/helm/v3/pkg/strvals"
 )
 
 // IsChart reports whether dir holds a Helm chart (a Chart.yaml).
-func IsChart(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, "Chart.yaml"))
+func IsChart(fsys fs.FS, dir string) bool {
+	fi, err := stat(fsys, join(fsys, dir, "Chart.yaml"))
 	return err == nil && fi.Mode().IsRegular()
 }
 
@@ -32,6 +34,9 @@ type HelmOptions struct {
 	Set       []string
 	Release   string
 	Namespace string
+	// ValuesIn is the file system Values are read from: nil for the OS's
+	// (the flags' files), a chart's fs.FS for .meshc.yaml's entries there.
+	ValuesIn fs.FS
 }
 
 // DefaultRelease names the release when none is given, as helm template does.
@@ -45,15 +50,15 @@ var ErrNothing = errors.New("the chart renders no manifests with these values")
 // or network: its dependencies must be in its charts/ folder. Each
 // template's output is one Doc, at the template's file; positions inside
 // it are lines of the rendered output.
-func Helm(dir string, o HelmOptions) ([]Doc, error) {
+func Helm(fsys fs.FS, dir string, o HelmOptions) ([]Doc, error) {
 	fail := func(err error) ([]Doc, error) {
-		e := &Error{What: "Helm chart " + dir, File: filepath.Join(dir, "Chart.yaml"), Err: err}
-		if file, line, ok := templateErrorAt(dir, err); ok {
+		e := &Error{What: "Helm chart " + dir, File: join(fsys, dir, "Chart.yaml"), Err: err}
+		if file, line, ok := templateErrorAt(fsys, dir, err); ok {
 			e.File, e.Line = file, line
 		}
 		return nil, e
 	}
-	ch, err := loader.LoadDir(dir)
+	ch, err := loadChart(fsys, dir)
 	if err != nil {
 		return fail(err)
 	}
@@ -62,7 +67,7 @@ func Helm(dir string, o HelmOptions) ([]Doc, error) {
 	}
 	vals := map[string]any{}
 	for _, f := range o.Values {
-		v, err := chartutil.ReadValuesFile(f)
+		v, err := readValues(o.ValuesIn, f)
 		if err != nil {
 			return fail(fmt.Errorf("values file %s: %w", f, err))
 		}
@@ -96,7 +101,7 @@ func Helm(dir string, o HelmOptions) ([]Doc, error) {
 		if strings.HasPrefix(base, "_") || strings.HasSuffix(base, "NOTES.txt") || strings.TrimSpace(out[name]) == "" {
 			continue // partials and notes are no manifests
 		}
-		docs = append(docs, Doc{Data: []byte(out[name]), File: templateFile(dir, name), Origin: RenderedLine})
+		docs = append(docs, Doc{Data: []byte(out[name]), File: templateFile(fsys, dir, name), Origin: RenderedLine})
 	}
 	if len(docs) == 0 {
 		return fail(ErrNothing)
@@ -106,9 +111,73 @@ func Helm(dir string, o HelmOptions) ([]Doc, error) {
 
 // templateFile maps Helm's name for a template ("mesh/charts/sub/templates/x.yaml",
 // the chart's name first) to its path below the chart directory.
-func templateFile(dir, name string) string {
+func templateFile(fsys fs.FS, dir, name string) string {
 	_, rest, _ := strings.Cut(name, "/")
-	return filepath.Join(dir, filepath.FromSlash(rest))
+	return join(fsys, dir, filepath.FromSlash(rest))
+}
+
+// readValues reads a values file.
+func readValues(fsys fs.FS, file string) (chartutil.Values, error) {
+	if fsys == nil {
+		return chartutil.ReadValuesFile(file)
+	}
+	data, err := readFile(fsys, file, 0)
+	if err != nil {
+		return nil, err
+	}
+	return chartutil.ReadValues(data)
+}
+
+// loadChart loads the chart in dir as helm's loader.LoadDir does: every
+// file but those .helmignore leaves out, each within Helm's size limit.
+// In an fs.FS a link is a file Helm cannot load, as it says of irregular
+// files.
+func loadChart(fsys fs.FS, dir string) (*chart.Chart, error) {
+	if fsys == nil {
+		return loader.LoadDir(dir)
+	}
+	rules := ignore.Empty()
+	if data, err := readFile(fsys, path.Join(dir, ignore.HelmIgnore), 0); err == nil {
+		if rules, err = ignore.Parse(bytes.NewReader(data)); err != nil {
+			return nil, err
+		}
+	}
+	rules.AddDefaults()
+	var files []*loader.BufferedFile
+	err := fs.WalkDir(fsys, dir, func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if name == dir {
+			return nil
+		}
+		rel := name
+		if dir != "." {
+			rel = strings.TrimPrefix(name, dir+"/")
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir() && rules.Ignore(rel, fi):
+			return fs.SkipDir
+		case d.IsDir() || rules.Ignore(rel, fi):
+			return nil
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("cannot load irregular file %s as it has file mode type bits set", name)
+		}
+		data, err := readFile(fsys, name, loader.MaxDecompressedFileSize)
+		if err != nil {
+			return err
+		}
+		files = append(files, &loader.BufferedFile{Name: rel, Data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return loader.LoadFiles(files)
 }
 
 // missingDependencies names the dependencies Chart.yaml declares that are

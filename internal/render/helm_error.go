@@ -1,6 +1,7 @@
 package render
 
 import (
+	"io/fs"
 	"regexp"
 	"strconv"
 )
@@ -11,12 +12,12 @@ import (
 var templateErrorRE = regexp.MustCompile(`(?:template: |at \()([^\s:()]+):(\d+)`)
 
 // templateErrorAt returns the file and line a template error names.
-func templateErrorAt(dir string, err error) (string, int, bool) {
+func templateErrorAt(fsys fs.FS, dir string, err error) (string, int, bool) {
 	m := templateErrorRE.FindAllStringSubmatch(err.Error(), -1)
 	if m == nil {
 		return "", 0, false
 	}
 	last := m[len(m)-1] // the innermost template, where the action failed
 	line, _ := strconv.Atoi(last[2])
-	return templateFile(dir, last[1]), line, true
+	return templateFile(fsys, dir, last[1]), line, true
 }

@@ -3,8 +3,9 @@ package render
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
-	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,10 +22,10 @@ import (
 var KustomizationNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
 // Kustomization returns the kustomization file in dir, or "".
-func Kustomization(dir string) string {
+func Kustomization(fsys fs.FS, dir string) string {
 	for _, n := range KustomizationNames {
-		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
-			return filepath.Join(dir, n)
+		if fi, err := stat(fsys, join(fsys, dir, n)); err == nil && fi.Mode().IsRegular() {
+			return join(fsys, dir, n)
 		}
 	}
 	return ""
@@ -35,44 +36,59 @@ func Kustomization(dir string) string {
 // plugins are errors. Each object comes back as its own Doc with its
 // resource file and the kustomization whose patches applied to it, for the
 // caller to tell whether they changed it. bases are the other kustomization
-// directories the build
-// read (absolute), so that a caller rendering several can render a base
-// once, inside its overlays, rather than also on its own.
-func Kustomize(dir, root string) (docs []Doc, bases []string, err error) {
+// directories the build read (absolute, or for an fs.FS its names), so
+// that a caller rendering several can render a base once, inside its
+// overlays, rather than also on its own.
+func Kustomize(fsys fs.FS, dir, root string) (docs []Doc, bases []string, err error) {
 	fail := func(err error) ([]Doc, []string, error) {
-		return nil, nil, &Error{What: "kustomization " + dir, File: Kustomization(dir), Err: err}
+		return nil, nil, &Error{What: "kustomization " + dir, File: Kustomization(fsys, dir), Err: err}
 	}
-	absRoot, err := filepath.Abs(root)
-	if err != nil {
-		return fail(err)
-	}
-	absDir, err := filepath.Abs(dir)
-	if err != nil {
-		return fail(err)
+	bounded := boundedFS{kustomizations: map[string]bool{}, refused: new(error)}
+	var absDir string
+	if fsys == nil {
+		absRoot, err := filepath.Abs(root)
+		if err != nil {
+			return fail(err)
+		}
+		if absDir, err = filepath.Abs(dir); err != nil {
+			return fail(err)
+		}
+		bounded.FileSystem, bounded.real, bounded.shown = filesys.MakeFsOnDisk(), onDisk, func(p string) string { return p }
+		bounded.root, _ = onDisk(absRoot)
+		bounded.shownRoot = absRoot
+	} else {
+		t := treeFS{fsys}
+		absDir = t.abs(path.Clean(dir))
+		bounded.FileSystem, bounded.real, bounded.shown = t, func(p string) (string, error) { return t.abs(t.name(p)), nil }, t.name
+		bounded.root, bounded.shownRoot = t.abs(path.Clean(root)), path.Clean(root)
 	}
 	opts := krusty.MakeDefaultOptions()
 	opts.LoadRestrictions = types.LoadRestrictionsNone // the file system below bounds reads
 	opts.PluginConfig = types.DisabledPluginConfig()
-	fsys := boundedFS{FileSystem: filesys.MakeFsOnDisk(), root: absRoot, kustomizations: map[string]bool{}, refused: new(error)}
-	m, err := krusty.MakeKustomizer(opts).Run(fsys, absDir)
-	if *fsys.refused != nil {
+	m, err := krusty.MakeKustomizer(opts).Run(bounded, absDir)
+	if *bounded.refused != nil {
 		// Kustomize reads a failed read as a missing file; say why.
-		return fail(*fsys.refused)
+		return fail(*bounded.refused)
 	}
 	if err != nil {
 		return fail(err)
 	}
-	read := fsys.kustomizations
-	if real, err := filepath.EvalSymlinks(absDir); err == nil {
+	read := bounded.kustomizations
+	if real, err := bounded.real(absDir); err == nil {
 		delete(read, real)
 	}
-	bases = slices.Sorted(maps.Keys(read))
+	for _, b := range slices.Sorted(maps.Keys(read)) {
+		if fsys != nil {
+			b = path.Clean(bounded.shown(b))
+		}
+		bases = append(bases, b)
+	}
 	for _, r := range m.Resources() {
 		ann := map[string]any{}
 		for k, v := range r.GetAnnotations() {
 			ann[k] = v
 		}
-		doc := locate(ann, dir)
+		doc := locate(fsys, ann, dir)
 		for _, key := range []string{OriginAnnotation, TransformationAnnotation} {
 			if err := r.PipeE(kyaml.ClearAnnotation(key)); err != nil {
 				return fail(err)
@@ -86,32 +102,45 @@ func Kustomize(dir, root string) (docs []Doc, bases []string, err error) {
 	return docs, bases, nil
 }
 
+// onDisk resolves a path of the disk: absolute, with its links followed
+// when it exists.
+func onDisk(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real, nil
+	}
+	return abs, nil
+}
+
 // locate says where an object rendered by the kustomization in dir came
 // from, by its origin and transformation annotations.
-func locate(ann map[string]any, dir string) Doc {
+func locate(fsys fs.FS, ann map[string]any, dir string) Doc {
 	path, repo, ok := Origin(ann)
 	switch {
 	case !ok:
-		return Doc{File: Kustomization(dir), Origin: MadeHere}
+		return Doc{File: Kustomization(fsys, dir), Origin: MadeHere}
 	case repo != "":
 		return Doc{File: repo + "//" + path, Origin: LineUnknown}
 	case slices.Contains(KustomizationNames, filepath.Base(path)):
 		// A generator's output: its origin is the kustomization.
-		return Doc{File: filepath.Join(dir, path), Origin: MadeHere}
+		return Doc{File: join(fsys, dir, path), Origin: MadeHere}
 	}
-	file := filepath.Join(dir, path)
+	file := join(fsys, dir, path)
 	d := Doc{File: file, Source: file}
 	if in := patchedIn(ann); in != "" {
-		d.Patched = filepath.Join(dir, in)
-		d.PatchedLine = patchesLine(d.Patched)
+		d.Patched = join(fsys, dir, in)
+		d.PatchedLine = patchesLine(fsys, d.Patched)
 	}
 	return d
 }
 
 // patchesLine is the line of the first key of a kustomization that
 // changes objects (patches, replacements and their older forms), or 0.
-func patchesLine(kustomization string) int {
-	data, err := os.ReadFile(kustomization)
+func patchesLine(fsys fs.FS, kustomization string) int {
+	data, err := readFile(fsys, kustomization, 0)
 	if err != nil {
 		return 0
 	}
@@ -135,18 +164,24 @@ func Located(ann map[string]any) (Doc, bool) {
 	if _, _, ok := Origin(ann); !ok {
 		return Doc{}, false
 	}
-	d := locate(ann, "")
+	d := locate(nil, ann, "")
 	if d.Origin == MadeHere {
 		d.Origin = ""
 	}
 	return d, true
 }
 
-// boundedFS is the disk, read-only and limited to the files below root,
-// with every kustomization it serves asking for origin annotations.
+// boundedFS is a file system (the disk, an fs.FS), read-only and limited
+// to the files below root, with every kustomization it serves asking for
+// origin annotations.
 type boundedFS struct {
 	filesys.FileSystem
-	root string
+	// root is resolved by real; shownRoot is as messages name it.
+	root, shownRoot string
+	// real resolves a path as the file system does (absolute, links
+	// followed); shown is a path as messages name it.
+	real  func(string) (string, error)
+	shown func(string) string
 	// kustomizations collects the directories of the kustomizations read.
 	kustomizations map[string]bool
 	// refused is the first kustomization refused (a remote base).
@@ -156,20 +191,13 @@ type boundedFS struct {
 var errReadOnly = errors.New("meshc renders without writing files")
 
 func (f boundedFS) inside(path string) error {
-	abs, err := filepath.Abs(path)
+	abs, err := f.real(path)
 	if err != nil {
 		return err
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	root := f.root
-	if real, err := filepath.EvalSymlinks(root); err == nil {
-		root = real
-	}
-	rel, err := filepath.Rel(root, abs)
+	rel, err := filepath.Rel(f.root, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("%s is outside the input tree %s; meshc reads only files below it", path, f.root)
+		return fmt.Errorf("%s is outside the input tree %s; meshc reads only files below it", f.shown(path), f.shownRoot)
 	}
 	return nil
 }
@@ -182,13 +210,10 @@ func (f boundedFS) ReadFile(path string) ([]byte, error) {
 	if err != nil || !slices.Contains(KustomizationNames, filepath.Base(path)) {
 		return data, err
 	}
-	if abs, err := filepath.Abs(filepath.Dir(path)); err == nil {
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = real
-		}
-		f.kustomizations[abs] = true
+	if dir, err := f.real(filepath.Dir(path)); err == nil {
+		f.kustomizations[dir] = true
 	}
-	data, err = withOrigins(path, data)
+	data, err = withOrigins(f.shown(path), data)
 	if err != nil && *f.refused == nil {
 		*f.refused = err
 	}

@@ -41,7 +41,7 @@ func TestKustomizeOverlays(t *testing.T) {
 	} {
 		t.Run(tt.overlay, func(t *testing.T) {
 			dir := filepath.Join(kustomizeDir, "overlays", tt.overlay)
-			docs, bases, err := Kustomize(dir, ".")
+			docs, bases, err := Kustomize(nil, dir, ".")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestKustomizeRefuses(t *testing.T) {
 	} {
 		t.Run(tt.dir, func(t *testing.T) {
 			in := filepath.Join(root, tt.dir)
-			_, _, err := Kustomize(in, root)
+			_, _, err := Kustomize(nil, in, root)
 			var re *Error
 			if !errors.As(err, &re) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "kustomization "+in) {
 				t.Fatalf("error %v, want one naming %s and %q", err, in, tt.want)
@@ -129,7 +129,7 @@ func TestHelmValues(t *testing.T) {
 			[]string{svc, vs}, map[string]string{vs: "app.kubernetes.io/instance: shop", svc: "port: 7000"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			docs, err := Helm(chartDir, tt.opts)
+			docs, err := Helm(nil, chartDir, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +178,7 @@ func TestHelmFails(t *testing.T) {
 	} {
 		t.Run(tt.chart+" "+tt.want, func(t *testing.T) {
 			in := filepath.Join(dir, tt.chart)
-			_, err := Helm(in, tt.opts)
+			_, err := Helm(nil, in, tt.opts)
 			var re *Error
 			if !errors.As(err, &re) || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "Helm chart "+in+": ") {
 				t.Fatalf("error %v, want one naming %s and %q", err, in, tt.want)

@@ -96,3 +96,7 @@ func (s *Service) SharesNamespaceWith(o *Service) bool {
 func HiddenFromOwner(entries []string, ns string) bool {
 	return len(entries) > 0 && !newExportTo(entries, nil, ns).visibleIn(ns)
 }
+
+// ExportedEverywhere says whether every namespace may see the service
+// (exportTo "*", as given or by the mesh default).
+func (s *Service) ExportedEverywhere() bool { return s.exportTo.public }

@@ -50,13 +50,28 @@ type HTTPRoute struct {
 	Source *Route
 	// Mirrors are the clusters of the route's mirror destinations (mirror
 	// and mirrors), found as its destinations are.
-	Mirrors map[*networking.Destination]string
+	Mirrors map[*networking.Destination]ClusterID
 }
 
-// WeightedCluster is a destination cluster and its weight.
+// WeightedCluster is a destination cluster and its weight: a service's
+// cluster, or with Passthrough (an allow_any route without an egress
+// proxy) the cluster that forwards to the original destination.
 type WeightedCluster struct {
-	Cluster string
-	Weight  int32
+	ID          ClusterID
+	Passthrough bool
+	Weight      int32
+}
+
+// PassthroughCluster is the name of the cluster that forwards to the
+// original destination.
+const PassthroughCluster = "PassthroughCluster"
+
+// Name is the cluster as Envoy's configuration names it.
+func (w WeightedCluster) Name() string {
+	if w.Passthrough {
+		return PassthroughCluster
+	}
+	return w.ID.String()
 }
 
 // ClusterName is istiod's outbound cluster name.
@@ -159,7 +174,7 @@ func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 			for _, p := range s.Ports {
 				if p.Protocol.IsHTTPOrSniffed() {
 					vhosts = append(vhosts, &VirtualHost{Name: HostPort(string(s.Host), p.Number), Domains: m.portDomains(s, v.Proxy, p.Number), Service: s,
-						Routes: []*HTTPRoute{{Name: "default", Clusters: []WeightedCluster{{Cluster: ClusterName(p.Number, "", s.Host), Weight: 100}}}}})
+						Routes: []*HTTPRoute{{Name: "default", Clusters: []WeightedCluster{{ID: ClusterID{Port: p.Number, Host: s.Host}, Weight: 100}}}}})
 				}
 			}
 		}
@@ -264,7 +279,7 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 			continue
 		}
 		vhosts = append(vhosts, &VirtualHost{Name: fmt.Sprintf("%s:%d", s.Host, port), Domains: m.serviceDomains(s, p), Service: s,
-			Routes: []*HTTPRoute{{Name: "default", Clusters: []WeightedCluster{{Cluster: ClusterName(port, "", s.Host), Weight: 100}}}}})
+			Routes: []*HTTPRoute{{Name: "default", Clusters: []WeightedCluster{{ID: ClusterID{Port: port, Host: s.Host}, Weight: 100}}}}})
 	}
 	vhosts = dedupDomains(vhosts, m.isHost)
 	slices.SortStableFunc(vhosts, func(a, b *VirtualHost) int { return cmp.Compare(a.Name, b.Name) })
@@ -434,7 +449,7 @@ func HTTPMatchApplies(m *networking.HTTPMatchRequest, src RouteSource, vsNs stri
 // the route's port (docs/semantics/cases.md Q8). A match of everything
 // ends the list.
 func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, idx hostIndex) []*HTTPRoute {
-	return httpRoutes(vs, SidecarSource(p, port), func(r *Route, d *networking.Destination) string {
+	return httpRoutes(vs, SidecarSource(p, port), func(r *Route, d *networking.Destination) ClusterID {
 		h := host.FQDN(d.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
 		return destinationCluster(d, h, idx.byHost[h], port)
 	})
@@ -448,7 +463,7 @@ func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, idx ho
 // everything ends the VirtualService's list; the gateway's virtual host
 // then puts catch-alls after the other VirtualServices' routes.
 func (m *Mesh) GatewayHTTPRoutes(vs *VirtualService, gateway string, v *ProxyView, port uint32) []*HTTPRoute {
-	return httpRoutes(vs, GatewaySource(v.Proxy, gateway, port), func(r *Route, d *networking.Destination) string {
+	return httpRoutes(vs, GatewaySource(v.Proxy, gateway, port), func(r *Route, d *networking.Destination) ClusterID {
 		h := host.FQDN(d.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
 		return destinationCluster(d, h, m.gatewayService(v, vs.Namespace(), h), port)
 	})
@@ -469,20 +484,20 @@ func (m *Mesh) gatewayService(v *ProxyView, vsNs string, h host.Name) *Service {
 // httpRoutes is the one translation of a VirtualService's HTTP routes:
 // every route, a route per applicable match (named route.match), a route
 // without matches or a match of everything ending the list, on sidecars
-// and gateways alike. clusterOf names a destination's cluster.
-func httpRoutes(vs *VirtualService, src RouteSource, clusterOf func(*Route, *networking.Destination) string) []*HTTPRoute {
+// and gateways alike. clusterOf finds a destination's cluster.
+func httpRoutes(vs *VirtualService, src RouteSource, clusterOf func(*Route, *networking.Destination) ClusterID) []*HTTPRoute {
 	var out []*HTTPRoute
 	for i := range vs.Routes {
 		r := &vs.Routes[i]
 		var clusters []WeightedCluster
 		for _, d := range Destinations(r.HTTPRoute) {
-			clusters = append(clusters, WeightedCluster{Cluster: clusterOf(r, d.GetDestination()), Weight: d.GetWeight()})
+			clusters = append(clusters, WeightedCluster{ID: clusterOf(r, d.GetDestination()), Weight: d.GetWeight()})
 		}
-		var mirrors map[*networking.Destination]string
+		var mirrors map[*networking.Destination]ClusterID
 		for _, d := range append([]*networking.Destination{r.GetMirror()}, mirrorDestinations(r.HTTPRoute)...) {
 			if d != nil {
 				if mirrors == nil {
-					mirrors = map[*networking.Destination]string{}
+					mirrors = map[*networking.Destination]ClusterID{}
 				}
 				mirrors[d] = clusterOf(r, d)
 			}
@@ -533,7 +548,7 @@ func mirrorDestinations(r *networking.HTTPRoute) []*networking.Destination {
 // port. The service is looked up among the proxy's own, as istiod does: a
 // host the proxy cannot see has none, so a destination without a port
 // takes the listener's (docs/semantics/virtual-services.md §6.6).
-func (m *Mesh) DestinationCluster(sc *Scope, d *networking.Destination, ns string, port uint32) string {
+func (m *Mesh) DestinationCluster(sc *Scope, d *networking.Destination, ns string, port uint32) ClusterID {
 	h := host.FQDN(d.GetHost(), ns, m.Config.DomainSuffix)
 	s, _ := sc.Service(h)
 	return destinationCluster(d, h, s, port)
@@ -543,7 +558,7 @@ func (m *Mesh) DestinationCluster(sc *Scope, d *networking.Destination, ns strin
 // listener port, s the service the proxy found for h or nil: the
 // destination's port, else the service's only port, else the listener's;
 // an alias goes to its target.
-func destinationCluster(d *networking.Destination, h host.Name, s *Service, port uint32) string {
+func destinationCluster(d *networking.Destination, h host.Name, s *Service, port uint32) ClusterID {
 	p := d.GetPort().GetNumber()
 	if s != nil {
 		if p == 0 && len(s.Ports) == 1 {
@@ -551,7 +566,7 @@ func destinationCluster(d *networking.Destination, h host.Name, s *Service, port
 		}
 		h = s.Concrete()
 	}
-	return ClusterName(cmp.Or(p, port), d.GetSubset(), h)
+	return ClusterID{Port: cmp.Or(p, port), Subset: d.GetSubset(), Host: h}
 }
 
 // catchAllMatch: a match of everything ends the route list. istiod tests
@@ -677,18 +692,18 @@ func (m *Mesh) catchAll(sc *Scope) *VirtualHost {
 		return &VirtualHost{Name: "block_all", Domains: []string{"*"}, CatchAll: "block_all"}
 	}
 	return &VirtualHost{Name: "allow_any", Domains: []string{"*"}, CatchAll: "allow_any",
-		Routes: []*HTTPRoute{{Name: "allow_any", Clusters: []WeightedCluster{{Cluster: cmp.Or(sc.EgressProxy(), "PassthroughCluster"), Weight: 100}}}}}
+		Routes: []*HTTPRoute{{Name: "allow_any", Clusters: []WeightedCluster{sc.Unmatched()}}}}
 }
 
-// EgressProxy is the cluster a Sidecar's egressProxy sends traffic for
-// unknown destinations to (docs/semantics/sidecar-scope.md §4.9), "" without one.
-func (sc *Scope) EgressProxy() string {
-	if sc.Choice.Sidecar == nil {
-		return ""
+// Unmatched is where a Sidecar's scope sends traffic for unknown
+// destinations when it lets it through (docs/semantics/sidecar-scope.md
+// §4.9): its egressProxy's cluster, else PassthroughCluster, as the one
+// cluster of an allow_any route.
+func (sc *Scope) Unmatched() WeightedCluster {
+	if sc.Choice.Sidecar != nil {
+		if ep := sc.Choice.Sidecar.Spec.GetOutboundTrafficPolicy().GetEgressProxy(); ep != nil {
+			return WeightedCluster{ID: ClusterID{Port: ep.GetPort().GetNumber(), Subset: ep.GetSubset(), Host: host.Name(ep.GetHost())}, Weight: 100}
+		}
 	}
-	ep := sc.Choice.Sidecar.Spec.GetOutboundTrafficPolicy().GetEgressProxy()
-	if ep == nil {
-		return ""
-	}
-	return ClusterName(ep.GetPort().GetNumber(), ep.GetSubset(), host.Name(ep.GetHost()))
+	return WeightedCluster{Passthrough: true, Weight: 100}
 }

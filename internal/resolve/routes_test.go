@@ -44,7 +44,7 @@ func clusterFor(rc *RouteConfig, domain string) string {
 	for _, vh := range rc.VirtualHosts {
 		for _, d := range vh.Domains {
 			if d == domain && vh.CatchAll == "" && len(vh.Routes) > 0 && len(vh.Routes[0].Clusters) > 0 {
-				return vh.Routes[0].Clusters[0].Cluster
+				return vh.Routes[0].Clusters[0].Name()
 			}
 		}
 	}
@@ -412,5 +412,53 @@ spec:
 				t.Errorf("routes = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRoutesCarryClusterIDs: a route's clusters and mirrors are
+// ClusterIDs, spelled only by Name; the allow_any route goes to the
+// Sidecar's egress proxy or else through.
+func TestRoutesCarryClusterIDs(t *testing.T) {
+	vs := "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: vs, namespace: default}\n" +
+		"spec: {hosts: [known], http: [{mirror: {host: alt-known}, route: [{destination: {host: alt-known, subset: v2}, weight: 90}, {destination: {host: known, port: {number: 8080}}, weight: 10}]}]}"
+	r := c40Routes(t, "default", vs)
+	var got *HTTPRoute
+	for _, vh := range r["80"].VirtualHosts {
+		if slices.Contains(vh.Domains, known) {
+			got = vh.Routes[0]
+		}
+	}
+	if got == nil {
+		t.Fatal("no route for known")
+	}
+	want := []WeightedCluster{{ID: ClusterID{Port: 80, Subset: "v2", Host: altKnown}, Weight: 90}, {ID: ClusterID{Port: 8080, Host: known}, Weight: 10}}
+	if !slices.Equal(got.Clusters, want) || got.Clusters[0].Name() != "outbound|80|v2|"+altKnown {
+		t.Errorf("clusters %v, want %v", got.Clusters, want)
+	}
+	for _, id := range got.Mirrors {
+		if id != (ClusterID{Port: 80, Host: altKnown}) {
+			t.Errorf("mirror %v", id)
+		}
+	}
+
+	egress := "apiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata: {name: default, namespace: default}\n" +
+		"spec: {outboundTrafficPolicy: {mode: ALLOW_ANY, egressProxy: {host: egress.istio-system.svc.cluster.local, subset: out, port: {number: 443}}}}"
+	for _, tc := range []struct {
+		docs []string
+		want WeightedCluster
+		name string
+	}{
+		{nil, WeightedCluster{Passthrough: true, Weight: 100}, PassthroughCluster},
+		{[]string{egress}, WeightedCluster{ID: ClusterID{Port: 443, Subset: "out", Host: "egress.istio-system.svc.cluster.local"}, Weight: 100}, "outbound|443|out|egress.istio-system.svc.cluster.local"},
+	} {
+		m := mesh(t, "", append([]string{"apiVersion: v1\nkind: Namespace\nmetadata: {name: default, labels: {istio-injection: enabled}}",
+			"apiVersion: v1\nkind: Pod\nmetadata: {name: client, namespace: default}\nspec: {containers: [{name: c}]}"}, tc.docs...)...)
+		v, ok := m.View("default", "client")
+		if !ok {
+			t.Fatal("no client proxy")
+		}
+		if got := v.Scope.Unmatched(); got != tc.want || got.Name() != tc.name {
+			t.Errorf("unmatched %v (%s), want %v (%s)", got, got.Name(), tc.want, tc.name)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package resolve
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/meshc/meshc/internal/model"
 )
@@ -19,11 +21,18 @@ type ServedPort struct {
 func (m *Mesh) ServedPorts(workload *model.ObjectMeta) []ServedPort { return m.served[workload] }
 
 // workloadPorts maps each workload (Pod, workload template, WorkloadEntry)
-// to the service ports it serves, from the endpoints: services in registry
-// order, each service's endpoints in order, every (service, port, target)
-// once. Emit's inbound listeners and the port-conflict analyzers both read
-// it, so they cannot disagree on what a workload serves.
+// to the service ports it serves, from the endpoints: every (service,
+// port, target) once, services in the order istiod keeps a proxy's
+// service targets — oldest first, then by host name, so that "web-v2"
+// comes before "web" (docs/semantics/envoy-output.md §7.7) — each
+// service's ports in endpoint order. Emit's inbound listeners and the
+// port-conflict analyzers both read it, so they cannot disagree on what a
+// workload serves, nor on which service comes first on a port.
 func workloadPorts(services []*Service) map[*model.ObjectMeta][]ServedPort {
+	services = slices.Clone(services)
+	slices.SortStableFunc(services, func(a, b *Service) int {
+		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(string(a.Host), string(b.Host)))
+	})
 	out := map[*model.ObjectMeta][]ServedPort{}
 	for _, s := range services {
 		for _, e := range s.Endpoints {

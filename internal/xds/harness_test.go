@@ -44,7 +44,7 @@ const debounceAfter = 20 * time.Millisecond
 func start(t *testing.T) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "bookinfo"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(bookinfoDir)); err != nil {
 		t.Fatal(err)
 	}
 	return startIn(t, dir, 10*time.Second)

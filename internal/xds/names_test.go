@@ -3,7 +3,6 @@ package xds
 import (
 	"cmp"
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -11,8 +10,10 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/meshc/meshc/internal/compile"
+	"github.com/meshc/meshc/internal/envoycfg"
 	"github.com/meshc/meshc/internal/meshgen"
 )
 
@@ -26,36 +27,28 @@ func TestSnapshotNamesAreWhatEnvoySubscribes(t *testing.T) {
 	if _, _, err := meshgen.Write(generated, meshgen.Options{Namespaces: 4, ServicesPerNS: 10, SidecarEveryNth: 2}); err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{filepath.Join("..", "..", "examples", "bookinfo"), generated} {
+	for _, dir := range []string{bookinfoDir, generated} {
 		checkSubscribedNames(t, dir)
 	}
 }
 
 func checkSubscribedNames(t *testing.T, dir string) {
 	t.Helper()
-	r, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{dir}}, compile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := r.Configs(context.Background(), r.Mesh.Views, compile.BuildOptions{Format: "xds"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := newDigester()
+	r, cs := compileConfigs(t, dir)
+	d := newDigester(nil)
 	checked := 0
 	for i, v := range r.Mesh.Views {
 		snap, err := d.snapshot(cs[i])
 		if err != nil {
 			t.Fatal(err)
 		}
-		var eds, rds []string
-		for _, c := range cs[i].Clusters {
-			if c.GetType() == clusterv3.Cluster_EDS {
-				eds = append(eds, cmp.Or(c.GetEdsClusterConfig().GetServiceName(), c.GetName()))
-			}
+		eds, err := subscriptions(messages(cs[i].Clusters))
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, l := range cs[i].Listeners {
-			rds = append(rds, routeNames(t, l)...)
+		rds, err := subscriptions(messages(cs[i].Listeners))
+		if err != nil {
+			t.Fatal(err)
 		}
 		if len(eds) > 0 && len(rds) > 0 {
 			checked++
@@ -69,9 +62,8 @@ func checkSubscribedNames(t *testing.T, dir string) {
 				have = append(have, name)
 			}
 			slices.Sort(have)
-			want := slices.Compact(slices.Sorted(slices.Values(tt.want)))
-			if !slices.Equal(have, want) {
-				t.Errorf("%s: %s in the snapshot %v, subscribed %v", v.Proxy.ID(), typeName(tt.url), have, want)
+			if !slices.Equal(have, tt.want) {
+				t.Errorf("%s: %s in the snapshot %v, subscribed %v", v.Proxy.ID(), typeName(tt.url), have, tt.want)
 			}
 		}
 	}
@@ -80,23 +72,49 @@ func checkSubscribedNames(t *testing.T, dir string) {
 	}
 }
 
-// routeNames are the RDS route configurations a listener's HTTP
-// connection managers name.
-func routeNames(t *testing.T, l *listenerv3.Listener) []string {
+// compileConfigs compiles dir and builds every proxy's configuration as
+// serve does.
+func compileConfigs(t *testing.T, dir string) (*compile.Result, []*envoycfg.Config) {
+	t.Helper()
+	r, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{dir}}, compile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := r.Configs(context.Background(), r.Mesh.Views, compile.BuildOptions{Format: "xds", Unchecked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, cs
+}
+
+// subscriptions are the names an Envoy subscribes to once it has
+// clusters (their EDS service names) or listeners (the route
+// configurations their HTTP connection managers name): sorted, each once.
+func subscriptions(ms []proto.Message) ([]string, error) {
 	var out []string
-	chains := append(slices.Clone(l.GetFilterChains()), l.GetDefaultFilterChain())
-	for _, fc := range chains {
-		for _, f := range fc.GetFilters() {
-			var hcm hcmv3.HttpConnectionManager
-			if f.GetTypedConfig().MessageIs(&hcm) {
-				if err := f.GetTypedConfig().UnmarshalTo(&hcm); err != nil {
-					t.Fatal(err)
-				}
-				if name := hcm.GetRds().GetRouteConfigName(); name != "" {
-					out = append(out, name)
+	for _, m := range ms {
+		switch r := m.(type) {
+		case *clusterv3.Cluster:
+			if r.GetType() == clusterv3.Cluster_EDS {
+				out = append(out, cmp.Or(r.GetEdsClusterConfig().GetServiceName(), r.GetName()))
+			}
+		case *listenerv3.Listener:
+			for _, fc := range append(slices.Clone(r.GetFilterChains()), r.GetDefaultFilterChain()) {
+				for _, f := range fc.GetFilters() {
+					var hcm hcmv3.HttpConnectionManager
+					if !f.GetTypedConfig().MessageIs(&hcm) {
+						continue
+					}
+					if err := f.GetTypedConfig().UnmarshalTo(&hcm); err != nil {
+						return nil, err
+					}
+					if name := hcm.GetRds().GetRouteConfigName(); name != "" {
+						out = append(out, name)
+					}
 				}
 			}
 		}
 	}
-	return out
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }

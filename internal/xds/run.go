@@ -56,10 +56,12 @@ func (s *Server) Run(ctx context.Context, src Source) error {
 const maxLoggedDiagnostics = 20
 
 // refresh compiles with run, builds and publishes; input with error
-// diagnostics is not served.
+// diagnostics is not served. Proxies whose inputs did not change since
+// the last publish keep their configurations (compile.ConfigSet).
 func (s *Server) refresh(ctx context.Context, src Source, run func(context.Context) (*compile.Result, error)) {
 	start := time.Now()
 	r, err := run(ctx)
+	rebuilt := 0
 	if err == nil {
 		var errs []diag.Diagnostic
 		for _, d := range r.Diagnostics {
@@ -77,9 +79,15 @@ func (s *Server) refresh(ctx context.Context, src Source, run func(context.Conte
 		}
 		opts := src.Build
 		opts.Format = "xds"
-		cs, berr := r.Configs(ctx, r.Mesh.Views, opts)
+		// Validation findings are diagnostics of build and lint; serve
+		// reports none, so it skips the checks (a third of the time),
+		// and an Envoy that rejects a resource says so by NACK.
+		opts.Unchecked = true
+		set, berr := r.ConfigSet(ctx, opts, s.built)
 		if err = berr; err == nil {
-			err = s.Publish(r, cs)
+			if err = s.Publish(r, set.Configs); err == nil {
+				s.built, rebuilt = set, set.Rebuilt
+			}
 		}
 	}
 	if err != nil {
@@ -92,7 +100,7 @@ func (s *Server) refresh(ctx context.Context, src Source, run func(context.Conte
 	d := time.Since(start)
 	s.metrics.compileDuration.Observe(d.Seconds())
 	s.metrics.compiles.WithLabelValues(resultServed).Inc()
-	s.log.Info("compiled", "proxies", len(r.Mesh.Views), "diagnostics", len(r.Diagnostics), "duration", d.Round(time.Millisecond))
+	s.log.Info("compiled", "proxies", len(r.Mesh.Views), "rebuilt", rebuilt, "diagnostics", len(r.Diagnostics), "duration", d.Round(time.Millisecond))
 }
 
 // Handler serves /metrics, /healthz, /readyz (ready after the first good

@@ -42,6 +42,10 @@ type Server struct {
 	// the context they were made with ends).
 	cancel context.CancelFunc
 
+	// built is the last published build, which the next one reuses;
+	// only Run reads and writes it.
+	built *compile.ConfigSet
+
 	mu sync.Mutex
 	// result and configs are the last good compile; nil before one.
 	result  *compile.Result
@@ -49,7 +53,7 @@ type Server struct {
 	// digests hash the current configs' resources; snaps are the
 	// snapshots made from them, by proxy ID.
 	digests *digester
-	snaps   map[string]*cache.Snapshot
+	snaps   map[string]*snapshot
 	nodes   map[string]*node
 	// streams maps an open stream to its node's key, "" until the
 	// stream's first request names the node.
@@ -63,7 +67,7 @@ type node struct {
 	streams int
 	// set is the snapshot the cache holds for it; warned says that it
 	// was logged as unknown.
-	set    *cache.Snapshot
+	set    *snapshot
 	setAt  time.Time
 	warned bool
 	types  map[string]*TypeStatus
@@ -97,7 +101,7 @@ func New(log *slog.Logger) *Server {
 		cancel:  cancel,
 		nodes:   map[string]*node{},
 		streams: map[int64]string{},
-		snaps:   map[string]*cache.Snapshot{},
+		snaps:   map[string]*snapshot{},
 	}
 	// ADS mode: a request naming routes or endpoints is answered only
 	// when it names all the snapshot holds, so Envoy never sees a
@@ -168,8 +172,9 @@ func (s *Server) Publish(r *compile.Result, configs []*envoycfg.Config) error {
 	for _, n := range s.nodes {
 		ids = append(ids, n.id)
 	}
+	d, snaps := newDigester(s.digests), map[string]*snapshot{}
 	s.mu.Unlock()
-	d, snaps := newDigester(), map[string]*cache.Snapshot{}
+	defer d.forget()
 	for _, id := range ids {
 		name, err := ParseNodeID(id)
 		if err != nil {
@@ -198,13 +203,14 @@ func (s *Server) Publish(r *compile.Result, configs []*envoycfg.Config) error {
 			changed++
 		}
 	}
-	s.metrics.snapshotBytes.Set(float64(s.digests.bytes))
-	s.log.Info("configuration published", "proxies", len(configs), "nodes", len(s.nodes), "updated", changed)
+	s.metrics.snapshotBytes.Set(float64(s.digests.totalBytes()))
+	s.log.Info("configuration published", "proxies", len(configs), "nodes", len(s.nodes), "updated", changed, "hashed", d.hashedCount())
 	return nil
 }
 
 // bind matches a node to its proxy in the current compile and gives the
-// cache that proxy's snapshot unless it holds one of the same versions.
+// cache that proxy's snapshot unless it holds one of the same versions,
+// which then reads the current publish's hashes.
 // A node whose proxy left the inputs keeps what it has.
 func (s *Server) bind(key string, n *node) error {
 	if s.result == nil {
@@ -240,6 +246,7 @@ func (s *Server) bind(key string, n *node) error {
 		return err
 	}
 	if n.set != nil && sameVersions(n.set, snap) {
+		n.set.rebase(s.digests)
 		return nil
 	}
 	n.set, n.setAt = snap, time.Now()
@@ -247,7 +254,7 @@ func (s *Server) bind(key string, n *node) error {
 }
 
 // snapshot is a proxy's snapshot from the current configs, made once.
-func (s *Server) snapshot(proxy string) (*cache.Snapshot, error) {
+func (s *Server) snapshot(proxy string) (*snapshot, error) {
 	if snap, ok := s.snaps[proxy]; ok {
 		return snap, nil
 	}
@@ -256,7 +263,7 @@ func (s *Server) snapshot(proxy string) (*cache.Snapshot, error) {
 		return nil, fmt.Errorf("snapshot of %s: %w", proxy, err)
 	}
 	s.snaps[proxy] = snap
-	s.metrics.snapshotBytes.Set(float64(s.digests.bytes))
+	s.metrics.snapshotBytes.Set(float64(s.digests.totalBytes()))
 	return snap, nil
 }
 

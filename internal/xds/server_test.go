@@ -67,7 +67,7 @@ func TestServeAndAck(t *testing.T) {
 }
 
 // An edit to the gateway's VirtualService changes the gateway's routes
-// and nothing of the sidecar's.
+// and nothing of the sidecar's, and only the gateway is rebuilt.
 func TestEditReachesOnlyAffectedProxy(t *testing.T) {
 	h := start(t)
 	gw, pp := h.dial(gatewayNode), h.dial(productpageNode)
@@ -87,6 +87,11 @@ func TestEditReachesOnlyAffectedProxy(t *testing.T) {
 	gw.ack(r, h.names(gatewayNode, resource.RouteType))
 	gw.quiet(10 * debounceAfter)
 	pp.quiet(10 * debounceAfter)
+	// The recompile rebuilt the gateway alone: no sidecar reads a
+	// VirtualService bound to gateways only.
+	if !h.logged("msg=compiled proxies=7 rebuilt=1 ") {
+		t.Errorf("the recompile did not rebuild the gateway alone:\n%s", h.logs)
+	}
 	for typ, ts := range h.status(productpageNode).Types {
 		if ts.Sent != ppBefore[typeURLOf(typ)].GetVersionInfo() {
 			t.Errorf("productpage's %s moved to %s", typ, ts.Sent)
@@ -163,6 +168,17 @@ func TestReloadPushesNothingUnchanged(t *testing.T) {
 	h.reload <- struct{}{}
 	h.eventually("the second compile", func() bool { return strings.Count(h.logs.String(), "msg=compiled") == 2 })
 	gw.quiet(10 * debounceAfter)
+	// Nothing rebuilt, and the resources kept are not hashed again.
+	if !h.logged("msg=compiled proxies=7 rebuilt=0 ") || !strings.Contains(h.logs.String(), "nodes=1 updated=0 hashed=0") {
+		t.Errorf("a recompile of unchanged inputs rebuilt or hashed again:\n%s", h.logs)
+	}
+	// The snapshot the node keeps reads the new publish's hashes, so the
+	// old publish's can be freed.
+	h.srv.mu.Lock()
+	defer h.srv.mu.Unlock()
+	if n := h.srv.nodes[NodeHash{}.ID(gw.node)]; n == nil || n.set.d.Load() != h.srv.digests {
+		t.Errorf("the gateway's snapshot still reads the first publish's hashes")
+	}
 }
 
 func TestShutdownDrains(t *testing.T) {

@@ -1,0 +1,205 @@
+package compile
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/meshc/meshc/internal/envoycfg"
+	"github.com/meshc/meshc/internal/meshgen"
+)
+
+// TestConfigSetReuseEqualsFullBuild: on random meshes mutated one object
+// at a time (a field changed, or the object removed), the configurations
+// built reusing the unmutated compile's equal those built from scratch,
+// proxy for proxy and byte for byte, in both formats and TLS modes.
+func TestConfigSetReuseEqualsFullBuild(t *testing.T) {
+	ctx := context.Background()
+	seeds, mutations := 4, 6
+	if testing.Short() {
+		seeds, mutations = 2, 4
+	}
+	var reused, rebuilt int
+	for seed := range int64(seeds) {
+		files := meshgen.Random(seed + 1)
+		base := compileFiles(t, files)
+		for _, opts := range []BuildOptions{{Format: "xds", Unchecked: true}, {TLS: "off"}} {
+			prev, err := base.ConfigSet(ctx, opts, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(uint64(seed), 7))
+			for m := range mutations {
+				mutated, what := mutate(t, files, r)
+				head := compileFiles(t, mutated)
+				inc, err := head.ConfigSet(ctx, opts, prev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				full, err := head.ConfigSet(ctx, opts, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				name := fmt.Sprintf("seed %d, %+v, mutation %d (%s)", seed+1, opts.Format, m, what)
+				if full.Rebuilt != len(head.Mesh.Views) {
+					t.Errorf("%s: a build from scratch built %d of %d proxies", name, full.Rebuilt, len(head.Mesh.Views))
+				}
+				sameConfigs(t, name, head, inc.Configs, full.Configs)
+				reused += len(head.Mesh.Views) - inc.Rebuilt
+				rebuilt += inc.Rebuilt
+			}
+		}
+	}
+	// The comparison means something only if both paths were taken.
+	if reused == 0 || rebuilt == 0 {
+		t.Errorf("reused %d and rebuilt %d proxies in all: want some of each", reused, rebuilt)
+	}
+	t.Logf("reused %d proxies, rebuilt %d", reused, rebuilt)
+}
+
+// TestConfigSetUnchangedReusesAll: the same inputs compiled again rebuild
+// nothing; other build options rebuild everything.
+func TestConfigSetUnchangedReusesAll(t *testing.T) {
+	ctx := context.Background()
+	files := meshgen.Random(3)
+	first, err := compileFiles(t, files).ConfigSet(ctx, BuildOptions{Format: "xds"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := compileFiles(t, files)
+	same, err := again.ConfigSet(ctx, BuildOptions{Format: "xds"}, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same.Rebuilt != 0 {
+		t.Errorf("unchanged inputs rebuilt %d proxies", same.Rebuilt)
+	}
+	other, err := again.ConfigSet(ctx, BuildOptions{Format: "xds", TLS: "off"}, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Rebuilt != len(again.Mesh.Views) {
+		t.Errorf("other options rebuilt %d of %d proxies", other.Rebuilt, len(again.Mesh.Views))
+	}
+}
+
+func compileFiles(t *testing.T, files []meshgen.File) *Result {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := meshgen.WriteFiles(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), Inputs{Paths: []string{dir}}, Options{NoAnalyzers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// sameConfigs compares two builds of r's proxies resource by resource.
+func sameConfigs(t *testing.T, name string, r *Result, got, want []*envoycfg.Config) {
+	t.Helper()
+	if len(got) != len(want) || len(got) != len(r.Mesh.Views) {
+		t.Fatalf("%s: %d and %d configs for %d proxies", name, len(got), len(want), len(r.Mesh.Views))
+	}
+	for i, v := range r.Mesh.Views {
+		g, w := got[i].Resources(), want[i].Resources()
+		if len(g) != len(w) {
+			t.Errorf("%s: %s: %d resources, built from scratch %d", name, v.Proxy.ID(), len(g), len(w))
+			continue
+		}
+		for j := range g {
+			if !bytes.Equal(marshal(t, g[j]), marshal(t, w[j])) {
+				k, _ := envoycfg.KeyOf(w[j])
+				t.Errorf("%s: %s: %s differs from the build from scratch", name, v.Proxy.ID(), k)
+				break
+			}
+		}
+	}
+}
+
+func marshal(t *testing.T, m proto.Message) []byte {
+	t.Helper()
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// mutate changes one object of files: one of its scalar fields (a number
+// plus one, a boolean flipped, a string suffixed), or, one time in five,
+// the whole object removed. It says what it did.
+func mutate(t *testing.T, files []meshgen.File, r *rand.Rand) ([]meshgen.File, string) {
+	t.Helper()
+	out := append([]meshgen.File(nil), files...)
+	fi := r.IntN(len(out))
+	docs := strings.Split(string(out[fi].Data), "\n---\n")
+	di := r.IntN(len(docs))
+	if r.IntN(5) == 0 {
+		what := "removed " + firstLine(docs[di], "name:") + " from " + out[fi].Name
+		docs = append(docs[:di:di], docs[di+1:]...)
+		out[fi].Data = []byte(strings.Join(docs, "\n---\n"))
+		return out, what
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(docs[di]), &doc); err != nil {
+		t.Fatalf("%s: %v", out[fi].Name, err)
+	}
+	var leaves []*yaml.Node
+	var walk func(n *yaml.Node, key string)
+	walk = func(n *yaml.Node, key string) {
+		switch n.Kind {
+		case yaml.ScalarNode:
+			if key != "apiVersion" && key != "kind" {
+				leaves = append(leaves, n)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], n.Content[i].Value)
+			}
+		default:
+			for _, c := range n.Content {
+				walk(c, key)
+			}
+		}
+	}
+	walk(&doc, "")
+	if len(leaves) == 0 {
+		return out, "nothing"
+	}
+	leaf := leaves[r.IntN(len(leaves))]
+	before := leaf.Value
+	switch {
+	case leaf.Tag == "!!bool":
+		leaf.Value = strconv.FormatBool(leaf.Value != "true")
+	case leaf.Tag == "!!int":
+		n, _ := strconv.Atoi(leaf.Value)
+		leaf.Value = strconv.Itoa(n + 1)
+	default:
+		leaf.Value += "x"
+	}
+	b, err := yaml.Marshal(&doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs[di] = string(b)
+	out[fi].Data = []byte(strings.Join(docs, "\n---\n"))
+	return out, fmt.Sprintf("%s: %q to %q", out[fi].Name, before, leaf.Value)
+}
+
+func firstLine(doc, prefix string) string {
+	for l := range strings.Lines(doc) {
+		if s := strings.TrimSpace(l); strings.HasPrefix(s, prefix) {
+			return strings.TrimSpace(s)
+		}
+	}
+	return "an object"
+}
