@@ -27,8 +27,9 @@ func newDiffCmd(g *globals) *cobra.Command {
 		Long: `diff compiles two versions of the manifests, BASE and HEAD, and reports:
 the proxies whose Envoy configuration changes, grouped by the same change
 (clusters, listeners, route configurations and endpoints added, removed and
-changed, each change a field path with its old and new value), the proxies
-added and removed; the input objects added, removed and modified, with the
+changed, each change a field path with its old and new value) with the
+changed input objects each group's changes come from, the proxies added and
+removed; the input objects added, removed and modified, with the
 spec fields that changed; and the findings new in HEAD and fixed since BASE,
 matched by code, subject and message, never by line, so moving or
 reformatting an object is no change.
@@ -37,7 +38,12 @@ Each side is a file or a directory (searched as lint searches), or - for an
 empty side. With --git REV, BASE is PATH (default .) as it is at the
 revision REV, read with git without checking anything out, and HEAD is PATH
 in the working tree. The compile flags and each side's own .meshc.yaml and
-mesh ConfigMap apply to each side. diff writes nothing.
+mesh ConfigMap apply to each side. diff writes nothing. Proxies whose
+inputs are the same on both sides are not built.
+
+-o markdown writes a pull-request comment (summary table, a Mermaid picture
+of what changed, collapsible sections, under GitHub's comment limit); -o
+sarif the new findings only, for code scanning.
 
 Exit status: 0 when no new finding reaches --fail-on; 1 when one does, or
 with --fail-on-change when any proxy's configuration changes; 2 on a usage
@@ -45,6 +51,7 @@ error or when a side cannot be read or rendered.`,
 		Example: `  meshc diff old/ new/
   meshc diff --git origin/main ./manifests
   meshc diff --git HEAD~1 . -o json | jq .summary
+  meshc diff --git origin/main ./manifests -o markdown >> "$GITHUB_STEP_SUMMARY"
   meshc diff - ./manifests --fail-on-change`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(cf.files) > 0 {
@@ -91,7 +98,7 @@ error or when a side cannot be read or rendered.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			if err := rep.Write(g.stdout, meshdiff.WriteOptions{Format: format, Color: g.color(g.stdout)}); err != nil {
+			if err := rep.Write(g.stdout, meshdiff.WriteOptions{Format: format, Color: g.color(g.stdout), ToolVersion: readVersion().Version}); err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("write diff: %w", err)}
 			}
 			for _, s := range []struct {

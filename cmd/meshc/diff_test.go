@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/meshc/meshc/internal/meshdiff"
 	"github.com/meshc/meshc/internal/meshgen"
 	"github.com/meshc/meshc/internal/testfiles"
 )
@@ -21,6 +23,8 @@ var diffCases = []string{
 	"sidecar", // a Sidecar added to default
 	"moved",   // the reviews VirtualService moved to its own file: no change
 	"shadow",  // a second DestinationRule for reviews, whose policy loses
+	"export",  // ratings exported to its own namespace only
+	"gateway", // an HTTPS server added to the bookinfo Gateway
 }
 
 // diffTree copies bookinfo to base/ and head/ under a temporary directory,
@@ -67,12 +71,16 @@ func TestDiffGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			diffTree(t, name)
-			for _, format := range []string{"text", "json"} {
+			formats := []string{"text", "json", "markdown"}
+			if name == "shadow" { // the case with a new finding
+				formats = append(formats, "sarif")
+			}
+			for _, format := range formats {
 				code, out, errOut := meshc(t, "", "diff", "base", "head", "-o", format)
 				if code != 0 || errOut != "" {
 					t.Fatalf("-o %s: exit %d, stderr:\n%s", format, code, errOut)
 				}
-				ext := map[string]string{"text": ".txt", "json": ".json"}[format]
+				ext := map[string]string{"text": ".txt", "json": ".json", "markdown": ".md", "sarif": ".sarif"}[format]
 				testfiles.Golden(t, wantAbs+ext, []byte(out))
 			}
 		})
@@ -101,7 +109,7 @@ func TestDiffExitCodes(t *testing.T) {
 		{"a missing HEAD", []string{"diff", "base", "nowhere"}, 2, "", "HEAD nowhere"},
 		{"a missing BASE", []string{"diff", "nowhere", "head"}, 2, "", "BASE nowhere"},
 		{"-f is not a side", []string{"diff", "base", "head", "-f", "base"}, 2, "", "-f: diff takes its sides as arguments"},
-		{"unknown format", []string{"diff", "base", "head", "-o", "sarif"}, 2, "", "unknown output format"},
+		{"unknown format", []string{"diff", "base", "head", "-o", "github"}, 2, "", "unknown output format"},
 		{"bad --fail-on", []string{"diff", "base", "head", "--fail-on", "loud"}, 2, "", "--fail-on"},
 	})
 }
@@ -266,6 +274,28 @@ func gitIn(t *testing.T, args ...string) {
 	cmd := exec.Command("git", append([]string{"-c", "user.name=meshc", "-c", "user.email=meshc@example.com", "-c", "commit.gpgsign=false"}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// TestDiffSameAtAnyParallelism: the reports are the same bytes whatever
+// GOMAXPROCS, in every format.
+func TestDiffSameAtAnyParallelism(t *testing.T) {
+	diffTree(t, "subset")
+	for _, format := range meshdiff.Formats() {
+		var first string
+		for i, procs := range []int{1, 4} {
+			prev := runtime.GOMAXPROCS(procs)
+			_, out, errOut := meshc(t, "", "diff", "base", "head", "-o", format)
+			runtime.GOMAXPROCS(prev)
+			if errOut != "" {
+				t.Fatalf("-o %s: %s", format, errOut)
+			}
+			if i == 0 {
+				first = out
+			} else if out != first {
+				t.Errorf("-o %s differs at GOMAXPROCS %d", format, procs)
+			}
+		}
 	}
 }
 

@@ -188,7 +188,13 @@ func Configs(old, new *envoycfg.Config) []Change {
 type Comparer struct {
 	mu    sync.Mutex
 	seen  map[[2]proto.Message]seenPair
-	bases map[[2]*envoycfg.Config][]Change
+	bases map[[2]*envoycfg.Config]*baseEntry
+}
+
+// baseEntry is the comparison of a pair of bases, made once.
+type baseEntry struct {
+	once    sync.Once
+	changes []Change
 }
 
 // seenPair is a compared pair's changes and its resource type.
@@ -199,7 +205,7 @@ type seenPair struct {
 
 // NewComparer returns an empty Comparer.
 func NewComparer() *Comparer {
-	return &Comparer{seen: map[[2]proto.Message]seenPair{}, bases: map[[2]*envoycfg.Config][]Change{}}
+	return &Comparer{seen: map[[2]proto.Message]seenPair{}, bases: map[[2]*envoycfg.Config]*baseEntry{}}
 }
 
 // Forget drops what the Comparer remembers but the pairs of resources of
@@ -226,15 +232,16 @@ func (cp *Comparer) Configs(old, new *envoycfg.Config) []Change {
 	// are the bases' and the own resources'.
 	pair := [2]*envoycfg.Config{ob, nb}
 	cp.mu.Lock()
-	shared, ok := cp.bases[pair]
-	cp.mu.Unlock()
-	if !ok {
-		shared = cp.Configs(ob, nb)
-		cp.mu.Lock()
-		cp.bases[pair] = shared
-		cp.mu.Unlock()
+	e := cp.bases[pair]
+	if e == nil {
+		e = &baseEntry{}
+		cp.bases[pair] = e
 	}
-	out := slices.Concat(shared, cp.compare(oown, nown))
+	cp.mu.Unlock()
+	// Proxies of one scope compared at once wait for one comparison of
+	// their bases, the largest part of their configurations.
+	e.once.Do(func() { e.changes = cp.Configs(ob, nb) })
+	out := slices.Concat(e.changes, cp.compare(oown, nown))
 	slices.SortStableFunc(out, func(a, b Change) int { return compareKeys(a.Resource, b.Resource) })
 	return out
 }

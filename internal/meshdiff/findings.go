@@ -44,3 +44,20 @@ func compareFindings(base, head []diag.Diagnostic) Findings {
 	diag.Sort(f.Fixed)
 	return f
 }
+
+// findingsPart is a titled list of findings in a report.
+type findingsPart struct {
+	title string
+	ds    []diag.Diagnostic
+}
+
+// parts are the new and the fixed findings, those that are not empty.
+func (f Findings) parts() []findingsPart {
+	var out []findingsPart
+	for _, p := range []findingsPart{{"New findings", f.New}, {"Fixed findings", f.Fixed}} {
+		if len(p.ds) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -50,6 +50,9 @@ type Report struct {
 	Proxies     []ProxyGroup `json:"proxies"`
 	Objects     []Object     `json:"objects"`
 	Diagnostics Findings     `json:"diagnostics"`
+
+	// built is how many proxies were built on each side, for tests.
+	built int
 }
 
 // Summary counts what changed.
@@ -89,12 +92,13 @@ func (r *Report) Changed() bool {
 
 // Compare compares base with head. It stops when ctx ends.
 func Compare(ctx context.Context, base, head Side, opts Options) (*Report, error) {
-	groups, counts, err := compareProxies(ctx, base.Result, head.Result, opts)
+	groups, counts, built, err := compareProxies(ctx, base.Result, head.Result, opts)
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Proxies: groups, Objects: compareObjects(base, head)}
+	r := &Report{Proxies: groups, Objects: compareObjects(base, head), built: built}
 	r.Summary.Proxies = counts
+	findCauses(base.Result, head.Result, r.Proxies, r.Objects)
 	for _, o := range r.Objects {
 		switch o.Status {
 		case StatusAdded:

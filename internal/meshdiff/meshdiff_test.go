@@ -2,12 +2,14 @@ package meshdiff
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/envdiff"
+	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/testfiles"
 )
 
@@ -139,5 +141,75 @@ func TestCompare(t *testing.T) {
 		if got := strings.Join(statuses, "; "); got != "changed shop/web-1; added shop/db-1; removed shop/api-1" {
 			t.Errorf("batch %d: groups %s", batch, got)
 		}
+	}
+}
+
+func TestCausesAmong(t *testing.T) {
+	meta := func(kind, ns, name string) *model.ObjectMeta {
+		return &model.ObjectMeta{APIVersion: "networking.istio.io/v1", Kind: kind, Namespace: ns, Name: name}
+	}
+	vs, dr, sc := meta("VirtualService", "shop", "web"), meta("DestinationRule", "shop", "web"), meta("Sidecar", "team", "default")
+	copyOf := meta("Sidecar", "team-a", "default")
+	copyOf.InheritedFrom = sc
+	changed := map[model.ID]string{vs.ID(): StatusModified, sc.ID(): StatusAdded}
+	got := causesAmong([]related{
+		{dr, "DestinationRule for web"}, // unchanged: no cause
+		{vs, "VirtualService for web"},
+		{vs, "VirtualService that lost web"}, // once, first role
+		{copyOf, "Sidecar of the proxies"},   // stands for its source
+		{nil, "a proxy without a workload"},
+	}, changed)
+	var lines []string
+	for _, c := range got {
+		lines = append(lines, c.Status+" "+c.String())
+	}
+	want := "added Sidecar team/default (Sidecar of the proxies, through its copy in team-a)\n" +
+		"modified VirtualService shop/web (VirtualService for web)"
+	if g := strings.Join(lines, "\n"); g != want {
+		t.Errorf("got\n%s\nwant\n%s", g, want)
+	}
+}
+
+// TestMarkdownLimit: a report too large for one comment keeps under the
+// limit, says what it left out, and still closes its sections.
+func TestMarkdownLimit(t *testing.T) {
+	r := &Report{}
+	for i := range 2000 {
+		id := fmt.Sprintf("ns-%04d/p", i)
+		r.Proxies = append(r.Proxies, ProxyGroup{Status: StatusChanged, Proxies: []string{id}, Summary: "1 proxy in 1 namespace",
+			Changes: []Change{{Kind: envdiff.Changed, Type: "route", Resource: "80", Path: fmt.Sprintf("h%d.shop.svc.cluster.local:80 › route[0] › route.timeout", i), Old: "5s", New: "6s"}}})
+	}
+	r.Summary.Proxies.Changed = 2000
+	for _, limit := range []int{8000, CommentLimit} {
+		var b strings.Builder
+		if err := r.writeMarkdown(&b, limit); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if len(out) > limit {
+			t.Errorf("limit %d: %d characters", limit, len(out))
+		}
+		if !strings.Contains(out, "more proxy groups left out") || !strings.HasSuffix(out, "</details>\n") {
+			t.Errorf("limit %d: no note or unclosed:\n%s", limit, out[len(out)-300:])
+		}
+		if !strings.Contains(out, "first 8 changed groups; 1992 more") {
+			t.Errorf("limit %d: the picture does not say what it left out", limit)
+		}
+	}
+}
+
+func TestMarkdownEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		"a|b":        `a\|b`,
+		"<script>":   "&lt;script&gt;",
+		"*x* _y_ #z": `\*x\* \_y\_ \#z`,
+		"`code`":     "\\`code\\`",
+	} {
+		if got := mdText(in); got != want {
+			t.Errorf("mdText(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := mermaidText(`say "hi" <b>`); got != "say #quot;hi#quot; #lt;b#gt;" {
+		t.Errorf("mermaidText: %q", got)
 	}
 }

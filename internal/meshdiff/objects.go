@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/envdiff"
 	"github.com/meshc/meshc/internal/envoycfg"
 	"github.com/meshc/meshc/internal/model"
@@ -29,6 +30,25 @@ type Object struct {
 	Head *Location `json:"head,omitempty"`
 	// Fields are a modified object's changed fields.
 	Fields []Field `json:"fields,omitempty"`
+}
+
+// Ref names the object as diagnostics do.
+func (o Object) Ref() diag.ObjectRef {
+	return diag.ObjectRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+}
+
+// Where is where the object is written: on the side holding it, or
+// "BASE → HEAD" when it moved.
+func (o Object) Where() string {
+	switch {
+	case o.Base != nil && o.Head != nil && o.Base.String() != o.Head.String():
+		return o.Base.String() + " → " + o.Head.String()
+	case o.Head != nil:
+		return o.Head.String()
+	case o.Base != nil:
+		return o.Base.String()
+	}
+	return ""
 }
 
 // Location is a file and the line an object starts at.

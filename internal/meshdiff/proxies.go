@@ -12,6 +12,7 @@ import (
 	"github.com/meshc/meshc/internal/deephash"
 	"github.com/meshc/meshc/internal/envdiff"
 	"github.com/meshc/meshc/internal/envoycfg"
+	"github.com/meshc/meshc/internal/parallel"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -24,6 +25,8 @@ type ProxyGroup struct {
 	// Summary is e.g. "240 proxies in 12 namespaces".
 	Summary string   `json:"summary"`
 	Changes []Change `json:"changes,omitempty"`
+	// Causes are the changed input objects the changes come from.
+	Causes []Cause `json:"causes,omitempty"`
 }
 
 // Change is one difference in a proxy's configuration.
@@ -45,14 +48,13 @@ func newChange(c envdiff.Change) Change {
 	return Change{Kind: c.Kind, Type: string(c.Resource.Type), Resource: c.Resource.Name, Path: c.Path.String(), Old: c.Old, New: c.New}
 }
 
-// compareProxies builds the proxies present on both sides and compares
-// their configurations, a batch of whole scopes at a time so memory stays
-// bounded while the resources a scope's proxies share are built and
-// compared once (envdiff.Comparer). Every common proxy is built: no
-// criterion short of comparing every input a scope's configuration reads
-// (endpoints, DestinationRules and VirtualServices of every visible host,
-// the mesh config) proves a scope unchanged, so none is skipped.
-func compareProxies(ctx context.Context, base, head *compile.Result, opts Options) ([]ProxyGroup, ProxyCounts, error) {
+// compareProxies compares the configurations of the proxies present on
+// both sides. A proxy whose inputs digest the same on both sides is
+// unchanged (changedPairs) and not built; the others are built and
+// compared a batch of whole scopes at a time, so memory stays bounded
+// while the resources a scope's proxies share are built and compared once
+// (envdiff.Comparer). It also returns how many proxies it built per side.
+func compareProxies(ctx context.Context, base, head *compile.Result, opts Options) ([]ProxyGroup, ProxyCounts, int, error) {
 	bopts := opts.Build
 	bopts.Format = cmp.Or(bopts.Format, "xds")
 	// Validation reports on a build; a comparison does not need it.
@@ -106,14 +108,19 @@ func compareProxies(ctx context.Context, base, head *compile.Result, opts Option
 		}
 		oc, err := baseBuild.Configs(ctx, olds)
 		if err != nil {
-			return nil, counts, fmt.Errorf("build BASE: %w", err)
+			return nil, counts, 0, fmt.Errorf("build BASE: %w", err)
 		}
 		nc, err := headBuild.Configs(ctx, news)
 		if err != nil {
-			return nil, counts, fmt.Errorf("build HEAD: %w", err)
+			return nil, counts, 0, fmt.Errorf("build HEAD: %w", err)
 		}
-		for i := range oc {
-			if cs := cp.Configs(oc[i], nc[i]); len(cs) > 0 {
+		changes := make([][]envdiff.Change, len(oc))
+		parallel.For(ctx, len(oc), func(i int) { changes[i] = cp.Configs(oc[i], nc[i]) })
+		if err := context.Cause(ctx); err != nil {
+			return nil, counts, 0, err
+		}
+		for i, cs := range changes {
+			if len(cs) > 0 {
 				byProxy[news[i].Proxy.ID()] = cs
 			}
 		}
@@ -140,7 +147,7 @@ func compareProxies(ctx context.Context, base, head *compile.Result, opts Option
 			groups = append(groups, ProxyGroup{Status: g.status, Proxies: g.ids, Summary: describe(g.ids)})
 		}
 	}
-	return groups, counts, nil
+	return groups, counts, len(pairs), nil
 }
 
 // describe summarizes proxies as "240 proxies in 12 namespaces".

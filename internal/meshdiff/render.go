@@ -14,14 +14,17 @@ import (
 )
 
 // Formats are the output formats Write accepts.
-func Formats() []string { return []string{"text", "json"} }
+func Formats() []string { return []string{"text", "json", "markdown", "sarif"} }
 
 // WriteOptions shape a written report.
 type WriteOptions struct {
-	// Format is "text" (default) or "json".
+	// Format is "text" (default), "json", "markdown" (a pull-request
+	// comment) or "sarif" (the new findings only).
 	Format string
 	// Color colors the text format as lint's.
 	Color bool
+	// ToolVersion is written into SARIF's driver.
+	ToolVersion string
 }
 
 // Write renders the report.
@@ -40,6 +43,14 @@ func (r *Report) Write(w io.Writer, opts WriteOptions) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
+	case "markdown":
+		return r.writeMarkdown(w, CommentLimit)
+	case "sarif":
+		sr, err := diag.NewRenderer("sarif", diag.Options{ToolVersion: opts.ToolVersion})
+		if err != nil {
+			return err
+		}
+		return sr.Render(w, r.Diagnostics.New)
 	}
 	return fmt.Errorf("unknown output format %q (want %s)", opts.Format, strings.Join(Formats(), ", "))
 }
@@ -87,21 +98,19 @@ func (r *Report) writeText(w io.Writer, colored bool) error {
 		for _, c := range g.Changes {
 			b.WriteString("    " + colorChange(p, c) + "\n")
 		}
+		for i, c := range g.Causes {
+			lead := "  because"
+			if i > 0 {
+				lead = "         "
+			}
+			fmt.Fprintf(&b, "%s %s %s\n", p.dim.Sprint(lead), p.mark(c.Status), diag.Printable(c.String()))
+		}
 	}
 	if len(r.Objects) > 0 {
 		b.WriteString("\n" + p.bold.Sprint("Objects") + "\n")
 	}
 	for _, o := range r.Objects {
-		where := ""
-		switch {
-		case o.Base != nil && o.Head != nil && o.Base.String() != o.Head.String():
-			where = o.Base.String() + " → " + o.Head.String()
-		case o.Head != nil:
-			where = o.Head.String()
-		case o.Base != nil:
-			where = o.Base.String()
-		}
-		fmt.Fprintf(&b, "%s %s %s (%s)\n", p.mark(o.Status), o.Status, diag.Printable(diag.ObjectRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}.String()), p.dim.Sprint(diag.Printable(where)))
+		fmt.Fprintf(&b, "%s %s %s (%s)\n", p.mark(o.Status), o.Status, diag.Printable(o.Ref().String()), p.dim.Sprint(diag.Printable(o.Where())))
 		for _, f := range o.Fields {
 			b.WriteString("    " + diag.Printable(envdiff.Line(f.Kind, f.Path, cut(f.Old), cut(f.New))) + "\n")
 		}
@@ -109,13 +118,7 @@ func (r *Report) writeText(w io.Writer, colored bool) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	for _, part := range []struct {
-		title string
-		ds    []diag.Diagnostic
-	}{{"New findings", r.Diagnostics.New}, {"Fixed findings", r.Diagnostics.Fixed}} {
-		if len(part.ds) == 0 {
-			continue
-		}
+	for _, part := range r.Diagnostics.parts() {
 		if _, err := fmt.Fprintf(w, "\n%s\n", p.bold.Sprint(part.title)); err != nil {
 			return err
 		}

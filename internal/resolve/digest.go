@@ -47,7 +47,9 @@ type Digester struct {
 }
 
 // DigestedMeshReads are the Mesh methods whose reads Digester covers.
-var DigestedMeshReads = []string{"Config", "ProxyMTLS", "NamespaceMTLS", "OutboundRoutes", "EgressRoutes", "ServedPorts", "ServerNames", "DestinationCluster", "GatewayHTTPRoutes"}
+func DigestedMeshReads() []string {
+	return []string{"Config", "ProxyMTLS", "NamespaceMTLS", "OutboundRoutes", "EgressRoutes", "ServedPorts", "ServerNames", "DestinationCluster", "GatewayHTTPRoutes"}
+}
 
 // NewDigester digests the mesh-wide reads of m.
 func (m *Mesh) NewDigester() (*Digester, error) {
