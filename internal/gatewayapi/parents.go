@@ -67,9 +67,8 @@ func (c *converter) parentsOf(r route) []routeParent {
 		}
 		path := model.Path{}.Key("spec").Key("parentRefs").Index(i)
 		switch {
-		case group == "" && kind == "Service", group == model.GroupNetworking && kind == "ServiceEntry":
-			c.report(diag.NotCompiledYet.At(r.meta.RefAt(path), r.kind, r.name(), "the mesh (GAMMA) route for "+kind+" "+ns+"/"+string(ref.Name)))
-			continue
+		case isMeshParent(group, kind):
+			continue // a mesh parent: see meshParents
 		case group == model.GroupGatewayAPI && kind == "ListenerSet":
 			c.report(diag.NotCompiledYet.At(r.meta.RefAt(path), r.kind, r.name(), "the attachment to ListenerSet "+ns+"/"+string(ref.Name)))
 			continue

@@ -39,7 +39,7 @@ func (c *converter) routes() {
 	var pieces []piece
 	for _, r := range c.httpRoutes {
 		rt := route{meta: &r.ObjectMeta, kind: "HTTPRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
-		pieces = append(pieces, c.httpPieces(rt, func(b *ruleBuilder) []httpRule {
+		pieces = append(pieces, c.routePieces(rt, func(b *ruleBuilder) []httpRule {
 			rules := r.Spec.Rules
 			if len(rules) == 0 {
 				rules = []gwv1.HTTPRouteRule{{}} // the API server's default
@@ -53,7 +53,7 @@ func (c *converter) routes() {
 	}
 	for _, r := range c.grpcRoutes {
 		rt := route{meta: &r.ObjectMeta, kind: "GRPCRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
-		pieces = append(pieces, c.httpPieces(rt, func(b *ruleBuilder) []httpRule {
+		pieces = append(pieces, c.routePieces(rt, func(b *ruleBuilder) []httpRule {
 			var out []httpRule
 			for n, rule := range r.Spec.Rules {
 				out = append(out, b.grpcRule(n, rule)...)
@@ -63,14 +63,14 @@ func (c *converter) routes() {
 	}
 	c.merge(pieces)
 	for _, r := range c.tcpRoutes {
-		c.l4Route(route{meta: &r.ObjectMeta, kind: "TCPRoute", refs: r.Spec.ParentRefs}, r.Spec.Rules, nil)
+		c.l4Routes(route{meta: &r.ObjectMeta, kind: "TCPRoute", refs: r.Spec.ParentRefs}, r.Spec.Rules, nil)
 	}
 	for _, r := range c.tlsRoutes {
 		rules := make([]gwv1.TCPRouteRule, len(r.Spec.Rules))
 		for i, rule := range r.Spec.Rules {
 			rules[i] = gwv1.TCPRouteRule{Name: rule.Name, BackendRefs: rule.BackendRefs}
 		}
-		c.l4Route(route{meta: &r.ObjectMeta, kind: "TLSRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}, rules, r.Spec.Hostnames)
+		c.l4Routes(route{meta: &r.ObjectMeta, kind: "TLSRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}, rules, r.Spec.Hostnames)
 	}
 }
 

@@ -25,6 +25,8 @@ type ruleBuilder struct {
 	// hard is set when a rule cannot be converted: istiod then makes no
 	// route of the whole route for its Gateways.
 	hard bool
+	// mesh converts for mesh parents, which need no ReferenceGrant.
+	mesh bool
 }
 
 func (b *ruleBuilder) add(p problem) {
@@ -550,7 +552,7 @@ func (b *ruleBuilder) destination(ref gwv1.BackendRef, path model.Path) (*networ
 	}
 	k, name := r.kind, r.name()
 	shown := ns + "/" + string(ref.Name)
-	if ns != r.meta.Namespace && !c.granted(r.kind, r.meta.Namespace, group, kind, ns, string(ref.Name)) {
+	if !b.mesh && ns != r.meta.Namespace && !c.granted(r.kind, r.meta.Namespace, group, kind, ns, string(ref.Name)) {
 		b.add(problem{path: path, diag: func(o diag.ObjectRef) diag.Diagnostic {
 			return diag.BackendDenied.At(o, k, name, kind+" "+shown, ns, k, r.meta.Namespace)
 		}})

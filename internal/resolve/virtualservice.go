@@ -24,6 +24,9 @@ type VirtualService struct {
 	// Delegate is a VirtualService without hosts, used only through a
 	// root VirtualService's delegate route.
 	Delegate bool
+	// Gateway is set on a VirtualService generated from a Gateway API
+	// route, which sidecars take with the Gateway API's semantics.
+	Gateway bool
 	// Routes are the effective HTTP routes, delegates merged in.
 	Routes []Route
 	// Destinations lists every destination of the effective routes, in
@@ -44,7 +47,8 @@ func (vs *VirtualService) compare(o *VirtualService) int {
 }
 
 func newVirtualService(o *model.VirtualService, domain string, defaults []string) *VirtualService {
-	vs := &VirtualService{Object: o, Delegate: len(o.Spec.GetHosts()) == 0}
+	vs := &VirtualService{Object: o, Delegate: len(o.Spec.GetHosts()) == 0,
+		Gateway: o.Annotations[model.AnnotationRouteSemantics] == model.RouteSemanticsGateway}
 	for _, h := range o.Spec.GetHosts() {
 		vs.Hosts = append(vs.Hosts, host.FQDN(h, o.Namespace, domain))
 	}
@@ -215,7 +219,7 @@ func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) []*Vir
 	// Hosts that import every service overlap every VirtualService host.
 	_, importsAll := l.hosts.importsAll()
 	for _, list := range x.visibleLists(proxyNs, MeshGateway) {
-		for _, vs := range list {
+		for _, vs := range gatewayRoutesFirst(list, proxyNs) {
 			if seen[vs.id] {
 				continue
 			}
@@ -239,7 +243,7 @@ func (e egressHosts) importsVS(vs *VirtualService, star *hostClass) bool {
 		if _, ex := star.excludes(h); ex {
 			continue
 		}
-		if own.vsMatches(h) || star.vsMatches(h) {
+		if own.vsImports(vs, h) || star.vsImports(vs, h) {
 			return true
 		}
 	}
@@ -405,6 +409,9 @@ func (sc *Scope) Winners() []*VirtualService { return sc.winners }
 func (sc *Scope) eachVSHost(f func(vs *VirtualService, id int32)) {
 	for _, l := range sc.Listeners {
 		for _, vs := range l.VirtualServices {
+			if vs.Gateway && !gatewayRouteApplies(vs, namedServices(vs, l.Services), sc.Namespace) {
+				continue
+			}
 			for _, id := range vs.hostIDs {
 				f(vs, id)
 			}

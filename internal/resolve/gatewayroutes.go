@@ -1,0 +1,75 @@
+package resolve
+
+import (
+	"slices"
+
+	"github.com/meshc/meshc/internal/host"
+)
+
+// Sidecars take the VirtualServices istiod generates from Gateway API
+// routes (Gateway set) with a few rules of their own
+// (docs/semantics/gateway-api.md §G7.4).
+
+// gatewayRoutesFirst orders one visibility list of VirtualServices as
+// sidecars select them: the generated ones of the proxy's namespace first,
+// so that a consumer's own route overrides the producer's; the list
+// itself when there are none.
+func gatewayRoutesFirst(list []*VirtualService, proxyNs string) []*VirtualService {
+	own := func(vs *VirtualService) bool { return vs.Gateway && vs.Namespace() == proxyNs }
+	if !slices.ContainsFunc(list, own) {
+		return list
+	}
+	out := make([]*VirtualService, 0, len(list))
+	for _, vs := range list {
+		if own(vs) {
+			out = append(out, vs)
+		}
+	}
+	for _, vs := range list {
+		if !own(vs) {
+			out = append(out, vs)
+		}
+	}
+	return out
+}
+
+// vsImports is vsMatches for vs's host h; a generated VirtualService's
+// hosts are imported as services are: a wildcard host only by an entry
+// that contains it.
+func (c *hostClass) vsImports(vs *VirtualService, h host.Name) bool {
+	if !vs.Gateway {
+		return c.vsMatches(h)
+	}
+	_, ok := c.matches(h)
+	return ok
+}
+
+// gatewayRouteApplies reports whether a VirtualService serves sidecars of
+// proxyNs, given the services of the route configuration it names (mine):
+// a generated one serves none when it names no service, and outside its
+// own namespace only when it names a service of that namespace (a
+// producer's route); a consumer's route, for a service of another
+// namespace, serves its own namespace only.
+func gatewayRouteApplies(vs *VirtualService, mine []*Service, proxyNs string) bool {
+	switch {
+	case !vs.Gateway:
+		return true
+	case len(mine) == 0:
+		return false
+	case proxyNs == vs.Namespace():
+		return true
+	}
+	return slices.ContainsFunc(mine, func(s *Service) bool { return s.Namespace == vs.Namespace() })
+}
+
+// namedServices are the services among services whose host is a host of
+// vs, as a generated VirtualService names them (wildcards name none).
+func namedServices(vs *VirtualService, services []*Service) []*Service {
+	var out []*Service
+	for _, s := range services {
+		if slices.ContainsFunc(vs.Hosts, func(h host.Name) bool { return lower(h) == s.Host }) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
