@@ -430,6 +430,8 @@ func lower(h host.Name) host.Name {
 
 func (sc *Scope) vsReason(vs *VirtualService) string {
 	switch {
+	case vs.Gateway && vs.Namespace() == sc.Namespace:
+		return "generated from a Gateway API route of the proxy's namespace, which comes first"
 	case vs.exportTo.public:
 		return "public, and the oldest of those visible"
 	case vs.Namespace() == sc.Namespace:
