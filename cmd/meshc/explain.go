@@ -51,15 +51,9 @@ as kubectl has it.`,
 			return g.proxyNames(cmd, &cf)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, name, ok := strings.Cut(args[0], "/")
-			if !ok {
-				ns, name = "default", args[0]
-			}
-			if ns == "" || name == "" {
-				return &exitError{code: exitUsage, err: fmt.Errorf("want [NAMESPACE/]NAME, got %q", args[0])}
-			}
-			if format != "text" && format != "json" {
-				return &exitError{code: exitUsage, err: fmt.Errorf("unknown output format %q (want text or json)", format)}
+			ns, name, err := explainTarget(args[0], format)
+			if err != nil {
+				return err
 			}
 			run, err := g.compile(cmd, &cf, args[1:])
 			if err != nil {
@@ -105,15 +99,9 @@ is in "default".`,
   meshc explain gateway infra/public -f ./manifests -o json | jq .listeners`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, name, ok := strings.Cut(args[0], "/")
-			if !ok {
-				ns, name = "default", args[0]
-			}
-			if ns == "" || name == "" {
-				return &exitError{code: exitUsage, err: fmt.Errorf("want [NAMESPACE/]NAME, got %q", args[0])}
-			}
-			if format != "text" && format != "json" {
-				return &exitError{code: exitUsage, err: fmt.Errorf("unknown output format %q (want text or json)", format)}
+			ns, name, err := explainTarget(args[0], format)
+			if err != nil {
+				return err
 			}
 			run, err := g.compile(cmd, &cf, args[1:])
 			if err != nil {
@@ -136,6 +124,22 @@ is in "default".`,
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: text or json")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// explainTarget reads an explain command's [NAMESPACE/]NAME and checks
+// its output format.
+func explainTarget(arg, format string) (ns, name string, err error) {
+	ns, name, ok := strings.Cut(arg, "/")
+	if !ok {
+		ns, name = "default", arg
+	}
+	if ns == "" || name == "" {
+		return "", "", &exitError{code: exitUsage, err: fmt.Errorf("want [NAMESPACE/]NAME, got %q", arg)}
+	}
+	if format != "text" && format != "json" {
+		return "", "", &exitError{code: exitUsage, err: fmt.Errorf("unknown output format %q (want text or json)", format)}
+	}
+	return ns, name, nil
 }
 
 // proxyNames completes a proxy argument with the proxies of the inputs.

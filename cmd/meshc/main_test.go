@@ -299,3 +299,31 @@ func TestTreeBareDirectoryName(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 }
+
+// TestGatewayAPIEndToEnd runs the Gateway API example: it lints clean,
+// explain gateway shows each listener with its routes, explain proxy and
+// explain request name the route and rule behind each generated route, and
+// the build writes the gateway istiod would deploy.
+func TestGatewayAPIEndToEnd(t *testing.T) {
+	dir := filepath.Join("..", "..", "examples", "gateway-api")
+	for _, tt := range []struct {
+		golden string
+		args   []string
+	}{
+		{"lint.txt", []string{"lint", dir}},
+		{"explain-gateway.txt", []string{"explain", "gateway", "infra/public", dir}},
+		{"explain-gateway.json", []string{"explain", "gateway", "infra/public", dir, "-o", "json"}},
+		{"explain-proxy.txt", []string{"explain", "proxy", "infra/public-istio", dir, "--routes"}},
+		{"explain-request.txt", []string{"explain", "request", "gateway", "infra/public-istio", "http://www.shop.example/cart/items", "-H", "x-session: abc1", dir}},
+	} {
+		code, out, errOut := meshc(t, "", tt.args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", tt.args, code, errOut)
+		}
+		testfiles.Golden(t, filepath.Join("testdata", "gateway-api", tt.golden), []byte(out))
+	}
+	runCLICases(t, []cliCase{
+		{"no such gateway", []string{"explain", "gateway", "infra/nope", dir}, 2, "", "no Gateway API Gateway infra/nope"},
+		{"build writes the gateway", []string{"build", dir, "-o", filepath.Join(t.TempDir(), "out")}, 0, "", "wrote"},
+	})
+}

@@ -80,13 +80,13 @@ func routeLines(routes []*resolve.HTTPRoute) []RouteLine {
 		}
 		if s := hr.Source; s != nil {
 			l.From = fmt.Sprintf("%s http[%d]", name(s.From.Object.Meta()), s.Index)
-			ref := s.From.Object.RefAt(model.Path{}.Key("spec").Key("http").Index(s.Index))
-			if d := s.From.Object.Derived; d != nil && s.Index < len(d.Parts) {
+			at := model.Path{}.Key("spec").Key("http").Index(s.Index)
+			ref := s.From.Object.RefAt(at)
+			if from, p := s.From.Object.Written(at); from != s.From.Object.Meta() {
 				// istiod made the VirtualService of a Gateway API route:
 				// name the route and its rule.
-				part := d.Parts[s.Index]
-				l.From = fmt.Sprintf("%s %s %s", part.From.Kind, name(part.From), part.Path)
-				ref = part.From.RefAt(part.Path)
+				l.From = fmt.Sprintf("%s %s %s", from.Kind, name(from), p)
+				ref = from.RefAt(p)
 			}
 			l.Source = &ref
 		}

@@ -148,3 +148,19 @@ func joinSorted(set map[string]bool) string {
 	slices.Sort(keys)
 	return strings.Join(keys, ", ")
 }
+
+// refTarget is what a reference names: its group, kind and namespace, or
+// the defaults where it gives none.
+func refTarget[G, K, N ~string](group *G, kind *K, ns *N, defGroup, defKind, defNs string) (string, string, string) {
+	g, k, n := defGroup, defKind, defNs
+	if group != nil {
+		g = string(*group)
+	}
+	if kind != nil {
+		k = string(*kind)
+	}
+	if ns != nil {
+		n = string(*ns)
+	}
+	return g, k, n
+}

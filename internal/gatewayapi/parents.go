@@ -54,17 +54,7 @@ func (r route) name() string { return r.meta.Namespace + "/" + r.meta.Name }
 func (c *converter) parentsOf(r route) []routeParent {
 	var out []routeParent
 	for i, ref := range r.refs {
-		group, kind := model.GroupGatewayAPI, "Gateway"
-		if ref.Group != nil {
-			group = string(*ref.Group)
-		}
-		if ref.Kind != nil {
-			kind = string(*ref.Kind)
-		}
-		ns := r.meta.Namespace
-		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
-		}
+		group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, model.GroupGatewayAPI, "Gateway", r.meta.Namespace)
 		path := model.Path{}.Key("spec").Key("parentRefs").Index(i)
 		switch {
 		case isMeshParent(group, kind):
@@ -103,22 +93,13 @@ func (c *converter) parentsOf(r route) []routeParent {
 
 // parentRefString is the order istiod sorts a route's parents in.
 func parentRefString(ref gwv1.ParentReference, ns string) string {
-	group, kind := model.GroupGatewayAPI, "Gateway"
-	if ref.Group != nil {
-		group = string(*ref.Group)
-	}
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
+	group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, model.GroupGatewayAPI, "Gateway", ns)
 	section, port := "", 0
 	if ref.SectionName != nil {
 		section = string(*ref.SectionName)
 	}
 	if ref.Port != nil {
 		port = int(*ref.Port)
-	}
-	if ref.Namespace != nil {
-		ns = string(*ref.Namespace)
 	}
 	return fmt.Sprintf("%s/%s/%s/%s/%d.%s", group, kind, ref.Name, section, port, ns)
 }

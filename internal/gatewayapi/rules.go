@@ -49,75 +49,78 @@ func (b *ruleBuilder) reportProblems() {
 // (docs/semantics/gateway-api.md §G3.2). A rule without matches has the
 // one the API server defaults it to, every path.
 func (b *ruleBuilder) httpRule(n int, rule gwv1.HTTPRouteRule) []httpRule {
-	path := model.Path{}.Key("spec").Key("rules").Index(n)
 	matches := rule.Matches
 	if len(matches) == 0 {
 		matches = []gwv1.HTTPRouteMatch{{}}
 	}
-	var out []httpRule
-	for m, match := range matches {
-		before := len(b.problems)
-		r := &networking.HTTPRoute{Name: b.routeName(rule.Name, n),
-			Match: []*networking.HTTPMatchRequest{b.httpMatch(match, path.Key("matches").Index(m))}}
-		b.filters(r, rule.Filters, path.Key("filters"), true)
-		if rule.Retry != nil {
-			r.Retries = retries(rule.Retry)
-		}
-		if t := rule.Timeouts; t != nil {
-			if d := duration(t.Request); d != 0 {
-				r.Timeout = durationpb.New(d)
+	refs := make([]gwv1.BackendRef, len(rule.BackendRefs))
+	filters := make([][]gwv1.HTTPRouteFilter, len(rule.BackendRefs))
+	for i, br := range rule.BackendRefs {
+		refs[i], filters[i] = br.BackendRef, br.Filters
+	}
+	return b.rule(n, rule.Name, len(matches), func(m int, p model.Path) *networking.HTTPMatchRequest { return b.httpMatch(matches[m], p) },
+		rule.Filters, true, refs, filters, func(r *networking.HTTPRoute) {
+			if rule.Retry != nil {
+				r.Retries = retries(rule.Retry)
 			}
-			if d := duration(t.BackendRequest); d != 0 {
-				if r.Retries != nil {
-					r.Retries.PerTryTimeout = durationpb.New(d)
-				} else {
+			if t := rule.Timeouts; t != nil {
+				if d := duration(t.Request); d != 0 {
 					r.Timeout = durationpb.New(d)
 				}
+				if d := duration(t.BackendRequest); d != 0 {
+					if r.Retries != nil {
+						r.Retries.PerTryTimeout = durationpb.New(d)
+					} else {
+						r.Timeout = durationpb.New(d)
+					}
+				}
 			}
-		}
-		refs := make([]gwv1.BackendRef, len(rule.BackendRefs))
-		filters := make([][]gwv1.HTTPRouteFilter, len(rule.BackendRefs))
-		for i, br := range rule.BackendRefs {
-			refs[i], filters[i] = br.BackendRef, br.Filters
-		}
-		b.action(r, refs, filters, path.Key("backendRefs"))
-		if m > 0 {
-			// The first match reported the rule's problems.
-			b.problems = b.problems[:before]
-		}
-		out = append(out, httpRule{r: r, part: model.DerivedPart{From: b.r.meta, Path: path, Route: r.Name}})
-	}
-	return out
+		})
 }
 
-// grpcRule converts one GRPCRoute rule.
+// grpcRule converts one GRPCRoute rule; its filters and backends are the
+// HTTPRoute's kinds of them.
 func (b *ruleBuilder) grpcRule(n int, rule gwv1.GRPCRouteRule) []httpRule {
-	path := model.Path{}.Key("spec").Key("rules").Index(n)
-	matches := rule.Matches
-	if len(matches) == 0 {
-		matches = []gwv1.GRPCRouteMatch{{}}
+	grpcFilter := func(f gwv1.GRPCRouteFilter) gwv1.HTTPRouteFilter {
+		return gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterType(f.Type), RequestHeaderModifier: f.RequestHeaderModifier,
+			ResponseHeaderModifier: f.ResponseHeaderModifier, RequestMirror: f.RequestMirror, ExtensionRef: f.ExtensionRef}
 	}
+	fs := make([]gwv1.HTTPRouteFilter, len(rule.Filters))
+	for i, f := range rule.Filters {
+		fs[i] = grpcFilter(f)
+	}
+	refs := make([]gwv1.BackendRef, len(rule.BackendRefs))
+	filters := make([][]gwv1.HTTPRouteFilter, len(rule.BackendRefs))
+	for i, br := range rule.BackendRefs {
+		refs[i] = br.BackendRef
+		for _, f := range br.Filters {
+			filters[i] = append(filters[i], grpcFilter(f))
+		}
+	}
+	match := func(int, model.Path) *networking.HTTPMatchRequest { return nil }
+	if len(rule.Matches) > 0 {
+		match = func(m int, p model.Path) *networking.HTTPMatchRequest { return b.grpcMatch(rule.Matches[m], p) }
+	}
+	return b.rule(n, rule.Name, max(1, len(rule.Matches)), match, fs, false, refs, filters, nil)
+}
+
+// rule makes the Istio routes of rule n, one per match: the match, the
+// filters (http allowing the HTTPRoute-only ones), finish's settings and
+// the backends.
+func (b *ruleBuilder) rule(n int, name *gwv1.SectionName, matches int, match func(int, model.Path) *networking.HTTPMatchRequest,
+	fs []gwv1.HTTPRouteFilter, http bool, refs []gwv1.BackendRef, filters [][]gwv1.HTTPRouteFilter, finish func(*networking.HTTPRoute),
+) []httpRule {
+	path := model.Path{}.Key("spec").Key("rules").Index(n)
 	var out []httpRule
-	for m, match := range matches {
+	for m := range matches {
 		before := len(b.problems)
-		r := &networking.HTTPRoute{Name: b.routeName(rule.Name, n)}
-		if len(rule.Matches) > 0 {
-			r.Match = []*networking.HTTPMatchRequest{b.grpcMatch(match, path.Key("matches").Index(m))}
+		r := &networking.HTTPRoute{Name: b.routeName(name, n)}
+		if mr := match(m, path.Key("matches").Index(m)); mr != nil {
+			r.Match = []*networking.HTTPMatchRequest{mr}
 		}
-		fs := make([]gwv1.HTTPRouteFilter, len(rule.Filters))
-		for i, f := range rule.Filters {
-			fs[i] = gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterType(f.Type), RequestHeaderModifier: f.RequestHeaderModifier,
-				ResponseHeaderModifier: f.ResponseHeaderModifier, RequestMirror: f.RequestMirror, ExtensionRef: f.ExtensionRef}
-		}
-		b.filters(r, fs, path.Key("filters"), false)
-		refs := make([]gwv1.BackendRef, len(rule.BackendRefs))
-		filters := make([][]gwv1.HTTPRouteFilter, len(rule.BackendRefs))
-		for i, br := range rule.BackendRefs {
-			refs[i] = br.BackendRef
-			for _, f := range br.Filters {
-				filters[i] = append(filters[i], gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterType(f.Type), RequestHeaderModifier: f.RequestHeaderModifier,
-					ResponseHeaderModifier: f.ResponseHeaderModifier, RequestMirror: f.RequestMirror, ExtensionRef: f.ExtensionRef})
-			}
+		b.filters(r, fs, path.Key("filters"), http)
+		if finish != nil {
+			finish(r)
 		}
 		b.action(r, refs, filters, path.Key("backendRefs"))
 		if m > 0 {
@@ -443,35 +446,15 @@ func (b *ruleBuilder) mirror(f *gwv1.HTTPRequestMirrorFilter, path model.Path, h
 // action sets a rule's destinations, or a 500 when no backend has weight
 // and there is no redirect.
 func (b *ruleBuilder) action(r *networking.HTTPRoute, refs []gwv1.BackendRef, filters [][]gwv1.HTTPRouteFilter, path model.Path) {
-	sum := 0
-	for _, ref := range refs {
-		sum += weight(ref)
-	}
-	if sum == 0 && r.Redirect == nil {
+	backends, ok := b.backends(refs, path)
+	if !ok && r.Redirect == nil {
 		r.DirectResponse = &networking.HTTPDirectResponse{Status: 500}
 		return
 	}
-	if refs == nil {
-		return
-	}
-	kept := 0
-	for _, ref := range refs {
-		if weight(ref) > 0 {
-			kept++
-		}
-	}
-	for i, ref := range refs {
-		w := weight(ref)
-		if w == 0 {
-			continue
-		}
-		dst, _ := b.destination(ref, path.Index(i))
-		rd := &networking.HTTPRouteDestination{Destination: dst}
-		if kept > 1 {
-			rd.Weight = int32(w)
-		}
-		for j, f := range filters[i] {
-			fp := path.Index(i).Key("filters").Index(j)
+	for _, be := range backends {
+		rd := &networking.HTTPRouteDestination{Destination: be.dst, Weight: be.weight}
+		for j, f := range filters[be.i] {
+			fp := path.Index(be.i).Key("filters").Index(j)
 			switch f.Type {
 			case gwv1.HTTPRouteFilterRequestHeaderModifier, gwv1.HTTPRouteFilterResponseHeaderModifier:
 				h := b.headers(f.RequestHeaderModifier, fp)
@@ -500,31 +483,38 @@ func (b *ruleBuilder) action(r *networking.HTTPRoute, refs []gwv1.BackendRef, fi
 // l4Destinations are a TCP or TLS rule's destinations; a rule whose
 // backends all lack weight sends to a cluster that does not exist.
 func (b *ruleBuilder) l4Destinations(refs []gwv1.BackendRef, path model.Path) []*networking.RouteDestination {
-	sum, kept := 0, 0
-	for _, ref := range refs {
-		sum += weight(ref)
-		if weight(ref) > 0 {
-			kept++
-		}
-	}
-	if sum == 0 {
+	backends, ok := b.backends(refs, path)
+	if !ok {
 		return []*networking.RouteDestination{{Destination: &networking.Destination{Host: "internal.cluster.local", Subset: "zero-weight",
 			Port: &networking.PortSelector{Number: 65535}}}}
 	}
-	var out []*networking.RouteDestination
-	for i, ref := range refs {
-		w := weight(ref)
-		if w == 0 {
-			continue
-		}
-		dst, _ := b.destination(ref, path.Index(i))
-		rd := &networking.RouteDestination{Destination: dst}
-		if kept > 1 {
-			rd.Weight = int32(w)
-		}
-		out = append(out, rd)
+	out := make([]*networking.RouteDestination, 0, len(backends))
+	for _, be := range backends {
+		out = append(out, &networking.RouteDestination{Destination: be.dst, Weight: be.weight})
 	}
 	return out
+}
+
+// backend is a backendRef with weight, resolved.
+type backend struct {
+	i      int // index in backendRefs
+	dst    *networking.Destination
+	weight int32 // 0 when it is the only one
+}
+
+// backends resolves the backendRefs with weight; ok is false when no
+// backend has any.
+func (b *ruleBuilder) backends(refs []gwv1.BackendRef, path model.Path) (out []backend, ok bool) {
+	for i, ref := range refs {
+		if w := weight(ref); w > 0 {
+			dst, _ := b.destination(ref, path.Index(i))
+			out = append(out, backend{i: i, dst: dst, weight: int32(w)})
+		}
+	}
+	if len(out) == 1 {
+		out[0].weight = 0
+	}
+	return out, len(out) > 0
 }
 
 func weight(ref gwv1.BackendRef) int {
@@ -539,17 +529,7 @@ func weight(ref gwv1.BackendRef) int {
 // reach still routes (to a cluster that does not exist: a 500).
 func (b *ruleBuilder) destination(ref gwv1.BackendRef, path model.Path) (*networking.Destination, bool) {
 	c, r := b.c, b.r
-	group, kind := "", "Service"
-	if ref.Group != nil {
-		group = string(*ref.Group)
-	}
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
-	ns := r.meta.Namespace
-	if ref.Namespace != nil {
-		ns = string(*ref.Namespace)
-	}
+	group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, "", "Service", r.meta.Namespace)
 	k, name := r.kind, r.name()
 	shown := ns + "/" + string(ref.Name)
 	if !b.mesh && ns != r.meta.Namespace && !c.granted(r.kind, r.meta.Namespace, group, kind, ns, string(ref.Name)) {

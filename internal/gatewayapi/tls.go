@@ -81,18 +81,8 @@ func (c *converter) serverTLS(kgw *model.KubeGateway, l gwv1.Listener, lpath mod
 // certificate resolves one certificateRef to the credential name istiod
 // gives it (kubernetes-gateway://namespace/name).
 func (c *converter) certificate(kgw *model.KubeGateway, ref gwv1.SecretObjectReference) (string, *tlsError) {
-	ns := kgw.Namespace
-	if ref.Namespace != nil {
-		ns = string(*ref.Namespace)
-	}
+	group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, "", "Secret", kgw.Namespace)
 	shown := ns + "/" + string(ref.Name)
-	group, kind := "", "Secret"
-	if ref.Group != nil {
-		group = string(*ref.Group)
-	}
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
 	if ns != kgw.Namespace && !c.granted("Gateway", kgw.Namespace, "", "Secret", ns, string(ref.Name)) {
 		return "", &tlsError{ref: shown, reason: "RefNotPermitted",
 			message: fmt.Sprintf("certificateRef %s/%s not accessible to a Gateway in namespace %q (missing a ReferenceGrant?)", ref.Name, ns, kgw.Namespace)}

@@ -97,6 +97,13 @@ func locate(passes []*Pass) {
 	}
 	for _, o := range objs {
 		fs := byObj[o]
+		if o.Derived != nil {
+			// Generated: the line is in the object it was made of.
+			for _, f := range fs {
+				f.pass.diags[f.field.diag].Object.Line = o.RefAt(f.field.path).Line
+			}
+			continue
+		}
 		paths := make([]model.Path, len(fs))
 		for i, f := range fs {
 			paths[i] = f.field.path

@@ -275,7 +275,10 @@ var gatewayNotFound = &Analyzer{Entry: diag.GatewayNotFound, Run: func(p *Pass) 
 var virtualServiceHostNotInGateway = &Analyzer{Entry: diag.VirtualServiceHostNotInGateway, Run: func(p *Pass) {
 	gws := newGatewayIndex(p.Mesh)
 	for _, vs := range p.Mesh.VirtualServices {
-		if vs.Delegate {
+		if vs.Delegate || vs.Object.Derived != nil {
+			// istiod gives an exact listener every host of its routes
+			// (docs/semantics/gateway-api.md §G3.1); hostnames are the
+			// conversion's to judge (MC7106).
 			continue
 		}
 		o := vs.Object

@@ -72,16 +72,23 @@ func (m *ObjectMeta) Ref() diag.ObjectRef {
 // its routes (spec.http[i], spec.tcp[i], spec.tls[i]).
 func (m *ObjectMeta) RefAt(p Path) diag.ObjectRef {
 	r := m.Ref()
-	if d := m.Derived; d != nil {
-		part := d.Parts[0]
-		if len(p) > 2 && p[0].Key == "spec" && p[2].IsIndex && p[2].Index < len(d.Parts) {
-			part = d.Parts[p[2].Index]
-		}
-		r.Line = part.From.Source.FieldLine(part.Path)
-		return r
-	}
-	r.Line = m.Source.FieldLine(p)
+	from, fp := m.Written(p)
+	r.Line = from.Source.FieldLine(fp)
 	return r
+}
+
+// Written is the object and field of the input behind field p of m: m and
+// p themselves, or for a generated object the part that made the field.
+func (m *ObjectMeta) Written(p Path) (*ObjectMeta, Path) {
+	d := m.Derived
+	if d == nil {
+		return m, p
+	}
+	part := d.Parts[0]
+	if len(p) > 2 && p[0].Key == "spec" && p[2].IsIndex && p[2].Index < len(d.Parts) {
+		part = d.Parts[p[2].Index]
+	}
+	return part.From, part.Path
 }
 
 // ID identifies an object: API group, kind, namespace and name. The version

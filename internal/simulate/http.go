@@ -122,8 +122,10 @@ func httpRequest(cfg *envoycfg.Config, t *Trace, h *hcmv3.HttpConnectionManager,
 		}
 		origin := metadataOrigin(r.GetMetadata())
 		if o, ok := cfg.RouteOrigin(envoycfg.RouteRef{Config: rc.GetName(), VirtualHost: vh.GetName(), Index: i}); ok {
-			ref := o.Ref()
-			origin = &Origin{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Rule: o.Path.String(), File: ref.File, Line: ref.Line}
+			// A generated route is named by the Gateway API rule behind it.
+			from, p := o.Object.Written(o.Path)
+			ref := from.RefAt(p)
+			origin = &Origin{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name, Rule: p.String(), File: ref.File, Line: ref.Line}
 		}
 		t.add(Step{Stage: Route, Name: r.GetName(), Index: i, Detail: describeMatch(r.GetMatch()), Origin: origin})
 		a := action(r)
