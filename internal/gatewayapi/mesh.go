@@ -41,19 +41,9 @@ func isMeshParent(group, kind string) bool {
 func (c *converter) meshParents(r route) []meshParent {
 	var out []meshParent
 	for i, ref := range r.refs {
-		group, kind := model.GroupGatewayAPI, "Gateway"
-		if ref.Group != nil {
-			group = string(*ref.Group)
-		}
-		if ref.Kind != nil {
-			kind = string(*ref.Kind)
-		}
+		group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, model.GroupGatewayAPI, "Gateway", r.meta.Namespace)
 		if !isMeshParent(group, kind) {
 			continue
-		}
-		ns := r.meta.Namespace
-		if ref.Namespace != nil {
-			ns = string(*ref.Namespace)
 		}
 		name := string(ref.Name)
 		p := meshParent{ref: i}

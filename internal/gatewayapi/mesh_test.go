@@ -32,6 +32,17 @@ func meshRoute(kind, ns, name, spec string) string {
 	return "apiVersion: gateway.networking.k8s.io/v1\nkind: " + kind + "\nmetadata: {name: " + name + ", namespace: " + ns + "}\nspec:\n" + spec
 }
 
+// tcpGateway is a Gateway gw of ns with a TCP listener open to every
+// namespace.
+func tcpGateway(ns string) string {
+	return `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ` + ns + `}
+spec:
+  gatewayClassName: istio
+  listeners: [{name: tcp, port: 5000, protocol: TCP, allowedRoutes: {namespaces: {from: All}}}]`
+}
+
 // meshVS is a generated VirtualService in one line: namespace/name,
 // gateways, hosts, the parents annotation and the spec's routes as JSON.
 func meshVS(t *testing.T, vs *model.VirtualService) string {
@@ -57,12 +68,7 @@ func generatedVSs(t *testing.T, res *Result, gateway string) []string {
 // TestMeshRoutes checks the VirtualServices istiod makes of routes whose
 // parent is a Service or ServiceEntry (docs/semantics/gateway-api.md §G7).
 func TestMeshRoutes(t *testing.T) {
-	const gw = `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: zone}
-spec:
-  gatewayClassName: istio
-  listeners: [{name: tcp, port: 5000, protocol: TCP, allowedRoutes: {namespaces: {from: All}}}]`
+	gw := tcpGateway("zone")
 	tests := []struct {
 		name string
 		docs []string
@@ -131,15 +137,7 @@ spec:
 // its parents in istiod's order, Gateways of namespaces sorting after
 // "mesh" numbered after the mesh ones.
 func TestMeshL4Numbering(t *testing.T) {
-	gw := func(ns string) string {
-		return `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw, namespace: ` + ns + `}
-spec:
-  gatewayClassName: istio
-  listeners: [{name: tcp, port: 5000, protocol: TCP, allowedRoutes: {namespaces: {from: All}}}]`
-	}
-	res := convert(t, meshServices, gw("alpha"), gw("zulu"), meshRoute("TCPRoute", "app", "db", `  parentRefs: [{name: gw, namespace: zulu}, {group: "", kind: Service, name: web}, {name: gw, namespace: alpha}]
+	res := convert(t, meshServices, tcpGateway("alpha"), tcpGateway("zulu"), meshRoute("TCPRoute", "app", "db", `  parentRefs: [{name: gw, namespace: zulu}, {group: "", kind: Service, name: web}, {name: gw, namespace: alpha}]
   rules: [{backendRefs: [{name: web-v2, port: 80}]}]`))
 	got := map[string]string{}
 	for _, o := range res.Generated {
