@@ -62,13 +62,13 @@ func gatewayRouteApplies(vs *VirtualService, mine []*Service, proxyNs string) bo
 	return slices.ContainsFunc(mine, func(s *Service) bool { return s.Namespace == vs.Namespace() })
 }
 
-// namedServices are the services among services whose host is a host of
-// vs, as a generated VirtualService names them (wildcards name none).
-func namedServices(vs *VirtualService, services []*Service) []*Service {
+// namedServices are the scope's services whose host is a host of vs, as
+// a generated VirtualService names them (wildcards name none).
+func (sc *Scope) namedServices(vs *VirtualService) []*Service {
 	var out []*Service
-	for _, s := range services {
-		if slices.ContainsFunc(vs.Hosts, func(h host.Name) bool { return lower(h) == s.Host }) {
-			out = append(out, s)
+	for _, h := range vs.Hosts {
+		if i, ok := sc.index(lower(h)); ok {
+			out = append(out, sc.Services[i])
 		}
 	}
 	return out

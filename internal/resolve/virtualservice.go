@@ -409,7 +409,7 @@ func (sc *Scope) Winners() []*VirtualService { return sc.winners }
 func (sc *Scope) eachVSHost(f func(vs *VirtualService, id int32)) {
 	for _, l := range sc.Listeners {
 		for _, vs := range l.VirtualServices {
-			if vs.Gateway && !gatewayRouteApplies(vs, namedServices(vs, l.Services), sc.Namespace) {
+			if vs.Gateway && !gatewayRouteApplies(vs, sc.namedServices(vs), sc.Namespace) {
 				continue
 			}
 			for _, id := range vs.hostIDs {
