@@ -1,9 +1,11 @@
 package gatewayapi
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	networking "istio.io/api/networking/v1alpha3"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -16,6 +18,14 @@ import (
 // meshGateway is the gateway name of VirtualServices for sidecars, which
 // mesh (GAMMA) routes are bound to (docs/semantics/gateway-api.md §G7).
 const meshGateway = "mesh"
+
+// The labels that point a Service, ServiceEntry or namespace at a
+// waypoint, and the controller of istiod's waypoints.
+const (
+	labelUseWaypoint          = "istio.io/use-waypoint"
+	labelUseWaypointNamespace = "istio.io/use-waypoint-namespace"
+	controllerMesh            = "istio.io/mesh-controller"
+)
 
 // meshParent is a parentRef naming a Service or ServiceEntry: the route
 // applies to the sidecars that call it.
@@ -46,6 +56,9 @@ func (c *converter) meshParents(r route) []meshParent {
 			continue
 		}
 		name := string(ref.Name)
+		if c.waypointOfAnotherController(kind, ns, name) {
+			continue // that controller's waypoint serves the route
+		}
 		p := meshParent{ref: i}
 		if ref.Port != nil {
 			p.port = int32(*ref.Port)
@@ -87,6 +100,42 @@ func (c *converter) meshParents(r route) []meshParent {
 		out = append(out, p)
 	}
 	return out
+}
+
+// waypointOfAnotherController reports whether a parent Service or
+// ServiceEntry (or, without the label itself, its namespace) uses a
+// waypoint, a Gateway of the input whose class belongs to a controller
+// other than istiod's: istiod then leaves the parentRef to that controller.
+func (c *converter) waypointOfAnotherController(kind, ns, name string) bool {
+	var labels map[string]string
+	if kind == "Service" {
+		svc := c.services[nsName{ns, name}]
+		if svc == nil {
+			return false
+		}
+		labels = svc.Labels
+	} else {
+		se := c.serviceEntries[nsName{ns, name}]
+		if se == nil {
+			return false
+		}
+		labels = se.Labels
+	}
+	wp, ok := labels[labelUseWaypoint]
+	if !ok {
+		labels = c.opts.Namespaces[ns]
+		wp, ok = labels[labelUseWaypoint]
+	}
+	if !ok || wp == "" || strings.EqualFold(wp, "none") {
+		return false
+	}
+	wpNs := cmp.Or(labels[labelUseWaypointNamespace], ns)
+	gw := c.kgws[nsName{wpNs, wp}]
+	if gw == nil {
+		return false
+	}
+	ctl := c.controller(string(gw.Spec.GatewayClassName))
+	return ctl != "" && ctl != ControllerIstio && ctl != controllerMesh
 }
 
 // routePieces converts an HTTP or gRPC route for the Gateway listeners and
