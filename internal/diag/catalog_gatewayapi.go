@@ -86,7 +86,7 @@ istiod sets the parent's Accepted condition to False with the reason of
 the closest listener (NotAllowedByListeners, NoMatchingListenerHostname,
 NoMatchingParent) and makes no route of it for that Gateway. A mesh
 route's parentRef to a Service or ServiceEntry that does not exist is
-not accepted either (NotAccepted), and the sidecars get nothing of it;
+not accepted either (NoMatchingParent), and the sidecars get nothing of it;
 that check runs only when the input holds Services (ServiceEntries) of
 the parent's namespace. Fix the reference, the hostnames, or the
 listener's allowedRoutes.`,

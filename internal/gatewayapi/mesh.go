@@ -15,9 +15,8 @@ import (
 	"github.com/meshc/meshc/internal/model"
 )
 
-// meshGateway is the gateway name of VirtualServices for sidecars, which
-// mesh (GAMMA) routes are bound to (docs/semantics/gateway-api.md §G7).
-const meshGateway = "mesh"
+// Mesh (GAMMA) routes: routes whose parent is a Service or ServiceEntry,
+// which istiod binds to the sidecars (docs/semantics/gateway-api.md §G7).
 
 // The labels that point a Service, ServiceEntry or namespace at a
 // waypoint, and the controller of istiod's waypoints.
@@ -27,79 +26,60 @@ const (
 	controllerMesh            = "istio.io/mesh-controller"
 )
 
-// meshParent is a parentRef naming a Service or ServiceEntry: the route
-// applies to the sidecars that call it.
-type meshParent struct {
-	// ref is the parentRef's index in spec.parentRefs.
-	ref int
-	// hosts are the hosts the route takes over: the Service's name, or
-	// the ServiceEntry's hosts.
-	hosts []string
-	// port is the parentRef's port, 0 for every port.
-	port int32
-}
-
 // isMeshParent reports whether a parentRef's group and kind make a mesh
 // route.
 func isMeshParent(group, kind string) bool {
 	return group == "" && kind == "Service" || group == model.GroupNetworking && kind == "ServiceEntry"
 }
 
-// meshParents resolves a route's mesh parentRefs, reporting those istiod
-// would not accept (a Service or ServiceEntry that does not exist) and
-// ports the parent does not have. The result is in parentRef order.
-func (c *converter) meshParents(r route) []meshParent {
-	var out []meshParent
-	for i, ref := range r.refs {
-		group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, model.GroupGatewayAPI, "Gateway", r.meta.Namespace)
-		if !isMeshParent(group, kind) {
-			continue
-		}
-		name := string(ref.Name)
-		if c.waypointOfAnotherController(kind, ns, name) {
-			continue // that controller's waypoint serves the route
-		}
-		p := meshParent{ref: i}
-		if ref.Port != nil {
-			p.port = int32(*ref.Port)
-		}
-		at := r.meta.RefAt(model.Path{}.Key("spec").Key("parentRefs").Index(i))
-		var ports []int32
-		if kind == "Service" {
-			svc := c.services[nsName{ns, name}]
-			// A missing Service is judged only when the input holds
-			// Services of its namespace, as for backends.
-			if svc == nil && c.svcNs[ns] {
-				c.report(diag.ParentRefRejected.At(at, r.kind, r.name(), "Service "+ns+"/"+name, "NotAccepted", fmt.Sprintf("parent service: %q not found", name)))
-				continue
-			}
-			p.hosts = []string{c.serviceHost(name, ns)}
-			if svc != nil {
-				for _, sp := range svc.Spec.Ports {
-					ports = append(ports, sp.Port)
-				}
-			}
-		} else {
-			se := c.serviceEntries[nsName{ns, name}]
-			if se == nil {
-				if c.seNs[ns] {
-					c.report(diag.ParentRefRejected.At(at, r.kind, r.name(), "ServiceEntry "+ns+"/"+name, "NotAccepted", fmt.Sprintf("parent service entry: %q not found", name)))
-				}
-				// istiod accepts the reference but has no hosts to
-				// route: nothing is made of it.
-				continue
-			}
-			p.hosts = se.Spec.GetHosts()
-			for _, sp := range se.Spec.GetPorts() {
-				ports = append(ports, int32(sp.GetNumber()))
-			}
-		}
-		if p.port != 0 && ports != nil && !slices.Contains(ports, p.port) {
-			c.report(diag.MeshPortMissing.At(at, r.kind, r.name(), int(p.port), kind+" "+ns+"/"+name))
-		}
-		out = append(out, p)
+// serviceParent is the mesh parent a parentRef to a Service or
+// ServiceEntry makes (§G7.1), reporting a port the parent lacks; refused
+// when the parent does not exist (judged when the input holds Services,
+// ServiceEntries, of its namespace). ok is false when the reference is
+// passed over: a waypoint of another controller serves the parent, or a
+// ServiceEntry that cannot be judged has no hosts to route.
+func (c *converter) serviceParent(r route, ref gwv1.ParentReference, i int, kind, ns string) (rp routeParent, ok bool) {
+	name := string(ref.Name)
+	if c.waypointOfAnotherController(kind, ns, name) {
+		return rp, false
 	}
-	return out
+	rp = routeParent{info: meshParent, ref: i}
+	if ref.Port != nil {
+		rp.port = int32(*ref.Port)
+	}
+	var ports []int32
+	if kind == "Service" {
+		h := c.serviceHost(name, ns)
+		rp.hosts, rp.shown = []string{h}, "Service "+h
+		svc := c.services[nsName{ns, name}]
+		if svc == nil && c.svcNs[ns] {
+			rp.denied = &denial{reason: "NoMatchingParent", message: fmt.Sprintf("parent service: %q not found", name), rank: rankNotAccepted}
+			return rp, true
+		}
+		if svc != nil {
+			for _, sp := range svc.Spec.Ports {
+				ports = append(ports, sp.Port)
+			}
+		}
+	} else {
+		rp.shown = "ServiceEntry " + ns + "/" + name
+		se := c.serviceEntries[nsName{ns, name}]
+		switch {
+		case se == nil && c.seNs[ns]:
+			rp.denied = &denial{reason: "NoMatchingParent", message: fmt.Sprintf("parent service entry: %q not found", name), rank: rankNotAccepted}
+			return rp, true
+		case se == nil:
+			return rp, false
+		}
+		rp.hosts = se.Spec.GetHosts()
+		for _, sp := range se.Spec.GetPorts() {
+			ports = append(ports, int32(sp.GetNumber()))
+		}
+	}
+	if rp.port != 0 && ports != nil && !slices.Contains(ports, rp.port) {
+		c.report(diag.MeshPortMissing.At(r.meta.RefAt(model.Path{}.Key("spec").Key("parentRefs").Index(i)), r.kind, r.name(), int(rp.port), kind+" "+ns+"/"+name))
+	}
+	return rp, true
 }
 
 // waypointOfAnotherController reports whether a parent Service or
@@ -129,8 +109,7 @@ func (c *converter) waypointOfAnotherController(kind, ns, name string) bool {
 	if !ok || wp == "" || strings.EqualFold(wp, "none") {
 		return false
 	}
-	wpNs := cmp.Or(labels[labelUseWaypointNamespace], ns)
-	gw := c.kgws[nsName{wpNs, wp}]
+	gw := c.kgws[nsName{cmp.Or(labels[labelUseWaypointNamespace], ns), wp}]
 	if gw == nil {
 		return false
 	}
@@ -138,156 +117,83 @@ func (c *converter) waypointOfAnotherController(kind, ns, name string) bool {
 	return ctl != "" && ctl != ControllerIstio && ctl != controllerMesh
 }
 
-// routePieces converts an HTTP or gRPC route for the Gateway listeners and
-// the mesh parents it attaches to.
-func (c *converter) routePieces(r route, convert func(*ruleBuilder) []httpRule) []piece {
-	return append(c.httpPieces(r, convert), c.meshPieces(r, convert)...)
+// meshL4 is a TCP or TLS route's rules converted for its mesh parents.
+type meshL4 struct {
+	dests  [][]*networking.RouteDestination
+	parts  []model.DerivedPart
+	zero   []bool // the rule's backends all lack weight
+	refuse bool   // a rule cannot be converted: nothing is made
 }
 
-// meshPieces converts an HTTP or gRPC route for its mesh parents: one piece
-// per parent and host, keyed by the route's namespace, the parentRef's port
-// and the host, so that the routes of one namespace for one Service merge
-// into one VirtualService (docs/semantics/gateway-api.md §G7.2).
-func (c *converter) meshPieces(r route, convert func(*ruleBuilder) []httpRule) []piece {
-	parents := c.meshParents(r)
-	if len(parents) == 0 {
-		return nil
+// meshL4Rules converts a TCP or TLS route's rules for mesh parents, when
+// it has some (any), reporting the problems when report is set (the route
+// has no Gateway parent, whose conversion reported them).
+func (c *converter) meshL4Rules(r route, rules []gwv1.TCPRouteRule, any, report bool) meshL4 {
+	if !any {
+		return meshL4{}
 	}
 	b := &ruleBuilder{c: c, r: r, mesh: true}
-	rules := convert(b)
-	c.reportNew(b)
-	if b.hard || len(rules) == 0 {
-		return nil
-	}
-	sortRules(rules)
-	var out []piece
-	for _, p := range parents {
-		key := r.meta.Namespace
-		prules := rules
-		if p.port != 0 {
-			key += "/" + strconv.Itoa(int(p.port))
-			prules = withPort(rules, uint32(p.port))
-		}
-		for _, h := range p.hosts {
-			out = append(out, piece{key: key + "/" + h, from: r.meta, kind: r.kind, host: h, gw: meshGateway, rules: prules})
-		}
-	}
-	return out
-}
-
-// reportNew reports a mesh conversion's problems that the conversion for
-// Gateways has not reported already: a route with both kinds of parents
-// is converted twice.
-func (c *converter) reportNew(b *ruleBuilder) {
-	for _, p := range b.problems {
-		d := p.diag(b.r.meta.RefAt(p.path))
-		if !slices.ContainsFunc(c.diags, func(o diag.Diagnostic) bool { return o.Key == d.Key && o.Message == d.Message }) {
-			c.report(d)
-		}
-	}
-}
-
-// withPort copies rules, each match (or a new one when there is none)
-// narrowed to a port.
-func withPort(rules []httpRule, port uint32) []httpRule {
-	out := make([]httpRule, len(rules))
-	for i, r := range rules {
-		hr := r.r.DeepCopy()
-		for _, m := range hr.Match {
-			m.Port = port
-		}
-		if len(hr.Match) == 0 {
-			hr.Match = []*networking.HTTPMatchRequest{{Port: port}}
-		}
-		out[i] = httpRule{r: hr, part: r.part}
-	}
-	return out
-}
-
-// l4Routes converts a TCP or TLS route for the Gateway listeners and the
-// mesh parents it attaches to.
-func (c *converter) l4Routes(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostname) {
-	first := len(c.out)
-	c.l4Route(r, rules, sni)
-	c.meshL4Route(r, rules, first)
-}
-
-// meshL4Route makes a TCP or TLS route's VirtualServices for its mesh
-// parents, one per parent and host (docs/semantics/gateway-api.md §G7.3).
-// They are numbered with the route's Gateway VirtualServices (made from
-// first on) in the order istiod takes parents, by name: Gateways whose
-// namespace sorts before "mesh" come first.
-func (c *converter) meshL4Route(r route, rules []gwv1.TCPRouteRule, first int) {
-	parents := c.meshParents(r)
-	if len(parents) == 0 {
-		return
-	}
-	tls := r.kind == "TLSRoute"
-	b := &ruleBuilder{c: c, r: r, mesh: true}
-	dests := make([][]*networking.RouteDestination, len(rules))
-	parts := make([]model.DerivedPart, len(rules))
+	var out meshL4
 	for n, rule := range rules {
 		path := model.Path{}.Key("spec").Key("rules").Index(n)
-		dests[n] = b.l4Destinations(rule.BackendRefs, path.Key("backendRefs"))
-		parts[n] = model.DerivedPart{From: r.meta, Path: path}
-	}
-	c.reportNew(b)
-	if b.hard {
-		return
-	}
-	var before, after []*model.VirtualService
-	for _, o := range c.out[first:] {
-		if vs, ok := o.(*model.VirtualService); ok {
-			if vs.Spec.GetGateways()[0] < meshGateway {
-				before = append(before, vs)
-			} else {
-				after = append(after, vs)
-			}
+		out.dests = append(out.dests, b.l4Destinations(rule.BackendRefs, path.Key("backendRefs")))
+		out.parts = append(out.parts, model.DerivedPart{From: r.meta, Path: path})
+		sum := 0
+		for _, ref := range rule.BackendRefs {
+			sum += weight(ref)
 		}
+		out.zero = append(out.zero, sum == 0)
 	}
-	var made []*model.VirtualService
-	for _, p := range parents {
-		for _, h := range p.hosts {
-			vs := &model.VirtualService{ObjectMeta: derived("networking.istio.io/v1", "VirtualService", r.meta.Namespace, "", r.meta, model.Path{}.Key("spec").Key("rules"), "")}
-			if len(parts) > 0 {
-				vs.Derived.Parts = slices.Clone(parts)
-			}
-			spec := &networking.VirtualService{Hosts: []string{h}, Gateways: []string{meshGateway}}
-			for n := range rules {
-				if tls {
-					tr := &networking.TLSRoute{Route: dests[n]}
-					if totalWeight(rules[n].BackendRefs) > 0 {
-						// A rule without weight has no match to narrow.
-						tr.Match = []*networking.TLSMatchAttributes{meshSNI(r.hostnames, p, h)}
-					}
-					spec.Tls = append(spec.Tls, tr)
-					continue
-				}
-				tr := &networking.TCPRoute{Route: dests[n]}
-				if p.port != 0 {
-					tr.Match = []*networking.L4MatchAttributes{{Port: uint32(p.port)}}
-				}
-				spec.Tcp = append(spec.Tcp, tr)
-			}
-			vs.Spec = spec
-			vs.Annotations = map[string]string{annParents: r.kind + "/" + r.meta.Name + "." + r.meta.Namespace, annRouteSemantics: model.RouteSemanticsGateway}
-			made = append(made, vs)
-			c.out = append(c.out, vs)
+	if report {
+		b.reportProblems()
+	}
+	out.refuse = b.hard
+	return out
+}
+
+// meshL4Route makes a TCP or TLS route's VirtualServices for one mesh
+// parent, one per host, numbered on from count (§G7.3); it returns the
+// next number.
+func (c *converter) meshL4Route(r route, p routeParent, m meshL4, infix string, count int) int {
+	if m.refuse {
+		return count
+	}
+	tls := r.kind == "TLSRoute"
+	for _, h := range p.hosts {
+		name := r.meta.Name + infix + strconv.Itoa(count) + "~" + generatedSuffix
+		count++
+		vs := &model.VirtualService{ObjectMeta: derived("networking.istio.io/v1", "VirtualService", r.meta.Namespace, name, r.meta, model.Path{}.Key("spec").Key("rules"), "")}
+		if len(m.parts) > 0 {
+			vs.Derived.Parts = slices.Clone(m.parts)
 		}
+		spec := &networking.VirtualService{Hosts: []string{h}, Gateways: []string{MeshGateway}}
+		for n, dest := range m.dests {
+			if tls {
+				tr := &networking.TLSRoute{Route: dest}
+				if !m.zero[n] {
+					// A rule without weight has no match to narrow.
+					tr.Match = []*networking.TLSMatchAttributes{meshSNI(r.hostnames, p, h)}
+				}
+				spec.Tls = append(spec.Tls, tr)
+				continue
+			}
+			tr := &networking.TCPRoute{Route: dest}
+			if p.port != 0 {
+				tr.Match = []*networking.L4MatchAttributes{{Port: uint32(p.port)}}
+			}
+			spec.Tcp = append(spec.Tcp, tr)
+		}
+		vs.Spec = spec
+		vs.Annotations = map[string]string{annParents: r.kind + "/" + r.meta.Name + "." + r.meta.Namespace, annRouteSemantics: model.RouteSemanticsGateway}
+		c.out = append(c.out, vs)
 	}
-	infix := "~tcp~"
-	if tls {
-		infix = "~tls~"
-	}
-	for i, vs := range slices.Concat(before, made, after) {
-		vs.Name = r.meta.Name + infix + strconv.Itoa(i) + "~" + generatedSuffix
-	}
+	return count
 }
 
 // meshSNI is a TLS rule's match for a mesh parent's host: the route's
 // hostnames (the parent's hosts when it has none) that the host matches,
 // on the parentRef's port.
-func meshSNI(hostnames []gwv1.Hostname, p meshParent, h string) *networking.TLSMatchAttributes {
+func meshSNI(hostnames []gwv1.Hostname, p routeParent, h string) *networking.TLSMatchAttributes {
 	sni := sniHosts(hostnames)
 	if slices.Equal(sni, []string{"*"}) {
 		sni = p.hosts
@@ -306,12 +212,4 @@ func meshSNI(hostnames []gwv1.Hostname, p meshParent, h string) *networking.TLSM
 		m.Port = uint32(p.port)
 	}
 	return m
-}
-
-func totalWeight(refs []gwv1.BackendRef) int {
-	sum := 0
-	for _, ref := range refs {
-		sum += weight(ref)
-	}
-	return sum
 }

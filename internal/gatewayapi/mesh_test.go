@@ -74,9 +74,9 @@ func generatedVSs(t *testing.T, res *Result, gateway string) []string {
 	return out
 }
 
-// TestMeshRoutes checks the VirtualServices istiod makes of routes whose
+// TestMeshRouteKinds checks the VirtualServices istiod makes of routes whose
 // parent is a Service or ServiceEntry (docs/semantics/gateway-api.md §G7).
-func TestMeshRoutes(t *testing.T) {
+func TestMeshRouteKinds(t *testing.T) {
 	gw := tcpGateway("zone")
 	tests := []struct {
 		name string
@@ -141,7 +141,7 @@ func TestMeshRoutes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := convert(t, append([]string{meshServices}, tt.docs...)...)
-			if got := generatedVSs(t, res, meshGateway); !slices.Equal(got, tt.want) {
+			if got := generatedVSs(t, res, MeshGateway); !slices.Equal(got, tt.want) {
 				t.Errorf("mesh VirtualServices:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 			for _, o := range res.Generated {
@@ -194,7 +194,7 @@ spec:
 		count int
 	}{
 		{"missing Service", meshRoute("HTTPRoute", "app", "r", "  parentRefs:\n  - {group: \"\", kind: Service, name: gone}\n  rules: [{backendRefs: [{name: web, port: 80}]}]"),
-			"MC7106", "name: gone", []string{"Service app/gone", "NotAccepted", `parent service: "gone" not found`}, 1},
+			"MC7106", "name: gone", []string{"Service gone.app.svc.cluster.local", "NoMatchingParent", `parent service: "gone" not found`}, 1},
 		{"missing ServiceEntry", meshRoute("TCPRoute", "app", "r", "  parentRefs:\n  - {group: networking.istio.io, kind: ServiceEntry, name: gone}\n  rules: [{backendRefs: [{name: web, port: 80}]}]"),
 			"MC7106", "name: gone", []string{"ServiceEntry app/gone", `parent service entry: "gone" not found`}, 1},
 		{"port not on the Service", meshRoute("HTTPRoute", "app", "r", "  parentRefs:\n  - {group: \"\", kind: Service, name: web, port: 9090}\n  rules: [{backendRefs: [{name: web, port: 80}]}]"),
@@ -237,7 +237,7 @@ func TestMeshGolden(t *testing.T) {
 	}
 	res := convert(t, string(b))
 	var out strings.Builder
-	for _, vs := range generatedVSs(t, res, meshGateway) {
+	for _, vs := range generatedVSs(t, res, MeshGateway) {
 		out.WriteString(vs + "\n")
 	}
 	for _, d := range codes(res.Diagnostics) {

@@ -23,7 +23,21 @@ type routeParent struct {
 	// banned are the hostnames of the other listeners on the same port
 	// and protocol, which win the hosts they match more exactly.
 	banned []string
+	// hosts are the hosts of a mesh parent (a Service's, a ServiceEntry's),
+	// port its port (0 for every port), shown how findings name it; info
+	// is then meshParent.
+	hosts []string
+	port  int32
+	shown string
 }
+
+// meshParent stands for the sidecars (and waypoints) of the mesh, the
+// parent of a route attached to a Service: it admits every route kind.
+var meshParent = &parentInfo{internalName: "mesh", allowedKinds: []gwv1.RouteGroupKind{
+	routeKind("HTTPRoute"), routeKind("GRPCRoute"), routeKind("TCPRoute"), routeKind("TLSRoute")}}
+
+// mesh reports whether the parent is a Service's (GAMMA).
+func (p routeParent) mesh() bool { return p.info == meshParent }
 
 // denial is why a listener does not accept a route; rank orders the
 // reasons as istiod picks the one it reports (lower first).
@@ -58,7 +72,10 @@ func (c *converter) parentsOf(r route) []routeParent {
 		path := model.Path{}.Key("spec").Key("parentRefs").Index(i)
 		switch {
 		case isMeshParent(group, kind):
-			continue // a mesh parent: see meshParents
+			if rp, ok := c.serviceParent(r, ref, i, kind, ns); ok {
+				out = append(out, rp)
+			}
+			continue
 		case group == model.GroupGatewayAPI && kind == "ListenerSet":
 			c.report(diag.NotCompiledYet.At(r.meta.RefAt(path), r.kind, r.name(), "the attachment to ListenerSet "+ns+"/"+string(ref.Name)))
 			continue
@@ -154,7 +171,9 @@ func (c *converter) reportParents(r route, parents []routeParent) []routeParent 
 		byRef[p.ref] = append(byRef[p.ref], p)
 		if p.denied == nil {
 			accepted = append(accepted, p)
-			p.info.listener.Routes = append(p.info.listener.Routes, Attachment{Kind: r.kind, Object: r.meta})
+			if !p.mesh() {
+				p.info.listener.Routes = append(p.info.listener.Routes, Attachment{Kind: r.kind, Object: r.meta})
+			}
 		}
 	}
 	for i := range r.refs {
@@ -169,10 +188,14 @@ func (c *converter) reportParents(r route, parents []routeParent) []routeParent 
 				msgs = append(msgs, p.denied.message)
 			}
 		}
-		gw := best.info.gw.Object
-		best.info.gw.Rejected = append(best.info.gw.Rejected, Rejection{Kind: r.kind, Object: r.meta, Reason: best.denied.reason, Message: strings.Join(msgs, "; ")})
+		parent := best.shown
+		if !best.mesh() {
+			gw := best.info.gw.Object
+			best.info.gw.Rejected = append(best.info.gw.Rejected, Rejection{Kind: r.kind, Object: r.meta, Reason: best.denied.reason, Message: strings.Join(msgs, "; ")})
+			parent = "Gateway " + gw.Namespace + "/" + gw.Name
+		}
 		c.report(diag.ParentRefRejected.At(r.meta.RefAt(model.Path{}.Key("spec").Key("parentRefs").Index(i)), r.kind, r.name(),
-			"Gateway "+gw.Namespace+"/"+gw.Name, best.denied.reason, strings.Join(msgs, "; ")))
+			parent, best.denied.reason, strings.Join(msgs, "; ")))
 	}
 	slices.SortStableFunc(accepted, func(a, b routeParent) int { return strings.Compare(a.info.internalName, b.info.internalName) })
 	return accepted

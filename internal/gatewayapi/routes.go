@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	networking "istio.io/api/networking/v1alpha3"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -39,7 +40,7 @@ func (c *converter) routes() {
 	var pieces []piece
 	for _, r := range c.httpRoutes {
 		rt := route{meta: &r.ObjectMeta, kind: "HTTPRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
-		pieces = append(pieces, c.routePieces(rt, func(b *ruleBuilder) []httpRule {
+		pieces = append(pieces, c.httpPieces(rt, func(b *ruleBuilder) []httpRule {
 			rules := r.Spec.Rules
 			if len(rules) == 0 {
 				rules = []gwv1.HTTPRouteRule{{}} // the API server's default
@@ -53,7 +54,7 @@ func (c *converter) routes() {
 	}
 	for _, r := range c.grpcRoutes {
 		rt := route{meta: &r.ObjectMeta, kind: "GRPCRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
-		pieces = append(pieces, c.routePieces(rt, func(b *ruleBuilder) []httpRule {
+		pieces = append(pieces, c.httpPieces(rt, func(b *ruleBuilder) []httpRule {
 			var out []httpRule
 			for n, rule := range r.Spec.Rules {
 				out = append(out, b.grpcRule(n, rule)...)
@@ -63,32 +64,46 @@ func (c *converter) routes() {
 	}
 	c.merge(pieces)
 	for _, r := range c.tcpRoutes {
-		c.l4Routes(route{meta: &r.ObjectMeta, kind: "TCPRoute", refs: r.Spec.ParentRefs}, r.Spec.Rules, nil)
+		c.l4Route(route{meta: &r.ObjectMeta, kind: "TCPRoute", refs: r.Spec.ParentRefs}, r.Spec.Rules, nil)
 	}
 	for _, r := range c.tlsRoutes {
 		rules := make([]gwv1.TCPRouteRule, len(r.Spec.Rules))
 		for i, rule := range r.Spec.Rules {
 			rules[i] = gwv1.TCPRouteRule{Name: rule.Name, BackendRefs: rule.BackendRefs}
 		}
-		c.l4Routes(route{meta: &r.ObjectMeta, kind: "TLSRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}, rules, r.Spec.Hostnames)
+		c.l4Route(route{meta: &r.ObjectMeta, kind: "TLSRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}, rules, r.Spec.Hostnames)
 	}
 }
 
 // httpPieces converts an HTTP or gRPC route for each listener accepting
-// it, one piece per host.
+// it, one piece per host, and for each Service it is attached to. The
+// rules are converted apart for the two, as backends of other namespaces
+// need a ReferenceGrant only at a Gateway.
 func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) []piece {
 	parents := c.parentsOf(r)
 	if len(parents) == 0 {
 		return nil
 	}
-	b := &ruleBuilder{c: c, r: r}
-	rules := convert(b)
-	b.reportProblems()
-	accepted := c.reportParents(r, parents)
-	if b.hard {
-		return nil
+	gw := slices.ContainsFunc(parents, func(p routeParent) bool { return !p.mesh() })
+	var rules, meshRules []httpRule
+	hard, meshHard := false, false
+	if gw {
+		b := &ruleBuilder{c: c, r: r}
+		rules = convert(b)
+		b.reportProblems()
+		hard = b.hard
+		sortRules(rules)
 	}
-	sortRules(rules)
+	if slices.ContainsFunc(parents, routeParent.mesh) {
+		b := &ruleBuilder{c: c, r: r, mesh: true}
+		meshRules = convert(b)
+		if !gw {
+			b.reportProblems()
+		}
+		meshHard = b.hard
+		sortRules(meshRules)
+	}
+	accepted := c.reportParents(r, parents)
 	hosts := []string{"*"}
 	if len(r.hostnames) > 0 {
 		hosts = hosts[:0]
@@ -98,7 +113,20 @@ func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) [
 	}
 	var out []piece
 	for _, p := range accepted {
-		if len(rules) == 0 {
+		if p.mesh() {
+			if meshHard || len(meshRules) == 0 {
+				continue
+			}
+			key := r.meta.Namespace
+			if p.port != 0 {
+				key += "/" + strconv.Itoa(int(p.port))
+			}
+			for _, h := range p.hosts {
+				out = append(out, piece{key: key + "/" + h, from: r.meta, kind: r.kind, host: h, gw: MeshGateway, rules: withPort(meshRules, p.port)})
+			}
+			continue
+		}
+		if hard || len(rules) == 0 {
 			continue
 		}
 		for _, h := range hosts {
@@ -107,6 +135,30 @@ func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) [
 			}
 			out = append(out, piece{key: p.info.internalName + "/" + h, from: r.meta, kind: r.kind, host: h, gw: p.info.internalName, rules: rules})
 		}
+	}
+	return out
+}
+
+// MeshGateway is the gateway name of the sidecars.
+const MeshGateway = "mesh"
+
+// withPort restricts mesh routes to the port of their Service parent:
+// each match, or a match of its own, gets the port; 0 leaves them as
+// they are.
+func withPort(rules []httpRule, port int32) []httpRule {
+	if port == 0 {
+		return rules
+	}
+	out := make([]httpRule, len(rules))
+	for i, r := range rules {
+		hr := proto.Clone(r.r).(*networking.HTTPRoute)
+		for _, m := range hr.Match {
+			m.Port = uint32(port)
+		}
+		if len(hr.Match) == 0 {
+			hr.Match = []*networking.HTTPMatchRequest{{Port: uint32(port)}}
+		}
+		out[i] = httpRule{r: hr, part: r.part}
 	}
 	return out
 }
@@ -225,17 +277,25 @@ func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostn
 		routes = b.l4Destinations(rule.BackendRefs, path.Key("backendRefs"))
 		converted = append(converted, l4rule{routes, model.DerivedPart{From: r.meta, Path: path}})
 	}
-	b.reportProblems()
-	accepted := c.reportParents(r, parents)
-	if b.hard {
-		return
+	gw := slices.ContainsFunc(parents, func(p routeParent) bool { return !p.mesh() })
+	if gw {
+		b.reportProblems()
 	}
+	mesh := c.meshL4Rules(r, rules, slices.ContainsFunc(parents, routeParent.mesh), !gw)
+	accepted := c.reportParents(r, parents)
 	infix := "~tcp~"
 	if tls {
 		infix = "~tls~"
 	}
 	count := 0
 	for _, p := range accepted {
+		if p.mesh() {
+			count = c.meshL4Route(r, p, mesh, infix, count)
+			continue
+		}
+		if b.hard {
+			continue
+		}
 		hosts := []string{"*"}
 		if tls {
 			hosts = sniHosts(sni)

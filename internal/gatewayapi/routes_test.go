@@ -214,3 +214,29 @@ spec:
 		t.Errorf("zero weight\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestMeshRoutes: a route attached to a Service is a VirtualService for
+// the Service's host bound to the mesh, named by the route's namespace
+// (and port), its matches restricted to the port; backends of other
+// namespaces need no ReferenceGrant (docs/semantics/gateway-api.md §G3.6).
+func TestMeshRoutes(t *testing.T) {
+	res := convert(t, `apiVersion: v1
+kind: Service
+metadata: {name: reviews, namespace: shop}
+spec: {ports: [{port: 9080}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: split, namespace: client}
+spec:
+  parentRefs: [{group: "", kind: Service, name: reviews, namespace: shop, port: 9080}]
+  rules: [{backendRefs: [{name: reviews, namespace: shop, port: 9080}]}]`)
+	vs := generated[*model.VirtualService](t, res, "client/client~9080~reviews.shop.svc.cluster.local")
+	want := `{"gateways":["mesh"],"hosts":["reviews.shop.svc.cluster.local"],"http":[{"match":[{"port":9080,"uri":{"prefix":"/"}}],"name":"client.split.0","route":[{"destination":{"host":"reviews.shop.svc.cluster.local","port":{"number":9080}}}]}]}`
+	if got := specJSON(t, vs.Spec); got != want {
+		t.Errorf("\n got %s\nwant %s", got, want)
+	}
+	if len(res.Diagnostics) > 0 {
+		t.Errorf("diagnostics: %v", codes(res.Diagnostics))
+	}
+}

@@ -25,7 +25,8 @@ type ruleBuilder struct {
 	// hard is set when a rule cannot be converted: istiod then makes no
 	// route of the whole route for its Gateways.
 	hard bool
-	// mesh converts for mesh parents, which need no ReferenceGrant.
+	// mesh converts for a Service parent: backends of other namespaces
+	// need no ReferenceGrant.
 	mesh bool
 }
 
@@ -532,7 +533,7 @@ func (b *ruleBuilder) destination(ref gwv1.BackendRef, path model.Path) (*networ
 	group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, "", "Service", r.meta.Namespace)
 	k, name := r.kind, r.name()
 	shown := ns + "/" + string(ref.Name)
-	if !b.mesh && ns != r.meta.Namespace && !c.granted(r.kind, r.meta.Namespace, group, kind, ns, string(ref.Name)) {
+	if ns != r.meta.Namespace && !b.mesh && !c.granted(r.kind, r.meta.Namespace, group, kind, ns, string(ref.Name)) {
 		b.add(problem{path: path, diag: func(o diag.ObjectRef) diag.Diagnostic {
 			return diag.BackendDenied.At(o, k, name, kind+" "+shown, ns, k, r.meta.Namespace)
 		}})

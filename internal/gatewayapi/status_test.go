@@ -85,6 +85,8 @@ spec: {ports: [{port: 80}]}`
 			"MC7110", "backendRefs:", []string{"port is required"}},
 		{"route of a ListenerSet", []string{gw, svc, route("edge", "  parentRefs: [{name: ls, kind: ListenerSet}]\n  rules: [{backendRefs: [{name: app, port: 80}]}]")},
 			"MC7111", "parentRefs:", []string{"attachment to ListenerSet edge/ls"}},
+		{"missing parent Service", []string{gw, svc, route("edge", "  parentRefs: [{name: gone, kind: Service, group: \"\"}]\n  rules: [{backendRefs: [{name: app, port: 80}]}]")},
+			"MC7106", "parentRefs:", []string{"Service gone.edge.svc.cluster.local", "NoMatchingParent", `parent service: "gone" not found`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -479,7 +479,7 @@ var routeToUnknownPort = &Analyzer{Entry: diag.RouteToUnknownPort, Run: func(p *
 // Gateway API routes: a consumer's mesh route overriding the producer's in
 // its namespace, or routes of one Service's ports, by design.
 func generatedOnly(c resolve.VSChoice) bool {
-	return c.Winner.Gateway && !slices.ContainsFunc(c.Losers, func(vs *resolve.VirtualService) bool { return !vs.Gateway })
+	return c.Winner.GatewayAPI && !slices.ContainsFunc(c.Losers, func(vs *resolve.VirtualService) bool { return !vs.GatewayAPI })
 }
 
 // MC5001: several VirtualServices claim hosts for the same proxies. One

@@ -7,37 +7,15 @@ import (
 )
 
 // Sidecars take the VirtualServices istiod generates from Gateway API
-// routes (Gateway set) with a few rules of their own
-// (docs/semantics/gateway-api.md §G7.4).
-
-// gatewayRoutesFirst orders one visibility list of VirtualServices as
-// sidecars select them: the generated ones of the proxy's namespace first,
-// so that a consumer's own route overrides the producer's; the list
-// itself when there are none.
-func gatewayRoutesFirst(list []*VirtualService, proxyNs string) []*VirtualService {
-	own := func(vs *VirtualService) bool { return vs.Gateway && vs.Namespace() == proxyNs }
-	if !slices.ContainsFunc(list, own) {
-		return list
-	}
-	out := make([]*VirtualService, 0, len(list))
-	for _, vs := range list {
-		if own(vs) {
-			out = append(out, vs)
-		}
-	}
-	for _, vs := range list {
-		if !own(vs) {
-			out = append(out, vs)
-		}
-	}
-	return out
-}
+// routes (GatewayAPI set) with a few rules of their own
+// (docs/semantics/gateway-api.md §G7.4); selectVirtualServices puts those
+// of the proxy's namespace first.
 
 // vsImports is vsMatches for vs's host h; a generated VirtualService's
 // hosts are imported as services are: a wildcard host only by an entry
 // that contains it.
 func (c *hostClass) vsImports(vs *VirtualService, h host.Name) bool {
-	if !vs.Gateway {
+	if !vs.GatewayAPI {
 		return c.vsMatches(h)
 	}
 	_, ok := c.matches(h)
@@ -52,7 +30,7 @@ func (c *hostClass) vsImports(vs *VirtualService, h host.Name) bool {
 // namespace, serves its own namespace only.
 func gatewayRouteApplies(vs *VirtualService, mine []*Service, proxyNs string) bool {
 	switch {
-	case !vs.Gateway:
+	case !vs.GatewayAPI:
 		return true
 	case len(mine) == 0:
 		return false

@@ -281,7 +281,7 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 func vsHosts(vs *VirtualService, services []*Service, chosen map[host.Name]*VirtualService) (plain []host.Name, mine []*Service) {
 	for _, h := range vs.Hosts {
 		h = lower(h)
-		if !h.IsWildcard() || vs.Gateway {
+		if !h.IsWildcard() || vs.GatewayAPI {
 			// A generated route's wildcard host names no service.
 			if s := findService(services, h); s != nil {
 				mine = append(mine, s)

@@ -24,9 +24,10 @@ type VirtualService struct {
 	// Delegate is a VirtualService without hosts, used only through a
 	// root VirtualService's delegate route.
 	Delegate bool
-	// Gateway is set on a VirtualService generated from a Gateway API
-	// route, which sidecars take with the Gateway API's semantics.
-	Gateway bool
+	// GatewayAPI marks a VirtualService istiod generated from a Gateway
+	// API route, built with that API's semantics
+	// (docs/semantics/gateway-api.md §G3.6, §G4).
+	GatewayAPI bool
 	// Routes are the effective HTTP routes, delegates merged in.
 	Routes []Route
 	// Destinations lists every destination of the effective routes, in
@@ -48,7 +49,7 @@ func (vs *VirtualService) compare(o *VirtualService) int {
 
 func newVirtualService(o *model.VirtualService, domain string, defaults []string) *VirtualService {
 	vs := &VirtualService{Object: o, Delegate: len(o.Spec.GetHosts()) == 0,
-		Gateway: o.Annotations[model.AnnotationRouteSemantics] == model.RouteSemanticsGateway}
+		GatewayAPI: o.Annotations[model.AnnotationRouteSemantics] == model.RouteSemanticsGateway}
 	for _, h := range o.Spec.GetHosts() {
 		vs.Hosts = append(vs.Hosts, host.FQDN(h, o.Namespace, domain))
 	}
@@ -219,13 +220,17 @@ func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) []*Vir
 	// Hosts that import every service overlap every VirtualService host.
 	_, importsAll := l.hosts.importsAll()
 	for _, list := range x.visibleLists(proxyNs, MeshGateway) {
-		for _, vs := range gatewayRoutesFirst(list, proxyNs) {
-			if seen[vs.id] {
-				continue
-			}
-			seen[vs.id] = true
-			if importsAll && len(vs.Hosts) > 0 || !importsAll && l.hosts.importsVS(vs, star) {
-				out = append(out, vs)
+		// Routes of Gateway API Services of the proxy's own namespace
+		// come first in each list (docs/semantics/gateway-api.md §G3.6).
+		for _, own := range []bool{true, false} {
+			for _, vs := range list {
+				if seen[vs.id] || own != (vs.GatewayAPI && vs.Namespace() == proxyNs) {
+					continue
+				}
+				seen[vs.id] = true
+				if importsAll && len(vs.Hosts) > 0 || !importsAll && l.hosts.importsVS(vs, star) {
+					out = append(out, vs)
+				}
 			}
 		}
 	}
@@ -409,7 +414,7 @@ func (sc *Scope) Winners() []*VirtualService { return sc.winners }
 func (sc *Scope) eachVSHost(f func(vs *VirtualService, id int32)) {
 	for _, l := range sc.Listeners {
 		for _, vs := range l.VirtualServices {
-			if vs.Gateway && !gatewayRouteApplies(vs, sc.namedServices(vs), sc.Namespace) {
+			if vs.GatewayAPI && !gatewayRouteApplies(vs, sc.namedServices(vs), sc.Namespace) {
 				continue
 			}
 			for _, id := range vs.hostIDs {
@@ -430,7 +435,7 @@ func lower(h host.Name) host.Name {
 
 func (sc *Scope) vsReason(vs *VirtualService) string {
 	switch {
-	case vs.Gateway && vs.Namespace() == sc.Namespace:
+	case vs.GatewayAPI && vs.Namespace() == sc.Namespace:
 		return "generated from a Gateway API route of the proxy's namespace, which comes first"
 	case vs.exportTo.public:
 		return "public, and the oldest of those visible"

@@ -1,0 +1,70 @@
+package emit
+
+import "testing"
+
+// TestGatewayAPIRoutes: routes generated from Gateway API routes are built
+// with that API's semantics (docs/semantics/gateway-api.md §G4), and a
+// route attached to a Service reaches the proxies of its own namespace and,
+// when it is the Service's namespace, every proxy (§G3.6).
+func TestGatewayAPIRoutes(t *testing.T) {
+	docs := []string{`apiVersion: v1
+kind: Namespace
+metadata: {name: shop, labels: {istio-injection: enabled}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: client, labels: {istio-injection: enabled}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: other, labels: {istio-injection: enabled}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: reviews, namespace: shop}
+spec: {clusterIP: 10.0.0.1, ports: [{name: http, port: 9080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: reviews-v2, namespace: shop}
+spec: {clusterIP: 10.0.0.2, ports: [{name: http, port: 9080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ratings, namespace: shop}
+spec: {clusterIP: 10.0.0.3, ports: [{name: http, port: 8080}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: producer, namespace: shop}
+spec:
+  parentRefs: [{group: "", kind: Service, name: reviews, port: 9080}]
+  rules: [{matches: [{path: {value: /v2/}}], backendRefs: [{name: reviews-v2, port: 9080}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: consumer, namespace: client}
+spec:
+  parentRefs: [{group: "", kind: Service, name: ratings, namespace: shop}]
+  rules: [{backendRefs: [{name: ratings, namespace: shop, port: 8080}], timeouts: {request: 3s}}]`,
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: client}\nspec: {containers: [{name: app, image: x}]}\nstatus: {podIP: 1.1.1.1}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: tool, namespace: other}\nspec: {containers: [{name: app, image: x}]}\nstatus: {podIP: 1.1.1.2}",
+	}
+	for _, tt := range []struct {
+		proxy, ratings string
+	}{
+		{"client/web", "client.consumer.0"},
+		{"other/tool", "default"},
+	} {
+		cfg := compile(t, Options{}, tt.proxy, docs...)
+		reviews := routesOf(t, routeNamed(cfg, "9080"), "reviews.shop.svc.cluster.local:9080")
+		r := reviews[0]
+		if r.GetName() != "shop.producer.0" || r.GetMatch().GetPathSeparatedPrefix() != "/v2" ||
+			r.GetRoute().GetClusterNotFoundResponseCode().String() != "INTERNAL_SERVER_ERROR" {
+			t.Errorf("%s: producer route %v", tt.proxy, r)
+		}
+		if got := routesOf(t, routeNamed(cfg, "8080"), "ratings.shop.svc.cluster.local:8080")[0].GetName(); got != tt.ratings {
+			t.Errorf("%s: ratings route %q, want %q", tt.proxy, got, tt.ratings)
+		}
+	}
+}
