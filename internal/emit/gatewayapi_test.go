@@ -50,6 +50,10 @@ spec:
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: client}\nspec: {containers: [{name: app, image: x}]}\nstatus: {podIP: 1.1.1.1}",
 		"apiVersion: v1\nkind: Pod\nmetadata: {name: tool, namespace: other}\nspec: {containers: [{name: app, image: x}]}\nstatus: {podIP: 1.1.1.2}",
 	}
+	m := resolveDocs(t, docs...)
+	if v, _ := m.View("other", "tool"); len(v.Scope.VirtualServices) != 1 || v.Scope.VirtualServices[0].Host != "reviews.shop.svc.cluster.local" {
+		t.Errorf("other/tool is in force for %+v, want the producer's route of reviews only", v.Scope.VirtualServices)
+	}
 	for _, tt := range []struct {
 		proxy, ratings string
 	}{

@@ -221,10 +221,14 @@ func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) []*Vir
 	_, importsAll := l.hosts.importsAll()
 	for _, list := range x.visibleLists(proxyNs, MeshGateway) {
 		// Routes of Gateway API Services of the proxy's own namespace
-		// come first in each list (docs/semantics/gateway-api.md §G3.6).
+		// come first in each list; another namespace's apply only when
+		// written in the Service's namespace (docs/semantics/gateway-api.md §G3.6).
 		for _, own := range []bool{true, false} {
 			for _, vs := range list {
 				if seen[vs.id] || own != (vs.GatewayAPI && vs.Namespace() == proxyNs) {
+					continue
+				}
+				if vs.GatewayAPI && !own && !producerRoute(vs) {
 					continue
 				}
 				seen[vs.id] = true
@@ -235,6 +239,18 @@ func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) []*Vir
 		}
 	}
 	return out
+}
+
+// producerRoute reports whether a mesh route istiod generated from a
+// Gateway API route is written in the namespace of the Service it routes:
+// its host is that Service's "<name>.<namespace>.svc.<domain>".
+func producerRoute(vs *VirtualService) bool {
+	for _, h := range vs.Hosts {
+		if labels := strings.Split(string(h), "."); len(labels) > 2 && labels[1] == vs.Namespace() && labels[2] == "svc" {
+			return true
+		}
+	}
+	return false
 }
 
 // importsVS reports whether some host of vs is imported: not excluded, and
