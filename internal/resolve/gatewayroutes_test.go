@@ -126,3 +126,36 @@ func TestGatewayRouteForNoService(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayRoutesOfServiceEntries: a mesh route of a ServiceEntry's host
+// is a producer's in the ServiceEntry's namespace, a consumer's elsewhere.
+func TestGatewayRoutesOfServiceEntries(t *testing.T) {
+	const ext = "api.example.com"
+	se := `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: ext, namespace: app}
+spec: {hosts: [api.example.com], ports: [{number: 80, name: http, protocol: HTTP}], resolution: DNS}`
+	for _, tt := range []struct {
+		route string
+		want  map[string]string
+	}{
+		{generatedVS("app", "producer", ext), map[string]string{"app": "producer", "client": "producer", "other": "producer"}},
+		{generatedVS("client", "consumer", ext), map[string]string{"app": "default", "client": "consumer", "other": "default"}},
+	} {
+		m := mesh(t, "", gatewayRoutesBase, se, tt.route)
+		for ns, want := range tt.want {
+			v, _ := m.View(ns, "p")
+			got := "none"
+			for _, rc := range m.OutboundRoutes(v) {
+				for _, vh := range rc.VirtualHosts {
+					if rc.Name == "80" && vh.Name == ext+":80" {
+						got = vh.Routes[0].Name
+					}
+				}
+			}
+			if got != want {
+				t.Errorf("%.40s: proxy in %s routes %s by %q, want %q", tt.route[60:], ns, ext, got, want)
+			}
+		}
+	}
+}

@@ -242,11 +242,13 @@ func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) []*Vir
 }
 
 // producerRoute reports whether a mesh route istiod generated from a
-// Gateway API route is written in the namespace of the Service it routes:
-// its host is that Service's "<name>.<namespace>.svc.<domain>".
+// Gateway API route may be written in the namespace of the service it
+// routes: its host is that Service's "<name>.<namespace>.svc.<domain>", or
+// no Service's at all (a ServiceEntry's, whose namespace the virtual hosts
+// judge, docs/semantics/gateway-api.md §G7.4).
 func producerRoute(vs *VirtualService) bool {
 	for _, h := range vs.Hosts {
-		if labels := strings.Split(string(h), "."); len(labels) > 2 && labels[1] == vs.Namespace() && labels[2] == "svc" {
+		if labels := strings.Split(string(h), "."); len(labels) <= 2 || labels[2] != "svc" || labels[1] == vs.Namespace() {
 			return true
 		}
 	}
