@@ -86,19 +86,7 @@ func TestGatewayRoutesOnSidecars(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := mesh(t, "", append([]string{gatewayRoutesBase}, tt.docs...)...)
 			for ns, want := range tt.want {
-				v, ok := m.View(ns, "p")
-				if !ok {
-					t.Fatalf("no proxy %s/p", ns)
-				}
-				got := "none"
-				for _, rc := range m.OutboundRoutes(v) {
-					for _, vh := range rc.VirtualHosts {
-						if rc.Name == "80" && vh.Name == web+":80" {
-							got = vh.Routes[0].Name
-						}
-					}
-				}
-				if got != want {
+				if got := firstRoute(t, m, ns, web); got != want {
 					t.Errorf("proxy in %s routes web by %q, want %q", ns, got, want)
 				}
 			}
@@ -144,18 +132,27 @@ spec: {hosts: [api.example.com], ports: [{number: 80, name: http, protocol: HTTP
 	} {
 		m := mesh(t, "", gatewayRoutesBase, se, tt.route)
 		for ns, want := range tt.want {
-			v, _ := m.View(ns, "p")
-			got := "none"
-			for _, rc := range m.OutboundRoutes(v) {
-				for _, vh := range rc.VirtualHosts {
-					if rc.Name == "80" && vh.Name == ext+":80" {
-						got = vh.Routes[0].Name
-					}
-				}
-			}
-			if got != want {
+			if got := firstRoute(t, m, ns, ext); got != want {
 				t.Errorf("%.40s: proxy in %s routes %s by %q, want %q", tt.route[60:], ns, ext, got, want)
 			}
 		}
 	}
+}
+
+// firstRoute is the name of the first route of h's virtual host on port
+// 80 for the proxy ns/p, "none" without one.
+func firstRoute(t *testing.T, m *Mesh, ns string, h string) string {
+	t.Helper()
+	v, ok := m.View(ns, "p")
+	if !ok {
+		t.Fatalf("no proxy %s/p", ns)
+	}
+	for _, rc := range m.OutboundRoutes(v) {
+		for _, vh := range rc.VirtualHosts {
+			if rc.Name == "80" && vh.Name == h+":80" {
+				return vh.Routes[0].Name
+			}
+		}
+	}
+	return "none"
 }
