@@ -14,6 +14,7 @@ var gatewayAPIEntries = []*Entry{
 	BackendRefNotFound,
 	RouteRuleInvalid,
 	RouteNotCompiled,
+	MeshParentPortUnknown,
 }
 
 // The family's entries, in code order.
@@ -76,15 +77,19 @@ the input holds Secrets of that namespace.`,
 	}
 	RouteNotAccepted = &Entry{
 		Code: "MC7106", Name: "RouteNotAccepted", Severity: Warning,
-		Summary: "A route's parentRef is accepted by no listener of its Gateway: hostname, namespace, section, port or kind.",
+		Summary: "A route's parentRef is not accepted: no listener of its Gateway admits it (hostname, namespace, section, port or kind), or its parent Service does not exist.",
 		Doc: `A route attaches to a Gateway through a parentRef; istiod accepts it on each
 listener whose sectionName and port match the reference, whose hostname
 meets one of the route's hostnames, whose allowedRoutes admit the route's
 namespace and whose kinds admit the route's kind. When no listener does,
 istiod sets the parent's Accepted condition to False with the reason of
 the closest listener (NotAllowedByListeners, NoMatchingListenerHostname,
-NoMatchingParent) and makes no route of it for that Gateway. Fix the
-reference, the hostnames, or the listener's allowedRoutes.`,
+NoMatchingParent) and makes no route of it for that Gateway. A mesh
+route's parentRef to a Service or ServiceEntry that does not exist is
+not accepted either (NoMatchingParent), and the sidecars get nothing of it;
+that check runs only when the input holds Services (ServiceEntries) of
+the parent's namespace. Fix the reference, the hostnames, or the
+listener's allowedRoutes.`,
 	}
 	RouteParentNotFound = &Entry{
 		Code: "MC7107", Name: "RouteParentNotFound", Severity: Error,
@@ -129,13 +134,22 @@ condition to False. Fix the rule.`,
 	}
 	RouteNotCompiled = &Entry{
 		Code: "MC7111", Name: "RouteNotCompiled", Severity: Info,
-		Summary: "A Gateway API object meshc does not compile yet: a TCPRoute or TLSRoute of a Service, a route of a ServiceEntry, a ListenerSet.",
-		Doc: `meshc compiles routes attached to Gateways, and HTTPRoutes and GRPCRoutes
-attached to Services (the GAMMA mesh routes istiod applies to sidecars).
-TCPRoutes and TLSRoutes attached to a Service, routes attached to a
-ServiceEntry, and ListenerSets with the routes attached to them are not
-compiled yet: the proxies' configuration lacks what they add. The rest of
-the input compiles.`,
+		Summary: "A Gateway API object that meshc does not compile yet: a ListenerSet, or a route attached to one.",
+		Doc: `meshc compiles routes attached to Gateways and mesh (GAMMA) routes
+attached to Services and ServiceEntries. ListenerSets, and the routes
+attached to them, are not compiled yet: the gateway proxies'
+configuration lacks what they add. The rest of the input compiles.`,
+	}
+	MeshParentPortUnknown = &Entry{
+		Code: "MC7112", Name: "MeshParentPortUnknown", Severity: Warning,
+		Summary: "A mesh route's parentRef names a port its Service or ServiceEntry does not have; the route never applies.",
+		Doc: `A mesh (GAMMA) route whose parentRef gives a port applies only to requests
+for the parent Service on that port: istiod adds the port to every match
+of the route. istiod accepts a port the Service does not have, but no
+sidecar sends traffic for the Service on it, so the route never
+applies and the Service's traffic keeps its other routes. Name one of
+the Service's ports (spec.ports[].port, not the target port), or leave
+the port out to cover all of them.`,
 	}
 )
 
@@ -170,6 +184,9 @@ var (
 
 	RuleNotConverted = RouteRuleInvalid.Template("%s %s: %s; istiod converts none of the route's rules",
 		W("kind"), W("route"), T("why").ID()).Fielded()
+
+	MeshPortMissing = MeshParentPortUnknown.Template("%s %s attaches to port %d of %s, which has no such port; the route never applies",
+		W("kind"), W("route"), N("port").ID(), W("parent")).Fielded()
 
 	NotCompiledYet = RouteNotCompiled.Template("%s %s: %s is not compiled by meshc yet; the proxies' configuration lacks what it adds",
 		W("kind"), W("object"), T("what").ID()).Fielded()

@@ -51,6 +51,10 @@ type converter struct {
 	tlsRoutes    []*model.TLSRoute
 	listenerSets []*model.ListenerSet
 
+	// serviceEntries and seNs serve mesh parents of kind ServiceEntry.
+	serviceEntries map[nsName]*model.ServiceEntry
+	seNs           map[string]bool
+
 	// parents are the listeners routes can attach to, by Gateway.
 	parents map[nsName][]*parentInfo
 	gws     []*Gateway
@@ -61,7 +65,8 @@ type converter struct {
 func newConverter(objs []model.Object, opts Options) *converter {
 	c := &converter{opts: opts, classes: map[string]*model.GatewayClass{}, services: map[nsName]*model.Service{},
 		svcNs: map[string]bool{}, secrets: map[nsName]*model.Secret{}, secretNs: map[string]bool{}, hostnames: map[string]bool{},
-		kgws: map[nsName]*model.KubeGateway{}, parents: map[nsName][]*parentInfo{}}
+		kgws: map[nsName]*model.KubeGateway{}, parents: map[nsName][]*parentInfo{},
+		serviceEntries: map[nsName]*model.ServiceEntry{}, seNs: map[string]bool{}}
 	for _, o := range objs {
 		switch x := o.(type) {
 		case *model.GatewayClass:
@@ -90,6 +95,8 @@ func newConverter(objs []model.Object, opts Options) *converter {
 		case *model.Workload:
 			c.workloads = append(c.workloads, x)
 		case *model.ServiceEntry:
+			c.serviceEntries[nsName{x.Namespace, x.Name}] = x
+			c.seNs[x.Namespace] = true
 			for _, h := range x.Spec.GetHosts() {
 				c.hostnames[h] = true
 			}

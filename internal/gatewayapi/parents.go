@@ -23,10 +23,12 @@ type routeParent struct {
 	// banned are the hostnames of the other listeners on the same port
 	// and protocol, which win the hosts they match more exactly.
 	banned []string
-	// service is the Service host of a mesh parent, port its port (0 for
-	// every port); info is then meshParent.
-	service string
-	port    int32
+	// hosts are the hosts of a mesh parent (a Service's, a ServiceEntry's),
+	// port its port (0 for every port), shown how findings name it; info
+	// is then meshParent.
+	hosts []string
+	port  int32
+	shown string
 }
 
 // meshParent stands for the sidecars (and waypoints) of the mesh, the
@@ -69,12 +71,10 @@ func (c *converter) parentsOf(r route) []routeParent {
 		group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, model.GroupGatewayAPI, "Gateway", r.meta.Namespace)
 		path := model.Path{}.Key("spec").Key("parentRefs").Index(i)
 		switch {
-		case group == "" && kind == "Service" && r.kind != "HTTPRoute" && r.kind != "GRPCRoute",
-			group == model.GroupNetworking && kind == "ServiceEntry":
-			c.report(diag.NotCompiledYet.At(r.meta.RefAt(path), r.kind, r.name(), "the mesh (GAMMA) route for "+kind+" "+ns+"/"+string(ref.Name)))
-			continue
-		case group == "" && kind == "Service":
-			out = append(out, c.serviceParent(r, ref, i, ns))
+		case isMeshParent(group, kind):
+			if rp, ok := c.serviceParent(r, ref, i, kind, ns); ok {
+				out = append(out, rp)
+			}
 			continue
 		case group == model.GroupGatewayAPI && kind == "ListenerSet":
 			c.report(diag.NotCompiledYet.At(r.meta.RefAt(path), r.kind, r.name(), "the attachment to ListenerSet "+ns+"/"+string(ref.Name)))
@@ -106,20 +106,6 @@ func (c *converter) parentsOf(r route) []routeParent {
 		return strings.Compare(parentRefString(r.refs[a.ref], r.meta.Namespace), parentRefString(r.refs[b.ref], r.meta.Namespace))
 	})
 	return out
-}
-
-// serviceParent is the mesh parent a parentRef to a Service makes
-// (docs/semantics/gateway-api.md §G3.6): refused when the Service does not
-// exist (judged when the input holds Services of its namespace).
-func (c *converter) serviceParent(r route, ref gwv1.ParentReference, i int, ns string) routeParent {
-	rp := routeParent{info: meshParent, ref: i, service: c.serviceHost(string(ref.Name), ns)}
-	if ref.Port != nil {
-		rp.port = int32(*ref.Port)
-	}
-	if c.services[nsName{ns, string(ref.Name)}] == nil && c.svcNs[ns] {
-		rp.denied = &denial{reason: "NoMatchingParent", message: fmt.Sprintf("parent service: %q not found", ref.Name), rank: rankNotAccepted}
-	}
-	return rp
 }
 
 // parentRefString is the order istiod sorts a route's parents in.
@@ -202,7 +188,7 @@ func (c *converter) reportParents(r route, parents []routeParent) []routeParent 
 				msgs = append(msgs, p.denied.message)
 			}
 		}
-		parent := "Service " + best.service
+		parent := best.shown
 		if !best.mesh() {
 			gw := best.info.gw.Object
 			best.info.gw.Rejected = append(best.info.gw.Rejected, Rejection{Kind: r.kind, Object: r.meta, Reason: best.denied.reason, Message: strings.Join(msgs, "; ")})

@@ -121,7 +121,9 @@ func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) [
 			if p.port != 0 {
 				key += "/" + strconv.Itoa(int(p.port))
 			}
-			out = append(out, piece{key: key + "/" + p.service, from: r.meta, kind: r.kind, host: p.service, gw: MeshGateway, rules: withPort(meshRules, p.port)})
+			for _, h := range p.hosts {
+				out = append(out, piece{key: key + "/" + h, from: r.meta, kind: r.kind, host: h, gw: MeshGateway, rules: withPort(meshRules, p.port)})
+			}
 			continue
 		}
 		if hard || len(rules) == 0 {
@@ -275,17 +277,25 @@ func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostn
 		routes = b.l4Destinations(rule.BackendRefs, path.Key("backendRefs"))
 		converted = append(converted, l4rule{routes, model.DerivedPart{From: r.meta, Path: path}})
 	}
-	b.reportProblems()
-	accepted := c.reportParents(r, parents)
-	if b.hard {
-		return
+	gw := slices.ContainsFunc(parents, func(p routeParent) bool { return !p.mesh() })
+	if gw {
+		b.reportProblems()
 	}
+	mesh := c.meshL4Rules(r, rules, slices.ContainsFunc(parents, routeParent.mesh), !gw)
+	accepted := c.reportParents(r, parents)
 	infix := "~tcp~"
 	if tls {
 		infix = "~tls~"
 	}
 	count := 0
 	for _, p := range accepted {
+		if p.mesh() {
+			count = c.meshL4Route(r, p, mesh, infix, count)
+			continue
+		}
+		if b.hard {
+			continue
+		}
 		hosts := []string{"*"}
 		if tls {
 			hosts = sniHosts(sni)

@@ -83,8 +83,8 @@ spec: {ports: [{port: 80}]}`
 			"MC7110", "filters:", []string{`unsupported filter type "ExtensionRef"`}},
 		{"backend without port", []string{gw, svc, route("edge", "  parentRefs: [{name: gw, sectionName: web}]\n  rules: [{backendRefs: [{name: app}]}]")},
 			"MC7110", "backendRefs:", []string{"port is required"}},
-		{"mesh TCP route", []string{gw, svc, "apiVersion: gateway.networking.k8s.io/v1\nkind: TCPRoute\nmetadata: {name: r, namespace: edge}\nspec:\n  parentRefs: [{name: app, kind: Service, group: \"\"}]\n  rules: [{backendRefs: [{name: app, port: 80}]}]"},
-			"MC7111", "parentRefs:", []string{"mesh (GAMMA) route for Service edge/app"}},
+		{"route of a ListenerSet", []string{gw, svc, route("edge", "  parentRefs: [{name: ls, kind: ListenerSet}]\n  rules: [{backendRefs: [{name: app, port: 80}]}]")},
+			"MC7111", "parentRefs:", []string{"attachment to ListenerSet edge/ls"}},
 		{"missing parent Service", []string{gw, svc, route("edge", "  parentRefs: [{name: gone, kind: Service, group: \"\"}]\n  rules: [{backendRefs: [{name: app, port: 80}]}]")},
 			"MC7106", "parentRefs:", []string{"Service gone.edge.svc.cluster.local", "NoMatchingParent", `parent service: "gone" not found`}},
 	}

@@ -183,6 +183,17 @@ func TestAnalyzers(t *testing.T) {
 			obj("VirtualService", "web", "second", "hosts: [a.example.com, api], http: [{route: [{destination: {host: api}}]}]", at(2)),
 			obj("VirtualService", "web", "third", "hosts: [api, a.example.com], http: [{route: [{destination: {host: api}}]}]", at(3))),
 			1, "3 VirtualServices claim hosts api.web.svc.cluster.local, a.example.com for the same proxies; sidecars never merge VirtualServices, so only web/first is used and the routes of web/second, web/third are ignored", "client/caller"},
+		{"MC5001 near miss: a consumer's mesh route overrides the producer's", "MC5001", append(web,
+			meshHTTPRoute("web", "producer", "api"), meshHTTPRoute("client", "consumer", "api")),
+			0, "", ""},
+		{"MC5001 a mesh route hides a VirtualService in its namespace, the VirtualService it elsewhere", "MC5001", append(web,
+			obj("VirtualService", "web", "a-api", "hosts: [api], http: [{route: [{destination: {host: api}}]}]"),
+			meshHTTPRoute("web", "producer", "api")),
+			2, "web/a-api and web/web~api.web.svc.cluster.local both claim host api.web.svc.cluster.local", "web/api-v1"},
+		{"MC5001 a consumer's mesh route hides a VirtualService in its namespace only", "MC5001", append(web,
+			obj("VirtualService", "web", "a-api", "hosts: [api], http: [{route: [{destination: {host: api}}]}]"),
+			meshHTTPRoute("client", "consumer", "api")),
+			1, "web/a-api and client/client~api.web.svc.cluster.local both claim host api.web.svc.cluster.local", "client/caller"},
 		{"MC5001 near miss: exportTo keeps them apart", "MC5001", append(web,
 			obj("VirtualService", "web", "api-a", "hosts: [api], exportTo: ['.'], http: [{route: [{destination: {host: api}}]}]", at(1)),
 			obj("VirtualService", "client", "api-b", "hosts: [api.web.svc.cluster.local], exportTo: ['.'], http: [{route: [{destination: {host: api.web.svc.cluster.local}}]}]", at(2))),
@@ -380,4 +391,10 @@ func TestReportKeys(t *testing.T) {
 	if !strings.HasSuffix(ds[1].Message, "%!(WRONGENTRY MC6001)") || strings.Contains(ds[0].Message, "%!") {
 		t.Errorf("messages %q, %q", ds[0].Message, ds[1].Message)
 	}
+}
+
+// meshHTTPRoute is a mesh (GAMMA) HTTPRoute of ns for Service web/svc.
+func meshHTTPRoute(ns, name, svc string) string {
+	return "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: " + name + ", namespace: " + ns + "}\n" +
+		"spec: {parentRefs: [{group: '', kind: Service, name: " + svc + ", namespace: web}], rules: [{backendRefs: [{name: " + svc + ", namespace: web, port: 80}]}]}\n"
 }

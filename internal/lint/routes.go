@@ -475,6 +475,13 @@ var routeToUnknownPort = &Analyzer{Entry: diag.RouteToUnknownPort, Run: func(p *
 	})
 }}
 
+// generatedOnly reports whether a host's VirtualServices all come from
+// Gateway API routes: a consumer's mesh route overriding the producer's in
+// its namespace, or routes of one Service's ports, by design.
+func generatedOnly(c resolve.VSChoice) bool {
+	return c.Winner.GatewayAPI && !slices.ContainsFunc(c.Losers, func(vs *resolve.VirtualService) bool { return !vs.GatewayAPI })
+}
+
 // MC5001: several VirtualServices claim hosts for the same proxies. One
 // finding per conflicting group (one winner, the same losers), listing
 // its hosts, so N VirtualServices sharing N hosts make one finding, not
@@ -492,7 +499,7 @@ var virtualServiceHostConflict = &Analyzer{Entry: diag.VirtualServiceHostConflic
 	var key strings.Builder
 	for _, sc := range p.Mesh.Scopes {
 		for _, c := range sc.VirtualServices {
-			if len(c.Losers) == 0 {
+			if len(c.Losers) == 0 || generatedOnly(c) {
 				continue
 			}
 			key.Reset()

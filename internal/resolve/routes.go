@@ -150,6 +150,9 @@ func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 				continue
 			}
 			plain, mine := vsHosts(vs, services, idx, chosen)
+			if !gatewayRouteApplies(vs, mine, v.Scope.Namespace) {
+				continue
+			}
 			has80 := false
 			for _, s := range mine {
 				owned[s.Host] = true
@@ -252,6 +255,9 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 			continue
 		}
 		plain, mine := vsHosts(vs, services, idx, chosen)
+		if !gatewayRouteApplies(vs, mine, sc.Namespace) {
+			continue
+		}
 		// A service whose port is TCP here gets no vhost from the
 		// VirtualService either (docs/semantics/virtual-services.md §6.4).
 		mine = slices.DeleteFunc(mine, func(s *Service) bool {
@@ -294,7 +300,8 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 func vsHosts(vs *VirtualService, services []*Service, idx hostIndex, chosen map[host.Name]*VirtualService) (plain []host.Name, mine []*Service) {
 	for _, h := range vs.Hosts {
 		h = lower(h)
-		if !h.IsWildcard() {
+		if !h.IsWildcard() || vs.GatewayAPI {
+			// A generated route's wildcard host names no service.
 			if s := idx.byHost[h]; s != nil {
 				mine = append(mine, s)
 			} else {

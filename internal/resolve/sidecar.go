@@ -708,5 +708,5 @@ func (l *EgressListener) ImportsVSHost(vs *VirtualService, h host.Name) bool {
 	if _, ex := star.excludes(h); ex {
 		return false
 	}
-	return own.vsMatches(h) || star.vsMatches(h)
+	return own.vsImports(vs, h) || star.vsImports(vs, h)
 }

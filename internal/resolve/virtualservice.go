@@ -242,11 +242,13 @@ func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) []*Vir
 }
 
 // producerRoute reports whether a mesh route istiod generated from a
-// Gateway API route is written in the namespace of the Service it routes:
-// its host is that Service's "<name>.<namespace>.svc.<domain>".
+// Gateway API route may be written in the namespace of the service it
+// routes: its host is that Service's "<name>.<namespace>.svc.<domain>", or
+// no Service's at all (a ServiceEntry's, whose namespace the virtual hosts
+// judge, docs/semantics/gateway-api.md §G7.4).
 func producerRoute(vs *VirtualService) bool {
 	for _, h := range vs.Hosts {
-		if labels := strings.Split(string(h), "."); len(labels) > 2 && labels[1] == vs.Namespace() && labels[2] == "svc" {
+		if labels := strings.Split(string(h), "."); len(labels) <= 2 || labels[2] != "svc" || labels[1] == vs.Namespace() {
 			return true
 		}
 	}
@@ -264,7 +266,7 @@ func (e egressHosts) importsVS(vs *VirtualService, star *hostClass) bool {
 		if _, ex := star.excludes(h); ex {
 			continue
 		}
-		if own.vsMatches(h) || star.vsMatches(h) {
+		if own.vsImports(vs, h) || star.vsImports(vs, h) {
 			return true
 		}
 	}
@@ -430,6 +432,9 @@ func (sc *Scope) Winners() []*VirtualService { return sc.winners }
 func (sc *Scope) eachVSHost(f func(vs *VirtualService, id int32)) {
 	for _, l := range sc.Listeners {
 		for _, vs := range l.VirtualServices {
+			if vs.GatewayAPI && !gatewayRouteApplies(vs, sc.namedServices(vs), sc.Namespace) {
+				continue
+			}
 			for _, id := range vs.hostIDs {
 				f(vs, id)
 			}
@@ -448,6 +453,8 @@ func lower(h host.Name) host.Name {
 
 func (sc *Scope) vsReason(vs *VirtualService) string {
 	switch {
+	case vs.GatewayAPI && vs.Namespace() == sc.Namespace:
+		return "generated from a Gateway API route of the proxy's namespace, which comes first"
 	case vs.exportTo.public:
 		return "public, and the oldest of those visible"
 	case vs.Namespace() == sc.Namespace:
