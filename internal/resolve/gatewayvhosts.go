@@ -32,7 +32,8 @@ func (m *Mesh) GatewayRouteConfig(v *ProxyView, name string, port uint32, server
 		groups []string
 	}
 	byHost := map[host.Name]*vhost{}
-	add := func(h host.Name) *vhost {
+	add := func(name string) *vhost {
+		h := host.Name(strings.ToLower(name))
 		vh := byHost[h]
 		if vh == nil {
 			vh = &vhost{vh: &VirtualHost{Name: HostPort(string(h), port), Domains: []string{string(h)}}}
@@ -61,7 +62,7 @@ func (m *Mesh) GatewayRouteConfig(v *ProxyView, name string, port uint32, server
 				continue // no HTTP route for this server: no virtual host either
 			}
 			for _, h := range gr.Hosts {
-				vh := add(lower(h))
+				vh := add(string(h))
 				vh.vh.Routes = append(vh.vh.Routes, routes...)
 				vh.groups = append(vh.groups, key)
 				vh.vh.RequireTLS = vh.vh.RequireTLS || redirect
@@ -74,7 +75,7 @@ func (m *Mesh) GatewayRouteConfig(v *ProxyView, name string, port uint32, server
 				if _, after, ok := strings.Cut(h, "/"); ok {
 					h = after
 				}
-				add(lower(host.Name(h))).vh.RequireTLS = true
+				add(h).vh.RequireTLS = true
 			}
 		}
 	}
