@@ -9,7 +9,6 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	networking "istio.io/api/networking/v1alpha3"
@@ -358,29 +357,7 @@ func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
 }
 
 // gatewayRoute renders the route configuration resolve assembles for
-// the servers (resolve.Mesh.GatewayRouteConfig). A route several virtual
-// hosts share is rendered once.
+// the servers (resolve.Mesh.GatewayRouteConfig).
 func (b *builder) gatewayRoute(name string, port uint32, servers []resolve.GatewayServer) {
-	rc := b.mesh.GatewayRouteConfig(b.view, name, port, servers)
-	out := &routev3.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), IgnorePortInHostMatching: true,
-		MaxDirectResponseBodySizeBytes: wrapperspb.UInt32(1 << 20)}
-	rendered := map[*resolve.HTTPRoute]*routev3.Route{}
-	for _, vh := range rc.VirtualHosts {
-		if vh.CatchAll == resolve.BlackholeCatchAll {
-			out.VirtualHosts = append(out.VirtualHosts, &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains})
-			continue
-		}
-		v := &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains, IncludeRequestAttemptCount: true}
-		if vh.RequireTLS {
-			v.RequireTls = routev3.VirtualHost_ALL
-		}
-		for _, r := range vh.Routes {
-			if rendered[r] == nil {
-				rendered[r] = b.vsRoute(r, r.Root, port, r.TLS)
-			}
-			v.Routes = append(v.Routes, rendered[r])
-		}
-		out.VirtualHosts = append(out.VirtualHosts, v)
-	}
-	b.routeCache[name] = out
+	b.routeCache[name] = b.routeConfiguration(b.mesh.GatewayRouteConfig(b.view, name, port, servers))
 }
