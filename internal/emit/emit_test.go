@@ -987,6 +987,8 @@ func TestGatewayServers(t *testing.T) {
 		// virtual host, so the route configuration answers 404.
 		if rc := routeNamed(cfg, "https.8443.https.eastwest.istio-system"); rc == nil || !slices.Equal(names(rc.GetVirtualHosts()), []string{"blackhole:8443"}) {
 			t.Errorf("route configuration = %v, want only the blackhole virtual host", rc)
+		} else if vh := rc.GetVirtualHosts()[0]; !slices.Equal(vh.GetDomains(), []string{"*"}) || len(vh.GetRoutes()) > 0 || vh.GetIncludeRequestAttemptCount() {
+			t.Errorf("blackhole virtual host = %v, want every domain, no routes, no attempt count", vh)
 		}
 		sds := ctx.GetCommonTlsContext().GetTlsCertificateSdsSecretConfigs()
 		if len(sds) != 1 || sds[0].GetName() != "kubernetes://web-cert" || sds[0].GetSdsConfig().GetAds() == nil {

@@ -3,14 +3,12 @@ package emit
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	networking "istio.io/api/networking/v1alpha3"
@@ -358,117 +356,8 @@ func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
 	}}
 }
 
-// gatewayRoute builds a gateway route configuration: one vhost per host a
-// VirtualService serves on the servers, routes of several VirtualServices
-// for one host concatenated (docs/semantics/virtual-services.md §6.7).
+// gatewayRoute renders the route configuration resolve assembles for
+// the servers (resolve.Mesh.GatewayRouteConfig).
 func (b *builder) gatewayRoute(name string, port uint32, servers []resolve.GatewayServer) {
-	type vhost struct {
-		vh *routev3.VirtualHost
-		// groups are the (gateway, VirtualService) route lists the
-		// routes came from, in order: equal groups, equal routes.
-		groups []string
-	}
-	byHost := map[host.Name]*vhost{}
-	// A VirtualService's routes are translated once per gateway.
-	translated := map[string][]*routev3.Route{}
-	for _, gs := range servers {
-		gw := gs.Gateway.Namespace + "/" + gs.Gateway.Name
-		redirect := gs.Gateway.Spec.GetServers()[gs.Index].GetTls().GetHttpsRedirect()
-		tls := gs.Gateway.Spec.GetServers()[gs.Index].GetTls() != nil
-		for _, gr := range gs.Routes {
-			key := gw + "|" + gr.VirtualService.Namespace() + "/" + gr.VirtualService.Object.Name
-			routes, ok := translated[key]
-			if !ok {
-				routes = b.gatewayRoutes(gr.VirtualService, gw, port, tls)
-				translated[key] = routes
-			}
-			if len(routes) == 0 {
-				continue // no HTTP route for this server: no virtual host either
-			}
-			for _, h := range gr.Hosts {
-				h = host.Name(strings.ToLower(string(h)))
-				v := byHost[h]
-				if v == nil {
-					v = &vhost{vh: &routev3.VirtualHost{Name: resolve.HostPort(string(h), port), Domains: []string{string(h)}, IncludeRequestAttemptCount: true}}
-					byHost[h] = v
-				}
-				v.vh.Routes = append(v.vh.Routes, routes...)
-				v.groups = append(v.groups, key)
-				if redirect {
-					v.vh.RequireTls = routev3.VirtualHost_ALL
-				}
-			}
-		}
-		// httpsRedirect sends every host of the server to HTTPS, with or
-		// without routes.
-		if redirect {
-			for _, h := range gs.Hosts {
-				if _, after, ok := strings.Cut(h, "/"); ok {
-					h = after
-				}
-				h = strings.ToLower(h)
-				if v := byHost[host.Name(h)]; v != nil {
-					v.vh.RequireTls = routev3.VirtualHost_ALL
-					continue
-				}
-				byHost[host.Name(h)] = &vhost{vh: &routev3.VirtualHost{Name: resolve.HostPort(h, port), Domains: []string{h}, IncludeRequestAttemptCount: true, RequireTls: routev3.VirtualHost_ALL}}
-			}
-		}
-	}
-	// Hosts given the same routes share one virtual host, named by the
-	// most specific host; catch-all routes go last (istiod's route
-	// collapse, docs/semantics/virtual-services.md §6.7). Hosts without
-	// routes (an httpsRedirect server's) have the same, empty, routes.
-	var vhosts []*routev3.VirtualHost
-	first := map[string]*vhost{}
-	hosts := slices.Collect(maps.Keys(byHost))
-	host.Sort(hosts)
-	for _, h := range hosts {
-		v := byHost[h]
-		key := strings.Join(v.groups, ",")
-		if f := first[key]; f != nil && f.vh.RequireTls == v.vh.RequireTls {
-			f.vh.Domains = append(f.vh.Domains, v.vh.Domains...)
-			continue
-		}
-		first[key] = v
-		vhosts = append(vhosts, v.vh)
-	}
-	for _, vh := range vhosts {
-		vh.Routes = catchAllLast(vh.Routes)
-	}
-	slices.SortFunc(vhosts, func(a, b *routev3.VirtualHost) int { return cmp.Compare(a.GetName(), b.GetName()) })
-	rc := &routev3.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), IgnorePortInHostMatching: true,
-		MaxDirectResponseBodySizeBytes: wrapperspb.UInt32(1 << 20), VirtualHosts: vhosts}
-	if len(rc.VirtualHosts) == 0 {
-		// Nothing routes here: Envoy answers 404.
-		rc.VirtualHosts = []*routev3.VirtualHost{{Name: resolve.HostPort("blackhole", port), Domains: []string{"*"}}}
-	}
-	b.routeCache[name] = rc
-}
-
-// catchAllLast moves routes that match every request after the others,
-// keeping each group's order, as istiod sorts a gateway vhost's routes.
-func catchAllLast(routes []*routev3.Route) []*routev3.Route {
-	catchAll := func(r *routev3.Route) bool {
-		m := r.GetMatch()
-		all := m.GetPrefix() == "/" || m.GetPathSeparatedPrefix() == "/" || m.GetSafeRegex().GetRegex() == ".*"
-		return all && len(m.GetHeaders()) == 0 && len(m.GetQueryParameters()) == 0 && len(m.GetDynamicMetadata()) == 0
-	}
-	out := slices.DeleteFunc(slices.Clone(routes), catchAll)
-	for _, r := range routes {
-		if catchAll(r) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// gatewayRoutes renders a VirtualService's HTTP routes as resolve
-// translates them for a gateway server.
-func (b *builder) gatewayRoutes(vs *resolve.VirtualService, gw string, port uint32, tls bool) []*routev3.Route {
-	var out []*routev3.Route
-	for _, r := range b.mesh.GatewayHTTPRoutes(vs, gw, b.view, port) {
-		out = append(out, b.vsRoute(r, vs, port, tls))
-	}
-	return out
+	b.routeCache[name] = b.routeConfiguration(b.mesh.GatewayRouteConfig(b.view, name, port, servers))
 }

@@ -46,14 +46,23 @@ func (b *builder) routeConfiguration(rc *resolve.RouteConfig) *routev3.RouteConf
 		IgnorePortInHostMatching:       true,
 		MaxDirectResponseBodySizeBytes: wrapperspb.UInt32(1 << 20),
 	}
+	// A gateway's route several virtual hosts share is rendered once.
+	shared := map[*resolve.HTTPRoute]*routev3.Route{}
 	for _, vh := range rc.VirtualHosts {
-		out.VirtualHosts = append(out.VirtualHosts, b.virtualHost(vh, rc.Port))
+		out.VirtualHosts = append(out.VirtualHosts, b.virtualHost(vh, rc.Port, shared))
 	}
 	return out
 }
 
-func (b *builder) virtualHost(vh *resolve.VirtualHost, port uint32) *routev3.VirtualHost {
+func (b *builder) virtualHost(vh *resolve.VirtualHost, port uint32, shared map[*resolve.HTTPRoute]*routev3.Route) *routev3.VirtualHost {
+	if vh.CatchAll == resolve.BlackholeCatchAll {
+		// Nothing routes here: Envoy answers 404.
+		return &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains}
+	}
 	out := &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains, IncludeRequestAttemptCount: true}
+	if vh.RequireTLS {
+		out.RequireTls = routev3.VirtualHost_ALL
+	}
 	switch vh.CatchAll {
 	case "block_all":
 		out.Routes = []*routev3.Route{{
@@ -71,11 +80,17 @@ func (b *builder) virtualHost(vh *resolve.VirtualHost, port uint32) *routev3.Vir
 		return out
 	}
 	for _, r := range vh.Routes {
-		if r.Source == nil {
+		switch {
+		case r.Source == nil:
 			out.Routes = append(out.Routes, b.defaultRoute(r, vh.Service))
-			continue
+		case r.Root != nil: // a gateway's
+			if shared[r] == nil {
+				shared[r] = b.vsRoute(r, r.Root, port, r.TLS)
+			}
+			out.Routes = append(out.Routes, shared[r])
+		default:
+			out.Routes = append(out.Routes, b.vsRoute(r, vh.VirtualService, port, false))
 		}
-		out.Routes = append(out.Routes, b.vsRoute(r, vh.VirtualService, port, false))
 	}
 	return out
 }

@@ -25,8 +25,8 @@ import (
 //     (isHost), in every digest;
 //   - ServedPorts: the proxy's workload's served ports, in its digest;
 //   - ServerNames, DestinationCluster: the view and Config;
-//   - GatewayHTTPRoutes: the whole registry (gatewayService), in routers'
-//     digests.
+//   - GatewayRouteConfig: the view and, through GatewayHTTPRoutes, the
+//     whole registry (gatewayService), in routers' digests.
 //
 // Emit's test TestMeshReadsAreDigested fails when emit calls a Mesh method
 // this list does not name.
@@ -48,7 +48,7 @@ type Digester struct {
 
 // DigestedMeshReads are the Mesh methods whose reads Digester covers.
 func DigestedMeshReads() []string {
-	return []string{"Config", "ProxyMTLS", "NamespaceMTLS", "OutboundRoutes", "EgressRoutes", "ServedPorts", "ServerNames", "DestinationCluster", "GatewayHTTPRoutes"}
+	return []string{"Config", "ProxyMTLS", "NamespaceMTLS", "OutboundRoutes", "EgressRoutes", "ServedPorts", "ServerNames", "DestinationCluster", "GatewayRouteConfig"}
 }
 
 // NewDigester digests the mesh-wide reads of m.

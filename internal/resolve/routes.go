@@ -34,8 +34,12 @@ type VirtualHost struct {
 	VirtualService *VirtualService
 	// Service is the service the vhost is named after, if any.
 	Service *Service
-	// CatchAll is "allow_any" or "block_all" for the last vhost.
+	// CatchAll is "allow_any" or "block_all" for a sidecar's last vhost,
+	// BlackholeCatchAll for a gateway's only one when nothing routes.
 	CatchAll string
+	// RequireTLS says an httpsRedirect gateway server sends the vhost's
+	// requests to HTTPS.
+	RequireTLS bool
 }
 
 // HTTPRoute is one route of a virtual host.
@@ -51,6 +55,13 @@ type HTTPRoute struct {
 	// Mirrors are the clusters of the route's mirror destinations (mirror
 	// and mirrors), found as its destinations are.
 	Mirrors map[*networking.Destination]ClusterID
+	// Root is the VirtualService (a delegate's root) whose route this is,
+	// on a gateway's virtual host, which merges several; nil on a
+	// sidecar's, whose VirtualHost names it.
+	Root *VirtualService
+	// TLS says the gateway server the route was translated for has TLS
+	// settings, which its redirects follow.
+	TLS bool
 }
 
 // WeightedCluster is a destination cluster and its weight: a service's
@@ -587,8 +598,7 @@ func destinationCluster(d *networking.Destination, h host.Name, s *Service, port
 // header matcher — method, authority and scheme are headers too — nor query
 // parameter.
 func catchAllMatch(m *networking.HTTPMatchRequest) bool {
-	if len(m.GetHeaders()) > 0 || len(m.GetQueryParams()) > 0 || len(m.GetWithoutHeaders()) > 0 ||
-		m.GetMethod() != nil || m.GetAuthority() != nil || m.GetScheme() != nil {
+	if !onlyURI(m) {
 		return false
 	}
 	switch u := m.GetUri().GetMatchType().(type) {
