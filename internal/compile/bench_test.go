@@ -25,6 +25,9 @@ func BenchmarkStages(b *testing.B) {
 		}
 		b.Run("ingress="+name, func(b *testing.B) { benchStages(b, meshgen.Options{Ingress: ingress}) })
 	}
+	// Issue 25's yardstick: the mesh's own routes written as mesh
+	// HTTPRoutes instead of VirtualServices (ingress=none above).
+	b.Run("routes=httproutes", func(b *testing.B) { benchStages(b, meshgen.Options{HTTPRoutes: true}) })
 }
 
 func benchStages(b *testing.B, opts meshgen.Options) {
