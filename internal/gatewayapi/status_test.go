@@ -89,6 +89,8 @@ spec: {ports: [{port: 80}]}`
 			"MC7104", "name: x", []string{`listener "x" of ListenerSet edge/ls`, "ProtocolConflict", `"db"`}},
 		{"ListenerSet listener without TLS", []string{allowAll(gw), svc, listenerSet("edge", "  - {name: x, port: 443, protocol: HTTPS}")},
 			"MC7103", "name: x", []string{`listener "x" of ListenerSet edge/ls`, "NoTLS"}},
+		{"ListenerSet certificate elsewhere", []string{allowAll(gw), svc, listenerSet("other", "  - {name: x, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: c, namespace: edge}]}}")},
+			"MC7105", "name: x", []string{`listener "x" of ListenerSet other/ls`, "RefNotPermitted", `not accessible to a ListenerSet in namespace "other"`}},
 		{"route of a ListenerSet, hostname", []string{allowAll(gw), svc, listenerSet("edge", "  - {name: x, port: 8080, protocol: HTTP, hostname: a.example.com}"),
 			route("edge", "  parentRefs: [{name: ls, kind: ListenerSet}]\n  hostnames: [b.example.com]\n  rules: [{backendRefs: [{name: app, port: 80}]}]")},
 			"MC7106", "parentRefs:", []string{"ListenerSet edge/ls", "NoMatchingListenerHostname"}},
