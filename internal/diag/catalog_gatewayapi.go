@@ -93,13 +93,13 @@ listener's allowedRoutes.`,
 	}
 	RouteParentNotFound = &Entry{
 		Code: "MC7107", Name: "RouteParentNotFound", Severity: Error,
-		Summary: "A route's parentRef names a Gateway that does not exist.",
-		Doc: `The Gateway a parentRef names (in the route's namespace unless the
-reference gives one) is not in the input, so the route attaches to
-nothing there and istiod writes no status for that parent. Usually a typo
-or a namespace left out. A Gateway of a class meshc does not compile is
-MC7101 and is not reported here. The check runs only when the input holds
-some Gateway API Gateway.`,
+		Summary: "A route's parentRef names a Gateway or ListenerSet that does not exist.",
+		Doc: `The Gateway or ListenerSet a parentRef names (in the route's namespace
+unless the reference gives one) is not in the input, so the route
+attaches to nothing there and istiod writes no status for that parent.
+Usually a typo or a namespace left out. A Gateway of a class meshc does
+not compile is MC7101 and is not reported here. The check runs only when
+the input holds some Gateway API Gateway.`,
 	}
 	BackendRefNotPermitted = &Entry{
 		Code: "MC7108", Name: "BackendRefNotPermitted", Severity: Error,
@@ -178,6 +178,9 @@ var (
 		W("kind"), W("route"), W("parent").ID(), W("reason"), T("why")).Fielded()
 
 	ParentRefMissing = RouteParentNotFound.Template("%s %s names parent Gateway %s, which does not exist; the route attaches to nothing there",
+		W("kind"), W("route"), W("parent").ID()).Fielded()
+
+	SetParentRefMissing = RouteParentNotFound.Template("%s %s names parent ListenerSet %s, which does not exist; the route attaches to nothing there",
 		W("kind"), W("route"), W("parent").ID()).Fielded()
 
 	BackendDenied = BackendRefNotPermitted.Template("%s %s sends to %s, but no ReferenceGrant in namespace %s allows %ss of namespace %s to reference it; istiod answers its share of requests with 500",

@@ -80,6 +80,11 @@ func (c *converter) attachedSets(kgw *model.KubeGateway) []*model.ListenerSet {
 	return out
 }
 
+// hasListenerSet reports whether the input holds the ListenerSet.
+func (c *converter) hasListenerSet(key nsName) bool {
+	return slices.ContainsFunc(c.listenerSets, func(ls *model.ListenerSet) bool { return ls.Namespace == key.ns && ls.Name == key.name })
+}
+
 // listenersRefused says why a Gateway's allowedListeners leave out a
 // namespace, "" when they admit it.
 func (c *converter) listenersRefused(kgw *model.KubeGateway, ns string) string {

@@ -82,10 +82,14 @@ func (c *converter) parentsOf(r route) []routeParent {
 		key := nsName{ns, string(ref.Name)}
 		infos := c.parents[parentKey{kind, key}]
 		if len(infos) == 0 {
-			if kind == "Gateway" && c.kgws[key] == nil && len(c.kgwList) > 0 {
-				// Judged only when the input holds Gateways: routes are
-				// often kept apart from the Gateways they attach to.
+			// Judged only when the input holds Gateways: routes are
+			// often kept apart from the Gateways they attach to.
+			switch {
+			case len(c.kgwList) == 0:
+			case kind == "Gateway" && c.kgws[key] == nil:
 				c.report(diag.ParentRefMissing.At(r.meta.RefAt(path), r.kind, r.name(), ns+"/"+string(ref.Name)))
+			case kind == "ListenerSet" && !c.hasListenerSet(key):
+				c.report(diag.SetParentRefMissing.At(r.meta.RefAt(path), r.kind, r.name(), ns+"/"+string(ref.Name)))
 			}
 			continue
 		}

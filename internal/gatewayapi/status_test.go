@@ -73,6 +73,8 @@ spec: {ports: [{port: 80}]}`
 			"MC7106", "parentRefs:", []string{"kind HTTPRoute is not allowed"}},
 		{"missing gateway", []string{gw, svc, route("edge", "  parentRefs: [{name: gone}]\n  rules: [{backendRefs: [{name: app, port: 80}]}]")},
 			"MC7107", "parentRefs:", []string{"edge/gone"}},
+		{"missing ListenerSet", []string{gw, svc, route("edge", "  parentRefs: [{name: gone, kind: ListenerSet}]\n  rules: [{backendRefs: [{name: app, port: 80}]}]")},
+			"MC7107", "parentRefs:", []string{"parent ListenerSet edge/gone"}},
 		{"backend without grant", []string{gw, svc, route("edge", "  parentRefs: [{name: gw, sectionName: web}]\n  rules: [{backendRefs: [{name: app, namespace: other, port: 80}]}]")},
 			"MC7108", "backendRefs:", []string{"Service other/app", "no ReferenceGrant in namespace other"}},
 		{"missing backend", []string{gw, svc, route("edge", "  parentRefs: [{name: gw, sectionName: web}]\n  rules: [{backendRefs: [{name: nope, port: 80}]}]")},
