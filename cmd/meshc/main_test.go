@@ -301,6 +301,18 @@ func TestTreeBareDirectoryName(t *testing.T) {
 	}
 }
 
+// TestListenerSetEndToEnd: explain gateway lists a ListenerSet's listener
+// with its route among the Gateway's, and lint reports the ListenerSet the
+// Gateway does not admit.
+func TestListenerSetEndToEnd(t *testing.T) {
+	dir := filepath.Join("testdata", "listenerset")
+	runCLICases(t, []cliCase{
+		{"explain gateway", []string{"explain", "gateway", "gw/public", dir}, 0, "alt  HTTP 8080, alt.example.com  from ListenerSet team/first", ""},
+		{"route of the ListenerSet", []string{"explain", "gateway", "gw/public", dir}, 0, "HTTPRoute team/r", ""},
+		{"not admitted", []string{"lint", dir}, 0, "MC7113 ListenerSetNotAccepted: ListenerSet stranger/other", ""},
+	})
+}
+
 // TestGatewayAPIEndToEnd runs the Gateway API example: it lints clean,
 // explain gateway shows each listener with its routes, explain proxy and
 // explain request name the route and rule behind each generated route, and

@@ -13,7 +13,7 @@ var gatewayAPIEntries = []*Entry{
 	BackendRefNotPermitted,
 	BackendRefNotFound,
 	RouteRuleInvalid,
-	RouteNotCompiled,
+	ListenerSetNotAccepted,
 	MeshParentPortUnknown,
 }
 
@@ -93,13 +93,13 @@ listener's allowedRoutes.`,
 	}
 	RouteParentNotFound = &Entry{
 		Code: "MC7107", Name: "RouteParentNotFound", Severity: Error,
-		Summary: "A route's parentRef names a Gateway that does not exist.",
-		Doc: `The Gateway a parentRef names (in the route's namespace unless the
-reference gives one) is not in the input, so the route attaches to
-nothing there and istiod writes no status for that parent. Usually a typo
-or a namespace left out. A Gateway of a class meshc does not compile is
-MC7101 and is not reported here. The check runs only when the input holds
-some Gateway API Gateway.`,
+		Summary: "A route's parentRef names a Gateway or ListenerSet that does not exist.",
+		Doc: `The Gateway or ListenerSet a parentRef names (in the route's namespace
+unless the reference gives one) is not in the input, so the route
+attaches to nothing there and istiod writes no status for that parent.
+Usually a typo or a namespace left out. A Gateway of a class meshc does
+not compile is MC7101 and is not reported here. The check runs only when
+the input holds some Gateway API Gateway.`,
 	}
 	BackendRefNotPermitted = &Entry{
 		Code: "MC7108", Name: "BackendRefNotPermitted", Severity: Error,
@@ -132,14 +132,6 @@ a port or with a dotted hostname as its name, makes istiod drop every
 rule of the route for its Gateways, and set the route's ResolvedRefs
 condition to False. Fix the rule.`,
 	}
-	RouteNotCompiled = &Entry{
-		Code: "MC7111", Name: "RouteNotCompiled", Severity: Info,
-		Summary: "A Gateway API object that meshc does not compile yet: a ListenerSet, or a route attached to one.",
-		Doc: `meshc compiles routes attached to Gateways and mesh (GAMMA) routes
-attached to Services and ServiceEntries. ListenerSets, and the routes
-attached to them, are not compiled yet: the gateway proxies'
-configuration lacks what they add. The rest of the input compiles.`,
-	}
 	MeshParentPortUnknown = &Entry{
 		Code: "MC7112", Name: "MeshParentPortUnknown", Severity: Warning,
 		Summary: "A mesh route's parentRef names a port its Service or ServiceEntry does not have; the route never applies.",
@@ -150,6 +142,18 @@ sidecar sends traffic for the Service on it, so the route never
 applies and the Service's traffic keeps its other routes. Name one of
 the Service's ports (spec.ports[].port, not the target port), or leave
 the port out to cover all of them.`,
+	}
+	ListenerSetNotAccepted = &Entry{
+		Code: "MC7113", Name: "ListenerSetNotAccepted", Severity: Warning,
+		Summary: "A ListenerSet its parent Gateway does not accept: the Gateway's allowedListeners leave its namespace out; none of its listeners is programmed.",
+		Doc: `A ListenerSet adds listeners to a Gateway only when the Gateway lets its
+namespace do so: spec.allowedListeners.namespaces.from is Same (the
+Gateway's own namespace), All, or Selector (namespaces whose labels
+match). A Gateway without allowedListeners accepts no ListenerSet.
+istiod sets the ListenerSet's Accepted condition to False (NotAllowed)
+and makes nothing of its listeners, so the routes attached to them
+carry no traffic. Widen the Gateway's allowedListeners, or move the
+ListenerSet.`,
 	}
 )
 
@@ -176,6 +180,9 @@ var (
 	ParentRefMissing = RouteParentNotFound.Template("%s %s names parent Gateway %s, which does not exist; the route attaches to nothing there",
 		W("kind"), W("route"), W("parent").ID()).Fielded()
 
+	SetParentRefMissing = RouteParentNotFound.Template("%s %s names parent ListenerSet %s, which does not exist; the route attaches to nothing there",
+		W("kind"), W("route"), W("parent").ID()).Fielded()
+
 	BackendDenied = BackendRefNotPermitted.Template("%s %s sends to %s, but no ReferenceGrant in namespace %s allows %ss of namespace %s to reference it; istiod answers its share of requests with 500",
 		W("kind"), W("route"), W("backend").ID(), W("namespace"), W("kindAgain"), W("routeNamespace")).Fielded()
 
@@ -188,6 +195,15 @@ var (
 	MeshPortMissing = MeshParentPortUnknown.Template("%s %s attaches to port %d of %s, which has no such port; the route never applies",
 		W("kind"), W("route"), N("port").ID(), W("parent")).Fielded()
 
-	NotCompiledYet = RouteNotCompiled.Template("%s %s: %s is not compiled by meshc yet; the proxies' configuration lacks what it adds",
-		W("kind"), W("object"), T("what").ID()).Fielded()
+	ListenerSetNotAllowed = ListenerSetNotAccepted.Template("ListenerSet %s is not accepted by Gateway %s (NotAllowed): %s; none of its listeners is programmed",
+		W("listenerSet"), W("gateway").ID(), T("why"))
+
+	SetListenerRejected = ListenerNotProgrammed.Template("listener %q of ListenerSet %s is not programmed (%s: %s)",
+		W("listener").ID(), W("listenerSet"), W("reason").ID(), T("why")).Fielded()
+
+	SetListenerCollides = ListenerConflicted.Template("listener %q of ListenerSet %s (port %d, %s) conflicts with earlier listener %q of its Gateway or a ListenerSet before it (%s): istiod builds no server for it and no route attaches to it",
+		W("listener").ID(), W("listenerSet"), N("port"), W("reason"), W("winner"), T("why")).Fielded()
+
+	SetCertificateRefBad = CertificateRefUnresolved.Template("listener %q of ListenerSet %s: certificateRef %s cannot be resolved (%s: %s); the listener is not programmed",
+		W("listener").ID(), W("listenerSet"), W("ref").ID(), W("reason"), T("why")).Fielded()
 )

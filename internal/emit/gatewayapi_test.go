@@ -72,3 +72,52 @@ spec:
 		}
 	}
 }
+
+// TestListenerSetOnGatewayProxy: a ListenerSet's listener in another
+// namespace lands on its parent Gateway's proxy, on a port of its own
+// that the deployed Service gets too, with the routes attached to the
+// ListenerSet (docs/semantics/gateway-api.md §G2.6, §G2.7).
+func TestListenerSetOnGatewayProxy(t *testing.T) {
+	docs := []string{`apiVersion: v1
+kind: Namespace
+metadata: {name: edge}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app, namespace: team}
+spec: {clusterIP: 10.0.0.1, ports: [{name: http, port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: edge}
+spec:
+  gatewayClassName: istio
+  allowedListeners: {namespaces: {from: All}}
+  listeners: [{name: web, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: extra, namespace: team}
+spec:
+  parentRef: {name: gw, namespace: edge}
+  listeners: [{name: alt, port: 8080, protocol: HTTP, hostname: alt.example.com}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: team}
+spec:
+  parentRefs: [{name: extra, kind: ListenerSet}]
+  rules: [{backendRefs: [{name: app, port: 80}]}]`}
+	cfg := compile(t, Options{}, "edge/gw-istio", docs...)
+	rc := routeNamed(cfg, "http.8080")
+	if rc == nil {
+		t.Fatal("no route configuration http.8080 on the gateway proxy")
+	}
+	if got := routesOf(t, rc, "alt.example.com:8080"); len(got) != 1 || got[0].GetName() != "team.r.0" {
+		t.Errorf("alt.example.com:8080 routes %v", got)
+	}
+}

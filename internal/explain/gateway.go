@@ -38,6 +38,9 @@ type ListenerReport struct {
 	Port     int32  `json:"port"`
 	Protocol string `json:"protocol"`
 	Hostname string `json:"hostname,omitempty"`
+	// ListenerSet is the "namespace/name" of the ListenerSet that adds
+	// the listener, empty for the Gateway's own.
+	ListenerSet string `json:"listenerSet,omitempty"`
 	// IstioGateway is the Istio Gateway istiod makes of the listener,
 	// empty when it makes none.
 	IstioGateway string                 `json:"istioGateway,omitempty"`
@@ -66,7 +69,8 @@ func Gateway(m *resolve.Mesh, gw *gatewayapi.Gateway, ds []diag.Diagnostic) Gate
 	istio := map[string]bool{}
 	subjects := map[diag.ObjectRef]bool{kgw.Ref(): true}
 	for _, l := range gw.Listeners {
-		lr := ListenerReport{Name: l.Name, Port: l.Port, Protocol: l.Protocol, Hostname: l.Hostname, Conditions: l.Conditions, Routes: []diag.ObjectRef{}}
+		lr := ListenerReport{Name: l.Name, Port: l.Port, Protocol: l.Protocol, Hostname: l.Hostname, ListenerSet: l.ListenerSet,
+			Conditions: l.Conditions, Routes: []diag.ObjectRef{}}
 		if l.Istio != nil {
 			lr.IstioGateway = name(&l.Istio.ObjectMeta)
 			istio[lr.IstioGateway] = true
@@ -124,7 +128,11 @@ func WriteGatewayText(w io.Writer, r GatewayReport, opts TextOptions) error {
 		if host == "" {
 			host = "any host"
 		}
-		diag.Fprintf(&b, "  %s  %s %s, %s\n", bold(l.Name), l.Protocol, strconv.Itoa(int(l.Port)), host)
+		from := ""
+		if l.ListenerSet != "" {
+			from = "  from ListenerSet " + l.ListenerSet
+		}
+		diag.Fprintf(&b, "  %s  %s %s, %s%s\n", bold(l.Name), l.Protocol, strconv.Itoa(int(l.Port)), host, from)
 		if l.IstioGateway != "" {
 			diag.Fprintf(&b, "    Istio Gateway %s\n", l.IstioGateway)
 		} else {

@@ -55,8 +55,9 @@ type converter struct {
 	serviceEntries map[nsName]*model.ServiceEntry
 	seNs           map[string]bool
 
-	// parents are the listeners routes can attach to, by Gateway.
-	parents map[nsName][]*parentInfo
+	// parents are the listeners routes can attach to, by Gateway or
+	// ListenerSet.
+	parents map[parentKey][]*parentInfo
 	gws     []*Gateway
 	out     []model.Object
 	diags   []diag.Diagnostic
@@ -65,7 +66,7 @@ type converter struct {
 func newConverter(objs []model.Object, opts Options) *converter {
 	c := &converter{opts: opts, classes: map[string]*model.GatewayClass{}, services: map[nsName]*model.Service{},
 		svcNs: map[string]bool{}, secrets: map[nsName]*model.Secret{}, secretNs: map[string]bool{}, hostnames: map[string]bool{},
-		kgws: map[nsName]*model.KubeGateway{}, parents: map[nsName][]*parentInfo{},
+		kgws: map[nsName]*model.KubeGateway{}, parents: map[parentKey][]*parentInfo{},
 		serviceEntries: map[nsName]*model.ServiceEntry{}, seNs: map[string]bool{}}
 	for _, o := range objs {
 		switch x := o.(type) {

@@ -9,7 +9,6 @@ import (
 	networking "istio.io/api/networking/v1alpha3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/meshc/meshc/internal/diag"
@@ -51,6 +50,9 @@ type Listener struct {
 	Port     int32
 	Protocol string
 	Hostname string
+	// ListenerSet is the "namespace/name" of the ListenerSet that adds
+	// the listener to the Gateway, "" for the Gateway's own.
+	ListenerSet string
 	// Istio is the Istio Gateway istiod makes of the listener; nil when
 	// it makes none (a conflict, HTTPS without tls).
 	Istio      *model.Gateway
@@ -76,7 +78,10 @@ type Condition struct {
 
 // parentInfo is a listener routes can attach to.
 type parentInfo struct {
-	gw       *Gateway
+	gw *Gateway
+	// owner names the object the listener is written in, as findings
+	// name it ("Gateway ns/name", "ListenerSet ns/name").
+	owner    string
 	listener *Listener
 	// internalName is the generated Istio Gateway's "namespace/name".
 	internalName     string
@@ -86,6 +91,12 @@ type parentInfo struct {
 	section          string
 	port             int32
 	protocol         gwv1.ProtocolType
+}
+
+// parentKey names a route parent: a Gateway or a ListenerSet.
+type parentKey struct {
+	kind string
+	nsName
 }
 
 // builtinClasses are the GatewayClasses istiod creates, with their
@@ -184,51 +195,28 @@ func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
 	if gw.Managed {
 		sa = cmp.Or(kgw.Annotations[annServiceAccountSet], defaultName(kgw))
 	}
-	conflicts := listenerConflicts(kgw.Spec.Listeners)
+	sets := c.attachedSets(kgw)
+	merged := slices.Clone(kgw.Spec.Listeners)
+	for _, ls := range sets {
+		for _, e := range ls.Spec.Listeners {
+			merged = append(merged, entryListener(e))
+		}
+	}
+	conflicts := listenerConflicts(merged)
 	valid := 0
+	own := listenerOwner{kind: "Gateway", meta: &kgw.ObjectMeta, path: model.Path{}.Key("spec").Key("listeners")}
 	for i, l := range kgw.Spec.Listeners {
-		ln := &Listener{Name: string(l.Name), Index: i, Port: int32(l.Port), Protocol: string(l.Protocol)}
-		if l.Hostname != nil {
-			ln.Hostname = string(*l.Hostname)
-		}
-		gw.Listeners = append(gw.Listeners, ln)
-		path := model.Path{}.Key("spec").Key("listeners").Index(i)
-		if cf, ok := conflicts[i]; ok {
-			ln.Conditions = []Condition{
-				{Type: "Accepted", Reason: cf.reason, Message: "Listener conflicts with " + cf.winner},
-				{Type: "Conflicted", Status: true, Reason: cf.reason, Message: "Listener conflicts with " + cf.winner},
-				{Type: "Programmed", Reason: "Invalid", Message: "Listener conflicts with " + cf.winner},
-			}
-			c.report(diag.ListenerCollides.At(kgw.RefAt(path), string(l.Name), name, int(l.Port), cf.reason, cf.winner, cf.why))
-			continue
-		}
-		server, ok := c.listener(gw, ln, l, path)
-		if ok {
+		if c.addListener(gw, own, i, l, conflicts, sa) {
 			valid++
 		}
-		if server == nil {
-			continue
+	}
+	at := len(kgw.Spec.Listeners)
+	for _, ls := range sets {
+		o := listenerOwner{kind: "ListenerSet", meta: &ls.ObjectMeta, path: model.Path{}.Key("spec").Key("listeners"), base: at}
+		for i := range ls.Spec.Listeners {
+			c.addListener(gw, o, i, merged[at+i], conflicts, sa)
 		}
-		ig := &model.Gateway{ObjectMeta: derived("networking.istio.io/v1", "Gateway", kgw.Namespace,
-			kgw.Name+"~"+generatedSuffix+"~"+string(l.Name), &kgw.ObjectMeta, path, ""),
-			Spec: &networking.Gateway{Servers: []*networking.Server{server}}}
-		ig.Annotations = map[string]string{
-			annParents:          "Gateway/" + kgw.Name + "/" + string(l.Name) + "." + kgw.Namespace,
-			annGatewaySemantics: "gateway",
-			annGatewayService:   strings.Join(gw.Services, ","),
-			annServiceAccount:   sa,
-		}
-		if ok {
-			// istiod keeps the Istio Gateway of a programmed listener
-			// only; routes still attach to the others, to no effect.
-			ln.Istio = ig
-			c.out = append(c.out, ig)
-		}
-		allowed, _ := supportedKinds(l)
-		c.parents[nsName{kgw.Namespace, kgw.Name}] = append(c.parents[nsName{kgw.Namespace, kgw.Name}], &parentInfo{
-			gw: gw, listener: ln, internalName: kgw.Namespace + "/" + ig.Name, allowedKinds: allowed,
-			hostnames: server.Hosts, originalHostname: ln.Hostname, section: string(l.Name), port: int32(l.Port), protocol: l.Protocol,
-		})
+		at += len(ls.Spec.Listeners)
 	}
 	if addrErr == "" && len(kgw.Spec.Listeners) > 0 && valid < len(kgw.Spec.Listeners) {
 		if valid == 0 {
@@ -240,7 +228,7 @@ func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
 	}
 	gw.Conditions = []Condition{accepted, programmed, {Type: "ResolvedRefs", Status: true, Reason: "ResolvedRefs", Message: "All references resolved"}}
 	if gw.Managed {
-		c.deploy(gw)
+		c.deploy(gw, merged)
 	}
 }
 
@@ -278,31 +266,30 @@ func (c *converter) serviceExists(h, defaultNs string) bool {
 // listener builds the Istio server of a listener and its conditions; ok
 // is false when istiod would not program it. The server is nil when
 // istiod makes none.
-func (c *converter) listener(gw *Gateway, ln *Listener, l gwv1.Listener, path model.Path) (*networking.Server, bool) {
-	kgw := gw.Object
-	name := kgw.Namespace + "/" + kgw.Name
+func (c *converter) listener(o listenerOwner, ln *Listener, l gwv1.Listener, path model.Path) (*networking.Server, bool) {
+	name := o.name()
 	ok := true
 	accepted := Condition{Type: "Accepted", Status: true, Reason: "Accepted", Message: "No errors found"}
 	programmed := Condition{Type: "Programmed", Status: true, Reason: "Programmed", Message: "No errors found"}
 	resolved := Condition{Type: "ResolvedRefs", Status: true, Reason: "ResolvedRefs", Message: "No errors found"}
-	tls, tlsErrs := c.serverTLS(kgw, l, path)
+	tls, tlsErrs := c.serverTLS(o, l, path)
 	if len(tlsErrs) > 0 {
 		resolved = Condition{Type: "ResolvedRefs", Reason: tlsErrs[0].reason, Message: tlsErrs[0].message}
 		programmed = Condition{Type: "Programmed", Reason: "Invalid", Message: "Bad TLS configuration"}
 		ok = false
 		for _, e := range tlsErrs {
-			c.report(diag.CertificateRefBad.At(kgw.RefAt(e.path), string(l.Name), name, e.ref, e.reason, e.message))
+			c.report(o.templates().cert.At(o.meta.RefAt(e.path), string(l.Name), name, e.ref, e.reason, e.message))
 		}
 	}
 	proto, perr := listenerProtocol(l.Protocol)
 	if perr != "" {
 		accepted = Condition{Type: "Accepted", Reason: "UnsupportedProtocol", Message: perr}
 		ok = false
-		c.report(diag.ListenerRejected.At(kgw.RefAt(path.Key("protocol")), string(l.Name), name, "UnsupportedProtocol", perr))
+		c.report(o.templates().rejected.At(o.meta.RefAt(path.Key("protocol")), string(l.Name), name, "UnsupportedProtocol", perr))
 	}
 	if _, all := supportedKinds(l); !all {
 		resolved = Condition{Type: "ResolvedRefs", Reason: "InvalidRouteKinds", Message: "Invalid route kinds"}
-		c.report(diag.ListenerRejected.At(kgw.RefAt(path.Key("allowedRoutes").Key("kinds")), string(l.Name), name, "InvalidRouteKinds",
+		c.report(o.templates().rejected.At(o.meta.RefAt(path.Key("allowedRoutes").Key("kinds")), string(l.Name), name, "InvalidRouteKinds",
 			"allowedRoutes.kinds names a route kind a "+string(l.Protocol)+" listener cannot carry; routes of that kind are not accepted"))
 	}
 	if !ok && programmed.Status {
@@ -310,7 +297,7 @@ func (c *converter) listener(gw *Gateway, ln *Listener, l gwv1.Listener, path mo
 	}
 	ln.Conditions = []Condition{accepted, programmed, {Type: "Conflicted", Reason: "NoConflicts", Message: "No errors found"}, resolved}
 	if tls == nil && (l.Protocol == gwv1.HTTPSProtocolType || l.Protocol == gwv1.TLSProtocolType) {
-		c.report(diag.ListenerRejected.At(kgw.RefAt(path), string(l.Name), name, "NoTLS",
+		c.report(o.templates().rejected.At(o.meta.RefAt(path), string(l.Name), name, "NoTLS",
 			"the protocol is "+string(l.Protocol)+" but the listener has no tls section, so istiod builds no server for it and no route attaches to it"))
 		return nil, ok
 	}
@@ -319,7 +306,7 @@ func (c *converter) listener(gw *Gateway, ln *Listener, l gwv1.Listener, path mo
 	}
 	return &networking.Server{
 		Port:  &networking.Port{Name: "default", Number: uint32(l.Port), Protocol: proto},
-		Hosts: c.serverHosts(kgw.Namespace, l),
+		Hosts: c.serverHosts(o.meta.Namespace, l),
 		Tls:   tls,
 	}, ok
 }
@@ -419,11 +406,7 @@ func (c *converter) allowedNamespaces(ns string, ar *gwv1.AllowedRoutes) []strin
 	}
 	var out []string
 	for name, lbls := range c.opts.Namespaces {
-		set := labels.Set{"kubernetes.io/metadata.name": name}
-		for k, v := range lbls {
-			set[k] = v
-		}
-		if sel.Matches(set) {
+		if sel.Matches(namespaceLabels(name, lbls)) {
 			out = append(out, name)
 		}
 	}
@@ -486,7 +469,7 @@ func distinct(a, b gwv1.Listener) bool {
 // deploy makes the Deployment and Service istiod's deployment controller
 // would create for a managed Gateway, unless the input has them
 // (docs/semantics/gateway-api.md §G2.5).
-func (c *converter) deploy(gw *Gateway) {
+func (c *converter) deploy(gw *Gateway, listeners []gwv1.Listener) {
 	kgw := gw.Object
 	name := deploymentName(kgw)
 	infraLabels, infraAnns := infrastructure(kgw)
@@ -512,7 +495,7 @@ func (c *converter) deploy(gw *Gateway) {
 	if _, ok := c.services[nsName{kgw.Namespace, name}]; !ok {
 		svc := &model.Service{ObjectMeta: derived("v1", "Service", kgw.Namespace, name, &kgw.ObjectMeta, path, "")}
 		svc.Labels, svc.Annotations = lbls, anns
-		svc.Spec = corev1.ServiceSpec{Selector: map[string]string{labelGatewayName: kgw.Name}, Ports: servicePorts(kgw.Spec.Listeners),
+		svc.Spec = corev1.ServiceSpec{Selector: map[string]string{labelGatewayName: kgw.Name}, Ports: servicePorts(listeners),
 			Type: corev1.ServiceType(cmp.Or(kgw.Annotations[annServiceType], string(corev1.ServiceTypeLoadBalancer)))}
 		if len(kgw.Spec.Addresses) == 1 && svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 			svc.Spec.LoadBalancerIP = kgw.Spec.Addresses[0].Value

@@ -76,19 +76,20 @@ func (c *converter) parentsOf(r route) []routeParent {
 				out = append(out, rp)
 			}
 			continue
-		case group == model.GroupGatewayAPI && kind == "ListenerSet":
-			c.report(diag.NotCompiledYet.At(r.meta.RefAt(path), r.kind, r.name(), "the attachment to ListenerSet "+ns+"/"+string(ref.Name)))
-			continue
-		case group != model.GroupGatewayAPI || kind != "Gateway":
+		case group != model.GroupGatewayAPI || kind != "Gateway" && kind != "ListenerSet":
 			continue // another controller's parent: istiod passes it over
 		}
 		key := nsName{ns, string(ref.Name)}
-		infos := c.parents[key]
+		infos := c.parents[parentKey{kind, key}]
 		if len(infos) == 0 {
-			if c.kgws[key] == nil && len(c.kgwList) > 0 {
-				// Judged only when the input holds Gateways: routes are
-				// often kept apart from the Gateways they attach to.
+			// Judged only when the input holds Gateways: routes are
+			// often kept apart from the Gateways they attach to.
+			switch {
+			case len(c.kgwList) == 0:
+			case kind == "Gateway" && c.kgws[key] == nil:
 				c.report(diag.ParentRefMissing.At(r.meta.RefAt(path), r.kind, r.name(), ns+"/"+string(ref.Name)))
+			case kind == "ListenerSet" && !c.hasListenerSet(key):
+				c.report(diag.SetParentRefMissing.At(r.meta.RefAt(path), r.kind, r.name(), ns+"/"+string(ref.Name)))
 			}
 			continue
 		}
@@ -190,9 +191,8 @@ func (c *converter) reportParents(r route, parents []routeParent) []routeParent 
 		}
 		parent := best.shown
 		if !best.mesh() {
-			gw := best.info.gw.Object
 			best.info.gw.Rejected = append(best.info.gw.Rejected, Rejection{Kind: r.kind, Object: r.meta, Reason: best.denied.reason, Message: strings.Join(msgs, "; ")})
-			parent = "Gateway " + gw.Namespace + "/" + gw.Name
+			parent = best.info.owner
 		}
 		c.report(diag.ParentRefRejected.At(r.meta.RefAt(model.Path{}.Key("spec").Key("parentRefs").Index(i)), r.kind, r.name(),
 			parent, best.denied.reason, strings.Join(msgs, "; ")))

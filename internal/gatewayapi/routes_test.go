@@ -86,6 +86,9 @@ func TestHTTPRules(t *testing.T) {
 		{"cors", `  - filters: [{type: CORS, cors: {allowOrigins: ["https://a.example.com", "https://*.b.com", "http://c.com:*"], allowMethods: [GET], maxAge: 60, allowCredentials: true}}]
     backendRefs: [{name: app, port: 80}]`,
 			[]string{`{"corsPolicy":{"allowCredentials":true,"allowMethods":["GET"],"allowOrigins":[{"exact":"https://a.example.com"},{"regex":"^https://.*\\.b\\.com$"},{"prefix":"http://c.com:"}],"maxAge":"60s","unmatchedPreflights":"IGNORE"},"match":[{"uri":{"prefix":"/"}}],"name":"edge.r.0","route":[{"destination":{"host":"app.edge.svc.cluster.local","port":{"number":80}}}]}`}},
+		{"cors without maxAge gets the CRD's default", `  - filters: [{type: CORS, cors: {allowOrigins: ["*"]}}]
+    backendRefs: [{name: app, port: 80}]`,
+			[]string{`{"corsPolicy":{"allowOrigins":[{"regex":"^[a-zA-Z][a-zA-Z0-9+.-]*://[^/\\s?#]+$"}],"maxAge":"5s","unmatchedPreflights":"IGNORE"},"match":[{"uri":{"prefix":"/"}}],"name":"edge.r.0","route":[{"destination":{"host":"app.edge.svc.cluster.local","port":{"number":80}}}]}`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

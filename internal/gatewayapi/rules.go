@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -387,9 +388,10 @@ func cors(f *gwv1.HTTPCORSFilter) *networking.CorsPolicy {
 	for _, h := range f.ExposeHeaders {
 		out.ExposeHeaders = append(out.ExposeHeaders, string(h))
 	}
-	if f.MaxAge > 0 {
-		out.MaxAge = durationpb.New(time.Duration(f.MaxAge) * time.Second)
-	}
+	// The CRD defaults maxAge to 5 seconds and allows no less than 1, so
+	// zero means the field was left out and istiod sees the default.
+	maxAge := cmp.Or(f.MaxAge, 5)
+	out.MaxAge = durationpb.New(time.Duration(maxAge) * time.Second)
 	return out
 }
 

@@ -73,6 +73,8 @@ spec: {ports: [{port: 80}]}`
 			"MC7106", "parentRefs:", []string{"kind HTTPRoute is not allowed"}},
 		{"missing gateway", []string{gw, svc, route("edge", "  parentRefs: [{name: gone}]\n  rules: [{backendRefs: [{name: app, port: 80}]}]")},
 			"MC7107", "parentRefs:", []string{"edge/gone"}},
+		{"missing ListenerSet", []string{gw, svc, route("edge", "  parentRefs: [{name: gone, kind: ListenerSet}]\n  rules: [{backendRefs: [{name: app, port: 80}]}]")},
+			"MC7107", "parentRefs:", []string{"parent ListenerSet edge/gone"}},
 		{"backend without grant", []string{gw, svc, route("edge", "  parentRefs: [{name: gw, sectionName: web}]\n  rules: [{backendRefs: [{name: app, namespace: other, port: 80}]}]")},
 			"MC7108", "backendRefs:", []string{"Service other/app", "no ReferenceGrant in namespace other"}},
 		{"missing backend", []string{gw, svc, route("edge", "  parentRefs: [{name: gw, sectionName: web}]\n  rules: [{backendRefs: [{name: nope, port: 80}]}]")},
@@ -83,8 +85,17 @@ spec: {ports: [{port: 80}]}`
 			"MC7110", "filters:", []string{`unsupported filter type "ExtensionRef"`}},
 		{"backend without port", []string{gw, svc, route("edge", "  parentRefs: [{name: gw, sectionName: web}]\n  rules: [{backendRefs: [{name: app}]}]")},
 			"MC7110", "backendRefs:", []string{"port is required"}},
-		{"route of a ListenerSet", []string{gw, svc, route("edge", "  parentRefs: [{name: ls, kind: ListenerSet}]\n  rules: [{backendRefs: [{name: app, port: 80}]}]")},
-			"MC7111", "parentRefs:", []string{"attachment to ListenerSet edge/ls"}},
+		{"ListenerSet not allowed", []string{gw, svc, listenerSet("other", "  - {name: x, port: 8080, protocol: HTTP}")},
+			"MC7113", "parentRef:", []string{"ListenerSet other/ls", "Gateway edge/gw", "no allowedListeners"}},
+		{"ListenerSet listener conflict", []string{allowAll(gw), svc, listenerSet("edge", "  - {name: x, port: 5432, protocol: TCP}")},
+			"MC7104", "name: x", []string{`listener "x" of ListenerSet edge/ls`, "ProtocolConflict", `"db"`}},
+		{"ListenerSet listener without TLS", []string{allowAll(gw), svc, listenerSet("edge", "  - {name: x, port: 443, protocol: HTTPS}")},
+			"MC7103", "name: x", []string{`listener "x" of ListenerSet edge/ls`, "NoTLS"}},
+		{"ListenerSet certificate elsewhere", []string{allowAll(gw), svc, listenerSet("other", "  - {name: x, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: c, namespace: edge}]}}")},
+			"MC7105", "name: x", []string{`listener "x" of ListenerSet other/ls`, "RefNotPermitted", `not accessible to a ListenerSet in namespace "other"`}},
+		{"route of a ListenerSet, hostname", []string{allowAll(gw), svc, listenerSet("edge", "  - {name: x, port: 8080, protocol: HTTP, hostname: a.example.com}"),
+			route("edge", "  parentRefs: [{name: ls, kind: ListenerSet}]\n  hostnames: [b.example.com]\n  rules: [{backendRefs: [{name: app, port: 80}]}]")},
+			"MC7106", "parentRefs:", []string{"ListenerSet edge/ls", "NoMatchingListenerHostname"}},
 		{"missing parent Service", []string{gw, svc, route("edge", "  parentRefs: [{name: gone, kind: Service, group: \"\"}]\n  rules: [{backendRefs: [{name: app, port: 80}]}]")},
 			"MC7106", "parentRefs:", []string{"Service gone.edge.svc.cluster.local", "NoMatchingParent", `parent service: "gone" not found`}},
 	}
@@ -112,6 +123,17 @@ spec: {ports: [{port: 80}]}`
 			}
 		})
 	}
+}
+
+// listenerSet is ListenerSet ns/ls adding listeners to Gateway edge/gw.
+func listenerSet(ns, listeners string) string {
+	return "apiVersion: gateway.networking.k8s.io/v1\nkind: ListenerSet\nmetadata: {name: ls, namespace: " + ns +
+		"}\nspec:\n  parentRef: {name: gw, namespace: edge}\n  listeners:\n" + listeners
+}
+
+// allowAll lets a Gateway accept ListenerSets of every namespace.
+func allowAll(gw string) string {
+	return strings.Replace(gw, "  listeners:", "  allowedListeners: {namespaces: {from: All}}\n  listeners:", 1)
 }
 
 // TestBadInputNeverPanics converts Gateway API objects with every

@@ -21,7 +21,7 @@ const terminateModeOption = "gateway.istio.io/tls-terminate-mode"
 
 // serverTLS is the server TLS istiod makes of a listener's tls section
 // (docs/semantics/gateway-api.md §G2.4); nil without one.
-func (c *converter) serverTLS(kgw *model.KubeGateway, l gwv1.Listener, lpath model.Path) (*networking.ServerTLSSettings, []tlsError) {
+func (c *converter) serverTLS(o listenerOwner, l gwv1.Listener, lpath model.Path) (*networking.ServerTLSSettings, []tlsError) {
 	t := l.TLS
 	if t == nil {
 		return nil, nil
@@ -58,7 +58,7 @@ func (c *converter) serverTLS(kgw *model.KubeGateway, l gwv1.Listener, lpath mod
 	var names []string
 	var errs []tlsError
 	for i, ref := range t.CertificateRefs {
-		name, err := c.certificate(kgw, ref)
+		name, err := c.certificate(o, ref)
 		if err != nil {
 			err.path = refsPath.Index(i)
 			errs = append(errs, *err)
@@ -80,12 +80,13 @@ func (c *converter) serverTLS(kgw *model.KubeGateway, l gwv1.Listener, lpath mod
 
 // certificate resolves one certificateRef to the credential name istiod
 // gives it (kubernetes-gateway://namespace/name).
-func (c *converter) certificate(kgw *model.KubeGateway, ref gwv1.SecretObjectReference) (string, *tlsError) {
-	group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, "", "Secret", kgw.Namespace)
+func (c *converter) certificate(o listenerOwner, ref gwv1.SecretObjectReference) (string, *tlsError) {
+	own := o.meta.Namespace
+	group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, "", "Secret", own)
 	shown := ns + "/" + string(ref.Name)
-	if ns != kgw.Namespace && !c.granted("Gateway", kgw.Namespace, "", "Secret", ns, string(ref.Name)) {
+	if ns != own && !c.granted(o.kind, own, "", "Secret", ns, string(ref.Name)) {
 		return "", &tlsError{ref: shown, reason: "RefNotPermitted",
-			message: fmt.Sprintf("certificateRef %s/%s not accessible to a Gateway in namespace %q (missing a ReferenceGrant?)", ref.Name, ns, kgw.Namespace)}
+			message: fmt.Sprintf("certificateRef %s/%s not accessible to a %s in namespace %q (missing a ReferenceGrant?)", ref.Name, ns, o.kind, own)}
 	}
 	if group != "" || kind != "Secret" {
 		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef",

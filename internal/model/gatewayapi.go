@@ -38,6 +38,11 @@ const (
 	// istiod binds such a Gateway to those Services' instances in the
 	// Gateway's namespace, not by a label selector.
 	AnnotationGatewayService = "internal.istio.io/gateway-service"
+	// AnnotationParentNamespace, on an Istio Gateway generated from a
+	// ListenerSet's listener, is the namespace of the Gateway it joins:
+	// the Services named by AnnotationGatewayService are looked for
+	// there rather than in the ListenerSet's namespace.
+	AnnotationParentNamespace = "internal.istio.io/parent-namespace"
 	// AnnotationRouteSemantics is RouteSemanticsGateway on a
 	// VirtualService generated from a route, which istiod then builds
 	// with the Gateway API's semantics.

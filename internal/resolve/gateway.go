@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -68,17 +69,18 @@ func bindGateways(p *Proxy, gateways []*model.Gateway, vss *vsIndex, services []
 	return out
 }
 
-// boundServices are the Services of the Gateway's namespace a generated
-// Gateway names; ok is false for a Gateway that selects its workloads by
+// boundServices are the Services of the Gateway's namespace (its parent
+// Gateway's, for a ListenerSet's listener) a generated Gateway names; ok is false for a Gateway that selects its workloads by
 // labels.
 func boundServices(gw *model.Gateway, services []*Service) (out []*Service, ok bool) {
 	names, ok := gw.Annotations[model.AnnotationGatewayService]
 	if !ok {
 		return nil, false
 	}
+	ns := cmp.Or(gw.Annotations[model.AnnotationParentNamespace], gw.Namespace)
 	for _, h := range strings.Split(names, ",") {
 		for _, s := range services {
-			if string(s.Host) == h && s.Namespace == gw.Namespace {
+			if string(s.Host) == h && s.Namespace == ns {
 				out = append(out, s)
 			}
 		}
