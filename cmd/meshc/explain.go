@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/explain"
 )
 
@@ -51,11 +52,7 @@ as kubectl has it.`,
 			return g.proxyNames(cmd, &cf)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, name, err := explainTarget(args[0], format)
-			if err != nil {
-				return err
-			}
-			run, err := g.compile(cmd, &cf, args[1:])
+			run, ns, name, err := g.explainInput(cmd, &cf, args, format)
 			if err != nil {
 				return err
 			}
@@ -99,11 +96,7 @@ is in "default".`,
   meshc explain gateway infra/public -f ./manifests -o json | jq .listeners`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, name, err := explainTarget(args[0], format)
-			if err != nil {
-				return err
-			}
-			run, err := g.compile(cmd, &cf, args[1:])
+			run, ns, name, err := g.explainInput(cmd, &cf, args, format)
 			if err != nil {
 				return err
 			}
@@ -124,6 +117,16 @@ is in "default".`,
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output `format`: text or json")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// explainInput reads an explain command's target, args[0], checks its
+// output format and compiles the inputs the other args name.
+func (g *globals) explainInput(cmd *cobra.Command, cf *compileFlags, args []string, format string) (run *compile.Result, ns, name string, err error) {
+	if ns, name, err = explainTarget(args[0], format); err != nil {
+		return nil, "", "", err
+	}
+	run, err = g.compile(cmd, cf, args[1:])
+	return run, ns, name, err
 }
 
 // explainTarget reads an explain command's [NAMESPACE/]NAME and checks
