@@ -53,3 +53,64 @@ func TestIPv6OnlyProxy(t *testing.T) {
 		t.Errorf("the IPv4 proxy changed too")
 	}
 }
+
+// TestDualStackProxy: a proxy with an IPv4 and an IPv6 address also binds
+// "::" (or "::1") where istiod picks a listener's address itself (an
+// HTTP port, a ServiceEntry port without an address, localhost under
+// captureMode NONE) but not on a VIP or a Sidecar's bind, and passes
+// inbound connections from ::6 as well as 127.0.0.6; an IPv4 proxy binds
+// one address. As istiod's generator does without ISTIO_DUAL_STACK.
+func TestDualStackProxy(t *testing.T) {
+	pod := func(name, ns, ips string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: " + ns + ", labels: {app: " + name + "}}\nspec: {containers: [{name: c, image: x}]}\nstatus: {podIPs: [" + ips + "]}"
+	}
+	docs := []string{
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: app, labels: {istio-injection: enabled}}",
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: local, labels: {istio-injection: enabled}}",
+		pod("dual", "app", `{ip: 10.1.0.5}, {ip: "fd00::5"}`),
+		pod("v4", "app", `{ip: 10.1.0.4}`),
+		pod("lo", "local", `{ip: 10.1.0.6}, {ip: "fd00::6"}`),
+		"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: app}\nspec: {selector: {app: web}, clusterIP: 10.96.0.1, ports: [{port: 80, name: http}, {port: 5432, name: tcp}]}",
+		"apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: db, namespace: app}\nspec: {hosts: [db.example.com], resolution: DNS, ports: [{number: 7000, name: tcp, protocol: TCP}]}",
+		"apiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata: {name: default, namespace: local}\nspec: {egress: [{port: {number: 7000, name: tcp, protocol: TCP}, bind: 0.0.0.0, hosts: [app/*]}, {captureMode: NONE, hosts: [app/*]}]}",
+	}
+	extra := func(l *listenerv3.Listener) []string {
+		var out []string
+		for _, a := range l.GetAdditionalAddresses() {
+			out = append(out, a.GetAddress().GetSocketAddress().GetAddress())
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		proxy, listener string
+		want            []string
+	}{
+		{"app/dual", "0.0.0.0_80", []string{"::"}},
+		{"app/dual", "0.0.0.0_7000", []string{"::"}},
+		{"app/dual", "10.96.0.1_5432", nil},
+		{"app/v4", "0.0.0.0_80", nil},
+		{"local/lo", "127.0.0.1_80", []string{"::1"}},
+		{"local/lo", "0.0.0.0_7000", nil},
+	} {
+		l := listenerNamed(compile(t, Options{Format: XDS}, tc.proxy, docs...), tc.listener)
+		if l == nil {
+			t.Errorf("%s: no listener %s", tc.proxy, tc.listener)
+			continue
+		}
+		if got := extra(l); !slices.Equal(got, tc.want) {
+			t.Errorf("%s %s: additional addresses %v, want %v", tc.proxy, tc.listener, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		proxy string
+		want  []string
+	}{{"app/dual", []string{"::6"}}, {"app/v4", nil}} {
+		var got []string
+		for _, a := range clusterNamed(compile(t, Options{Format: XDS}, tc.proxy, docs...), InboundPassthroughCluster).GetUpstreamBindConfig().GetExtraSourceAddresses() {
+			got = append(got, a.GetAddress().GetAddress())
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: InboundPassthroughCluster extra sources %v, want %v", tc.proxy, got, tc.want)
+		}
+	}
+}
