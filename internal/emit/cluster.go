@@ -93,6 +93,8 @@ type clusterKey struct {
 	service *resolve.Service
 	port    uint32
 	rule    *resolve.Rule
+	// v6 is an IPv6-only proxy's: it resolves names to IPv6.
+	v6 bool
 }
 
 // clusterSet is the clusters, endpoints and findings of one clusterKey.
@@ -114,7 +116,7 @@ func (b *builder) cachedServiceClusters(s *resolve.Service, port resolve.Port, r
 		b.serviceClusters(s, port, rule, false)
 		return
 	}
-	key := clusterKey{s, port.Number, rule}
+	key := clusterKey{s, port.Number, rule, b.ipv6Only()}
 	if v, ok := b.clusterCache.Load(key); ok {
 		set := v.(*clusterSet)
 		b.cfg.Clusters = append(b.cfg.Clusters, set.clusters...)
@@ -730,26 +732,15 @@ func (b *builder) inboundSource() string {
 // ipv6Only says whether every address of the proxy is IPv6 (istiod's IP
 // mode IPv6); a proxy without addresses counts as IPv4.
 func (b *builder) ipv6Only() bool {
-	has4, has6 := b.families()
+	has4, has6 := b.view.Proxy.Families()
 	return has6 && !has4
 }
 
 // dualStack says whether the proxy has addresses of both families
 // (istiod's IP mode Dual).
 func (b *builder) dualStack() bool {
-	has4, has6 := b.families()
+	has4, has6 := b.view.Proxy.Families()
 	return has4 && has6
-}
-
-// families says which IP families the proxy's addresses are of.
-func (b *builder) families() (has4, has6 bool) {
-	for _, ip := range b.view.Proxy.IPs {
-		if a, err := netip.ParseAddr(ip); err == nil {
-			has4 = has4 || a.Is4()
-			has6 = has6 || !a.Is4()
-		}
-	}
-	return has4, has6
 }
 
 // loopback is the localhost a defaultEndpoint of 127.0.0.1 or [::1]
@@ -757,7 +748,7 @@ func (b *builder) families() (has4, has6 bool) {
 // an IPv4 proxy (one without addresses included), ::1 on an IPv6-only
 // one, and on a dual-stack proxy the one named (v6: ::1).
 func (b *builder) loopback(v6 bool) string {
-	has4, has6 := b.families()
+	has4, has6 := b.view.Proxy.Families()
 	if has6 && (v6 || !has4) {
 		return "::1"
 	}

@@ -1,7 +1,9 @@
 package emit
 
 import (
+	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -111,6 +113,62 @@ func TestDualStackProxy(t *testing.T) {
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: InboundPassthroughCluster extra sources %v, want %v", tc.proxy, got, tc.want)
+		}
+	}
+}
+
+// TestIPFamilyPerProxy: proxies of one scope built by one Emitter each
+// get their own family's configuration: a dual-stack Service's VIP of the
+// proxy's family among a vhost's domains (a dual-stack proxy's: of the
+// first cluster IP's family), names resolved to IPv6 on an IPv6-only
+// proxy, the other family's wildcard on a dual-stack one only. As
+// istiod's generator does without ISTIO_DUAL_STACK.
+func TestIPFamilyPerProxy(t *testing.T) {
+	pod := func(name, ips string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: app, labels: {app: " + name + "}}\nspec: {containers: [{name: c, image: x}]}\nstatus: {podIPs: [" + ips + "]}"
+	}
+	m := resolveDocs(t,
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: app, labels: {istio-injection: enabled}}",
+		pod("dual", `{ip: 10.1.0.5}, {ip: "fd00::5"}`), pod("v4", `{ip: 10.1.0.4}`), pod("v6", `{ip: "fd00::6"}`),
+		"apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: app}\nspec: {selector: {app: a}, clusterIP: 10.96.0.1, clusterIPs: [10.96.0.1, \"fd00:96::1\"], ports: [{port: 80, name: http}]}",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: app}\nspec: {selector: {app: b}, clusterIP: \"fd00:96::2\", clusterIPs: [\"fd00:96::2\", 10.96.0.2], ports: [{port: 8000, name: http}]}",
+		"apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: db, namespace: app}\nspec: {hosts: [db.example.com], resolution: DNS, ports: [{number: 5432, name: tcp, protocol: TCP}]}",
+	)
+	e := New(m, Options{Format: XDS})
+	for _, tc := range []struct {
+		proxy, vipA, vipB string
+		family            clusterv3.Cluster_DnsLookupFamily
+		extra             int
+	}{
+		{"dual", "10.96.0.1", "[fd00:96::2]", clusterv3.Cluster_V4_ONLY, 1},
+		{"v4", "10.96.0.1", "10.96.0.2", clusterv3.Cluster_V4_ONLY, 0},
+		{"v6", "[fd00:96::1]", "[fd00:96::2]", clusterv3.Cluster_V6_ONLY, 0},
+	} {
+		v, ok := m.View("app", tc.proxy)
+		if !ok {
+			t.Fatalf("no proxy %s", tc.proxy)
+		}
+		cfg := e.Build(v)
+		for route, vip := range map[string]string{"80": tc.vipA, "8000": tc.vipB} {
+			var vips []string
+			for _, d := range routeNamed(cfg, route).GetVirtualHosts()[0].GetDomains() {
+				if _, err := netip.ParseAddr(strings.Trim(d, "[]")); err == nil {
+					vips = append(vips, d)
+				}
+			}
+			if !slices.Equal(vips, []string{vip}) {
+				t.Errorf("%s route %s: VIP domains %v, want [%s]", tc.proxy, route, vips, vip)
+			}
+		}
+		if f := clusterNamed(cfg, "outbound|5432||db.example.com").GetDnsLookupFamily(); f != tc.family {
+			t.Errorf("%s: DNS lookup family %v, want %v", tc.proxy, f, tc.family)
+		}
+		for _, l := range cfg.Listeners {
+			if strings.HasSuffix(l.GetName(), "_80") {
+				if n := len(l.GetAdditionalAddresses()); n != tc.extra {
+					t.Errorf("%s %s: %d additional addresses, want %d", tc.proxy, l.GetName(), n, tc.extra)
+				}
+			}
 		}
 	}
 }
