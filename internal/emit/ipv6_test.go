@@ -119,8 +119,8 @@ func TestDualStackProxy(t *testing.T) {
 
 // TestIPFamilyPerProxy: proxies of one scope built by one Emitter each
 // get their own family's configuration: a dual-stack Service's VIP of the
-// proxy's family among a vhost's domains (a dual-stack proxy's: of the
-// first cluster IP's family), names resolved to IPv6 on an IPv6-only
+// proxy's family among a vhost's domains and as a TCP port's listener
+// address (a dual-stack proxy's: of the first cluster IP's family), names resolved to IPv6 on an IPv6-only
 // proxy, the other family's wildcard on a dual-stack one only. As
 // istiod's generator does without ISTIO_DUAL_STACK.
 func TestIPFamilyPerProxy(t *testing.T) {
@@ -131,18 +131,18 @@ func TestIPFamilyPerProxy(t *testing.T) {
 		"apiVersion: v1\nkind: Namespace\nmetadata: {name: app, labels: {istio-injection: enabled}}",
 		pod("dual", `{ip: 10.1.0.5}, {ip: "fd00::5"}`), pod("v4", `{ip: 10.1.0.4}`), pod("v6", `{ip: "fd00::6"}`),
 		"apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: app}\nspec: {selector: {app: a}, clusterIP: 10.96.0.1, clusterIPs: [10.96.0.1, \"fd00:96::1\"], ports: [{port: 80, name: http}]}",
-		"apiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: app}\nspec: {selector: {app: b}, clusterIP: \"fd00:96::2\", clusterIPs: [\"fd00:96::2\", 10.96.0.2], ports: [{port: 8000, name: http}]}",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: b, namespace: app}\nspec: {selector: {app: b}, clusterIP: \"fd00:96::2\", clusterIPs: [\"fd00:96::2\", 10.96.0.2], ports: [{port: 8000, name: http}, {port: 6379, name: tcp}]}",
 		"apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: db, namespace: app}\nspec: {hosts: [db.example.com], resolution: DNS, ports: [{number: 5432, name: tcp, protocol: TCP}]}",
 	)
 	e := New(m, Options{Format: XDS})
 	for _, tc := range []struct {
-		proxy, vipA, vipB string
-		family            clusterv3.Cluster_DnsLookupFamily
-		extra             int
+		proxy, vipA, vipB, tcp string
+		family                 clusterv3.Cluster_DnsLookupFamily
+		extra                  int
 	}{
-		{"dual", "10.96.0.1", "[fd00:96::2]", clusterv3.Cluster_V4_ONLY, 1},
-		{"v4", "10.96.0.1", "10.96.0.2", clusterv3.Cluster_V4_ONLY, 0},
-		{"v6", "[fd00:96::1]", "[fd00:96::2]", clusterv3.Cluster_V6_ONLY, 0},
+		{"dual", "10.96.0.1", "[fd00:96::2]", "fd00:96::2_6379", clusterv3.Cluster_V4_ONLY, 1},
+		{"v4", "10.96.0.1", "10.96.0.2", "10.96.0.2_6379", clusterv3.Cluster_V4_ONLY, 0},
+		{"v6", "[fd00:96::1]", "[fd00:96::2]", "fd00:96::2_6379", clusterv3.Cluster_V6_ONLY, 0},
 	} {
 		v, ok := m.View("app", tc.proxy)
 		if !ok {
@@ -159,6 +159,9 @@ func TestIPFamilyPerProxy(t *testing.T) {
 			if !slices.Equal(vips, []string{vip}) {
 				t.Errorf("%s route %s: VIP domains %v, want [%s]", tc.proxy, route, vips, vip)
 			}
+		}
+		if listenerNamed(cfg, tc.tcp) == nil {
+			t.Errorf("%s: no listener %s on the VIP of its family", tc.proxy, tc.tcp)
 		}
 		if f := clusterNamed(cfg, "outbound|5432||db.example.com").GetDnsLookupFamily(); f != tc.family {
 			t.Errorf("%s: DNS lookup family %v, want %v", tc.proxy, f, tc.family)

@@ -125,7 +125,7 @@ func (b *builder) outboundListeners() {
 		case st.PerEndpoint:
 			o.headless(st.Service, st.Port, st.Protocol)
 		default:
-			o.put(st.Service, st.ServicePort, st.Port, st.Protocol, st.Address, st.CIDR, st.CatchAll)
+			o.put(st.Service, st.ServicePort, st.Port, st.Protocol, b.vip(st), st.CIDR, st.CatchAll)
 		}
 	}
 	for _, ol := range o.order {
@@ -160,6 +160,16 @@ func (b *builder) listenAddr(addr string) string {
 		return wildcard6
 	}
 	return addr
+}
+
+// vip is the address a step's listener binds on this proxy: a
+// dual-stack Service's VIP of the proxy's family (resolve.VIPsFor) where
+// the step has the Service's first.
+func (b *builder) vip(st resolve.OutboundPort) string {
+	if st.Egress.Bind != "" || len(st.Service.Addresses) < 2 || st.Address != st.Service.Addresses[0] {
+		return st.Address
+	}
+	return resolve.VIPsFor(st.Service, b.view.Proxy)[0]
 }
 
 // extraBinds are the addresses of the other IP family a dual-stack

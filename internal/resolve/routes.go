@@ -622,7 +622,7 @@ func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
 			out = append(out, "*."+d)
 		}
 	}
-	for _, a := range vipsFor(s, p) {
+	for _, a := range VIPsFor(s, p) {
 		if a != "0.0.0.0" {
 			out = append(out, hostHeaderForm(a))
 		}
@@ -630,12 +630,13 @@ func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
 	return out
 }
 
-// vipsFor are the addresses of a service a proxy's vhost names. Of a
+// VIPsFor are the addresses of a service a proxy's vhost names, the
+// first the one its listener binds. Of a
 // Kubernetes service with cluster IPs of both families istiod keeps
 // those of the proxy's family, and on a dual-stack proxy those of the
 // first IP's (its default, ISTIO_DUAL_STACK off); a proxy without
 // addresses counts as IPv4. ServiceEntry addresses are kept whole.
-func vipsFor(s *Service, p *Proxy) []string {
+func VIPsFor(s *Service, p *Proxy) []string {
 	if s.Registry != Kubernetes || len(s.Addresses) < 2 {
 		return s.Addresses
 	}
