@@ -175,3 +175,21 @@ func TestIPFamilyPerProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestDualStackHeadlessSelf: a dual-stack pod behind a headless Service
+// gets no listener on its first address but one on its second, as
+// istiod compares endpoints with the proxy's first address only.
+func TestDualStackHeadlessSelf(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "app/db",
+		"apiVersion: v1\nkind: Namespace\nmetadata: {name: app, labels: {istio-injection: enabled}}",
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: db, namespace: app, labels: {app: db}}\nspec: {containers: [{name: c, image: x, ports: [{containerPort: 5432}]}]}\nstatus: {podIPs: [{ip: 10.1.0.5}, {ip: \"fd00::5\"}]}",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: db, namespace: app}\nspec: {clusterIP: None, selector: {app: db}, ports: [{port: 5432, name: tcp}]}",
+	)
+	if listenerNamed(cfg, "10.1.0.5_5432") != nil || listenerNamed(cfg, "fd00::5_5432") == nil {
+		var names []string
+		for _, l := range cfg.Listeners {
+			names = append(names, l.GetName())
+		}
+		t.Errorf("listeners %v: want fd00::5_5432 and not 10.1.0.5_5432", names)
+	}
+}

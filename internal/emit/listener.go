@@ -205,10 +205,13 @@ func (b *builder) defaultExtras(addr string) []string {
 }
 
 // headless gives each endpoint of an address-less passthrough service port
-// its own listener, the proxy's own addresses left out.
+// its own listener, the proxy's own (first) address left out: istiod
+// compares with that one only, so a dual-stack pod keeps a listener on
+// its own second address.
 func (o *outbound) headless(s *resolve.Service, port uint32, proto protocol.Protocol) {
+	ips := o.b.view.Proxy.IPs
 	for _, e := range portEndpoints(s, port) {
-		if e.Address == "" || slices.Contains(o.b.view.Proxy.IPs, e.Address) {
+		if e.Address == "" || len(ips) > 0 && e.Address == ips[0] {
 			continue
 		}
 		if !o.b.opts.HeadlessCIDRChains || proto != protocol.TCP {
