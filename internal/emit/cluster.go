@@ -93,6 +93,8 @@ type clusterKey struct {
 	service *resolve.Service
 	port    uint32
 	rule    *resolve.Rule
+	// v6 is an IPv6-only proxy's: it resolves names to IPv6.
+	v6 bool
 }
 
 // clusterSet is the clusters, endpoints and findings of one clusterKey.
@@ -114,7 +116,7 @@ func (b *builder) cachedServiceClusters(s *resolve.Service, port resolve.Port, r
 		b.serviceClusters(s, port, rule, false)
 		return
 	}
-	key := clusterKey{s, port.Number, rule}
+	key := clusterKey{s, port.Number, rule, b.ipv6Only()}
 	if v, ok := b.clusterCache.Load(key); ok {
 		set := v.(*clusterSet)
 		b.cfg.Clusters = append(b.cfg.Clusters, set.clusters...)
@@ -633,7 +635,14 @@ func (b *builder) inboundClusters() {
 		b.applyProtocol(c, resolve.Port{Number: ip.port, Protocol: ip.protocol}, pol, nil, false)
 		b.cfg.Clusters = append(b.cfg.Clusters, c)
 	}
-	b.cfg.Clusters = append(b.cfg.Clusters, b.passthrough(InboundPassthroughCluster, b.inboundSource()))
+	c := b.passthrough(InboundPassthroughCluster, b.inboundSource())
+	if b.dualStack() {
+		// Envoy picks the source of the destination's family: ::6 for
+		// IPv6 applications, which iptables lets through as it does
+		// 127.0.0.6.
+		c.UpstreamBindConfig.ExtraSourceAddresses = []*corev3.ExtraSourceAddress{{Address: socketAddress(inboundBind6, 0).GetSocketAddress()}}
+	}
+	b.cfg.Clusters = append(b.cfg.Clusters, c)
 }
 
 // inboundPolicy is the connection pool of an inbound cluster (docs/semantics/destination-rules.md
@@ -723,16 +732,15 @@ func (b *builder) inboundSource() string {
 // ipv6Only says whether every address of the proxy is IPv6 (istiod's IP
 // mode IPv6); a proxy without addresses counts as IPv4.
 func (b *builder) ipv6Only() bool {
-	v6 := false
-	for _, ip := range b.view.Proxy.IPs {
-		if a, err := netip.ParseAddr(ip); err == nil {
-			if a.Is4() {
-				return false
-			}
-			v6 = true
-		}
-	}
-	return v6
+	has4, has6 := b.view.Proxy.Families()
+	return has6 && !has4
+}
+
+// dualStack says whether the proxy has addresses of both families
+// (istiod's IP mode Dual).
+func (b *builder) dualStack() bool {
+	has4, has6 := b.view.Proxy.Families()
+	return has4 && has6
 }
 
 // loopback is the localhost a defaultEndpoint of 127.0.0.1 or [::1]
@@ -740,13 +748,7 @@ func (b *builder) ipv6Only() bool {
 // an IPv4 proxy (one without addresses included), ::1 on an IPv6-only
 // one, and on a dual-stack proxy the one named (v6: ::1).
 func (b *builder) loopback(v6 bool) string {
-	var has4, has6 bool
-	for _, ip := range b.view.Proxy.IPs {
-		if a, err := netip.ParseAddr(ip); err == nil {
-			has4 = has4 || a.Is4()
-			has6 = has6 || !a.Is4()
-		}
-	}
+	has4, has6 := b.view.Proxy.Families()
 	if has6 && (v6 || !has4) {
 		return "::1"
 	}

@@ -83,6 +83,8 @@ type outListener struct {
 	locked       bool
 	bindPort     bool
 	chains       []*listenerv3.FilterChain
+	// extra are further addresses the listener binds (extraBinds).
+	extra []string
 }
 
 // outbound assembles the outbound listeners of a sidecar in istiod's order
@@ -94,6 +96,9 @@ type outbound struct {
 	// vss are the VirtualServices of the egress listener being placed,
 	// whose TLS routes its TLS ports follow.
 	vss []*resolve.VirtualService
+	// extra are the further addresses of a listener the step being
+	// placed creates (extraBinds).
+	extra []string
 	// bindPort: the egress listener being placed binds for real.
 	bindPort bool
 }
@@ -107,7 +112,7 @@ func (b *builder) outboundListeners() {
 		if b.stopped() {
 			return // the build is discarded
 		}
-		o.vss, o.bindPort = st.Egress.VirtualServices, st.BindToPort
+		o.vss, o.bindPort, o.extra = st.Egress.VirtualServices, st.BindToPort, b.extraBinds(st)
 		if st.CatchAll && st.Egress != lockedBy {
 			for _, ol := range o.order {
 				ol.locked = true
@@ -120,7 +125,7 @@ func (b *builder) outboundListeners() {
 		case st.PerEndpoint:
 			o.headless(st.Service, st.Port, st.Protocol)
 		default:
-			o.put(st.Service, st.ServicePort, st.Port, st.Protocol, st.Address, st.CIDR, st.CatchAll)
+			o.put(st.Service, st.ServicePort, st.Port, st.Protocol, b.vip(st), st.CIDR, st.CatchAll)
 		}
 	}
 	for _, ol := range o.order {
@@ -157,11 +162,56 @@ func (b *builder) listenAddr(addr string) string {
 	return addr
 }
 
+// vip is the address a step's listener binds on this proxy: a
+// dual-stack Service's VIP of the proxy's family (resolve.VIPsFor) where
+// the step has the Service's first.
+func (b *builder) vip(st resolve.OutboundPort) string {
+	if st.Egress.Bind != "" || len(st.Service.Addresses) < 2 || st.Address != st.Service.Addresses[0] {
+		return st.Address
+	}
+	return resolve.VIPsFor(st.Service, b.view.Proxy)[0]
+}
+
+// extraBinds are the addresses of the other IP family a dual-stack
+// proxy's listener binds beside the step's, as istiod binds them where
+// it picks the address itself (docs/semantics/envoy-output.md §7.4): an
+// HTTP port's wildcard, the wildcard of a ServiceEntry port without an
+// address or of a CIDR, and the localhost of a listener that binds for
+// real. A Sidecar's bind, a VIP and a Kubernetes service's wildcard stay
+// alone; so do per-endpoint listeners, whose steps place their own.
+func (b *builder) extraBinds(st resolve.OutboundPort) []string {
+	if st.Egress.Bind != "" || st.PerEndpoint || st.Portless {
+		return nil
+	}
+	if st.Address == wildcard && !st.Protocol.IsHTTP() && st.CIDR == "" && st.Service.Registry == resolve.Kubernetes {
+		return nil
+	}
+	return b.defaultExtras(st.Address)
+}
+
+// defaultExtras: beside the wildcard "::", beside localhost "::1", on a
+// dual-stack proxy.
+func (b *builder) defaultExtras(addr string) []string {
+	if !b.dualStack() {
+		return nil
+	}
+	switch addr {
+	case wildcard:
+		return []string{wildcard6}
+	case resolve.Localhost:
+		return []string{"::1"}
+	}
+	return nil
+}
+
 // headless gives each endpoint of an address-less passthrough service port
-// its own listener, the proxy's own addresses left out.
+// its own listener, the proxy's own (first) address left out: istiod
+// compares with that one only, so a dual-stack pod keeps a listener on
+// its own second address.
 func (o *outbound) headless(s *resolve.Service, port uint32, proto protocol.Protocol) {
+	ips := o.b.view.Proxy.IPs
 	for _, e := range portEndpoints(s, port) {
-		if e.Address == "" || slices.Contains(o.b.view.Proxy.IPs, e.Address) {
+		if e.Address == "" || len(ips) > 0 && e.Address == ips[0] {
 			continue
 		}
 		if !o.b.opts.HeadlessCIDRChains || proto != protocol.TCP {
@@ -177,6 +227,7 @@ func (o *outbound) headless(s *resolve.Service, port uint32, proto protocol.Prot
 				c.FilterChainMatch = &listenerv3.FilterChainMatch{PrefixRanges: cidrRanges([]string{e.Address})}
 			}
 		}
+		o.extra = o.b.defaultExtras(wildcard)
 		o.place(wildcard, port, proto, chains, true)
 	}
 }
@@ -214,7 +265,7 @@ func (o *outbound) place(addr string, port uint32, proto protocol.Protocol, chai
 		if incoming == classHTTP && addr == wildcard {
 			stored = classAuto // it carries an ALPN match, so TCP can join
 		}
-		ol = &outListener{addr: addr, listen: o.b.listenAddr(addr), port: port, stored: stored, proto: proto, chains: chains, bindPort: o.bindPort}
+		ol = &outListener{addr: addr, listen: o.b.listenAddr(addr), port: port, stored: stored, proto: proto, chains: chains, bindPort: o.bindPort, extra: o.extra}
 		o.byKey[key] = ol
 		o.order = append(o.order, ol)
 		return
@@ -569,6 +620,9 @@ func (b *builder) finishOutbound(ol *outListener) *listenerv3.Listener {
 		Address:          endpointAddress(ol.listen, ol.port),
 		FilterChains:     ol.chains,
 		TrafficDirection: corev3.TrafficDirection_OUTBOUND,
+	}
+	for _, a := range ol.extra {
+		l.AdditionalAddresses = append(l.AdditionalAddresses, &listenerv3.AdditionalAddress{Address: socketAddress(a, ol.port)})
 	}
 	if ol.bindPort {
 		// Only a listener on a real socket accepts; one at a time, as

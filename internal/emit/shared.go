@@ -111,6 +111,11 @@ func (f *scopeFacts) variant(p *resolve.Proxy) string {
 			b.WriteString("i" + ip + ";")
 		}
 	}
+	// The IP family decides listener addresses, passthrough binds, DNS
+	// families and vhost VIPs.
+	if has4, has6 := p.Families(); has6 {
+		fmt.Fprintf(&b, "f%t;", has4)
+	}
 	if f.labelSensitive {
 		for _, k := range sortedKeys(p.Labels) {
 			b.WriteString("l" + k + "=" + p.Labels[k] + ";")

@@ -204,20 +204,18 @@ func (b *builder) autoMTLS(s *resolve.Service, port uint32, tp *networking.Traff
 	return b.mesh.NamespaceMTLS(s.Namespace).Mode != security.PeerAuthentication_MutualTLS_DISABLE
 }
 
-// serviceSANs are the identities the service's workloads run as.
+// serviceSANs are the identities the service's workloads run as, and
+// those its ServiceEntry names, sorted and once each as istiod keeps them.
 func (b *builder) serviceSANs(s *resolve.Service) []string {
-	var out []string
+	out := slices.Clone(s.EntrySubjectAltNames())
 	for _, e := range s.Endpoints {
 		if e.ServiceAccount == "" || e.Workload == nil {
 			continue
 		}
-		id := "spiffe://" + b.mesh.Config.GetTrustDomain() + "/ns/" + e.Workload.Namespace + "/sa/" + e.ServiceAccount
-		if !slices.Contains(out, id) {
-			out = append(out, id)
-		}
+		out = append(out, "spiffe://"+b.mesh.Config.GetTrustDomain()+"/ns/"+e.Workload.Namespace+"/sa/"+e.ServiceAccount)
 	}
 	slices.Sort(out)
-	return out
+	return slices.Compact(out)
 }
 
 // exactMatchers match subject alternative names exactly.
@@ -346,8 +344,8 @@ func (b *builder) originates(t *networking.ClientTLSSettings, rule *resolve.Rule
 // userTLS is a DestinationRule's SIMPLE or MUTUAL origination, as istiod
 // builds it: TLS 1.2 to 1.3; with a credentialName, the Secret (and its
 // "-cacert") as a gateway credential (credentialSecret); otherwise the certificate files, the CA defaulting
-// to the system's. A ServiceEntry's subjectAltNames stand in when the rule
-// gives none.
+// to the system's. Either way a ServiceEntry's subjectAltNames stand in
+// when the rule gives none.
 func (b *builder) userTLS(t *networking.ClientTLSSettings, s *resolve.Service, h2 bool) *tlsv3.UpstreamTlsContext {
 	common := &tlsv3.CommonTlsContext{TlsParams: &tlsv3.TlsParameters{
 		TlsMinimumProtocolVersion: tlsv3.TlsParameters_TLSv1_2,
@@ -355,6 +353,10 @@ func (b *builder) userTLS(t *networking.ClientTLSSettings, s *resolve.Service, h
 	}}
 	mutual := t.GetMode() == networking.ClientTLSSettings_MUTUAL
 	insecure := t.GetInsecureSkipVerify().GetValue()
+	sans := t.GetSubjectAltNames()
+	if s.Registry != resolve.Kubernetes && len(sans) == 0 {
+		sans = b.serviceSANs(s)
+	}
 	if cred := t.GetCredentialName(); cred != "" {
 		// istiod serves the credential itself over ADS, as it serves
 		// gateway credentials; the agent's SDS cannot read Secrets.
@@ -362,14 +364,10 @@ func (b *builder) userTLS(t *networking.ClientTLSSettings, s *resolve.Service, h
 			common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{b.credentialSecret(cred)}
 		}
 		if !insecure {
-			vc := &tlsv3.CertificateValidationContext{MatchSubjectAltNames: exactMatchers(t.GetSubjectAltNames())} //nolint:staticcheck // the field istiod sets
+			vc := &tlsv3.CertificateValidationContext{MatchSubjectAltNames: exactMatchers(sans)} //nolint:staticcheck // the field istiod sets
 			combinedValidation(common, vc, b.credentialSecret(cred+"-cacert"))
 		}
 	} else {
-		sans := t.GetSubjectAltNames()
-		if s.Registry != resolve.Kubernetes && len(sans) == 0 {
-			sans = slices.Concat(s.EntrySubjectAltNames(), b.serviceSANs(s))
-		}
 		if mutual {
 			b.certificateFiles(common, t.GetClientCertificate(), t.GetPrivateKey())
 		}

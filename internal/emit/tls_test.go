@@ -185,7 +185,9 @@ spec:
 // TestDestinationRuleCredentialOverADS (issue 15 item 14): a
 // DestinationRule's credentialName is fetched from istiod over ADS, on
 // gateways and on the sidecars a selector rule gives it to, as istiod
-// sends it; a static bootstrap, without ADS, asks the agent.
+// sends it; a static bootstrap, without ADS, asks the agent. The
+// ServiceEntry's subjectAltNames check the server, as with certificate
+// files, since the rule names none.
 func TestDestinationRuleCredentialOverADS(t *testing.T) {
 	docs := []string{injectedNs, clientPod, externalAPI,
 		`apiVersion: networking.istio.io/v1
@@ -216,6 +218,13 @@ spec: {host: api.example.com, trafficPolicy: {tls: {mode: MUTUAL, credentialName
 			if !strings.HasPrefix(sc.GetName(), "kubernetes://api-cert") {
 				t.Errorf("secret %s, want kubernetes://api-cert...", sc.GetName())
 			}
+		}
+		var sans []string
+		for _, m := range common.GetCombinedValidationContext().GetDefaultValidationContext().GetMatchSubjectAltNames() { //nolint:staticcheck // the field istiod sets
+			sans = append(sans, m.GetExact())
+		}
+		if !slices.Equal(sans, []string{"api.example.com"}) {
+			t.Errorf("%s %v: SANs %v, want the ServiceEntry's [api.example.com]", tc.proxy, tc.format, sans)
 		}
 	}
 }
@@ -268,6 +277,42 @@ spec:
 		alpn := upstreamTLS(t, clusterNamed(tc.cfg, name)).GetCommonTlsContext().GetAlpnProtocols()
 		if got := slices.Contains(alpn, "h2"); got != tc.h2 {
 			t.Errorf("%s %s: ALPN %v, want h2 %v", tc.cfg.View.Proxy.ID(), name, alpn, tc.h2)
+		}
+	}
+}
+
+// TestServiceEntrySANs: the identities checked on a ServiceEntry's
+// servers are its subjectAltNames with its workloads' accounts, sorted
+// and once each as istiod keeps them, under Istio mutual TLS and under a
+// credential the rule names no SANs for alike.
+func TestServiceEntrySANs(t *testing.T) {
+	entry := `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: db, namespace: default}
+spec:
+  hosts: [db.internal]
+  addresses: [240.0.0.10]
+  location: MESH_INTERNAL
+  resolution: STATIC
+  ports: [{number: 80, name: http, protocol: HTTP}]
+  endpoints: [{address: 10.9.0.1, serviceAccount: db}]
+  subjectAltNames: [spiffe://z.example/db, b.example.com, b.example.com]`
+	want := []string{"b.example.com", "spiffe://cluster.local/ns/default/sa/db", "spiffe://z.example/db"}
+	for _, tls := range []string{
+		`{mode: ISTIO_MUTUAL}`,
+		`{mode: MUTUAL, credentialName: db-cert}`,
+	} {
+		dr := `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: db, namespace: default}
+spec: {host: db.internal, workloadSelector: {matchLabels: {app: client}}, trafficPolicy: {tls: ` + tls + `}}`
+		common := upstreamTLS(t, clusterNamed(compile(t, Options{}, "default/client", injectedNs, clientPod, entry, dr), "outbound|80||db.internal")).GetCommonTlsContext()
+		var sans []string
+		for _, m := range common.GetCombinedValidationContext().GetDefaultValidationContext().GetMatchSubjectAltNames() { //nolint:staticcheck // the field istiod sets
+			sans = append(sans, m.GetExact())
+		}
+		if !slices.Equal(sans, want) {
+			t.Errorf("%s: SANs %v, want %v", tls, sans, want)
 		}
 	}
 }

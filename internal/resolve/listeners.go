@@ -82,7 +82,7 @@ func outboundPorts(l *EgressListener, yield func(OutboundPort) bool) bool {
 	bindToPort := l.CaptureNone || strings.HasPrefix(l.Bind, "unix://")
 	bind := l.Bind
 	if bind == "" && bindToPort {
-		bind = "127.0.0.1"
+		bind = Localhost
 	}
 	step := OutboundPort{Egress: l, BindToPort: bindToPort}
 	switch {
@@ -161,6 +161,9 @@ func standardPort(step OutboundPort, s *Service, svcPort, port uint32, proto pro
 
 // WildcardAddress is the unspecified address listeners default to.
 const WildcardAddress = "0.0.0.0"
+
+// Localhost is where a listener that binds for real defaults to.
+const Localhost = "127.0.0.1"
 
 // HasAddress says whether a service has an address of its own: a VIP or
 // a CIDR, not the unspecified 0.0.0.0.

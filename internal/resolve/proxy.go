@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"cmp"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -42,6 +43,18 @@ type Proxy struct {
 
 // ID is "namespace/name".
 func (p *Proxy) ID() string { return p.Namespace + "/" + p.Name }
+
+// Families says which IP families the proxy's addresses are of; both on
+// a dual-stack proxy (istiod's IP mode Dual).
+func (p *Proxy) Families() (has4, has6 bool) {
+	for _, ip := range p.IPs {
+		if a, err := netip.ParseAddr(ip); err == nil {
+			has4 = has4 || a.Is4()
+			has6 = has6 || !a.Is4()
+		}
+	}
+	return has4, has6
+}
 
 // SystemNamespace reports the namespaces the sidecar injector never
 // injects (kube-system, kube-public, ...); istioctl analyze leaves their

@@ -632,10 +632,38 @@ func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
 			out = append(out, "*."+d)
 		}
 	}
-	for _, a := range s.Addresses {
+	for _, a := range VIPsFor(s, p) {
 		if a != "0.0.0.0" {
 			out = append(out, hostHeaderForm(a))
 		}
+	}
+	return out
+}
+
+// VIPsFor are the addresses of a service a proxy's vhost names, the
+// first the one its listener binds. Of a
+// Kubernetes service with cluster IPs of both families istiod keeps
+// those of the proxy's family, and on a dual-stack proxy those of the
+// first IP's (its default, ISTIO_DUAL_STACK off); a proxy without
+// addresses counts as IPv4. ServiceEntry addresses are kept whole.
+func VIPsFor(s *Service, p *Proxy) []string {
+	if s.Registry != Kubernetes || len(s.Addresses) < 2 {
+		return s.Addresses
+	}
+	has4, has6 := p.Families()
+	want6 := has6 && !has4
+	if has4 && has6 {
+		first, err := netip.ParseAddr(s.Addresses[0])
+		want6 = err == nil && first.Is6()
+	}
+	var out []string
+	for _, a := range s.Addresses {
+		if ip, err := netip.ParseAddr(a); err == nil && ip.Is6() == want6 {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return s.Addresses
 	}
 	return out
 }
