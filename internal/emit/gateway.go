@@ -144,7 +144,7 @@ func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen m
 	case srv.GetTls() != nil && !terminates(srv):
 		return b.passthroughChains(gs, seen)
 	case terminates(srv) && protocol.Parse(srv.GetPort().GetProtocol()) == protocol.HTTPS:
-		name := fmt.Sprintf("https.%d.%s.%s.%s", gs.Port, srv.GetPort().GetName(), gs.Gateway.Name, gs.Gateway.Namespace)
+		name := resolve.HTTPSRouteName(gs.Gateway, srv)
 		b.gatewayRoute(name, gs.Port, []resolve.GatewayServer{gs})
 		fc := chain(sniMatch(srv.GetHosts()), b.outboundHCM("outbound_"+listener, name, protocol.HTTPS))
 		fc.TransportSocket = b.gatewayTLS(name, srv.GetTls(), httpALPN)

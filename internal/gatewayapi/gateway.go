@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -542,31 +543,28 @@ func (c *converter) deployedByHand(kgw *model.KubeGateway, name string) bool {
 // deploys: spec.infrastructure's, else the Gateway's own; keys under
 // gateway.networking.k8s.io/ are dropped from spec.infrastructure's.
 func infrastructure(kgw *model.KubeGateway) (lbls, anns map[string]string) {
-	lbls, anns = map[string]string{}, map[string]string{}
 	infra := kgw.Spec.Infrastructure
-	if infra != nil && infra.Labels != nil {
-		for k, v := range infra.Labels {
-			if !strings.HasPrefix(string(k), "gateway.networking.k8s.io/") {
-				lbls[string(k)] = string(v)
-			}
-		}
-	} else {
-		for k, v := range kgw.Labels {
-			lbls[k] = v
+	if infra == nil {
+		infra = &gwv1.GatewayInfrastructure{}
+	}
+	return infraMap(infra.Labels, kgw.Labels), infraMap(infra.Annotations, kgw.Annotations)
+}
+
+// infraMap is one of spec.infrastructure's maps without the
+// gateway.networking.k8s.io/ keys, or, when it is not given, the
+// Gateway's own.
+func infraMap[K, V ~string](given map[K]V, own map[string]string) map[string]string {
+	out := map[string]string{}
+	if given == nil {
+		maps.Copy(out, own)
+		return out
+	}
+	for k, v := range given {
+		if !strings.HasPrefix(string(k), "gateway.networking.k8s.io/") {
+			out[string(k)] = string(v)
 		}
 	}
-	if infra != nil && infra.Annotations != nil {
-		for k, v := range infra.Annotations {
-			if !strings.HasPrefix(string(k), "gateway.networking.k8s.io/") {
-				anns[string(k)] = string(v)
-			}
-		}
-	} else {
-		for k, v := range kgw.Annotations {
-			anns[k] = v
-		}
-	}
-	return lbls, anns
+	return out
 }
 
 // servicePorts are the ports of the Service istiod deploys: the status

@@ -53,3 +53,18 @@ func TestServerMerge(t *testing.T) {
 		}
 	})
 }
+
+// The route of a TLS-terminating HTTPS server is named after the server's
+// port, port name, Gateway and namespace, and its bind when it has one, as
+// istiod names it.
+func TestHTTPSRouteName(t *testing.T) {
+	gw := &model.Gateway{ObjectMeta: model.ObjectMeta{Namespace: "infra", Name: "edge"}}
+	srv := &networking.Server{Port: &networking.Port{Number: 443, Name: "https", Protocol: "HTTPS"}}
+	if got, want := HTTPSRouteName(gw, srv), "https.443.https.edge.infra"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	srv.Bind = "10.0.0.1"
+	if got, want := HTTPSRouteName(gw, srv), "https.443.https.edge.infra.10.0.0.1"; got != want {
+		t.Errorf("with bind: got %s, want %s", got, want)
+	}
+}
