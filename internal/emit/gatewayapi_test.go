@@ -211,3 +211,24 @@ func TestGatewayAPIUnresolvedBackends(t *testing.T) {
 		t.Errorf("mixed backends: %d weighted clusters, want 3", got)
 	}
 }
+
+// TestGatewayAPICrossNetwork: on a Gateway labelled with a network, the
+// passthrough listener on the network's gateway port forwards Istio
+// clients by the SNI naming a service's cluster; another passthrough
+// listener of the Gateway keeps its TLSRoutes
+// (docs/semantics/gateway-api.md §G2.4).
+func TestGatewayAPICrossNetwork(t *testing.T) {
+	cfg := compile(t, Options{}, "istio-system/eastwest-port-istio", fixture(t, "eastwest"))
+	var sni []string
+	for _, fc := range listenerNamed(cfg, "0.0.0.0_35443").GetFilterChains() {
+		sni = append(sni, fc.GetFilterChainMatch().GetServerNames()...)
+	}
+	if !slices.Contains(sni, "outbound_.9090_._.web.apps.svc.cluster.local") {
+		t.Errorf("cross-network listener matches %v, want the SNI of web's port 9090 among them", sni)
+	}
+	plain := listenerNamed(cfg, "0.0.0.0_15443").GetFilterChains()
+	if len(plain) != 1 || !slices.Equal(plain[0].GetFilterChainMatch().GetServerNames(), []string{"*.example.com"}) ||
+		tcpCluster(t, plain[0]) != "outbound|15012||istiod.istio-system.svc.cluster.local" {
+		t.Errorf("port 15443 of a Gateway whose network port is 35443: chains %v, want the TLSRoute's only", plain)
+	}
+}
