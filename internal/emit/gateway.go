@@ -52,7 +52,7 @@ func terminates(srv *networking.Server) bool {
 // server a chain per SNI match of its TLS routes; an AUTO_PASSTHROUGH
 // server a chain per SNI-DNAT cluster its hosts cover; a TCP or TLS server
 // one chain (behind its TLS, if it terminates any) to the first TCP route
-// of its VirtualServices. Servers terminating with ISTIO_MUTUAL or
+// of its VirtualServices (or TLS route, of a TLSRoute's: resolve.GatewayTCPRoute). Servers terminating with ISTIO_MUTUAL or
 // OPTIONAL_MUTUAL are not built yet and are reported.
 func (b *builder) gatewayListeners() {
 	var ports []*gatewayPort
