@@ -64,16 +64,17 @@ hostname.`,
 	}
 	CertificateRefUnresolved = &Entry{
 		Code: "MC7105", Name: "CertificateRefUnresolved", Severity: Error,
-		Summary: "A listener's TLS certificateRef cannot be resolved: no such Secret, not a Secret, no certificate keys, or another namespace without a ReferenceGrant.",
+		Summary: "A listener's TLS certificateRef cannot be resolved: no such Secret in the input, not a Secret, no certificate keys, a malformed certificate, or another namespace without a ReferenceGrant.",
 		Doc: `An HTTPS or TLS-terminating listener reads its certificates from the
 Secrets its tls.certificateRefs name. istiod sets the listener's
 ResolvedRefs condition to False (InvalidCertificateRef, or
 RefNotPermitted for a Secret of another namespace that no ReferenceGrant
 in that namespace opens to Gateways of the listener's namespace) and the
 listener is not Programmed. A Secret must hold tls.crt and tls.key (or
-cert and key); meshc reads key names, never values, so a malformed
-certificate is not detected. The check of a missing Secret runs only when
-the input holds Secrets of that namespace.`,
+cert and key) that parse as a certificate and its private key; meshc
+judges them when it loads the Secret and keeps only the verdict, never
+the values. A Secret that is not in the input is one istiod would not
+find: the listener is reported and not programmed, as istiod leaves it.`,
 	}
 	RouteNotAccepted = &Entry{
 		Code: "MC7106", Name: "RouteNotAccepted", Severity: Warning,

@@ -39,7 +39,6 @@ type converter struct {
 	services     map[nsName]*model.Service
 	svcNs        map[string]bool // namespaces the input holds Services of
 	secrets      map[nsName]*model.Secret
-	secretNs     map[string]bool
 	workloads    []*model.Workload
 	hostnames    map[string]bool // ServiceEntry hosts
 	grants       []*model.ReferenceGrant
@@ -65,7 +64,7 @@ type converter struct {
 
 func newConverter(objs []model.Object, opts Options) *converter {
 	c := &converter{opts: opts, classes: map[string]*model.GatewayClass{}, services: map[nsName]*model.Service{},
-		svcNs: map[string]bool{}, secrets: map[nsName]*model.Secret{}, secretNs: map[string]bool{}, hostnames: map[string]bool{},
+		svcNs: map[string]bool{}, secrets: map[nsName]*model.Secret{}, hostnames: map[string]bool{},
 		kgws: map[nsName]*model.KubeGateway{}, parents: map[parentKey][]*parentInfo{},
 		serviceEntries: map[nsName]*model.ServiceEntry{}, seNs: map[string]bool{}}
 	for _, o := range objs {
@@ -92,7 +91,6 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			c.svcNs[x.Namespace] = true
 		case *model.Secret:
 			c.secrets[nsName{x.Namespace, x.Name}] = x
-			c.secretNs[x.Namespace] = true
 		case *model.Workload:
 			c.workloads = append(c.workloads, x)
 		case *model.ServiceEntry:

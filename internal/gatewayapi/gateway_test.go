@@ -3,14 +3,18 @@ package gatewayapi
 import (
 	"testing"
 
+	"github.com/meshc/meshc/internal/certcheck/certchecktest"
 	"github.com/meshc/meshc/internal/model"
 )
 
-const tlsSecret = `apiVersion: v1
-kind: Secret
-metadata: {name: cert, namespace: edge}
-type: kubernetes.io/tls
-data: {tls.crt: YQ==, tls.key: YQ==}`
+// tlsSecret is the Secret edge/cert with a certificate istiod accepts.
+var tlsSecret = func() string {
+	s, err := certchecktest.SecretYAML("edge", "cert")
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
 
 // TestListenerServers checks the Istio server istiod makes of each kind
 // of listener (docs/semantics/gateway-api.md §G2).

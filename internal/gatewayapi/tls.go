@@ -92,24 +92,16 @@ func (c *converter) certificate(o listenerOwner, ref gwv1.SecretObjectReference)
 		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef",
 			message: fmt.Sprintf("invalid certificate reference %s/%s %s, only secret is allowed", group, kind, shown)}
 	}
-	s := c.secrets[nsName{ns, string(ref.Name)}]
-	switch {
-	case s == nil && c.secretNs[ns]:
-		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef", message: fmt.Sprintf("secret %s not found", shown)}
-	case s != nil && !hasKeys(s.Keys, "cert", "key") && !hasKeys(s.Keys, "tls.crt", "tls.key"):
+	// istiod reads the Secret before it programs the listener: one that is
+	// not in the input is one it would not find.
+	switch s := c.secrets[nsName{ns, string(ref.Name)}]; {
+	case s == nil:
 		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef",
-			message: fmt.Sprintf("found secret, but it lacks the keys tls.crt and tls.key (or cert and key); found: %v", s.Keys)}
+			message: fmt.Sprintf("secret %s not found: it is not in the input, and istiod programs no listener whose Secret it cannot read", shown)}
+	case s.CertProblem != "":
+		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef", message: "secret " + shown + ": " + s.CertProblem}
 	}
 	return "kubernetes-gateway://" + ns + "/" + string(ref.Name), nil
-}
-
-func hasKeys(keys []string, want ...string) bool {
-	for _, w := range want {
-		if !slices.Contains(keys, w) {
-			return false
-		}
-	}
-	return true
 }
 
 // granted reports whether a ReferenceGrant in toNs lets objects of
