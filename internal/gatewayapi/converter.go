@@ -39,6 +39,7 @@ type converter struct {
 	services     map[nsName]*model.Service
 	svcNs        map[string]bool // namespaces the input holds Services of
 	secrets      map[nsName]*model.Secret
+	configMaps   map[nsName]*model.ConfigMap
 	workloads    []*model.Workload
 	hostnames    map[string]bool // ServiceEntry hosts
 	grants       []*model.ReferenceGrant
@@ -64,7 +65,7 @@ type converter struct {
 
 func newConverter(objs []model.Object, opts Options) *converter {
 	c := &converter{opts: opts, classes: map[string]*model.GatewayClass{}, services: map[nsName]*model.Service{},
-		svcNs: map[string]bool{}, secrets: map[nsName]*model.Secret{}, hostnames: map[string]bool{},
+		svcNs: map[string]bool{}, secrets: map[nsName]*model.Secret{}, configMaps: map[nsName]*model.ConfigMap{}, hostnames: map[string]bool{},
 		kgws: map[nsName]*model.KubeGateway{}, parents: map[parentKey][]*parentInfo{},
 		serviceEntries: map[nsName]*model.ServiceEntry{}, seNs: map[string]bool{}}
 	for _, o := range objs {
@@ -91,6 +92,8 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			c.svcNs[x.Namespace] = true
 		case *model.Secret:
 			c.secrets[nsName{x.Namespace, x.Name}] = x
+		case *model.ConfigMap:
+			c.configMaps[nsName{x.Namespace, x.Name}] = x
 		case *model.Workload:
 			c.workloads = append(c.workloads, x)
 		case *model.ServiceEntry:

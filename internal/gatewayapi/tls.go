@@ -12,6 +12,9 @@ import (
 
 // tlsError is a certificate reference istiod cannot resolve.
 type tlsError struct {
+	// at is the object path is in, when not the listener's owner (a
+	// frontend CA reference is in the Gateway).
+	at              *model.ObjectMeta
 	path            model.Path
 	ref             string
 	reason, message string
@@ -75,6 +78,9 @@ func (c *converter) serverTLS(o listenerOwner, l gwv1.Listener, lpath model.Path
 		out.CredentialNames = names
 	}
 	// A listener with one good certificate of two is still programmed.
+	if err := c.frontendValidation(o, l, out); err != nil {
+		return out, []tlsError{*err}
+	}
 	return out, nil
 }
 
