@@ -74,7 +74,14 @@ listener is not Programmed. A Secret must hold tls.crt and tls.key (or
 cert and key) that parse as a certificate and its private key; meshc
 judges them when it loads the Secret and keeps only the verdict, never
 the values. A Secret that is not in the input is one istiod would not
-find: the listener is reported and not programmed, as istiod leaves it.`,
+find: the listener is reported and not programmed, as istiod leaves it.
+The Gateway's spec.tls.frontend validation names one CA for client
+certificates (a ConfigMap, or a Secret, with ca.crt or cacert): a CA of
+another kind, one not in the input, one holding no PEM certificate, or
+one of another namespace that no ReferenceGrant opens (to all
+ConfigMaps or Secrets: istiod checks a grant's name against the CA's
+name with "-cacert" added) leaves every terminating listener it applies
+to unprogrammed, and Accepted False (NoValidCACertificate).`,
 	}
 	RouteNotAccepted = &Entry{
 		Code: "MC7106", Name: "RouteNotAccepted", Severity: Warning,
@@ -204,6 +211,9 @@ var (
 
 	SetListenerCollides = ListenerConflicted.Template("listener %q of ListenerSet %s (port %d, %s) conflicts with earlier listener %q of its Gateway or a ListenerSet before it (%s): istiod builds no server for it and no route attaches to it",
 		W("listener").ID(), W("listenerSet"), N("port"), W("reason"), W("winner"), T("why")).Fielded()
+
+	FrontendCARefBad = CertificateRefUnresolved.Template("listener %q of %s %s: the Gateway's frontend caCertificateRef %s cannot be resolved (%s: %s); the listener is not programmed",
+		W("listener").ID(), W("kind"), W("owner"), W("ref").ID(), W("reason"), T("why")).Fielded()
 
 	SetCertificateRefBad = CertificateRefUnresolved.Template("listener %q of ListenerSet %s: certificateRef %s cannot be resolved (%s: %s); the listener is not programmed",
 		W("listener").ID(), W("listenerSet"), W("ref").ID(), W("reason"), T("why")).Fielded()

@@ -300,12 +300,22 @@ func (b *builder) gatewayTLS(name string, t *networking.ServerTLSSettings, alpn 
 	switch {
 	case mode == networking.ServerTLSSettings_ISTIO_MUTUAL:
 		b.identity(common, vc)
-	case t.GetCredentialName() != "":
-		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{b.credentialSecret(t.GetCredentialName())}
-		ca := cmp.Or(t.GetCaCertCredentialName(), t.GetCredentialName()+"-cacert")
+	case t.GetCredentialName() != "" || len(t.GetCredentialNames()) > 0:
+		// Several credentials (an RSA and an ECDSA one) share the first's CA.
+		creds := t.GetCredentialNames()
+		if len(creds) == 0 {
+			creds = []string{t.GetCredentialName()}
+		}
+		for _, c := range creds {
+			common.TlsCertificateSdsSecretConfigs = append(common.TlsCertificateSdsSecretConfigs, b.credentialSecret(c))
+		}
+		ca := cmp.Or(t.GetCaCertCredentialName(), creds[0]+"-cacert")
 		switch {
 		case validate:
 			vc.VerifyCertificateSpki, vc.VerifyCertificateHash = t.GetVerifyCertificateSpki(), t.GetVerifyCertificateHash()
+			if t.GetInsecureSkipVerify().GetValue() {
+				vc.TrustChainVerification = tlsv3.CertificateValidationContext_ACCEPT_UNTRUSTED
+			}
 			combinedValidation(common, vc, b.credentialSecret(ca))
 		case len(vc.MatchSubjectAltNames) > 0: //nolint:staticcheck // the field istiod sets
 			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: vc}

@@ -24,11 +24,11 @@ func (c *converter) frontendValidation(o listenerOwner, l gwv1.Listener, out *ne
 	}
 	refsPath := path.Key("validation").Key("caCertificateRefs")
 	if len(cfg.Validation.CACertificateRefs) > 1 {
-		return &tlsError{at: o.gw, path: refsPath, ref: "caCertificateRefs", reason: "InvalidCACertificateRef", message: "only one caCertificateRef is supported"}
+		return &tlsError{at: o.gw, ca: true, path: refsPath, ref: "caCertificateRefs", reason: "InvalidCACertificateRef", message: "only one caCertificateRef is supported"}
 	}
 	ca, err := c.caCertificate(o, cfg.Validation.CACertificateRefs[0])
 	if err != nil {
-		err.at, err.path = o.gw, refsPath.Index(0)
+		err.at, err.path, err.ca = o.gw, refsPath.Index(0), true
 		return err
 	}
 	out.Mode, out.InsecureSkipVerify = networking.ServerTLSSettings_MUTUAL, wrapperspb.Bool(false)

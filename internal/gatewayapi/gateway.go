@@ -287,7 +287,12 @@ func (c *converter) listener(o listenerOwner, ln *Listener, l gwv1.Listener, pat
 			accepted = Condition{Type: "Accepted", Reason: "NoValidCACertificate", Message: tlsErrs[0].message}
 		}
 		for _, e := range tlsErrs {
-			c.report(o.templates().cert.At(cmp.Or(e.at, o.meta).RefAt(e.path), string(l.Name), name, e.ref, e.reason, e.message))
+			at := cmp.Or(e.at, o.meta).RefAt(e.path)
+			if e.ca {
+				c.report(diag.FrontendCARefBad.At(at, string(l.Name), o.kind, name, e.ref, e.reason, e.message))
+				continue
+			}
+			c.report(o.templates().cert.At(at, string(l.Name), name, e.ref, e.reason, e.message))
 		}
 	}
 	proto, perr := listenerProtocol(l.Protocol)

@@ -14,7 +14,9 @@ import (
 type tlsError struct {
 	// at is the object path is in, when not the listener's owner (a
 	// frontend CA reference is in the Gateway).
-	at              *model.ObjectMeta
+	at *model.ObjectMeta
+	// ca marks an error of the Gateway's frontend CA reference.
+	ca              bool
 	path            model.Path
 	ref             string
 	reason, message string
