@@ -354,7 +354,13 @@ func serverTLSParams(common *tlsv3.CommonTlsContext, t *networking.ServerTLSSett
 
 // credentialSecret is the SDS config of a gateway credential.
 func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
-	if !strings.Contains(name, "://") {
+	switch {
+	case strings.HasPrefix(name, "invalid://"):
+		// A credential istiod could not resolve (an unusable
+		// BackendTLSPolicy CA), whatever suffix it was given: no proxy can
+		// load it, so the handshakes fail.
+		name = "invalid://"
+	case !strings.Contains(name, "://"):
 		name = "kubernetes://" + name
 	}
 	if b.opts.Format != XDS {

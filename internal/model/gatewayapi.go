@@ -48,4 +48,8 @@ const (
 	// with the Gateway API's semantics.
 	AnnotationRouteSemantics = "internal.istio.io/route-semantics"
 	RouteSemanticsGateway    = "gateway"
+	// AnnotationParents names the Gateway API objects a generated object
+	// came from; on a DestinationRule it marks one generated from backend
+	// policies, whose fields yield to a written rule's for the same host.
+	AnnotationParents = "internal.istio.io/parents"
 )
