@@ -56,3 +56,28 @@ spec:
 		})
 	}
 }
+
+// TestInvalidCredential: a DestinationRule whose CA istiod could not
+// resolve (a BackendTLSPolicy's, credential invalid://) asks for the
+// secret "invalid://" itself, which no proxy can load, so that TLS to the
+// backend fails instead of going unchecked.
+func TestInvalidCredential(t *testing.T) {
+	cfg := compile(t, Options{Format: XDS}, "istio-system/gw", gatewayPod("edge"), `apiVersion: v1
+kind: Service
+metadata: {name: echo, namespace: app}
+spec: {clusterIP: 10.0.0.9, ports: [{name: http, port: 80}]}`, `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: echo, namespace: app}
+spec: {host: echo.app.svc.cluster.local, trafficPolicy: {tls: {mode: SIMPLE, sni: echo.example.com, credentialName: "invalid://"}}}`, `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: istio-system}
+spec: {selector: {istio: edge}, servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["*/*"]}]}`)
+	c := clusterNamed(cfg, "outbound|80||echo.app.svc.cluster.local")
+	if c == nil {
+		t.Fatal("no cluster for echo")
+	}
+	ctx := upstreamTLS(t, c)
+	if got := ctx.GetCommonTlsContext().GetCombinedValidationContext().GetValidationContextSdsSecretConfig().GetName(); got != "invalid://" || ctx.GetSni() != "echo.example.com" {
+		t.Errorf("CA secret %q, SNI %q; want invalid:// and echo.example.com", got, ctx.GetSni())
+	}
+}

@@ -22,6 +22,12 @@ const annIgnorePolicy = "istio.io/ignore-policy-attachment"
 // can load it, so TLS to the targets fails rather than going unchecked.
 const invalidCredential = "invalid://"
 
+// generatedCreation is the creation time of a generated DestinationRule.
+// istiod gives it none, so it sorts before every written rule, all of
+// which have one on a cluster: before the zero time meshc gives a written
+// object without one, too.
+var generatedCreation = time.Time{}.Add(-time.Second)
+
 // policyTarget is one Service or ServiceEntry host a policy gives TLS to:
 // a port's (section) or the whole host's.
 type policyTarget struct {
@@ -90,9 +96,7 @@ func policyRule(k policyTarget, parts []policyPart) *model.DestinationRule {
 	first := parts[0].policy
 	dr := &model.DestinationRule{ObjectMeta: derived("networking.istio.io/v1", "DestinationRule", k.ns, name, &first.ObjectMeta, targetPath(parts[0].index), ""),
 		Spec: &networking.DestinationRule{Host: k.host, TrafficPolicy: &networking.TrafficPolicy{}}}
-	// istiod's generated rule has no creation time: it sorts before
-	// every written one.
-	dr.Created = time.Time{}
+	dr.Created = generatedCreation
 	tp := dr.Spec.TrafficPolicy
 	var parents []string
 	ports := map[string]bool{}
