@@ -152,33 +152,35 @@ func (c *converter) policyTargetHosts(p *model.BackendTLSPolicy, i int) (hosts [
 		number uint32
 	}
 	var ports []portName
+	var found, judged bool
+	key := nsName{p.Namespace, string(t.Name)}
 	switch {
 	case t.Group == "" && t.Kind == "Service":
-		svc := c.services[nsName{p.Namespace, string(t.Name)}]
-		if svc == nil {
-			if c.svcNs[p.Namespace] {
-				return reject(fmt.Sprintf("Service %s/%s not found", p.Namespace, t.Name))
+		svc := c.services[key]
+		found, judged = svc != nil, c.svcNs[p.Namespace]
+		if found {
+			hosts = []string{c.serviceHost(string(t.Name), p.Namespace)}
+			for _, sp := range svc.Spec.Ports {
+				ports = append(ports, portName{sp.Name, uint32(sp.Port)})
 			}
-			return nil, 0, false
-		}
-		hosts = []string{c.serviceHost(string(t.Name), p.Namespace)}
-		for _, sp := range svc.Spec.Ports {
-			ports = append(ports, portName{sp.Name, uint32(sp.Port)})
 		}
 	case t.Group == "networking.istio.io" && t.Kind == "ServiceEntry":
-		se := c.serviceEntries[nsName{p.Namespace, string(t.Name)}]
-		if se == nil {
-			if c.seNs[p.Namespace] {
-				return reject(fmt.Sprintf("ServiceEntry %s/%s not found", p.Namespace, t.Name))
+		se := c.serviceEntries[key]
+		found, judged = se != nil, c.seNs[p.Namespace]
+		if found {
+			hosts = se.Spec.GetHosts()
+			for _, sp := range se.Spec.GetPorts() {
+				ports = append(ports, portName{sp.GetName(), sp.GetNumber()})
 			}
-			return nil, 0, false
-		}
-		hosts = se.Spec.GetHosts()
-		for _, sp := range se.Spec.GetPorts() {
-			ports = append(ports, portName{sp.GetName(), sp.GetNumber()})
 		}
 	default:
 		return reject(fmt.Sprintf("unsupported reference kind: %s", t.Kind))
+	}
+	switch {
+	case !found && judged:
+		return reject(fmt.Sprintf("%s %s/%s not found", t.Kind, p.Namespace, t.Name))
+	case !found:
+		return nil, 0, false
 	}
 	if t.SectionName == nil || *t.SectionName == "" {
 		return hosts, 0, true
