@@ -12,11 +12,12 @@ import (
 
 // tlsError is a certificate reference istiod cannot resolve.
 type tlsError struct {
-	// at is the object path is in, when not the listener's owner (a
+	// at is the object the path is in, when not the listener's owner (a
 	// frontend CA reference is in the Gateway).
 	at *model.ObjectMeta
 	// ca marks an error of the Gateway's frontend CA reference.
-	ca              bool
+	ca bool
+
 	path            model.Path
 	ref             string
 	reason, message string
