@@ -314,6 +314,9 @@ func (b *builder) gatewayTLS(name string, t *networking.ServerTLSSettings, alpn 
 		switch {
 		case validate:
 			vc.VerifyCertificateSpki, vc.VerifyCertificateHash = t.GetVerifyCertificateSpki(), t.GetVerifyCertificateHash()
+			if t.GetInsecureSkipVerify().GetValue() {
+				vc.TrustChainVerification = tlsv3.CertificateValidationContext_ACCEPT_UNTRUSTED
+			}
 			combinedValidation(common, vc, b.credentialSecret(ca))
 		case len(vc.MatchSubjectAltNames) > 0: //nolint:staticcheck // the field istiod sets
 			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: vc}
@@ -358,13 +361,17 @@ const builtinCredential = "builtin://"
 // credential is the workload certificate from the agent, and its
 // "-cacert" the mesh root, as for Istio mutual TLS.
 func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
-	switch name {
-	case builtinCredential:
+	switch {
+	case name == builtinCredential:
 		return sdsSecret("default")
-	case builtinCredential + "-cacert":
+	case name == builtinCredential+"-cacert":
 		return sdsSecret("ROOTCA")
-	}
-	if !strings.Contains(name, "://") {
+	case strings.HasPrefix(name, "invalid://"):
+		// A credential istiod could not resolve (an unusable
+		// BackendTLSPolicy CA), whatever suffix it was given: no proxy can
+		// load it, so the handshakes fail.
+		name = "invalid://"
+	case !strings.Contains(name, "://"):
 		name = "kubernetes://" + name
 	}
 	if b.opts.Format != XDS {

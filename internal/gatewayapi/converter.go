@@ -35,11 +35,16 @@ type converter struct {
 	// any is false when the input has no Gateway API object to convert.
 	any bool
 
-	classes      map[string]*model.GatewayClass
-	services     map[nsName]*model.Service
-	svcNs        map[string]bool // namespaces the input holds Services of
-	secrets      map[nsName]*model.Secret
+	classes    map[string]*model.GatewayClass
+	services   map[nsName]*model.Service
+	svcNs      map[string]bool // namespaces the input holds Services of
+	secrets    map[nsName]*model.Secret
+	configMaps map[nsName]*model.ConfigMap
+	// secretNs and configMapNs are the namespaces the input holds Secrets
+	// and ConfigMaps of: only there is a missing one judged missing
+	// (docs/semantics/gateway-api.md §G2.4).
 	secretNs     map[string]bool
+	configMapNs  map[string]bool
 	workloads    []*model.Workload
 	hostnames    map[string]bool // ServiceEntry hosts
 	grants       []*model.ReferenceGrant
@@ -50,6 +55,7 @@ type converter struct {
 	tcpRoutes    []*model.TCPRoute
 	tlsRoutes    []*model.TLSRoute
 	listenerSets []*model.ListenerSet
+	tlsPolicies  []*model.BackendTLSPolicy
 
 	// serviceEntries and seNs serve mesh parents of kind ServiceEntry.
 	serviceEntries map[nsName]*model.ServiceEntry
@@ -65,7 +71,7 @@ type converter struct {
 
 func newConverter(objs []model.Object, opts Options) *converter {
 	c := &converter{opts: opts, classes: map[string]*model.GatewayClass{}, services: map[nsName]*model.Service{},
-		svcNs: map[string]bool{}, secrets: map[nsName]*model.Secret{}, secretNs: map[string]bool{}, hostnames: map[string]bool{},
+		svcNs: map[string]bool{}, secrets: map[nsName]*model.Secret{}, configMaps: map[nsName]*model.ConfigMap{}, secretNs: map[string]bool{}, configMapNs: map[string]bool{}, hostnames: map[string]bool{},
 		kgws: map[nsName]*model.KubeGateway{}, parents: map[parentKey][]*parentInfo{},
 		serviceEntries: map[nsName]*model.ServiceEntry{}, seNs: map[string]bool{}}
 	for _, o := range objs {
@@ -85,6 +91,8 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			c.tlsRoutes = append(c.tlsRoutes, x)
 		case *model.ListenerSet:
 			c.listenerSets = append(c.listenerSets, x)
+		case *model.BackendTLSPolicy:
+			c.tlsPolicies = append(c.tlsPolicies, x)
 		case *model.ReferenceGrant:
 			c.grants = append(c.grants, x)
 		case *model.Service:
@@ -93,6 +101,9 @@ func newConverter(objs []model.Object, opts Options) *converter {
 		case *model.Secret:
 			c.secrets[nsName{x.Namespace, x.Name}] = x
 			c.secretNs[x.Namespace] = true
+		case *model.ConfigMap:
+			c.configMaps[nsName{x.Namespace, x.Name}] = x
+			c.configMapNs[x.Namespace] = true
 		case *model.Workload:
 			c.workloads = append(c.workloads, x)
 		case *model.ServiceEntry:
@@ -103,7 +114,7 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			}
 		}
 	}
-	c.any = len(c.kgwList)+len(c.httpRoutes)+len(c.grpcRoutes)+len(c.tcpRoutes)+len(c.tlsRoutes)+len(c.listenerSets) > 0
+	c.any = len(c.kgwList)+len(c.httpRoutes)+len(c.grpcRoutes)+len(c.tcpRoutes)+len(c.tlsRoutes)+len(c.listenerSets)+len(c.tlsPolicies) > 0
 	byID := func(a, b *model.KubeGateway) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	}
