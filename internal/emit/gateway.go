@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -17,15 +16,6 @@ import (
 	"github.com/meshc/meshc/internal/protocol"
 	"github.com/meshc/meshc/internal/resolve"
 )
-
-// gatewayPort collects the servers a router proxy listens with on one
-// target port: plain HTTP servers share one chain, every other server
-// adds its own chains, in server order.
-type gatewayPort struct {
-	target uint32
-	http   []resolve.GatewayServer
-	other  []resolve.GatewayServer
-}
 
 func serverOf(gs resolve.GatewayServer) *networking.Server {
 	return gs.Gateway.Spec.GetServers()[gs.Index]
@@ -45,8 +35,11 @@ func terminates(srv *networking.Server) bool {
 }
 
 // gatewayListeners builds a router's listeners from the Gateway servers
-// that select it (docs/semantics/envoy-output.md §7.9). HTTP servers on a port share route
-// "http.<port>". Every other server, in order, adds chains: an HTTPS
+// that select it (docs/semantics/envoy-output.md §7.9), one per workload
+// port and bind address as resolve merges them (resolve.MergedGateway),
+// its server groups' chains in merge order. An HTTP group shares one
+// chain to its route, "http.<port>" (".<bind>" after it when bound).
+// In any other group every server adds chains: an HTTPS
 // server terminating TLS gets its own SNI chain and route
 // "https.<port>.<portName>.<gateway>.<namespace>"; a TLS passthrough
 // server a chain per SNI match of its TLS routes; an AUTO_PASSTHROUGH
@@ -55,39 +48,30 @@ func terminates(srv *networking.Server) bool {
 // of its VirtualServices. Servers terminating with ISTIO_MUTUAL or
 // OPTIONAL_MUTUAL are not built yet and are reported.
 func (b *builder) gatewayListeners() {
-	var ports []*gatewayPort
-	byTarget := map[uint32]*gatewayPort{}
-	for _, gs := range b.gatewayServers() {
-		srv := serverOf(gs)
-		target := b.targetPort(gs.Port)
-		gp := byTarget[target]
-		if gp == nil {
-			gp = &gatewayPort{target: target}
-			byTarget[target] = gp
-			ports = append(ports, gp)
-		}
-		if protocol.Parse(srv.GetPort().GetProtocol()).IsHTTP() {
-			gp.http = append(gp.http, gs)
-		} else {
-			gp.other = append(gp.other, gs)
-		}
-	}
-	slices.SortStableFunc(ports, func(a, b *gatewayPort) int { return cmp.Compare(a.target, b.target) })
-	for _, gp := range ports {
+	mg := b.mergedGateway()
+	// The SNI names passthrough chains took, by workload port, with the
+	// bind of the server that took each.
+	seen := map[uint32]map[string]string{}
+	for _, gl := range mg.Listeners {
+		name := gl.Name(b.listenAddr(wildcard))
 		l := &listenerv3.Listener{
-			Name:                                 b.listenAddr(wildcard) + "_" + strconv.FormatUint(uint64(gp.target), 10),
-			Address:                              socketAddress(b.listenAddr(wildcard), gp.target),
+			Name:                                 name,
+			Address:                              socketAddress(cmp.Or(gl.Bind, b.listenAddr(wildcard)), gl.Port),
 			TrafficDirection:                     corev3.TrafficDirection_OUTBOUND,
 			MaxConnectionsToAcceptPerSocketEvent: wrapperspb.UInt32(1),
 		}
-		seen := map[string]bool{}
-		for _, gs := range gp.other {
-			l.FilterChains = append(l.FilterChains, b.serverChains(l.Name, gs, seen)...)
+		if seen[gl.Port] == nil {
+			seen[gl.Port] = map[string]string{}
 		}
-		if len(gp.http) > 0 {
-			name := "http." + strconv.FormatUint(uint64(gp.target), 10)
-			b.gatewayRoute(name, gp.http[0].Port, gp.http)
-			l.FilterChains = append(l.FilterChains, chain(nil, b.outboundHCM("outbound_"+l.Name, name, protocol.HTTP)))
+		for _, g := range gl.Groups {
+			if g.Protocol.IsHTTP() {
+				b.gatewayRoute(g.Route)
+				l.FilterChains = append(l.FilterChains, chain(nil, b.outboundHCM("outbound_"+name, g.Route, protocol.HTTP)))
+				continue
+			}
+			for _, gs := range g.Servers {
+				l.FilterChains = append(l.FilterChains, b.serverChains(name, gs, seen[gl.Port])...)
+			}
 		}
 		if len(l.FilterChains) == 0 {
 			continue // Envoy refuses a listener without chains; istiod sends none
@@ -98,26 +82,22 @@ func (b *builder) gatewayListeners() {
 	}
 }
 
-// gatewayServers are the servers a router builds, in order: those
-// istiod's merge of the router's Gateways keeps (resolve.ServerMerge).
-// A TLS server repeating a host an earlier TLS server on the target port
-// and bind names is left out whole, as Envoy would refuse the repeated
-// SNI matches; a server meeting an earlier plain server it cannot merge
-// with (TCP, or anything but HTTP after HTTP) is left out, even when the
-// earlier one has no routes and builds nothing
+// mergedGateway is the router's Gateway servers as istiod merges them
+// (resolve.ServerMerge); the servers it drops are reported. A TLS server
+// repeating a host an earlier TLS server on the target port and bind
+// names is left out whole, as Envoy would refuse the repeated SNI
+// matches; a server meeting an earlier plain server on its bind it
+// cannot merge with (TCP, or anything but HTTP after HTTP) is left out,
+// even when the earlier one has no routes and builds nothing
 // (docs/semantics/virtual-services.md §6.7).
-func (b *builder) gatewayServers() []resolve.GatewayServer {
-	if b.servers != nil {
-		return b.servers
+func (b *builder) mergedGateway() *resolve.MergedGateway {
+	if b.merged != nil {
+		return b.merged
 	}
-	b.servers = []resolve.GatewayServer{}
-	merge := resolve.NewServerMerge()
-	for _, gs := range b.view.Gateways {
-		v := merge.Add(resolve.ServerRef{Gateway: gs.Gateway, Index: gs.Index}, b.targetPort(gs.Port))
+	b.merged = b.mesh.MergeGateways(b.view)
+	for _, d := range b.merged.Dropped {
+		gs, v := d.Server, d.Verdict
 		switch v.Drop {
-		case resolve.DropNone:
-			b.servers = append(b.servers, gs)
-			continue
 		case resolve.DropDuplicateTLSHosts:
 			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (port %d): hosts %v are already served with TLS on the port; the server is left out, as in istiod",
 				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port, v.Hosts))
@@ -130,13 +110,13 @@ func (b *builder) gatewayServers() []resolve.GatewayServer {
 				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port))
 		}
 	}
-	return b.servers
+	return b.merged
 }
 
 // serverChains are the filter chains of one server that is not plain
 // HTTP. seen holds the SNI names earlier passthrough chains on the port
-// took.
-func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen map[string]bool) []*listenerv3.FilterChain {
+// took on the workload port, with the bind of the server that took each.
+func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen map[string]string) []*listenerv3.FilterChain {
 	srv := serverOf(gs)
 	switch {
 	case autoPassthrough(srv):
@@ -145,7 +125,7 @@ func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen m
 		return b.passthroughChains(gs, seen)
 	case terminates(srv) && protocol.Parse(srv.GetPort().GetProtocol()) == protocol.HTTPS:
 		name := resolve.HTTPSRouteName(gs.Gateway, srv)
-		b.gatewayRoute(name, gs.Port, []resolve.GatewayServer{gs})
+		b.gatewayRoute(name)
 		fc := chain(sniMatch(srv.GetHosts()), b.outboundHCM("outbound_"+listener, name, protocol.HTTPS))
 		fc.TransportSocket = b.gatewayTLS(name, srv.GetTls(), httpALPN)
 		return []*listenerv3.FilterChain{fc}
@@ -222,7 +202,7 @@ func (b *builder) autoPassthroughChains(srv *networking.Server) []*listenerv3.Fi
 // passthroughChains forward TLS unopened, by SNI, along the TLS routes of
 // the server's VirtualServices (docs/semantics/virtual-services.md §6.7). An SNI name a previous
 // chain on the port took is skipped, as Envoy would refuse the duplicate.
-func (b *builder) passthroughChains(gs resolve.GatewayServer, seen map[string]bool) []*listenerv3.FilterChain {
+func (b *builder) passthroughChains(gs resolve.GatewayServer, seen map[string]string) []*listenerv3.FilterChain {
 	routes, skipped := resolve.GatewayTLSRoutes(gs, seen)
 	b.pk.problems = append(b.pk.problems, skipped...)
 	var out []*listenerv3.FilterChain
@@ -356,8 +336,14 @@ func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
 	}}
 }
 
-// gatewayRoute renders the route configuration resolve assembles for
-// the servers (resolve.Mesh.GatewayRouteConfig).
-func (b *builder) gatewayRoute(name string, port uint32, servers []resolve.GatewayServer) {
-	b.routeCache[name] = b.routeConfiguration(b.mesh.GatewayRouteConfig(b.view, name, port, servers))
+
+// gatewayRoute renders route configuration name of the merged gateway,
+// which resolve assembles (resolve.Mesh.GatewayRouteConfig).
+func (b *builder) gatewayRoute(name string) {
+	for _, r := range b.mergedGateway().Routes {
+		if r.Name == name {
+			b.routeCache[name] = b.routeConfiguration(b.mesh.GatewayRouteConfig(b.view, r))
+			return
+		}
+	}
 }
