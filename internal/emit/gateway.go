@@ -336,7 +336,6 @@ func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
 	}}
 }
 
-
 // gatewayRoute renders route configuration name of the merged gateway,
 // which resolve assembles (resolve.Mesh.GatewayRouteConfig).
 func (b *builder) gatewayRoute(name string) {
