@@ -151,6 +151,11 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Requires: [
 						}
 					}
 				}
+				if tls && v.Drop != resolve.DropDuplicateTLSHosts {
+					// istiod keeps it: a TLS host remembers only the bind
+					// that named it last.
+					dup = nil
+				}
 				if len(dup) > 0 {
 					k := key{gw, i}
 					f := found.add(k, func() finding { return finding{tls: tls} })
@@ -165,8 +170,11 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Requires: [
 						continue // dropped: its hosts are not known from it
 					}
 				}
+				if tls && v.Drop == resolve.DropDuplicateTLSHosts {
+					continue // dropped for a host of its own Gateway
+				}
 				for _, h := range hosts {
-					if _, ok := seen[sk][h]; !ok {
+					if _, ok := seen[sk][h]; !ok || tls {
 						seen[sk][h] = known{gw, srv.GetBind()}
 					}
 				}
