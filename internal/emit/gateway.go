@@ -9,6 +9,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	networking "istio.io/api/networking/v1alpha3"
 
@@ -76,9 +77,27 @@ func (b *builder) gatewayListeners() {
 		if len(l.FilterChains) == 0 {
 			continue // Envoy refuses a listener without chains; istiod sends none
 		}
+		b.repeatedChainMatch(l)
 		b.useRoutes(l.FilterChains...)
 		b.gatewayInspectors(l)
 		b.cfg.Listeners = append(b.cfg.Listeners, l)
+	}
+}
+
+// repeatedChainMatch reports a gateway listener two of whose chains
+// match the same connections, which Envoy refuses whole. istiod's merge
+// keeps such servers when another bind came between them
+// (docs/semantics/virtual-services.md §6.7): a TLS host named again on
+// a bind, a TCP and an HTTP server on one bind, HTTP servers whose
+// protocols are spelt differently.
+func (b *builder) repeatedChainMatch(l *listenerv3.Listener) {
+	for i, c := range l.FilterChains {
+		for j := range i {
+			if proto.Equal(l.FilterChains[j].GetFilterChainMatch(), c.GetFilterChainMatch()) {
+				b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway listener %s: filter chains %d and %d match the same connections, so Envoy refuses the listener; istiod writes it so too", l.Name, j, i))
+				return
+			}
+		}
 	}
 }
 
