@@ -283,10 +283,7 @@ spec: {clusterIP: 10.96.200.1, selector: {istio: ingressgateway}, ports: [{name:
 		servers = append(servers, "{port: {number: 15443, name: tls-istio, protocol: TLS}, hosts: [\"*\"], tls: {mode: ISTIO_MUTUAL}}")
 		tcp = true
 	}
-	fmt.Fprintf(b, "---\napiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: public, namespace: istio-system}\nspec:\n  selector: {istio: ingressgateway}\n  servers:\n")
-	for _, s := range servers {
-		fmt.Fprintf(b, "  - %s\n", s)
-	}
+	writeIngressGateway(b, "public", servers)
 	for _, s := range g.svcs {
 		if passthrough && !s.ports[0].http {
 			passthrough = false
@@ -309,6 +306,15 @@ spec: {clusterIP: 10.96.200.1, selector: {istio: ingressgateway}, ports: [{name:
 	g.boundGateway(b)
 }
 
+// writeIngressGateway writes Gateway istio-system/name for the ingress Pod, with
+// servers in order.
+func writeIngressGateway(b *strings.Builder, name string, servers []string) {
+	fmt.Fprintf(b, "---\napiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: istio-system}\nspec:\n  selector: {istio: ingressgateway}\n  servers:\n", name)
+	for _, s := range servers {
+		fmt.Fprintf(b, "  - %s\n", s)
+	}
+}
+
 // boundGateway sometimes adds a Gateway whose servers bind the ingress
 // Pod's address, on ports the public Gateway's unbound servers use: an
 // HTTP server, and an HTTPS or a TCP one, each another listener of the
@@ -327,10 +333,7 @@ func (g *randomMesh) boundGateway(b *strings.Builder) {
 		servers = append(servers, "{port: {number: 15443, name: tcp-bound, protocol: TCP}, bind: 10.99.0.1, hosts: [\"*\"]}")
 		tcp = true
 	}
-	fmt.Fprintf(b, "---\napiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: bound, namespace: istio-system}\nspec:\n  selector: {istio: ingressgateway}\n  servers:\n")
-	for _, s := range servers {
-		fmt.Fprintf(b, "  - %s\n", s)
-	}
+	writeIngressGateway(b, "bound", servers)
 	var http, opaque *randomService
 	for i := range g.svcs {
 		s := &g.svcs[i]
