@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -116,17 +117,22 @@ func (b *builder) mergedGateway() *resolve.MergedGateway {
 	b.merged = b.mesh.MergeGateways(b.view)
 	for _, d := range b.merged.Dropped {
 		gs, v := d.Server, d.Verdict
+		// The port, and the address a bound server listens on.
+		at := "port " + strconv.FormatUint(uint64(gs.Port), 10)
+		if bind := gs.Bind(); bind != "" {
+			at += " on " + bind
+		}
 		switch v.Drop {
 		case resolve.DropDuplicateTLSHosts:
-			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (port %d): hosts %v are already served with TLS on the port; the server is left out, as in istiod",
-				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port, v.Hosts))
+			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (%s): hosts %v are already served with TLS on the port; the server is left out, as in istiod",
+				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, at, v.Hosts))
 		case resolve.DropProtocolConflict:
-			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (port %d, %s): gateway %s/%s server %d (%s) already holds the port and the two do not merge; the server is left out, as in istiod",
-				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port, serverOf(gs).GetPort().GetProtocol(),
+			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (%s, %s): gateway %s/%s server %d (%s) already holds the port and the two do not merge; the server is left out, as in istiod",
+				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, at, serverOf(gs).GetPort().GetProtocol(),
 				v.Earlier.Gateway.Namespace, v.Earlier.Gateway.Name, v.Earlier.Index, v.Earlier.Server().GetPort().GetProtocol()))
 		case resolve.DropDuplicateHTTPSRoute:
-			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (port %d): another HTTPS server on the port has its route name; the server is left out, as in istiod",
-				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port))
+			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (%s): another HTTPS server on the port has its route name; the server is left out, as in istiod",
+				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, at))
 		}
 	}
 	return b.merged

@@ -30,6 +30,8 @@ func TestGatewayBind(t *testing.T) {
 		listeners []string
 		routes    []string
 		problems  int
+		// mention is in a problem, when given.
+		mention string
 	}{
 		{"two-binds", []string{
 			"10.10.0.1_8080: →http.8080.10.10.0.1",
@@ -37,42 +39,42 @@ func TestGatewayBind(t *testing.T) {
 		}, []string{
 			"http.8080.10.10.0.1: a.example.com c.example.com",
 			"http.8080.10.10.0.2: b.example.com",
-		}, 0},
+		}, 0, ""},
 		{"bind-and-none", []string{
 			"0.0.0.0_8080: →http.8080, d.example.com→https.8080.https-none.bind-and-none.istio-system",
 			"10.10.0.1_8080: →http.8080.10.10.0.1",
 		}, []string{
 			"http.8080: a.example.com c.example.com",
 			"http.8080.10.10.0.1: b.example.com",
-		}, 0},
+		}, 0, ""},
 		{"https-binds", []string{
 			"10.10.0.1_8443: a.example.com→https.8443.https-a.https-binds.istio-system.10.10.0.1, a.example.com→https.8443.https-again.https-binds.istio-system.10.10.0.1, c.example.com→https.8443.https-c.https-binds.istio-system.10.10.0.1",
 			"10.10.0.2_8443: a.example.com→https.8443.https-b.https-binds.istio-system.10.10.0.2",
 			"0.0.0.0_8443: a.example.com,b.example.com→https.8443.https.https-binds.istio-system",
-		}, nil, 1},
+		}, nil, 1, ""},
 		{"tcp-binds", []string{
 			"10.10.0.1_5432: →" + db + ", →http.5432.10.10.0.1",
 			"10.10.0.2_5432: →" + db,
-		}, []string{"http.5432.10.10.0.1: a.example.com"}, 1},
+		}, []string{"http.5432.10.10.0.1: a.example.com"}, 1, ""},
 		{"mixed", []string{
 			"0.0.0.0_9443: a.example.com→https.9443.https.mixed.istio-system, b.example.com→https.9443.https-2.mixed.istio-system, tls.example.com→" + db + ", →http.9443",
 			"10.10.0.1_9443: →http.9443.10.10.0.1, d.example.com→https.9443.https-bound.mixed.istio-system.10.10.0.1",
 		}, []string{
 			"http.9443: a.example.com e.example.com",
 			"http.9443.10.10.0.1: c.example.com",
-		}, 0},
+		}, 0, ""},
 		{"passthrough", []string{
 			"10.10.0.1_8443: tls.example.com→" + tlsapp + ", other.example.com→" + tlsapp,
 			"10.10.0.2_8443: tls.example.com→" + tlsapp + ", other.example.com→" + tlsapp,
-		}, nil, 2},
+		}, nil, 2, ""},
 		{"conflicts", []string{
 			"10.10.0.1_8080: →http.8080.10.10.0.1",
 			"10.10.0.2_8080: a.example.com→https.8080.https.conflicts.istio-system.10.10.0.2",
-		}, []string{"http.8080.10.10.0.1: a.example.com b.example.com"}, 2},
+		}, []string{"http.8080.10.10.0.1: a.example.com b.example.com"}, 2, "server 1 (port 8080 on 10.10.0.1, TCP)"},
 		{"respelt", []string{
 			"10.10.0.1_8080: →http.8080.10.10.0.1, →http.8080.10.10.0.1",
 			"10.10.0.2_8080: →http.8080.10.10.0.2",
-		}, []string{"http.8080.10.10.0.1: c.example.com", "http.8080.10.10.0.2: b.example.com"}, 1},
+		}, []string{"http.8080.10.10.0.1: c.example.com", "http.8080.10.10.0.2: b.example.com"}, 1, "listener 10.10.0.1_8080: filter chains 0 and 1 match the same connections"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.proxy, func(t *testing.T) {
@@ -83,6 +85,9 @@ func TestGatewayBind(t *testing.T) {
 			cfg := New(m, Options{Format: XDS}).Build(v)
 			if len(cfg.Problems) != tt.problems {
 				t.Errorf("problems %q, want %d", cfg.Problems, tt.problems)
+			}
+			if tt.mention != "" && !slices.ContainsFunc(cfg.Problems, func(p string) bool { return strings.Contains(p, tt.mention) }) {
+				t.Errorf("problems %q, want one saying %q", cfg.Problems, tt.mention)
 			}
 			var got []string
 			for _, l := range cfg.Listeners {
