@@ -93,9 +93,14 @@ func sharedBy(workloads []string, gw *model.Gateway) string {
 	return "gateway workloads selected by " + labelString(gw.Spec.GetSelector())
 }
 
-// serverRef names server i of a Gateway.
+// serverRef names server i of a Gateway, with the address it binds, if
+// any: servers on other binds listen apart.
 func serverRef(gw *model.Gateway, i int) string {
-	return fmt.Sprintf("%s server %d (port %d)", objName(&gw.ObjectMeta), i, gw.Spec.GetServers()[i].GetPort().GetNumber())
+	srv := gw.Spec.GetServers()[i]
+	if bind := srv.GetBind(); bind != "" {
+		return fmt.Sprintf("%s server %d (port %d on %s)", objName(&gw.ObjectMeta), i, srv.GetPort().GetNumber(), bind)
+	}
+	return fmt.Sprintf("%s server %d (port %d)", objName(&gw.ObjectMeta), i, srv.GetPort().GetNumber())
 }
 
 // MC7003: Gateways on the same workloads serving one host on one port, or

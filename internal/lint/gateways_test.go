@@ -173,7 +173,7 @@ func TestGatewayServerAnalyzers(t *testing.T) {
 		{"MC7003 TLS host served twice on one bind", "MC7003", append(ingress,
 			gateway("shop", "a", "{istio: ingressgateway}", boundHTTPS("10.0.0.1", "shop.example.com"), at(1)),
 			gateway("shop", "b", "{istio: ingressgateway}", boundHTTPS("10.0.0.1", "shop.example.com"), at(2))),
-			1, "Gateway shop/b", []string{"shop/b server 0 (port 443) serves host shop.example.com with TLS, as older Gateway shop/a"}, "istio-system/ingress"},
+			1, "Gateway shop/b", []string{"shop/b server 0 (port 443 on 10.0.0.1) serves host shop.example.com with TLS, as older Gateway shop/a"}, "istio-system/ingress"},
 		{"MC7003 near miss: TLS host on two binds", "MC7003", append(ingress,
 			gateway("shop", "a", "{istio: ingressgateway}", boundHTTPS("10.0.0.1", "shop.example.com"), at(1)),
 			gateway("shop", "b", "{istio: ingressgateway}", boundHTTPS("10.0.0.2", "shop.example.com"), at(2))),
@@ -188,7 +188,7 @@ func TestGatewayServerAnalyzers(t *testing.T) {
 		{"MC7003 TCP then HTTP on one bind", "MC7003", append(ingress,
 			gateway("shop", "a", "{istio: ingressgateway}", "{port: {number: 80, name: tcp, protocol: TCP}, hosts: [db.example.com], bind: 10.0.0.1}", at(1)),
 			gateway("shop", "b", "{istio: ingressgateway}", "{port: {number: 80, name: http, protocol: HTTP}, hosts: [api.example.com], bind: 10.0.0.1}", at(2))),
-			1, "Gateway shop/b", []string{"shop/b server 0 (port 80) (HTTP) listens on the port of shop/a server 0 (port 80) (TCP)"}, "istio-system/ingress"},
+			1, "Gateway shop/b", []string{"shop/b server 0 (port 80 on 10.0.0.1) (HTTP) listens on the port of shop/a server 0 (port 80 on 10.0.0.1) (TCP)"}, "istio-system/ingress"},
 		// Servers meet the latest plain server to start a bind on the port:
 		// b's, so c's HTTP server on a's bind is another listener's.
 		{"MC7003 near miss: HTTP on a TCP server's bind after another bind", "MC7003", append(ingress,
