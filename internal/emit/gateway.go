@@ -47,7 +47,8 @@ func terminates(srv *networking.Server) bool {
 // server a chain per SNI match of its TLS routes; an AUTO_PASSTHROUGH
 // server a chain per SNI-DNAT cluster its hosts cover; a TCP or TLS server
 // one chain (behind its TLS, if it terminates any) to the first TCP route
-// of its VirtualServices. Servers terminating with ISTIO_MUTUAL or
+// of its VirtualServices (or TLS route, of a TLSRoute's:
+// resolve.GatewayTCPRoute). Servers terminating with ISTIO_MUTUAL or
 // OPTIONAL_MUTUAL are not built yet and are reported.
 func (b *builder) gatewayListeners() {
 	mg := b.mergedGateway()
@@ -305,9 +306,17 @@ func (b *builder) gatewayTLS(name string, t *networking.ServerTLSSettings, alpn 
 	switch {
 	case mode == networking.ServerTLSSettings_ISTIO_MUTUAL:
 		b.identity(common, vc)
-	case t.GetCredentialName() != "":
-		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{b.credentialSecret(t.GetCredentialName())}
-		ca := cmp.Or(t.GetCaCertCredentialName(), t.GetCredentialName()+"-cacert")
+	case t.GetCredentialName() != "" || len(t.GetCredentialNames()) > 0:
+		// Several credentials (an RSA and an ECDSA certificate) take
+		// the place of the one; the first names the client CA.
+		names := t.GetCredentialNames()
+		if len(names) == 0 {
+			names = []string{t.GetCredentialName()}
+		}
+		for _, n := range names {
+			common.TlsCertificateSdsSecretConfigs = append(common.TlsCertificateSdsSecretConfigs, b.credentialSecret(n))
+		}
+		ca := cmp.Or(t.GetCaCertCredentialName(), names[0]+"-cacert")
 		switch {
 		case validate:
 			vc.VerifyCertificateSpki, vc.VerifyCertificateHash = t.GetVerifyCertificateSpki(), t.GetVerifyCertificateHash()
@@ -347,8 +356,20 @@ func serverTLSParams(common *tlsv3.CommonTlsContext, t *networking.ServerTLSSett
 	}
 }
 
-// credentialSecret is the SDS config of a gateway credential.
+// builtinCredential is the credentialName of the proxy's own workload
+// certificate (the Gateway API's ISTIO_SIMPLE termination).
+const builtinCredential = "builtin://"
+
+// credentialSecret is the SDS config of a gateway credential. The builtin
+// credential is the workload certificate from the agent, and its
+// "-cacert" the mesh root, as for Istio mutual TLS.
 func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
+	switch name {
+	case builtinCredential:
+		return sdsSecret("default")
+	case builtinCredential + "-cacert":
+		return sdsSecret("ROOTCA")
+	}
 	if !strings.Contains(name, "://") {
 		name = "kubernetes://" + name
 	}

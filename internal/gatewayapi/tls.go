@@ -1,8 +1,10 @@
 package gatewayapi
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 
 	networking "istio.io/api/networking/v1alpha3"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -33,7 +35,7 @@ func (c *converter) serverTLS(o listenerOwner, l gwv1.Listener, lpath model.Path
 	}
 	if mode == gwv1.TLSModePassthrough {
 		out.Mode = networking.ServerTLSSettings_PASSTHROUGH
-		if t.Options["gateway.istio.io/listener-protocol"] == "auto-passthrough" {
+		if t.Options["gateway.istio.io/listener-protocol"] == "auto-passthrough" || crossNetwork(o.meta.Labels, l.Port) {
 			out.Mode = networking.ServerTLSSettings_AUTO_PASSTHROUGH
 		}
 		return out, nil
@@ -76,6 +78,18 @@ func (c *converter) serverTLS(o listenerOwner, l gwv1.Listener, lpath model.Path
 	}
 	// A listener with one good certificate of two is still programmed.
 	return out, nil
+}
+
+// crossNetwork says whether a passthrough listener on port is the
+// cross-network port of an east-west gateway: its owner is labelled with a
+// network (topology.istio.io/network), and the port is the one its label
+// networking.istio.io/gatewayPort names, 15443 by default. istiod makes
+// such a listener AUTO_PASSTHROUGH (docs/semantics/gateway-api.md §G2.4).
+func crossNetwork(labels map[string]string, port gwv1.PortNumber) bool {
+	if _, ok := labels["topology.istio.io/network"]; !ok {
+		return false
+	}
+	return strconv.Itoa(int(port)) == cmp.Or(labels["networking.istio.io/gatewayPort"], "15443")
 }
 
 // certificate resolves one certificateRef to the credential name istiod

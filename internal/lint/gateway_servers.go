@@ -70,6 +70,10 @@ func gatewayGroups(g *gatewayInput) []*gatewayGroup {
 			continue
 		}
 		k := labelString(gw.Spec.GetSelector())
+		if svcs, ok := gw.Annotations[model.AnnotationGatewayService]; ok {
+			// Generated: bound to Services rather than selecting.
+			k = "services " + svcs
+		}
 		if bySelector[k] == nil {
 			selectorOrder = append(selectorOrder, k)
 		}
@@ -86,6 +90,9 @@ func gatewayGroups(g *gatewayInput) []*gatewayGroup {
 func sharedBy(workloads []string, gw *model.Gateway) string {
 	if len(workloads) > 0 {
 		return plural(len(workloads), "gateway workload ", "gateway workloads ") + list(workloads, 5)
+	}
+	if svcs, ok := gw.Annotations[model.AnnotationGatewayService]; ok {
+		return "the workloads of " + svcs
 	}
 	if len(gw.Spec.GetSelector()) == 0 {
 		return "every gateway workload"

@@ -48,4 +48,8 @@ const (
 	// with the Gateway API's semantics.
 	AnnotationRouteSemantics = "internal.istio.io/route-semantics"
 	RouteSemanticsGateway    = "gateway"
+	// AnnotationParents, on a generated VirtualService, lists the routes
+	// it came from ("Kind/name.namespace", comma separated); istiod reads
+	// it to let a TLSRoute's VirtualService serve a terminating server.
+	AnnotationParents = "internal.istio.io/parents"
 )

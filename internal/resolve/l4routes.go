@@ -8,6 +8,7 @@ import (
 	networking "istio.io/api/networking/v1alpha3"
 
 	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
 )
 
 // L4Route is one TCP or TLS route a listener takes, in the order it takes
@@ -137,18 +138,30 @@ func SidecarTLSRoutes(vss []*VirtualService, h host.Name, src RouteSource) []L4R
 	return out
 }
 
-// GatewayTCPRoute is the TCP route a plain TCP gateway server takes: the
-// first, over its VirtualServices in order, with destinations and a match
-// for the server (or none).
+// GatewayTCPRoute is the TCP route a TCP gateway server, plain or
+// terminating TLS, takes: the first, over its VirtualServices in order,
+// with destinations and a match for the server (or none). A VirtualService
+// made of a TLSRoute has TLS routes only: istiod then takes the first of
+// those whose match, SNI names aside, is the server's
+// (docs/semantics/gateway-api.md §G3.4).
 func GatewayTCPRoute(gs GatewayServer) (L4Route, bool) {
 	src := RouteSource{Gateways: []string{gs.Gateway.Namespace + "/" + gs.Gateway.Name}, Port: gs.Port}
 	for _, gr := range gs.Routes {
 		vs := gr.VirtualService
+		applies := func(m l4Match) bool { return gatewayL4Applies(m, src, vs.Namespace()) }
 		for _, r := range vs.Object.Spec.GetTcp() {
 			if len(r.GetRoute()) == 0 {
 				continue
 			}
-			if len(r.GetMatch()) == 0 || slices.ContainsFunc(r.GetMatch(), func(m *networking.L4MatchAttributes) bool { return gatewayL4Applies(m, src, vs.Namespace()) }) {
+			if len(r.GetMatch()) == 0 || slices.ContainsFunc(r.GetMatch(), func(m *networking.L4MatchAttributes) bool { return applies(m) }) {
+				return L4Route{VirtualService: vs, Destinations: r.GetRoute(), Terminal: true}, true
+			}
+		}
+		if !strings.HasPrefix(vs.Object.Annotations[model.AnnotationParents], "TLSRoute/") {
+			continue
+		}
+		for _, r := range vs.Object.Spec.GetTls() {
+			if slices.ContainsFunc(r.GetMatch(), func(m *networking.TLSMatchAttributes) bool { return applies(m) }) {
 				return L4Route{VirtualService: vs, Destinations: r.GetRoute(), Terminal: true}, true
 			}
 		}
