@@ -25,6 +25,8 @@ import (
 //     (isHost), in every digest;
 //   - ServedPorts: the proxy's workload's served ports, in its digest;
 //   - ServerNames, DestinationCluster: the view and Config;
+//   - MergeGateways: the view and the proxy's served ports (through
+//     GatewayTargetPort), in routers' digests;
 //   - GatewayRouteConfig: the view and, through GatewayHTTPRoutes, the
 //     whole registry (gatewayService), in routers' digests.
 //
@@ -48,7 +50,7 @@ type Digester struct {
 
 // DigestedMeshReads are the Mesh methods whose reads Digester covers.
 func DigestedMeshReads() []string {
-	return []string{"Config", "ProxyMTLS", "NamespaceMTLS", "OutboundRoutes", "EgressRoutes", "ServedPorts", "ServerNames", "DestinationCluster", "GatewayRouteConfig"}
+	return []string{"Config", "ProxyMTLS", "NamespaceMTLS", "OutboundRoutes", "EgressRoutes", "ServedPorts", "ServerNames", "DestinationCluster", "GatewayRouteConfig", "MergeGateways"}
 }
 
 // NewDigester digests the mesh-wide reads of m.

@@ -20,6 +20,9 @@ type GatewayServer struct {
 	Routes []GatewayRoute
 }
 
+// Bind is the address the server binds, "" for none.
+func (gs GatewayServer) Bind() string { return gs.Gateway.Spec.GetServers()[gs.Index].GetBind() }
+
 // GatewayRoute is a VirtualService applied to a gateway server, and the
 // hosts it serves there.
 type GatewayRoute struct {

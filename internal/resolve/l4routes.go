@@ -171,10 +171,12 @@ func GatewayTCPRoute(gs GatewayServer) (L4Route, bool) {
 
 // GatewayTLSRoutes are the routes of a TLS passthrough gateway server, by
 // SNI, along the TLS routes of its VirtualServices
-// (docs/semantics/virtual-services.md §6.7). An SNI name an earlier route on the port took
-// (seen, shared by the port's servers) is skipped, as istiod does and as
-// Envoy would refuse the duplicate; skipped says why for each.
-func GatewayTLSRoutes(gs GatewayServer, seen map[string]bool) (routes []L4Route, skipped []string) {
+// (docs/semantics/virtual-services.md §6.7). An SNI name an earlier route
+// on the port and bind took (seen, shared by the port's servers, holds
+// the bind of the latest server to take each name) is skipped, as istiod
+// does and as Envoy would refuse the duplicate; skipped says why for each.
+func GatewayTLSRoutes(gs GatewayServer, seen map[string]string) (routes []L4Route, skipped []string) {
+	bind := gs.Gateway.Spec.GetServers()[gs.Index].GetBind()
 	gw := gs.Gateway.Namespace + "/" + gs.Gateway.Name
 	src := RouteSource{Gateways: []string{gw}, Port: gs.Port}
 	for _, gr := range gs.Routes {
@@ -187,13 +189,13 @@ func GatewayTLSRoutes(gs GatewayServer, seen map[string]bool) (routes []L4Route,
 				if !gatewayL4Applies(m, src, vs.Namespace()) {
 					continue
 				}
-				if slices.ContainsFunc(m.GetSniHosts(), func(h string) bool { return seen[h] }) {
+				if slices.ContainsFunc(m.GetSniHosts(), func(h string) bool { b, ok := seen[h]; return ok && b == bind }) {
 					skipped = append(skipped, fmt.Sprintf("VirtualService %s/%s: TLS route on gateway %s port %d repeats an SNI name of an earlier route; skipped, as istiod does",
 						vs.Object.Namespace, vs.Object.Name, gw, gs.Port))
 					continue
 				}
 				for _, h := range m.GetSniHosts() {
-					seen[h] = true
+					seen[h] = bind
 				}
 				routes = append(routes, L4Route{VirtualService: vs, Destinations: r.GetRoute(), SNIHosts: m.GetSniHosts()})
 			}
