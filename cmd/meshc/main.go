@@ -13,11 +13,11 @@ import (
 	"syscall"
 
 	"github.com/meshc/meshc/internal/diag"
-	"github.com/meshc/meshc/internal/hugepages"
+	// Huge pages for the heap, asked for before other packages' init.
+	_ "github.com/meshc/meshc/internal/hugepages/atstart"
 )
 
 func main() {
-	hugepages.Enable()
 	compileGC(totalMemory())
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
