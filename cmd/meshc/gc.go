@@ -15,8 +15,8 @@ import (
 // 188 and 214 MB. 800 is the best of these, at about 27 MB more memory.
 //
 // A heap allowed nine times its live size must not run away on a large
-// input: the memory limit caps it at a quarter of the machine's memory,
-// above which the runtime collects as often as it needs to stay below
+// input: the memory limit caps it at a quarter of the memory meshc may use
+// (the machine's, or its container's limit), above which the runtime collects as often as it needs to stay below
 // (or, past it for good, spends up to half the CPU trying). Building's
 // emit phase and the server set their own policy (compileGC's undo).
 const (
@@ -26,8 +26,8 @@ const (
 	fallbackGCPercent = 200
 )
 
-// compileGC sets the compile phase's collection policy for a machine with
-// total bytes of memory (0: unknown).
+// compileGC sets the compile phase's collection policy for total bytes of
+// usable memory (0: unknown).
 func compileGC(total uint64) {
 	percent, limit := gcPolicy(total)
 	debug.SetGCPercent(percent)
