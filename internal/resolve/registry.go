@@ -71,7 +71,12 @@ type Service struct {
 	// PlaceholderVIP is set when the manifests gave no clusterIP and meshc
 	// made one up (see Options.PlaceholderVIPs).
 	PlaceholderVIP bool
-	ExternalName   string
+	// Allocated is set when Addresses are those istiod's IP allocator
+	// gives a ServiceEntry host without addresses, which proxies that
+	// capture DNS use (allocateEntryAddresses); AllocatedByMeshc when the
+	// object's status did not carry them and meshc chose them.
+	Allocated, AllocatedByMeshc bool
+	ExternalName                string
 	// Aliases are the ExternalName services naming this one, as far as
 	// the proxy's scope imports them.
 	Aliases  []ServiceAlias
@@ -149,13 +154,6 @@ func (s *Service) EntrySubjectAltNames() []string {
 		return nil
 	}
 	return s.entry.Spec.GetSubjectAltNames()
-}
-
-// AddressAllocated reports whether istiod allocates the service an
-// address, which proxies that capture DNS use as its VIP: a ServiceEntry
-// without addresses (model.AutoAllocatesAddress).
-func (s *Service) AddressAllocated() bool {
-	return s.entry != nil && model.AutoAllocatesAddress(s.entry.Spec, s.entry.Labels)
 }
 
 // servicesFromKube converts a Kubernetes Service (docs/semantics/registry.md §1.1).
@@ -408,6 +406,87 @@ func assignPlaceholderVIPs(services []*Service, prefix netip.Prefix) {
 			off = (off + 1) % size
 		}
 	}
+}
+
+// Where istiod's IP allocator takes addresses from (its defaults).
+var (
+	allocatedV4 = netip.MustParsePrefix("240.240.0.0/16")
+	allocatedV6 = netip.MustParsePrefix("2001:2::/48")
+)
+
+// allocateEntryAddresses gives each ServiceEntry host istiod allocates
+// addresses to (model.AutoAllocatesAddress; a wildcard host only under
+// DYNAMIC_DNS) its IPv4 and IPv6 address, as proxies that capture DNS see
+// them (docs/semantics/registry.md §1.3): those of the object's
+// status.addresses when it lists the host, else the next free pair of
+// the allocator's ranges, taken as a starting istiod would: entries in
+// (namespace, name) order, hosts in spec order.
+func allocateEntryAddresses(services []*Service) {
+	taken := map[netip.Addr]bool{}
+	var need []*Service
+	for _, s := range services {
+		if s.entry == nil || len(s.Addresses) > 0 || !model.AutoAllocatesAddress(s.entry.Spec, s.entry.Labels) {
+			continue
+		}
+		var v4, v6 netip.Addr
+		for _, a := range s.entry.StatusAddresses {
+			ip, err := netip.ParseAddr(a.Value)
+			if err != nil {
+				continue
+			}
+			taken[ip] = true // the allocator holds every address a status lists
+			switch {
+			case a.Host != string(s.Host):
+			case ip.Is4():
+				v4 = ip
+			default:
+				v6 = ip
+			}
+		}
+		if v4.IsValid() || v6.IsValid() {
+			s.Addresses, s.Allocated = validAddrs(v4, v6), true
+			continue
+		}
+		if !s.Host.IsWildcard() || s.Resolution == DynamicDNS {
+			need = append(need, s)
+		}
+	}
+	slices.SortStableFunc(need, func(a, b *Service) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Object.Name, b.Object.Name))
+	})
+	next4, next6 := allocatedV4.Addr().Next(), allocatedV6.Addr().Next()
+	byHost := map[string][]string{}
+	for _, s := range need {
+		key := s.Namespace + "/" + s.Object.Name + "/" + string(s.Host)
+		if byHost[key] == nil {
+			byHost[key] = validAddrs(nextFree(&next4, allocatedV4, taken), nextFree(&next6, allocatedV6, taken))
+		}
+		s.Addresses, s.Allocated, s.AllocatedByMeshc = byHost[key], true, true
+	}
+}
+
+// validAddrs lists the valid ones of an IPv4 and an IPv6 address.
+func validAddrs(v4, v6 netip.Addr) []string {
+	var out []string
+	for _, a := range []netip.Addr{v4, v6} {
+		if a.IsValid() {
+			out = append(out, a.String())
+		}
+	}
+	return out
+}
+
+// nextFree takes the first address from *next on that is in prefix and
+// not taken; none when the range is used up.
+func nextFree(next *netip.Addr, prefix netip.Prefix, taken map[netip.Addr]bool) netip.Addr {
+	for a := *next; prefix.Contains(a); a = a.Next() {
+		if !taken[a] {
+			taken[a] = true
+			*next = a.Next()
+			return a
+		}
+	}
+	return netip.Addr{}
 }
 
 // ServicesCovering returns the mesh services a DestinationRule host h

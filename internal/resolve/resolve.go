@@ -143,6 +143,9 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	// their Services: the workloads those select are gateways too.
 	gatewaySelectors = append(gatewaySelectors, serviceBoundSelectors(gateways, services)...)
 	assignPlaceholderVIPs(services, vips)
+	if mc.CapturesDNS() {
+		allocateEntryAddresses(services)
+	}
 	resolveAliases(services)
 	m := &Mesh{Config: mc, Injection: opts.Injection, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
 		peers: newPeerIndex(objs, mc.GetRootNamespace()), input: newInputNamespaces(objs)}

@@ -1,0 +1,56 @@
+package emit
+
+import (
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/meshc/meshc/internal/resolve/resolvetest"
+)
+
+// TestDNSCaptureAllocatedAddresses: testdata/fidelity/dns-capture, whose
+// mesh config has every proxy capture DNS. A ServiceEntry host's allocated
+// address (from its status) is its TCP port's listener address and a
+// domain of its HTTP virtual host, the IPv4 one on an IPv4 or dual-stack
+// proxy and the IPv6 one on an IPv6-only proxy; resolution NONE and the
+// opt-out label keep the wildcard, an entry's own address stays. As
+// istiod's generator builds the fixture (checked with meshc-fidelity).
+func TestDNSCaptureAllocatedAddresses(t *testing.T) {
+	in, err := os.ReadFile("testdata/fidelity/dns-capture/mesh.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := resolvetest.Mesh(t, string(in))
+	for _, tc := range []struct {
+		proxy     string
+		listeners []string
+		web       string // the web.example.com virtual host's last domain
+	}{
+		{"client", []string{"0.0.0.0_80", "0.0.0.0_8000", "0.0.0.0_8080", "0.0.0.0_9001", "0.0.0.0_9002", "192.0.2.10_9003", "240.240.0.1_5432"}, "240.240.0.2"},
+		{"dual", []string{"0.0.0.0_80", "0.0.0.0_8000", "0.0.0.0_8080", "0.0.0.0_9001", "0.0.0.0_9002", "192.0.2.10_9003", "240.240.0.1_5432"}, "240.240.0.2"},
+		{"v6", []string{"192.0.2.10_9003", "2001:2::1_5432", "::_80", "::_8000", "::_8080", "::_9001", "::_9002"}, "[2001:2::2]"},
+	} {
+		t.Run(tc.proxy, func(t *testing.T) {
+			v, ok := m.View("app", tc.proxy)
+			if !ok {
+				t.Fatalf("no proxy app/%s", tc.proxy)
+			}
+			cfg := New(m, Options{Format: XDS}).Build(v)
+			var got []string
+			for _, n := range names(cfg.Listeners) {
+				if n != "virtualInbound" && n != "virtualOutbound" {
+					got = append(got, n)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.listeners) {
+				t.Errorf("listeners %v, want %v", got, tc.listeners)
+			}
+			for _, vh := range routeNamed(cfg, "80").GetVirtualHosts() {
+				if d := vh.GetDomains(); vh.GetName() == "web.example.com:80" && d[len(d)-1] != tc.web {
+					t.Errorf("web.example.com domains %v, want the last %s", d, tc.web)
+				}
+			}
+		})
+	}
+}
