@@ -188,9 +188,10 @@ func (b *builder) inboundListeners() []*listenerv3.Listener {
 		peer = resolve.MTLS{Mode: security.PeerAuthentication_MutualTLS_DISABLE}
 	}
 	vi := &listenerv3.Listener{
-		Name:             "virtualInbound",
-		Address:          socketAddress(b.listenAddr(wildcard), virtualInboundPort),
-		TrafficDirection: corev3.TrafficDirection_INBOUND,
+		Name:                "virtualInbound",
+		Address:             socketAddress(b.listenAddr(wildcard), virtualInboundPort),
+		AdditionalAddresses: b.wildcardExtras(virtualInboundPort),
+		TrafficDirection:    corev3.TrafficDirection_INBOUND,
 		FilterChains: []*listenerv3.FilterChain{{
 			Name:             "virtualInbound-blackhole",
 			FilterChainMatch: &listenerv3.FilterChainMatch{DestinationPort: wrapperspb.UInt32(virtualInboundPort)},

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 
 	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )

@@ -19,6 +19,9 @@ type Endpoint struct {
 	// path; empty for a workload template, whose pod IPs the manifests do
 	// not know.
 	Address string
+	// Extra are a dual-stack pod's other addresses, which the endpoint
+	// also answers on (Options.DualStack).
+	Extra []string
 	// Port is the workload port; ServicePort the service port it serves,
 	// and PortName that port's name, which tells apart two ports of one
 	// number (UDP and TCP 53).
@@ -155,20 +158,35 @@ func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[s
 
 // kubeEndpoints are the pods, templates and WorkloadEntries of the
 // service's namespace its selector matches, per port (docs/semantics/registry.md §1.5).
-func kubeEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
+//
+// A pod's addresses are those of the families the service's EndpointSlices
+// list (Service.families). With dualStack, a pod with several addresses
+// behind a Service with cluster IPs of both families is one endpoint on
+// its first address with the others extra, as istiod merges it under
+// ISTIO_DUAL_STACK.
+func kubeEndpoints(s *Service, ws *nsWorkloads, dualStack bool) []Endpoint {
 	if len(s.Selector) == 0 {
 		return nil // an empty selector selects nothing automatically
 	}
 	var out []Endpoint
 	ws.selecting(s.Selector, func(w *workload) {
+		addrs := slices.DeleteFunc(slices.Clone(w.addrs), func(a string) bool { return !s.listsFamilyOf(a) })
+		merge := dualStack && w.meta.Kind == "Pod" && len(addrs) > 1 && s.Resolution == ClientSideLB && len(s.Addresses) > 1
 		for _, p := range s.Ports {
 			target, ok := targetPort(p, *w)
 			if !ok {
 				continue
 			}
-			for _, a := range w.addrs {
-				out = append(out, Endpoint{Address: a, Port: target, ServicePort: p.Number, PortName: p.Name, Labels: w.labels, TLSMode: w.tlsMode,
-					ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta})
+			e := Endpoint{Port: target, ServicePort: p.Number, PortName: p.Name, Labels: w.labels, TLSMode: w.tlsMode,
+				ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta}
+			if merge {
+				e.Address, e.Extra = addrs[0], addrs[1:]
+				out = append(out, e)
+				continue
+			}
+			for _, a := range addrs {
+				e.Address = a
+				out = append(out, e)
 			}
 		}
 	})
@@ -276,14 +294,14 @@ func looksLikeIP(a string) bool {
 // (sortEndpoints); ServiceEntries for one (namespace, host) share theirs,
 // oldest first, as istiod concatenates them, which decides the one endpoint
 // per port a DNS_ROUND_ROBIN entry keeps.
-func assignEndpoints(services []*Service, ws map[string]*nsWorkloads) {
+func assignEndpoints(services []*Service, ws map[string]*nsWorkloads, dualStack bool) {
 	type key struct{ ns, host string }
 	shared := map[key][]Endpoint{}
 	var order []*Service
 	for _, s := range services {
 		switch s.Registry {
 		case Kubernetes:
-			s.Endpoints = sortEndpoints(kubeEndpoints(s, ws[s.Namespace]))
+			s.Endpoints = sortEndpoints(kubeEndpoints(s, ws[s.Namespace], dualStack))
 		case External:
 			k := key{s.Namespace, string(s.Host)}
 			shared[k] = append(shared[k], entryEndpoints(s, ws[s.Namespace])...)

@@ -84,6 +84,10 @@ type Service struct {
 	Selector map[string]string
 	Registry Registry
 	Created  time.Time
+	// families are the IP families of a Kubernetes service's
+	// EndpointSlices: those of its cluster IPs, else its ipFamilies;
+	// both false when the manifest says neither.
+	families [2]bool
 	exportTo exportTo
 	// Object is the manifest that defined the service.
 	Object *model.ObjectMeta
@@ -185,6 +189,21 @@ func serviceFromKube(svc *model.Service, domain string, defaults []string) *Serv
 		s.Addresses = slices.Clone(spec.ClusterIPs)
 	case spec.ClusterIP != "" && spec.ClusterIP != corev1.ClusterIPNone:
 		s.Addresses = []string{spec.ClusterIP}
+	}
+	for _, ip := range s.Addresses {
+		if a, err := netip.ParseAddr(ip); err == nil {
+			s.families[familyIndex(a)] = true
+		}
+	}
+	if s.families == [2]bool{} {
+		for _, f := range spec.IPFamilies {
+			switch f {
+			case corev1.IPv4Protocol:
+				s.families[0] = true
+			case corev1.IPv6Protocol:
+				s.families[1] = true
+			}
+		}
 	}
 	for _, p := range spec.Ports {
 		app := ""
@@ -487,6 +506,23 @@ func nextFree(next *netip.Addr, prefix netip.Prefix, taken map[netip.Addr]bool) 
 		}
 	}
 	return netip.Addr{}
+}
+
+// familyIndex is 0 for an IPv4 address, 1 for an IPv6 one.
+func familyIndex(a netip.Addr) int {
+	if a.Is4() {
+		return 0
+	}
+	return 1
+}
+
+// listsFamilyOf says whether the service's EndpointSlices list an address
+// of a's family: the EndpointSlice controller writes a slice per family of
+// the service. Anything but an IP, and any address of a service whose
+// families are unknown, is listed.
+func (s *Service) listsFamilyOf(a string) bool {
+	ip, err := netip.ParseAddr(a)
+	return err != nil || s.families == [2]bool{} || s.families[familyIndex(ip)]
 }
 
 // ServicesCovering returns the mesh services a DestinationRule host h

@@ -31,6 +31,9 @@ type Options struct {
 	PlaceholderVIPs netip.Prefix
 	// Injection is the injector as installed.
 	Injection Injection
+	// DualStack is istiod's ISTIO_DUAL_STACK: a dual-stack proxy then
+	// uses both families' addresses (docs/semantics/envoy-output.md §7.10).
+	DualStack bool
 }
 
 // Mesh is the resolved view. It is read-only once Resolve returns.
@@ -38,6 +41,8 @@ type Mesh struct {
 	Config model.MeshConfig
 	// Injection is the injector as the options describe it.
 	Injection Injection
+	// DualStack is Options.DualStack.
+	DualStack bool
 	// Services is every mesh service, oldest first.
 	Services []*Service
 	// Proxies sorted by namespace/name.
@@ -147,7 +152,7 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 		allocateEntryAddresses(services)
 	}
 	resolveAliases(services)
-	m := &Mesh{Config: mc, Injection: opts.Injection, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
+	m := &Mesh{Config: mc, Injection: opts.Injection, DualStack: opts.DualStack, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
 		peers: newPeerIndex(objs, mc.GetRootNamespace()), input: newInputNamespaces(objs)}
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
@@ -163,7 +168,7 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 			for _, p := range m.Proxies {
 				withSidecar[p.Object] = true
 			}
-			assignEndpoints(m.reg.all, workloads(objs, func(o *model.ObjectMeta) bool { return withSidecar[o] }))
+			assignEndpoints(m.reg.all, workloads(objs, func(o *model.ObjectMeta) bool { return withSidecar[o] }), opts.DualStack)
 		},
 		func() {
 			m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
