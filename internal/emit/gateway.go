@@ -77,6 +77,7 @@ func (b *builder) gatewayListeners() {
 		l := &listenerv3.Listener{
 			Name:                                 b.listenAddr(wildcard) + "_" + strconv.FormatUint(uint64(gp.target), 10),
 			Address:                              socketAddress(b.listenAddr(wildcard), gp.target),
+			AdditionalAddresses:                  b.wildcardExtras(gp.target),
 			TrafficDirection:                     corev3.TrafficDirection_OUTBOUND,
 			MaxConnectionsToAcceptPerSocketEvent: wrapperspb.UInt32(1),
 		}

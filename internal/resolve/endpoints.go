@@ -162,8 +162,7 @@ func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[s
 // A pod's addresses are those of the families the service's EndpointSlices
 // list (Service.families). With dualStack, a pod with several addresses
 // behind a Service with cluster IPs of both families is one endpoint on
-// its first address with the others extra, as istiod merges it under
-// ISTIO_DUAL_STACK.
+// its first address with the others extra (addressSets).
 func kubeEndpoints(s *Service, ws *nsWorkloads, dualStack bool) []Endpoint {
 	if len(s.Selector) == 0 {
 		return nil // an empty selector selects nothing automatically
@@ -171,25 +170,32 @@ func kubeEndpoints(s *Service, ws *nsWorkloads, dualStack bool) []Endpoint {
 	var out []Endpoint
 	ws.selecting(s.Selector, func(w *workload) {
 		addrs := slices.DeleteFunc(slices.Clone(w.addrs), func(a string) bool { return !s.listsFamilyOf(a) })
-		merge := dualStack && w.meta.Kind == "Pod" && len(addrs) > 1 && s.Resolution == ClientSideLB && len(s.Addresses) > 1
+		sets := w.addressSets(addrs, dualStack && s.Resolution == ClientSideLB && len(s.Addresses) > 1)
 		for _, p := range s.Ports {
 			target, ok := targetPort(p, *w)
 			if !ok {
 				continue
 			}
-			e := Endpoint{Port: target, ServicePort: p.Number, PortName: p.Name, Labels: w.labels, TLSMode: w.tlsMode,
-				ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta}
-			if merge {
-				e.Address, e.Extra = addrs[0], addrs[1:]
-				out = append(out, e)
-				continue
-			}
-			for _, a := range addrs {
-				e.Address = a
-				out = append(out, e)
+			for _, set := range sets {
+				out = append(out, Endpoint{Address: set[0], Extra: set[1:], Port: target, ServicePort: p.Number, PortName: p.Name, Labels: w.labels, TLSMode: w.tlsMode,
+					ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta})
 			}
 		}
 	})
+	return out
+}
+
+// addressSets groups a workload's addresses into endpoints, each its
+// address and extra ones: one each, or with merge all of a pod's in one,
+// as istiod joins a dual-stack pod's under ISTIO_DUAL_STACK.
+func (w *workload) addressSets(addrs []string, merge bool) [][]string {
+	if merge && w.meta.Kind == "Pod" && len(addrs) > 1 {
+		return [][]string{addrs}
+	}
+	out := make([][]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = []string{a}
+	}
 	return out
 }
 
@@ -229,7 +235,10 @@ func protocolOf(p Port) string {
 }
 
 // entryEndpoints are a ServiceEntry's endpoints (docs/semantics/registry.md §1.3).
-func entryEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
+//
+// A selected pod is one endpoint on its first address; with dualStack,
+// with its other addresses extra (addressSets).
+func entryEndpoints(s *Service, ws *nsWorkloads, dualStack bool) []Endpoint {
 	spec := s.entry.Spec
 	dns := s.Resolution == DNSLB || s.Resolution == DNSRoundRobinLB
 	var out []Endpoint
@@ -247,12 +256,17 @@ func entryEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
 	switch {
 	case spec.GetWorkloadSelector() != nil:
 		ws.selecting(spec.GetWorkloadSelector().GetLabels(), func(w *workload) {
-			for _, a := range w.addrs {
+			addrs := w.addrs
+			if !dualStack && w.meta.Kind == "Pod" {
+				addrs = addrs[:1] // istiod knows a pod by status.podIP here
+			}
+			for _, set := range w.addressSets(addrs, dualStack) {
+				a := set[0]
 				if w.entry && !dns && (strings.HasPrefix(a, "unix://") || !looksLikeIP(a)) {
 					continue // hostnames and sockets serve DNS entries only
 				}
 				for _, p := range s.Ports {
-					out = append(out, Endpoint{Address: a, Port: port(p, a, w.ports), ServicePort: p.Number, PortName: p.Name, Labels: w.labels, TLSMode: w.tlsMode,
+					out = append(out, Endpoint{Address: a, Extra: set[1:], Port: port(p, a, w.ports), ServicePort: p.Number, PortName: p.Name, Labels: w.labels, TLSMode: w.tlsMode,
 						ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta})
 				}
 			}
@@ -304,7 +318,7 @@ func assignEndpoints(services []*Service, ws map[string]*nsWorkloads, dualStack 
 			s.Endpoints = sortEndpoints(kubeEndpoints(s, ws[s.Namespace], dualStack))
 		case External:
 			k := key{s.Namespace, string(s.Host)}
-			shared[k] = append(shared[k], entryEndpoints(s, ws[s.Namespace])...)
+			shared[k] = append(shared[k], entryEndpoints(s, ws[s.Namespace], dualStack)...)
 			order = append(order, s)
 		}
 	}
