@@ -8,6 +8,17 @@ import (
 	"github.com/meshc/meshc/internal/resolve/resolvetest"
 )
 
+// fidelityFixture is the manifest of testdata/fidelity/NAME, a mesh
+// meshc-fidelity compares with istiod's build.
+func fidelityFixture(t *testing.T, name string) string {
+	t.Helper()
+	in, err := os.ReadFile("testdata/fidelity/" + name + "/mesh.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(in)
+}
+
 // TestDNSCaptureAllocatedAddresses: testdata/fidelity/dns-capture, whose
 // mesh config has every proxy capture DNS. A ServiceEntry host's allocated
 // address (from its status) is its TCP port's listener address and a
@@ -16,11 +27,7 @@ import (
 // opt-out label keep the wildcard, an entry's own address stays. As
 // istiod's generator builds the fixture (checked with meshc-fidelity).
 func TestDNSCaptureAllocatedAddresses(t *testing.T) {
-	in, err := os.ReadFile("testdata/fidelity/dns-capture/mesh.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := resolvetest.Mesh(t, string(in))
+	m := resolvetest.Mesh(t, fidelityFixture(t, "dns-capture"))
 	for _, tc := range []struct {
 		proxy     string
 		listeners []string

@@ -1,7 +1,6 @@
 package emit
 
 import (
-	"os"
 	"slices"
 	"testing"
 
@@ -23,10 +22,7 @@ import (
 // has only its family's addresses. As istiod's generator builds the
 // fixture both ways (checked with meshc-fidelity).
 func TestIstioDualStack(t *testing.T) {
-	in, err := os.ReadFile("testdata/fidelity/dual-stack/mesh.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := fidelityFixture(t, "dual-stack")
 	type want struct {
 		webExtra, web6Extra, outboundExtra, gatewayExtra []string
 		domains                                          []string
@@ -53,7 +49,7 @@ func TestIstioDualStack(t *testing.T) {
 			clientEndpoints: [][]string{{"10.1.0.4"}},
 		}},
 	} {
-		m := resolvetest.MeshWith(t, resolve.Options{DualStack: tc.dualStack}, string(in))
+		m := resolvetest.MeshWith(t, resolve.Options{DualStack: tc.dualStack}, in)
 		build := func(ns, name string) *Config {
 			v, ok := m.View(ns, name)
 			if !ok {

@@ -1,7 +1,6 @@
 package emit
 
 import (
-	"os"
 	"slices"
 	"testing"
 
@@ -19,11 +18,7 @@ import (
 // the aliases sorted, then the caCertificates' trust domains, each once.
 // As istiod's generator builds the fixture (checked with meshc-fidelity).
 func TestTrustDomainAliases(t *testing.T) {
-	in, err := os.ReadFile("testdata/fidelity/trust-domain-aliases/mesh.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := resolvetest.Mesh(t, string(in))
+	m := resolvetest.Mesh(t, fidelityFixture(t, "trust-domain-aliases"))
 	v, ok := m.View("app", "client")
 	if !ok {
 		t.Fatal("no proxy app/client")
