@@ -24,18 +24,21 @@ func fidelityFixture(t *testing.T, name string) string {
 // address (from its status) is its TCP port's listener address and a
 // domain of its HTTP virtual host, the IPv4 one on an IPv4 or dual-stack
 // proxy and the IPv6 one on an IPv6-only proxy; resolution NONE and the
-// opt-out label keep the wildcard, an entry's own address stays. As
-// istiod's generator builds the fixture (checked with meshc-fidelity).
+// opt-out label keep the wildcard, an entry's own address stays. An IPv4
+// Service's TCP port listens on its cluster IP on the IPv6-only proxy
+// too, whose vhost for it does not name the address. As istiod's
+// generator builds the fixture (checked with meshc-fidelity).
 func TestDNSCaptureAllocatedAddresses(t *testing.T) {
 	m := resolvetest.Mesh(t, fidelityFixture(t, "dns-capture"))
 	for _, tc := range []struct {
 		proxy     string
 		listeners []string
 		web       string // the web.example.com virtual host's last domain
+		client    string // the client Service's
 	}{
-		{"client", []string{"0.0.0.0_80", "0.0.0.0_8000", "0.0.0.0_8080", "0.0.0.0_9001", "0.0.0.0_9002", "192.0.2.10_9003", "240.240.0.1_5432"}, "240.240.0.2"},
-		{"dual", []string{"0.0.0.0_80", "0.0.0.0_8000", "0.0.0.0_8080", "0.0.0.0_9001", "0.0.0.0_9002", "192.0.2.10_9003", "240.240.0.1_5432"}, "240.240.0.2"},
-		{"v6", []string{"192.0.2.10_9003", "2001:2::1_5432", "::_80", "::_8000", "::_8080", "::_9001", "::_9002"}, "[2001:2::2]"},
+		{"client", []string{"0.0.0.0_80", "0.0.0.0_8000", "0.0.0.0_8080", "0.0.0.0_9001", "0.0.0.0_9002", "10.96.0.4_9090", "192.0.2.10_9003", "240.240.0.1_5432"}, "240.240.0.2", "10.96.0.4"},
+		{"dual", []string{"0.0.0.0_80", "0.0.0.0_8000", "0.0.0.0_8080", "0.0.0.0_9001", "0.0.0.0_9002", "10.96.0.4_9090", "192.0.2.10_9003", "240.240.0.1_5432"}, "240.240.0.2", "10.96.0.4"},
+		{"v6", []string{"10.96.0.4_9090", "192.0.2.10_9003", "2001:2::1_5432", "::_80", "::_8000", "::_8080", "::_9001", "::_9002"}, "[2001:2::2]", "client.app"},
 	} {
 		t.Run(tc.proxy, func(t *testing.T) {
 			v, ok := m.View("app", tc.proxy)
@@ -53,9 +56,11 @@ func TestDNSCaptureAllocatedAddresses(t *testing.T) {
 			if !slices.Equal(got, tc.listeners) {
 				t.Errorf("listeners %v, want %v", got, tc.listeners)
 			}
-			for _, vh := range routeNamed(cfg, "80").GetVirtualHosts() {
-				if d := vh.GetDomains(); vh.GetName() == "web.example.com:80" && d[len(d)-1] != tc.web {
-					t.Errorf("web.example.com domains %v, want the last %s", d, tc.web)
+			for _, r := range []struct{ route, vhost, last string }{{"80", "web.example.com:80", tc.web}, {"8080", "client.app.svc.cluster.local:8080", tc.client}} {
+				for _, vh := range routeNamed(cfg, r.route).GetVirtualHosts() {
+					if d := vh.GetDomains(); vh.GetName() == r.vhost && d[len(d)-1] != r.last {
+						t.Errorf("%s domains %v, want the last %s", r.vhost, d, r.last)
+					}
 				}
 			}
 		})

@@ -25,6 +25,8 @@ var listenerConflict = &Analyzer{Entry: diag.ListenerConflict, Requires: []*fact
 		drop    resolve.ListenerDrop
 		proxies []*resolve.Proxy
 	}
+	// Under DNS capture a ServiceEntry istiod allocates addresses to has
+	// them as its VIPs (resolve), so it takes no wildcard listener here.
 	var found groups[listenerKey, finding]
 	for _, sc := range p.Mesh.Scopes {
 		for _, d := range p.listeners()[sc].drops {
