@@ -8,7 +8,8 @@ import (
 // TestAllocatedEntryAddresses: under DNS capture a ServiceEntry host
 // without addresses takes those istiod's allocator wrote to the status,
 // else the next free pair of 240.240.0.0/16 and 2001:2::/48 in
-// (namespace, name) order, skipping the status's; resolution NONE, the
+// (namespace, name) order, skipping those statuses and specs name;
+// resolution NONE, the
 // opt-out label, addresses of its own and a wildcard host outside
 // DYNAMIC_DNS get none. Without capture no entry gets any.
 func TestAllocatedEntryAddresses(t *testing.T) {
@@ -22,19 +23,19 @@ func TestAllocatedEntryAddresses(t *testing.T) {
 		se("status", "zz", "spec: {hosts: [s.example.com], resolution: DNS, "+tcp+"}\nstatus: {addresses: [{host: s.example.com, value: 240.240.0.1}, {host: s.example.com, value: \"2001:2::9\"}, {host: other.io, value: 240.240.0.5}]}"),
 		se("v4only", "zz", "spec: {hosts: [v4.example.com], resolution: STATIC, endpoints: [{address: 192.0.2.1}], "+tcp+"}\nstatus: {addresses: [{host: v4.example.com, value: 240.240.0.3}, {host: v4.example.com, value: bogus}]}"),
 		se("none", "app", "spec: {hosts: [none.example.com], resolution: NONE, "+tcp+"}"),
-		se("own", "app", "spec: {hosts: [own.example.com], addresses: [192.0.2.9], resolution: DNS, "+tcp+"}"),
+		se("own", "app", "spec: {hosts: [own.example.com], addresses: [240.240.0.2], resolution: DNS, "+tcp+"}"),
 		"apiVersion: networking.istio.io/v1\nkind: ServiceEntry\nmetadata: {name: optout, namespace: app, labels: {networking.istio.io/enable-autoallocate-ip: \"false\"}}\nspec: {hosts: [optout.example.com], resolution: DNS, " + tcp + "}",
 		se("wild", "app", "spec: {hosts: [\"*.wild.io\"], resolution: DYNAMIC_DNS, ports: [{number: 443, name: tls, protocol: TLS}]}"),
 	}
 	want := map[string][]string{
-		"a.example.com":      {"240.240.0.2", "2001:2::1"},
-		"a2.example.com":     {"240.240.0.4", "2001:2::2"},
-		"b.example.com":      {"240.240.0.6", "2001:2::3"},
-		"*.wild.io":          {"240.240.0.7", "2001:2::4"},
+		"a.example.com":      {"240.240.0.4", "2001:2::1"},
+		"a2.example.com":     {"240.240.0.6", "2001:2::2"},
+		"b.example.com":      {"240.240.0.7", "2001:2::3"},
+		"*.wild.io":          {"240.240.0.8", "2001:2::4"},
 		"s.example.com":      {"240.240.0.1", "2001:2::9"},
 		"v4.example.com":     {"240.240.0.3"},
 		"none.example.com":   nil,
-		"own.example.com":    {"192.0.2.9"},
+		"own.example.com":    {"240.240.0.2"},
 		"optout.example.com": nil,
 	}
 	capture := "defaultConfig:\n  proxyMetadata:\n    ISTIO_META_DNS_CAPTURE: \"true\""

@@ -442,6 +442,13 @@ var (
 // (namespace, name) order, hosts in spec order.
 func allocateEntryAddresses(services []*Service) {
 	taken := map[netip.Addr]bool{}
+	for _, s := range services {
+		for _, a := range s.Addresses {
+			if ip, err := netip.ParseAddr(a); err == nil {
+				taken[ip] = true // the allocator never hands out an address a spec names
+			}
+		}
+	}
 	var need []*Service
 	for _, s := range services {
 		if s.entry == nil || len(s.Addresses) > 0 || !model.AutoAllocatesAddress(s.entry.Spec, s.entry.Labels) {
