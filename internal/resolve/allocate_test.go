@@ -61,3 +61,30 @@ func TestAllocatedEntryAddresses(t *testing.T) {
 		})
 	}
 }
+
+// TestCapturesDNS: a pod's proxy.istio.io/config sets ISTIO_META_DNS_CAPTURE
+// over the mesh's, parsed as a boolean; without the key, or with an
+// annotation that is not YAML, the mesh's holds.
+func TestCapturesDNS(t *testing.T) {
+	for _, tc := range []struct {
+		annotation string
+		mesh, want bool
+	}{
+		{"", false, false},
+		{"", true, true},
+		{"proxyMetadata: {ISTIO_META_DNS_CAPTURE: \"true\"}", false, true},
+		{"proxyMetadata: {ISTIO_META_DNS_CAPTURE: \"1\"}", false, true},
+		{"proxyMetadata: {ISTIO_META_DNS_CAPTURE: \"false\"}", true, false},
+		{"proxyMetadata: {OTHER: x}", true, true},
+		{"concurrency: 2", false, false},
+		{"proxyMetadata: [", true, true},
+	} {
+		a := map[string]string{}
+		if tc.annotation != "" {
+			a["proxy.istio.io/config"] = tc.annotation
+		}
+		if got := capturesDNS(a, tc.mesh); got != tc.want {
+			t.Errorf("%q over mesh %v: %v, want %v", tc.annotation, tc.mesh, got, tc.want)
+		}
+	}
+}

@@ -427,6 +427,24 @@ func assignPlaceholderVIPs(services []*Service, prefix netip.Prefix) {
 	}
 }
 
+// withCapture is the registry as proxies that do (capture) or do not
+// capture DNS see it: copies of r's services, with or without the
+// addresses allocated to ServiceEntry hosts, numbered as in r.
+func (r *registry) withCapture(capture bool) *registry {
+	copies := make([]*Service, len(r.all))
+	for i, s := range r.all {
+		c := *s
+		if c.Allocated {
+			c.Addresses, c.Allocated, c.AllocatedByMeshc = nil, false, false
+		}
+		copies[i] = &c
+	}
+	if capture {
+		allocateEntryAddresses(copies)
+	}
+	return newRegistry(copies)
+}
+
 // Where istiod's IP allocator takes addresses from (its defaults).
 var (
 	allocatedV4 = netip.MustParsePrefix("240.240.0.0/16")
