@@ -37,6 +37,7 @@ func main() {
 	work := flag.String("work", "", "keep meshes, builds and oracle output under `DIR` (default: a temporary directory)")
 	verbose := flag.Bool("v", false, "print every difference in full")
 	gatewayAPI := flag.Bool("gateway-api", false, "add Gateway API objects to the random meshes")
+	dualStack := flag.Bool("dual-stack", false, "build with meshc's --dual-stack and run the oracle with ISTIO_DUAL_STACK=true")
 	var meshes []string
 	flag.Func("mesh", "compare the manifests under `DIR` instead of random meshes (repeatable)", func(s string) error {
 		meshes = append(meshes, s)
@@ -63,14 +64,15 @@ func main() {
 		do   func() ([]istiodcompare.Report, error)
 	}
 	var runs []run
+	sd := sides{oracle: *oracle, dualStack: *dualStack}
 	for i, m := range meshes {
 		runs = append(runs, run{m, func() ([]istiodcompare.Report, error) {
-			return compare(*oracle, m, filepath.Join(dir, fmt.Sprintf("mesh-%d", i)))
+			return compare(sd, m, filepath.Join(dir, fmt.Sprintf("mesh-%d", i)))
 		}})
 	}
 	for seed := *from; seed <= *to && len(meshes) == 0; seed++ {
 		runs = append(runs, run{fmt.Sprintf("seed %d", seed), func() ([]istiodcompare.Report, error) {
-			return runSeed(*oracle, filepath.Join(dir, fmt.Sprintf("seed-%d", seed)), seed, *gatewayAPI)
+			return runSeed(sd, filepath.Join(dir, fmt.Sprintf("seed-%d", seed)), seed, *gatewayAPI)
 		}})
 	}
 	for _, rn := range runs {
@@ -121,7 +123,7 @@ func main() {
 }
 
 // runSeed builds one random mesh with meshc and the oracle and compares.
-func runSeed(oracle, dir string, seed int64, gatewayAPI bool) ([]istiodcompare.Report, error) {
+func runSeed(sd sides, dir string, seed int64, gatewayAPI bool) ([]istiodcompare.Report, error) {
 	mesh := filepath.Join(dir, "mesh")
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
@@ -129,17 +131,24 @@ func runSeed(oracle, dir string, seed int64, gatewayAPI bool) ([]istiodcompare.R
 	if _, err := meshgen.WriteFiles(mesh, meshgen.RandomWith(seed, meshgen.RandomOptions{GatewayAPI: gatewayAPI})); err != nil {
 		return nil, err
 	}
-	return compare(oracle, mesh, dir)
+	return compare(sd, mesh, dir)
+}
+
+// sides are the two builds compared: the oracle program, and istiod's
+// feature switch both sides set.
+type sides struct {
+	oracle    string
+	dualStack bool
 }
 
 // compare builds the manifests under mesh with meshc and the oracle,
 // writing under dir, and compares every proxy istiod builds.
-func compare(oracle, mesh, dir string) ([]istiodcompare.Report, error) {
+func compare(sd sides, mesh, dir string) ([]istiodcompare.Report, error) {
 	out := filepath.Join(dir, "meshc")
 	if err := os.RemoveAll(out); err != nil {
 		return nil, err
 	}
-	run, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{mesh}}, compile.Options{})
+	run, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{mesh}}, compile.Options{DualStack: sd.dualStack})
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +188,10 @@ func compare(oracle, mesh, dir string) ([]istiodcompare.Report, error) {
 			args = append(args, "-router")
 		}
 		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(oracle, args...)
+		cmd := exec.Command(sd.oracle, args...)
+		if sd.dualStack {
+			cmd.Env = append(os.Environ(), "ISTIO_DUAL_STACK=true")
+		}
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("oracle: %v\n%s", err, stderr.String())

@@ -206,6 +206,9 @@ func (r *Result) buildInfo(opts BuildOptions) emit.BuildInfo {
 	if opts.HeadlessCIDRChains {
 		o["headless-cidr-chains"] = "true"
 	}
+	if r.options.DualStack {
+		o["dual-stack"] = "true"
+	}
 	info := emit.BuildInfo{Meshc: cmp.Or(opts.Version, "(devel)"), Options: o, Inputs: r.inputDigest()}
 	var made []string
 	for _, s := range r.Mesh.Services {

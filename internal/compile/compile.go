@@ -65,6 +65,8 @@ type Options struct {
 	PlaceholderVIPs netip.Prefix
 	// Injection is the sidecar injector as installed.
 	Injection resolve.Injection
+	// DualStack is istiod's ISTIO_DUAL_STACK (resolve.Options.DualStack).
+	DualStack bool
 	// Suppress are the suppression rules (flags, .meshc.yaml); the
 	// objects' annotations apply too.
 	Suppress []suppress.Rule
@@ -202,7 +204,7 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 		}},
 		{StageResolve, func() error {
 			var err error
-			r.Mesh, err = resolve.Resolve(ctx, h, resolve.Options{Mesh: mc, PlaceholderVIPs: opts.PlaceholderVIPs, Injection: opts.Injection})
+			r.Mesh, err = resolve.Resolve(ctx, h, resolve.Options{Mesh: mc, PlaceholderVIPs: opts.PlaceholderVIPs, Injection: opts.Injection, DualStack: opts.DualStack})
 			if err == nil {
 				ds = append(ds, r.Mesh.Diagnostics...)
 			}

@@ -415,7 +415,7 @@ spec:
 // TestIndexRecordsTheBuild: index.json says which meshc wrote a build,
 // with which options, and which services got a made-up VIP.
 func TestIndexRecordsTheBuild(t *testing.T) {
-	r, err := Run(context.Background(), Inputs{Paths: []string{"-"}, Stdin: strings.NewReader(service)}, Options{PlaceholderVIPs: netip.MustParsePrefix("100.64.0.0/16")})
+	r, err := Run(context.Background(), Inputs{Paths: []string{"-"}, Stdin: strings.NewReader(service)}, Options{PlaceholderVIPs: netip.MustParsePrefix("100.64.0.0/16"), DualStack: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func TestIndexRecordsTheBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := index.Build
-	want := map[string]string{"format": "xds", "endpoints": "inline", "tls-mode": "istio", "layout": "self-contained", "placeholder-vips": "100.64.0.0/16"}
+	want := map[string]string{"format": "xds", "endpoints": "inline", "tls-mode": "istio", "layout": "self-contained", "placeholder-vips": "100.64.0.0/16", "dual-stack": "true"}
 	if b.Meshc != "v9.9.9" || !maps.Equal(b.Options, want) {
 		t.Errorf("build %q with %v, want v9.9.9 with %v", b.Meshc, b.Options, want)
 	}

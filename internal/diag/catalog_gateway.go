@@ -108,10 +108,11 @@ policies, as this service. Only the first such service on a port gets the
 chain (MC7001 reports the others). Give the ServiceEntry addresses, use
 TLS (chains then match the SNI host) or an HTTP protocol, or keep it out of
 the proxies' scope with a Sidecar. Reported once per service port, listing
-the proxies of every scope concerned. When the mesh config has every proxy
-capture DNS (ISTIO_META_DNS_CAPTURE in defaultConfig.proxyMetadata), a
-ServiceEntry istiod allocates an address to (resolution other than NONE,
-no opt-out label) is not reported: the proxies use that address. istioctl
+the proxies of every scope concerned. For proxies that capture DNS
+(ISTIO_META_DNS_CAPTURE in the mesh config's defaultConfig.proxyMetadata
+or a pod's proxy.istio.io/config), a ServiceEntry istiod allocates an
+address to (resolution other than NONE, no opt-out label) is not
+reported: they use that address. istioctl
 (IST0134) stays silent under ISTIO_META_DNS_AUTO_ALLOCATE, or when the
 object's status carries allocated addresses, whatever the resolution;
 with resolution NONE istiod does not use such addresses, so meshc reports

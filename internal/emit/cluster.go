@@ -93,8 +93,8 @@ type clusterKey struct {
 	service *resolve.Service
 	port    uint32
 	rule    *resolve.Rule
-	// v6 is an IPv6-only proxy's: it resolves names to IPv6.
-	v6 bool
+	// family is what the proxy resolves names to (dnsFamily).
+	family clusterv3.Cluster_DnsLookupFamily
 }
 
 // clusterSet is the clusters, endpoints and findings of one clusterKey.
@@ -116,7 +116,7 @@ func (b *builder) cachedServiceClusters(s *resolve.Service, port resolve.Port, r
 		b.serviceClusters(s, port, rule, false)
 		return
 	}
-	key := clusterKey{s, port.Number, rule, b.ipv6Only()}
+	key := clusterKey{s, port.Number, rule, b.dnsFamily()}
 	if v, ok := b.clusterCache.Load(key); ok {
 		set := v.(*clusterSet)
 		b.cfg.Clusters = append(b.cfg.Clusters, set.clusters...)
@@ -301,6 +301,19 @@ func adsSource() *corev3.ConfigSource {
 	}
 }
 
+// dnsFamily is what the proxy resolves names to, as its IP family
+// decides: a dual-stack proxy resolves to IPv4 unless ISTIO_DUAL_STACK
+// lets it race both families.
+func (b *builder) dnsFamily() clusterv3.Cluster_DnsLookupFamily {
+	switch {
+	case b.ipv6Only():
+		return clusterv3.Cluster_V6_ONLY
+	case b.mesh.DualStack && b.dualStack():
+		return clusterv3.Cluster_ALL
+	}
+	return clusterv3.Cluster_V4_ONLY
+}
+
 func (b *builder) connectTimeout(pol policy) *durationpb.Duration {
 	if d := pol.pool.GetTcp().GetConnectTimeout(); d != nil {
 		return d
@@ -314,12 +327,7 @@ func (b *builder) connectTimeout(pol policy) *durationpb.Duration {
 func (b *builder) dnsSettings(c *clusterv3.Cluster) {
 	c.RespectDnsTtl = true
 	c.DnsRefreshRate = b.mesh.Config.GetDnsRefreshRate()
-	// The proxy's IP family decides what it resolves names to; a
-	// dual-stack proxy is built as an IPv4 one (docs/fidelity.md).
-	c.DnsLookupFamily = clusterv3.Cluster_V4_ONLY
-	if b.ipv6Only() {
-		c.DnsLookupFamily = clusterv3.Cluster_V6_ONLY
-	}
+	c.DnsLookupFamily = b.dnsFamily()
 	// istiod's defaults (PILOT_DNS_JITTER_DURATION, PILOT_DNS_CARES_UDP_MAX_QUERIES).
 	c.DnsJitter = durationpb.New(100 * time.Millisecond)
 	c.TypedDnsResolverConfig = &corev3.TypedExtensionConfig{Name: "envoy.network.dns_resolver.cares",
@@ -637,12 +645,24 @@ func (b *builder) inboundClusters() {
 	}
 	c := b.passthrough(InboundPassthroughCluster, b.inboundSource())
 	if b.dualStack() {
-		// Envoy picks the source of the destination's family: ::6 for
-		// IPv6 applications, which iptables lets through as it does
-		// 127.0.0.6.
-		c.UpstreamBindConfig.ExtraSourceAddresses = []*corev3.ExtraSourceAddress{{Address: socketAddress(inboundBind6, 0).GetSocketAddress()}}
+		addInbound6(c)
 	}
 	b.cfg.Clusters = append(b.cfg.Clusters, c)
+}
+
+// inbound6 adds ::6 to a bound inbound cluster of a dual-stack proxy
+// under ISTIO_DUAL_STACK, which binds all of them so.
+func (b *builder) inbound6(c *clusterv3.Cluster) {
+	if b.mesh.DualStack && b.dualStack() {
+		addInbound6(c)
+	}
+}
+
+// addInbound6 lets a bound inbound cluster also connect from ::6: Envoy
+// picks the source of the destination's family, ::6 for IPv6
+// applications, which iptables lets through as it does 127.0.0.6.
+func addInbound6(c *clusterv3.Cluster) {
+	c.UpstreamBindConfig.ExtraSourceAddresses = []*corev3.ExtraSourceAddress{{Address: socketAddress(inboundBind6, 0).GetSocketAddress()}}
 }
 
 // inboundPolicy is the connection pool of an inbound cluster (docs/semantics/destination-rules.md
@@ -691,6 +711,7 @@ func (b *builder) inboundCluster(ip inboundPort) *clusterv3.Cluster {
 		// the application must not be captured again. istiod binds every
 		// inbound cluster but those to loopback, a unix socket's too.
 		c.UpstreamBindConfig = &corev3.BindConfig{SourceAddress: socketAddress(b.inboundSource(), 0).GetSocketAddress()}
+		b.inbound6(c)
 		return c
 	}
 	if path, ok := strings.CutPrefix(ep, "unix://"); ok {
@@ -713,6 +734,7 @@ func (b *builder) inboundCluster(ip inboundPort) *clusterv3.Cluster {
 		}
 	}
 	c := originalDst(name, nil, b.inboundSource())
+	b.inbound6(c)
 	// Connections to the application are never cleaned up early:
 	// istiod's longest interval, in whole seconds.
 	c.CleanupInterval = &durationpb.Duration{Seconds: 9223372035}

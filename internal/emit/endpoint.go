@@ -81,9 +81,14 @@ func tlsLoadAssignment(cluster string, eps []resolve.Endpoint, mtls func(resolve
 			continue
 		}
 		w := max(e.Weight, 1)
+		var extra []*endpointv3.Endpoint_AdditionalAddress
+		for _, a := range e.Extra {
+			extra = append(extra, &endpointv3.Endpoint_AdditionalAddress{Address: socketAddress(a, e.Port)})
+		}
 		byLocality[e.Locality] = append(byLocality[e.Locality], &endpointv3.LbEndpoint{
 			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
-				Address: endpointAddress(e.Address, e.Port),
+				Address:             endpointAddress(e.Address, e.Port),
+				AdditionalAddresses: extra,
 			}},
 			HealthStatus:        health(e),
 			Metadata:            endpointMetadata(e, marked),

@@ -63,6 +63,11 @@ func (b *builder) gatewayListeners() {
 			TrafficDirection:                     corev3.TrafficDirection_OUTBOUND,
 			MaxConnectionsToAcceptPerSocketEvent: wrapperspb.UInt32(1),
 		}
+		if gl.Bind == "" {
+			// A bound listener keeps its one address; only the wildcard
+			// gains the other family's (docs/semantics/envoy-output.md §7.10).
+			l.AdditionalAddresses = b.wildcardExtras(gl.Port)
+		}
 		if seen[gl.Port] == nil {
 			seen[gl.Port] = map[string]string{}
 		}

@@ -188,9 +188,10 @@ func (b *builder) inboundListeners() []*listenerv3.Listener {
 		peer = resolve.MTLS{Mode: security.PeerAuthentication_MutualTLS_DISABLE}
 	}
 	vi := &listenerv3.Listener{
-		Name:             "virtualInbound",
-		Address:          socketAddress(b.listenAddr(wildcard), virtualInboundPort),
-		TrafficDirection: corev3.TrafficDirection_INBOUND,
+		Name:                "virtualInbound",
+		Address:             socketAddress(b.listenAddr(wildcard), virtualInboundPort),
+		AdditionalAddresses: b.wildcardExtras(virtualInboundPort),
+		TrafficDirection:    corev3.TrafficDirection_INBOUND,
 		FilterChains: []*listenerv3.FilterChain{{
 			Name:             "virtualInbound-blackhole",
 			FilterChainMatch: &listenerv3.FilterChainMatch{DestinationPort: wrapperspb.UInt32(virtualInboundPort)},
@@ -398,7 +399,7 @@ var istioCiphers = []string{"ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-G
 	"ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "AES256-GCM-SHA384", "AES128-GCM-SHA256"}
 
 // downstreamTLS is the server side of Istio mutual TLS on an inbound
-// chain: any workload of the trust domain may connect.
+// chain: any workload of the mesh's trust domains may connect.
 func (b *builder) downstreamTLS(chain string, alpn []string) *corev3.TransportSocket {
 	common := &tlsv3.CommonTlsContext{
 		TlsParams: &tlsv3.TlsParameters{
@@ -408,9 +409,12 @@ func (b *builder) downstreamTLS(chain string, alpn []string) *corev3.TransportSo
 		},
 		AlpnProtocols: alpn,
 	}
-	trust := &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "spiffe://" + b.mesh.Config.GetTrustDomain() + "/"}}
+	var trust []*matcherv3.StringMatcher
+	for _, td := range b.validationTrustDomains() {
+		trust = append(trust, &matcherv3.StringMatcher{MatchPattern: &matcherv3.StringMatcher_Prefix{Prefix: "spiffe://" + td + "/"}})
+	}
 	b.identity(common, &tlsv3.CertificateValidationContext{
-		MatchSubjectAltNames: []*matcherv3.StringMatcher{trust}, //nolint:staticcheck // the field istiod sets
+		MatchSubjectAltNames: trust, //nolint:staticcheck // the field istiod sets
 	})
 	ctx := &tlsv3.DownstreamTlsContext{CommonTlsContext: common, RequireClientCertificate: wrapperspb.Bool(true)}
 	return &corev3.TransportSocket{Name: tlsSocketName, ConfigType: &corev3.TransportSocket_TypedConfig{

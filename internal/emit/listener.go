@@ -169,7 +169,7 @@ func (b *builder) vip(st resolve.OutboundPort) string {
 	if st.Egress.Bind != "" || len(st.Service.Addresses) < 2 || st.Address != st.Service.Addresses[0] {
 		return st.Address
 	}
-	return resolve.VIPsFor(st.Service, b.view.Proxy)[0]
+	return b.mesh.VIPsFor(st.Service, b.view.Proxy)[0]
 }
 
 // extraBinds are the addresses of the other IP family a dual-stack
@@ -178,15 +178,30 @@ func (b *builder) vip(st resolve.OutboundPort) string {
 // HTTP port's wildcard, the wildcard of a ServiceEntry port without an
 // address or of a CIDR, and the localhost of a listener that binds for
 // real. A Sidecar's bind, a VIP and a Kubernetes service's wildcard stay
-// alone; so do per-endpoint listeners, whose steps place their own.
+// alone; so do per-endpoint listeners, whose steps place their own. Under
+// ISTIO_DUAL_STACK a VIP listener also binds the service's other VIPs.
 func (b *builder) extraBinds(st resolve.OutboundPort) []string {
 	if st.Egress.Bind != "" || st.PerEndpoint || st.Portless {
 		return nil
+	}
+	if s := st.Service; b.mesh.DualStack && len(s.Addresses) > 1 && st.Address == s.Addresses[0] {
+		return b.mesh.VIPsFor(s, b.view.Proxy)[1:]
 	}
 	if st.Address == wildcard && !st.Protocol.IsHTTP() && st.CIDR == "" && st.Service.Registry == resolve.Kubernetes {
 		return nil
 	}
 	return b.defaultExtras(st.Address)
+}
+
+// wildcardExtras: the IPv6 wildcard beside the IPv4 one of a listener on
+// port, which a dual-stack proxy binds under ISTIO_DUAL_STACK where istiod
+// binds its own wildcards (virtualOutbound, virtualInbound, gateway
+// servers).
+func (b *builder) wildcardExtras(port uint32) []*listenerv3.AdditionalAddress {
+	if !b.mesh.DualStack || !b.dualStack() {
+		return nil
+	}
+	return []*listenerv3.AdditionalAddress{{Address: socketAddress(wildcard6, port)}}
 }
 
 // defaultExtras: beside the wildcard "::", beside localhost "::1", on a
@@ -723,9 +738,10 @@ func (b *builder) unmatchedProxy() *listenerv3.Filter {
 // hands each connection to the listener of its original destination.
 func (b *builder) virtualOutbound() *listenerv3.Listener {
 	return &listenerv3.Listener{
-		Name:           "virtualOutbound",
-		Address:        socketAddress(b.listenAddr(wildcard), virtualOutboundPort),
-		UseOriginalDst: wrapperspb.Bool(true),
+		Name:                "virtualOutbound",
+		Address:             socketAddress(b.listenAddr(wildcard), virtualOutboundPort),
+		AdditionalAddresses: b.wildcardExtras(virtualOutboundPort),
+		UseOriginalDst:      wrapperspb.Bool(true),
 		FilterChains: []*listenerv3.FilterChain{
 			{
 				Name:             "virtualOutbound-blackhole",

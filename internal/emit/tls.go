@@ -205,17 +205,60 @@ func (b *builder) autoMTLS(s *resolve.Service, port uint32, tp *networking.Traff
 }
 
 // serviceSANs are the identities the service's workloads run as, and
-// those its ServiceEntry names, sorted and once each as istiod keeps them.
+// those its ServiceEntry names, each SPIFFE identity also in every
+// trust-domain alias of the mesh, sorted and once each as istiod keeps
+// them.
 func (b *builder) serviceSANs(s *resolve.Service) []string {
 	out := slices.Clone(s.EntrySubjectAltNames())
 	for _, e := range s.Endpoints {
 		if e.ServiceAccount == "" || e.Workload == nil {
 			continue
 		}
-		out = append(out, "spiffe://"+b.mesh.Config.GetTrustDomain()+"/ns/"+e.Workload.Namespace+"/sa/"+e.ServiceAccount)
+		out = append(out, spiffeID(b.mesh.Config.GetTrustDomain(), e.Workload.Namespace, e.ServiceAccount))
+	}
+	for _, san := range slices.Clone(out) {
+		ns, sa, ok := parseSPIFFE(san)
+		if !ok {
+			continue
+		}
+		for _, td := range b.mesh.Config.GetTrustDomainAliases() {
+			out = append(out, spiffeID(td, ns, sa))
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// spiffeID is a workload's identity in trust domain td.
+func spiffeID(td, ns, sa string) string { return "spiffe://" + td + "/ns/" + ns + "/sa/" + sa }
+
+// parseSPIFFE splits an identity of the form spiffe://TD/ns/NS/sa/SA;
+// istiod expands only those into the aliases.
+func parseSPIFFE(id string) (ns, sa string, ok bool) {
+	rest, ok := strings.CutPrefix(id, "spiffe://")
+	parts := strings.Split(rest, "/")
+	if !ok || len(parts) != 5 || parts[1] != "ns" || parts[3] != "sa" {
+		return "", "", false
+	}
+	return parts[2], parts[4], true
+}
+
+// validationTrustDomains are the trust domains whose workloads a
+// sidecar's inbound mutual TLS accepts: the mesh's, its aliases, and those
+// of its caCertificates, each once.
+func (b *builder) validationTrustDomains() []string {
+	mc := b.mesh.Config
+	tds := append([]string{mc.GetTrustDomain()}, mc.GetTrustDomainAliases()...)
+	for _, ca := range mc.GetCaCertificates() {
+		tds = append(tds, ca.GetTrustDomains()...)
+	}
+	var out []string
+	for _, td := range tds {
+		if td != "" && !slices.Contains(out, td) {
+			out = append(out, td)
+		}
+	}
+	return out
 }
 
 // exactMatchers match subject alternative names exactly.

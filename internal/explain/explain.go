@@ -105,7 +105,9 @@ type Service struct {
 	Registry  string   `json:"registry"`
 	Ports     []string `json:"ports"`
 	VIP       string   `json:"vip,omitempty"`
-	// PlaceholderVIP says meshc made the VIP up: the manifests have none.
+	// PlaceholderVIP says meshc made the VIP up: the manifests have none
+	// (a placeholder cluster IP, or a ServiceEntry address meshc allocated
+	// as istiod's IP allocator would).
 	PlaceholderVIP bool `json:"placeholderVIP,omitempty"`
 	// Endpoints counts the service's endpoints (all ports).
 	Endpoints int    `json:"endpoints"`
@@ -191,7 +193,7 @@ func ProxyReport(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Re
 		} else if imp.Port != 0 {
 			why += fmt.Sprintf(" on port %d", imp.Port)
 		}
-		svc := Service{Host: string(s.Host), Namespace: s.Namespace, Registry: s.Registry.String(), Why: why, PlaceholderVIP: s.PlaceholderVIP, Endpoints: len(s.Endpoints)}
+		svc := Service{Host: string(s.Host), Namespace: s.Namespace, Registry: s.Registry.String(), Why: why, PlaceholderVIP: s.PlaceholderVIP || s.AllocatedByMeshc, Endpoints: len(s.Endpoints)}
 		if len(s.Addresses) > 0 {
 			svc.VIP = s.Addresses[0]
 		}

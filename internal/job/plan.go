@@ -202,6 +202,9 @@ func (p *Plan) merge(s Settings) error {
 		return fmt.Errorf("--placeholder-vips: want an IPv4 CIDR of at least 4 addresses, got %q", placeholders)
 	}
 	o.PlaceholderVIPs = vips
+	if !s.given("dual-stack") {
+		o.DualStack = o.DualStack || c.DualStack
+	}
 	pick := func(flag string, given, config []string) []string {
 		if s.given(flag) || len(config) == 0 {
 			return given

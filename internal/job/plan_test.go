@@ -38,6 +38,7 @@ exclude: ["vendor/**"]
 injectNamespaces: [shop]
 revisions: [canary]
 placeholderVIPs: 10.200.0.0/16
+dualStack: true
 meshConfig: mesh.yaml
 hnc:
   excludedNamespaces: [ops]
@@ -60,19 +61,20 @@ func TestMerge(t *testing.T) {
 		vips   string
 		hnc    []string
 		supp   []string
+		dual   bool
 	}{
-		{"project fills in", func(*Settings) {}, "warning", []string{"shop"}, "10.200.0.0/16", []string{"ops"}, []string{"MC4001"}},
+		{"project fills in", func(*Settings) {}, "warning", []string{"shop"}, "10.200.0.0/16", []string{"ops"}, []string{"MC4001"}, true},
 		{"flags given win", func(s *Settings) {
 			s.FailOn, s.InjectNamespaces, s.PlaceholderVIPs = "info", []string{"web"}, "10.9.0.0/16"
 			s.Compile.Hierarchy.ExcludedNamespaces = []string{"kube-system"}
-			s.Given = givenFlags("fail-on", "inject-namespace", "placeholder-vips", "hnc-excluded-namespace")
-		}, "info", []string{"web"}, "10.9.0.0/16", []string{"kube-system"}, []string{"MC4001"}},
+			s.Given = givenFlags("fail-on", "inject-namespace", "placeholder-vips", "hnc-excluded-namespace", "dual-stack")
+		}, "info", []string{"web"}, "10.9.0.0/16", []string{"kube-system"}, []string{"MC4001"}, false},
 		{"a flag's value not given is the project's", func(s *Settings) {
 			s.InjectNamespaces = []string{"web"}
-		}, "warning", []string{"shop"}, "10.200.0.0/16", []string{"ops"}, []string{"MC4001"}},
+		}, "warning", []string{"shop"}, "10.200.0.0/16", []string{"ops"}, []string{"MC4001"}, true},
 		{"suppressions add up", func(s *Settings) {
 			s.Suppress = []string{"MC4002"}
-		}, "warning", []string{"shop"}, "10.200.0.0/16", []string{"ops"}, []string{"MC4001", "MC4002"}},
+		}, "warning", []string{"shop"}, "10.200.0.0/16", []string{"ops"}, []string{"MC4001", "MC4002"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := settings(m)
@@ -88,9 +90,9 @@ func TestMerge(t *testing.T) {
 			}
 			o := p.Options
 			if p.FailOn != tc.failOn || !slices.Equal(o.Injection.Namespaces, tc.inject) || o.PlaceholderVIPs.String() != tc.vips ||
-				!slices.Equal(o.Hierarchy.ExcludedNamespaces, tc.hnc) || !slices.Equal(supp, tc.supp) {
-				t.Errorf("fail-on %s, inject %v, VIPs %s, HNC excluded %v, suppress %v; want %s, %v, %s, %v, %v",
-					p.FailOn, o.Injection.Namespaces, o.PlaceholderVIPs, o.Hierarchy.ExcludedNamespaces, supp, tc.failOn, tc.inject, tc.vips, tc.hnc, tc.supp)
+				!slices.Equal(o.Hierarchy.ExcludedNamespaces, tc.hnc) || !slices.Equal(supp, tc.supp) || o.DualStack != tc.dual {
+				t.Errorf("fail-on %s, inject %v, VIPs %s, HNC excluded %v, suppress %v, dual-stack %v; want %s, %v, %s, %v, %v, %v",
+					p.FailOn, o.Injection.Namespaces, o.PlaceholderVIPs, o.Hierarchy.ExcludedNamespaces, supp, o.DualStack, tc.failOn, tc.inject, tc.vips, tc.hnc, tc.supp, tc.dual)
 			}
 			if want := []string{"vendor/**", "tmp/**"}; !slices.Equal(p.Inputs.Exclude, want) {
 				t.Errorf("exclude %v, want %v", p.Inputs.Exclude, want)

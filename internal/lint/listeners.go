@@ -25,6 +25,8 @@ var listenerConflict = &Analyzer{Entry: diag.ListenerConflict, Requires: []*fact
 		drop    resolve.ListenerDrop
 		proxies []*resolve.Proxy
 	}
+	// Under DNS capture a ServiceEntry istiod allocates addresses to has
+	// them as its VIPs (resolve), so it takes no wildcard listener here.
 	var found groups[listenerKey, finding]
 	for _, sc := range p.Mesh.Scopes {
 		for _, d := range p.listeners()[sc].drops {
@@ -65,16 +67,9 @@ var catchAllTCPCapture = &Analyzer{Entry: diag.CatchAllTCPCapture, Requires: []*
 		claim   resolve.ListenerClaim
 		proxies []*resolve.Proxy
 	}
-	// Proxies that capture DNS use the address istiod allocates to a
-	// ServiceEntry without one, not the wildcard (docs/semantics/registry.md
-	// §1.3); meshc knows of capture set for the whole mesh only.
-	captureDNS := p.Mesh.Config.GetDefaultConfig().GetProxyMetadata()["ISTIO_META_DNS_CAPTURE"] == "true"
 	var found groups[listenerKey, finding]
 	for _, sc := range p.Mesh.Scopes {
 		for _, c := range p.listeners()[sc].catchAll {
-			if captureDNS && c.Service.AddressAllocated() {
-				continue
-			}
 			k := listenerKey{c.Service.Object, string(c.Service.Host), c.Port, nil}
 			f := found.add(k, func() finding { return finding{claim: c} })
 			f.proxies = append(f.proxies, sc.Proxies...)

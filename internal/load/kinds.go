@@ -60,7 +60,30 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[strin
 	if rejects(errs) {
 		return nil, errs
 	}
-	return k.Build(meta, v), errs
+	obj := k.Build(meta, v)
+	if se, ok := obj.(*model.ServiceEntry); ok {
+		se.StatusAddresses = statusAddresses(raw["status"])
+	}
+	return obj, errs
+}
+
+// statusAddresses reads a ServiceEntry's status.addresses, which istiod
+// reads back as the addresses it allocated. The API server does not check
+// status against a schema on create, so a malformed entry is skipped, as
+// istiod skips an address it cannot parse.
+func statusAddresses(status any) []model.HostAddress {
+	st, _ := status.(map[string]any)
+	list, _ := st["addresses"].([]any)
+	var out []model.HostAddress
+	for _, a := range list {
+		m, _ := a.(map[string]any)
+		h, _ := m["host"].(string)
+		v, _ := m["value"].(string)
+		if h != "" && v != "" {
+			out = append(out, model.HostAddress{Host: h, Value: v})
+		}
+	}
+	return out
 }
 
 // customResourceFields are the top-level fields a custom resource may have;

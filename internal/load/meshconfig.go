@@ -2,6 +2,7 @@ package load
 
 import (
 	"io/fs"
+	"slices"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 	meshv1 "istio.io/api/mesh/v1alpha1"
@@ -219,9 +220,11 @@ func configMapMesh(cm *model.ConfigMap) (meshInput, bool) {
 
 // overlay sets every field user sets onto dst, replacing it whole, as
 // istiod's decoder does; defaultConfig is the exception, merged field by
-// field with its proxyMetadata maps joined.
+// field with its proxyMetadata maps joined, and so are trustDomainAliases,
+// which istiod keeps sorted, each once, with those set before.
 func overlay(dst, user *meshv1.MeshConfig) {
 	d := dst.ProtoReflect()
+	aliases := slices.Concat(dst.TrustDomainAliases, user.TrustDomainAliases)
 	user.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		if fd.Name() == "default_config" && dst.DefaultConfig != nil {
 			mergeProxyConfig(dst.DefaultConfig, user.DefaultConfig)
@@ -230,6 +233,8 @@ func overlay(dst, user *meshv1.MeshConfig) {
 		d.Set(fd, v)
 		return true
 	})
+	slices.Sort(aliases)
+	dst.TrustDomainAliases = slices.Compact(aliases)
 }
 
 func mergeProxyConfig(dst, user *meshv1.ProxyConfig) {

@@ -81,6 +81,12 @@ func TestMeshConfigFromConfigMap(t *testing.T) {
 					t.Errorf("proxy config = %v", pc)
 				}
 			}, nil},
+		{"trustDomainAliases are kept sorted, each once", "trustDomainAliases: [old.net, cluster.local, old.net]\n",
+			func(t *testing.T, mc *meshv1.MeshConfig) {
+				if want := []string{"cluster.local", "old.net"}; !reflect.DeepEqual(mc.TrustDomainAliases, want) {
+					t.Errorf("aliases = %v, want %v", mc.TrustDomainAliases, want)
+				}
+			}, nil},
 		{"unknown fields are warned about and the rest applies", "rootNamespace: r2\nrootNamespce: typo\n",
 			func(t *testing.T, mc *meshv1.MeshConfig) {
 				if mc.RootNamespace != "r2" {

@@ -102,6 +102,16 @@ type Secret struct {
 type Config[T proto.Message] struct {
 	ObjectMeta
 	Spec T
+	// StatusAddresses are a ServiceEntry's status.addresses, which
+	// istiod's IP allocator writes; nil for every other kind.
+	StatusAddresses []HostAddress
+}
+
+// HostAddress is one address of a host, as a ServiceEntry's status lists
+// them.
+type HostAddress struct {
+	Host  string
+	Value string
 }
 
 // Message is the spec as a proto message, for passes that walk any Istio

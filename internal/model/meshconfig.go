@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -17,6 +18,14 @@ type MeshConfig struct {
 	From Source
 	// DomainSuffix is istiod's --domain flag, not a MeshConfig field.
 	DomainSuffix string
+}
+
+// CapturesDNS reports whether every proxy captures DNS: istio-agent puts
+// defaultConfig.proxyMetadata in the node metadata it sends istiod, and
+// istiod parses ISTIO_META_DNS_CAPTURE as a boolean.
+func (mc MeshConfig) CapturesDNS() bool {
+	v, _ := strconv.ParseBool(mc.GetDefaultConfig().GetProxyMetadata()["ISTIO_META_DNS_CAPTURE"])
+	return v
 }
 
 // DefaultDomainSuffix is istiod's default cluster domain.

@@ -36,9 +36,11 @@ type Config struct {
 	// FailOn is lint's and build's --fail-on.
 	FailOn string `yaml:"failOn"`
 	// MeshConfig is a mesh config file, relative to the config's folder.
-	MeshConfig      string   `yaml:"meshConfig"`
-	PlaceholderVIPs string   `yaml:"placeholderVIPs"`
-	Revisions       []string `yaml:"revisions"`
+	MeshConfig      string `yaml:"meshConfig"`
+	PlaceholderVIPs string `yaml:"placeholderVIPs"`
+	// DualStack is --dual-stack: istiod runs with ISTIO_DUAL_STACK.
+	DualStack bool     `yaml:"dualStack"`
+	Revisions []string `yaml:"revisions"`
 	// InjectNamespaces are injected whatever their labels.
 	InjectNamespaces []string      `yaml:"injectNamespaces"`
 	Suppress         []Suppression `yaml:"suppress"`

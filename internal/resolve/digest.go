@@ -19,7 +19,8 @@ import (
 // it reads and its options, builds equal configurations.
 //
 // The mesh-wide reads, by Mesh method emit calls:
-//   - Config (mesh config), in every digest;
+//   - Config (mesh config) and DualStack, in every digest;
+//   - VIPsFor: the view's service and proxy, and DualStack;
 //   - ProxyMTLS, NamespaceMTLS: the PeerAuthentication index, in every digest;
 //   - OutboundRoutes, EgressRoutes: the view and every service hostname
 //     (isHost), in every digest;
@@ -51,7 +52,7 @@ type Digester struct {
 
 // DigestedMeshReads are the Mesh methods whose reads Digester covers.
 func DigestedMeshReads() []string {
-	return []string{"Config", "ProxyMTLS", "NamespaceMTLS", "OutboundRoutes", "EgressRoutes", "ServedPorts", "ServerNames", "DestinationCluster", "GatewayRouteConfig", "MergeGateways"}
+	return []string{"Config", "DualStack", "VIPsFor", "ProxyMTLS", "NamespaceMTLS", "OutboundRoutes", "EgressRoutes", "ServedPorts", "ServerNames", "DestinationCluster", "GatewayRouteConfig", "MergeGateways"}
 }
 
 // NewDigester digests the mesh-wide reads of m.
@@ -63,10 +64,11 @@ func (m *Mesh) NewDigester() (*Digester, error) {
 	})
 	hosts := slices.Sorted(maps.Keys(m.reg.byHostNs))
 	g, err := h.Sum(struct {
-		Config any
-		Peers  *peerIndex
-		Hosts  []host.Name
-	}{m.Config, m.peers, hosts})
+		Config    any
+		DualStack bool
+		Peers     *peerIndex
+		Hosts     []host.Name
+	}{m.Config, m.DualStack, m.peers, hosts})
 	if err != nil {
 		return nil, fmt.Errorf("digest mesh: %w", err)
 	}

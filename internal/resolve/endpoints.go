@@ -19,6 +19,9 @@ type Endpoint struct {
 	// path; empty for a workload template, whose pod IPs the manifests do
 	// not know.
 	Address string
+	// Extra are a dual-stack pod's other addresses, which the endpoint
+	// also answers on (Options.DualStack).
+	Extra []string
 	// Port is the workload port; ServicePort the service port it serves,
 	// and PortName that port's name, which tells apart two ports of one
 	// number (UDP and TCP 53).
@@ -155,23 +158,44 @@ func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[s
 
 // kubeEndpoints are the pods, templates and WorkloadEntries of the
 // service's namespace its selector matches, per port (docs/semantics/registry.md §1.5).
-func kubeEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
+//
+// A pod's addresses are those of the families the service's EndpointSlices
+// list (Service.families). With dualStack, a pod with several addresses
+// behind a Service with cluster IPs of both families is one endpoint on
+// its first address with the others extra (addressSets).
+func kubeEndpoints(s *Service, ws *nsWorkloads, dualStack bool) []Endpoint {
 	if len(s.Selector) == 0 {
 		return nil // an empty selector selects nothing automatically
 	}
 	var out []Endpoint
 	ws.selecting(s.Selector, func(w *workload) {
+		addrs := slices.DeleteFunc(slices.Clone(w.addrs), func(a string) bool { return !s.listsFamilyOf(a) })
+		sets := w.addressSets(addrs, dualStack && s.Resolution == ClientSideLB && len(s.Addresses) > 1)
 		for _, p := range s.Ports {
 			target, ok := targetPort(p, *w)
 			if !ok {
 				continue
 			}
-			for _, a := range w.addrs {
-				out = append(out, Endpoint{Address: a, Port: target, ServicePort: p.Number, PortName: p.Name, Labels: w.labels, TLSMode: w.tlsMode,
+			for _, set := range sets {
+				out = append(out, Endpoint{Address: set[0], Extra: set[1:], Port: target, ServicePort: p.Number, PortName: p.Name, Labels: w.labels, TLSMode: w.tlsMode,
 					ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta})
 			}
 		}
 	})
+	return out
+}
+
+// addressSets groups a workload's addresses into endpoints, each its
+// address and extra ones: one each, or with merge all of a pod's in one,
+// as istiod joins a dual-stack pod's under ISTIO_DUAL_STACK.
+func (w *workload) addressSets(addrs []string, merge bool) [][]string {
+	if merge && w.meta.Kind == "Pod" && len(addrs) > 1 {
+		return [][]string{addrs}
+	}
+	out := make([][]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = []string{a}
+	}
 	return out
 }
 
@@ -211,7 +235,10 @@ func protocolOf(p Port) string {
 }
 
 // entryEndpoints are a ServiceEntry's endpoints (docs/semantics/registry.md §1.3).
-func entryEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
+//
+// A selected pod is one endpoint on its first address; with dualStack,
+// with its other addresses extra (addressSets).
+func entryEndpoints(s *Service, ws *nsWorkloads, dualStack bool) []Endpoint {
 	spec := s.entry.Spec
 	dns := s.Resolution == DNSLB || s.Resolution == DNSRoundRobinLB
 	var out []Endpoint
@@ -229,12 +256,17 @@ func entryEndpoints(s *Service, ws *nsWorkloads) []Endpoint {
 	switch {
 	case spec.GetWorkloadSelector() != nil:
 		ws.selecting(spec.GetWorkloadSelector().GetLabels(), func(w *workload) {
-			for _, a := range w.addrs {
+			addrs := w.addrs
+			if !dualStack && w.meta.Kind == "Pod" {
+				addrs = addrs[:1] // istiod knows a pod by status.podIP here
+			}
+			for _, set := range w.addressSets(addrs, dualStack) {
+				a := set[0]
 				if w.entry && !dns && (strings.HasPrefix(a, "unix://") || !looksLikeIP(a)) {
 					continue // hostnames and sockets serve DNS entries only
 				}
 				for _, p := range s.Ports {
-					out = append(out, Endpoint{Address: a, Port: port(p, a, w.ports), ServicePort: p.Number, PortName: p.Name, Labels: w.labels, TLSMode: w.tlsMode,
+					out = append(out, Endpoint{Address: a, Extra: set[1:], Port: port(p, a, w.ports), ServicePort: p.Number, PortName: p.Name, Labels: w.labels, TLSMode: w.tlsMode,
 						ServiceAccount: w.sa, Weight: w.weight, Locality: w.locality, Workload: w.meta})
 				}
 			}
@@ -276,17 +308,17 @@ func looksLikeIP(a string) bool {
 // (sortEndpoints); ServiceEntries for one (namespace, host) share theirs,
 // oldest first, as istiod concatenates them, which decides the one endpoint
 // per port a DNS_ROUND_ROBIN entry keeps.
-func assignEndpoints(services []*Service, ws map[string]*nsWorkloads) {
+func assignEndpoints(services []*Service, ws map[string]*nsWorkloads, dualStack bool) {
 	type key struct{ ns, host string }
 	shared := map[key][]Endpoint{}
 	var order []*Service
 	for _, s := range services {
 		switch s.Registry {
 		case Kubernetes:
-			s.Endpoints = sortEndpoints(kubeEndpoints(s, ws[s.Namespace]))
+			s.Endpoints = sortEndpoints(kubeEndpoints(s, ws[s.Namespace], dualStack))
 		case External:
 			k := key{s.Namespace, string(s.Host)}
-			shared[k] = append(shared[k], entryEndpoints(s, ws[s.Namespace])...)
+			shared[k] = append(shared[k], entryEndpoints(s, ws[s.Namespace], dualStack)...)
 			order = append(order, s)
 		}
 	}

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/meshc/meshc/internal/model"
 )
@@ -39,6 +41,10 @@ type Proxy struct {
 	// its scope's Proxies, never in Mesh.Proxies or Mesh.Views, and has no
 	// Object.
 	StandIn bool
+	// CapturesDNS says the proxy's agent captures DNS
+	// (ISTIO_META_DNS_CAPTURE), so that it uses the addresses istiod
+	// allocates to ServiceEntries (capturesDNS).
+	CapturesDNS bool
 }
 
 // ID is "namespace/name".
@@ -140,7 +146,7 @@ func (in Injection) injection(nsLabels map[string]string, tmpl *corev1.PodTempla
 
 // buildProxies finds the proxies among pods and workload templates.
 // nsLabels gives each namespace's final labels.
-func buildProxies(objs []model.Object, nsLabels func(string) map[string]string, gatewaySelectors []map[string]string, in Injection) []*Proxy {
+func buildProxies(objs []model.Object, nsLabels func(string) map[string]string, gatewaySelectors []map[string]string, in Injection, meshCapture bool) []*Proxy {
 	var out []*Proxy
 	add := func(meta *model.ObjectMeta, tmpl *corev1.PodTemplateSpec, ips []string) {
 		why := in.injection(nsLabels(meta.Namespace), tmpl, meta.Namespace)
@@ -164,6 +170,7 @@ func buildProxies(objs []model.Object, nsLabels func(string) map[string]string, 
 			IPs:            ips,
 			Object:         meta,
 			Injection:      why,
+			CapturesDNS:    capturesDNS(tmpl.Annotations, meshCapture),
 		}
 		for _, c := range tmpl.Spec.Containers {
 			p.ContainerPorts = append(p.ContainerPorts, c.Ports...)
@@ -183,6 +190,26 @@ func buildProxies(objs []model.Object, nsLabels func(string) map[string]string, 
 	}
 	slices.SortFunc(out, func(a, b *Proxy) int { return strings.Compare(a.ID(), b.ID()) })
 	return out
+}
+
+// capturesDNS reads ISTIO_META_DNS_CAPTURE from a pod's
+// proxy.istio.io/config annotation, whose proxyMetadata istio-agent lays
+// over the mesh's defaultConfig; meshCapture, the mesh's, when the
+// annotation does not set it. istiod parses the value as a boolean.
+func capturesDNS(annotations map[string]string, meshCapture bool) bool {
+	var pc struct {
+		ProxyMetadata map[string]string `json:"proxyMetadata"`
+	}
+	a, ok := annotations["proxy.istio.io/config"]
+	if !ok || yaml.Unmarshal([]byte(a), &pc) != nil {
+		return meshCapture
+	}
+	v, ok := pc.ProxyMetadata["ISTIO_META_DNS_CAPTURE"]
+	if !ok {
+		return meshCapture
+	}
+	b, _ := strconv.ParseBool(v)
+	return b
 }
 
 func podMeta(m *model.ObjectMeta) metav1.ObjectMeta {

@@ -71,7 +71,12 @@ type Service struct {
 	// PlaceholderVIP is set when the manifests gave no clusterIP and meshc
 	// made one up (see Options.PlaceholderVIPs).
 	PlaceholderVIP bool
-	ExternalName   string
+	// Allocated is set when Addresses are those istiod's IP allocator
+	// gives a ServiceEntry host without addresses, which proxies that
+	// capture DNS use (allocateEntryAddresses); AllocatedByMeshc when the
+	// object's status did not carry them and meshc chose them.
+	Allocated, AllocatedByMeshc bool
+	ExternalName                string
 	// Aliases are the ExternalName services naming this one, as far as
 	// the proxy's scope imports them.
 	Aliases  []ServiceAlias
@@ -79,6 +84,10 @@ type Service struct {
 	Selector map[string]string
 	Registry Registry
 	Created  time.Time
+	// families are the IP families of a Kubernetes service's
+	// EndpointSlices: those of its cluster IPs, else its ipFamilies;
+	// both false when the manifest says neither.
+	families [2]bool
 	exportTo exportTo
 	// Object is the manifest that defined the service.
 	Object *model.ObjectMeta
@@ -151,13 +160,6 @@ func (s *Service) EntrySubjectAltNames() []string {
 	return s.entry.Spec.GetSubjectAltNames()
 }
 
-// AddressAllocated reports whether istiod allocates the service an
-// address, which proxies that capture DNS use as its VIP: a ServiceEntry
-// without addresses (model.AutoAllocatesAddress).
-func (s *Service) AddressAllocated() bool {
-	return s.entry != nil && model.AutoAllocatesAddress(s.entry.Spec, s.entry.Labels)
-}
-
 // servicesFromKube converts a Kubernetes Service (docs/semantics/registry.md §1.1).
 func serviceFromKube(svc *model.Service, domain string, defaults []string) *Service {
 	spec := svc.Spec
@@ -187,6 +189,21 @@ func serviceFromKube(svc *model.Service, domain string, defaults []string) *Serv
 		s.Addresses = slices.Clone(spec.ClusterIPs)
 	case spec.ClusterIP != "" && spec.ClusterIP != corev1.ClusterIPNone:
 		s.Addresses = []string{spec.ClusterIP}
+	}
+	for _, ip := range s.Addresses {
+		if a, err := netip.ParseAddr(ip); err == nil {
+			s.families[familyIndex(a)] = true
+		}
+	}
+	if s.families == [2]bool{} {
+		for _, f := range spec.IPFamilies {
+			switch f {
+			case corev1.IPv4Protocol:
+				s.families[0] = true
+			case corev1.IPv6Protocol:
+				s.families[1] = true
+			}
+		}
 	}
 	for _, p := range spec.Ports {
 		app := ""
@@ -408,6 +425,129 @@ func assignPlaceholderVIPs(services []*Service, prefix netip.Prefix) {
 			off = (off + 1) % size
 		}
 	}
+}
+
+// withCapture is the registry as proxies that do (capture) or do not
+// capture DNS see it: copies of r's services, with or without the
+// addresses allocated to ServiceEntry hosts, numbered as in r.
+func (r *registry) withCapture(capture bool) *registry {
+	copies := make([]*Service, len(r.all))
+	for i, s := range r.all {
+		c := *s
+		if c.Allocated {
+			c.Addresses, c.Allocated, c.AllocatedByMeshc = nil, false, false
+		}
+		copies[i] = &c
+	}
+	if capture {
+		allocateEntryAddresses(copies)
+	}
+	return newRegistry(copies)
+}
+
+// Where istiod's IP allocator takes addresses from (its defaults).
+var (
+	allocatedV4 = netip.MustParsePrefix("240.240.0.0/16")
+	allocatedV6 = netip.MustParsePrefix("2001:2::/48")
+)
+
+// allocateEntryAddresses gives each ServiceEntry host istiod allocates
+// addresses to (model.AutoAllocatesAddress; a wildcard host only under
+// DYNAMIC_DNS) its IPv4 and IPv6 address, as proxies that capture DNS see
+// them (docs/semantics/registry.md §1.3): those of the object's
+// status.addresses when it lists the host, else the next free pair of
+// the allocator's ranges, taken as a starting istiod would: entries in
+// (namespace, name) order, hosts in spec order.
+func allocateEntryAddresses(services []*Service) {
+	taken := map[netip.Addr]bool{}
+	for _, s := range services {
+		for _, a := range s.Addresses {
+			if ip, err := netip.ParseAddr(a); err == nil {
+				taken[ip] = true // the allocator never hands out an address a spec names
+			}
+		}
+	}
+	var need []*Service
+	for _, s := range services {
+		if s.entry == nil || len(s.Addresses) > 0 || !model.AutoAllocatesAddress(s.entry.Spec, s.entry.Labels) {
+			continue
+		}
+		var v4, v6 netip.Addr
+		for _, a := range s.entry.StatusAddresses {
+			ip, err := netip.ParseAddr(a.Value)
+			if err != nil {
+				continue
+			}
+			taken[ip] = true // the allocator holds every address a status lists
+			switch {
+			case a.Host != string(s.Host):
+			case ip.Is4():
+				v4 = ip
+			default:
+				v6 = ip
+			}
+		}
+		if v4.IsValid() || v6.IsValid() {
+			s.Addresses, s.Allocated = validAddrs(v4, v6), true
+			continue
+		}
+		if !s.Host.IsWildcard() || s.Resolution == DynamicDNS {
+			need = append(need, s)
+		}
+	}
+	slices.SortStableFunc(need, func(a, b *Service) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Object.Name, b.Object.Name))
+	})
+	next4, next6 := allocatedV4.Addr().Next(), allocatedV6.Addr().Next()
+	byHost := map[string][]string{}
+	for _, s := range need {
+		key := s.Namespace + "/" + s.Object.Name + "/" + string(s.Host)
+		if byHost[key] == nil {
+			byHost[key] = validAddrs(nextFree(&next4, allocatedV4, taken), nextFree(&next6, allocatedV6, taken))
+		}
+		s.Addresses, s.Allocated, s.AllocatedByMeshc = byHost[key], true, true
+	}
+}
+
+// validAddrs lists the valid ones of an IPv4 and an IPv6 address.
+func validAddrs(v4, v6 netip.Addr) []string {
+	var out []string
+	for _, a := range []netip.Addr{v4, v6} {
+		if a.IsValid() {
+			out = append(out, a.String())
+		}
+	}
+	return out
+}
+
+// nextFree takes the first address from *next on that is in prefix and
+// not taken; none when the range is used up.
+func nextFree(next *netip.Addr, prefix netip.Prefix, taken map[netip.Addr]bool) netip.Addr {
+	for a := *next; prefix.Contains(a); a = a.Next() {
+		if !taken[a] {
+			taken[a] = true
+			*next = a.Next()
+			return a
+		}
+	}
+	return netip.Addr{}
+}
+
+// familyIndex is 0 for an IPv4 address, 1 for an IPv6 one.
+func familyIndex(a netip.Addr) int {
+	if a.Is4() {
+		return 0
+	}
+	return 1
+}
+
+// listsFamilyOf says whether the service's EndpointSlices list an address
+// of a's family: the EndpointSlice controller writes a slice per family of
+// the service. Anything but an IP, and any address of a service whose
+// families are unknown, is listed.
+func (s *Service) listsFamilyOf(a string) bool {
+	ip, err := netip.ParseAddr(a)
+	return err != nil || s.families == [2]bool{} || s.families[familyIndex(ip)]
 }
 
 // ServicesCovering returns the mesh services a DestinationRule host h

@@ -31,6 +31,9 @@ type Options struct {
 	PlaceholderVIPs netip.Prefix
 	// Injection is the injector as installed.
 	Injection Injection
+	// DualStack is istiod's ISTIO_DUAL_STACK: a dual-stack proxy then
+	// uses both families' addresses (docs/semantics/envoy-output.md §7.10).
+	DualStack bool
 }
 
 // Mesh is the resolved view. It is read-only once Resolve returns.
@@ -38,6 +41,8 @@ type Mesh struct {
 	Config model.MeshConfig
 	// Injection is the injector as the options describe it.
 	Injection Injection
+	// DualStack is Options.DualStack.
+	DualStack bool
 	// Services is every mesh service, oldest first.
 	Services []*Service
 	// Proxies sorted by namespace/name.
@@ -143,8 +148,11 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	// their Services: the workloads those select are gateways too.
 	gatewaySelectors = append(gatewaySelectors, serviceBoundSelectors(gateways, services)...)
 	assignPlaceholderVIPs(services, vips)
+	if mc.CapturesDNS() {
+		allocateEntryAddresses(services)
+	}
 	resolveAliases(services)
-	m := &Mesh{Config: mc, Injection: opts.Injection, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
+	m := &Mesh{Config: mc, Injection: opts.Injection, DualStack: opts.DualStack, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
 		peers: newPeerIndex(objs, mc.GetRootNamespace()), input: newInputNamespaces(objs)}
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
@@ -155,12 +163,12 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	var decider *drDecider
 	concurrently(
 		func() {
-			m.Proxies = slices.DeleteFunc(buildProxies(objs, forest.Labels, gatewaySelectors, opts.Injection), func(p *Proxy) bool { return !watched(p.Namespace) })
+			m.Proxies = slices.DeleteFunc(buildProxies(objs, forest.Labels, gatewaySelectors, opts.Injection, mc.CapturesDNS()), func(p *Proxy) bool { return !watched(p.Namespace) })
 			withSidecar := make(map[*model.ObjectMeta]bool, len(m.Proxies))
 			for _, p := range m.Proxies {
 				withSidecar[p.Object] = true
 			}
-			assignEndpoints(m.reg.all, workloads(objs, func(o *model.ObjectMeta) bool { return withSidecar[o] }))
+			assignEndpoints(m.reg.all, workloads(objs, func(o *model.ObjectMeta) bool { return withSidecar[o] }), opts.DualStack)
 		},
 		func() {
 			m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
@@ -177,25 +185,38 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 		sidecar *model.Sidecar
 		ns      string
 		router  bool
+		// capture picks the registry: a proxy that captures DNS where
+		// the mesh does not, or the other way round, sees other VIPs.
+		capture bool
 	}
+	regs := map[bool]*registry{mc.CapturesDNS(): m.reg}
 	// Choose each proxy's Sidecar, then build every distinct scope once,
 	// in parallel: scopes are independent and each is written by one
 	// worker only, so the result does not depend on scheduling.
 	index := map[scopeKey]int{}
 	var first []SidecarChoice
 	var firstNs []string
+	var firstReg []*registry
 	all := slices.Concat(m.Proxies, standInProxies(objs, m.Proxies, forest.Labels, mc.RootNamespace, watched))
 	choices := make([]SidecarChoice, len(all))
 	keys := make([]int, len(all))
 	for i, p := range all {
 		choices[i] = m.Sidecars.choose(p, mc.RootNamespace)
-		k := scopeKey{choices[i].Sidecar, p.Namespace, p.Type == RouterProxy}
+		capture := mc.CapturesDNS()
+		if p.Type == SidecarProxy && !p.StandIn {
+			capture = p.CapturesDNS
+		}
+		k := scopeKey{choices[i].Sidecar, p.Namespace, p.Type == RouterProxy, capture}
 		n, ok := index[k]
 		if !ok {
 			n = len(first)
 			index[k] = n
 			first = append(first, choices[i])
 			firstNs = append(firstNs, p.Namespace)
+			if regs[capture] == nil {
+				regs[capture] = m.reg.withCapture(capture)
+			}
+			firstReg = append(firstReg, regs[capture])
 		}
 		keys[i] = n
 	}
@@ -204,7 +225,7 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	}
 	m.Scopes = make([]*Scope, len(first))
 	parallel.For(ctx, len(first), func(i int) {
-		sc := buildScope(m.reg, m.vss, mc.DomainSuffix, first[i], firstNs[i])
+		sc := buildScope(firstReg[i], m.vss, mc.DomainSuffix, first[i], firstNs[i])
 		sc.drs = decider.decisions(firstNs[i], sc.Services)
 		m.Scopes[i] = sc
 	})

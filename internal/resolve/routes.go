@@ -632,27 +632,43 @@ func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
 			out = append(out, "*."+d)
 		}
 	}
-	for _, a := range VIPsFor(s, p) {
-		if a != "0.0.0.0" {
-			out = append(out, hostHeaderForm(a))
+	has4, has6 := p.Families()
+	vips := m.VIPsFor(s, p)
+	if s.Allocated && len(vips) > 1 {
+		// istiod names a host by the one allocated address its listener
+		// binds first, even where the listener binds both.
+		vips = vips[:1]
+	}
+	for _, a := range vips {
+		// A cluster IP of a family the proxy lacks is no name of the
+		// service there, though its listener may still bind it.
+		if ip, err := netip.ParseAddr(a); a == WildcardAddress ||
+			s.Registry == Kubernetes && err == nil && (ip.Is6() && !has6 || ip.Is4() && has6 && !has4) {
+			continue
 		}
+		out = append(out, hostHeaderForm(a))
 	}
 	return out
 }
 
 // VIPsFor are the addresses of a service a proxy's vhost names, the
-// first the one its listener binds. Of a
-// Kubernetes service with cluster IPs of both families istiod keeps
-// those of the proxy's family, and on a dual-stack proxy those of the
-// first IP's (its default, ISTIO_DUAL_STACK off); a proxy without
-// addresses counts as IPv4. ServiceEntry addresses are kept whole.
-func VIPsFor(s *Service, p *Proxy) []string {
-	if s.Registry != Kubernetes || len(s.Addresses) < 2 {
+// first the one its listener binds. Of a Kubernetes service with cluster
+// IPs of both families istiod keeps those of the proxy's family, and on a
+// dual-stack proxy those of the first IP's (ISTIO_DUAL_STACK off); a
+// proxy without addresses counts as IPv4. Of the addresses allocated to a
+// ServiceEntry host it keeps the IPv4 one, or the IPv6 one on an
+// IPv6-only proxy. Under ISTIO_DUAL_STACK a dual-stack proxy keeps them
+// all. ServiceEntry addresses of its own are kept whole.
+func (m *Mesh) VIPsFor(s *Service, p *Proxy) []string {
+	if (s.Registry != Kubernetes && !s.Allocated) || len(s.Addresses) < 2 {
 		return s.Addresses
 	}
 	has4, has6 := p.Families()
+	if has4 && has6 && m.DualStack {
+		return s.Addresses
+	}
 	want6 := has6 && !has4
-	if has4 && has6 {
+	if has4 && has6 && !s.Allocated {
 		first, err := netip.ParseAddr(s.Addresses[0])
 		want6 = err == nil && first.Is6()
 	}

@@ -29,6 +29,12 @@ func Resolve(objs []model.Object) *resolve.Mesh {
 // over objs with mc and returns the mesh and the stages' diagnostics. None
 // fails without a context that ends.
 func Stages(objs []model.Object, mc model.MeshConfig) (*resolve.Mesh, []diag.Diagnostic) {
+	return StagesWith(objs, resolve.Options{Mesh: mc})
+}
+
+// StagesWith is Stages with resolve's options given whole.
+func StagesWith(objs []model.Object, opts resolve.Options) (*resolve.Mesh, []diag.Diagnostic) {
+	mc := opts.Mesh
 	h, err := hierarchy.Run(context.Background(), objs, hierarchy.Options{}, hierarchy.PropagateOptions{})
 	if err != nil {
 		panic(err)
@@ -38,11 +44,21 @@ func Stages(objs []model.Object, mc model.MeshConfig) (*resolve.Mesh, []diag.Dia
 		panic(err)
 	}
 	h.Objects = conv.Objects
-	m, err := resolve.Resolve(context.Background(), h, resolve.Options{Mesh: mc})
+	m, err := resolve.Resolve(context.Background(), h, opts)
 	if err != nil {
 		panic(err)
 	}
 	return m, slices.Concat(h.Diagnostics, conv.Diagnostics, m.Diagnostics)
+}
+
+// MeshWith loads and resolves YAML documents with the mesh config they
+// carry and the other options of opts.
+func MeshWith(t testing.TB, opts resolve.Options, docs ...string) *resolve.Mesh {
+	t.Helper()
+	objs := loadtest.Objects(t, docs...)
+	opts.Mesh, _ = load.MeshConfig(objs, load.MeshOptions{})
+	m, _ := StagesWith(objs, opts)
+	return m
 }
 
 // Mesh loads and resolves YAML documents.
