@@ -116,6 +116,8 @@ type Emitter struct {
 	// DestinationRule.
 	clusterCache sync.Map
 	frags        sync.Map
+	// byContent are the rendered fragments by fragmentKey.
+	byContent sync.Map
 	// sharedDocs are the shared documents made so far, by path.
 	sharedDocs sync.Map
 	// paths are where the proxies of the current build go.
@@ -220,10 +222,10 @@ func (e *Emitter) Build(v *resolve.ProxyView) *Config {
 		key:       k,
 		origins:   p.origins,
 	}
-	maps.Copy(b.rdsNames, p.rdsNames)
-	maps.Copy(b.refs, p.refs)
-	maps.Copy(b.omitted, p.omitted)
-	cfg.Problems = slices.Concat(p.problems, b.pk.problems, own, e.check(b.crossCheck, cfg))
+	cross := e.check(func(*Config) []string {
+		return b.checkOwn(p.checked(b), b.cfg.Clusters, b.cfg.Listeners, b.refs, b.rdsNames, b.omitted)
+	}, cfg)
+	cfg.Problems = slices.Concat(p.problems, b.pk.problems, own, cross)
 	return cfg
 }
 
