@@ -161,7 +161,6 @@ func routeOrigins(cfg *Config) []*resolve.Route {
 	return out
 }
 
-
 // TestVirtualHostKeyCoversFields: vhostKey spells out every field of a
 // resolved virtual host and its routes; a field added to either must be
 // added to the key, or virtual hosts differing in it would be taken one
