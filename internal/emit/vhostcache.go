@@ -1,15 +1,14 @@
 package emit
 
 import (
-	"fmt"
+	"encoding/binary"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/resolve"
@@ -105,54 +104,58 @@ func (b *builder) sameRules(reads []ruleRead) bool {
 
 // vhostKey spells out a resolved virtual host and the listener port,
 // values as themselves and the resolved objects they point to (services,
-// VirtualServices and their rules, which do not change once resolved) by
-// address. Every field of VirtualHost and HTTPRoute is in it
-// (TestVirtualHostKeyCoversFields).
+// VirtualServices, their rules and matches, which do not change once
+// resolved) by address. Every field of VirtualHost and HTTPRoute is in
+// it (TestVirtualHostKeyCoversFields).
 func vhostKey(vh *resolve.VirtualHost, port uint32) string {
-	var b strings.Builder
+	b := make([]byte, 0, 256)
+	num := func(n uint64) { b = binary.AppendUvarint(b, n) }
 	str := func(s string) {
-		b.WriteString(strconv.Itoa(len(s)))
-		b.WriteByte(':')
-		b.WriteString(s)
+		num(uint64(len(s)))
+		b = append(b, s...)
 	}
-	ptr := func(p any) { str(addr(p)) }
-	str(strconv.FormatUint(uint64(port), 10))
+	flag := func(v bool) {
+		if v {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	num(uint64(port))
 	str(vh.Name)
-	str(strconv.Itoa(len(vh.Domains)))
+	num(uint64(len(vh.Domains)))
 	for _, d := range vh.Domains {
 		str(d)
 	}
-	ptr(vh.VirtualService)
-	ptr(vh.Service)
+	num(addr(vh.VirtualService))
+	num(addr(vh.Service))
 	str(vh.CatchAll)
-	str(strconv.FormatBool(vh.RequireTLS))
-	str(strconv.Itoa(len(vh.Routes)))
+	flag(vh.RequireTLS)
+	num(uint64(len(vh.Routes)))
 	for _, r := range vh.Routes {
 		str(r.Name)
-		match, _ := proto.MarshalOptions{Deterministic: true}.Marshal(r.Match)
-		str(string(match))
-		str(strconv.FormatBool(r.Match == nil))
-		str(strconv.Itoa(len(r.Clusters)))
+		num(addr(r.Match))
+		num(uint64(len(r.Clusters)))
 		for _, c := range r.Clusters {
 			str(c.ID.String())
-			str(strconv.FormatBool(c.Passthrough))
-			str(strconv.Itoa(int(c.Weight)))
+			flag(c.Passthrough)
+			num(uint64(uint32(c.Weight)))
 		}
-		ptr(r.Source)
+		num(addr(r.Source))
 		mirrors := make([]string, 0, len(r.Mirrors))
 		for d, id := range r.Mirrors {
-			mirrors = append(mirrors, addr(d)+"="+id.String())
+			mirrors = append(mirrors, strconv.FormatUint(addr(d), 16)+"="+id.String())
 		}
 		slices.Sort(mirrors)
-		str(strconv.Itoa(len(mirrors)))
+		num(uint64(len(mirrors)))
 		for _, m := range mirrors {
 			str(m)
 		}
-		ptr(r.Root)
-		str(strconv.FormatBool(r.TLS))
+		num(addr(r.Root))
+		flag(r.TLS)
 	}
-	return b.String()
+	return string(b)
 }
 
-// addr is a pointer's address, "0x0" for nil.
-func addr(p any) string { return fmt.Sprintf("%p", p) }
+// addr is a pointer's address, 0 for nil.
+func addr[T any](p *T) uint64 { return uint64(uintptr(unsafe.Pointer(p))) }
