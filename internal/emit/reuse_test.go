@@ -18,9 +18,9 @@ import (
 
 // TestReuseIsSound: what a build takes from its caches (virtual hosts
 // built for one scope and served to another) equals what it would build
-// afresh, for every proxy of random meshes and of each mesh with one of
-// its objects removed (every other one), and of bookinfo: resources, findings and the
-// VirtualService rule of every route.
+// afresh, for every proxy of bookinfo, of random meshes and of each with
+// one of its objects removed (every other one): resources, findings and
+// the VirtualService rule of every route.
 func TestReuseIsSound(t *testing.T) {
 	seeds, every := []int64{1, 2, 3}, 2
 	if testing.Short() {
