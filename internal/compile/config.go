@@ -17,7 +17,7 @@ import (
 // A bootstrap's listeners carry their route configurations inline, and
 // list them too; comparing or walking configs, prefer xds.
 func (r *Result) Configs(ctx context.Context, views []*resolve.ProxyView, opts BuildOptions) ([]*envoycfg.Config, error) {
-	return r.Configurer(opts).Configs(ctx, views)
+	return r.Configurer(opts, nil).Configs(ctx, views)
 }
 
 // Configurer builds configurations in memory batch after batch, as
@@ -26,9 +26,20 @@ func (r *Result) Configs(ctx context.Context, views []*resolve.ProxyView, opts B
 // that go through many proxies a batch at a time to bound memory.
 type Configurer struct{ e *emit.Emitter }
 
-// Configurer prepares batches of Configs with opts.
-func (r *Result) Configurer(opts BuildOptions) *Configurer {
-	return &Configurer{emit.New(r.Mesh, opts.emitOptions())}
+// Store holds resources by content for Configurers and ConfigSets to
+// share (emit.Store).
+type Store = emit.Store
+
+// NewStore returns an empty Store.
+func NewStore() *Store { return emit.NewStore() }
+
+// Configurer prepares batches of Configs with opts. With a Store, equal
+// resources are shared with what other Configurers of the Store build: a
+// diff's two sides then compare them by pointer.
+func (r *Result) Configurer(opts BuildOptions, store *Store) *Configurer {
+	e := emit.New(r.Mesh, opts.emitOptions())
+	e.Share(store)
+	return &Configurer{e}
 }
 
 // Configs builds one batch (Result.Configs).

@@ -140,23 +140,30 @@ func (b *builder) cachedServiceClusters(s *resolve.Service, port resolve.Port, r
 			set.omitted = append(set.omitted, name)
 		}
 	}
-	for _, c := range set.clusters {
-		b.frags.Store(c, fragSlots{})
+	for i, c := range set.clusters {
+		set.clusters[i] = intern(b.store, c)
+		b.frags.Store(set.clusters[i], fragSlots{})
 	}
-	for _, cla := range set.endpoints {
-		b.frags.Store(cla, fragSlots{})
+	for i, cla := range set.endpoints {
+		set.endpoints[i] = intern(b.store, cla)
+		b.frags.Store(set.endpoints[i], fragSlots{})
 	}
+	copy(b.cfg.Clusters[nc:], set.clusters)
+	copy(b.cfg.Endpoints[ne:], set.endpoints)
 	b.clusterCache.Store(key, set)
 }
 
 // ruleFor is the DestinationRule rule the proxy uses for a host, nil when
 // none applies.
 func (b *builder) ruleFor(h host.Name) *resolve.Rule {
-	dec, ok := b.view.Scope.DestinationRule(h)
-	if !ok {
-		return nil
+	var rule *resolve.Rule
+	if dec, ok := b.view.Scope.DestinationRule(h); ok {
+		rule = dec.Lookup.RuleFor(b.view.Proxy)
 	}
-	return dec.Lookup.RuleFor(b.view.Proxy)
+	if b.reads != nil {
+		*b.reads = append(*b.reads, ruleRead{h, rule})
+	}
+	return rule
 }
 
 func (b *builder) serviceClusters(s *resolve.Service, port resolve.Port, rule *resolve.Rule, sniDnat bool) {

@@ -116,6 +116,13 @@ type Emitter struct {
 	// DestinationRule.
 	clusterCache sync.Map
 	frags        sync.Map
+	// byContent are the rendered fragments by fragmentKey.
+	byContent sync.Map
+	// vhosts are the virtual hosts sidecar parts built.
+	vhosts *vhostCache
+	// store, when set, interns the resources parts and cluster sets
+	// build (Share).
+	store *Store
 	// sharedDocs are the shared documents made so far, by path.
 	sharedDocs sync.Map
 	// paths are where the proxies of the current build go.
@@ -154,8 +161,14 @@ func New(m *resolve.Mesh, opts Options) *Emitter {
 		opts.Format, opts.Shared = XDS, false
 	}
 	sh := &shared{mesh: m}
-	return &Emitter{shared: sh, opts: opts, parts: newParts()}
+	return &Emitter{shared: sh, opts: opts, parts: newParts(), vhosts: &vhostCache{entries: map[string][]*vhostEntry{}}}
 }
+
+// Share makes e take resources equal to those of s from s, and add its
+// own: Emitters sharing a Store (a diff's two sides, a server's
+// successive compiles) share equal resources as values. Call it before
+// building.
+func (e *Emitter) Share(s *Store) { e.store = s }
 
 // builder builds one proxy's config.
 type builder struct {
@@ -179,6 +192,8 @@ type builder struct {
 	omitted map[string]bool
 	// origins are the VirtualService rules routes were translated from.
 	origins map[*routev3.Route]*resolve.Route
+	// reads, while set, records the rules ruleFor finds (vhostCache).
+	reads *[]ruleRead
 	// merged is a router's Gateway servers once merged, nil until
 	// mergedGateway is first asked.
 	merged *resolve.MergedGateway
@@ -220,10 +235,10 @@ func (e *Emitter) Build(v *resolve.ProxyView) *Config {
 		key:       k,
 		origins:   p.origins,
 	}
-	maps.Copy(b.rdsNames, p.rdsNames)
-	maps.Copy(b.refs, p.refs)
-	maps.Copy(b.omitted, p.omitted)
-	cfg.Problems = slices.Concat(p.problems, b.pk.problems, own, e.check(b.crossCheck, cfg))
+	cross := e.check(func(*Config) []string {
+		return b.checkOwn(p.checked(b), b.cfg.Clusters, b.cfg.Listeners, b.refs, b.rdsNames, b.omitted)
+	}, cfg)
+	cfg.Problems = slices.Concat(p.problems, b.pk.problems, own, cross)
 	return cfg
 }
 
@@ -252,12 +267,24 @@ func (e *Emitter) buildPart(v *resolve.ProxyView) *part {
 	if e.stopped() {
 		return &part{err: errStopped}
 	}
+	b.internPart()
 	p := &part{
 		clusters: b.cfg.Clusters, private: privateClusters(v.Scope, b.cfg.Clusters), listeners: b.cfg.Listeners, routes: b.cfg.Routes, endpoints: b.cfg.Endpoints,
 		problems: append(b.pk.problems, e.check(pgv, b.cfg)...),
 		rdsNames: b.rdsNames, refs: b.refs, omitted: b.omitted, origins: b.origins,
 	}
 	return p
+}
+
+// internPart puts a part's listeners in the Store; its clusters,
+// endpoints and virtual hosts are interned as they are cached.
+func (b *builder) internPart() {
+	if b.store == nil {
+		return
+	}
+	for i, l := range b.cfg.Listeners {
+		b.cfg.Listeners[i] = intern(b.store, l)
+	}
 }
 
 // privateClusters are the clusters of cs whose service the scope holds

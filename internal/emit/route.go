@@ -49,7 +49,7 @@ func (b *builder) routeConfiguration(rc *resolve.RouteConfig) *routev3.RouteConf
 	// A gateway's route several virtual hosts share is rendered once.
 	shared := map[*resolve.HTTPRoute]*routev3.Route{}
 	for _, vh := range rc.VirtualHosts {
-		out.VirtualHosts = append(out.VirtualHosts, b.virtualHost(vh, rc.Port, shared))
+		out.VirtualHosts = append(out.VirtualHosts, b.cachedVirtualHost(vh, rc.Port, shared))
 	}
 	return out
 }

@@ -38,6 +38,10 @@ type part struct {
 	refs     map[string]string
 	omitted  map[string]bool
 	origins  map[*routev3.Route]*resolve.Route
+	// check is the cross-check of the part's resources, made once for
+	// every proxy with the part (checked).
+	checkOnce sync.Once
+	check     *checkState
 	// render holds the part's resources rendered for the output format
 	// (Emitter.rendered).
 	renderOnce sync.Once
@@ -54,6 +58,13 @@ type part struct {
 	// docs are the part's shared documents (Options.Shared), listed once.
 	filesOnce sync.Once
 	docs      []partDoc
+}
+
+// checked is the cross-check of the part's resources; b is a builder of
+// the part's scope, whose services say which clusters must exist.
+func (p *part) checked(b *builder) *checkState {
+	p.checkOnce.Do(func() { p.check = b.checkBase(p.clusters, p.listeners, p.routes, p.refs, p.rdsNames, p.omitted) })
+	return p.check
 }
 
 // scopeFacts are what decides a proxy's variant within a scope, found

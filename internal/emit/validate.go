@@ -3,9 +3,11 @@ package emit
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/meshc/meshc/internal/resolve"
 )
@@ -39,24 +41,127 @@ func pgv(cfg *Config) []string {
 // load balanced by the cluster, every route configuration a listener names
 // emitted, and every cluster a route or a tcp_proxy names emitted.
 func (b *builder) crossCheck(cfg *Config) []string {
-	var out []string
-	fail := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	clusters := make(map[string]bool, len(cfg.Clusters))
-	for _, c := range cfg.Clusters {
-		if clusters[c.GetName()] {
-			fail("cluster %q is emitted twice", c.GetName())
+	base := b.checkBase(cfg.Clusters, cfg.Listeners, cfg.Routes, b.refs, b.rdsNames, b.omitted)
+	return b.checkOwn(base, nil, nil, nil, nil, nil)
+}
+
+// checkState is crossCheck's account of a set of resources: a sidecar's
+// part is checked once and each proxy's own resources against it, as
+// the part is most of every proxy's configuration (thousands of clusters
+// on a large mesh) and was once checked again for every proxy.
+type checkState struct {
+	clusters, listeners, routes map[string]bool
+	// addrs are the bound addresses, each with the last listener binding it.
+	addrs map[string]string
+	// refs are the clusters sent to, with where: a route configuration
+	// over a tcp_proxy.
+	refs    map[string]string
+	omitted map[string]bool
+	// The findings on these resources alone: those of each loop, and the
+	// route configurations and clusters named but missing, sorted.
+	clusterFails, listenerFails, routeFails []string
+	missingRDS, missingRefs                 []string
+}
+
+// checkBase checks resources with what their build recorded: the clusters
+// tcp_proxy filters name (refs), the route configurations listeners name
+// (rds) and the clusters left out on purpose (omitted).
+func (b *builder) checkBase(cs []*clusterv3.Cluster, ls []*listenerv3.Listener, rs []*routev3.RouteConfiguration,
+	refs map[string]string, rds, omitted map[string]bool) *checkState {
+	st := &checkState{clusters: make(map[string]bool, len(cs)), listeners: map[string]bool{}, addrs: map[string]string{},
+		routes: map[string]bool{}, refs: maps.Clone(refs), omitted: omitted}
+	st.clusterFails = checkClusters(cs, st.clusters, nil)
+	st.listenerFails = checkListeners(ls, st.listeners, st.addrs, nil, nil)
+	for _, rc := range rs {
+		if st.routes[rc.GetName()] {
+			st.routeFails = append(st.routeFails, fmt.Sprintf("route configuration %q is emitted twice", rc.GetName()))
 		}
-		clusters[c.GetName()] = true
-		if (c.GetType() == clusterv3.Cluster_ORIGINAL_DST) != (c.GetLbPolicy() == clusterv3.Cluster_CLUSTER_PROVIDED) {
-			fail("cluster %q: an original-destination cluster needs lb_policy CLUSTER_PROVIDED, and only it", c.GetName())
+		st.routes[rc.GetName()] = true
+		for _, target := range routeTargets(rc) {
+			if b.expected(target) {
+				st.refs[target] = "route configuration " + rc.GetName()
+			}
 		}
 	}
-	listeners, addrs := map[string]bool{}, map[string]string{}
-	for _, l := range cfg.Listeners {
-		if listeners[l.GetName()] {
-			fail("listener %q is emitted twice", l.GetName())
+	for _, name := range sortedKeys(rds) {
+		if !st.routes[name] {
+			st.missingRDS = append(st.missingRDS, name)
 		}
-		listeners[l.GetName()] = true
+	}
+	for _, target := range sortedKeys(st.refs) {
+		if !st.clusters[target] && !omitted[target] && !b.outOfScope(target) {
+			st.missingRefs = append(st.missingRefs, target)
+		}
+	}
+	return st
+}
+
+// checkOwn is crossCheck's findings on base's resources followed by a
+// proxy's own clusters and listeners (it has no route configurations of
+// its own), with what their build recorded; where both name a cluster,
+// base says where from, as base's resources lead the configuration.
+func (b *builder) checkOwn(base *checkState, cs []*clusterv3.Cluster, ls []*listenerv3.Listener, refs map[string]string, rds, omitted map[string]bool) []string {
+	clusters := map[string]bool{}
+	out := slices.Concat(base.clusterFails, checkClusters(cs, clusters, base.clusters), base.listenerFails,
+		checkListeners(ls, map[string]bool{}, map[string]string{}, base.listeners, base.addrs), base.routeFails)
+	missing := slices.Clone(base.missingRDS)
+	for name := range rds {
+		if !base.routes[name] && !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+	}
+	slices.Sort(missing)
+	for _, name := range missing {
+		out = append(out, fmt.Sprintf("a listener names route configuration %q, which is not emitted", name))
+	}
+	type miss struct{ target, where string }
+	var refFails []miss
+	for _, target := range base.missingRefs {
+		if !clusters[target] && !omitted[target] {
+			refFails = append(refFails, miss{target, base.refs[target]})
+		}
+	}
+	for target, where := range refs {
+		if _, ok := base.refs[target]; ok {
+			continue
+		}
+		if !base.clusters[target] && !clusters[target] && !base.omitted[target] && !omitted[target] && !b.outOfScope(target) {
+			refFails = append(refFails, miss{target, where})
+		}
+	}
+	slices.SortFunc(refFails, func(x, y miss) int { return strings.Compare(x.target, y.target) })
+	for _, m := range refFails {
+		out = append(out, fmt.Sprintf("%s sends traffic to cluster %q, which is not emitted", m.where, m.target))
+	}
+	return out
+}
+
+// checkClusters checks cluster names unique among cs and those of prior,
+// adding cs's to seen, and original-destination load balancing.
+func checkClusters(cs []*clusterv3.Cluster, seen, prior map[string]bool) []string {
+	var out []string
+	for _, c := range cs {
+		if seen[c.GetName()] || prior[c.GetName()] {
+			out = append(out, fmt.Sprintf("cluster %q is emitted twice", c.GetName()))
+		}
+		seen[c.GetName()] = true
+		if (c.GetType() == clusterv3.Cluster_ORIGINAL_DST) != (c.GetLbPolicy() == clusterv3.Cluster_CLUSTER_PROVIDED) {
+			out = append(out, fmt.Sprintf("cluster %q: an original-destination cluster needs lb_policy CLUSTER_PROVIDED, and only it", c.GetName()))
+		}
+	}
+	return out
+}
+
+// checkListeners checks listener names and bound addresses unique among
+// ls and those of prior (names, and addresses with their last listener),
+// adding ls's to seen and addrs.
+func checkListeners(ls []*listenerv3.Listener, seen map[string]bool, addrs map[string]string, prior map[string]bool, priorAddrs map[string]string) []string {
+	var out []string
+	for _, l := range ls {
+		if seen[l.GetName()] || prior[l.GetName()] {
+			out = append(out, fmt.Sprintf("listener %q is emitted twice", l.GetName()))
+		}
+		seen[l.GetName()] = true
 		if l.GetBindToPort() != nil && !l.GetBindToPort().GetValue() {
 			continue // reached through virtualOutbound, never bound
 		}
@@ -65,33 +170,14 @@ func (b *builder) crossCheck(cfg *Config) []string {
 		if pipe := l.GetAddress().GetPipe(); pipe != nil {
 			key = "unix://" + pipe.GetPath()
 		}
-		if other, dup := addrs[key]; dup {
-			fail("listeners %q and %q both bind %s", other, l.GetName(), key)
+		other, dup := addrs[key]
+		if !dup {
+			other, dup = priorAddrs[key]
+		}
+		if dup {
+			out = append(out, fmt.Sprintf("listeners %q and %q both bind %s", other, l.GetName(), key))
 		}
 		addrs[key] = l.GetName()
-	}
-	routes := map[string]bool{}
-	refs := maps.Clone(b.refs)
-	for _, rc := range cfg.Routes {
-		if routes[rc.GetName()] {
-			fail("route configuration %q is emitted twice", rc.GetName())
-		}
-		routes[rc.GetName()] = true
-		for _, target := range routeTargets(rc) {
-			if b.expected(target) {
-				refs[target] = "route configuration " + rc.GetName()
-			}
-		}
-	}
-	for _, name := range sortedKeys(b.rdsNames) {
-		if !routes[name] {
-			fail("a listener names route configuration %q, which is not emitted", name)
-		}
-	}
-	for _, target := range sortedKeys(refs) {
-		if !clusters[target] && !b.omitted[target] && !b.outOfScope(target) {
-			fail("%s sends traffic to cluster %q, which is not emitted", refs[target], target)
-		}
 	}
 	return out
 }

@@ -329,9 +329,13 @@ func Resources(k envoycfg.Key, old, new proto.Message) []Change {
 		return []Change{{Resource: k, Kind: Added}}
 	case new == nil:
 		return []Change{{Resource: k, Kind: Removed}}
-	case old == new || proto.Equal(old, new):
-		// Shared between the two builds, or equal: most resources are,
-		// and proto.Equal is far cheaper than a walk.
+	case old == new:
+		// Shared between the two builds: most resources are.
+		return nil
+	case k.Type != envoycfg.Route && proto.Equal(old, new):
+		// Equal: proto.Equal is far cheaper than a walk. A route
+		// configuration is walked at once: its virtual hosts are most of
+		// it, and those the builds share are passed over by pointer.
 		return nil
 	}
 	d := &differ{key: k}
@@ -530,7 +534,7 @@ func (d *differ) list(p Path, fd protoreflect.FieldDescriptor, old, new protoref
 // list are equal (one virtual host of thousands), and proto.Equal tells
 // that far faster than a field-by-field walk.
 func (d *differ) element(p Path, old, new protoreflect.Message) {
-	if !proto.Equal(old.Interface(), new.Interface()) {
+	if o, n := old.Interface(), new.Interface(); o != n && !proto.Equal(o, n) {
 		d.message(p, old, new)
 	}
 }

@@ -95,7 +95,10 @@ func compareProxies(ctx context.Context, base, head *compile.Result, opts Option
 	byProxy := map[string][]envdiff.Change{}
 	// One builder per side and one comparer for all batches: a service's
 	// clusters and endpoints are built and compared once, not per batch.
-	baseBuild, headBuild := base.Configurer(bopts), head.Configurer(bopts)
+	// The sides share a Store, so that what they build alike is one value
+	// the comparer passes over.
+	store := compile.NewStore()
+	baseBuild, headBuild := base.Configurer(bopts, store), head.Configurer(bopts, store)
 	cp := envdiff.NewComparer()
 	for start := 0; start < len(pairs); {
 		end := start + 1
