@@ -35,8 +35,13 @@ import (
 type Schema struct {
 	structural *schema.Structural
 	openAPI    validation.SchemaValidator
-	// rules is nil when the version has no CEL rules.
-	rules *cel.Validator
+	// rules is nil when the version has no CEL rules; celTree is rules
+	// node by node, for Memo.
+	rules   *cel.Validator
+	celTree *celNode
+	// metadataOpaque: the schema reads no more of the metadata than its
+	// type (see Memo).
+	metadataOpaque bool
 }
 
 // Violation is one rule an object breaks, at the field the API server
@@ -74,10 +79,13 @@ func Compile(crd *apiextv1.CustomResourceDefinition, version string) (*Schema, e
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: OpenAPI validator: %w", crd.Name, version, err)
 	}
+	rules := cel.NewValidator(structural, true, celconfig.PerCallLimit)
 	return &Schema{
-		structural: structural,
-		openAPI:    openAPI,
-		rules:      cel.NewValidator(structural, true, celconfig.PerCallLimit),
+		structural:     structural,
+		openAPI:        openAPI,
+		rules:          rules,
+		celTree:        newCELNode(rules),
+		metadataOpaque: metadataOpaque(v1),
 	}, nil
 }
 
@@ -88,6 +96,12 @@ func Compile(crd *apiextv1.CustomResourceDefinition, version string) (*Schema, e
 // modified; its numbers may be json.Number, as a YAML or JSON reader
 // leaves them.
 func (s *Schema) Validate(ctx context.Context, obj map[string]any) []Violation {
+	return s.validate(ctx, obj, nil)
+}
+
+// validate is Validate, with the CEL rules walked through m when it is
+// not nil.
+func (s *Schema) validate(ctx context.Context, obj map[string]any, m *Memo) []Violation {
 	u, ok := unstructured(obj).(map[string]any)
 	if !ok {
 		return nil
@@ -100,7 +114,12 @@ func (s *Schema) Validate(ctx context.Context, obj map[string]any) []Violation {
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
 	unchecked := s.rules != nil && blocksRules(errs)
 	if s.rules != nil && !unchecked {
-		celErrs, _ := s.rules.Validate(ctx, nil, s.structural, u, nil, celconfig.RuntimeCELCostBudget)
+		var celErrs field.ErrorList
+		if m != nil {
+			celErrs, _ = m.validateCEL(ctx, s.celTree, nil, u, celconfig.RuntimeCELCostBudget)
+		} else {
+			celErrs, _ = s.rules.Validate(ctx, nil, s.structural, u, nil, celconfig.RuntimeCELCostBudget)
+		}
 		errs = append(errs, celErrs...)
 	}
 	out := make([]Violation, 0, len(errs)+1)
