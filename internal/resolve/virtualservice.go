@@ -290,7 +290,8 @@ func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualS
 		}
 		for _, h := range hosts {
 			s := inferredService(reg, h, sc.Namespace)
-			if s == nil {
+			if s == nil || sc.holds(s) {
+				// Held whole already: any part of it adds nothing.
 				continue
 			}
 			ports = ports[:0]
