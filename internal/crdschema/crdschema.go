@@ -19,7 +19,6 @@ import (
 	apiext "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
@@ -35,10 +34,8 @@ import (
 type Schema struct {
 	structural *schema.Structural
 	openAPI    validation.SchemaValidator
-	// rules is nil when the version has no CEL rules; celTree is rules
-	// node by node, for Memo.
-	rules   *cel.Validator
-	celTree *celNode
+	// rules is nil when the version has no CEL rules.
+	rules *celNode
 	// metadataOpaque: the schema reads no more of the metadata than its
 	// type (see Memo).
 	metadataOpaque bool
@@ -79,12 +76,14 @@ func Compile(crd *apiextv1.CustomResourceDefinition, version string) (*Schema, e
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: OpenAPI validator: %w", crd.Name, version, err)
 	}
-	rules := cel.NewValidator(structural, true, celconfig.PerCallLimit)
+	rules, err := newCELTree(structural)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", crd.Name, version, err)
+	}
 	return &Schema{
 		structural:     structural,
 		openAPI:        openAPI,
 		rules:          rules,
-		celTree:        newCELNode(rules),
 		metadataOpaque: metadataOpaque(v1),
 	}, nil
 }
@@ -99,8 +98,7 @@ func (s *Schema) Validate(ctx context.Context, obj map[string]any) []Violation {
 	return s.validate(ctx, obj, nil)
 }
 
-// validate is Validate, with the CEL rules walked through m when it is
-// not nil.
+// validate is Validate, remembering through m when it is not nil.
 func (s *Schema) validate(ctx context.Context, obj map[string]any, m *Memo) []Violation {
 	u, ok := unstructured(obj).(map[string]any)
 	if !ok {
@@ -114,12 +112,7 @@ func (s *Schema) validate(ctx context.Context, obj map[string]any, m *Memo) []Vi
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
 	unchecked := s.rules != nil && blocksRules(errs)
 	if s.rules != nil && !unchecked {
-		var celErrs field.ErrorList
-		if m != nil {
-			celErrs, _ = m.validateCEL(ctx, s.celTree, nil, u, celconfig.RuntimeCELCostBudget)
-		} else {
-			celErrs, _ = s.rules.Validate(ctx, nil, s.structural, u, nil, celconfig.RuntimeCELCostBudget)
-		}
+		celErrs, _ := m.validateCEL(ctx, s.rules, nil, u, celconfig.RuntimeCELCostBudget)
 		errs = append(errs, celErrs...)
 	}
 	out := make([]Violation, 0, len(errs)+1)

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -156,54 +155,30 @@ func appendContent(b []byte, v any, skip ...string) ([]byte, bool) {
 	return b, true
 }
 
-// celNode is one node of a schema's CEL validator with its own rules
-// apart from its children's, so that a walk can stop at a subtree it has
-// judged before.
-type celNode struct {
-	// own runs the node's rules and allOf, not its children.
-	own        *cel.Validator
-	items      *celNode
-	props      map[string]*celNode
-	additional *celNode
-}
-
-func newCELNode(v *cel.Validator) *celNode {
-	if v == nil {
-		return nil
-	}
-	own := *v
-	own.Items, own.Properties, own.AdditionalProperties = nil, nil, nil
-	n := &celNode{own: &own, items: newCELNode(v.Items), additional: newCELNode(v.AdditionalProperties)}
-	if len(v.Properties) > 0 {
-		n.props = make(map[string]*celNode, len(v.Properties))
-		for k := range v.Properties {
-			c := v.Properties[k]
-			n.props[k] = newCELNode(&c)
-		}
-	}
-	return n
-}
-
-// validate is cel.Validator.Validate on n's subtree at path, with the
-// library's order (own rules and allOf, then additional properties, then
-// properties, or items) and cost accounting, looking every subtree below
-// the root up in the memo first. A remembered outcome stands only when
-// the budget left exceeds the cost it took: the library would then run
-// it to the end as before.
+// validateCEL is cel.Validator.Validate on n's subtree at path, with the
+// library's order (own rules, then additional properties, then
+// properties, or items) and cost accounting. With m, every subtree below
+// the root is looked up in the memo first; a remembered outcome stands
+// only when the budget left exceeds the cost it took, as the library
+// would then run the subtree to its end as before.
 func (m *Memo) validateCEL(ctx context.Context, n *celNode, path *field.Path, obj any, budget int64) (field.ErrorList, int64) {
 	if n == nil || obj == nil {
 		return nil, budget
 	}
 	var key celKey
 	remember := false
-	if path != nil {
+	if m != nil && path != nil {
 		content, ok := appendContent(nil, obj)
 		key, remember = celKey{n: n, content: string(content)}, ok
 		if o, ok := m.cel[key]; ok && budget > o.cost {
 			return o.at(path), budget - o.cost
 		}
 	}
-	errs, left := n.own.Validate(ctx, path, nil, obj, nil, budget)
+	var errs field.ErrorList
+	left := budget
+	if n.own != nil {
+		errs, left = n.own().Validate(ctx, path, nil, obj, nil, budget)
+	}
 	// child validates one child, reporting whether budget is left.
 	child := func(c *celNode, at *field.Path, v any) bool {
 		var more field.ErrorList

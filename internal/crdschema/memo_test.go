@@ -9,6 +9,10 @@ import (
 	"testing"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
 	"github.com/meshc/meshc/internal/model"
 )
@@ -35,7 +39,9 @@ var invalidSpecs = map[string][]string{
 
 // TestMemoAgreesWithValidate validates valid, broken and hostile objects
 // of every kind through one Memo, each twice under two names, and checks
-// that it reports exactly what Validate reports.
+// that it reports exactly what Validate reports, and that the CEL walk
+// node by node, remembered or not, gives the errors and the cost of the
+// library's validator.
 func TestMemoAgreesWithValidate(t *testing.T) {
 	hostile := []any{nil, "", "x", int64(-1), json.Number("1.0"), 1.5, true, []any{}, map[string]any{}}
 	m := NewMemo()
@@ -64,8 +70,23 @@ func TestMemoAgreesWithValidate(t *testing.T) {
 					}
 				}
 			}
+			library := cel.NewValidator(s.structural, true, celconfig.PerCallLimit)
 			for i, obj := range objs {
 				want := render(s.Validate(context.Background(), obj))
+				// The CEL walk, with and without the memo, against the
+				// library's own, on the object as the API server has it
+				// (defaulted, status dropped): errors and cost.
+				u := unstructured(obj).(map[string]any)
+				delete(u, "status")
+				defaulting.Default(u, s.structural)
+				defaulting.PruneNonNullableNullsWithoutDefaults(u, s.structural)
+				libErrs, libLeft := library.Validate(context.Background(), nil, s.structural, u, nil, celconfig.RuntimeCELCostBudget)
+				for _, walker := range []*Memo{nil, m} {
+					errs, left := walker.validateCEL(context.Background(), s.rules, nil, u, celconfig.RuntimeCELCostBudget)
+					if got, want := renderErrs(errs), renderErrs(libErrs); got != want || left != libLeft {
+						t.Errorf("%s %s object %d (memo %v): the walk gives\n%s\n(budget left %d), the library\n%s\n(budget left %d)", plural, version, i, walker != nil, got, left, want, libLeft)
+					}
+				}
 				for _, name := range []string{"a", "b"} {
 					obj["metadata"].(map[string]any)["name"] = name
 					before := len(m.cel)
@@ -89,6 +110,15 @@ func render(vs []Violation) string {
 	var lines []string
 	for _, v := range vs {
 		lines = append(lines, fmt.Sprintf("%s: %s", v.Path, v.Msg))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+func renderErrs(errs field.ErrorList) string {
+	var lines []string
+	for _, e := range errs {
+		lines = append(lines, e.Field+": "+e.ErrorBody())
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
@@ -153,5 +183,33 @@ func TestAppendContentTellsNumbersApart(t *testing.T) {
 	}
 	if _, ok := appendContent(nil, int32(1)); ok {
 		t.Error("an unknown type was encoded")
+	}
+}
+
+// TestCompileRefusesAllOfRules: the node-by-node walk compiles each
+// node's rules against the node itself, which rules under allOf are not.
+func TestCompileRefusesAllOfRules(t *testing.T) {
+	crd := &apiextv1.CustomResourceDefinition{}
+	crd.Name = "things.example.com"
+	crd.Spec.Versions = []apiextv1.CustomResourceDefinitionVersion{{Name: "v1", Schema: &apiextv1.CustomResourceValidation{OpenAPIV3Schema: &apiextv1.JSONSchemaProps{
+		Type: "object",
+		Properties: map[string]apiextv1.JSONSchemaProps{
+			"metadata": {Type: "object"},
+			"spec": {Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{"a": {Type: "string"}},
+				AllOf: []apiextv1.JSONSchemaProps{{XValidations: apiextv1.ValidationRules{{Rule: "self.a != 'x'"}}}}},
+		},
+	}}}}
+	if _, err := Compile(crd, "v1"); err == nil || !strings.Contains(err.Error(), "allOf") {
+		t.Errorf("err %v, want allOf refused", err)
+	}
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = apiextv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{"a": {Type: "string"}},
+		XValidations: apiextv1.ValidationRules{{Rule: "self.a != 'x'"}}}
+	s, err := Compile(crd, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := map[string]any{"apiVersion": "example.com/v1", "kind": "Thing", "metadata": map[string]any{"name": "t"}, "spec": map[string]any{"a": "x"}}
+	if got := render(s.Validate(context.Background(), obj)); !strings.HasPrefix(got, "spec: Invalid value") {
+		t.Errorf("the rule beside the properties: %q", got)
 	}
 }
