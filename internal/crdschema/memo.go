@@ -157,17 +157,20 @@ func appendContent(b []byte, v any, skip ...string) ([]byte, bool) {
 
 // validateCEL is cel.Validator.Validate on n's subtree at path, with the
 // library's order (own rules, then additional properties, then
-// properties, or items) and cost accounting. With m, every subtree below
-// the root is looked up in the memo first; a remembered outcome stands
-// only when the budget left exceeds the cost it took, as the library
-// would then run the subtree to its end as before.
+// properties, or items) and cost accounting. With m, each subtree below
+// the root whose node has rules is looked up in the memo first; a
+// remembered outcome stands only when the budget left exceeds the cost
+// it took, as the library would then run the subtree to its end as
+// before.
 func (m *Memo) validateCEL(ctx context.Context, n *celNode, path *field.Path, obj any, budget int64) (field.ErrorList, int64) {
 	if n == nil || obj == nil {
 		return nil, budget
 	}
 	var key celKey
 	remember := false
-	if m != nil && path != nil {
+	// A node with no rules of its own costs less to walk through than
+	// to look up.
+	if m != nil && path != nil && n.own != nil {
 		content, ok := appendContent(nil, obj)
 		key, remember = celKey{n: n, content: string(content)}, ok
 		if o, ok := m.cel[key]; ok && budget > o.cost {
