@@ -3,6 +3,7 @@ package crdschema
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -111,15 +112,11 @@ func appendContent(b []byte, v any, skip ...string) ([]byte, bool) {
 	ok := true
 	switch x := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			if !slices.Contains(skip, k) {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
 		b = append(b, '{')
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if slices.Contains(skip, k) {
+				continue
+			}
 			b = strconv.AppendQuote(b, k)
 			b = append(b, ':')
 			if b, ok = appendContent(b, x[k]); !ok {
@@ -191,7 +188,7 @@ func (m *Memo) validateCEL(ctx context.Context, n *celNode, path *field.Path, ob
 	}
 	switch x := obj.(type) {
 	case map[string]any:
-		keys := sortedKeys(x)
+		keys := slices.Sorted(maps.Keys(x))
 		for _, k := range keys {
 			if left < 0 || n.additional != nil && !child(n.additional, path.Key(k), x[k]) {
 				break
@@ -231,13 +228,4 @@ func (o celOutcome) at(path *field.Path) field.ErrorList {
 		out[i] = &c
 	}
 	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -53,7 +53,7 @@ func TestMemoAgreesWithValidate(t *testing.T) {
 			}
 		}
 	}) {
-		for _, version := range kindOf(t, plural).Versions {
+		for vi, version := range kindOf(t, plural).Versions {
 			s, _, err := GatewayAPI(plural, version)
 			if err != nil {
 				t.Fatal(err)
@@ -62,6 +62,9 @@ func TestMemoAgreesWithValidate(t *testing.T) {
 			var objs []map[string]any
 			for _, spec := range specs {
 				objs = append(objs, object(t, plural, version, spec))
+				if vi > 0 {
+					continue // the hostile values at the first version
+				}
 				for _, p := range leaves(objs[len(objs)-1]["spec"], model.Path{}.Key("spec")) {
 					for _, v := range hostile {
 						mutated := object(t, plural, version, spec)
