@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"path"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -244,9 +243,10 @@ func (f *buildFlags) waiting(g *globals, out string) func(lock string) {
 func (f *buildFlags) writing(g *globals) func(int) (func(done, total int), func()) {
 	return func(proxies int) (func(done, total int), func()) {
 		// main trades memory for speed over the small objects of
-		// loading; documents of tens of megabytes are another matter,
-		// and peak memory must follow the proxies in flight.
-		debug.SetGCPercent(100)
+		// compiling (compileGC); documents of tens of megabytes are
+		// another matter, and peak memory must follow the proxies in
+		// flight.
+		leaveCompileGC(100)
 		if f.quiet || !g.color(g.stderr) {
 			return nil, nil
 		}

@@ -57,9 +57,9 @@ func newGenCmd(g *globals) *cobra.Command {
 	cmd.Flags().IntVar(&opts.SidecarEveryNth, "sidecar-every", 0, "a default Sidecar in every Nth namespace (default 4, negative for none)")
 	cmd.Flags().Int64Var(&opts.Seed, "seed", 0, "seed for the few random choices (default 1)")
 	cmd.Flags().StringVar(&opts.Ingress, "ingress", "", "add an ingress gateway routing to every service: istio (Gateway and VirtualServices) or gatewayapi (Gateway and HTTPRoutes)")
-	cmd.Flags().BoolVar(&random, "random", false, "a small mesh whose whole shape the seed decides (mixed protocols, ServiceEntries, Sidecars, DestinationRules, VirtualServices, PeerAuthentications, a gateway), for comparing with istiod")
+	cmd.Flags().BoolVar(&random, "random", false, "a small mesh whose whole shape the seed decides (mixed protocols, ServiceEntries, Sidecars, DestinationRules, VirtualServices, PeerAuthentications, a gateway with servers sometimes bound to its address), for comparing with istiod")
 	cmd.Flags().BoolVar(&opts.VersionServices, "version-services", false, "add a Service per version of each routed service and route to those instead of to subsets (the mesh --http-routes writes, routed by VirtualServices)")
 	cmd.Flags().BoolVar(&opts.HTTPRoutes, "http-routes", false, "write the routes as mesh HTTPRoutes (to a Service per version, as --version-services) instead of VirtualServices")
-	cmd.Flags().BoolVar(&ropts.GatewayAPI, "gateway-api", false, "with --random: add Gateways of class istio, HTTPRoutes, GRPCRoutes, TCPRoutes, TLSRoutes and ReferenceGrants, some deliberately not accepted")
+	cmd.Flags().BoolVar(&ropts.GatewayAPI, "gateway-api", false, "with --random: add Gateways of class istio, ListenerSets, HTTPRoutes, GRPCRoutes, TCPRoutes, TLSRoutes and ReferenceGrants, some deliberately not accepted")
 	return cmd
 }

@@ -119,7 +119,7 @@ usage error or when some input could not be read (MC1006) or rendered
 	cmd.Flags().StringVar(&cf.s.FailOn, "fail-on", "error", "exit 1 when a diagnostic is at least this `severity`: error, warning, info or none")
 	cf.add(cmd, true)
 	cmd.Flags().StringSliceVar(&only, "only", nil, "run only the analyzers reporting these `CODE`s (codes, names or istioctl analyze codes, comma-separated or repeated) and the facts they read; the loader's and the hierarchy's findings are reported as always")
-	cmd.Flags().BoolVar(&timing, "timing", false, "print to stderr how long each analyzer and each fact the analyzers share took (they then run one at a time)")
+	cmd.Flags().BoolVar(&timing, "timing", false, "print to stderr how long each stage, each analyzer and each fact the analyzers share took (the analyzers then run one at a time)")
 	cmd.Flags().StringVar(&baseline, "baseline", "", "report only findings whose key is not in `REPORT.json`, an earlier report of meshc lint -o json")
 	cmd.Flags().StringVar(&explain, "explain", "", "print the documentation of a diagnostic `CODE` (a name, or an istioctl analyze code such as IST0101) and exit")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(diag.Formats(), cobra.ShellCompDirectiveNoFileComp))
@@ -169,16 +169,28 @@ type timed struct {
 	d    time.Duration
 }
 
-// writeTimes prints --timing's report.
+// writeTimes prints --timing's report: the stages first, with their
+// total, then the shared facts and analyzers timed inside the analyze
+// stage.
 func writeTimes(w io.Writer, times []timed) error {
 	var b strings.Builder
-	b.WriteString("meshc: lint timing (shared facts first, then each analyzer alone):\n")
+	b.WriteString("meshc: lint timing (each stage, then inside analyze the shared facts first and each analyzer alone):\n")
+	line := func(what string, d time.Duration) {
+		fmt.Fprintf(&b, "  %-48s %9.3f ms\n", what, float64(d.Microseconds())/1000)
+	}
 	var total time.Duration
 	for _, t := range times {
-		fmt.Fprintf(&b, "  %-48s %9.3f ms\n", t.what, float64(t.d.Microseconds())/1000)
-		total += t.d
+		if strings.HasPrefix(t.what, "stage ") {
+			line(t.what, t.d)
+			total += t.d
+		}
 	}
-	fmt.Fprintf(&b, "  %-48s %9.3f ms\n", "total", float64(total.Microseconds())/1000)
+	line("total", total)
+	for _, t := range times {
+		if !strings.HasPrefix(t.what, "stage ") {
+			line(t.what, t.d)
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

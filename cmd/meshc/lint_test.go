@@ -87,7 +87,7 @@ func TestLintBaseline(t *testing.T) {
 }
 
 // TestLintOnlyAndTiming: --only runs the analyzers of the codes named,
-// and --timing reports each on stderr.
+// and --timing reports each, and each stage, on stderr.
 func TestLintOnlyAndTiming(t *testing.T) {
 	sidecars := "apiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata: {name: a, namespace: default}\nspec: {egress: [{hosts: [\"./*\"]}]}\n---\napiVersion: networking.istio.io/v1\nkind: Sidecar\nmetadata: {name: b, namespace: default}\nspec: {egress: [{hosts: [\"*/*\"]}]}\n"
 	dir := writeFiles(t, map[string]string{"a.yaml": reviewsV4 + "---\n" + baselineRest, "sidecars.yaml": sidecars, "broken.yaml": "a: [b\n"})
@@ -95,7 +95,7 @@ func TestLintOnlyAndTiming(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "MC6001") || strings.Contains(out, "MC4003") || !strings.Contains(out, "MC1001") {
 		t.Errorf("--only: exit %d\n%s", code, out)
 	}
-	if !strings.Contains(errOut, "MC6001 MultipleDefaultSidecars") || strings.Contains(errOut, "MC4003") || !strings.Contains(errOut, "total") {
+	if !strings.Contains(errOut, "MC6001 MultipleDefaultSidecars") || strings.Contains(errOut, "MC4003") || !strings.Contains(errOut, "total") || !strings.Contains(errOut, "stage load") || !strings.Contains(errOut, "stage analyze") {
 		t.Errorf("--timing:\n%s", errOut)
 	}
 	if _, _, errOut := meshc(t, "", "lint", dir); strings.Contains(errOut, "timing") {

@@ -148,8 +148,18 @@ func TestExplainProxy(t *testing.T) {
 		{"name alone is in default", []string{"explain", "proxy", "reviews", "-f", bookinfo}, 2, "", "no proxy default/reviews in the input (7 proxies found); did you mean default/reviews-v1"},
 		{"paths after the proxy", []string{"explain", "proxy", "productpage-v1", bookinfo}, 0, "Proxy default/productpage-v1", ""},
 		{"bad format", []string{"explain", "proxy", "default/reviews-v2", "-f", bookinfo, "-o", "yaml"}, 2, "", "unknown output format"},
+		// A bound gateway server names its own listener and route; one the
+		// merge of the gateway's servers drops says so.
+		{"bound server", []string{"explain", "proxy", "istio-system/conflicts", "-f", gatewayBind}, 0, "istio-system/conflicts port 8080 bind 10.10.0.1 (listener 10.10.0.1_8080, route http.8080.10.10.0.1), hosts a.example.com", ""},
+		{"bound server dropped", []string{"explain", "proxy", "istio-system/conflicts", "-f", gatewayBind}, 0, "port 8080 bind 10.10.0.1 (left out when the gateway's servers merge), hosts db.example.com", ""},
+		{"bound server json", []string{"explain", "proxy", "istio-system/conflicts", "-f", gatewayBind, "-o", "json"}, 0, `"bind": "10.10.0.2",
+      "listener": "10.10.0.2_8080",
+      "routeConfiguration": "https.8080.https.conflicts.istio-system.10.10.0.2"`, ""},
 	})
 }
+
+// gatewayBind is a mesh of Gateway servers with bind addresses.
+var gatewayBind = filepath.Join("..", "..", "testdata", "gateway-bind")
 
 func TestLintReportsResolvedProblems(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"mesh.yaml": `apiVersion: v1

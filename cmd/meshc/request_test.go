@@ -29,6 +29,9 @@ func TestExplainRequestGolden(t *testing.T) {
 		{"registry-only.txt", []string{"locked/vault", "10.9.9.9:5432", requestMesh}},
 		{"rewrite.txt", []string{"shop/cart", "http://web/api/x?q=1", requestMesh}},
 		{"redirect.json", []string{"shop/cart", "http://web/old", requestMesh, "-o", "json"}},
+		// An address a Gateway server binds reaches its own listener.
+		{"gateway-bind.txt", []string{"gateway", "istio-system/bind-and-none", "http://10.10.0.1:8080/ab", "-H", "Host: b.example.com", gatewayBind}},
+		{"gateway-bind-wildcard.txt", []string{"gateway", "istio-system/bind-and-none", "http://a.example.com:8080/ab", gatewayBind}},
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
 			code, out, errOut := meshc(t, "", append([]string{"explain", "request"}, tt.args...)...)

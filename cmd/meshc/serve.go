@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"slices"
 	"syscall"
 	"time"
@@ -126,7 +125,7 @@ func (f *serveFlags) run(cmd *cobra.Command, g *globals, args []string) error {
 	}
 	// A server lives long: main's trade of memory for speed suits a
 	// batch run, not this.
-	debug.SetGCPercent(100)
+	leaveCompileGC(100)
 
 	ctx, stop := context.WithCancelCause(cmd.Context())
 	defer stop(nil)

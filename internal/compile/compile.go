@@ -78,7 +78,7 @@ type Options struct {
 	// run, with the facts they read; none means every analyzer.
 	Only []string
 	// Timing, when set, hears how long each lint fact and analyzer took
-	// (lint.Options.Timing).
+	// (lint.Options.Timing), and each stage, as "stage NAME", once it ends.
 	Timing func(what string, d time.Duration)
 }
 
@@ -231,6 +231,9 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 		start := time.Now()
 		err := s.run()
 		r.Stages = append(r.Stages, Stage{s.name, time.Since(start)})
+		if opts.Timing != nil {
+			opts.Timing("stage "+s.name, r.Stages[len(r.Stages)-1].Duration)
+		}
 		if err == nil {
 			err = context.Cause(ctx)
 		}

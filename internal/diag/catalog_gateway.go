@@ -124,7 +124,9 @@ it.`,
 When a server with TLS names a host that an older Gateway's TLS server
 already serves on the same port and bind, the newer server is dropped
 whole: none of its hosts are served by it, and which one survives depends
-on creation times. Plain servers with a repeated host are merged instead,
+on creation times. A server bound to another address is another listener
+and meets neither (istiod remembers, per host, only the bind of the server
+that named it last). Plain servers with a repeated host are merged instead,
 so the VirtualServices bound to either Gateway answer for the host in
 VirtualService order, which is rarely what two teams meant. Gateways share
 a workload when both selectors match one Pod or workload template of the

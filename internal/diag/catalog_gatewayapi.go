@@ -15,6 +15,8 @@ var gatewayAPIEntries = []*Entry{
 	RouteRuleInvalid,
 	ListenerSetNotAccepted,
 	MeshParentPortUnknown,
+	BackendTLSPolicyNotAccepted,
+	BackendTLSPolicyCARefUnresolved,
 }
 
 // The family's entries, in code order.
@@ -64,16 +66,24 @@ hostname.`,
 	}
 	CertificateRefUnresolved = &Entry{
 		Code: "MC7105", Name: "CertificateRefUnresolved", Severity: Error,
-		Summary: "A listener's TLS certificateRef cannot be resolved: no such Secret, not a Secret, no certificate keys, or another namespace without a ReferenceGrant.",
+		Summary: "A listener's TLS certificateRef cannot be resolved: no such Secret in the input, not a Secret, no certificate keys, a malformed certificate, or another namespace without a ReferenceGrant.",
 		Doc: `An HTTPS or TLS-terminating listener reads its certificates from the
 Secrets its tls.certificateRefs name. istiod sets the listener's
 ResolvedRefs condition to False (InvalidCertificateRef, or
 RefNotPermitted for a Secret of another namespace that no ReferenceGrant
 in that namespace opens to Gateways of the listener's namespace) and the
 listener is not Programmed. A Secret must hold tls.crt and tls.key (or
-cert and key); meshc reads key names, never values, so a malformed
-certificate is not detected. The check of a missing Secret runs only when
-the input holds Secrets of that namespace.`,
+cert and key) that parse as a certificate and its private key; meshc
+judges them when it loads the Secret and keeps only the verdict, never
+the values. A Secret that is not in the input is one istiod would not
+find: the listener is reported and not programmed, as istiod leaves it.
+The Gateway's spec.tls.frontend validation names one CA for client
+certificates (a ConfigMap, or a Secret, with ca.crt or cacert): a CA of
+another kind, one not in the input, one holding no PEM certificate, or
+one of another namespace that no ReferenceGrant opens (to all
+ConfigMaps or Secrets: istiod checks a grant's name against the CA's
+name with "-cacert" added) leaves every terminating listener it applies
+to unprogrammed, and Accepted False (NoValidCACertificate).`,
 	}
 	RouteNotAccepted = &Entry{
 		Code: "MC7106", Name: "RouteNotAccepted", Severity: Warning,
@@ -155,6 +165,32 @@ and makes nothing of its listeners, so the routes attached to them
 carry no traffic. Widen the Gateway's allowedListeners, or move the
 ListenerSet.`,
 	}
+	BackendTLSPolicyNotAccepted = &Entry{
+		Code: "MC7114", Name: "BackendTLSPolicyNotAccepted", Severity: Warning,
+		Summary: "A BackendTLSPolicy's targetRef istiod does not accept: no such Service or ServiceEntry, no port of that sectionName, or an older policy for the same target; that target gets no TLS from it.",
+		Doc: `istiod turns a BackendTLSPolicy into a DestinationRule for each Service or
+ServiceEntry its targetRefs name (in the policy's namespace), so that
+gateways and sidecars originate TLS to them. A targetRef to something
+else, to a Service or ServiceEntry that does not exist, or with a
+sectionName that names none of its ports, is not accepted
+(TargetNotFound). Of two policies naming the same target (and section),
+the older one wins (creation time, then name) and the other is not
+accepted for it (Conflicted). An unknown wellKnownCACertificates value
+makes the policy not accepted (Invalid), though istiod still applies it
+with the system's CAs. The check of a missing Service runs only when the
+input holds Services of that namespace.`,
+	}
+	BackendTLSPolicyCARefUnresolved = &Entry{
+		Code: "MC7115", Name: "BackendTLSPolicyCARefUnresolved", Severity: Error,
+		Summary: "A BackendTLSPolicy's caCertificateRef cannot be used: not a ConfigMap, not in the input, or without a CA certificate; istiod then fails every TLS connection to the targets.",
+		Doc: `A BackendTLSPolicy validates its backends' certificates against the CA of
+the ConfigMap its first caCertificateRef names (key ca.crt or cacert),
+in the policy's namespace. istiod supports no other kind (a Secret is
+refused, InvalidKind). When the ConfigMap is missing or has no CA key
+(InvalidCACertificateRef), istiod still applies the policy but with the
+credential invalid://, which no proxy can load: every TLS connection to
+the targeted backends fails. Fix the reference or the ConfigMap.`,
+	}
 )
 
 // The messages of the Gateway API entries.
@@ -203,6 +239,18 @@ var (
 
 	SetListenerCollides = ListenerConflicted.Template("listener %q of ListenerSet %s (port %d, %s) conflicts with earlier listener %q of its Gateway or a ListenerSet before it (%s): istiod builds no server for it and no route attaches to it",
 		W("listener").ID(), W("listenerSet"), N("port"), W("reason"), W("winner"), T("why")).Fielded()
+
+	FrontendCARefBad = CertificateRefUnresolved.Template("listener %q of %s %s: the Gateway's frontend caCertificateRef %s cannot be resolved (%s: %s); the listener is not programmed",
+		W("listener").ID(), W("kind"), W("owner"), W("ref").ID(), W("reason"), T("why")).Fielded()
+
+	PolicyTargetRejected = BackendTLSPolicyNotAccepted.Template("BackendTLSPolicy %s: targetRef %s is not accepted (%s: %s); the policy gives it no TLS",
+		W("policy"), W("target").ID(), W("reason"), T("why")).Fielded()
+
+	PolicyValidationInvalid = BackendTLSPolicyNotAccepted.Template("BackendTLSPolicy %s is not accepted (%s: %s)",
+		W("policy"), W("reason").ID(), T("why")).Fielded()
+
+	PolicyCARefBad = BackendTLSPolicyCARefUnresolved.Template("BackendTLSPolicy %s: caCertificateRef %s cannot be used (%s: %s); istiod sets the CA to invalid://, so every TLS connection to its targets fails",
+		W("policy"), W("ref").ID(), W("reason"), T("why")).Fielded()
 
 	SetCertificateRefBad = CertificateRefUnresolved.Template("listener %q of ListenerSet %s: certificateRef %s cannot be resolved (%s: %s); the listener is not programmed",
 		W("listener").ID(), W("listenerSet"), W("ref").ID(), W("reason"), T("why")).Fielded()

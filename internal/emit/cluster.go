@@ -70,7 +70,7 @@ func (b *builder) outboundClusters() {
 // them in SNI, one set per service port and subset of the mesh's own
 // services, when one of its servers is AUTO_PASSTHROUGH (docs/semantics/envoy-output.md §7.2).
 func (b *builder) sniDnatClusters() {
-	if !slices.ContainsFunc(b.gatewayServers(), func(gs resolve.GatewayServer) bool { return autoPassthrough(serverOf(gs)) }) {
+	if !slices.ContainsFunc(b.mergedGateway().Servers, func(gs resolve.GatewayServer) bool { return autoPassthrough(serverOf(gs)) }) {
 		return
 	}
 	for _, s := range b.view.Scope.Services {

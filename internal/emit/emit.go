@@ -179,9 +179,9 @@ type builder struct {
 	omitted map[string]bool
 	// origins are the VirtualService rules routes were translated from.
 	origins map[*routev3.Route]*resolve.Route
-	// servers are a router's Gateway servers once merged, nil until
-	// gatewayServers is first asked.
-	servers []resolve.GatewayServer
+	// merged is a router's Gateway servers once merged, nil until
+	// mergedGateway is first asked.
+	merged *resolve.MergedGateway
 }
 
 func (e *Emitter) newBuilder(v *resolve.ProxyView) *builder {

@@ -10,6 +10,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 	networking "istio.io/api/networking/v1alpha3"
 
@@ -17,15 +18,6 @@ import (
 	"github.com/meshc/meshc/internal/protocol"
 	"github.com/meshc/meshc/internal/resolve"
 )
-
-// gatewayPort collects the servers a router proxy listens with on one
-// target port: plain HTTP servers share one chain, every other server
-// adds its own chains, in server order.
-type gatewayPort struct {
-	target uint32
-	http   []resolve.GatewayServer
-	other  []resolve.GatewayServer
-}
 
 func serverOf(gs resolve.GatewayServer) *networking.Server {
 	return gs.Gateway.Spec.GetServers()[gs.Index]
@@ -45,98 +37,112 @@ func terminates(srv *networking.Server) bool {
 }
 
 // gatewayListeners builds a router's listeners from the Gateway servers
-// that select it (docs/semantics/envoy-output.md §7.9). HTTP servers on a port share route
-// "http.<port>". Every other server, in order, adds chains: an HTTPS
+// that select it (docs/semantics/envoy-output.md §7.9), one per workload
+// port and bind address as resolve merges them (resolve.MergedGateway),
+// its server groups' chains in merge order. An HTTP group shares one
+// chain to its route, "http.<port>" (".<bind>" after it when bound).
+// In any other group every server adds chains: an HTTPS
 // server terminating TLS gets its own SNI chain and route
 // "https.<port>.<portName>.<gateway>.<namespace>"; a TLS passthrough
 // server a chain per SNI match of its TLS routes; an AUTO_PASSTHROUGH
 // server a chain per SNI-DNAT cluster its hosts cover; a TCP or TLS server
 // one chain (behind its TLS, if it terminates any) to the first TCP route
-// of its VirtualServices. Servers terminating with ISTIO_MUTUAL or
+// of its VirtualServices (or TLS route, of a TLSRoute's:
+// resolve.GatewayTCPRoute). Servers terminating with ISTIO_MUTUAL or
 // OPTIONAL_MUTUAL are not built yet and are reported.
 func (b *builder) gatewayListeners() {
-	var ports []*gatewayPort
-	byTarget := map[uint32]*gatewayPort{}
-	for _, gs := range b.gatewayServers() {
-		srv := serverOf(gs)
-		target := b.targetPort(gs.Port)
-		gp := byTarget[target]
-		if gp == nil {
-			gp = &gatewayPort{target: target}
-			byTarget[target] = gp
-			ports = append(ports, gp)
-		}
-		if protocol.Parse(srv.GetPort().GetProtocol()).IsHTTP() {
-			gp.http = append(gp.http, gs)
-		} else {
-			gp.other = append(gp.other, gs)
-		}
-	}
-	slices.SortStableFunc(ports, func(a, b *gatewayPort) int { return cmp.Compare(a.target, b.target) })
-	for _, gp := range ports {
+	mg := b.mergedGateway()
+	// The SNI names passthrough chains took, by workload port, with the
+	// bind of the server that took each.
+	seen := map[uint32]map[string]string{}
+	for _, gl := range mg.Listeners {
+		name := gl.Name(b.listenAddr(wildcard))
 		l := &listenerv3.Listener{
-			Name:                                 b.listenAddr(wildcard) + "_" + strconv.FormatUint(uint64(gp.target), 10),
-			Address:                              socketAddress(b.listenAddr(wildcard), gp.target),
+			Name:                                 name,
+			Address:                              socketAddress(cmp.Or(gl.Bind, b.listenAddr(wildcard)), gl.Port),
 			TrafficDirection:                     corev3.TrafficDirection_OUTBOUND,
 			MaxConnectionsToAcceptPerSocketEvent: wrapperspb.UInt32(1),
 		}
-		seen := map[string]bool{}
-		for _, gs := range gp.other {
-			l.FilterChains = append(l.FilterChains, b.serverChains(l.Name, gs, seen)...)
+		if seen[gl.Port] == nil {
+			seen[gl.Port] = map[string]string{}
 		}
-		if len(gp.http) > 0 {
-			name := "http." + strconv.FormatUint(uint64(gp.target), 10)
-			b.gatewayRoute(name, gp.http[0].Port, gp.http)
-			l.FilterChains = append(l.FilterChains, chain(nil, b.outboundHCM("outbound_"+l.Name, name, protocol.HTTP)))
+		for _, g := range gl.Groups {
+			if g.Protocol.IsHTTP() {
+				b.gatewayRoute(g.Route)
+				l.FilterChains = append(l.FilterChains, chain(nil, b.outboundHCM("outbound_"+name, g.Route, protocol.HTTP)))
+				continue
+			}
+			for _, gs := range g.Servers {
+				l.FilterChains = append(l.FilterChains, b.serverChains(name, gs, seen[gl.Port])...)
+			}
 		}
 		if len(l.FilterChains) == 0 {
 			continue // Envoy refuses a listener without chains; istiod sends none
 		}
+		b.repeatedChainMatch(l)
 		b.useRoutes(l.FilterChains...)
 		b.gatewayInspectors(l)
 		b.cfg.Listeners = append(b.cfg.Listeners, l)
 	}
 }
 
-// gatewayServers are the servers a router builds, in order: those
-// istiod's merge of the router's Gateways keeps (resolve.ServerMerge).
-// A TLS server repeating a host an earlier TLS server on the target port
-// and bind names is left out whole, as Envoy would refuse the repeated
-// SNI matches; a server meeting an earlier plain server it cannot merge
-// with (TCP, or anything but HTTP after HTTP) is left out, even when the
-// earlier one has no routes and builds nothing
-// (docs/semantics/virtual-services.md §6.7).
-func (b *builder) gatewayServers() []resolve.GatewayServer {
-	if b.servers != nil {
-		return b.servers
-	}
-	b.servers = []resolve.GatewayServer{}
-	merge := resolve.NewServerMerge()
-	for _, gs := range b.view.Gateways {
-		v := merge.Add(resolve.ServerRef{Gateway: gs.Gateway, Index: gs.Index}, b.targetPort(gs.Port))
-		switch v.Drop {
-		case resolve.DropNone:
-			b.servers = append(b.servers, gs)
-			continue
-		case resolve.DropDuplicateTLSHosts:
-			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (port %d): hosts %v are already served with TLS on the port; the server is left out, as in istiod",
-				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port, v.Hosts))
-		case resolve.DropProtocolConflict:
-			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (port %d, %s): gateway %s/%s server %d (%s) already holds the port and the two do not merge; the server is left out, as in istiod",
-				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port, serverOf(gs).GetPort().GetProtocol(),
-				v.Earlier.Gateway.Namespace, v.Earlier.Gateway.Name, v.Earlier.Index, v.Earlier.Server().GetPort().GetProtocol()))
-		case resolve.DropDuplicateHTTPSRoute:
-			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (port %d): another HTTPS server on the port has its route name; the server is left out, as in istiod",
-				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, gs.Port))
+// repeatedChainMatch reports a gateway listener two of whose chains
+// match the same connections, which Envoy refuses whole. istiod's merge
+// keeps such servers when another bind came between them
+// (docs/semantics/virtual-services.md §6.7): a TLS host named again on
+// a bind, a TCP and an HTTP server on one bind, HTTP servers whose
+// protocols are spelt differently.
+func (b *builder) repeatedChainMatch(l *listenerv3.Listener) {
+	for i, c := range l.FilterChains {
+		for j := range i {
+			if proto.Equal(l.FilterChains[j].GetFilterChainMatch(), c.GetFilterChainMatch()) {
+				b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway listener %s: filter chains %d and %d match the same connections, so Envoy refuses the listener; istiod writes it so too", l.Name, j, i))
+				return
+			}
 		}
 	}
-	return b.servers
+}
+
+// mergedGateway is the router's Gateway servers as istiod merges them
+// (resolve.ServerMerge); the servers it drops are reported. A TLS server
+// repeating a host an earlier TLS server on the target port and bind
+// names is left out whole, as Envoy would refuse the repeated SNI
+// matches; a server meeting an earlier plain server on its bind it
+// cannot merge with (TCP, or anything but HTTP after HTTP) is left out,
+// even when the earlier one has no routes and builds nothing
+// (docs/semantics/virtual-services.md §6.7).
+func (b *builder) mergedGateway() *resolve.MergedGateway {
+	if b.merged != nil {
+		return b.merged
+	}
+	b.merged = b.mesh.MergeGateways(b.view)
+	for _, d := range b.merged.Dropped {
+		gs, v := d.Server, d.Verdict
+		// The port, and the address a bound server listens on.
+		at := "port " + strconv.FormatUint(uint64(gs.Port), 10)
+		if bind := gs.Bind(); bind != "" {
+			at += " on " + bind
+		}
+		switch v.Drop {
+		case resolve.DropDuplicateTLSHosts:
+			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (%s): hosts %v are already served with TLS on the port; the server is left out, as in istiod",
+				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, at, v.Hosts))
+		case resolve.DropProtocolConflict:
+			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (%s, %s): gateway %s/%s server %d (%s) already holds the port and the two do not merge; the server is left out, as in istiod",
+				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, at, serverOf(gs).GetPort().GetProtocol(),
+				v.Earlier.Gateway.Namespace, v.Earlier.Gateway.Name, v.Earlier.Index, v.Earlier.Server().GetPort().GetProtocol()))
+		case resolve.DropDuplicateHTTPSRoute:
+			b.pk.problems = append(b.pk.problems, fmt.Sprintf("gateway %s/%s server %d (%s): another HTTPS server on the port has its route name; the server is left out, as in istiod",
+				gs.Gateway.Namespace, gs.Gateway.Name, gs.Index, at))
+		}
+	}
+	return b.merged
 }
 
 // serverChains are the filter chains of one server that is not plain
 // HTTP. seen holds the SNI names earlier passthrough chains on the port
-// took.
-func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen map[string]bool) []*listenerv3.FilterChain {
+// took on the workload port, with the bind of the server that took each.
+func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen map[string]string) []*listenerv3.FilterChain {
 	srv := serverOf(gs)
 	switch {
 	case autoPassthrough(srv):
@@ -145,7 +151,7 @@ func (b *builder) serverChains(listener string, gs resolve.GatewayServer, seen m
 		return b.passthroughChains(gs, seen)
 	case terminates(srv) && protocol.Parse(srv.GetPort().GetProtocol()) == protocol.HTTPS:
 		name := resolve.HTTPSRouteName(gs.Gateway, srv)
-		b.gatewayRoute(name, gs.Port, []resolve.GatewayServer{gs})
+		b.gatewayRoute(name)
 		fc := chain(sniMatch(srv.GetHosts()), b.outboundHCM("outbound_"+listener, name, protocol.HTTPS))
 		fc.TransportSocket = b.gatewayTLS(name, srv.GetTls(), httpALPN)
 		return []*listenerv3.FilterChain{fc}
@@ -222,7 +228,7 @@ func (b *builder) autoPassthroughChains(srv *networking.Server) []*listenerv3.Fi
 // passthroughChains forward TLS unopened, by SNI, along the TLS routes of
 // the server's VirtualServices (docs/semantics/virtual-services.md §6.7). An SNI name a previous
 // chain on the port took is skipped, as Envoy would refuse the duplicate.
-func (b *builder) passthroughChains(gs resolve.GatewayServer, seen map[string]bool) []*listenerv3.FilterChain {
+func (b *builder) passthroughChains(gs resolve.GatewayServer, seen map[string]string) []*listenerv3.FilterChain {
 	routes, skipped := resolve.GatewayTLSRoutes(gs, seen)
 	b.pk.problems = append(b.pk.problems, skipped...)
 	var out []*listenerv3.FilterChain
@@ -300,12 +306,23 @@ func (b *builder) gatewayTLS(name string, t *networking.ServerTLSSettings, alpn 
 	switch {
 	case mode == networking.ServerTLSSettings_ISTIO_MUTUAL:
 		b.identity(common, vc)
-	case t.GetCredentialName() != "":
-		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{b.credentialSecret(t.GetCredentialName())}
-		ca := cmp.Or(t.GetCaCertCredentialName(), t.GetCredentialName()+"-cacert")
+	case t.GetCredentialName() != "" || len(t.GetCredentialNames()) > 0:
+		// Several credentials (an RSA and an ECDSA certificate) take
+		// the place of the one; the first names the client CA.
+		names := t.GetCredentialNames()
+		if len(names) == 0 {
+			names = []string{t.GetCredentialName()}
+		}
+		for _, n := range names {
+			common.TlsCertificateSdsSecretConfigs = append(common.TlsCertificateSdsSecretConfigs, b.credentialSecret(n))
+		}
+		ca := cmp.Or(t.GetCaCertCredentialName(), names[0]+"-cacert")
 		switch {
 		case validate:
 			vc.VerifyCertificateSpki, vc.VerifyCertificateHash = t.GetVerifyCertificateSpki(), t.GetVerifyCertificateHash()
+			if t.GetInsecureSkipVerify().GetValue() {
+				vc.TrustChainVerification = tlsv3.CertificateValidationContext_ACCEPT_UNTRUSTED
+			}
 			combinedValidation(common, vc, b.credentialSecret(ca))
 		case len(vc.MatchSubjectAltNames) > 0: //nolint:staticcheck // the field istiod sets
 			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: vc}
@@ -342,9 +359,25 @@ func serverTLSParams(common *tlsv3.CommonTlsContext, t *networking.ServerTLSSett
 	}
 }
 
-// credentialSecret is the SDS config of a gateway credential.
+// builtinCredential is the credentialName of the proxy's own workload
+// certificate (the Gateway API's ISTIO_SIMPLE termination).
+const builtinCredential = "builtin://"
+
+// credentialSecret is the SDS config of a gateway credential. The builtin
+// credential is the workload certificate from the agent, and its
+// "-cacert" the mesh root, as for Istio mutual TLS.
 func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
-	if !strings.Contains(name, "://") {
+	switch {
+	case name == builtinCredential:
+		return sdsSecret("default")
+	case name == builtinCredential+"-cacert":
+		return sdsSecret("ROOTCA")
+	case strings.HasPrefix(name, "invalid://"):
+		// A credential istiod could not resolve (an unusable
+		// BackendTLSPolicy CA), whatever suffix it was given: no proxy can
+		// load it, so the handshakes fail.
+		name = "invalid://"
+	case !strings.Contains(name, "://"):
 		name = "kubernetes://" + name
 	}
 	if b.opts.Format != XDS {
@@ -356,8 +389,13 @@ func (b *builder) credentialSecret(name string) *tlsv3.SdsSecretConfig {
 	}}
 }
 
-// gatewayRoute renders the route configuration resolve assembles for
-// the servers (resolve.Mesh.GatewayRouteConfig).
-func (b *builder) gatewayRoute(name string, port uint32, servers []resolve.GatewayServer) {
-	b.routeCache[name] = b.routeConfiguration(b.mesh.GatewayRouteConfig(b.view, name, port, servers))
+// gatewayRoute renders route configuration name of the merged gateway,
+// which resolve assembles (resolve.Mesh.GatewayRouteConfig).
+func (b *builder) gatewayRoute(name string) {
+	for _, r := range b.mergedGateway().Routes {
+		if r.Name == name {
+			b.routeCache[name] = b.routeConfiguration(b.mesh.GatewayRouteConfig(b.view, r))
+			return
+		}
+	}
 }

@@ -219,9 +219,10 @@ func hashOf(ch *networking.LoadBalancerSettings_ConsistentHashLB) *routev3.Route
 }
 
 // operation is the route decorator: host:port and path for a single
-// outbound cluster (to), else the VirtualService's name.
+// outbound cluster (to), else — UnknownService being no outbound
+// cluster — the VirtualService's name.
 func operation(to *resolve.ClusterID, path, vsName string, port uint32) string {
-	if to != nil {
+	if to != nil && *to != resolve.UnknownServiceCluster {
 		return string(to.Host) + ":" + strconv.FormatUint(uint64(to.Port), 10) + path
 	}
 	return vsName + ":" + strconv.FormatUint(uint64(port), 10) + path

@@ -135,10 +135,18 @@ type DestinationRule struct {
 // GatewayServer is a server of a Gateway selecting a router proxy and the
 // VirtualServices it takes.
 type GatewayServer struct {
-	Gateway string         `json:"gateway"`
-	Port    uint32         `json:"port"`
-	Hosts   []string       `json:"hosts"`
-	Routes  []GatewayRoute `json:"routes,omitempty"`
+	Gateway string   `json:"gateway"`
+	Port    uint32   `json:"port"`
+	Hosts   []string `json:"hosts"`
+	// Bind is the address a bound server listens on; Listener and
+	// RouteConfiguration, set for a bound server only, are its own
+	// listener and route configuration (resolve.MergedGateway), which
+	// the port's unbound servers do not share. Both are empty for a
+	// server the merge of the gateway's servers leaves out.
+	Bind               string         `json:"bind,omitempty"`
+	Listener           string         `json:"listener,omitempty"`
+	RouteConfiguration string         `json:"routeConfiguration,omitempty"`
+	Routes             []GatewayRoute `json:"routes,omitempty"`
 }
 
 // GatewayRoute is a VirtualService bound to a gateway server.
@@ -234,8 +242,17 @@ func ProxyReport(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Re
 		}
 		r.VirtualServices = append(r.VirtualServices, vs)
 	}
+	var merged *resolve.MergedGateway
+	if len(v.Gateways) > 0 {
+		merged = m.MergeGateways(v)
+	}
 	for _, g := range v.Gateways {
 		gs := GatewayServer{Gateway: name(&g.Gateway.ObjectMeta), Port: g.Port, Hosts: g.Hosts}
+		if gs.Bind = g.Bind(); gs.Bind != "" {
+			if at, ok := merged.Placed(g); ok {
+				gs.Listener, gs.RouteConfiguration = at.Listener.Name(""), at.Route
+			}
+		}
 		for _, rt := range g.Routes {
 			var hs []string
 			for _, h := range rt.Hosts {

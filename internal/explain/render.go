@@ -134,7 +134,7 @@ func WriteText(w io.Writer, r Report, opts TextOptions) error {
 		b.WriteString("  no Gateway selects this gateway proxy\n")
 	case r.Proxy.Type == "router":
 		for _, g := range r.Gateways {
-			diag.Fprintf(&b, "  %s port %d, hosts %s\n", g.Gateway, g.Port, strings.Join(g.Hosts, ", "))
+			diag.Fprintf(&b, "  %s port %d%s, hosts %s\n", g.Gateway, g.Port, boundAt(g), strings.Join(g.Hosts, ", "))
 			if len(g.Routes) == 0 {
 				b.WriteString("    no VirtualService binds to it (requests get 404)\n")
 			}
@@ -224,4 +224,18 @@ func writeDiagnostics(b *strings.Builder, ds []diag.Diagnostic, colored bool, he
 		}
 	}
 	return nil
+}
+
+// boundAt says where a bound gateway server listens: its address, and its
+// own listener and route configuration, or that the merge left it out.
+func boundAt(g GatewayServer) string {
+	switch {
+	case g.Bind == "":
+		return ""
+	case g.Listener == "":
+		return " bind " + g.Bind + " (left out when the gateway's servers merge)"
+	case g.RouteConfiguration == "":
+		return fmt.Sprintf(" bind %s (listener %s)", g.Bind, g.Listener)
+	}
+	return fmt.Sprintf(" bind %s (listener %s, route %s)", g.Bind, g.Listener, g.RouteConfiguration)
 }

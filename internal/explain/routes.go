@@ -46,6 +46,9 @@ func (r *Report) AddRoutes(m *resolve.Mesh, v *resolve.ProxyView) {
 		for _, gs := range v.Gateways {
 			gw := gs.Gateway.Namespace + "/" + gs.Gateway.Name
 			t := RouteTable{Name: fmt.Sprintf("%s port %d", gw, gs.Port)}
+			if bind := gs.Bind(); bind != "" {
+				t.Name += " bind " + bind
+			}
 			for _, gr := range gs.Routes {
 				g := RouteGroup{Name: name(gr.VirtualService.Object.Meta())}
 				for _, h := range gr.Hosts {

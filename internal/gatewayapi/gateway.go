@@ -205,7 +205,7 @@ func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
 	}
 	conflicts := listenerConflicts(merged)
 	valid := 0
-	own := listenerOwner{kind: "Gateway", meta: &kgw.ObjectMeta, path: model.Path{}.Key("spec").Key("listeners")}
+	own := listenerOwner{kind: "Gateway", meta: &kgw.ObjectMeta, path: model.Path{}.Key("spec").Key("listeners"), gw: &kgw.ObjectMeta, gwTLS: kgw.Spec.TLS}
 	for i, l := range kgw.Spec.Listeners {
 		if c.addListener(gw, own, i, l, conflicts, sa) {
 			valid++
@@ -213,7 +213,8 @@ func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
 	}
 	at := len(kgw.Spec.Listeners)
 	for _, ls := range sets {
-		o := listenerOwner{kind: "ListenerSet", meta: &ls.ObjectMeta, path: model.Path{}.Key("spec").Key("listeners"), base: at}
+		o := listenerOwner{kind: "ListenerSet", meta: &ls.ObjectMeta, path: model.Path{}.Key("spec").Key("listeners"), base: at,
+			gw: &kgw.ObjectMeta, gwTLS: kgw.Spec.TLS}
 		for i := range ls.Spec.Listeners {
 			c.addListener(gw, o, i, merged[at+i], conflicts, sa)
 		}
@@ -228,6 +229,10 @@ func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
 		}
 	}
 	gw.Conditions = []Condition{accepted, programmed, {Type: "ResolvedRefs", Status: true, Reason: "ResolvedRefs", Message: "All references resolved"}}
+	if insecureFrontend(kgw.Spec.TLS) {
+		gw.Conditions = append(gw.Conditions, Condition{Type: "InsecureFrontendValidationMode", Status: true, Reason: "ConfigurationChanged",
+			Message: "Gateway is operating in AllowInsecureFallback mode for frontend validation"})
+	}
 	if gw.Managed {
 		c.deploy(gw, merged)
 	}
@@ -278,8 +283,16 @@ func (c *converter) listener(o listenerOwner, ln *Listener, l gwv1.Listener, pat
 		resolved = Condition{Type: "ResolvedRefs", Reason: tlsErrs[0].reason, Message: tlsErrs[0].message}
 		programmed = Condition{Type: "Programmed", Reason: "Invalid", Message: "Bad TLS configuration"}
 		ok = false
+		if caReasons[tlsErrs[0].reason] {
+			accepted = Condition{Type: "Accepted", Reason: "NoValidCACertificate", Message: tlsErrs[0].message}
+		}
 		for _, e := range tlsErrs {
-			c.report(o.templates().cert.At(o.meta.RefAt(e.path), string(l.Name), name, e.ref, e.reason, e.message))
+			at := cmp.Or(e.at, o.meta).RefAt(e.path)
+			if e.ca {
+				c.report(diag.FrontendCARefBad.At(at, string(l.Name), o.kind, name, e.ref, e.reason, e.message))
+				continue
+			}
+			c.report(o.templates().cert.At(at, string(l.Name), name, e.ref, e.reason, e.message))
 		}
 	}
 	proto, perr := listenerProtocol(l.Protocol)
@@ -311,6 +324,11 @@ func (c *converter) listener(o listenerOwner, ln *Listener, l gwv1.Listener, pat
 		Tls:   tls,
 	}, ok
 }
+
+// caReasons are the ResolvedRefs reasons for which istiod also sets a
+// listener's Accepted condition to False (NoValidCACertificate); a
+// certificate reference refused for lack of a grant is among them.
+var caReasons = map[string]bool{"InvalidCACertificateRef": true, "InvalidCACertificateKind": true, "RefNotPermitted": true}
 
 // listenerProtocol maps a listener protocol to Istio's; the error says why
 // istiod refuses it.

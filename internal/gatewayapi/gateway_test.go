@@ -3,14 +3,18 @@ package gatewayapi
 import (
 	"testing"
 
+	"github.com/meshc/meshc/internal/certcheck/certchecktest"
 	"github.com/meshc/meshc/internal/model"
 )
 
-const tlsSecret = `apiVersion: v1
-kind: Secret
-metadata: {name: cert, namespace: edge}
-type: kubernetes.io/tls
-data: {tls.crt: YQ==, tls.key: YQ==}`
+// tlsSecret is the Secret edge/cert with a certificate istiod accepts.
+var tlsSecret = func() string {
+	s, err := certchecktest.SecretYAML("edge", "cert")
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
 
 // TestListenerServers checks the Istio server istiod makes of each kind
 // of listener (docs/semantics/gateway-api.md §G2).
@@ -189,6 +193,37 @@ spec: {selector: {istio: ingress}, ports: [{port: 80}]}`,
 			}
 			if len(res.Diagnostics) > 0 {
 				t.Errorf("diagnostics: %v", codes(res.Diagnostics))
+			}
+		})
+	}
+}
+
+// TestSecretsKeptInTheCluster checks that a certificate Secret is judged
+// missing only where the input holds Secrets of its namespace: most
+// repositories keep Secrets out of git (docs/semantics/gateway-api.md §G2.4).
+func TestSecretsKeptInTheCluster(t *testing.T) {
+	listener := gatewayHeader + "  - {name: secure, port: 443, protocol: HTTPS, tls: {certificateRefs: [{name: vaulted}]}}\n"
+	for _, tt := range []struct {
+		name       string
+		docs       []string
+		programmed bool
+	}{
+		{"no Secrets of the namespace in the input", []string{listener}, true},
+		{"other Secrets of the namespace in the input", []string{listener, tlsSecret}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := convert(t, tt.docs...)
+			var servers int
+			for _, o := range res.Generated {
+				if g, ok := o.(*model.Gateway); ok {
+					servers += len(g.Spec.GetServers())
+				}
+			}
+			if got := servers > 0; got != tt.programmed {
+				t.Errorf("programmed = %t, want %t; diagnostics %v", got, tt.programmed, codes(res.Diagnostics))
+			}
+			if missing := hasDiag(res.Diagnostics, "MC7105"); missing == tt.programmed {
+				t.Errorf("MC7105 = %t, want %t", missing, !tt.programmed)
 			}
 		})
 	}

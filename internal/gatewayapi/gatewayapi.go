@@ -57,6 +57,7 @@ func Convert(ctx context.Context, objs []model.Object, opts Options) (*Result, e
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
+	c.backendTLSPolicies()
 	res := &Result{Generated: c.out, Gateways: c.gws, Diagnostics: c.diags}
 	res.Objects = append(append(make([]model.Object, 0, len(objs)+len(c.out)), objs...), c.out...)
 	return res, nil

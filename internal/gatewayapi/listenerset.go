@@ -25,6 +25,10 @@ type listenerOwner struct {
 	meta *model.ObjectMeta
 	path model.Path
 	base int
+	// gw and gwTLS are the Gateway the listeners belong to and its
+	// spec.tls, whose frontend validation applies to them all.
+	gw    *model.ObjectMeta
+	gwTLS *gwv1.GatewayTLSConfig
 }
 
 func (o listenerOwner) name() string { return o.meta.Namespace + "/" + o.meta.Name }

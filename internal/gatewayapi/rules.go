@@ -556,8 +556,12 @@ func (b *ruleBuilder) destination(ref gwv1.BackendRef, path model.Path) (*networ
 		}
 		h = string(ref.Name)
 	default:
+		gk := kind // a kind of the core group is named alone
+		if group != "" {
+			gk = group + "/" + kind
+		}
 		b.add(problem{path: path, diag: func(o diag.ObjectRef) diag.Diagnostic {
-			return diag.BackendMissing.At(o, k, name, group+"/"+kind+" "+shown, "istiod does not route to this kind in its default configuration (InvalidKind)")
+			return diag.BackendMissing.At(o, k, name, gk+" "+shown, "istiod does not route to this kind in its default configuration (InvalidKind)")
 		}})
 		return &networking.Destination{}, false
 	}

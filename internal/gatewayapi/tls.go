@@ -1,8 +1,10 @@
 package gatewayapi
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 
 	networking "istio.io/api/networking/v1alpha3"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -12,6 +14,12 @@ import (
 
 // tlsError is a certificate reference istiod cannot resolve.
 type tlsError struct {
+	// at is the object the path is in, when not the listener's owner (a
+	// frontend CA reference is in the Gateway).
+	at *model.ObjectMeta
+	// ca marks an error of the Gateway's frontend CA reference.
+	ca bool
+
 	path            model.Path
 	ref             string
 	reason, message string
@@ -33,7 +41,7 @@ func (c *converter) serverTLS(o listenerOwner, l gwv1.Listener, lpath model.Path
 	}
 	if mode == gwv1.TLSModePassthrough {
 		out.Mode = networking.ServerTLSSettings_PASSTHROUGH
-		if t.Options["gateway.istio.io/listener-protocol"] == "auto-passthrough" {
+		if t.Options["gateway.istio.io/listener-protocol"] == "auto-passthrough" || crossNetwork(o.meta.Labels, l.Port) {
 			out.Mode = networking.ServerTLSSettings_AUTO_PASSTHROUGH
 		}
 		return out, nil
@@ -75,7 +83,22 @@ func (c *converter) serverTLS(o listenerOwner, l gwv1.Listener, lpath model.Path
 		out.CredentialNames = names
 	}
 	// A listener with one good certificate of two is still programmed.
+	if err := c.frontendValidation(o, l, out); err != nil {
+		return out, []tlsError{*err}
+	}
 	return out, nil
+}
+
+// crossNetwork says whether a passthrough listener on port is the
+// cross-network port of an east-west gateway: its owner is labelled with a
+// network (topology.istio.io/network), and the port is the one its label
+// networking.istio.io/gatewayPort names, 15443 by default. istiod makes
+// such a listener AUTO_PASSTHROUGH (docs/semantics/gateway-api.md §G2.4).
+func crossNetwork(labels map[string]string, port gwv1.PortNumber) bool {
+	if _, ok := labels["topology.istio.io/network"]; !ok {
+		return false
+	}
+	return strconv.Itoa(int(port)) == cmp.Or(labels["networking.istio.io/gatewayPort"], "15443")
 }
 
 // certificate resolves one certificateRef to the credential name istiod
@@ -92,24 +115,19 @@ func (c *converter) certificate(o listenerOwner, ref gwv1.SecretObjectReference)
 		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef",
 			message: fmt.Sprintf("invalid certificate reference %s/%s %s, only secret is allowed", group, kind, shown)}
 	}
-	s := c.secrets[nsName{ns, string(ref.Name)}]
-	switch {
+	// istiod reads the Secret before it programs the listener. Most
+	// repositories keep Secrets out of git, so one absent from the input
+	// counts as missing only where the input holds Secrets of its
+	// namespace; elsewhere it is taken to live in the cluster.
+	switch s := c.secrets[nsName{ns, string(ref.Name)}]; {
 	case s == nil && c.secretNs[ns]:
-		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef", message: fmt.Sprintf("secret %s not found", shown)}
-	case s != nil && !hasKeys(s.Keys, "cert", "key") && !hasKeys(s.Keys, "tls.crt", "tls.key"):
 		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef",
-			message: fmt.Sprintf("found secret, but it lacks the keys tls.crt and tls.key (or cert and key); found: %v", s.Keys)}
+			message: fmt.Sprintf("secret %s not found: the input holds Secrets of %s but not this one, and istiod programs no listener whose Secret it cannot read", shown, ns)}
+	case s == nil:
+	case s.CertProblem != "":
+		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef", message: "secret " + shown + ": " + s.CertProblem}
 	}
 	return "kubernetes-gateway://" + ns + "/" + string(ref.Name), nil
-}
-
-func hasKeys(keys []string, want ...string) bool {
-	for _, w := range want {
-		if !slices.Contains(keys, w) {
-			return false
-		}
-	}
-	return true
 }
 
 // granted reports whether a ReferenceGrant in toNs lets objects of

@@ -521,3 +521,30 @@ func mustBuild(t *testing.T, opts Options, docs ...string) (*Forest, []model.Obj
 	f, _ := NewForest(objs, opts)
 	return f, objs, PropagateOptions{}
 }
+
+// TestByID: objects come out by identity, those sharing one (nameless
+// objects) in input order, and the input is left as it was.
+func TestByID(t *testing.T) {
+	obj := func(kind, ns, name, note string) model.Object {
+		return &model.Unknown{ObjectMeta: model.ObjectMeta{APIVersion: "v1", Kind: kind, Namespace: ns, Name: name, Annotations: map[string]string{"n": note}}}
+	}
+	in := []model.Object{
+		obj("Service", "b", "web", "1"),
+		obj("Operator", "", "", "first nameless"),
+		obj("Service", "a", "web", "2"),
+		obj("ConfigMap", "a", "x", "3"),
+		obj("Operator", "", "", "second nameless"),
+	}
+	before := slices.Clone(in)
+	var got []string
+	for _, o := range byID(in) {
+		got = append(got, o.Meta().Annotations["n"])
+	}
+	want := []string{"3", "first nameless", "second nameless", "2", "1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("byID order = %q, want %q", got, want)
+	}
+	if !slices.Equal(in, before) {
+		t.Error("byID reordered its input")
+	}
+}

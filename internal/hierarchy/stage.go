@@ -1,6 +1,7 @@
 package hierarchy
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -25,7 +26,7 @@ type Result struct {
 // identity (model.ID's order) and adds its copies in that order, so any
 // order of one input resolves, builds and reports alike.
 func Run(ctx context.Context, objs []model.Object, opts Options, prop PropagateOptions) (Result, error) {
-	objs = slices.SortedStableFunc(slices.Values(objs), func(a, b model.Object) int { return a.Meta().ID().Compare(b.Meta().ID()) })
+	objs = byID(objs)
 	forest, ds := NewForest(objs, opts)
 	if err := context.Cause(ctx); err != nil {
 		return Result{}, err
@@ -39,4 +40,25 @@ func Run(ctx context.Context, objs []model.Object, opts Options, prop PropagateO
 	}
 	ds = append(ds, SlotConflicts(objs)...)
 	return Result{Forest: forest, Objects: objs, Diagnostics: ds}, nil
+}
+
+// byID returns objs sorted by identity, equal ones (nameless objects) in
+// input order. Each identity is computed once, and the input position
+// breaks ties, so the quicker unstable sort gives the stable order: this
+// runs on every compile, over every object, before anything else can.
+func byID(objs []model.Object) []model.Object {
+	type keyed struct {
+		id  model.ID
+		pos int
+	}
+	keys := make([]keyed, len(objs))
+	for i, o := range objs {
+		keys[i] = keyed{o.Meta().ID(), i}
+	}
+	slices.SortFunc(keys, func(a, b keyed) int { return cmp.Or(a.id.Compare(b.id), cmp.Compare(a.pos, b.pos)) })
+	out := make([]model.Object, len(objs))
+	for i, k := range keys {
+		out[i] = objs[k.pos]
+	}
+	return out
 }

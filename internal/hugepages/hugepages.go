@@ -25,8 +25,9 @@ const maxReserve = 1 << 30
 // whether it did. It does nothing when MESHC_HUGEPAGES=off, where the kernel
 // would not honour the advice (THP "never", or "always" where it is not
 // needed) or where reserving address space could fail (strict overcommit).
-// Call it first thing in main, before the heap grows; it costs a garbage
-// collection, a few milliseconds.
+// Call it before the heap has collected anything (package atstart calls
+// it during initialization), or it may cost a gigabyte of zeroing; it
+// costs a garbage collection, a few milliseconds.
 func Enable() bool {
 	if os.Getenv("MESHC_HUGEPAGES") == "off" {
 		return false

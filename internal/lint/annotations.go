@@ -173,11 +173,18 @@ var injectorDefaults = map[string]bool{
 	annotation.SidecarTrafficIncludeOutboundIPRanges.Name: true,
 }
 
+// readUndefined are annotations istiod reads that istio.io/api does not
+// define: on a Gateway API backend policy, istio.io/ignore-policy-attachment
+// makes istiod pass the policy over (docs/semantics/gateway-api.md §G8).
+var readUndefined = map[string]bool{
+	"istio.io/ignore-policy-attachment": true,
+}
+
 // MC9001: an annotation in an Istio domain that Istio does not define.
 var unknownAnnotation = &Analyzer{Entry: diag.UnknownAnnotation, Requires: []*fact{factAnnotations}, Run: func(p *Pass) {
 	var names []string
 	for _, a := range p.annotations() {
-		if a.def != nil {
+		if a.def != nil || readUndefined[a.key] {
 			continue
 		}
 		hint := ""

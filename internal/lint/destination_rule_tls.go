@@ -25,6 +25,11 @@ var noCACertificates = &Analyzer{Entry: diag.NoCACertificates, Run: func(p *Pass
 		if dr.InheritedFrom != nil {
 			continue // an HNC copy says what its source says
 		}
+		if _, generated := dr.Annotations[model.AnnotationParents]; generated {
+			// A BackendTLSPolicy without CA references chose the system's
+			// CAs explicitly (wellKnownCACertificates: System).
+			continue
+		}
 		if !insideMesh(p.Mesh, host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)) {
 			continue
 		}

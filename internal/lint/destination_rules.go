@@ -443,7 +443,7 @@ var unknownSubset = &Analyzer{Entry: diag.UnknownSubset, Run: func(p *Pass) {
 			// by the host alone, as istiod would once the service exists.
 			var l resolve.DRLookup
 			var scopeRule *resolve.Rule
-			if dec, ok := sc.DestinationRule(dest.Host); ok {
+			if dec, ok := sc.DestinationRuleOf(dest); ok {
 				l, scopeRule = dec.Lookup, dec.Rule
 			} else if p.Mesh.Describes(dest.Host) {
 				return // MC5002's business

@@ -70,6 +70,10 @@ func gatewayGroups(g *gatewayInput) []*gatewayGroup {
 			continue
 		}
 		k := labelString(gw.Spec.GetSelector())
+		if svcs, ok := gw.Annotations[model.AnnotationGatewayService]; ok {
+			// Generated: bound to Services rather than selecting.
+			k = "services " + svcs
+		}
 		if bySelector[k] == nil {
 			selectorOrder = append(selectorOrder, k)
 		}
@@ -87,15 +91,23 @@ func sharedBy(workloads []string, gw *model.Gateway) string {
 	if len(workloads) > 0 {
 		return plural(len(workloads), "gateway workload ", "gateway workloads ") + list(workloads, 5)
 	}
+	if svcs, ok := gw.Annotations[model.AnnotationGatewayService]; ok {
+		return "the workloads of " + svcs
+	}
 	if len(gw.Spec.GetSelector()) == 0 {
 		return "every gateway workload"
 	}
 	return "gateway workloads selected by " + labelString(gw.Spec.GetSelector())
 }
 
-// serverRef names server i of a Gateway.
+// serverRef names server i of a Gateway, with the address it binds, if
+// any: servers on other binds listen apart.
 func serverRef(gw *model.Gateway, i int) string {
-	return fmt.Sprintf("%s server %d (port %d)", objName(&gw.ObjectMeta), i, gw.Spec.GetServers()[i].GetPort().GetNumber())
+	srv := gw.Spec.GetServers()[i]
+	if bind := srv.GetBind(); bind != "" {
+		return fmt.Sprintf("%s server %d (port %d on %s)", objName(&gw.ObjectMeta), i, srv.GetPort().GetNumber(), bind)
+	}
+	return fmt.Sprintf("%s server %d (port %d)", objName(&gw.ObjectMeta), i, srv.GetPort().GetNumber())
 }
 
 // MC7003: Gateways on the same workloads serving one host on one port, or
@@ -151,6 +163,11 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Requires: [
 						}
 					}
 				}
+				if tls && v.Drop != resolve.DropDuplicateTLSHosts {
+					// istiod keeps it: a TLS host remembers only the bind
+					// that named it last.
+					dup = nil
+				}
 				if len(dup) > 0 {
 					k := key{gw, i}
 					f := found.add(k, func() finding { return finding{tls: tls} })
@@ -165,8 +182,11 @@ var conflictingGateways = &Analyzer{Entry: diag.ConflictingGateways, Requires: [
 						continue // dropped: its hosts are not known from it
 					}
 				}
+				if tls && v.Drop == resolve.DropDuplicateTLSHosts {
+					continue // dropped for a host of its own Gateway
+				}
 				for _, h := range hosts {
-					if _, ok := seen[sk][h]; !ok {
+					if _, ok := seen[sk][h]; !ok || tls {
 						seen[sk][h] = known{gw, srv.GetBind()}
 					}
 				}

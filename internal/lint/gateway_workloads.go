@@ -18,10 +18,11 @@ import (
 type gatewayInput struct {
 	gateways []*model.Gateway
 	ws       map[string][]inputWorkload
+	services []*resolve.Service
 }
 
-func newGatewayInput(objs []model.Object, ws map[string][]inputWorkload) *gatewayInput {
-	g := &gatewayInput{ws: ws}
+func newGatewayInput(objs []model.Object, services []*resolve.Service, ws map[string][]inputWorkload) *gatewayInput {
+	g := &gatewayInput{ws: ws, services: services}
 	for _, o := range objs {
 		if gw, ok := o.(*model.Gateway); ok {
 			g.gateways = append(g.gateways, gw)
@@ -34,8 +35,15 @@ func newGatewayInput(objs []model.Object, ws map[string][]inputWorkload) *gatewa
 // (docs/semantics/virtual-services.md §6.7). Gateways apply to gateway
 // workloads only, and one without selector labels to all of them: it is
 // taken to apply to the workloads other Gateways' selectors name, not to
-// every application Pod.
+// every application Pod. A Gateway generated from a Gateway API Gateway
+// applies to the workloads of the Services it names instead
+// (docs/semantics/gateway-api.md §G2.6).
 func (g *gatewayInput) selects(gw *model.Gateway, w inputWorkload) bool {
+	if bound, ok := resolve.BoundServices(gw, g.services); ok {
+		return slices.ContainsFunc(bound, func(s *resolve.Service) bool {
+			return s.Namespace == w.obj.Namespace && len(s.Selector) > 0 && resolve.LabelsMatch(s.Selector, w.labels)
+		})
+	}
 	if sel := gw.Spec.GetSelector(); len(sel) > 0 {
 		return resolve.LabelsMatch(sel, w.labels)
 	}

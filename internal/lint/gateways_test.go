@@ -135,6 +135,11 @@ func httpsServer(hosts, cred string) string {
 	return "{port: {number: 443, name: https, protocol: HTTPS}, hosts: [" + hosts + "], tls: {mode: SIMPLE, credentialName: " + cred + "}}"
 }
 
+// boundHTTPS is an HTTPS server on port 443 bound to addr.
+func boundHTTPS(addr, hosts string) string {
+	return "{port: {number: 443, name: https, protocol: HTTPS}, bind: " + addr + ", hosts: [" + hosts + "], tls: {mode: SIMPLE, credentialName: c}}"
+}
+
 func TestGatewayServerAnalyzers(t *testing.T) {
 	ingress := []string{ns("shop"), deployment("istio-system", "ingress", "{istio: ingressgateway}"), deployment("istio-system", "internal", "{istio: internal}")}
 	http := func(hosts string) string {
@@ -164,6 +169,32 @@ func TestGatewayServerAnalyzers(t *testing.T) {
 		{"MC7003 near miss: HTTP servers on one port merge, TCP on another bind", "MC7003", append(ingress,
 			gateway("shop", "a", "{istio: ingressgateway}", http("a.example.com")+", {port: {number: 80, name: tcp, protocol: TCP}, hosts: [c.example.com], bind: 10.0.0.1}", at(1)),
 			gateway("shop", "b", "{istio: ingressgateway}", http("b.example.com"), at(2))),
+			0, "", nil, ""},
+		{"MC7003 TLS host served twice on one bind", "MC7003", append(ingress,
+			gateway("shop", "a", "{istio: ingressgateway}", boundHTTPS("10.0.0.1", "shop.example.com"), at(1)),
+			gateway("shop", "b", "{istio: ingressgateway}", boundHTTPS("10.0.0.1", "shop.example.com"), at(2))),
+			1, "Gateway shop/b", []string{"shop/b server 0 (port 443 on 10.0.0.1) serves host shop.example.com with TLS, as older Gateway shop/a"}, "istio-system/ingress"},
+		{"MC7003 near miss: TLS host on two binds", "MC7003", append(ingress,
+			gateway("shop", "a", "{istio: ingressgateway}", boundHTTPS("10.0.0.1", "shop.example.com"), at(1)),
+			gateway("shop", "b", "{istio: ingressgateway}", boundHTTPS("10.0.0.2", "shop.example.com"), at(2))),
+			0, "", nil, ""},
+		// istiod remembers, per TLS host, only the bind that named it last:
+		// c's bind named it before b's empty one, and c is kept.
+		{"MC7003 near miss: a TLS host back on an earlier bind", "MC7003", append(ingress,
+			gateway("shop", "a", "{istio: ingressgateway}", boundHTTPS("10.0.0.1", "shop.example.com"), at(1)),
+			gateway("shop", "b", "{istio: ingressgateway}", httpsServer("shop.example.com", "c"), at(2)),
+			gateway("shop", "c", "{istio: ingressgateway}", boundHTTPS("10.0.0.1", "shop.example.com"), at(3))),
+			0, "", nil, ""},
+		{"MC7003 TCP then HTTP on one bind", "MC7003", append(ingress,
+			gateway("shop", "a", "{istio: ingressgateway}", "{port: {number: 80, name: tcp, protocol: TCP}, hosts: [db.example.com], bind: 10.0.0.1}", at(1)),
+			gateway("shop", "b", "{istio: ingressgateway}", "{port: {number: 80, name: http, protocol: HTTP}, hosts: [api.example.com], bind: 10.0.0.1}", at(2))),
+			1, "Gateway shop/b", []string{"shop/b server 0 (port 80 on 10.0.0.1) (HTTP) listens on the port of shop/a server 0 (port 80 on 10.0.0.1) (TCP)"}, "istio-system/ingress"},
+		// Servers meet the latest plain server to start a bind on the port:
+		// b's, so c's HTTP server on a's bind is another listener's.
+		{"MC7003 near miss: HTTP on a TCP server's bind after another bind", "MC7003", append(ingress,
+			gateway("shop", "a", "{istio: ingressgateway}", "{port: {number: 80, name: tcp, protocol: TCP}, hosts: [db.example.com], bind: 10.0.0.1}", at(1)),
+			gateway("shop", "b", "{istio: ingressgateway}", "{port: {number: 80, name: tcp, protocol: TCP}, hosts: [db.example.com], bind: 10.0.0.2}", at(2)),
+			gateway("shop", "c", "{istio: ingressgateway}", "{port: {number: 80, name: http, protocol: HTTP}, hosts: [api.example.com], bind: 10.0.0.1}", at(3))),
 			0, "", nil, ""},
 		{"MC7003 near miss: same host on different gateway workloads", "MC7003", append(ingress,
 			gateway("shop", "a", "{istio: ingressgateway}", httpsServer("shop.example.com", "c"), at(1)),

@@ -254,7 +254,7 @@ type outboundListeners struct {
 func newShared(m *resolve.Mesh) *shared {
 	sh := &shared{}
 	sh.workloads = sync.OnceValue(func() map[string][]inputWorkload { return workloadsByNamespace(m.Objects) })
-	sh.gateways = sync.OnceValue(func() *gatewayInput { return newGatewayInput(m.Objects, sh.workloads()) })
+	sh.gateways = sync.OnceValue(func() *gatewayInput { return newGatewayInput(m.Objects, m.Services, sh.workloads()) })
 	sh.inWorkloads = sync.OnceValue(func() *inputWorkloads { return newInputWorkloads(m, sh.workloads()) })
 	sh.annotations = sync.OnceValue(func() []istioAnnotation { return istioAnnotations(m.Objects) })
 	sh.gatewayGroups = sync.OnceValue(func() []*gatewayGroup { return gatewayGroups(sh.gateways()) })

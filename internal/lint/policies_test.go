@@ -115,6 +115,10 @@ func TestPolicyAnalyzers(t *testing.T) {
 		{"MC9001 near miss: known annotations, other domains", "MC9001", []string{
 			pod("web", "api", "annotations:\n  proxy.istio.io/config: '{}'\n  sidecar.istio.io/status: '{}'\n  istio.example.com/x: 'on'\n  example.com/istio.io: z", "")},
 			0, "", "", "", "", 0},
+		{"MC9001 near miss: an annotation istiod reads that istio.io/api does not define", "MC9001", []string{
+			manifest("gateway.networking.k8s.io/v1", "BackendTLSPolicy", "web", "p", "annotations:\n  istio.io/ignore-policy-attachment: 'true'",
+				"targetRefs: [{group: '', kind: Service, name: api}]\nvalidation: {hostname: api.example.com, wellKnownCACertificates: System}")},
+			0, "", "", "", "", 0},
 		// MC9002
 		{"MC9002 pod annotation on a Deployment's own metadata", "MC9002", []string{
 			workloadWith("web", "api", "annotations:\n  sidecar.istio.io/proxyCPU: 100m", "")},

@@ -20,11 +20,18 @@ import (
 // does, checking as it goes so that a wrong type is reported at its exact
 // path, list indexes included, and every problem is reported, not the first.
 type goSchema struct {
-	// fields caches each struct type's JSON field table, and selfDecoding
-	// whether a type has its own JSON form; reflect answers both slowly. A
-	// goSchema belongs to one worker, so the caches need no lock.
-	fields       map[reflect.Type]map[string]goField
-	selfDecoding map[reflect.Type]bool
+	// types caches what reflect answers slowly about each type met: one
+	// lookup per value decoded. A goSchema belongs to one worker, so the
+	// cache needs no lock.
+	types map[reflect.Type]*goType
+}
+
+// goType is what decoding needs to know of a type.
+type goType struct {
+	// self marks a type with its own JSON form.
+	self bool
+	// fields is a struct type's JSON field table (fieldsOf).
+	fields map[string]goField
 }
 
 type goField struct {
@@ -33,8 +40,28 @@ type goField struct {
 }
 
 func newGoSchema() *goSchema {
-	return &goSchema{fields: map[reflect.Type]map[string]goField{}, selfDecoding: map[reflect.Type]bool{}}
+	return &goSchema{types: map[reflect.Type]*goType{}}
 }
+
+// typeOf returns what the cache knows of t, learning it the first time.
+func (g *goSchema) typeOf(t reflect.Type) *goType {
+	gt, ok := g.types[t]
+	if !ok {
+		gt = &goType{self: reflect.PointerTo(t).Implements(unmarshalerType)}
+		if t.Kind() == reflect.Struct && !gt.self {
+			gt.fields = fieldsOf(t)
+		}
+		g.types[t] = gt
+	}
+	return gt
+}
+
+// Types met in nearly every object, decoded without reflect's per-element
+// calls.
+var (
+	stringMapType   = reflect.TypeFor[map[string]string]()
+	stringSliceType = reflect.TypeFor[[]string]()
+)
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
@@ -67,22 +94,22 @@ func comparePaths(a, b model.Path) int {
 	return cmp.Compare(len(a), len(b))
 }
 
-func (g *goSchema) decodesItself(t reflect.Type) bool {
-	self, ok := g.selfDecoding[t]
-	if !ok {
-		self = reflect.PointerTo(t).Implements(unmarshalerType)
-		g.selfDecoding[t] = self
-	}
-	return self
-}
-
 func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bool, errs *[]fieldError) {
 	if v == nil {
 		return // null leaves the zero value, as encoding/json does
 	}
 	t := dst.Type()
 	fail := func(msg string) { *errs = append(*errs, fieldError{Path: slices.Clone(path), Msg: msg}) }
-	if g.decodesItself(t) {
+	switch t {
+	case stringMapType:
+		g.decodeStringMap(dst, v, path, errs)
+		return
+	case stringSliceType:
+		g.decodeStringSlice(dst, v, path, errs)
+		return
+	}
+	gt := g.typeOf(t)
+	if gt.self {
 		// Types with their own JSON form (Quantity, IntOrString, Time)
 		// decode themselves.
 		raw, err := json.Marshal(v)
@@ -105,7 +132,7 @@ func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bo
 			fail("expected an object, got " + describe(v))
 			return
 		}
-		fields := g.fieldsOf(t)
+		fields := gt.fields
 		for k, val := range obj {
 			f, ok := fields[k]
 			if !ok {
@@ -191,6 +218,43 @@ func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bo
 	}
 }
 
+// decodeStringMap is decodeAt for a map[string]string: what the generic
+// walk does, element by element, without reflect.
+func (g *goSchema) decodeStringMap(dst reflect.Value, v any, path model.Path, errs *[]fieldError) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		*errs = append(*errs, fieldError{Path: slices.Clone(path), Msg: "expected a map, got " + describe(v)})
+		return
+	}
+	out := make(map[string]string, len(obj))
+	for k, val := range obj {
+		s, ok := val.(string)
+		if !ok && val != nil {
+			*errs = append(*errs, fieldError{Path: path.Key(k), Msg: "expected a string, got " + describe(val)})
+		}
+		out[k] = s
+	}
+	dst.Set(reflect.ValueOf(out))
+}
+
+// decodeStringSlice is decodeAt for a []string, without reflect.
+func (g *goSchema) decodeStringSlice(dst reflect.Value, v any, path model.Path, errs *[]fieldError) {
+	list, ok := v.([]any)
+	if !ok {
+		*errs = append(*errs, fieldError{Path: slices.Clone(path), Msg: "expected a list, got " + describe(v)})
+		return
+	}
+	out := make([]string, len(list))
+	for i, item := range list {
+		s, ok := item.(string)
+		if !ok && item != nil {
+			*errs = append(*errs, fieldError{Path: path.Index(i), Msg: "expected a string, got " + describe(item)})
+		}
+		out[i] = s
+	}
+	dst.Set(reflect.ValueOf(out))
+}
+
 // fieldByIndex is reflect's FieldByIndex, allocating nil embedded pointers
 // on the way.
 func fieldByIndex(v reflect.Value, index []int) reflect.Value {
@@ -209,10 +273,8 @@ func fieldByIndex(v reflect.Value, index []int) reflect.Value {
 // fieldsOf maps JSON names to fields, flattening embedded structs and
 // `json:",inline"` fields as encoding/json does: a field of the outer
 // struct shadows one of the same name inside an inlined one.
-func (g *goSchema) fieldsOf(t reflect.Type) map[string]goField {
-	if f, ok := g.fields[t]; ok {
-		return f
-	}
+// typeOf caches the table.
+func fieldsOf(t reflect.Type) map[string]goField {
 	out := map[string]goField{}
 	var inlined []map[string]goField
 	for i := range t.NumField() {
@@ -228,7 +290,7 @@ func (g *goSchema) fieldsOf(t reflect.Type) map[string]goField {
 		}
 		if name == "" && ft.Kind() == reflect.Struct && (f.Anonymous || strings.Contains(opts, "inline")) {
 			inner := map[string]goField{}
-			for k, sub := range g.fieldsOf(ft) {
+			for k, sub := range fieldsOf(ft) {
 				inner[k] = goField{index: append([]int{i}, sub.index...), typ: sub.typ}
 			}
 			inlined = append(inlined, inner)
@@ -246,7 +308,6 @@ func (g *goSchema) fieldsOf(t reflect.Type) map[string]goField {
 			}
 		}
 	}
-	g.fields[t] = out
 	return out
 }
 

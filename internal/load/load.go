@@ -293,6 +293,11 @@ func (c *collector) add(p string, template bool) {
 	if abs, err := filepath.Abs(real); err == nil {
 		real = abs
 	}
+	c.addReal(p, real, template)
+}
+
+// addReal adds the file p whose real path is real, once per real path.
+func (c *collector) addReal(p, real string, template bool) {
 	if c.seen[real] {
 		return
 	}
@@ -367,6 +372,11 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 		case fi.IsDir():
 			c.walk(full, entryRel, ancestors)
 		case !isManifestName(name):
+		case e.Type()&fs.ModeSymlink == 0:
+			// An entry that is no link is real below the real directory:
+			// resolving it again would cost a system call per directory
+			// of its path.
+			c.addReal(full, filepath.Join(real, name), template)
 		default:
 			// What is not a regular file is refused by the reader.
 			c.add(full, template)

@@ -156,6 +156,9 @@ func keyString(k *yaml.Node) (string, error) {
 	if k.Kind != yaml.ScalarNode {
 		return "", &lineError{k.Line, "mapping keys must be scalars"}
 	}
+	if k.ShortTag() == "!!str" && !isYAML11Bool(k) {
+		return k.Value, nil // most keys: what scalar returns, without boxing it
+	}
 	v, err := scalar(k)
 	if err != nil {
 		return "", err
@@ -185,8 +188,14 @@ func yaml11Bool(s string) (value, ok bool) {
 	return false, false
 }
 
+// isYAML11Bool reports whether a !!str scalar is a plain one kubectl reads
+// as a boolean.
+func isYAML11Bool(n *yaml.Node) bool {
+	_, ok := yaml11Bool(n.Value)
+	return ok && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0
+}
+
 func scalar(n *yaml.Node) (any, error) {
-	plain := n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0
 	switch n.ShortTag() {
 	case "!!null":
 		return nil, nil
@@ -201,10 +210,9 @@ func scalar(n *yaml.Node) (any, error) {
 	case "!!float":
 		return floatValue(n)
 	case "!!str":
-		if plain {
-			if b, ok := yaml11Bool(n.Value); ok {
-				return b, nil
-			}
+		if isYAML11Bool(n) {
+			b, _ := yaml11Bool(n.Value)
+			return b, nil
 		}
 	}
 	// Strings, timestamps (kept as written, as kubectl sends them) and

@@ -17,9 +17,15 @@ import (
 // Some routes are deliberately not accepted or not allowed their
 // backends: a hostname no listener takes, a section that does not exist,
 // a namespace or kind a listener does not allow, a backend in another
-// namespace without a grant.
+// namespace without a grant. ListenerSets joining public, with the
+// routes attached to them, come from a third stream, so that the other
+// objects stay as they were before ListenerSets were generated.
 func (g *randomMesh) gatewayAPI(seed int64) []File {
-	a := &gatewayAPIMesh{randomMesh: randomMesh{r: rand.New(rand.NewPCG(uint64(seed), 0x67617069)), ns: g.ns, svcs: g.svcs}, grants: map[string]bool{}}
+	a := &gatewayAPIMesh{
+		randomMesh: randomMesh{r: rand.New(rand.NewPCG(uint64(seed), 0x67617069)), ns: g.ns, svcs: g.svcs},
+		sets:       randomMesh{r: rand.New(rand.NewPCG(uint64(seed), 0x6c736574))},
+		grants:     map[string]bool{}, secrets: map[string]bool{},
+	}
 	a.generate()
 	return a.files
 }
@@ -28,7 +34,13 @@ type gatewayAPIMesh struct {
 	randomMesh
 	gw, routes, grantDocs strings.Builder
 	grants                map[string]bool // ReferenceGrants written, by namespace/from-namespace/kind/to-kind
+	secrets               map[string]bool // namespaces given the Secret gw-cert
 	edge                  bool            // the second Gateway, with TLS, TCP and gRPC listeners, exists
+	// sets draws the ListenerSets; allowedListeners is public's
+	// spec.allowedListeners ("" for none), listenerSets how many to write.
+	sets             randomMesh
+	allowedListeners string
+	listenerSets     int
 }
 
 // kind is a port's protocol as its name gives it ("http", "grpc", "tcp", ...).
@@ -39,25 +51,33 @@ func (p randomPort) kind() string {
 
 func (a *gatewayAPIMesh) generate() {
 	a.gw.WriteString("apiVersion: v1\nkind: Namespace\nmetadata: {name: gw}\n")
-	writeTLSSecret(&a.gw, "gw")
+	a.secret(&a.gw, "gw")
+	a.planListenerSets()
 	a.gateways()
 	for _, s := range a.svcs {
 		a.routesFor(s)
 	}
 	a.meshRoutes()
+	for i := range a.listenerSets {
+		a.listenerSet(i)
+	}
 	a.add("gateway-api/gateways.yaml", a.gw.String())
 	a.add("gateway-api/routes.yaml", strings.TrimPrefix(a.routes.String()+a.grantDocs.String(), "---\n"))
 }
 
-// writeTLSSecret writes the Secret gw-cert in ns.
-func writeTLSSecret(b *strings.Builder, ns string) {
+// secret writes the Secret gw-cert in ns to b, once per namespace.
+func (a *gatewayAPIMesh) secret(b *strings.Builder, ns string) {
+	if a.secrets[ns] {
+		return
+	}
+	a.secrets[ns] = true
 	fmt.Fprintf(b, "---\napiVersion: v1\nkind: Secret\nmetadata: {name: gw-cert, namespace: %s}\ntype: kubernetes.io/tls\ndata: {tls.crt: %s, tls.key: %s}\n", ns, testCertPEM, testKeyPEM)
 }
 
 // writeGateway writes a Gateway in namespace gw with its listeners, one
-// flow mapping each.
-func writeGateway(b *strings.Builder, name, class string, listeners ...string) {
-	fmt.Fprintf(b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: gw}\nspec:\n  gatewayClassName: %s\n  listeners:\n", name, class)
+// flow mapping each, and spec, more of its spec ("" or whole lines).
+func writeGateway(b *strings.Builder, name, class, spec string, listeners ...string) {
+	fmt.Fprintf(b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: gw}\nspec:\n  gatewayClassName: %s\n%s  listeners:\n", name, class, spec)
 	for _, l := range listeners {
 		fmt.Fprintf(b, "  - {%s}\n", l)
 	}
@@ -76,25 +96,29 @@ func (a *gatewayAPIMesh) gateways() {
 	if a.chance(0.3) {
 		// A certificate in another namespace: granted or not.
 		cert = "{name: gw-cert, namespace: " + a.ns[0] + "}"
-		writeTLSSecret(&a.grantDocs, a.ns[0])
+		a.secret(&a.grantDocs, a.ns[0])
 		if a.chance(0.6) {
 			a.grant(a.ns[0], "gw", "Gateway", "Secret")
 		}
 	}
 	all := "allowedRoutes: {namespaces: {from: All}}"
-	writeGateway(&a.gw, "public", "istio",
+	spec := ""
+	if a.allowedListeners != "" {
+		spec = "  allowedListeners: " + a.allowedListeners + "\n"
+	}
+	writeGateway(&a.gw, "public", "istio", spec,
 		"name: http, port: 80, protocol: HTTP, "+hostname+"allowedRoutes: "+allowed,
 		"name: http-alt, port: 8080, protocol: HTTP, allowedRoutes: {namespaces: {from: All}, kinds: [{kind: HTTPRoute}]}",
 		"name: https, port: 443, protocol: HTTPS, hostname: \"*.example.com\", tls: {mode: Terminate, certificateRefs: ["+cert+"]}, "+all)
 	if a.chance(0.7) {
 		a.edge = true
-		writeGateway(&a.gw, "edge", "istio",
+		writeGateway(&a.gw, "edge", "istio", "",
 			"name: tls, port: 8443, protocol: TLS, tls: {mode: Passthrough}, "+all,
 			"name: tcp, port: 9000, protocol: TCP, "+all,
 			"name: grpc, port: 9090, protocol: HTTP, "+all)
 	}
 	if a.chance(0.3) {
-		writeGateway(&a.gw, "foreign", "other-class", "name: http, port: 80, protocol: HTTP, "+all)
+		writeGateway(&a.gw, "foreign", "other-class", "", "name: http, port: 80, protocol: HTTP, "+all)
 	}
 }
 
@@ -305,6 +329,68 @@ func (a *gatewayAPIMesh) meshRoutes() {
 		}
 		fmt.Fprintf(&a.routes, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: %s-mesh, namespace: %s}\nspec:\n  parentRefs: [{group: \"\", kind: Service, name: %s%s}]\n  rules:\n  - {matches: [{path: {type: PathPrefix, value: /other}}], backendRefs: [{name: %s, port: %d}]}\n  - {backendRefs: [{name: %s, port: %d}]%s}\n",
 			s.name, s.ns, s.name, port, other.name, other.ports[0].number, s.name, p.number, a.pick("", ", timeouts: {request: 3s}"))
+	}
+}
+
+// planListenerSets decides, by chance, whether ListenerSets join public,
+// how many, and which namespaces public admits them from: none (every
+// ListenerSet is then not allowed), all, its own or one application
+// namespace.
+func (a *gatewayAPIMesh) planListenerSets() {
+	if !a.sets.chance(0.7) {
+		return
+	}
+	a.listenerSets = 1 + a.sets.r.IntN(2)
+	a.allowedListeners = a.sets.pick("",
+		"{namespaces: {from: All}}", "{namespaces: {from: All}}",
+		"{namespaces: {from: Same}}",
+		"{namespaces: {from: Selector, selector: {matchLabels: {kubernetes.io/metadata.name: "+a.ns[0]+"}}}}")
+}
+
+// listenerSet writes ListenerSet extra-<i> joining public from gw or an
+// application namespace, with listeners on public's ports (so they
+// reach the gateway's Service): HTTP with a hostname of its own, by chance
+// HTTPS with a certificate of its namespace or (granted or not) of gw's,
+// and by chance one without hostname that conflicts with public's
+// http-alt; then the HTTPRoutes attached to it.
+func (a *gatewayAPIMesh) listenerSet(i int) {
+	l := &a.sets
+	ns := l.pick(append([]string{"gw"}, a.ns...)...)
+	name := fmt.Sprintf("extra-%d", i)
+	hostname := name + "." + ns + ".example.org"
+	listeners := []string{fmt.Sprintf("name: web, port: %s, protocol: HTTP, hostname: %s%s",
+		l.pick("80", "8080"), hostname, l.pick("", ", allowedRoutes: {namespaces: {from: All}}"))}
+	if l.chance(0.5) {
+		cert := "{name: gw-cert}"
+		if ns != "gw" && l.chance(0.5) {
+			cert = "{name: gw-cert, namespace: gw}"
+			if l.chance(0.6) {
+				a.grant("gw", ns, "ListenerSet", "Secret")
+			}
+		} else {
+			a.secret(&a.gw, ns)
+		}
+		listeners = append(listeners, fmt.Sprintf("name: secure, port: 443, protocol: HTTPS, hostname: %s, tls: {mode: Terminate, certificateRefs: [%s]}, allowedRoutes: {namespaces: {from: All}}", hostname, cert))
+	}
+	if l.chance(0.25) {
+		listeners = append(listeners, "name: dup, port: 8080, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}")
+	}
+	fmt.Fprintf(&a.gw, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: ListenerSet\nmetadata: {name: %s, namespace: %s}\nspec:\n  parentRef: {name: public, namespace: gw}\n  listeners:\n", name, ns)
+	for _, ls := range listeners {
+		fmt.Fprintf(&a.gw, "  - {%s}\n", ls)
+	}
+	var http []randomService
+	for _, s := range a.svcs {
+		if s.ports[0].http {
+			http = append(http, s)
+		}
+	}
+	for _, j := range l.r.Perm(len(http))[:min(len(http), 1+l.r.IntN(2))] {
+		s := http[j]
+		section := l.pick("", ", sectionName: web", ", sectionName: secure", ", sectionName: missing")
+		match := l.pick("", "matches: [{path: {type: PathPrefix, value: /"+name+"}}], ")
+		fmt.Fprintf(&a.routes, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: %s-%s-%s, namespace: %s}\nspec:\n  parentRefs: [{group: gateway.networking.k8s.io, kind: ListenerSet, name: %s, namespace: %s%s}]\n  hostnames: [%s]\n  rules:\n  - {%sbackendRefs: [{name: %s, port: %d}]}\n",
+			s.name, name, ns, s.ns, name, ns, section, hostname, match, s.name, s.ports[0].number)
 	}
 }
 

@@ -336,14 +336,16 @@ func TestRandomGatewayAPI(t *testing.T) {
 				seen["kind "+k] += n
 			}
 			for _, c := range []string{"sectionName: missing", ".example.net", "gatewayClassName: other-class", "{namespaces: {from: Same}}",
-				"kind: Service, name:", "namespace: r", "type: RequestRedirect", "type: URLRewrite", "type: RequestMirror", "type: CORS", "name: gone,", "weight:", "timeouts:"} {
+				"kind: Service, name:", "namespace: r", "type: RequestRedirect", "type: URLRewrite", "type: RequestMirror", "type: CORS", "name: gone,", "weight:", "timeouts:",
+				"kind: ListenerSet,", "allowedListeners: {namespaces: {from: Same}}", "allowedListeners: {namespaces: {from: Selector", "name: dup,", "kind: ListenerSet, namespace: r"} {
 				seen[c] += strings.Count(string(f.Data), c)
 			}
 		}
 	}
-	for _, want := range []string{"kind Gateway", "kind HTTPRoute", "kind GRPCRoute", "kind TCPRoute", "kind TLSRoute", "kind ReferenceGrant", "kind Secret",
+	for _, want := range []string{"kind Gateway", "kind HTTPRoute", "kind GRPCRoute", "kind TCPRoute", "kind TLSRoute", "kind ReferenceGrant", "kind Secret", "kind ListenerSet",
 		"sectionName: missing", ".example.net", "gatewayClassName: other-class", "{namespaces: {from: Same}}",
-		"kind: Service, name:", "namespace: r", "type: RequestRedirect", "type: URLRewrite", "type: RequestMirror", "type: CORS", "name: gone,", "weight:", "timeouts:"} {
+		"kind: Service, name:", "namespace: r", "type: RequestRedirect", "type: URLRewrite", "type: RequestMirror", "type: CORS", "name: gone,", "weight:", "timeouts:",
+		"kind: ListenerSet,", "allowedListeners: {namespaces: {from: Same}}", "allowedListeners: {namespaces: {from: Selector", "name: dup,", "kind: ListenerSet, namespace: r"} {
 		if seen[want] == 0 {
 			t.Errorf("20 seeds gave no %q", want)
 		}

@@ -13,7 +13,8 @@ import (
 // Sidecars, DestinationRules with TLS, pools, load balancers, outlier
 // detection and subsets, VirtualServices with matches, splits, faults,
 // retries, timeouts and mirrors, PeerAuthentications, and an ingress
-// gateway with plain, TLS and passthrough servers. The same seed gives
+// gateway with plain, TLS and passthrough servers, some bound to its
+// address. The same seed gives
 // the same files.
 func Random(seed int64) []File {
 	return RandomWith(seed, RandomOptions{})
@@ -282,10 +283,7 @@ spec: {clusterIP: 10.96.200.1, selector: {istio: ingressgateway}, ports: [{name:
 		servers = append(servers, "{port: {number: 15443, name: tls-istio, protocol: TLS}, hosts: [\"*\"], tls: {mode: ISTIO_MUTUAL}}")
 		tcp = true
 	}
-	fmt.Fprintf(b, "---\napiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: public, namespace: istio-system}\nspec:\n  selector: {istio: ingressgateway}\n  servers:\n")
-	for _, s := range servers {
-		fmt.Fprintf(b, "  - %s\n", s)
-	}
+	writeIngressGateway(b, "public", servers)
 	for _, s := range g.svcs {
 		if passthrough && !s.ports[0].http {
 			passthrough = false
@@ -302,7 +300,56 @@ spec: {clusterIP: 10.96.200.1, selector: {istio: ingressgateway}, ports: [{name:
 		if s.ports[0].http {
 			fmt.Fprintf(b, "---\napiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: %s-ingress, namespace: %s}\nspec:\n  hosts: [\"%s.example.com\"]\n  gateways: [istio-system/public]\n  http:\n  - {match: [{uri: {prefix: /}}], route: [{destination: {host: %s, port: {number: %d}}}]}\n",
 				s.name, s.ns, s.name, s.name, s.ports[0].number)
-			return
+			break
 		}
+	}
+	g.boundGateway(b)
+}
+
+// writeIngressGateway writes Gateway istio-system/name for the ingress Pod, with
+// servers in order.
+func writeIngressGateway(b *strings.Builder, name string, servers []string) {
+	fmt.Fprintf(b, "---\napiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: %s, namespace: istio-system}\nspec:\n  selector: {istio: ingressgateway}\n  servers:\n", name)
+	for _, s := range servers {
+		fmt.Fprintf(b, "  - %s\n", s)
+	}
+}
+
+// boundGateway sometimes adds a Gateway whose servers bind the ingress
+// Pod's address, on ports the public Gateway's unbound servers use: an
+// HTTP server, and an HTTPS or a TCP one, each another listener of the
+// gateway, with a VirtualService routing its host. It draws last, so the
+// rest of the mesh stays as the seed made it without.
+func (g *randomMesh) boundGateway(b *strings.Builder) {
+	if !g.chance(0.35) {
+		return
+	}
+	servers := []string{"{port: {number: 8080, name: http-bound, protocol: HTTP}, bind: 10.99.0.1, hosts: [bound.example.com]}"}
+	var tcp bool
+	switch g.pick("http", "https", "tcp") {
+	case "https":
+		servers = append(servers, "{port: {number: 8443, name: https-bound, protocol: HTTPS}, bind: 10.99.0.1, hosts: [bound.example.com], tls: {mode: SIMPLE, credentialName: ingress-cert}}")
+	case "tcp":
+		servers = append(servers, "{port: {number: 15443, name: tcp-bound, protocol: TCP}, bind: 10.99.0.1, hosts: [\"*\"]}")
+		tcp = true
+	}
+	writeIngressGateway(b, "bound", servers)
+	var http, opaque *randomService
+	for i := range g.svcs {
+		s := &g.svcs[i]
+		if s.ports[0].http && http == nil {
+			http = s
+		}
+		if !s.ports[0].http && opaque == nil {
+			opaque = s
+		}
+	}
+	if http != nil {
+		fmt.Fprintf(b, "---\napiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: bound, namespace: %s}\nspec:\n  hosts: [bound.example.com]\n  gateways: [istio-system/bound]\n  http:\n  - {route: [{destination: {host: %s, port: {number: %d}}}]}\n",
+			http.ns, http.name, http.ports[0].number)
+	}
+	if tcp && opaque != nil {
+		fmt.Fprintf(b, "---\napiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: bound-tcp, namespace: %s}\nspec:\n  hosts: [\"*\"]\n  gateways: [istio-system/bound]\n  tcp:\n  - {match: [{port: 15443}], route: [{destination: {host: %s, port: {number: %d}}}]}\n",
+			opaque.ns, opaque.name, opaque.ports[0].number)
 	}
 }

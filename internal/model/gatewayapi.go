@@ -48,4 +48,10 @@ const (
 	// with the Gateway API's semantics.
 	AnnotationRouteSemantics = "internal.istio.io/route-semantics"
 	RouteSemanticsGateway    = "gateway"
+	// AnnotationParents names the Gateway API objects a generated object
+	// came from ("Kind/name.namespace", comma separated). istiod reads it
+	// to let a TLSRoute's VirtualService serve a terminating server; on a
+	// DestinationRule it marks one generated from backend policies, whose
+	// fields yield to a written rule's for the same host.
+	AnnotationParents = "internal.istio.io/parents"
 )

@@ -84,13 +84,18 @@ type ConfigMap struct {
 	Data map[string]string
 }
 
-// Secret is a core/v1 Secret, kept for its type and the names of its data
-// keys (data and stringData), sorted: gateway credentials are checked
-// against them. meshc never keeps a Secret's values.
+// Secret is a core/v1 Secret, kept for its type, the names of its data
+// keys (data and stringData), sorted, and istiod's verdict on the
+// certificates it holds: gateway credentials are checked against them.
+// meshc never keeps a Secret's values.
 type Secret struct {
 	ObjectMeta
 	Type string
 	Keys []string
+	// CertProblem is why the Secret is no certificate and key a gateway
+	// can serve ("" when it is one); CAProblem likewise for a CA bundle
+	// (certcheck.KeyPair, certcheck.Root).
+	CertProblem, CAProblem string
 }
 
 // Config is an Istio object whose spec is an istio.io/api message.

@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/meshc/meshc/internal/certcheck"
 	"github.com/meshc/meshc/internal/diag"
 )
 
@@ -155,7 +157,7 @@ var registry = sync.OnceValue(func() []*Kind {
 		kube("", "ConfigMap", "configmaps", false, nil,
 			"`istio-system/istio`, key `mesh`: the mesh config",
 			func(m ObjectMeta, c *corev1.ConfigMap) Object { return &ConfigMap{ObjectMeta: m, Data: c.Data} }),
-		kube("", "Secret", "secrets", false, nil, "type and data key names, never values: gateway credentials", newSecret),
+		kube("", "Secret", "secrets", false, nil, "type, data key names and a verdict on the certificates they hold, never values: gateway credentials", newSecret),
 		named("", "ServiceAccount", "serviceaccounts", v1, false),
 		named("", "LimitRange", "limitranges", v1, false),
 		named("", "ResourceQuota", "resourcequotas", v1, false),
@@ -317,7 +319,19 @@ type secretManifest struct {
 func newSecret(m ObjectMeta, s *secretManifest) Object {
 	keys := slices.Concat(slices.Collect(maps.Keys(s.Data)), slices.Collect(maps.Keys(s.StringData)))
 	slices.Sort(keys)
-	return &Secret{ObjectMeta: m, Type: s.Type, Keys: slices.Compact(keys)}
+	// The values are judged here and dropped: only the verdicts stay.
+	data := make(map[string][]byte, len(keys))
+	for k, v := range s.Data {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			b = []byte(v) // the API server refuses it; judged as the text it is
+		}
+		data[k] = b
+	}
+	for k, v := range s.StringData {
+		data[k] = []byte(v) // stringData overwrites data, as the API server merges them
+	}
+	return &Secret{ObjectMeta: m, Type: s.Type, Keys: slices.Compact(keys), CertProblem: certcheck.KeyPair(data), CAProblem: certcheck.Root(data)}
 }
 
 func newPod(m ObjectMeta, p *corev1.Pod) Object {

@@ -253,8 +253,12 @@ func resolveCall(mesh *resolve.Mesh, view *resolve.ProxyView, c Call, gateway bo
 		served := r.Service
 		if r.Mode == "gateway" {
 			// Clients outside reach the gateway through its own Service,
-			// whatever name they ask for.
+			// whatever name they ask for; a target naming an address a
+			// server binds reaches that server's listener.
 			served, req.Source = nil, outsideAddress
+			if boundAddress(view, t.hostname) {
+				req.Address, r.AddressNote = t.hostname, "an address a Gateway server binds"
+			}
 		}
 		req.Port = workloadPort(mesh, view.Proxy, served, t.port)
 	}
@@ -382,3 +386,11 @@ func Prepare(run *compile.Result, c Call) (*resolve.ProxyView, *Resolved, error)
 // BuildOptions are how a call's proxy configuration is built: as an xDS
 // server sends it, names as meshc build writes them.
 func BuildOptions() compile.BuildOptions { return compile.BuildOptions{Format: "xds"} }
+
+// boundAddress says whether addr is an address a Gateway server of the
+// router binds.
+func boundAddress(view *resolve.ProxyView, addr string) bool {
+	return slices.ContainsFunc(view.Gateways, func(gs resolve.GatewayServer) bool {
+		return gs.Bind() == addr
+	})
+}

@@ -283,15 +283,24 @@ func (rep *Report) objects(mesh *resolve.Mesh, view *resolve.ProxyView, tr *simu
 }
 
 // gatewayServer is the Gateway server a gateway request arrived at: the
-// first on the request's port whose hosts take its authority.
+// first on the request's port whose hosts take its authority, among the
+// servers bound to the request's address, or, when none is, the unbound
+// ones (as Envoy picks a listener: the exact address before the wildcard).
 func gatewayServer(mesh *resolve.Mesh, view *resolve.ProxyView, r *Resolved) (resolve.GatewayServer, bool) {
 	name := strings.ToLower(stripPort(r.Request.Host))
 	if r.Request.SNI != "" {
 		name = strings.ToLower(r.Request.SNI)
 	}
+	onPort := func(gs resolve.GatewayServer) bool {
+		p := r.Request.Port
+		return gs.Port == p || workloadPort(mesh, view.Proxy, nil, gs.Port) == p
+	}
+	bind := ""
+	if slices.ContainsFunc(view.Gateways, func(gs resolve.GatewayServer) bool { return onPort(gs) && gs.Bind() == r.Request.Address }) {
+		bind = r.Request.Address
+	}
 	for _, gs := range view.Gateways {
-		port := gs.Port
-		if p := r.Request.Port; port != p && workloadPort(mesh, view.Proxy, nil, port) != p {
+		if !onPort(gs) || gs.Bind() != bind {
 			continue
 		}
 		for _, h := range gs.Hosts {

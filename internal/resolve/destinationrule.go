@@ -1,10 +1,12 @@
 package resolve
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"sync"
 
+	"google.golang.org/protobuf/proto"
 	networking "istio.io/api/networking/v1alpha3"
 
 	"github.com/meshc/meshc/internal/host"
@@ -209,13 +211,70 @@ func (r *Rule) merge(dr *model.DestinationRule) {
 		}
 		r.Subsets = append(r.Subsets, s)
 	}
-	switch {
-	case dr.Spec.GetTrafficPolicy() == nil:
+	switch incoming := dr.Spec.GetTrafficPolicy(); {
+	case incoming == nil:
+	case backendPolicyRule(dr) != backendPolicyRule(r.From[0]):
+		// A rule written by hand and one generated from a backend
+		// policy: the written one's fields win, whichever came first.
+		user, backend := r.TrafficPolicy, incoming
+		if !backendPolicyRule(dr) {
+			user, backend = incoming, r.TrafficPolicy
+			r.PolicyFrom = dr
+		} else if user == nil {
+			r.PolicyFrom = dr
+		}
+		r.TrafficPolicy = underBackendPolicy(user, backend)
 	case r.TrafficPolicy == nil:
-		r.TrafficPolicy, r.PolicyFrom = dr.Spec.GetTrafficPolicy(), dr
+		r.TrafficPolicy, r.PolicyFrom = incoming, dr
 	default:
 		r.Dropped = append(r.Dropped, MergeLoss{From: dr, Kept: r.PolicyFrom})
 	}
+}
+
+// backendPolicyRule reports whether a DestinationRule is one istiod
+// generates from Gateway API backend policies (BackendTLSPolicy), which
+// carry the internal parents annotation users cannot set
+// (docs/semantics/gateway-api.md §G8).
+func backendPolicyRule(dr *model.DestinationRule) bool {
+	_, ok := dr.Annotations[model.AnnotationParents]
+	return ok
+}
+
+// underBackendPolicy is a written traffic policy with a generated one
+// filling the fields it leaves unset, port by port too.
+func underBackendPolicy(user, backend *networking.TrafficPolicy) *networking.TrafficPolicy {
+	if user == nil {
+		return backend
+	}
+	if backend == nil {
+		return user
+	}
+	out := &networking.TrafficPolicy{
+		ConnectionPool:   cmp.Or(user.GetConnectionPool(), backend.GetConnectionPool()),
+		OutlierDetection: cmp.Or(user.GetOutlierDetection(), backend.GetOutlierDetection()),
+		LoadBalancer:     cmp.Or(user.GetLoadBalancer(), backend.GetLoadBalancer()),
+		Tls:              cmp.Or(user.GetTls(), backend.GetTls()),
+		Tunnel:           cmp.Or(user.GetTunnel(), backend.GetTunnel()),
+		ProxyProtocol:    cmp.Or(user.GetProxyProtocol(), backend.GetProxyProtocol()),
+		RetryBudget:      cmp.Or(user.GetRetryBudget(), backend.GetRetryBudget()),
+	}
+	out.PortLevelSettings = slices.Clone(user.GetPortLevelSettings())
+	for _, bp := range backend.GetPortLevelSettings() {
+		i := slices.IndexFunc(out.PortLevelSettings, func(up *networking.TrafficPolicy_PortTrafficPolicy) bool {
+			return up.GetPort().GetNumber() == bp.GetPort().GetNumber()
+		})
+		if i < 0 {
+			out.PortLevelSettings = append(out.PortLevelSettings, bp)
+			continue
+		}
+		up := proto.Clone(out.PortLevelSettings[i]).(*networking.TrafficPolicy_PortTrafficPolicy)
+		up.LoadBalancer = cmp.Or(up.GetLoadBalancer(), bp.GetLoadBalancer())
+		up.ConnectionPool = cmp.Or(up.GetConnectionPool(), bp.GetConnectionPool())
+		up.OutlierDetection = cmp.Or(up.GetOutlierDetection(), bp.GetOutlierDetection())
+		up.Tls = cmp.Or(up.GetTls(), bp.GetTls())
+		out.PortLevelSettings[i] = up
+	}
+	return out
 }
 
 func (r *Rule) subsetOwner(name string) *model.DestinationRule {

@@ -221,3 +221,34 @@ func TestC36PlainDRSwallowedBySelectorDR(t *testing.T) {
 		t.Errorf("with exportTo [., x] app=other should get plain, got %v", r)
 	}
 }
+
+// TestDestinationRuleOf: a VirtualService destination's decision is the
+// one its hostname gives, numbered or not, for a host no service has too.
+func TestDestinationRuleOf(t *testing.T) {
+	m := mesh(t, "",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: reviews, namespace: shop}\nspec: {ports: [{name: http, port: 80}]}\n",
+		"apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: reviews, namespace: shop}\nspec: {host: reviews, subsets: [{name: v1, labels: {version: v1}}]}\n",
+		"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: reviews, namespace: shop}\nspec: {hosts: [reviews], http: [{route: [{destination: {host: reviews, subset: v1}}, {destination: {host: gone.example.com}}]}]}\n",
+	)
+	var checked, found int
+	for _, sc := range m.Scopes {
+		sc.RoutedDestinations(func(d *Destination) {
+			unnumbered := *d
+			unnumbered.hostID = 0
+			want, wantOK := sc.DestinationRule(d.Host)
+			for _, dest := range []*Destination{d, &unnumbered} {
+				got, ok := sc.DestinationRuleOf(dest)
+				if ok != wantOK || got.Rule != want.Rule || got.Service != want.Service {
+					t.Errorf("scope %s, %s (host ID %d): DestinationRuleOf = %v, %v; DestinationRule = %v, %v", sc.Namespace, d.Host, dest.hostID, got.Rule, ok, want.Rule, wantOK)
+				}
+			}
+			checked++
+			if wantOK && want.Rule != nil {
+				found++
+			}
+		})
+	}
+	if checked < 2 || found == 0 {
+		t.Fatalf("checked %d destinations, %d with a rule: the mesh routes nothing to check", checked, found)
+	}
+}

@@ -25,6 +25,8 @@ import (
 //     (isHost), in every digest;
 //   - ServedPorts: the proxy's workload's served ports, in its digest;
 //   - ServerNames, DestinationCluster: the view and Config;
+//   - MergeGateways: the view and the proxy's served ports (through
+//     GatewayTargetPort), in routers' digests;
 //   - GatewayRouteConfig: the view and, through GatewayHTTPRoutes, the
 //     whole registry (gatewayService), in routers' digests.
 //
@@ -33,7 +35,8 @@ import (
 //
 // Cut from a view: a scope's registry and its slot index, which map a
 // hostname to the scope's own service (whose hostname and host ID are
-// digested), and the scope's proxies, which emit does not read. Cut from
+// digested), a destination's host number, which its hostname gives, and
+// the scope's proxies, which emit does not read. Cut from
 // every object: where it is written and its input order, which serve
 // reports only (model.ObjectMeta): a file moved or renamed changes no
 // configuration.
@@ -48,13 +51,14 @@ type Digester struct {
 
 // DigestedMeshReads are the Mesh methods whose reads Digester covers.
 func DigestedMeshReads() []string {
-	return []string{"Config", "ProxyMTLS", "NamespaceMTLS", "OutboundRoutes", "EgressRoutes", "ServedPorts", "ServerNames", "DestinationCluster", "GatewayRouteConfig"}
+	return []string{"Config", "ProxyMTLS", "NamespaceMTLS", "OutboundRoutes", "EgressRoutes", "ServedPorts", "ServerNames", "DestinationCluster", "GatewayRouteConfig", "MergeGateways"}
 }
 
 // NewDigester digests the mesh-wide reads of m.
 func (m *Mesh) NewDigester() (*Digester, error) {
 	h := deephash.New(deephash.Cuts{
 		reflect.TypeFor[Scope]():            {"reg", "slot", "Proxies"},
+		reflect.TypeFor[Destination]():      {"hostID"},
 		reflect.TypeFor[model.ObjectMeta](): {"Source", "Seq"},
 	})
 	hosts := slices.Sorted(maps.Keys(m.reg.byHostNs))

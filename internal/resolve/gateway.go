@@ -20,6 +20,9 @@ type GatewayServer struct {
 	Routes []GatewayRoute
 }
 
+// Bind is the address the server binds, "" for none.
+func (gs GatewayServer) Bind() string { return gs.Gateway.Spec.GetServers()[gs.Index].GetBind() }
+
 // GatewayRoute is a VirtualService applied to a gateway server, and the
 // hosts it serves there.
 type GatewayRoute struct {
@@ -37,7 +40,7 @@ type GatewayRoute struct {
 func bindGateways(p *Proxy, gateways []*model.Gateway, vss *vsIndex, services []*Service) []GatewayServer {
 	var out []GatewayServer
 	for _, gw := range gateways {
-		bound, ok := boundServices(gw, services)
+		bound, ok := BoundServices(gw, services)
 		if ok {
 			bound = slices.DeleteFunc(slices.Clone(bound), func(s *Service) bool {
 				return s.Namespace != p.Namespace || len(s.Selector) == 0 || !LabelsMatch(s.Selector, p.Labels)
@@ -69,10 +72,10 @@ func bindGateways(p *Proxy, gateways []*model.Gateway, vss *vsIndex, services []
 	return out
 }
 
-// boundServices are the Services of the Gateway's namespace (its parent
-// Gateway's, for a ListenerSet's listener) a generated Gateway names; ok is false for a Gateway that selects its workloads by
-// labels.
-func boundServices(gw *model.Gateway, services []*Service) (out []*Service, ok bool) {
+// BoundServices are the Services of the Gateway's namespace (its parent
+// Gateway's, for a ListenerSet's listener) a generated Gateway names; ok
+// is false for a Gateway that selects its workloads by labels.
+func BoundServices(gw *model.Gateway, services []*Service) (out []*Service, ok bool) {
 	names, ok := gw.Annotations[model.AnnotationGatewayService]
 	if !ok {
 		return nil, false
@@ -93,7 +96,7 @@ func boundServices(gw *model.Gateway, services []*Service) (out []*Service, ok b
 func serviceBoundSelectors(gateways []*model.Gateway, services []*Service) []map[string]string {
 	var out []map[string]string
 	for _, gw := range gateways {
-		bound, _ := boundServices(gw, services)
+		bound, _ := BoundServices(gw, services)
 		for _, s := range bound {
 			if len(s.Selector) > 0 {
 				out = append(out, s.Selector)

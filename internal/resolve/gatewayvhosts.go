@@ -15,16 +15,21 @@ import (
 // only virtual host when nothing routes there: Envoy answers 404.
 const BlackholeCatchAll = "blackhole"
 
-// GatewayRouteConfig assembles the route configuration name that a
-// router's servers share on port (docs/semantics/virtual-services.md
-// §6.7): a virtual host per host a VirtualService serves there, the
+// GatewayRouteConfig assembles route configuration r of a router
+// (MergedGateway.Routes), named by its first server's port
+// (docs/semantics/virtual-services.md §6.7): a virtual host per host a VirtualService serves there, the
 // routes of several VirtualServices for one host concatenated in server
 // and binding order. Hosts given the same routes share one virtual host,
 // named by the most specific of them; an httpsRedirect server's hosts
 // without routes share one too. Routes matching every request go last,
 // and the virtual hosts are sorted by name. With no virtual host, the
 // configuration holds a blackhole one.
-func (m *Mesh) GatewayRouteConfig(v *ProxyView, name string, port uint32, servers []GatewayServer) *RouteConfig {
+func (m *Mesh) GatewayRouteConfig(v *ProxyView, r GatewayRoutes) *RouteConfig {
+	name, servers := r.Name, r.Servers
+	var port uint32
+	if len(servers) > 0 {
+		port = servers[0].Port
+	}
 	type vhost struct {
 		vh *VirtualHost
 		// groups are the (gateway, VirtualService) route lists the

@@ -51,7 +51,7 @@ func TestGatewayRouteConfig(t *testing.T) {
 			if !ok {
 				t.Fatal("no gateway proxy")
 			}
-			rc := m.GatewayRouteConfig(v, "http.80", 80, v.Gateways)
+			rc := m.GatewayRouteConfig(v, GatewayRoutes{"http.80", v.Gateways})
 			var got []string
 			for _, vh := range rc.VirtualHosts {
 				var routes []string

@@ -8,6 +8,7 @@ import (
 	networking "istio.io/api/networking/v1alpha3"
 
 	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
 )
 
 // L4Route is one TCP or TLS route a listener takes, in the order it takes
@@ -137,18 +138,30 @@ func SidecarTLSRoutes(vss []*VirtualService, h host.Name, src RouteSource) []L4R
 	return out
 }
 
-// GatewayTCPRoute is the TCP route a plain TCP gateway server takes: the
-// first, over its VirtualServices in order, with destinations and a match
-// for the server (or none).
+// GatewayTCPRoute is the TCP route a TCP gateway server, plain or
+// terminating TLS, takes: the first, over its VirtualServices in order,
+// with destinations and a match for the server (or none). A VirtualService
+// made of a TLSRoute has TLS routes only: istiod then takes the first of
+// those whose match, SNI names aside, is the server's
+// (docs/semantics/gateway-api.md §G3.4).
 func GatewayTCPRoute(gs GatewayServer) (L4Route, bool) {
 	src := RouteSource{Gateways: []string{gs.Gateway.Namespace + "/" + gs.Gateway.Name}, Port: gs.Port}
 	for _, gr := range gs.Routes {
 		vs := gr.VirtualService
+		applies := func(m l4Match) bool { return gatewayL4Applies(m, src, vs.Namespace()) }
 		for _, r := range vs.Object.Spec.GetTcp() {
 			if len(r.GetRoute()) == 0 {
 				continue
 			}
-			if len(r.GetMatch()) == 0 || slices.ContainsFunc(r.GetMatch(), func(m *networking.L4MatchAttributes) bool { return gatewayL4Applies(m, src, vs.Namespace()) }) {
+			if len(r.GetMatch()) == 0 || slices.ContainsFunc(r.GetMatch(), func(m *networking.L4MatchAttributes) bool { return applies(m) }) {
+				return L4Route{VirtualService: vs, Destinations: r.GetRoute(), Terminal: true}, true
+			}
+		}
+		if !strings.HasPrefix(vs.Object.Annotations[model.AnnotationParents], "TLSRoute/") {
+			continue
+		}
+		for _, r := range vs.Object.Spec.GetTls() {
+			if slices.ContainsFunc(r.GetMatch(), func(m *networking.TLSMatchAttributes) bool { return applies(m) }) {
 				return L4Route{VirtualService: vs, Destinations: r.GetRoute(), Terminal: true}, true
 			}
 		}
@@ -158,10 +171,12 @@ func GatewayTCPRoute(gs GatewayServer) (L4Route, bool) {
 
 // GatewayTLSRoutes are the routes of a TLS passthrough gateway server, by
 // SNI, along the TLS routes of its VirtualServices
-// (docs/semantics/virtual-services.md §6.7). An SNI name an earlier route on the port took
-// (seen, shared by the port's servers) is skipped, as istiod does and as
-// Envoy would refuse the duplicate; skipped says why for each.
-func GatewayTLSRoutes(gs GatewayServer, seen map[string]bool) (routes []L4Route, skipped []string) {
+// (docs/semantics/virtual-services.md §6.7). An SNI name an earlier route
+// on the port and bind took (seen, shared by the port's servers, holds
+// the bind of the latest server to take each name) is skipped, as istiod
+// does and as Envoy would refuse the duplicate; skipped says why for each.
+func GatewayTLSRoutes(gs GatewayServer, seen map[string]string) (routes []L4Route, skipped []string) {
+	bind := gs.Gateway.Spec.GetServers()[gs.Index].GetBind()
 	gw := gs.Gateway.Namespace + "/" + gs.Gateway.Name
 	src := RouteSource{Gateways: []string{gw}, Port: gs.Port}
 	for _, gr := range gs.Routes {
@@ -174,13 +189,13 @@ func GatewayTLSRoutes(gs GatewayServer, seen map[string]bool) (routes []L4Route,
 				if !gatewayL4Applies(m, src, vs.Namespace()) {
 					continue
 				}
-				if slices.ContainsFunc(m.GetSniHosts(), func(h string) bool { return seen[h] }) {
+				if slices.ContainsFunc(m.GetSniHosts(), func(h string) bool { b, ok := seen[h]; return ok && b == bind }) {
 					skipped = append(skipped, fmt.Sprintf("VirtualService %s/%s: TLS route on gateway %s port %d repeats an SNI name of an earlier route; skipped, as istiod does",
 						vs.Object.Namespace, vs.Object.Name, gw, gs.Port))
 					continue
 				}
 				for _, h := range m.GetSniHosts() {
-					seen[h] = true
+					seen[h] = bind
 				}
 				routes = append(routes, L4Route{VirtualService: vs, Destinations: r.GetRoute(), SNIHosts: m.GetSniHosts()})
 			}

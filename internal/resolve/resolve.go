@@ -168,6 +168,7 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 		},
 		func() { m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo) },
 	)
+	m.vss.numberDestinations(m.reg)
 	m.served = workloadPorts(m.reg.all)
 	m.DelegateProblems = m.vss.delegateProblems
 	m.VirtualServices = m.vss.all

@@ -1,6 +1,9 @@
 package resolve
 
 import (
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	networking "istio.io/api/networking/v1alpha3"
@@ -66,5 +69,78 @@ func TestHTTPSRouteName(t *testing.T) {
 	srv.Bind = "10.0.0.1"
 	if got, want := HTTPSRouteName(gw, srv), "https.443.https.edge.infra.10.0.0.1"; got != want {
 		t.Errorf("with bind: got %s, want %s", got, want)
+	}
+}
+
+// TestServerMergeGroups: kept servers are grouped as istiod groups them,
+// by port, protocol as written and bind, groups in the order they start;
+// HTTP servers share route http.<port>[.<bind>], and a server starting a
+// group anew takes its route name over.
+func TestServerMergeGroups(t *testing.T) {
+	type srv struct {
+		proto, bind string
+		tls         bool
+	}
+	tests := []struct {
+		name    string
+		servers []srv // server i of one Gateway "g", host h<i>
+		groups  []string
+		routes  []string
+	}{
+		{"TLS groups by protocol, then HTTP",
+			[]srv{{"HTTPS", "", true}, {"TLS", "", true}, {"HTTPS", "", true}, {"HTTP", "", false}},
+			[]string{"HTTPS@ https.80.p0.g.ns [0 2]", "TLS@ [1]", "HTTP@ http.80 [3]"},
+			[]string{"https.80.p0.g.ns [0]", "https.80.p2.g.ns [2]", "http.80 [3]"}},
+		{"one listener per bind",
+			[]srv{{"HTTP", "10.0.0.1", false}, {"HTTP", "", false}, {"HTTP", "10.0.0.1", false}, {"HTTP", "", false}},
+			[]string{"HTTP@10.0.0.1 http.80.10.0.0.1 [0 2]", "HTTP@ http.80 [1 3]"},
+			[]string{"http.80.10.0.0.1 [0 2]", "http.80 [1 3]"}},
+		{"a respelt protocol after another bind starts anew",
+			[]srv{{"HTTP", "10.0.0.1", false}, {"HTTP", "10.0.0.2", false}, {"HTTP2", "10.0.0.1", false}},
+			[]string{"HTTP@10.0.0.1 http.80.10.0.0.1 [0]", "HTTP@10.0.0.2 http.80.10.0.0.2 [1]", "HTTP2@10.0.0.1 http.80.10.0.0.1 [2]"},
+			[]string{"http.80.10.0.0.1 [2]", "http.80.10.0.0.2 [1]"}},
+		{"HTTPS on a bound listener of its own",
+			[]srv{{"HTTP", "", false}, {"HTTPS", "10.0.0.1", true}},
+			[]string{"HTTP@ http.80 [0]", "HTTPS@10.0.0.1 https.80.p1.g.ns.10.0.0.1 [1]"},
+			[]string{"http.80 [0]", "https.80.p1.g.ns.10.0.0.1 [1]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := &model.Gateway{ObjectMeta: model.ObjectMeta{Namespace: "ns", Name: "g"}, Spec: &networking.Gateway{}}
+			for i, s := range tt.servers {
+				ns := &networking.Server{Port: &networking.Port{Number: 80, Name: "p" + strconv.Itoa(i), Protocol: s.proto}, Hosts: []string{"h" + strconv.Itoa(i)}, Bind: s.bind}
+				if s.tls {
+					ns.Tls = &networking.ServerTLSSettings{Mode: networking.ServerTLSSettings_SIMPLE, CredentialName: "c"}
+				}
+				g.Spec.Servers = append(g.Spec.Servers, ns)
+			}
+			m := NewServerMerge()
+			for i := range tt.servers {
+				if v := m.Add(ServerRef{Gateway: g, Index: i}, 80); v.Drop != DropNone {
+					t.Fatalf("server %d dropped: %d", i, v.Drop)
+				}
+			}
+			indices := func(refs []ServerRef) string {
+				var out []string
+				for _, r := range refs {
+					out = append(out, strconv.Itoa(r.Index))
+				}
+				return "[" + strings.Join(out, " ") + "]"
+			}
+			var groups []string
+			for _, gr := range m.Groups() {
+				groups = append(groups, strings.Join(strings.Fields(gr.Protocol+"@"+gr.Bind+" "+gr.Route+" "+indices(gr.Servers)), " "))
+			}
+			if !slices.Equal(groups, tt.groups) {
+				t.Errorf("groups %q, want %q", groups, tt.groups)
+			}
+			var routes []string
+			for _, r := range m.Routes() {
+				routes = append(routes, r+" "+indices(m.RouteServers(r)))
+			}
+			if !slices.Equal(routes, tt.routes) {
+				t.Errorf("routes %q, want %q", routes, tt.routes)
+			}
+		})
 	}
 }

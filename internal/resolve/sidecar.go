@@ -282,6 +282,12 @@ func (sc *Scope) Name() string {
 // index returns the position in Services of the service for h.
 func (sc *Scope) index(h host.Name) (int, bool) {
 	id, ok := sc.reg.hostIDs[h]
+	return sc.slotOf(id, ok)
+}
+
+// slotOf is index for the registry's host number id (ok false: a host no
+// service has).
+func (sc *Scope) slotOf(id int32, ok bool) (int, bool) {
 	if !ok || sc.slot[id] == 0 {
 		return 0, false
 	}
@@ -299,7 +305,17 @@ func (sc *Scope) Import(h host.Name) (Import, bool) {
 
 // DestinationRule returns the DestinationRule decision for a hostname.
 func (sc *Scope) DestinationRule(h host.Name) (DRDecision, bool) {
-	i, ok := sc.index(h)
+	return sc.decision(sc.index(h))
+}
+
+// DestinationRuleOf is DestinationRule for a VirtualService destination's
+// host, which resolve has numbered: no hashing of the hostname.
+func (sc *Scope) DestinationRuleOf(d *Destination) (DRDecision, bool) {
+	return sc.decision(sc.slotOf(d.regID(sc.reg)))
+}
+
+// decision is the DestinationRule decision for Services[i], if ok.
+func (sc *Scope) decision(i int, ok bool) (DRDecision, bool) {
 	if !ok || i >= len(sc.drs) {
 		return DRDecision{}, false
 	}

@@ -80,6 +80,36 @@ type Destination struct {
 	// In is the VirtualService that wrote the destination: the one
 	// routing, or the delegate whose route was merged in.
 	In *VirtualService
+	// hostID is Host's number in the registry plus one, -1 for a host no
+	// service has, 0 when not looked up (numberDestinations): the scopes
+	// of a mesh look every destination up, hundreds of thousands of times.
+	hostID int32
+}
+
+// numberDestinations sets the hostID of every destination in x.
+func (x *vsIndex) numberDestinations(reg *registry) {
+	for _, vs := range x.all {
+		for i := range vs.Destinations {
+			d := &vs.Destinations[i]
+			d.hostID = -1
+			if id, ok := reg.hostIDs[d.Host]; ok {
+				d.hostID = id + 1
+			}
+		}
+	}
+}
+
+// regID is the registry's number of d's host, false when no service has
+// it.
+func (d *Destination) regID(reg *registry) (int32, bool) {
+	switch {
+	case d.hostID > 0:
+		return d.hostID - 1, true
+	case d.hostID < 0:
+		return 0, false
+	}
+	id, ok := reg.hostIDs[d.Host]
+	return id, ok
 }
 
 // destinations lists every destination of a VirtualService's effective
@@ -282,17 +312,22 @@ func (e egressHosts) importsVS(vs *VirtualService, star *hostClass) bool {
 func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualService, domain string) {
 	// Scratch space reused across VirtualServices: the destination hosts
 	// in order of first use, and the ports routed to one of them.
-	var hosts []host.Name
+	var hosts []*Destination // the first destination of each host
 	var ports []uint32
 	for _, vs := range vss {
 		hosts = hosts[:0]
 		for i := range vs.Destinations {
-			if d := &vs.Destinations[i]; sc.routesHere(d) && !slices.Contains(hosts, d.Host) {
-				hosts = append(hosts, d.Host)
+			if d := &vs.Destinations[i]; sc.routesHere(d) && !slices.ContainsFunc(hosts, func(o *Destination) bool { return o.Host == d.Host }) {
+				hosts = append(hosts, d)
 			}
 		}
-		for _, h := range hosts {
-			s := inferredService(reg, h, sc.Namespace)
+		for _, first := range hosts {
+			h := first.Host
+			id, ok := first.regID(reg)
+			if !ok {
+				continue
+			}
+			s := inferredService(reg, id, sc.Namespace)
 			if s == nil || sc.holds(s) {
 				// Held whole already: any part of it adds nothing.
 				continue
@@ -331,14 +366,11 @@ func (sc *Scope) routesHere(d *Destination) bool {
 	return d.Kind == "tcp" || d.Kind == "tls" || len(d.SourceNamespaces) == 0 || slices.Contains(d.SourceNamespaces, sc.Namespace)
 }
 
-// inferredService finds the service a destination host means for proxies
+// inferredService finds the service a destination host (numbered id in
+// reg) means for proxies
 // in proxyNs: the proxy's namespace's (without a visibility check), else a
 // visible Kubernetes one, else the oldest visible one.
-func inferredService(reg *registry, h host.Name, proxyNs string) *Service {
-	id, ok := reg.hostIDs[h]
-	if !ok {
-		return nil
-	}
+func inferredService(reg *registry, id int32, proxyNs string) *Service {
 	byNs := reg.byHostPreferred[id]
 	for _, s := range byNs {
 		if s.Namespace == proxyNs {

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"math"
+	"testing"
+)
+
+func TestGCPolicy(t *testing.T) {
+	tests := []struct {
+		name    string
+		total   uint64
+		percent int
+		limit   int64
+	}{
+		{"unknown memory keeps the uncapped default", 0, fallbackGCPercent, math.MaxInt64},
+		{"a quarter of the machine caps the heap", 8 << 30, compileGCPercent, 2 << 30},
+		{"a small machine", 1 << 30, compileGCPercent, 256 << 20},
+		{"the most memory a machine can report", math.MaxUint64, compileGCPercent, math.MaxUint64 / 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			percent, limit := gcPolicy(tt.total)
+			if percent != tt.percent || limit != tt.limit {
+				t.Errorf("gcPolicy(%d) = %d, %d; want %d, %d", tt.total, percent, limit, tt.percent, tt.limit)
+			}
+		})
+	}
+}
+
+func TestTotalMemory(t *testing.T) {
+	// Where it is known, it is the memory of a machine that runs tests.
+	if m := totalMemory(); m != 0 && m < 64<<20 {
+		t.Errorf("totalMemory() = %d bytes", m)
+	}
+}
