@@ -23,7 +23,8 @@ func newGenCmd(g *globals) *cobra.Command {
 		Example: `  meshc gen -o /tmp/mesh                       # 100 namespaces x 20 services, ~8,000 objects
   meshc gen -o /tmp/small --namespaces 5 --services 4
   meshc gen -o /tmp/gw --ingress gatewayapi      # the same routes at an ingress, as HTTPRoutes
-  meshc gen -o /tmp/routes --http-routes                 # the same mesh routed by HTTPRoutes
+  meshc gen -o /tmp/vs --version-services       # routes to a Service per version, as VirtualServices
+  meshc gen -o /tmp/routes --http-routes         # the same routes as HTTPRoutes
   meshc gen -o /tmp/r7 --random --gateway-api --seed 7`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
@@ -57,7 +58,8 @@ func newGenCmd(g *globals) *cobra.Command {
 	cmd.Flags().Int64Var(&opts.Seed, "seed", 0, "seed for the few random choices (default 1)")
 	cmd.Flags().StringVar(&opts.Ingress, "ingress", "", "add an ingress gateway routing to every service: istio (Gateway and VirtualServices) or gatewayapi (Gateway and HTTPRoutes)")
 	cmd.Flags().BoolVar(&random, "random", false, "a small mesh whose whole shape the seed decides (mixed protocols, ServiceEntries, Sidecars, DestinationRules, VirtualServices, PeerAuthentications, a gateway with servers sometimes bound to its address), for comparing with istiod")
-	cmd.Flags().BoolVar(&opts.HTTPRoutes, "http-routes", false, "write the routes as mesh HTTPRoutes (to a Service per version) instead of VirtualServices")
+	cmd.Flags().BoolVar(&opts.VersionServices, "version-services", false, "add a Service per version of each routed service and route to those instead of to subsets (the mesh --http-routes writes, routed by VirtualServices)")
+	cmd.Flags().BoolVar(&opts.HTTPRoutes, "http-routes", false, "write the routes as mesh HTTPRoutes (to a Service per version, as --version-services) instead of VirtualServices")
 	cmd.Flags().BoolVar(&ropts.GatewayAPI, "gateway-api", false, "with --random: add Gateways of class istio, ListenerSets, HTTPRoutes, GRPCRoutes, TCPRoutes, TLSRoutes and ReferenceGrants, some deliberately not accepted")
 	return cmd
 }

@@ -180,18 +180,27 @@ func TestProxyConfigTooLargeGroupedByScope(t *testing.T) {
 }
 
 // TestEstimateWithinAFactorOfTwo: on a generated mesh with and without
-// Sidecars, and with a private ServiceEntry in every namespace, the
-// estimate of both layouts is within a factor of two of what the build
-// writes, and sharing is estimated smaller.
+// Sidecars, with a private ServiceEntry in every namespace, and routed by
+// mesh HTTPRoutes (whose destinations name one port of two-port
+// services), the estimate of both layouts is within a factor of two of
+// what the build writes, and sharing is estimated smaller.
 func TestEstimateWithinAFactorOfTwo(t *testing.T) {
-	for _, private := range []bool{false, true} {
-		estimateWithinAFactorOfTwo(t, private)
+	small := meshgen.Options{Namespaces: 6, ServicesPerNS: 5, SidecarEveryNth: 2}
+	for _, c := range []struct {
+		opts    meshgen.Options
+		private bool
+	}{
+		{small, false},
+		{small, true},
+		{meshgen.Options{Namespaces: 12, ServicesPerNS: 10, SidecarEveryNth: -1, HTTPRoutes: true}, false},
+	} {
+		estimateWithinAFactorOfTwo(t, c.opts, c.private)
 	}
 }
 
-func estimateWithinAFactorOfTwo(t *testing.T, private bool) {
+func estimateWithinAFactorOfTwo(t *testing.T, mesh meshgen.Options, private bool) {
 	dir := t.TempDir()
-	if _, _, err := meshgen.Write(dir, meshgen.Options{Namespaces: 6, ServicesPerNS: 5, SidecarEveryNth: 2}); err != nil {
+	if _, _, err := meshgen.Write(dir, mesh); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; private && i <= 6; i++ {
@@ -228,7 +237,7 @@ func estimateWithinAFactorOfTwo(t *testing.T, private bool) {
 			t.Errorf("%+v: Written %d, the proxies' files on disk %d", opts, built.Written, proxyFiles)
 		}
 		if ratio := float64(est.Bytes) / float64(written); ratio < 0.5 || ratio > 2 {
-			t.Errorf("%+v: estimated %d bytes, wrote %d (ratio %.2f)", opts, est.Bytes, written, ratio)
+			t.Errorf("%+v, %+v: estimated %d bytes, wrote %d (ratio %.2f)", mesh, opts, est.Bytes, written, ratio)
 		}
 		if len(est.Scopes) == 0 || est.Scopes[0].Proxies == 0 {
 			t.Errorf("no scopes in the estimate: %+v", est)

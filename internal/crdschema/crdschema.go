@@ -19,7 +19,6 @@ import (
 	apiext "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
@@ -36,7 +35,10 @@ type Schema struct {
 	structural *schema.Structural
 	openAPI    validation.SchemaValidator
 	// rules is nil when the version has no CEL rules.
-	rules *cel.Validator
+	rules *celNode
+	// metadataOpaque: the schema reads no more of the metadata than its
+	// type (see Memo).
+	metadataOpaque bool
 }
 
 // Violation is one rule an object breaks, at the field the API server
@@ -74,10 +76,15 @@ func Compile(crd *apiextv1.CustomResourceDefinition, version string) (*Schema, e
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: OpenAPI validator: %w", crd.Name, version, err)
 	}
+	rules, err := newCELTree(structural)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", crd.Name, version, err)
+	}
 	return &Schema{
-		structural: structural,
-		openAPI:    openAPI,
-		rules:      cel.NewValidator(structural, true, celconfig.PerCallLimit),
+		structural:     structural,
+		openAPI:        openAPI,
+		rules:          rules,
+		metadataOpaque: metadataOpaque(v1),
 	}, nil
 }
 
@@ -88,6 +95,11 @@ func Compile(crd *apiextv1.CustomResourceDefinition, version string) (*Schema, e
 // modified; its numbers may be json.Number, as a YAML or JSON reader
 // leaves them.
 func (s *Schema) Validate(ctx context.Context, obj map[string]any) []Violation {
+	return s.validate(ctx, obj, nil)
+}
+
+// validate is Validate, remembering through m when it is not nil.
+func (s *Schema) validate(ctx context.Context, obj map[string]any, m *Memo) []Violation {
 	u, ok := unstructured(obj).(map[string]any)
 	if !ok {
 		return nil
@@ -100,7 +112,7 @@ func (s *Schema) Validate(ctx context.Context, obj map[string]any) []Violation {
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
 	unchecked := s.rules != nil && blocksRules(errs)
 	if s.rules != nil && !unchecked {
-		celErrs, _ := s.rules.Validate(ctx, nil, s.structural, u, nil, celconfig.RuntimeCELCostBudget)
+		celErrs, _ := m.validateCEL(ctx, s.rules, nil, u, celconfig.RuntimeCELCostBudget)
 		errs = append(errs, celErrs...)
 	}
 	out := make([]Violation, 0, len(errs)+1)

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/meshc/meshc/internal/crdschema"
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/yamlfast"
@@ -53,9 +54,12 @@ type decoder struct {
 	// written maps the lines of a template's rendered output to the
 	// template's lines (render.Doc.Lines); nil for other input.
 	written []int
+
+	// crd validates Gateway API objects, remembering what it has judged.
+	crd *crdschema.Memo
 }
 
-func newDecoder() *decoder { return &decoder{schema: newGoSchema()} }
+func newDecoder() *decoder { return &decoder{schema: newGoSchema(), crd: crdschema.NewMemo()} }
 
 // decodeFile decodes every document of a file. It never stops early: a
 // broken document is reported and the next one is read. notObjects reports a file

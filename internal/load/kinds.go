@@ -54,7 +54,7 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[strin
 		// The CRD's rules stand in for the API server's admission, off
 		// like istiod's for the fixtures of later passes.
 		if k.Family == model.GatewayAPI && len(errs) == 0 && !d.noAdmission {
-			errs = checkCRD(k, meta.APIVersion, raw)
+			errs = d.checkCRD(k, meta.APIVersion, raw)
 		}
 	}
 	if rejects(errs) {
@@ -115,7 +115,7 @@ func checkSyncModes(c model.HNCConfigSpec) []fieldError {
 // object's version, as the API server does on create: OpenAPI rules, list
 // types and CEL rules. It runs after strict decoding found nothing, so a
 // problem is reported once.
-func checkCRD(k *model.Kind, apiVersion string, raw map[string]any) []fieldError {
+func (d *decoder) checkCRD(k *model.Kind, apiVersion string, raw map[string]any) []fieldError {
 	_, version := splitAPIVersion(apiVersion)
 	s, ok, err := crdschema.GatewayAPI(k.Plural, version)
 	if !ok || err != nil {
@@ -124,7 +124,7 @@ func checkCRD(k *model.Kind, apiVersion string, raw map[string]any) []fieldError
 		return nil
 	}
 	var errs []fieldError
-	for _, v := range s.Validate(context.Background(), raw) {
+	for _, v := range d.crd.Validate(context.Background(), s, raw) {
 		errs = append(errs, fieldError{Path: v.Path, Msg: v.Msg})
 	}
 	return errs

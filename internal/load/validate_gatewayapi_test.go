@@ -145,3 +145,24 @@ func repeatRefs(n int) string {
 	}
 	return out
 }
+
+// TestGatewayAPICRDValidationRepeated: an object whose content was judged
+// before in the same load (the same route in two namespaces, a rule met
+// again in another route) gets its findings all the same, at its own
+// lines.
+func TestGatewayAPICRDValidationRepeated(t *testing.T) {
+	bad := "  - timeouts: {request: 1s, backendRequest: 2s}\n"
+	doc := func(ns, rules string) string {
+		return "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: " + ns + "}\nspec:\n  parentRefs: [{name: gw}]\n  rules:\n" + rules
+	}
+	in := doc("a", bad) + "---\n" + doc("b", bad) + "---\n" + doc("c", "  - backendRefs: [{name: web, port: 80}]\n"+bad)
+	objs, ds := Bytes("in.yaml", []byte(in))
+	checkDiags(t, ds, []diagKey{
+		{"MC1003", 7, "spec.rules[0].timeouts: Invalid value: backendRequest timeout cannot be longer than request timeout"},
+		{"MC1003", 15, "spec.rules[0].timeouts: Invalid value: backendRequest timeout cannot be longer than request timeout"},
+		{"MC1003", 24, "spec.rules[1].timeouts: Invalid value: backendRequest timeout cannot be longer than request timeout"},
+	})
+	if len(objs) != 0 {
+		t.Errorf("%d objects loaded, want none", len(objs))
+	}
+}

@@ -66,11 +66,16 @@ type Options struct {
 	// Gateway and an HTTPRoute per service (the same routes); none by
 	// default.
 	Ingress string
-	// HTTPRoutes writes the same routes as Gateway API mesh HTTPRoutes
-	// (parent the Service) instead of VirtualServices: a Service per
-	// version (svc-NN-vK, selecting app and version) stands for each
-	// subset, and the namespace a cross-namespace route points into
-	// grants the previous namespace's HTTPRoutes its Services.
+	// VersionServices writes a Service per version (svc-NN-vK, selecting
+	// app and version) of every routed service, and the VirtualServices
+	// route to those Services instead of to subsets: the mesh HTTPRoutes
+	// writes, with its routes as VirtualServices, since a Gateway API
+	// backend is a Service and cannot name a subset.
+	VersionServices bool
+	// HTTPRoutes writes the routes of VersionServices as Gateway API mesh
+	// HTTPRoutes (parent the Service) instead of VirtualServices; the
+	// namespace a cross-namespace route points into grants the previous
+	// namespace's HTTPRoutes its Services.
 	HTTPRoutes bool
 }
 
@@ -136,7 +141,7 @@ type config struct {
 	namespaces, services, versions, sidecarNth int
 	seed                                       uint64
 	nsWidth, svcWidth                          int
-	httpRoutes                                 bool
+	versionServices, httpRoutes                bool
 }
 
 func resolve(o Options) config {
@@ -147,6 +152,9 @@ func resolve(o Options) config {
 		sidecarNth: o.SidecarEveryNth,
 		seed:       uint64(o.Seed),
 		httpRoutes: o.HTTPRoutes,
+		// An HTTPRoute names a Service per version where a
+		// VirtualService may name a subset.
+		versionServices: o.VersionServices || o.HTTPRoutes,
 	}
 	if c.namespaces == 0 {
 		c.namespaces = defaultNamespaces
@@ -267,24 +275,27 @@ func generate(o Options) ([]File, int) {
 				writeDeployment(deps.start(), ns, name, v, grpc, int(r%3)+1, int((r>>8)%10))
 			}
 			writeDestinationRule(drs.start(), ns, name, versions, s%3 == 0)
-			switch {
-			case versions == 1 && !cross:
-			case c.httpRoutes:
+			if versions == 1 && !cross {
+				continue
+			}
+			if c.versionServices {
+				for v := 1; v <= versions; v++ {
+					writeVersionService(svcs.start(), ns, name, v, grpc)
+				}
+			}
+			if c.httpRoutes {
 				remote := ""
 				if cross {
 					remote = next
 				}
-				for v := 1; v <= versions; v++ {
-					writeVersionService(svcs.start(), ns, name, v, grpc)
-				}
 				writeHTTPRoute(hrs.start(), ns, name, versions, remote)
-			default:
-				remote := ""
-				if cross {
-					remote = name + "." + next + ".svc.cluster.local"
-				}
-				writeVirtualService(vss.start(), ns, name, versions, remote)
+				continue
 			}
+			remote := ""
+			if cross {
+				remote = name + "." + next + ".svc.cluster.local"
+			}
+			writeVirtualService(vss.start(), ns, name, versions, remote, c.versionServices)
 		}
 		// The previous namespace's routes send some traffic here.
 		if c.httpRoutes && c.services >= 10 && prev != ns {
@@ -429,8 +440,9 @@ func routeWeights(versions int, remote bool) []int {
 
 // writeVirtualService routes svc's traffic: 10% to each version after v1
 // (less when there are more than five, 50% in all), 5% to remote when it is
-// not empty, and the rest to v1.
-func writeVirtualService(b *bytes.Buffer, ns, svc string, versions int, remote string) {
+// not empty, and the rest to v1. A version is a subset of svc, or with
+// versionServices its own Service.
+func writeVirtualService(b *bytes.Buffer, ns, svc string, versions int, remote string, versionServices bool) {
 	fmt.Fprintf(b, `apiVersion: networking.istio.io/v1
 kind: VirtualService
 metadata:
@@ -443,6 +455,10 @@ spec:
     - route:
 `, svc, ns)
 	for v, w := range routeWeights(versions, remote != "") {
+		if versionServices {
+			fmt.Fprintf(b, "        - destination:\n            host: %s-v%d\n          weight: %d\n", svc, v+1, w)
+			continue
+		}
 		fmt.Fprintf(b, "        - destination:\n            host: %s\n            subset: v%d\n          weight: %d\n", svc, v+1, w)
 	}
 	if remote != "" {

@@ -2,7 +2,9 @@ package meshgen
 
 import (
 	"bytes"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -382,5 +384,51 @@ func TestGenerateHTTPRoutes(t *testing.T) {
 	}
 	if !strings.Contains(byName["ns-001/services.yaml"], "  name: svc-04-v2\n") {
 		t.Error("no Service for version v2 of svc-04")
+	}
+}
+
+// TestGenerateVersionServices: the HTTPRoutes mesh with its routes as
+// VirtualServices to the version Services; every other file is the same
+// in both meshes, so a comparison of the two measures the routes alone.
+func TestGenerateVersionServices(t *testing.T) {
+	opts := Options{Namespaces: 2, ServicesPerNS: 10, VersionServices: true}
+	vs := Generate(opts)
+	opts.HTTPRoutes = true
+	hr := Generate(opts)
+	kinds := countKinds(vs)
+	for k, want := range map[string]int{"Service": 40, "VirtualService": 10, "HTTPRoute": 0, "ReferenceGrant": 0, "DestinationRule": 20, "Deployment": 30} {
+		if kinds[k] != want {
+			t.Errorf("%d %s, want %d", kinds[k], k, want)
+		}
+	}
+	routeFiles := map[string]bool{"virtual-services.yaml": true, "http-routes.yaml": true}
+	others := func(files []File) map[string]string {
+		out := map[string]string{}
+		for _, f := range files {
+			if _, ds := load.Bytes(f.Name, f.Data); len(ds) > 0 {
+				t.Fatalf("%s: %v", f.Name, ds)
+			}
+			if !routeFiles[path.Base(f.Name)] {
+				out[f.Name] = string(f.Data)
+			}
+		}
+		return out
+	}
+	if a, b := others(vs), others(hr); !maps.Equal(a, b) {
+		t.Error("the meshes differ in more than their routes")
+	}
+	var routes string
+	for _, f := range vs {
+		if f.Name == "ns-001/virtual-services.yaml" {
+			routes = string(f.Data)
+		}
+	}
+	for _, want := range []string{
+		"        - destination:\n            host: svc-02-v1\n          weight: 90\n        - destination:\n            host: svc-02-v2\n          weight: 10\n",
+		"        - destination:\n            host: svc-10.ns-002.svc.cluster.local\n          weight: 5\n",
+	} {
+		if !strings.Contains(routes, want) {
+			t.Errorf("ns-001/virtual-services.yaml lacks %q", want)
+		}
 	}
 }

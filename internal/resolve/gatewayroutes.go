@@ -40,10 +40,10 @@ func gatewayRouteApplies(vs *VirtualService, mine []*Service, proxyNs string) bo
 	return slices.ContainsFunc(mine, func(s *Service) bool { return s.Namespace == vs.Namespace() })
 }
 
-// namedServices are the scope's services whose host is a host of vs, as
-// a generated VirtualService names them (wildcards name none).
-func (sc *Scope) namedServices(vs *VirtualService) []*Service {
-	var out []*Service
+// appendNamedServices appends to out the scope's services whose host is a
+// host of vs, as a generated VirtualService names them (wildcards name
+// none).
+func (sc *Scope) appendNamedServices(out []*Service, vs *VirtualService) []*Service {
 	for _, h := range vs.Hosts {
 		if i, ok := sc.index(lower(h)); ok {
 			out = append(out, sc.Services[i])

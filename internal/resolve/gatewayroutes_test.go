@@ -3,6 +3,9 @@ package resolve
 import (
 	"fmt"
 	"testing"
+
+	"github.com/meshc/meshc/internal/host"
+	"github.com/meshc/meshc/internal/model"
 )
 
 const gatewayRoutesBase = `apiVersion: v1
@@ -155,4 +158,27 @@ func firstRoute(t *testing.T, m *Mesh, ns string, h string) string {
 		}
 	}
 	return "none"
+}
+
+// TestProducerRoute: a generated route written in its Service's namespace
+// (or for a host that is no Service's) may apply to other namespaces.
+func TestProducerRoute(t *testing.T) {
+	for _, c := range []struct {
+		hosts []host.Name
+		want  bool
+	}{
+		{[]host.Name{"web.shop.svc.cluster.local"}, true},
+		{[]host.Name{"web.other.svc.cluster.local"}, false},
+		{[]host.Name{"web.other.svc.cluster.local", "web.shop.svc.cluster.local"}, true},
+		{[]host.Name{"web.other.svc"}, false},
+		{[]host.Name{"web.other.example"}, true},
+		{[]host.Name{"web.other"}, true},
+		{[]host.Name{"web"}, true},
+		{nil, false},
+	} {
+		vs := &VirtualService{Object: &model.VirtualService{ObjectMeta: model.ObjectMeta{Namespace: "shop"}}, Hosts: c.hosts}
+		if got := producerRoute(vs); got != c.want {
+			t.Errorf("%v: %v, want %v", c.hosts, got, c.want)
+		}
+	}
 }

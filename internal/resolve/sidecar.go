@@ -567,6 +567,12 @@ func dedupHosts(reg *registry, p picked, proxyNs string) ([]*Service, []string, 
 	return p.services[:kept], p.entries[:kept], choices
 }
 
+// holds reports whether the scope's list has s itself.
+func (sc *Scope) holds(s *Service) bool {
+	i := int(sc.slot[s.hostID]) - 1
+	return i >= 0 && sc.Services[i] == s
+}
+
 // add merges a service into the scope's list (docs/semantics/sidecar-scope.md §4.5).
 func (sc *Scope) add(s *Service, why Import) {
 	i := int(sc.slot[s.hostID]) - 1
@@ -583,6 +589,11 @@ func (sc *Scope) add(s *Service, why Import) {
 		sc.Services[i] = s
 	case portsEqual(e.Ports, s.Ports):
 	case mergeable(e, s):
+		if !slices.ContainsFunc(s.Ports, func(p Port) bool { _, ok := e.PortNumbered(p.Number); return !ok }) {
+			// Nothing to add: a mesh route's destination names one
+			// port of a service the scope already has whole.
+			return
+		}
 		m := *e
 		m.Ports = slices.Clone(e.Ports)
 		// A number already there, the new ones included, is kept: of

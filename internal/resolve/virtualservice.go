@@ -278,7 +278,10 @@ func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) []*Vir
 // judge, docs/semantics/gateway-api.md §G7.4).
 func producerRoute(vs *VirtualService) bool {
 	for _, h := range vs.Hosts {
-		if labels := strings.Split(string(h), "."); len(labels) <= 2 || labels[2] != "svc" || labels[1] == vs.Namespace() {
+		// The second and third labels, without splitting the host.
+		_, rest, ok := strings.Cut(string(h), ".")
+		ns, rest, ok2 := strings.Cut(rest, ".")
+		if svc, _, _ := strings.Cut(rest, "."); !ok || !ok2 || svc != "svc" || ns == vs.Namespace() {
 			return true
 		}
 	}
@@ -325,7 +328,8 @@ func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualS
 				continue
 			}
 			s := inferredService(reg, id, sc.Namespace)
-			if s == nil {
+			if s == nil || sc.holds(s) {
+				// Held whole already: any part of it adds nothing.
 				continue
 			}
 			ports = ports[:0]
@@ -462,10 +466,14 @@ func (sc *Scope) Winners() []*VirtualService { return sc.winners }
 // eachVSHost calls f with every host of the listeners' VirtualServices, in
 // selection order.
 func (sc *Scope) eachVSHost(f func(vs *VirtualService, id int32)) {
+	var named []*Service // scratch, reused across VirtualServices
 	for _, l := range sc.Listeners {
 		for _, vs := range l.VirtualServices {
-			if vs.GatewayAPI && !gatewayRouteApplies(vs, sc.namedServices(vs), sc.Namespace) {
-				continue
+			if vs.GatewayAPI {
+				named = sc.appendNamedServices(named[:0], vs)
+				if !gatewayRouteApplies(vs, named, sc.Namespace) {
+					continue
+				}
 			}
 			for _, id := range vs.hostIDs {
 				f(vs, id)

@@ -1,0 +1,157 @@
+package crdschema
+
+import (
+	"fmt"
+	"sync"
+
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+)
+
+// celNode is one node of the validator the CEL library builds for a
+// schema (cel.NewValidator), with the node's own rules apart from its
+// children's and compiled on first use: compiling HTTPRoute's rules takes
+// a tenth of a second, most of it for fields few inputs have (its
+// filters), and a walk node by node can stop at a subtree it has judged
+// before (Memo).
+type celNode struct {
+	// own is the node's rules, nil when it has none.
+	own        func() *cel.Validator
+	items      *celNode
+	props      map[string]*celNode
+	additional *celNode
+}
+
+// newCELTree is the tree of the validator cel.NewValidator(s, true, ...)
+// would build, nil when s has no rules: the same nodes, each compiled
+// against its own schema, the CEL type of which is the one the library
+// derives from its parent's. Rules under allOf, which the library compiles
+// against the node beside them, are refused.
+func newCELTree(s *schema.Structural) (*celNode, error) {
+	if allOfRules(s) {
+		return nil, fmt.Errorf("CEL rules under allOf are not supported")
+	}
+	return newCELNode(s, true, model.SchemaDeclType(s, true)), nil
+}
+
+// newCELNode is the node of s, which the library reaches as a resource
+// root or not, with CEL type declType; nil when nothing under it has
+// rules. It follows the library's validator(): a property whose name has
+// no CEL spelling takes its own type, one whose type CEL cannot show is
+// left out, and items and additional properties take the element type.
+func newCELNode(s *schema.Structural, root bool, declType *apiservercel.DeclType) *celNode {
+	if !hasRules(s) {
+		return nil
+	}
+	n := &celNode{}
+	if len(s.XValidations) > 0 {
+		n.own = sync.OnceValue(func() *cel.Validator {
+			own := s.DeepCopy()
+			clearChildRules(own)
+			return cel.NewValidator(own, root, celconfig.PerCallLimit)
+		})
+	}
+	var elem *apiservercel.DeclType
+	if declType != nil {
+		elem = declType.ElemType
+	}
+	if s.Items != nil {
+		n.items = newCELNode(s.Items, s.Items.XEmbeddedResource, elem)
+	}
+	for k, p := range s.Properties {
+		var t *apiservercel.DeclType
+		if name, ok := apiservercel.Escape(k); ok {
+			if declType == nil || declType.Fields[name] == nil {
+				continue
+			}
+			t = declType.Fields[name].Type
+		} else if t = model.SchemaDeclType(&p, p.XEmbeddedResource); t == nil {
+			continue
+		}
+		if c := newCELNode(&p, p.XEmbeddedResource, t); c != nil {
+			if n.props == nil {
+				n.props = map[string]*celNode{}
+			}
+			n.props[k] = c
+		}
+	}
+	if a := s.AdditionalProperties; a != nil && a.Structural != nil {
+		n.additional = newCELNode(a.Structural, a.Structural.XEmbeddedResource, elem)
+	}
+	return n
+}
+
+// hasRules reports whether s or a schema under it has CEL rules.
+func hasRules(s *schema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	if len(s.XValidations) > 0 || hasRules(s.Items) || s.AdditionalProperties != nil && hasRules(s.AdditionalProperties.Structural) {
+		return true
+	}
+	for _, p := range s.Properties {
+		if hasRules(&p) {
+			return true
+		}
+	}
+	return false
+}
+
+// clearChildRules drops the rules under s, which their own nodes run.
+func clearChildRules(s *schema.Structural) {
+	clear := func(c *schema.Structural) {
+		if c != nil {
+			c.XValidations = nil
+			clearChildRules(c)
+		}
+	}
+	clear(s.Items)
+	if s.AdditionalProperties != nil {
+		clear(s.AdditionalProperties.Structural)
+	}
+	for k, p := range s.Properties {
+		clear(&p)
+		s.Properties[k] = p
+	}
+}
+
+// allOfRules reports whether some allOf in s holds CEL rules.
+func allOfRules(s *schema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	if s.ValueValidation != nil {
+		for i := range s.ValueValidation.AllOf {
+			if nestedRules(&s.ValueValidation.AllOf[i]) {
+				return true
+			}
+		}
+	}
+	if allOfRules(s.Items) || s.AdditionalProperties != nil && allOfRules(s.AdditionalProperties.Structural) {
+		return true
+	}
+	for _, p := range s.Properties {
+		if allOfRules(&p) {
+			return true
+		}
+	}
+	return false
+}
+
+func nestedRules(v *schema.NestedValueValidation) bool {
+	if v == nil {
+		return false
+	}
+	if len(v.XValidations) > 0 || nestedRules(v.Items) || nestedRules(v.AdditionalProperties) {
+		return true
+	}
+	for _, p := range v.Properties {
+		if nestedRules(&p) {
+			return true
+		}
+	}
+	return false
+}
