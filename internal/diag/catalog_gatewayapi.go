@@ -66,7 +66,7 @@ hostname.`,
 	}
 	CertificateRefUnresolved = &Entry{
 		Code: "MC7105", Name: "CertificateRefUnresolved", Severity: Error,
-		Summary: "A listener's TLS certificateRef cannot be resolved: no such Secret in the input, not a Secret, no certificate keys, a malformed certificate, or another namespace without a ReferenceGrant.",
+		Summary: "A listener's TLS certificateRef cannot be resolved: a missing Secret, not a Secret, no certificate keys, a malformed certificate, or another namespace without a ReferenceGrant.",
 		Doc: `An HTTPS or TLS-terminating listener reads its certificates from the
 Secrets its tls.certificateRefs name. istiod sets the listener's
 ResolvedRefs condition to False (InvalidCertificateRef, or
@@ -75,11 +75,14 @@ in that namespace opens to Gateways of the listener's namespace) and the
 listener is not Programmed. A Secret must hold tls.crt and tls.key (or
 cert and key) that parse as a certificate and its private key; meshc
 judges them when it loads the Secret and keeps only the verdict, never
-the values. A Secret that is not in the input is one istiod would not
-find: the listener is reported and not programmed, as istiod leaves it.
+the values. A Secret absent from an input that holds Secrets of its
+namespace is one istiod would not find: the listener is reported and not
+programmed, as istiod leaves it. Where the input holds no Secret of that
+namespace, meshc takes the Secret to be kept in the cluster, as most
+repositories keep them, and programs the listener.
 The Gateway's spec.tls.frontend validation names one CA for client
 certificates (a ConfigMap, or a Secret, with ca.crt or cacert): a CA of
-another kind, one not in the input, one holding no PEM certificate, or
+another kind, one missing (by the same rule), one holding no PEM certificate, or
 one of another namespace that no ReferenceGrant opens (to all
 ConfigMaps or Secrets: istiod checks a grant's name against the CA's
 name with "-cacert" added) leaves every terminating listener it applies
@@ -182,14 +185,16 @@ input holds Services of that namespace.`,
 	}
 	BackendTLSPolicyCARefUnresolved = &Entry{
 		Code: "MC7115", Name: "BackendTLSPolicyCARefUnresolved", Severity: Error,
-		Summary: "A BackendTLSPolicy's caCertificateRef cannot be used: not a ConfigMap, not in the input, or without a CA certificate; istiod then fails every TLS connection to the targets.",
+		Summary: "A BackendTLSPolicy's caCertificateRef cannot be used: not a ConfigMap, missing, or without a CA certificate; istiod then fails every TLS connection to the targets.",
 		Doc: `A BackendTLSPolicy validates its backends' certificates against the CA of
 the ConfigMap its first caCertificateRef names (key ca.crt or cacert),
 in the policy's namespace. istiod supports no other kind (a Secret is
 refused, InvalidKind). When the ConfigMap is missing or has no CA key
 (InvalidCACertificateRef), istiod still applies the policy but with the
 credential invalid://, which no proxy can load: every TLS connection to
-the targeted backends fails. Fix the reference or the ConfigMap.`,
+the targeted backends fails. A ConfigMap absent from the input counts as
+missing only when the input holds ConfigMaps of the policy's namespace.
+Fix the reference or the ConfigMap.`,
 	}
 )
 
