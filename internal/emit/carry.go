@@ -10,6 +10,7 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 
 	"github.com/meshc/meshc/internal/deephash"
+	"github.com/meshc/meshc/internal/envoycfg"
 	"github.com/meshc/meshc/internal/resolve"
 )
 
@@ -35,6 +36,17 @@ type clusterHalf struct {
 	endpoints []*endpointv3.ClusterLoadAssignment
 	omitted   []string
 	problems  []string
+	// res indexes clusters and endpoints (Config.Resources), made once
+	// for every build that takes the half.
+	resOnce sync.Once
+	res     *envoycfg.Config
+	resErr  error
+}
+
+// resources indexes h's clusters and endpoints once.
+func (h *clusterHalf) resources() (*envoycfg.Config, error) {
+	h.resOnce.Do(func() { h.res, h.resErr = envoycfg.New(nil, h.clusters, nil, h.endpoints, nil) })
+	return h.res, h.resErr
 }
 
 // carrying is an Emitter's link to the builds before and after it.

@@ -272,7 +272,7 @@ func (e *Emitter) buildPart(v *resolve.ProxyView) *part {
 	}
 	b.internPart()
 	p := &part{
-		clusters: b.cfg.Clusters, private: half.private, half: half, listeners: b.cfg.Listeners, routes: b.cfg.Routes, endpoints: b.cfg.Endpoints,
+		clusters: half.clusters, private: half.private, half: half, listeners: b.cfg.Listeners, routes: b.cfg.Routes, endpoints: half.endpoints,
 		problems: append(b.pk.problems, e.check(pgv, b.cfg)...),
 		rdsNames: b.rdsNames, refs: b.refs, omitted: b.omitted, origins: b.origins,
 	}
