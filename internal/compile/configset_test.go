@@ -41,14 +41,7 @@ func TestConfigSetReuseEqualsFullBuild(t *testing.T) {
 			for m := range mutations {
 				mutated, what := mutate(t, files, r)
 				head := compileFiles(t, mutated)
-				inc, err := head.ConfigSet(ctx, opts, prev)
-				if err != nil {
-					t.Fatal(err)
-				}
-				full, err := head.ConfigSet(ctx, opts, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
+				inc, full := incrementalAndFull(t, head, opts, prev)
 				name := fmt.Sprintf("seed %d, %+v, mutation %d (%s)", seed+1, opts.Format, m, what)
 				if full.Rebuilt != len(head.Mesh.Views) {
 					t.Errorf("%s: a build from scratch built %d of %d proxies", name, full.Rebuilt, len(head.Mesh.Views))
@@ -91,6 +84,21 @@ func TestConfigSetUnchangedReusesAll(t *testing.T) {
 	if other.Rebuilt != len(again.Mesh.Views) {
 		t.Errorf("other options rebuilt %d of %d proxies", other.Rebuilt, len(again.Mesh.Views))
 	}
+}
+
+// incrementalAndFull builds r's configurations reusing prev, and from
+// scratch.
+func incrementalAndFull(t *testing.T, r *Result, opts BuildOptions, prev *ConfigSet) (inc, full *ConfigSet) {
+	t.Helper()
+	inc, err := r.ConfigSet(context.Background(), opts, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err = r.ConfigSet(context.Background(), opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inc, full
 }
 
 func compileFiles(t *testing.T, files []meshgen.File) *Result {
@@ -253,14 +261,7 @@ spec:
 				t.Fatalf("%s lacks %q", tc.file, tc.old)
 			}
 			head := compileFiles(t, edited)
-			inc, err := head.ConfigSet(ctx, opts, prev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			full, err := head.ConfigSet(ctx, opts, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			inc, full := incrementalAndFull(t, head, opts, prev)
 			sameConfigs(t, tc.name, head, inc.Configs, full.Configs)
 		})
 	}
