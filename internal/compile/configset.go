@@ -18,10 +18,16 @@ type ConfigSet struct {
 	// Rebuilt counts the proxies built rather than taken from the set
 	// before.
 	Rebuilt int
+	// Carried counts the sidecar parts among them whose clusters were
+	// taken from the set before (emit.Carry).
+	Carried int
 	opts    emit.Options
 	// byID are the configurations with their digests, by proxy ID; nil
 	// when the mesh could not be digested.
 	byID map[string]digested
+	// carry is what the build left for the next one: the clusters of
+	// the sidecar parts it built or took (emit.Carry).
+	carry *emit.Carry
 }
 
 type digested struct {
@@ -39,20 +45,29 @@ type digested struct {
 func (r *Result) ConfigSet(ctx context.Context, opts BuildOptions, prev *ConfigSet) (*ConfigSet, error) {
 	views := r.Mesh.Views
 	set := &ConfigSet{Configs: make([]*envoycfg.Config, len(views)), opts: opts.emitOptions()}
-	sums, ok := digestViews(r.Mesh)
+	sums, clusterSums, ok := digestViews(r.Mesh)
 	reuse := ok && prev != nil && prev.byID != nil && prev.opts == set.opts
 	var todo []*resolve.ProxyView
 	var at []int
+	e := emit.New(r.Mesh, set.opts)
+	if ok {
+		var from *emit.Carry
+		if reuse {
+			from = prev.carry
+		}
+		set.carry = e.CarryFrom(from, clusterSums)
+	}
 	for i, v := range views {
 		if reuse {
 			if d, hit := prev.byID[v.Proxy.ID()]; hit && d.sum == sums[i] {
 				set.Configs[i] = d.cfg
+				e.Retain(v)
 				continue
 			}
 		}
 		todo, at = append(todo, v), append(at, i)
 	}
-	built, err := r.Configs(ctx, todo, opts)
+	built, err := e.Configs(ctx, todo)
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +75,9 @@ func (r *Result) ConfigSet(ctx context.Context, opts BuildOptions, prev *ConfigS
 		set.Configs[i] = built[j]
 	}
 	set.Rebuilt = len(todo)
+	if set.carry != nil {
+		set.Carried = set.carry.Taken()
+	}
 	if ok {
 		set.byID = make(map[string]digested, len(views))
 		for i, v := range views {
@@ -69,18 +87,26 @@ func (r *Result) ConfigSet(ctx context.Context, opts BuildOptions, prev *ConfigS
 	return set, nil
 }
 
-// digestViews digests every view of m, in order; false when m cannot be
-// digested.
-func digestViews(m *resolve.Mesh) ([]deephash.Sum, bool) {
+// digestViews digests every view of m, in order, and the clusters of
+// every sidecar's view (resolve.Digester.Clusters); false when m cannot
+// be digested.
+func digestViews(m *resolve.Mesh) ([]deephash.Sum, map[*resolve.ProxyView]deephash.Sum, bool) {
 	d, err := m.NewDigester()
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	sums := make([]deephash.Sum, len(m.Views))
+	clusters := make(map[*resolve.ProxyView]deephash.Sum, len(m.Views))
 	for i, v := range m.Views {
 		if sums[i], err = d.View(v); err != nil {
-			return nil, false
+			return nil, nil, false
+		}
+		if v.Proxy.Type != resolve.SidecarProxy {
+			continue
+		}
+		if clusters[v], err = d.Clusters(v); err != nil {
+			return nil, nil, false
 		}
 	}
-	return sums, true
+	return sums, clusters, true
 }

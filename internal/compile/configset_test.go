@@ -19,14 +19,16 @@ import (
 // TestConfigSetReuseEqualsFullBuild: on random meshes mutated one object
 // at a time (a field changed, or the object removed), the configurations
 // built reusing the unmutated compile's equal those built from scratch,
-// proxy for proxy and byte for byte, in both formats and TLS modes.
+// proxy for proxy and byte for byte, in both formats and TLS modes; and
+// so do those of rebuilt proxies whose scope's clusters were taken from
+// the compile before (emit.Carry).
 func TestConfigSetReuseEqualsFullBuild(t *testing.T) {
 	ctx := context.Background()
 	seeds, mutations := 4, 6
 	if testing.Short() {
 		seeds, mutations = 2, 4
 	}
-	var reused, rebuilt int
+	var reused, rebuilt, carried int
 	for seed := range int64(seeds) {
 		files := meshgen.Random(seed + 1)
 		base := compileFiles(t, files)
@@ -39,14 +41,7 @@ func TestConfigSetReuseEqualsFullBuild(t *testing.T) {
 			for m := range mutations {
 				mutated, what := mutate(t, files, r)
 				head := compileFiles(t, mutated)
-				inc, err := head.ConfigSet(ctx, opts, prev)
-				if err != nil {
-					t.Fatal(err)
-				}
-				full, err := head.ConfigSet(ctx, opts, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
+				inc, full := incrementalAndFull(t, head, opts, prev)
 				name := fmt.Sprintf("seed %d, %+v, mutation %d (%s)", seed+1, opts.Format, m, what)
 				if full.Rebuilt != len(head.Mesh.Views) {
 					t.Errorf("%s: a build from scratch built %d of %d proxies", name, full.Rebuilt, len(head.Mesh.Views))
@@ -54,14 +49,15 @@ func TestConfigSetReuseEqualsFullBuild(t *testing.T) {
 				sameConfigs(t, name, head, inc.Configs, full.Configs)
 				reused += len(head.Mesh.Views) - inc.Rebuilt
 				rebuilt += inc.Rebuilt
+				carried += inc.Carried
 			}
 		}
 	}
 	// The comparison means something only if both paths were taken.
-	if reused == 0 || rebuilt == 0 {
-		t.Errorf("reused %d and rebuilt %d proxies in all: want some of each", reused, rebuilt)
+	if reused == 0 || rebuilt == 0 || carried == 0 {
+		t.Errorf("reused %d and rebuilt %d proxies in all, %d parts with clusters carried: want some of each", reused, rebuilt, carried)
 	}
-	t.Logf("reused %d proxies, rebuilt %d", reused, rebuilt)
+	t.Logf("reused %d proxies, rebuilt %d, %d parts with clusters carried", reused, rebuilt, carried)
 }
 
 // TestConfigSetUnchangedReusesAll: the same inputs compiled again rebuild
@@ -88,6 +84,21 @@ func TestConfigSetUnchangedReusesAll(t *testing.T) {
 	if other.Rebuilt != len(again.Mesh.Views) {
 		t.Errorf("other options rebuilt %d of %d proxies", other.Rebuilt, len(again.Mesh.Views))
 	}
+}
+
+// incrementalAndFull builds r's configurations reusing prev, and from
+// scratch.
+func incrementalAndFull(t *testing.T, r *Result, opts BuildOptions, prev *ConfigSet) (inc, full *ConfigSet) {
+	t.Helper()
+	inc, err := r.ConfigSet(context.Background(), opts, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err = r.ConfigSet(context.Background(), opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inc, full
 }
 
 func compileFiles(t *testing.T, files []meshgen.File) *Result {
@@ -202,4 +213,56 @@ func firstLine(doc, prefix string) string {
 		}
 	}
 	return "an object"
+}
+
+// TestConfigSetCarriedClustersFollowInputs: an edit to each kind of input
+// a scope's clusters are built from (resolve.Digester.Clusters) rebuilds
+// them rather than taking them from the compile before. Each edit changes
+// clusters and nothing else in the digest of their inputs, so dropping
+// that input from the digest makes its case fail.
+func TestConfigSetCarriedClustersFollowInputs(t *testing.T) {
+	ctx := context.Background()
+	// A workload no service selects, with a DestinationRule for it alone:
+	// its labels reach clusters only as the proxy's own.
+	lonely := meshgen.File{Name: "r1/lonely.yaml", Data: []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: lonely, namespace: r1, labels: {app: lonely}}
+spec: {containers: [{name: app, image: app}]}
+status: {podIP: 10.10.9.1}
+---
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: lonely, namespace: r1}
+spec:
+  host: s1.r1.svc.cluster.local
+  workloadSelector: {matchLabels: {tier: front}}
+  trafficPolicy: {connectionPool: {tcp: {maxConnections: 7}}}
+`)}
+	base := append(meshgen.Random(1), lonely)
+	for _, tc := range []struct{ name, file, old, new string }{
+		{"mesh-wide PeerAuthentication", "config.yaml", "{mtls: {mode: STRICT}}", "{mtls: {mode: DISABLE}}"},
+		{"DestinationRule", "config.yaml", "maxConnections: 18", "maxConnections: 19"},
+		{"proxy labels", "r1/lonely.yaml", "{app: lonely}", "{app: lonely, tier: front}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := BuildOptions{Format: "xds", Unchecked: true}
+			prev, err := compileFiles(t, base).ConfigSet(ctx, opts, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edited := append([]meshgen.File(nil), base...)
+			found := false
+			for i, f := range edited {
+				if f.Name == tc.file && bytes.Contains(f.Data, []byte(tc.old)) {
+					edited[i].Data, found = bytes.Replace(f.Data, []byte(tc.old), []byte(tc.new), 1), true
+				}
+			}
+			if !found {
+				t.Fatalf("%s lacks %q", tc.file, tc.old)
+			}
+			head := compileFiles(t, edited)
+			inc, full := incrementalAndFull(t, head, opts, prev)
+			sameConfigs(t, tc.name, head, inc.Configs, full.Configs)
+		})
+	}
 }

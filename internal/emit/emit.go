@@ -123,6 +123,9 @@ type Emitter struct {
 	// store, when set, interns the resources parts and cluster sets
 	// build (Share).
 	store *Store
+	// carry links an in-memory build to the ones before and after it
+	// (CarryFrom); nil otherwise.
+	carry *carrying
 	// sharedDocs are the shared documents made so far, by path.
 	sharedDocs sync.Map
 	// paths are where the proxies of the current build go.
@@ -221,6 +224,7 @@ func (e *Emitter) Build(v *resolve.ProxyView) *Config {
 	}
 	k := e.parts.key(e.shared.mesh, v)
 	p := e.parts.get(k, func() *part { return e.buildPart(v) })
+	e.keep(v, p.half)
 	b := e.newBuilder(v)
 	b.inboundClusters()
 	b.cfg.Listeners = append(b.cfg.Listeners, b.inboundListeners()...)
@@ -256,11 +260,10 @@ func concat[T any](a, b []T) []T {
 
 func (e *Emitter) buildPart(v *resolve.ProxyView) *part {
 	b := e.newBuilder(v)
-	b.outboundClusters()
+	half := b.clusterStage()
 	if e.stopped() {
 		return &part{err: errStopped}
 	}
-	b.specialClusters()
 	b.outboundListeners()
 	b.cfg.Listeners = append(b.cfg.Listeners, b.virtualOutbound())
 	b.addRoutes()
@@ -269,7 +272,7 @@ func (e *Emitter) buildPart(v *resolve.ProxyView) *part {
 	}
 	b.internPart()
 	p := &part{
-		clusters: b.cfg.Clusters, private: privateClusters(v.Scope, b.cfg.Clusters), listeners: b.cfg.Listeners, routes: b.cfg.Routes, endpoints: b.cfg.Endpoints,
+		clusters: half.clusters, private: half.private, half: half, listeners: b.cfg.Listeners, routes: b.cfg.Routes, endpoints: half.endpoints,
 		problems: append(b.pk.problems, e.check(pgv, b.cfg)...),
 		rdsNames: b.rdsNames, refs: b.refs, omitted: b.omitted, origins: b.origins,
 	}

@@ -23,7 +23,14 @@ func (c *Config) Resources() (*envoycfg.Config, error) {
 	var out *envoycfg.Config
 	var err error
 	if p := c.part; p != nil {
-		p.resOnce.Do(func() { p.res, p.resErr = resources(p.listeners, p.clusters, p.routes, p.endpoints, p.origins) })
+		p.resOnce.Do(func() {
+			base, err := p.half.resources()
+			if err != nil {
+				p.resErr = err
+				return
+			}
+			p.res, p.resErr = base.Add(p.listeners, nil, p.routes, originsByRoute(p.origins))
+		})
 		if p.resErr == nil {
 			out, err = p.res.Extend(c.Listeners[len(p.listeners):], c.Clusters[len(p.clusters):])
 		} else {
@@ -41,11 +48,17 @@ func (c *Config) Resources() (*envoycfg.Config, error) {
 
 func resources(ls []*listenerv3.Listener, cs []*clusterv3.Cluster, rs []*routev3.RouteConfiguration, eps []*endpointv3.ClusterLoadAssignment,
 	origins map[*routev3.Route]*resolve.Route) (*envoycfg.Config, error) {
+	return envoycfg.New(ls, cs, rs, eps, originsByRoute(origins))
+}
+
+// originsByRoute are the VirtualService rules of routes as envoycfg places
+// them.
+func originsByRoute(origins map[*routev3.Route]*resolve.Route) map[*routev3.Route]envoycfg.Origin {
 	byRoute := make(map[*routev3.Route]envoycfg.Origin, len(origins))
 	for r, src := range origins {
 		byRoute[r] = envoycfg.Origin{Object: &src.From.Object.ObjectMeta, Path: model.Path{}.Key("spec").Key("http").Index(src.Index)}
 	}
-	return envoycfg.New(ls, cs, rs, eps, byRoute)
+	return byRoute
 }
 
 // Configs builds the given proxies on every core, in memory: what Write

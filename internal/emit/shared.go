@@ -27,7 +27,10 @@ type part struct {
 	// namespace, in order, a subset of clusters: in the shared layout
 	// they are written with each proxy, so that scopes that see the same
 	// mesh-wide services plus a few of their own share one cluster file.
-	private   []*clusterv3.Cluster
+	private []*clusterv3.Cluster
+	// half is the cluster stage's result, for the next build (Carry):
+	// all of the part's clusters and endpoints, as later stages add none.
+	half      *clusterHalf
 	listeners []*listenerv3.Listener
 	routes    []*routev3.RouteConfiguration
 	endpoints []*endpointv3.ClusterLoadAssignment

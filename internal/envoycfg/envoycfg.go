@@ -108,19 +108,26 @@ func New(ls []*listenerv3.Listener, cs []*clusterv3.Cluster, rs []*routev3.Route
 		}
 		c.byKey[k] = m
 	}
-	if len(origins) > 0 {
-		c.origins = map[RouteRef]Origin{}
-		for _, rc := range rs {
-			for _, vh := range rc.GetVirtualHosts() {
-				for i, r := range vh.GetRoutes() {
-					if o, ok := origins[r]; ok {
-						c.origins[RouteRef{rc.GetName(), vh.GetName(), i}] = o
-					}
+	c.origins = routeOrigins(rs, origins)
+	return c, nil
+}
+
+// routeOrigins places the origins of the routes of rs; nil for none.
+func routeOrigins(rs []*routev3.RouteConfiguration, origins map[*routev3.Route]Origin) map[RouteRef]Origin {
+	if len(origins) == 0 {
+		return nil
+	}
+	out := map[RouteRef]Origin{}
+	for _, rc := range rs {
+		for _, vh := range rc.GetVirtualHosts() {
+			for i, r := range vh.GetRoutes() {
+				if o, ok := origins[r]; ok {
+					out[RouteRef{rc.GetName(), vh.GetName(), i}] = o
 				}
 			}
 		}
 	}
-	return c, nil
+	return out
 }
 
 // Extend is base's resources followed by more listeners and clusters, as
@@ -128,11 +135,20 @@ func New(ls []*listenerv3.Listener, cs []*clusterv3.Cluster, rs []*routev3.Route
 // with its scope: base's index is shared, not copied, so many proxies
 // extending one base cost little more than their own resources.
 func (base *Config) Extend(ls []*listenerv3.Listener, cs []*clusterv3.Cluster) (*Config, error) {
+	return base.Add(ls, cs, nil, nil)
+}
+
+// Add is Extend with route configurations too, origins giving the rules
+// their routes came from (New): as a scope's listeners and routes follow
+// the clusters and endpoints that outlive them from compile to compile.
+func (base *Config) Add(ls []*listenerv3.Listener, cs []*clusterv3.Cluster, rs []*routev3.RouteConfiguration,
+	origins map[*routev3.Route]Origin) (*Config, error) {
 	c := &Config{
-		Listeners: concat(base.Listeners, ls), Clusters: concat(base.Clusters, cs), Routes: base.Routes, Endpoints: base.Endpoints,
-		Problems: base.Problems, base: base, byKey: make(map[Key]proto.Message, len(ls)+len(cs)),
+		Listeners: concat(base.Listeners, ls), Clusters: concat(base.Clusters, cs), Routes: concat(base.Routes, rs), Endpoints: base.Endpoints,
+		Problems: base.Problems, base: base, byKey: make(map[Key]proto.Message, len(ls)+len(cs)+len(rs)),
+		origins: routeOrigins(rs, origins),
 	}
-	for _, m := range slices.Concat(messages(ls), messages(cs)) {
+	for _, m := range slices.Concat(messages(ls), messages(cs), messages(rs)) {
 		k, _ := KeyOf(m)
 		if _, dup := c.Get(k); dup {
 			return nil, fmt.Errorf("two resources are %s", k)
@@ -209,11 +225,11 @@ func (c *Config) EndpointsOf(cluster string) *endpointv3.ClusterLoadAssignment {
 }
 
 // RouteOrigin is the rule a route came from, when the build recorded one.
-// Extend adds no routes: a config's route origins are its base's.
 func (c *Config) RouteOrigin(r RouteRef) (Origin, bool) {
-	for c.base != nil {
-		c = c.base
+	for ; c != nil; c = c.base {
+		if o, ok := c.origins[r]; ok {
+			return o, true
+		}
 	}
-	o, ok := c.origins[r]
-	return o, ok
+	return Origin{}, false
 }

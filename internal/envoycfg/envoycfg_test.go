@@ -82,3 +82,43 @@ func TestExtend(t *testing.T) {
 		t.Error("a cluster of the base's name accepted")
 	}
 }
+
+// TestAdd: a config added to one that was extended finds route
+// configurations and their origins at every level, and lists resources
+// in order: listeners, clusters, routes, endpoints.
+func TestAdd(t *testing.T) {
+	c := &clusterv3.Cluster{Name: "outbound|80||web"}
+	e := &endpointv3.ClusterLoadAssignment{ClusterName: c.Name}
+	clusters, err := New(nil, []*clusterv3.Cluster{c}, nil, []*endpointv3.ClusterLoadAssignment{e}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &routev3.Route{Name: "r"}
+	rc := &routev3.RouteConfiguration{Name: "80", VirtualHosts: []*routev3.VirtualHost{{Name: "web:80", Routes: []*routev3.Route{r}}}}
+	l := &listenerv3.Listener{Name: "0.0.0.0_80"}
+	vs := &model.ObjectMeta{Kind: "VirtualService", Namespace: "shop", Name: "web"}
+	scope, err := clusters.Add([]*listenerv3.Listener{l}, nil, []*routev3.RouteConfiguration{rc}, map[*routev3.Route]Origin{r: {Object: vs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := &clusterv3.Cluster{Name: "inbound|80||"}
+	proxy, err := scope.Extend(nil, []*clusterv3.Cluster{own})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(proxy.Resources(), []proto.Message{l, c, own, rc, e}) {
+		t.Errorf("resources %v", proxy.Resources())
+	}
+	if proxy.Route("80") != rc || proxy.EndpointsOf(c.Name) != e || proxy.Listener(l.Name) != l {
+		t.Error("lookups through two bases")
+	}
+	if o, ok := proxy.RouteOrigin(RouteRef{"80", "web:80", 0}); !ok || o.Object != vs {
+		t.Errorf("origin %+v %v", o, ok)
+	}
+	if len(clusters.Routes) != 0 || clusters.Listener(l.Name) != nil {
+		t.Error("adding changed the base")
+	}
+	if _, err := clusters.Add(nil, nil, []*routev3.RouteConfiguration{rc, {Name: "80"}}, nil); err == nil {
+		t.Error("two route configurations of one name accepted")
+	}
+}

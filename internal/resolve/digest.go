@@ -48,6 +48,9 @@ type Digester struct {
 	// registry is the whole registry's digest, for routers; made on first
 	// use.
 	registry *deephash.Sum
+	// scopes are the digests of scopes' cluster inputs (Clusters), by
+	// scope.
+	scopes map[*Scope]deephash.Sum
 }
 
 // DigestedMeshReads are the Mesh methods whose reads Digester covers.
@@ -97,6 +100,45 @@ func (d *Digester) View(v *ProxyView) (deephash.Sum, error) {
 	s, err := d.h.Sum(parts)
 	if err != nil {
 		return deephash.Sum{}, fmt.Errorf("digest proxy %s: %w", v.Proxy.ID(), err)
+	}
+	return s, nil
+}
+
+// Clusters digests what a sidecar's outbound clusters are built from: of
+// the view, the proxy (its type, IP families and labels, which pick
+// DestinationRule rules), the Sidecar in force, and of the scope its
+// services and their DestinationRule decisions, not its listeners or
+// VirtualServices; of the mesh, the mesh-wide reads every digest holds
+// (mesh config, DualStack, PeerAuthentication for auto mTLS). A
+// VirtualService edit leaves it unchanged, so the next compile may take
+// the clusters from the one before. Emit's part reuse test fails when a
+// cluster input is missing here. It is not safe for concurrent use.
+func (d *Digester) Clusters(v *ProxyView) (deephash.Sum, error) {
+	sc, ok := d.scopes[v.Scope]
+	if !ok {
+		var err error
+		sc, err = d.h.Sum(struct {
+			Namespace string
+			Choice    SidecarChoice
+			Services  []*Service
+			DRs       []*DRDecision
+		}{v.Scope.Namespace, v.Scope.Choice, v.Scope.Services, v.Scope.drs})
+		if err != nil {
+			return deephash.Sum{}, fmt.Errorf("digest scope %s: %w", v.Scope.Name(), err)
+		}
+		if d.scopes == nil {
+			d.scopes = map[*Scope]deephash.Sum{}
+		}
+		d.scopes[v.Scope] = sc
+	}
+	s, err := d.h.Sum(struct {
+		Global deephash.Sum
+		Scope  deephash.Sum
+		Proxy  *Proxy
+		Choice SidecarChoice
+	}{d.global, sc, v.Proxy, v.Choice})
+	if err != nil {
+		return deephash.Sum{}, fmt.Errorf("digest proxy %s clusters: %w", v.Proxy.ID(), err)
 	}
 	return s, nil
 }
