@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -369,4 +370,19 @@ func TestDiffKustomizeOverlay(t *testing.T) {
 		{"a revision: the weights", []string{"diff", "--git", "HEAD", "new/overlays/prod", "--fail-on", "none"}, 0,
 			"(HEAD:new/overlays/prod/kustomization.yaml:5 → new/overlays/prod/kustomization.yaml:5)\n    " + weights, ""},
 	})
+}
+
+// TestDiffLeavesCompileGC: comparing is an emit phase, collected as
+// build's is, not under the compile phase's policy, which let the heap of
+// a diff grow to nine times its live size.
+func TestDiffLeavesCompileGC(t *testing.T) {
+	diffTree(t, "weights")
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(compileGCPercent))
+	if code, out, errOut := meshc(t, "", "diff", "base", "head"); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if percent := debug.SetGCPercent(compileGCPercent); percent != 100 {
+		t.Errorf("GC percent %d after diff, want 100", percent)
+	}
 }

@@ -221,12 +221,12 @@ func (cp *Comparer) Forget(keep ...envoycfg.Type) {
 // Configs is the package's Configs, remembering resource pairs.
 func (cp *Comparer) Configs(old, new *envoycfg.Config) []Change {
 	if old == nil || new == nil {
-		return cp.compare(resourcesOf(old), resourcesOf(new))
+		return cp.compare(resourcesOf(old), resourcesOf(new), true)
 	}
 	ob, oown := old.Split()
 	nb, nown := new.Split()
 	if ob == nil || nb == nil || !disjoint(oown, nb) || !disjoint(nown, ob) {
-		return cp.compare(old.Resources(), new.Resources())
+		return cp.compare(old.Resources(), new.Resources(), true)
 	}
 	// Each side is its base and its own resources, apart: the changes
 	// are the bases' and the own resources'.
@@ -241,7 +241,9 @@ func (cp *Comparer) Configs(old, new *envoycfg.Config) []Change {
 	// Proxies of one scope compared at once wait for one comparison of
 	// their bases, the largest part of their configurations.
 	e.once.Do(func() { e.changes = cp.Configs(ob, nb) })
-	out := slices.Concat(e.changes, cp.compare(oown, nown))
+	// A proxy's own resources are its alone: remembering their pairs
+	// would only keep every proxy's resources alive until Forget.
+	out := slices.Concat(e.changes, cp.compare(oown, nown, false))
 	slices.SortStableFunc(out, func(a, b Change) int { return compareKeys(a.Resource, b.Resource) })
 	return out
 }
@@ -268,32 +270,41 @@ func compareKeys(a, b envoycfg.Key) int {
 	return cmp.Or(cmp.Compare(typeOrder(a.Type), typeOrder(b.Type)), cmp.Compare(a.Name, b.Name))
 }
 
-// compare compares two sets of resources by key.
-func (cp *Comparer) compare(old, new []proto.Message) []Change {
-	type pair struct{ old, new proto.Message }
-	byKey := map[envoycfg.Key]*pair{}
-	var keys []envoycfg.Key
+// compare compares two sets of resources by key, remembering the pairs
+// it compares when remember is set.
+func (cp *Comparer) compare(old, new []proto.Message, remember bool) []Change {
+	type pair struct {
+		k        envoycfg.Key
+		old, new proto.Message
+	}
+	// Sized for sides that mostly hold the same resources: a sidecar's
+	// shared part is thousands of them.
+	at := make(map[envoycfg.Key]int, max(len(old), len(new)))
+	pairs := make([]pair, 0, max(len(old), len(new)))
 	for i, side := range [][]proto.Message{old, new} {
 		for _, m := range side {
 			k, _ := envoycfg.KeyOf(m)
-			p := byKey[k]
-			if p == nil {
-				p = &pair{}
-				byKey[k] = p
-				keys = append(keys, k)
+			j, ok := at[k]
+			if !ok {
+				j = len(pairs)
+				at[k] = j
+				pairs = append(pairs, pair{k: k})
 			}
 			if i == 0 {
-				p.old = m
+				pairs[j].old = m
 			} else {
-				p.new = m
+				pairs[j].new = m
 			}
 		}
 	}
-	slices.SortFunc(keys, compareKeys)
+	slices.SortFunc(pairs, func(a, b pair) int { return compareKeys(a.k, b.k) })
 	var out []Change
-	for _, k := range keys {
-		p := byKey[k]
-		out = append(out, cp.resources(k, p.old, p.new)...)
+	for _, p := range pairs {
+		if remember {
+			out = append(out, cp.resources(p.k, p.old, p.new)...)
+		} else {
+			out = append(out, Resources(p.k, p.old, p.new)...)
+		}
 	}
 	return out
 }
@@ -316,8 +327,20 @@ func (cp *Comparer) resources(k envoycfg.Key, old, new proto.Message) []Change {
 	return cs
 }
 
+// typeOrder is the place of t among listeners, clusters, routes and
+// endpoints.
 func typeOrder(t envoycfg.Type) int {
-	return slices.Index([]envoycfg.Type{envoycfg.Listener, envoycfg.Cluster, envoycfg.Route, envoycfg.Endpoints}, t)
+	switch t {
+	case envoycfg.Listener:
+		return 0
+	case envoycfg.Cluster:
+		return 1
+	case envoycfg.Route:
+		return 2
+	case envoycfg.Endpoints:
+		return 3
+	}
+	return -1
 }
 
 // Resources compares one resource on both sides; either may be nil.

@@ -308,6 +308,8 @@ func TestComparerExtended(t *testing.T) {
 	cp := NewComparer()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			ob, _ := tt.old.Split()
+			split := ob != nil && len(cp.seen) == 0
 			flat := func(c *envoycfg.Config) *envoycfg.Config { return config(t, c.Listeners, c.Clusters, c.Routes) }
 			want := lines(Configs(flat(tt.old), flat(tt.new)))
 			if got := lines(cp.Configs(tt.old, tt.new)); got != want {
@@ -315,6 +317,11 @@ func TestComparerExtended(t *testing.T) {
 			}
 			if !strings.Contains(want, "weight: 50 → 20") {
 				t.Errorf("the shared change is missing:\n%s", want)
+			}
+			// Compared apart, the own listeners are not remembered: only
+			// the bases' listener, clusters and route configuration.
+			if split && len(cp.seen) != 4 {
+				t.Errorf("%d pairs remembered, want the bases' 4", len(cp.seen))
 			}
 		})
 	}

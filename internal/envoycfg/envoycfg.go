@@ -100,7 +100,9 @@ type Config struct {
 // would reject it.
 func New(ls []*listenerv3.Listener, cs []*clusterv3.Cluster, rs []*routev3.RouteConfiguration, eps []*endpointv3.ClusterLoadAssignment,
 	origins map[*routev3.Route]Origin) (*Config, error) {
-	c := &Config{Listeners: ls, Clusters: cs, Routes: rs, Endpoints: eps, byKey: map[Key]proto.Message{}}
+	// Sized up front: a sidecar's part holds thousands of resources, and
+	// growing the index to them was a tenth of a diff's CPU time.
+	c := &Config{Listeners: ls, Clusters: cs, Routes: rs, Endpoints: eps, byKey: make(map[Key]proto.Message, len(ls)+len(cs)+len(rs)+len(eps))}
 	for _, m := range c.Resources() {
 		k, _ := KeyOf(m)
 		if _, dup := c.byKey[k]; dup {
