@@ -41,10 +41,13 @@ type converter struct {
 	secrets    map[nsName]*model.Secret
 	configMaps map[nsName]*model.ConfigMap
 	// secretNs and configMapNs are the namespaces the input holds Secrets
-	// and ConfigMaps of: only there is a missing one judged missing
-	// (docs/semantics/gateway-api.md §G2.4).
+	// (or objects that make them) and ConfigMaps of: only there is a
+	// missing one judged missing (docs/semantics/gateway-api.md §G2.4).
+	// madeSecrets are the Secrets a controller makes from an object of
+	// the input (model.SecretSources), their contents unknown.
 	secretNs     map[string]bool
 	configMapNs  map[string]bool
+	madeSecrets  map[nsName]bool
 	workloads    []*model.Workload
 	hostnames    map[string]bool // ServiceEntry hosts
 	grants       []*model.ReferenceGrant
@@ -71,7 +74,7 @@ type converter struct {
 
 func newConverter(objs []model.Object, opts Options) *converter {
 	c := &converter{opts: opts, classes: map[string]*model.GatewayClass{}, services: map[nsName]*model.Service{},
-		svcNs: map[string]bool{}, secrets: map[nsName]*model.Secret{}, configMaps: map[nsName]*model.ConfigMap{}, secretNs: map[string]bool{}, configMapNs: map[string]bool{}, hostnames: map[string]bool{},
+		svcNs: map[string]bool{}, secrets: map[nsName]*model.Secret{}, configMaps: map[nsName]*model.ConfigMap{}, secretNs: map[string]bool{}, configMapNs: map[string]bool{}, madeSecrets: map[nsName]bool{}, hostnames: map[string]bool{},
 		kgws: map[nsName]*model.KubeGateway{}, parents: map[parentKey][]*parentInfo{},
 		serviceEntries: map[nsName]*model.ServiceEntry{}, seNs: map[string]bool{}}
 	for _, o := range objs {
@@ -100,7 +103,6 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			c.svcNs[x.Namespace] = true
 		case *model.Secret:
 			c.secrets[nsName{x.Namespace, x.Name}] = x
-			c.secretNs[x.Namespace] = true
 		case *model.ConfigMap:
 			c.configMaps[nsName{x.Namespace, x.Name}] = x
 			c.configMapNs[x.Namespace] = true
@@ -112,6 +114,13 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			for _, h := range x.Spec.GetHosts() {
 				c.hostnames[h] = true
 			}
+		}
+	}
+	for key, src := range model.SecretSources(objs) {
+		ns, name, _ := strings.Cut(key, "/")
+		c.secretNs[ns] = true
+		if src.Secret == nil {
+			c.madeSecrets[nsName{ns, name}] = true
 		}
 	}
 	c.any = len(c.kgwList)+len(c.httpRoutes)+len(c.grpcRoutes)+len(c.tcpRoutes)+len(c.tlsRoutes)+len(c.listenerSets)+len(c.tlsPolicies) > 0

@@ -97,7 +97,7 @@ func (c *converter) caCertificate(o listenerOwner, ref gwv1.ObjectReference) (st
 	case secret:
 		s := c.secrets[nsName{ns, name}]
 		switch {
-		case s == nil && c.secretNs[ns]:
+		case c.secretMissing(ns, name):
 			return "", &tlsError{ref: shown, reason: "InvalidCACertificateRef", message: fmt.Sprintf("CA secret %s not found: the input holds Secrets of %s but not this one", shown, ns)}
 		case s != nil:
 			problem = s.CAProblem

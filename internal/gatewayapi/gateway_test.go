@@ -210,6 +210,10 @@ func TestSecretsKeptInTheCluster(t *testing.T) {
 	}{
 		{"no Secrets of the namespace in the input", []string{listener}, true},
 		{"other Secrets of the namespace in the input", []string{listener, tlsSecret}, false},
+		{"made by a cert-manager Certificate of the input", []string{listener, tlsSecret,
+			"apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: c, namespace: edge}\nspec: {secretName: vaulted, issuerRef: {name: ca}}"}, true},
+		{"a Certificate alone makes its namespace judged", []string{listener,
+			"apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: c, namespace: edge}\nspec: {secretName: other, issuerRef: {name: ca}}"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res := convert(t, tt.docs...)

@@ -115,12 +115,9 @@ func (c *converter) certificate(o listenerOwner, ref gwv1.SecretObjectReference)
 		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef",
 			message: fmt.Sprintf("invalid certificate reference %s/%s %s, only secret is allowed", group, kind, shown)}
 	}
-	// istiod reads the Secret before it programs the listener. Most
-	// repositories keep Secrets out of git, so one absent from the input
-	// counts as missing only where the input holds Secrets of its
-	// namespace; elsewhere it is taken to live in the cluster.
+	// istiod reads the Secret before it programs the listener.
 	switch s := c.secrets[nsName{ns, string(ref.Name)}]; {
-	case s == nil && c.secretNs[ns]:
+	case c.secretMissing(ns, string(ref.Name)):
 		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef",
 			message: fmt.Sprintf("secret %s not found: the input holds Secrets of %s but not this one, and istiod programs no listener whose Secret it cannot read", shown, ns)}
 	case s == nil:
@@ -128,6 +125,16 @@ func (c *converter) certificate(o listenerOwner, ref gwv1.SecretObjectReference)
 		return "", &tlsError{ref: shown, reason: "InvalidCertificateRef", message: "secret " + shown + ": " + s.CertProblem}
 	}
 	return "kubernetes-gateway://" + ns + "/" + string(ref.Name), nil
+}
+
+// secretMissing reports whether Secret ns/name counts as missing. Most
+// repositories keep Secrets out of git, so one absent from the input is
+// missing only where the input holds Secrets, or objects that make them,
+// of its namespace; elsewhere it is taken to live in the cluster. One a
+// controller makes from an input object is there, its contents unknown.
+func (c *converter) secretMissing(ns, name string) bool {
+	k := nsName{ns, name}
+	return c.secrets[k] == nil && !c.madeSecrets[k] && c.secretNs[ns]
 }
 
 // granted reports whether a ReferenceGrant in toNs lets objects of

@@ -151,50 +151,6 @@ var gatewayPortNotOnService = &Analyzer{Entry: diag.GatewayPortNotOnService, Req
 	}
 }}
 
-// credentialSource is what the input says of a Secret a Gateway may read:
-// the Secret itself (keys known), or an object that makes it (a
-// cert-manager Certificate, a SealedSecret, an ExternalSecret; keys not
-// known).
-type credentialSource struct {
-	obj    *model.ObjectMeta
-	secret *model.Secret
-}
-
-// credentialSources indexes, by "namespace/name", the Secrets of the input
-// and the objects that create Secrets.
-func credentialSources(objs []model.Object) map[string]credentialSource {
-	out := map[string]credentialSource{}
-	add := func(ns, name string, c credentialSource) {
-		if _, ok := out[ns+"/"+name]; !ok && name != "" {
-			out[ns+"/"+name] = c
-		}
-	}
-	for _, o := range objs {
-		m := o.Meta()
-		switch x := o.(type) {
-		case *model.Secret:
-			add(m.Namespace, m.Name, credentialSource{m, x})
-		case *model.Unknown:
-			spec, _ := x.Raw["spec"].(map[string]any)
-			switch m.Kind {
-			case "Certificate":
-				name, _ := spec["secretName"].(string)
-				add(m.Namespace, name, credentialSource{obj: m})
-			case "SealedSecret":
-				add(m.Namespace, m.Name, credentialSource{obj: m})
-			case "ExternalSecret":
-				target, _ := spec["target"].(map[string]any)
-				name, _ := target["name"].(string)
-				if name == "" {
-					name = m.Name
-				}
-				add(m.Namespace, name, credentialSource{obj: m})
-			}
-		}
-	}
-	return out
-}
-
 // missingKeys says what a gateway credential lacks: a certificate and key
 // (tls.crt and tls.key, or cert and key) and, for mutual TLS, a CA
 // (ca.crt or cacert), which may also come from a "<name>-cacert" Secret.
@@ -217,13 +173,13 @@ func missingKeys(s *model.Secret, caSecret *model.Secret, mutual bool) string {
 // Secrets (or objects that make them) in that namespace: many
 // repositories keep Secrets elsewhere.
 var gatewayCredentialNotFound = &Analyzer{Entry: diag.GatewayCredentialNotFound, Requires: []*fact{factGateways}, Run: func(p *Pass) {
-	sources := credentialSources(p.Mesh.Objects)
+	sources := model.SecretSources(p.Mesh.Objects)
 	if len(sources) == 0 {
 		return
 	}
 	carries := map[string]bool{}
 	for _, c := range sources {
-		carries[c.obj.Namespace] = true
+		carries[c.Object.Namespace] = true
 	}
 	g := p.gateways()
 	for _, gw := range g.gateways {
@@ -248,12 +204,12 @@ var gatewayCredentialNotFound = &Analyzer{Entry: diag.GatewayCredentialNotFound,
 				switch {
 				case !ok:
 					absent = append(absent, ns)
-				case c.secret != nil:
-					ca := sources[ns+"/"+name+"-cacert"].secret
-					if lacks := missingKeys(c.secret, ca, mutual); lacks != "" {
+				case c.Secret != nil:
+					ca := sources[ns+"/"+name+"-cacert"].Secret
+					if lacks := missingKeys(c.Secret, ca, mutual); lacks != "" {
 						d := p.Report(&gw.ObjectMeta, at, diag.CredentialLacksKeys,
-							i, objName(&gw.ObjectMeta), name, ns, lacks, keyList(c.secret.Keys))
-						d.Related = append(d.Related, related(c.obj, "the credential"))
+							i, objName(&gw.ObjectMeta), name, ns, lacks, keyList(c.Secret.Keys))
+						d.Related = append(d.Related, related(c.Object, "the credential"))
 					}
 				}
 			}
