@@ -38,6 +38,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print every difference in full")
 	gatewayAPI := flag.Bool("gateway-api", false, "add Gateway API objects to the random meshes")
 	dualStack := flag.Bool("dual-stack", false, "build with meshc's --dual-stack and run the oracle with ISTIO_DUAL_STACK=true")
+	alpha := flag.Bool("alpha-gateway-api", false, "build with meshc's --alpha-gateway-api and run the oracle with PILOT_ENABLE_ALPHA_GATEWAY_API=true")
 	var meshes []string
 	flag.Func("mesh", "compare the manifests under `DIR` instead of random meshes (repeatable)", func(s string) error {
 		meshes = append(meshes, s)
@@ -64,7 +65,7 @@ func main() {
 		do   func() ([]istiodcompare.Report, error)
 	}
 	var runs []run
-	sd := sides{oracle: *oracle, dualStack: *dualStack}
+	sd := sides{oracle: *oracle, dualStack: *dualStack, alphaGatewayAPI: *alpha}
 	for i, m := range meshes {
 		runs = append(runs, run{m, func() ([]istiodcompare.Report, error) {
 			return compare(sd, m, filepath.Join(dir, fmt.Sprintf("mesh-%d", i)))
@@ -135,10 +136,11 @@ func runSeed(sd sides, dir string, seed int64, gatewayAPI bool) ([]istiodcompare
 }
 
 // sides are the two builds compared: the oracle program, and istiod's
-// feature switch both sides set.
+// feature switches both sides set.
 type sides struct {
-	oracle    string
-	dualStack bool
+	oracle          string
+	dualStack       bool
+	alphaGatewayAPI bool
 }
 
 // compare builds the manifests under mesh with meshc and the oracle,
@@ -148,7 +150,7 @@ func compare(sd sides, mesh, dir string) ([]istiodcompare.Report, error) {
 	if err := os.RemoveAll(out); err != nil {
 		return nil, err
 	}
-	run, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{mesh}}, compile.Options{DualStack: sd.dualStack})
+	run, err := compile.Run(context.Background(), compile.Inputs{Paths: []string{mesh}}, compile.Options{DualStack: sd.dualStack, AlphaGatewayAPI: sd.alphaGatewayAPI})
 	if err != nil {
 		return nil, err
 	}
@@ -189,8 +191,12 @@ func compare(sd sides, mesh, dir string) ([]istiodcompare.Report, error) {
 		}
 		var stdout, stderr bytes.Buffer
 		cmd := exec.Command(sd.oracle, args...)
+		cmd.Env = os.Environ()
 		if sd.dualStack {
-			cmd.Env = append(os.Environ(), "ISTIO_DUAL_STACK=true")
+			cmd.Env = append(cmd.Env, "ISTIO_DUAL_STACK=true")
+		}
+		if sd.alphaGatewayAPI {
+			cmd.Env = append(cmd.Env, "PILOT_ENABLE_ALPHA_GATEWAY_API=true")
 		}
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {

@@ -44,6 +44,7 @@ func (f *compileFlags) add(cmd *cobra.Command, suppression bool) {
 	fl.StringVar(&f.s.Helm.Namespace, "helm-namespace", "", "the `NAMESPACE` charts are rendered for (default default)")
 	fl.BoolVar(&f.s.AllowEmpty, "allow-empty", false, "accept inputs without any Kubernetes object (else exit 2: a run that checked nothing should not pass)")
 	fl.BoolVar(&f.s.Compile.DualStack, "dual-stack", false, "build dual-stack proxies as istiod does with ISTIO_DUAL_STACK=true: both IP families' addresses, binds and endpoints")
+	fl.BoolVar(&f.s.Compile.AlphaGatewayAPI, "alpha-gateway-api", false, "read the experimental Gateway API kinds istiod reads with PILOT_ENABLE_ALPHA_GATEWAY_API=true (XBackendTrafficPolicy)")
 	fl.StringVar(&f.s.PlaceholderVIPs, "placeholder-vips", compile.DefaultPlaceholderVIPs().String(), "IPv4 `CIDR` for made-up cluster IPs of Services the manifests give none")
 	if suppression {
 		fl.StringArrayVar(&f.s.Suppress, "suppress", nil, "leave out a diagnostic `CODE` (MC or IST code, or name), or CODE=namespace/name (a glob) for one object; repeatable")

@@ -209,6 +209,9 @@ func (r *Result) buildInfo(opts BuildOptions) emit.BuildInfo {
 	if r.options.DualStack {
 		o["dual-stack"] = "true"
 	}
+	if r.options.AlphaGatewayAPI {
+		o["alpha-gateway-api"] = "true"
+	}
 	info := emit.BuildInfo{Meshc: cmp.Or(opts.Version, "(devel)"), Options: o, Inputs: r.inputDigest()}
 	var made []string
 	for _, s := range r.Mesh.Services {

@@ -67,6 +67,9 @@ type Options struct {
 	Injection resolve.Injection
 	// DualStack is istiod's ISTIO_DUAL_STACK (resolve.Options.DualStack).
 	DualStack bool
+	// AlphaGatewayAPI is istiod's PILOT_ENABLE_ALPHA_GATEWAY_API
+	// (gatewayapi.Options.AlphaGatewayAPI).
+	AlphaGatewayAPI bool
 	// Suppress are the suppression rules (flags, .meshc.yaml); the
 	// objects' annotations apply too.
 	Suppress []suppress.Rule
@@ -194,7 +197,7 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 			return err
 		}},
 		{StageGatewayAPI, func() error {
-			conv, err := gatewayapi.Convert(ctx, h.Objects, gatewayapi.Options{DomainSuffix: mc.DomainSuffix, Namespaces: h.Forest.ExistingLabels()})
+			conv, err := gatewayapi.Convert(ctx, h.Objects, gatewayapi.Options{DomainSuffix: mc.DomainSuffix, Namespaces: h.Forest.ExistingLabels(), AlphaGatewayAPI: opts.AlphaGatewayAPI})
 			if err != nil {
 				return err
 			}

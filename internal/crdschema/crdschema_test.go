@@ -15,15 +15,16 @@ import (
 // validSpecs is one valid spec of each Gateway API resource, written as
 // its CRD's JSON.
 var validSpecs = map[string]string{
-	"gatewayclasses":     `{"controllerName": "istio.io/gateway-controller"}`,
-	"gateways":           `{"gatewayClassName": "istio", "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}, {"name": "tls", "port": 443, "protocol": "TLS", "hostname": "*.example.com", "tls": {"mode": "Passthrough"}}]}`,
-	"listenersets":       `{"parentRef": {"name": "gw"}, "listeners": [{"name": "http", "port": 8080, "protocol": "HTTP"}]}`,
-	"httproutes":         `{"parentRefs": [{"name": "gw"}], "hostnames": ["shop.example.com"], "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/api"}}], "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x-a", "value": "b"}]}}], "backendRefs": [{"name": "web", "port": 80, "weight": 3}], "timeouts": {"request": "5s"}}]}`,
-	"grpcroutes":         `{"parentRefs": [{"name": "gw"}], "rules": [{"matches": [{"method": {"service": "shop.Cart", "method": "Add"}}], "backendRefs": [{"name": "cart", "port": 9090}]}]}`,
-	"tcproutes":          `{"parentRefs": [{"name": "gw", "sectionName": "tcp"}], "rules": [{"backendRefs": [{"name": "db", "port": 5432}]}]}`,
-	"tlsroutes":          `{"parentRefs": [{"name": "gw"}], "hostnames": ["db.example.com"], "rules": [{"backendRefs": [{"name": "db", "port": 443}]}]}`,
-	"referencegrants":    `{"from": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": "shop"}], "to": [{"group": "", "kind": "Service"}]}`,
-	"backendtlspolicies": `{"targetRefs": [{"group": "", "kind": "Service", "name": "web"}], "validation": {"hostname": "web.example.com", "wellKnownCACertificates": "System"}}`,
+	"gatewayclasses":          `{"controllerName": "istio.io/gateway-controller"}`,
+	"gateways":                `{"gatewayClassName": "istio", "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}, {"name": "tls", "port": 443, "protocol": "TLS", "hostname": "*.example.com", "tls": {"mode": "Passthrough"}}]}`,
+	"listenersets":            `{"parentRef": {"name": "gw"}, "listeners": [{"name": "http", "port": 8080, "protocol": "HTTP"}]}`,
+	"httproutes":              `{"parentRefs": [{"name": "gw"}], "hostnames": ["shop.example.com"], "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/api"}}], "filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": [{"name": "x-a", "value": "b"}]}}], "backendRefs": [{"name": "web", "port": 80, "weight": 3}], "timeouts": {"request": "5s"}}]}`,
+	"grpcroutes":              `{"parentRefs": [{"name": "gw"}], "rules": [{"matches": [{"method": {"service": "shop.Cart", "method": "Add"}}], "backendRefs": [{"name": "cart", "port": 9090}]}]}`,
+	"tcproutes":               `{"parentRefs": [{"name": "gw", "sectionName": "tcp"}], "rules": [{"backendRefs": [{"name": "db", "port": 5432}]}]}`,
+	"tlsroutes":               `{"parentRefs": [{"name": "gw"}], "hostnames": ["db.example.com"], "rules": [{"backendRefs": [{"name": "db", "port": 443}]}]}`,
+	"referencegrants":         `{"from": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": "shop"}], "to": [{"group": "", "kind": "Service"}]}`,
+	"backendtlspolicies":      `{"targetRefs": [{"group": "", "kind": "Service", "name": "web"}], "validation": {"hostname": "web.example.com", "wellKnownCACertificates": "System"}}`,
+	"xbackendtrafficpolicies": `{"targetRefs": [{"group": "", "kind": "Service", "name": "web"}], "retryConstraint": {"budget": {"percent": 30, "interval": "20s"}, "minRetryRate": {"count": 5, "interval": "1s"}}}`,
 }
 
 // object is a Gateway API object of plural's kind at version with spec,
@@ -32,7 +33,7 @@ func object(t testing.TB, plural, version, spec string) map[string]any {
 	t.Helper()
 	k := kindOf(t, plural)
 	doc := fmt.Sprintf(`{"apiVersion": %q, "kind": %q, "metadata": {"name": "r", "namespace": "shop"}, "spec": %s}`,
-		model.GroupGatewayAPI+"/"+version, k.Kind, spec)
+		k.Group+"/"+version, k.Kind, spec)
 	dec := json.NewDecoder(strings.NewReader(doc))
 	dec.UseNumber()
 	var obj map[string]any
@@ -45,7 +46,7 @@ func object(t testing.TB, plural, version, spec string) map[string]any {
 func kindOf(t testing.TB, plural string) *model.Kind {
 	t.Helper()
 	for _, k := range model.Kinds() {
-		if k.Group == model.GroupGatewayAPI && k.Plural == plural {
+		if k.Family == model.GatewayAPI && k.Plural == plural {
 			return k
 		}
 	}

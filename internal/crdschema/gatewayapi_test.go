@@ -43,11 +43,11 @@ func TestGatewayAPIFilesMatchModule(t *testing.T) {
 	}
 	var want []string
 	for _, k := range model.Kinds() {
-		if k.Group != model.GroupGatewayAPI || !k.Decoded() {
+		if k.Family != model.GatewayAPI || !k.Decoded() {
 			continue
 		}
 		want = append(want, k.Plural+".json")
-		data, err := os.ReadFile(filepath.Join(dir, "config", "crd", "experimental", model.GroupGatewayAPI+"_"+k.Plural+".yaml"))
+		data, err := os.ReadFile(filepath.Join(dir, "config", "crd", "experimental", k.Group+"_"+k.Plural+".yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,9 @@ var gatewayAPIEntries = []*Entry{
 	MeshParentPortUnknown,
 	BackendTLSPolicyNotAccepted,
 	BackendTLSPolicyCARefUnresolved,
+	BackendTrafficPolicyNotApplied,
+	AlphaGatewayAPIOff,
+	AmbientNotCompiled,
 }
 
 // The family's entries, in code order.
@@ -196,6 +199,43 @@ the targeted backends fails. A ConfigMap absent from the input counts as
 missing only when the input holds ConfigMaps of the policy's namespace.
 Fix the reference or the ConfigMap.`,
 	}
+	BackendTrafficPolicyNotApplied = &Entry{
+		Code: "MC7116", Name: "BackendTrafficPolicyNotApplied", Severity: Warning,
+		Summary: "An XBackendTrafficPolicy, or part of one, istiod does not apply: a targetRef that is not an existing Service, sessionPersistence, or a Service an older policy already has.",
+		Doc: `With PILOT_ENABLE_ALPHA_GATEWAY_API (meshc --alpha-gateway-api), istiod
+turns an XBackendTrafficPolicy's retryConstraint into the retry budget
+of a DestinationRule it generates for each Service its targetRefs name
+in the policy's namespace. A targetRef to anything else (a ServiceEntry
+included) or to a Service that does not exist is not accepted
+(TargetNotFound). sessionPersistence is accepted but not implemented:
+no session affinity comes of it. Of several policies naming one Service
+only the oldest (creation time, then namespace and name) is applied;
+istiod reports the others as accepted all the same. The check of a
+missing Service runs only when the input holds Services of that
+namespace.`,
+	}
+	AlphaGatewayAPIOff = &Entry{
+		Code: "MC7117", Name: "AlphaGatewayAPIOff", Severity: Info,
+		Summary: "An experimental Gateway API object istiod reads only with PILOT_ENABLE_ALPHA_GATEWAY_API: without --alpha-gateway-api it has no effect.",
+		Doc: `istiod watches the experimental kinds of gateway.networking.x-k8s.io
+(XBackendTrafficPolicy) only when it runs with
+PILOT_ENABLE_ALPHA_GATEWAY_API=true, which is off by default. meshc
+follows the default and makes nothing of such an object. If the
+cluster's istiod runs with the setting, pass --alpha-gateway-api (or
+alphaGatewayAPI: true in .meshc.yaml).`,
+	}
+	AmbientNotCompiled = &Entry{
+		Code: "MC7118", Name: "AmbientNotCompiled", Severity: Info,
+		Summary: "The input has ambient waypoint or east-west Gateways: meshc checks them, but compiles no ambient data plane (ztunnel, waypoint, HBONE) configuration.",
+		Doc: `Gateways of class istio-waypoint (controller istio.io/mesh-controller)
+and istio-east-west (istio.io/eastwest-controller) are ambient mode's
+waypoint proxies and east-west gateways. meshc checks their listeners
+and models the Deployment and Service istiod would deploy for them, and
+the mesh routes meant for waypoints convert as for sidecars; but it
+builds no Envoy configuration for waypoints, east-west gateways or
+ztunnels, and its findings say nothing of the traffic they carry. Said
+once per run.`,
+	}
 )
 
 // The messages of the Gateway API entries.
@@ -256,6 +296,21 @@ var (
 
 	PolicyCARefBad = BackendTLSPolicyCARefUnresolved.Template("BackendTLSPolicy %s: caCertificateRef %s cannot be used (%s: %s); istiod sets the CA to invalid://, so every TLS connection to its targets fails",
 		W("policy"), W("ref").ID(), W("reason"), T("why")).Fielded()
+
+	TrafficPolicyTargetRejected = BackendTrafficPolicyNotApplied.Template("XBackendTrafficPolicy %s: targetRef %s is not accepted (%s: %s); the policy gives it nothing",
+		W("policy"), W("target").ID(), W("reason"), T("why")).Fielded()
+
+	TrafficPolicyFieldUnsupported = BackendTrafficPolicyNotApplied.Template("XBackendTrafficPolicy %s: istiod does not support %s and accepts the policy without it",
+		W("policy"), W("field").ID()).Fielded()
+
+	TrafficPolicyShadowed = BackendTrafficPolicyNotApplied.Template("XBackendTrafficPolicy %s is not applied to %s: istiod applies only the oldest policy of a Service, XBackendTrafficPolicy %q",
+		W("policy"), W("host").ID(), W("winner")).Fielded()
+
+	AlphaPolicyNotRead = AlphaGatewayAPIOff.Template("%s %s is not read: istiod reads it only with PILOT_ENABLE_ALPHA_GATEWAY_API=true (meshc --alpha-gateway-api)",
+		W("kind").ID(), W("policy"))
+
+	AmbientGateways = AmbientNotCompiled.Template("%d ambient Gateway(s) (%s): meshc checks them and models what istiod deploys, but compiles no waypoint, east-west or ztunnel configuration",
+		N("count"), T("gateways").ID())
 
 	SetCertificateRefBad = CertificateRefUnresolved.Template("listener %q of ListenerSet %s: certificateRef %s cannot be resolved (%s: %s); the listener is not programmed",
 		W("listener").ID(), W("listenerSet"), W("ref").ID(), W("reason"), T("why")).Fielded()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	networking "istio.io/api/networking/v1alpha3"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -22,31 +21,11 @@ const annIgnorePolicy = "istio.io/ignore-policy-attachment"
 // can load it, so TLS to the targets fails rather than going unchecked.
 const invalidCredential = "invalid://"
 
-// generatedCreation is the creation time of a generated DestinationRule.
-// istiod gives it none, so it sorts before every written rule, all of
-// which have one on a cluster: before the zero time meshc gives a written
-// object without one, too.
-var generatedCreation = time.Time{}.Add(-time.Second)
 
-// policyTarget is one Service or ServiceEntry host a policy gives TLS to:
-// a port's (section) or the whole host's.
-type policyTarget struct {
-	kind, ns, name, host string
-}
-
-// policyPart is what one policy contributes to a target's DestinationRule.
-type policyPart struct {
-	policy  *model.BackendTLSPolicy
-	index   int    // the targetRef's
-	section string // port name, "" for every port
-	port    uint32 // the section's port number
-	tls     *networking.ClientTLSSettings
-}
-
-// backendTLSPolicies turns BackendTLSPolicies into the DestinationRules
-// istiod generates from them, one per target and host, merging the
-// policies of a target oldest first (docs/semantics/gateway-api.md §G8).
-func (c *converter) backendTLSPolicies() {
+// backendTLSParts adds what each BackendTLSPolicy gives its targets to
+// parts, oldest policy first (docs/semantics/gateway-api.md §G8), and
+// records each policy's status.
+func (c *converter) backendTLSParts(parts *policyParts) {
 	pols := slices.Clone(c.tlsPolicies)
 	slices.SortStableFunc(pols, func(a, b *model.BackendTLSPolicy) int {
 		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
@@ -54,74 +33,33 @@ func (c *converter) backendTLSPolicies() {
 	pols = slices.DeleteFunc(pols, func(p *model.BackendTLSPolicy) bool {
 		return strings.EqualFold(p.Annotations[annIgnorePolicy], "true")
 	})
-	var order []policyTarget
-	parts := map[policyTarget][]policyPart{}
 	for _, p := range pols {
-		tls := c.policyTLS(p)
+		tls, conds := c.policyTLS(p)
+		status := &Policy{Kind: "BackendTLSPolicy", Object: &p.ObjectMeta}
+		c.policies = append(c.policies, status)
 		for i, t := range p.Spec.TargetRefs {
-			hosts, port, ok := c.policyTargetHosts(p, i)
-			if !ok {
-				continue
+			target := PolicyTarget{Kind: string(t.Kind), Name: string(t.Name), Section: sectionOf(t), Conditions: conds}
+			hosts, port, reason, why := c.policyTargetHosts(p, i)
+			if reason == "" {
+				if winner := conflictingPolicy(p, t, pols); winner != nil {
+					reason, why = "Conflicted", fmt.Sprintf("BackendTLSPolicy %q, older, targets the same backend", winner.Name)
+					c.report(diag.PolicyTargetRejected.At(p.RefAt(targetPath(i)), p.Namespace+"/"+p.Name, targetName(t), reason, why))
+				}
 			}
-			if winner := conflictingPolicy(p, t, pols); winner != nil {
-				c.report(diag.PolicyTargetRejected.At(p.RefAt(targetPath(i)), p.Namespace+"/"+p.Name, targetName(t), "Conflicted",
-					fmt.Sprintf("BackendTLSPolicy %q, older, targets the same backend", winner.Name)))
+			if reason != "" {
+				target.Conditions = withCondition(conds, Condition{Type: "Accepted", Reason: reason, Message: why})
+			}
+			target.Hosts = hosts
+			status.Targets = append(status.Targets, target)
+			if reason != "" {
 				continue
 			}
 			for _, h := range hosts {
-				k := policyTarget{kind: string(t.Kind), ns: p.Namespace, name: string(t.Name), host: h}
-				if _, seen := parts[k]; !seen {
-					order = append(order, k)
-				}
-				section := ""
-				if t.SectionName != nil {
-					section = string(*t.SectionName)
-				}
-				parts[k] = append(parts[k], policyPart{policy: p, index: i, section: section, port: port, tls: tls})
+				parts.add(policyTarget{kind: string(t.Kind), ns: p.Namespace, name: string(t.Name), host: h},
+					policyPart{kind: "BackendTLSPolicy", from: &p.ObjectMeta, index: i, section: target.Section, port: port, tls: tls})
 			}
 		}
 	}
-	for _, k := range order {
-		c.out = append(c.out, policyRule(k, parts[k]))
-	}
-}
-
-// policyRule is the DestinationRule of one target host: the oldest
-// policy's TLS for the whole host and for each port.
-func policyRule(k policyTarget, parts []policyPart) *model.DestinationRule {
-	name := k.name + "~" + generatedSuffix
-	if k.kind == "ServiceEntry" {
-		name = k.name + "~" + strings.ReplaceAll(k.host, ".", "-") + "~" + generatedSuffix
-	}
-	first := parts[0].policy
-	dr := &model.DestinationRule{ObjectMeta: derived("networking.istio.io/v1", "DestinationRule", k.ns, name, &first.ObjectMeta, targetPath(parts[0].index), ""),
-		Spec: &networking.DestinationRule{Host: k.host, TrafficPolicy: &networking.TrafficPolicy{}}}
-	dr.Created = generatedCreation
-	tp := dr.Spec.TrafficPolicy
-	var parents []string
-	ports := map[string]bool{}
-	for _, part := range parts {
-		switch {
-		case part.section == "" && tp.Tls == nil:
-			tp.Tls = part.tls
-		case part.section != "" && !ports[part.section]:
-			ports[part.section] = true
-			tp.PortLevelSettings = append(tp.PortLevelSettings, &networking.TrafficPolicy_PortTrafficPolicy{
-				Port: &networking.PortSelector{Number: part.port}, Tls: part.tls})
-		}
-		parent := "BackendTLSPolicy/" + part.policy.Namespace + "." + part.policy.Name
-		if !slices.Contains(parents, parent) {
-			parents = append(parents, parent)
-			if part.policy != first {
-				dr.Derived.Parts = append(dr.Derived.Parts, model.DerivedPart{From: &part.policy.ObjectMeta, Path: targetPath(part.index)})
-			}
-		}
-	}
-	slices.SortStableFunc(tp.PortLevelSettings, func(a, b *networking.TrafficPolicy_PortTrafficPolicy) int {
-		return cmp.Compare(a.GetPort().GetNumber(), b.GetPort().GetNumber())
-	})
-	dr.Annotations = map[string]string{annParents: strings.Join(parents, ",")}
-	return dr
 }
 
 func targetPath(i int) model.Path {
@@ -137,15 +75,16 @@ func targetName(t gwv1.LocalPolicyTargetReferenceWithSectionName) string {
 }
 
 // policyTargetHosts resolves a policy's targetRef: the hosts it gives TLS
-// to and, with a sectionName, the number of the port of that name; ok is
-// false, with the finding reported, when istiod does not accept it. A
-// Service of a namespace the input holds no Services of is not judged
-// and gets nothing, as meshc builds no cluster for it.
-func (c *converter) policyTargetHosts(p *model.BackendTLSPolicy, i int) (hosts []string, port uint32, ok bool) {
+// to and, with a sectionName, the number of the port of that name; reason
+// and why say, with the finding reported, why istiod does not accept it.
+// A Service of a namespace the input holds no Services of is not judged
+// and gets nothing (no hosts), as meshc builds no cluster for it.
+func (c *converter) policyTargetHosts(p *model.BackendTLSPolicy, i int) (hosts []string, port uint32, reason, why string) {
 	t := p.Spec.TargetRefs[i]
-	reject := func(why string) ([]string, uint32, bool) {
-		c.report(diag.PolicyTargetRejected.At(p.RefAt(targetPath(i)), p.Namespace+"/"+p.Name, targetName(t), "TargetNotFound", "targetRefs invalid: "+why))
-		return nil, 0, false
+	reject := func(why string) ([]string, uint32, string, string) {
+		why = "targetRefs invalid: " + why
+		c.report(diag.PolicyTargetRejected.At(p.RefAt(targetPath(i)), p.Namespace+"/"+p.Name, targetName(t), "TargetNotFound", why))
+		return nil, 0, "TargetNotFound", why
 	}
 	type portName struct {
 		name   string
@@ -180,16 +119,16 @@ func (c *converter) policyTargetHosts(p *model.BackendTLSPolicy, i int) (hosts [
 	case !found && judged:
 		return reject(fmt.Sprintf("%s %s/%s not found", t.Kind, p.Namespace, t.Name))
 	case !found:
-		return nil, 0, false
+		return nil, 0, "", ""
 	}
 	if t.SectionName == nil || *t.SectionName == "" {
-		return hosts, 0, true
+		return hosts, 0, "", ""
 	}
 	j := slices.IndexFunc(ports, func(pn portName) bool { return pn.name == string(*t.SectionName) })
 	if j < 0 {
 		return reject(fmt.Sprintf("sectionName %q does not exist in %s %s/%s", *t.SectionName, t.Kind, p.Namespace, t.Name))
 	}
-	return hosts, ports[j].number, true
+	return hosts, ports[j].number, "", ""
 }
 
 // conflictingPolicy is the policy that takes a targetRef from p: an older
@@ -221,8 +160,9 @@ func sectionOf(t gwv1.LocalPolicyTargetReferenceWithSectionName) string {
 // policyTLS is the TLS a policy originates: SIMPLE, with its hostname as
 // SNI, its subjectAltNames, and its CA: none for the system's, a
 // ConfigMap's (configmap://ns/name), or invalid:// when the reference
-// cannot be used.
-func (c *converter) policyTLS(p *model.BackendTLSPolicy) *networking.ClientTLSSettings {
+// cannot be used; and the policy's Accepted and ResolvedRefs conditions.
+func (c *converter) policyTLS(p *model.BackendTLSPolicy) (*networking.ClientTLSSettings, []Condition) {
+	conds := []Condition{policyAccepted, {Type: "ResolvedRefs", Status: true, Reason: "ResolvedRefs", Message: "Configuration is valid"}}
 	v := p.Spec.Validation
 	tls := &networking.ClientTLSSettings{Mode: networking.ClientTLSSettings_SIMPLE, Sni: string(v.Hostname)}
 	for _, san := range v.SubjectAltNames {
@@ -238,19 +178,22 @@ func (c *converter) policyTLS(p *model.BackendTLSPolicy) *networking.ClientTLSSe
 		if *wk != gwv1.WellKnownCACertificatesSystem {
 			c.report(diag.PolicyValidationInvalid.At(p.RefAt(validation.Key("wellKnownCACertificates")), p.Namespace+"/"+p.Name, "Invalid",
 				fmt.Sprintf("unknown wellKnownCACertificates %q; istiod validates with the system's CAs", *wk)))
+			conds[0] = Condition{Type: "Accepted", Reason: "Invalid", Message: fmt.Sprintf("Unknown wellKnownCACertificates: %v", *wk)}
 		}
-		return tls
+		return tls, conds
 	}
 	if len(v.CACertificateRefs) == 0 {
-		return tls
+		return tls, conds
 	}
 	// istiod reads only the first reference.
 	ref := v.CACertificateRefs[0]
 	shown := p.Namespace + "/" + string(ref.Name)
-	bad := func(reason, why string) *networking.ClientTLSSettings {
+	bad := func(reason, why string) (*networking.ClientTLSSettings, []Condition) {
 		c.report(diag.PolicyCARefBad.At(p.RefAt(validation.Key("caCertificateRefs").Index(0)), p.Namespace+"/"+p.Name, shown, reason, why))
 		tls.CredentialName = invalidCredential
-		return tls
+		conds = []Condition{{Type: "Accepted", Reason: "NoValidCACertificate", Message: "Certificate reference invalid: " + why},
+			{Type: "ResolvedRefs", Reason: reason, Message: why}}
+		return tls, conds
 	}
 	key := nsName{p.Namespace, string(ref.Name)}
 	var found bool
@@ -266,7 +209,7 @@ func (c *converter) policyTLS(p *model.BackendTLSPolicy) *networking.ClientTLSSe
 			}
 		}
 		tls.CredentialName = "configmap://" + shown
-		return tls
+		return tls, conds
 	case ref.Group == "" && ref.Kind == "Secret":
 		found = c.secrets[key] != nil
 	case ref.Group == "" && ref.Kind == "Service":

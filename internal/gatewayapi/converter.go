@@ -59,6 +59,10 @@ type converter struct {
 	tlsRoutes    []*model.TLSRoute
 	listenerSets []*model.ListenerSet
 	tlsPolicies  []*model.BackendTLSPolicy
+	// trafficPolicies are the XBackendTrafficPolicies.
+	trafficPolicies []*model.XBackendTrafficPolicy
+	// policies are the backend policies' statuses, for explain.
+	policies []*Policy
 
 	// serviceEntries and seNs serve mesh parents of kind ServiceEntry.
 	serviceEntries map[nsName]*model.ServiceEntry
@@ -96,6 +100,8 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			c.listenerSets = append(c.listenerSets, x)
 		case *model.BackendTLSPolicy:
 			c.tlsPolicies = append(c.tlsPolicies, x)
+		case *model.XBackendTrafficPolicy:
+			c.trafficPolicies = append(c.trafficPolicies, x)
 		case *model.ReferenceGrant:
 			c.grants = append(c.grants, x)
 		case *model.Service:
@@ -123,7 +129,7 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			c.madeSecrets[nsName{ns, name}] = true
 		}
 	}
-	c.any = len(c.kgwList)+len(c.httpRoutes)+len(c.grpcRoutes)+len(c.tcpRoutes)+len(c.tlsRoutes)+len(c.listenerSets)+len(c.tlsPolicies) > 0
+	c.any = len(c.kgwList)+len(c.httpRoutes)+len(c.grpcRoutes)+len(c.tcpRoutes)+len(c.tlsRoutes)+len(c.listenerSets)+len(c.tlsPolicies)+len(c.trafficPolicies) > 0
 	byID := func(a, b *model.KubeGateway) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	}

@@ -22,6 +22,9 @@ type Options struct {
 	// Namespaces are the namespaces of the cluster with their labels,
 	// which allowedRoutes namespace selectors are matched against.
 	Namespaces map[string]map[string]string
+	// AlphaGatewayAPI is istiod's PILOT_ENABLE_ALPHA_GATEWAY_API (off by
+	// default): only then does istiod read XBackendTrafficPolicies.
+	AlphaGatewayAPI bool
 }
 
 // Result is the stage's value.
@@ -34,7 +37,10 @@ type Result struct {
 	// Gateways are the Gateway API Gateways istiod compiles, with their
 	// listeners, the routes attached to each and the conditions istiod
 	// would set; sorted by namespace and name.
-	Gateways    []*Gateway
+	Gateways []*Gateway
+	// Policies are the backend policies istiod reads, with the status
+	// of each targetRef, in the order converted.
+	Policies    []*Policy
 	Diagnostics []diag.Diagnostic
 }
 
@@ -57,8 +63,8 @@ func Convert(ctx context.Context, objs []model.Object, opts Options) (*Result, e
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
-	c.backendTLSPolicies()
-	res := &Result{Generated: c.out, Gateways: c.gws, Diagnostics: c.diags}
+	c.backendPolicies()
+	res := &Result{Generated: c.out, Gateways: c.gws, Policies: c.policies, Diagnostics: c.diags}
 	res.Objects = append(append(make([]model.Object, 0, len(objs)+len(c.out)), objs...), c.out...)
 	return res, nil
 }

@@ -19,6 +19,12 @@ import (
 // Namespace objects among them declare.
 func convert(t testing.TB, docs ...string) *Result {
 	t.Helper()
+	return convertWith(t, Options{}, docs...)
+}
+
+// convertWith is convert with options; their Namespaces are replaced.
+func convertWith(t testing.TB, opts Options, docs ...string) *Result {
+	t.Helper()
 	objs := loadtest.Objects(t, docs...)
 	nss := map[string]map[string]string{}
 	for _, o := range objs {
@@ -26,7 +32,8 @@ func convert(t testing.TB, docs ...string) *Result {
 			nss[ns.Name] = ns.Labels
 		}
 	}
-	res, err := Convert(context.Background(), objs, Options{Namespaces: nss})
+	opts.Namespaces = nss
+	res, err := Convert(context.Background(), objs, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

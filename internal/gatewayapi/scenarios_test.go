@@ -20,7 +20,8 @@ import (
 // situations of istiod's own conversion tests, written for meshc) and
 // compares what it generates and reports with the .golden file beside it:
 // every generated object with its annotations and spec, then every
-// finding with its line.
+// finding with its line. A fixture with the line
+// "# meshc: --alpha-gateway-api" converts with that option.
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob("testdata/scenarios/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -32,7 +33,8 @@ func TestScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := convert(t, string(data))
+			opts := Options{AlphaGatewayAPI: strings.Contains(string(data), "# meshc: --alpha-gateway-api\n")}
+			res := convertWith(t, opts, string(data))
 			testfiles.Golden(t, strings.TrimSuffix(f, ".yaml")+".golden", dump(t, res))
 		})
 	}
@@ -62,6 +64,8 @@ func dump(t *testing.T, res *Result) []byte {
 		case *model.Gateway:
 			b.WriteString("  " + indentJSON(t, x.Spec) + "\n")
 		case *model.VirtualService:
+			b.WriteString("  " + indentJSON(t, x.Spec) + "\n")
+		case *model.DestinationRule:
 			b.WriteString("  " + indentJSON(t, x.Spec) + "\n")
 		case *model.Service:
 			j, _ := json.Marshal(x.Spec)

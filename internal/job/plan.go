@@ -205,6 +205,9 @@ func (p *Plan) merge(s Settings) error {
 	if !s.given("dual-stack") {
 		o.DualStack = o.DualStack || c.DualStack
 	}
+	if !s.given("alpha-gateway-api") {
+		o.AlphaGatewayAPI = o.AlphaGatewayAPI || c.AlphaGatewayAPI
+	}
 	pick := func(flag string, given, config []string) []string {
 		if s.given(flag) || len(config) == 0 {
 			return given

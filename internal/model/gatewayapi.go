@@ -2,10 +2,15 @@ package model
 
 import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 )
 
-// GroupGatewayAPI is the Kubernetes Gateway API's group.
-const GroupGatewayAPI = "gateway.networking.k8s.io"
+// GroupGatewayAPI is the Kubernetes Gateway API's group; GroupGatewayAPIX
+// is the group of its experimental kinds (XBackendTrafficPolicy).
+const (
+	GroupGatewayAPI  = "gateway.networking.k8s.io"
+	GroupGatewayAPIX = "gateway.networking.x-k8s.io"
+)
 
 // GatewayAPIObject is an object of a Gateway API kind: its metadata and
 // its spec as the sigs.k8s.io/gateway-api type of the kind's storage
@@ -28,6 +33,8 @@ type (
 	TLSRoute         = GatewayAPIObject[gwv1.TLSRouteSpec]
 	ReferenceGrant   = GatewayAPIObject[gwv1.ReferenceGrantSpec]
 	BackendTLSPolicy = GatewayAPIObject[gwv1.BackendTLSPolicySpec]
+	// XBackendTrafficPolicy is of the experimental group GroupGatewayAPIX.
+	XBackendTrafficPolicy = GatewayAPIObject[gwxv1a1.BackendTrafficPolicySpec]
 )
 
 // Annotations istiod puts on what it generates from Gateway API objects

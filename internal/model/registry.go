@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/meshc/meshc/internal/certcheck"
 	"github.com/meshc/meshc/internal/diag"
@@ -221,6 +222,8 @@ var registry = sync.OnceValue(func() []*Kind {
 		gatewayAPI[gwv1.TLSRouteSpec]("TLSRoute", "tlsroutes", []string{"v1", "v1alpha3", "v1alpha2"}, false, "SNI routes of gateway listeners and (GAMMA) of Services"),
 		gatewayAPI[gwv1.ReferenceGrantSpec]("ReferenceGrant", "referencegrants", gwBeta, false, "which cross-namespace references routes and gateways may make"),
 		gatewayAPI[gwv1.BackendTLSPolicySpec]("BackendTLSPolicy", "backendtlspolicies", []string{"v1", "v1alpha3"}, false, "TLS from gateways to backends"),
+		inGroup(gatewayAPI[gwxv1a1.BackendTrafficPolicySpec]("XBackendTrafficPolicy", "xbackendtrafficpolicies", []string{"v1alpha1"}, false,
+			"retry budgets of Services, with --alpha-gateway-api (istiod's PILOT_ENABLE_ALPHA_GATEWAY_API)"), GroupGatewayAPIX),
 		{Group: GroupInstall, Kind: "IstioOperator", Plural: "istiooperators", Singular: "istiooperator", Versions: []string{"v1alpha1"},
 			Family: Install, NameOptional: true, Reads: "`spec.meshConfig`, `spec.values`: the mesh config, when no ConfigMap gives it",
 			New:   func() any { return new(IstioOperatorSpec) },
@@ -239,6 +242,12 @@ var registry = sync.OnceValue(func() []*Kind {
 // istiod computes.
 func effect(k *Kind, what string) *Kind {
 	k.Effect = what
+	return k
+}
+
+// inGroup moves a kind to another API group.
+func inGroup(k *Kind, group string) *Kind {
+	k.Group = group
 	return k
 }
 

@@ -39,8 +39,11 @@ type Config struct {
 	MeshConfig      string `yaml:"meshConfig"`
 	PlaceholderVIPs string `yaml:"placeholderVIPs"`
 	// DualStack is --dual-stack: istiod runs with ISTIO_DUAL_STACK.
-	DualStack bool     `yaml:"dualStack"`
-	Revisions []string `yaml:"revisions"`
+	DualStack bool `yaml:"dualStack"`
+	// AlphaGatewayAPI is --alpha-gateway-api: istiod runs with
+	// PILOT_ENABLE_ALPHA_GATEWAY_API.
+	AlphaGatewayAPI bool     `yaml:"alphaGatewayAPI"`
+	Revisions       []string `yaml:"revisions"`
 	// InjectNamespaces are injected whatever their labels.
 	InjectNamespaces []string      `yaml:"injectNamespaces"`
 	Suppress         []Suppression `yaml:"suppress"`

@@ -94,7 +94,7 @@ kustomize: [overlays/prod]
 // TestLoadRejects: what would be silently wrong is an error at file:line.
 func TestLoadRejects(t *testing.T) {
 	for _, tc := range []struct{ content, want string }{
-		{"failon: warning\n", `:1: unknown key "failon" (did you mean "failOn"?); known keys: dualStack, exclude, failOn, helm, hnc, injectNamespaces, kustomize, meshConfig, placeholderVIPs, revisions, suppress`},
+		{"failon: warning\n", `:1: unknown key "failon" (did you mean "failOn"?); known keys: alphaGatewayAPI, dualStack, exclude, failOn, helm, hnc, injectNamespaces, kustomize, meshConfig, placeholderVIPs, revisions, suppress`},
 		{"exclude: []\nsupress: []\n", `:2: unknown key "supress" (did you mean "suppress"?)`},
 		{"revisions: 1-24\n", `:1: revisions: expected a list, got "1-24"`},
 		{"hnc: {tkeProjects: yes-please}\n", `:1: hnc.tkeProjects: expected true or false, got "yes-please"`},
