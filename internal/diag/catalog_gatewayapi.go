@@ -279,6 +279,9 @@ var (
 	ListenerSetNotAllowed = ListenerSetNotAccepted.Template("ListenerSet %s is not accepted by Gateway %s (NotAllowed): %s; none of its listeners is programmed",
 		W("listenerSet"), W("gateway").ID(), T("why"))
 
+	AmbientListenerRejected = ListenerNotProgrammed.Template("listener %q of %s Gateway %s is not accepted (%s: %s)",
+		W("listener").ID(), W("what"), W("gateway"), W("reason").ID(), T("why")).Fielded()
+
 	SetListenerRejected = ListenerNotProgrammed.Template("listener %q of ListenerSet %s is not programmed (%s: %s)",
 		W("listener").ID(), W("listenerSet"), W("reason").ID(), T("why")).Fielded()
 

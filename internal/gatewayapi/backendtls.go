@@ -21,7 +21,6 @@ const annIgnorePolicy = "istio.io/ignore-policy-attachment"
 // can load it, so TLS to the targets fails rather than going unchecked.
 const invalidCredential = "invalid://"
 
-
 // backendTLSParts adds what each BackendTLSPolicy gives its targets to
 // parts, oldest policy first (docs/semantics/gateway-api.md §G8), and
 // records each policy's status.

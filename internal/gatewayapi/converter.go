@@ -156,14 +156,18 @@ func (c *converter) serviceHost(name, ns string) string {
 }
 
 // defaultName is the name istiod's deployment controller gives a managed
-// Gateway's Deployment, Service and ServiceAccount.
-func defaultName(gw *model.KubeGateway) string {
+// Gateway's Deployment, Service and ServiceAccount: the Gateway's name,
+// with its class's added except for the ambient classes.
+func defaultName(gw *model.KubeGateway, ctl string) string {
+	if ambientControllers[ctl] != "" {
+		return gw.Name
+	}
 	return gw.Name + "-" + string(gw.Spec.GatewayClassName)
 }
 
 // deploymentName honours the name override annotation.
-func deploymentName(gw *model.KubeGateway) string {
-	return cmp.Or(gw.Annotations[annNameOverride], defaultName(gw))
+func deploymentName(gw *model.KubeGateway, ctl string) string {
+	return cmp.Or(gw.Annotations[annNameOverride], defaultName(gw, ctl))
 }
 
 // joinSorted joins a set's keys.

@@ -100,14 +100,27 @@ type parentKey struct {
 	nsName
 }
 
+// The controllers of ambient mode's Gateways: waypoints and east-west
+// gateways.
+const (
+	ControllerWaypoint = "istio.io/mesh-controller"
+	ControllerEastWest = "istio.io/eastwest-controller"
+)
+
 // builtinClasses are the GatewayClasses istiod creates, with their
-// controllers, when the cluster has none of that name.
+// controllers, when the cluster has none of that name. The ambient ones
+// exist only when istiod runs ambient mode (and multi-network, for
+// east-west); a Gateway of such a class is taken to say it does.
 var builtinClasses = map[string]string{
 	"istio":           ControllerIstio,
 	"istio-remote":    "istio.io/unmanaged-gateway",
-	"istio-waypoint":  "istio.io/mesh-controller",
-	"istio-east-west": "istio.io/eastwest-controller",
+	"istio-waypoint":  ControllerWaypoint,
+	"istio-east-west": ControllerEastWest,
 }
+
+// ambientControllers name what meshc calls the Gateways of each ambient
+// controller.
+var ambientControllers = map[string]string{ControllerWaypoint: "waypoint", ControllerEastWest: "east-west"}
 
 // controller is the controller of a class, "" when no class of that name
 // exists.
@@ -136,15 +149,25 @@ func (c *converter) compiledClasses() string {
 
 // gateways converts every Gateway, in namespace/name order
 // (docs/semantics/gateway-api.md §G2).
+// Gateways of the ambient classes are checked and modelled, but no Envoy
+// configuration is compiled for them: one MC7118 says so.
 func (c *converter) gateways() {
+	var ambient []string
+	var first *model.KubeGateway
 	for _, kgw := range c.kgwList {
 		class := string(kgw.Spec.GatewayClassName)
 		ctl := c.controller(class)
-		if ctl != ControllerIstio {
+		if what := ambientControllers[ctl]; what != "" {
+			ambient = append(ambient, what+" "+kgw.Namespace+"/"+kgw.Name)
+			first = cmp.Or(first, kgw)
+		} else if ctl != ControllerIstio {
 			c.report(ClassNotCompiled(kgw, class, cmp.Or(ctl, "none: no GatewayClass of that name"), c.compiledClasses()))
 			continue
 		}
 		c.gateway(kgw, ctl)
+	}
+	if first != nil {
+		c.report(diag.AmbientGateways.At(first.RefAt(model.ParsePath("spec.gatewayClassName")), len(ambient), strings.Join(ambient, ", ")))
 	}
 }
 
@@ -161,7 +184,7 @@ func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
 	programmed := Condition{Type: "Programmed", Status: true, Reason: "Programmed", Message: "Resource programmed"}
 	var addrErr string
 	if gw.Managed {
-		gw.Services = []string{c.serviceHost(deploymentName(kgw), kgw.Namespace)}
+		gw.Services = []string{c.serviceHost(deploymentName(kgw, ctl), kgw.Namespace)}
 	} else {
 		var skipped []string
 		for _, a := range kgw.Spec.Addresses {
@@ -194,9 +217,9 @@ func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
 	}
 	sa := ""
 	if gw.Managed {
-		sa = cmp.Or(kgw.Annotations[annServiceAccountSet], defaultName(kgw))
+		sa = cmp.Or(kgw.Annotations[annServiceAccountSet], defaultName(kgw, ctl))
 	}
-	sets := c.attachedSets(kgw)
+	sets := c.attachedSets(kgw, ctl)
 	merged := slices.Clone(kgw.Spec.Listeners)
 	for _, ls := range sets {
 		for _, e := range ls.Spec.Listeners {
@@ -205,7 +228,7 @@ func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
 	}
 	conflicts := listenerConflicts(merged)
 	valid := 0
-	own := listenerOwner{kind: "Gateway", meta: &kgw.ObjectMeta, path: model.Path{}.Key("spec").Key("listeners"), gw: &kgw.ObjectMeta, gwTLS: kgw.Spec.TLS}
+	own := listenerOwner{kind: "Gateway", meta: &kgw.ObjectMeta, path: model.Path{}.Key("spec").Key("listeners"), gw: &kgw.ObjectMeta, gwTLS: kgw.Spec.TLS, ctl: ctl}
 	for i, l := range kgw.Spec.Listeners {
 		if c.addListener(gw, own, i, l, conflicts, sa) {
 			valid++
@@ -214,7 +237,7 @@ func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
 	at := len(kgw.Spec.Listeners)
 	for _, ls := range sets {
 		o := listenerOwner{kind: "ListenerSet", meta: &ls.ObjectMeta, path: model.Path{}.Key("spec").Key("listeners"), base: at,
-			gw: &kgw.ObjectMeta, gwTLS: kgw.Spec.TLS}
+			gw: &kgw.ObjectMeta, gwTLS: kgw.Spec.TLS, ctl: ctl}
 		for i := range ls.Spec.Listeners {
 			c.addListener(gw, o, i, merged[at+i], conflicts, sa)
 		}
@@ -295,11 +318,16 @@ func (c *converter) listener(o listenerOwner, ln *Listener, l gwv1.Listener, pat
 			c.report(o.templates().cert.At(at, string(l.Name), name, e.ref, e.reason, e.message))
 		}
 	}
-	proto, perr := listenerProtocol(l.Protocol)
+	proto, perr := listenerProtocol(o.ctl, l.Protocol)
 	if perr != "" {
 		accepted = Condition{Type: "Accepted", Reason: "UnsupportedProtocol", Message: perr}
 		ok = false
 		c.report(o.templates().rejected.At(o.meta.RefAt(path.Key("protocol")), string(l.Name), name, "UnsupportedProtocol", perr))
+	}
+	if why := unexpectedAmbientListener(o.ctl, l); why != "" {
+		// istiod refuses the listener in its status but still programs it.
+		accepted = Condition{Type: "Accepted", Reason: "UnsupportedProtocol", Message: why}
+		c.report(diag.AmbientListenerRejected.At(o.meta.RefAt(path), string(l.Name), ambientControllers[o.ctl], name, "UnsupportedProtocol", why))
 	}
 	if _, all := supportedKinds(l); !all {
 		resolved = Condition{Type: "ResolvedRefs", Reason: "InvalidRouteKinds", Message: "Invalid route kinds"}
@@ -330,13 +358,44 @@ func (c *converter) listener(o listenerOwner, ln *Listener, l gwv1.Listener, pat
 // certificate reference refused for lack of a grant is among them.
 var caReasons = map[string]bool{"InvalidCACertificateRef": true, "InvalidCACertificateKind": true, "RefNotPermitted": true}
 
-// listenerProtocol maps a listener protocol to Istio's; the error says why
-// istiod refuses it.
-func listenerProtocol(p gwv1.ProtocolType) (string, string) {
+// hbonePort is the port of ambient's HBONE tunnels.
+const hbonePort = 15008
+
+// unexpectedAmbientListener says why istiod's status refuses a listener of
+// an ambient Gateway: a waypoint expects a single HBONE listener on 15008;
+// an east-west gateway that, terminating TLS, or TLS passthrough ones.
+func unexpectedAmbientListener(ctl string, l gwv1.Listener) string {
+	mode := func() gwv1.TLSModeType {
+		if l.TLS == nil || l.TLS.Mode == nil {
+			return ""
+		}
+		return *l.TLS.Mode
+	}
+	switch ctl {
+	case ControllerWaypoint:
+		if l.Port != hbonePort || l.Protocol != "HBONE" {
+			return `Expected a single listener on port 15008 with protocol "HBONE"`
+		}
+	case ControllerEastWest:
+		hbone := l.Port == hbonePort && l.Protocol == "HBONE" && mode() == gwv1.TLSModeTerminate
+		passthrough := l.Port != hbonePort && l.Protocol == gwv1.TLSProtocolType && mode() == gwv1.TLSModePassthrough
+		if !hbone && !passthrough {
+			return `East-west gateway listeners must be either port 15008 with protocol "HBONE" and TLS.Mode == Terminate, or TLS with TLS.Mode == Passthrough`
+		}
+	}
+	return ""
+}
+
+// listenerProtocol maps a listener protocol to Istio's for a Gateway of
+// controller ctl; the error says why istiod refuses it.
+func listenerProtocol(ctl string, p gwv1.ProtocolType) (string, string) {
 	switch p {
 	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType, gwv1.TLSProtocolType, gwv1.TCPProtocolType:
 		return string(p), ""
 	case "HBONE":
+		if ambientControllers[ctl] != "" {
+			return string(p), ""
+		}
 		return "", fmt.Sprintf("protocol %q is only supported for waypoint proxies", p)
 	}
 	up := strings.ToUpper(string(p))
@@ -487,21 +546,34 @@ func distinct(a, b gwv1.Listener) bool {
 
 // deploy makes the Deployment and Service istiod's deployment controller
 // would create for a managed Gateway, unless the input has them
-// (docs/semantics/gateway-api.md §G2.5).
+// (docs/semantics/gateway-api.md §G2.5). An ambient Gateway's are made
+// from istiod's waypoint template and kept for explain only: meshc
+// compiles no waypoint or east-west proxy, nor adds their Service to the
+// registry.
 func (c *converter) deploy(gw *Gateway, listeners []gwv1.Listener) {
 	kgw := gw.Object
-	name := deploymentName(kgw)
+	ambient := ambientControllers[gw.Controller] != ""
+	name := deploymentName(kgw, gw.Controller)
 	infraLabels, infraAnns := infrastructure(kgw)
-	lbls := map[string]string{}
-	for k, v := range infraLabels {
-		lbls[k] = v
-	}
-	if _, ok := lbls["istio.io/dataplane-mode"]; !ok {
+	lbls := maps.Clone(infraLabels)
+	if _, ok := lbls["istio.io/dataplane-mode"]; !ok && !ambient {
 		lbls["istio.io/dataplane-mode"] = "none"
 	}
 	lbls[labelGatewayName] = kgw.Name
 	lbls[labelGatewayClass] = string(kgw.Spec.GatewayClassName)
-	lbls["gateway.istio.io/managed"] = "istio.io-gateway-controller"
+	svcLabels := maps.Clone(lbls)
+	managedBy := "istio.io-gateway-controller"
+	svcType := corev1.ServiceTypeLoadBalancer
+	switch gw.Controller {
+	case ControllerWaypoint:
+		managedBy, svcType = "istio.io-mesh-controller", corev1.ServiceTypeClusterIP
+	case ControllerEastWest:
+		managedBy = "istio.io-eastwest-controller"
+	}
+	lbls["gateway.istio.io/managed"] = managedBy
+	if !ambient {
+		svcLabels = lbls
+	}
 	anns := map[string]string{}
 	for k, v := range infraAnns {
 		switch k {
@@ -510,42 +582,54 @@ func (c *converter) deploy(gw *Gateway, listeners []gwv1.Listener) {
 		}
 		anns[k] = v
 	}
+	svcAnns := anns
+	if ambient {
+		svcAnns = maps.Clone(anns)
+		svcAnns["networking.istio.io/traffic-distribution"] = cmp.Or(svcAnns["networking.istio.io/traffic-distribution"], "PreferClose")
+	}
 	path := model.Path{}.Key("metadata")
 	if _, ok := c.services[nsName{kgw.Namespace, name}]; !ok {
 		svc := &model.Service{ObjectMeta: derived("v1", "Service", kgw.Namespace, name, &kgw.ObjectMeta, path, "")}
-		svc.Labels, svc.Annotations = lbls, anns
+		svc.Labels, svc.Annotations = svcLabels, svcAnns
 		svc.Spec = corev1.ServiceSpec{Selector: map[string]string{labelGatewayName: kgw.Name}, Ports: servicePorts(listeners),
-			Type: corev1.ServiceType(cmp.Or(kgw.Annotations[annServiceType], string(corev1.ServiceTypeLoadBalancer)))}
+			Type: corev1.ServiceType(cmp.Or(kgw.Annotations[annServiceType], string(svcType)))}
 		if len(kgw.Spec.Addresses) == 1 && svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 			svc.Spec.LoadBalancerIP = kgw.Spec.Addresses[0].Value
 		}
 		gw.Service = svc
-		c.out = append(c.out, svc)
+		if !ambient {
+			c.out = append(c.out, svc)
+		}
 	}
 	if c.deployedByHand(kgw, name) {
 		return
 	}
 	podLabels := map[string]string{"sidecar.istio.io/inject": "false", "service.istio.io/canonical-name": name, "service.istio.io/canonical-revision": "latest"}
-	for k, v := range lbls {
-		podLabels[k] = v
+	if ambient {
+		podLabels["istio.io/dataplane-mode"] = "none"
 	}
+	maps.Copy(podLabels, lbls)
 	podAnns := map[string]string{"istio.io/rev": "default", "prometheus.io/path": "/stats/prometheus", "prometheus.io/port": "15020", "prometheus.io/scrape": "true"}
-	for k, v := range anns {
-		podAnns[k] = v
+	maps.Copy(podAnns, anns)
+	args := []string{"proxy", "router"}
+	if ambient {
+		args = []string{"proxy", "waypoint"}
 	}
 	d := &model.Workload{ObjectMeta: derived("apps/v1", "Deployment", kgw.Namespace, name, &kgw.ObjectMeta, path, "")}
 	d.Labels, d.Annotations = lbls, anns
 	d.Template = corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnns},
-		Spec: corev1.PodSpec{ServiceAccountName: cmp.Or(kgw.Annotations[annServiceAccountSet], defaultName(kgw)),
-			Containers: []corev1.Container{{Name: "istio-proxy", Args: []string{"proxy", "router"}, Ports: []corev1.ContainerPort{
+		Spec: corev1.PodSpec{ServiceAccountName: cmp.Or(kgw.Annotations[annServiceAccountSet], defaultName(kgw, gw.Controller)),
+			Containers: []corev1.Container{{Name: "istio-proxy", Args: args, Ports: []corev1.ContainerPort{
 				{Name: "metrics", ContainerPort: 15020, Protocol: corev1.ProtocolTCP},
 				{Name: "status-port", ContainerPort: 15021, Protocol: corev1.ProtocolTCP},
 				{Name: "http-envoy-prom", ContainerPort: 15090, Protocol: corev1.ProtocolTCP},
 			}}}},
 	}
 	gw.Deployment = d
-	c.out = append(c.out, d)
+	if !ambient {
+		c.out = append(c.out, d)
+	}
 }
 
 // deployedByHand reports whether the input deploys the gateway itself: a

@@ -1,6 +1,8 @@
 package gatewayapi
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/meshc/meshc/internal/certcheck/certchecktest"
@@ -230,5 +232,72 @@ func TestSecretsKeptInTheCluster(t *testing.T) {
 				t.Errorf("MC7105 = %t, want %t", missing, !tt.programmed)
 			}
 		})
+	}
+}
+
+// TestAmbientDeployment checks what istiod's deployment controller would
+// deploy for ambient Gateways: kept for explain, not generated
+// (docs/semantics/gateway-api.md §G10).
+func TestAmbientDeployment(t *testing.T) {
+	res := convert(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: waypoint, namespace: app, labels: {istio.io/waypoint-for: service}}
+spec:
+  gatewayClassName: istio-waypoint
+  listeners: [{name: mesh, port: 15008, protocol: HBONE}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eastwest, namespace: istio-system, labels: {topology.istio.io/network: net1}}
+spec:
+  gatewayClassName: istio-east-west
+  listeners:
+  - {name: mesh, port: 15008, protocol: HBONE, tls: {mode: Terminate, options: {gateway.istio.io/tls-terminate-mode: ISTIO_MUTUAL}}}
+`)
+	if len(res.Generated) != 0 {
+		t.Errorf("generated %d objects, want none", len(res.Generated))
+	}
+	tests := []struct {
+		gw, svcType, managed string
+		labels               map[string]string
+	}{
+		{"app/waypoint", "ClusterIP", "istio.io-mesh-controller", map[string]string{"istio.io/waypoint-for": "service"}},
+		{"istio-system/eastwest", "LoadBalancer", "istio.io-eastwest-controller", map[string]string{"topology.istio.io/network": "net1"}},
+	}
+	for _, tt := range tests {
+		i := slices.IndexFunc(res.Gateways, func(g *Gateway) bool { return g.Object.Namespace+"/"+g.Object.Name == tt.gw })
+		if i < 0 {
+			t.Fatalf("no Gateway %s", tt.gw)
+		}
+		g := res.Gateways[i]
+		ns, name, _ := strings.Cut(tt.gw, "/")
+		if g.Service == nil || g.Deployment == nil || g.Service.Name != name || g.Deployment.Name != name {
+			t.Fatalf("%s: Service %v, Deployment %v, want both named %s", tt.gw, g.Service, g.Deployment, name)
+		}
+		if got := string(g.Service.Spec.Type); got != tt.svcType {
+			t.Errorf("%s: Service type %s, want %s", tt.gw, got, tt.svcType)
+		}
+		if p := g.Service.Spec.Ports; len(p) != 2 || p[0].Port != 15021 || p[1].Port != 15008 || *p[1].AppProtocol != "hbone" {
+			t.Errorf("%s: ports %+v", tt.gw, p)
+		}
+		if g.Service.Annotations["networking.istio.io/traffic-distribution"] != "PreferClose" || g.Service.Labels["gateway.istio.io/managed"] != "" {
+			t.Errorf("%s: Service metadata %v %v", tt.gw, g.Service.Labels, g.Service.Annotations)
+		}
+		pod := g.Deployment.Template
+		for k, v := range tt.labels {
+			if pod.Labels[k] != v || g.Service.Labels[k] != v {
+				t.Errorf("%s: label %s not carried: pod %v", tt.gw, k, pod.Labels)
+			}
+		}
+		if pod.Labels["gateway.istio.io/managed"] != tt.managed || pod.Labels["istio.io/dataplane-mode"] != "none" ||
+			pod.Spec.ServiceAccountName != name || !slices.Equal(pod.Spec.Containers[0].Args, []string{"proxy", "waypoint"}) {
+			t.Errorf("%s: pod %v %s %v", tt.gw, pod.Labels, pod.Spec.ServiceAccountName, pod.Spec.Containers[0].Args)
+		}
+		if g.Services[0] != name+"."+ns+".svc.cluster.local" {
+			t.Errorf("%s: services %v", tt.gw, g.Services)
+		}
+	}
+	if !hasDiag(res.Diagnostics, "MC7118", "waypoint app/waypoint", "east-west istio-system/eastwest") || hasDiag(res.Diagnostics, "MC7101") {
+		t.Errorf("findings %v", codes(res.Diagnostics))
 	}
 }

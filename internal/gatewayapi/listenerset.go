@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -29,6 +30,8 @@ type listenerOwner struct {
 	// spec.tls, whose frontend validation applies to them all.
 	gw    *model.ObjectMeta
 	gwTLS *gwv1.GatewayTLSConfig
+	// ctl is the controller of the Gateway's class.
+	ctl string
 }
 
 func (o listenerOwner) name() string { return o.meta.Namespace + "/" + o.meta.Name }
@@ -43,6 +46,20 @@ func (o listenerOwner) templates() listenerTemplates {
 		return listenerTemplates{diag.SetListenerRejected, diag.SetListenerCollides, diag.SetCertificateRefBad}
 	}
 	return listenerTemplates{diag.ListenerRejected, diag.ListenerCollides, diag.CertificateRefBad}
+}
+
+// routedListener reports whether istiod makes an Istio Gateway of a
+// listener, for routes to attach to: not of a waypoint's, nor of an
+// east-west gateway's HBONE listener on 15008, which carry ambient
+// traffic routes do not configure.
+func routedListener(ctl string, l gwv1.Listener) bool {
+	switch ctl {
+	case ControllerWaypoint:
+		return false
+	case ControllerEastWest:
+		return l.Port != hbonePort
+	}
+	return true
 }
 
 // entryListener is a ListenerSet listener as a Gateway listener; HTTP and
@@ -64,7 +81,7 @@ func entryListener(e gwv1.ListenerEntry) gwv1.Listener {
 // whose namespace its allowedListeners admit, oldest first then by
 // namespace/name, the order their listeners merge in. The others naming
 // it are reported.
-func (c *converter) attachedSets(kgw *model.KubeGateway) []*model.ListenerSet {
+func (c *converter) attachedSets(kgw *model.KubeGateway, ctl string) []*model.ListenerSet {
 	var out []*model.ListenerSet
 	for _, ls := range c.listenerSets {
 		p := ls.Spec.ParentRef
@@ -72,7 +89,11 @@ func (c *converter) attachedSets(kgw *model.KubeGateway) []*model.ListenerSet {
 		if group != model.GroupGatewayAPI || kind != "Gateway" || ns != kgw.Namespace || string(p.Name) != kgw.Name {
 			continue
 		}
-		if why := c.listenersRefused(kgw, ls.Namespace); why != "" {
+		why := c.listenersRefused(kgw, ls.Namespace)
+		if ambientControllers[ctl] != "" {
+			why = fmt.Sprintf("the %q GatewayClass does not support ListenerSet", kgw.Spec.GatewayClassName)
+		}
+		if why != "" {
 			c.report(diag.ListenerSetNotAllowed.At(ls.RefAt(model.ParsePath("spec.parentRef")), ls.Namespace+"/"+ls.Name, kgw.Namespace+"/"+kgw.Name, why))
 			continue
 		}
@@ -155,7 +176,7 @@ func (c *converter) addListener(gw *Gateway, o listenerOwner, i int, l gwv1.List
 		return false
 	}
 	server, ok := c.listener(o, ln, l, path)
-	if server == nil {
+	if server == nil || !routedListener(o.ctl, l) {
 		return ok
 	}
 	ns := o.meta.Namespace
