@@ -89,9 +89,13 @@ class istiod compiles: the Deployment and Service istiod would deploy (or
 the Services its addresses name), the gateway proxies of the input that
 serve it, the Accepted, Programmed and ResolvedRefs conditions, and per
 listener the Istio Gateway istiod makes of it, its conditions and the
-routes attached; then the routes whose parentRef it does not accept, and
-the findings about the Gateway and those routes. A NAME without namespace
-is in "default".`,
+routes attached; then the routes whose parentRef it does not accept, the
+backend policies (BackendTLSPolicy, XBackendTrafficPolicy) of the hosts its
+routes send to with the status istiod would give them, and the findings
+about the Gateway, those routes and policies. An ambient waypoint or
+east-west Gateway is checked but its proxy is not compiled; for a
+waypoint, the Services that use it and their mesh routes are listed. A
+NAME without namespace is in "default".`,
 		Example: `  meshc explain gateway infra/public examples/gateway-api
   meshc explain gateway infra/public -f ./manifests -o json | jq .listeners`,
 		Args: cobra.MinimumNArgs(1),
@@ -104,7 +108,7 @@ is in "default".`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			rep := explain.Gateway(run.Mesh, gw, run.Diagnostics)
+			rep := explain.Gateway(run.Mesh, gw, run.GatewayAPI.Policies, run.Diagnostics)
 			if format == "json" {
 				enc := json.NewEncoder(g.stdout)
 				enc.SetIndent("", "  ")

@@ -350,3 +350,30 @@ func TestGatewayAPIEndToEnd(t *testing.T) {
 		{"build writes the gateway", []string{"build", dir, "-o", filepath.Join(t.TempDir(), "out")}, 0, "", "wrote"},
 	})
 }
+
+// TestGatewayPoliciesAndAmbient: explain gateway shows the backend
+// policies of the hosts a Gateway's routes send to, with their status, and
+// explains ambient Gateways (a waypoint's users, the routes istiod passes
+// over); without --alpha-gateway-api an XBackendTrafficPolicy is MC7117.
+func TestGatewayPoliciesAndAmbient(t *testing.T) {
+	scenarios := filepath.Join("..", "..", "internal", "gatewayapi", "testdata", "scenarios")
+	traffic, ambient := filepath.Join(scenarios, "backend-traffic.yaml"), filepath.Join(scenarios, "ambient.yaml")
+	for _, tt := range []struct {
+		golden string
+		args   []string
+	}{
+		{"explain-policies.txt", []string{"explain", "gateway", "app/gw", traffic, "--alpha-gateway-api"}},
+		{"explain-waypoint.json", []string{"explain", "gateway", "app/waypoint", ambient, "-o", "json"}},
+		{"explain-waypoint.txt", []string{"explain", "gateway", "app/waypoint", ambient}},
+	} {
+		code, out, errOut := meshc(t, "", tt.args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", tt.args, code, errOut)
+		}
+		testfiles.Golden(t, filepath.Join("testdata", "gateway-api", tt.golden), []byte(out))
+	}
+	runCLICases(t, []cliCase{
+		{"alpha off", []string{"lint", traffic, "--fail-on", "none"}, 0, "MC7117 AlphaGatewayAPIOff: XBackendTrafficPolicy app/echo-retries is not read", ""},
+		{"alpha on", []string{"lint", traffic, "--fail-on", "none", "--alpha-gateway-api"}, 0, "MC7116 BackendTrafficPolicyNotApplied: XBackendTrafficPolicy app/echo-late", ""},
+	})
+}

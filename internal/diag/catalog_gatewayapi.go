@@ -30,11 +30,12 @@ var (
 		Doc: `istiod compiles the Gateways whose GatewayClass names its controller
 (istio.io/gateway-controller): the built-in class "istio", or a
 GatewayClass of the input naming that controller. A Gateway of another
-class belongs to another controller (or to an Istio mode meshc does not
-build: waypoints, east-west and remote gateways), so meshc makes no
+class belongs to another controller (or is Istio's remote class), so
+meshc makes no
 gateway proxy, listener or route of it, and the routes attached only to
 it get none either. The rest of the input compiles. Nothing to fix when
-the Gateway is meant for another implementation.`,
+the Gateway is meant for another implementation. Ambient waypoint and
+east-west Gateways are MC7118, not this.`,
 	}
 	GatewayNotAccepted = &Entry{
 		Code: "MC7102", Name: "GatewayNotAccepted", Severity: Warning,

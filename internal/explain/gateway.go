@@ -28,8 +28,30 @@ type GatewayReport struct {
 	Conditions []gatewayapi.Condition `json:"conditions"`
 	Listeners  []ListenerReport       `json:"listeners"`
 	Rejected   []RejectedRoute        `json:"rejected,omitempty"`
+	// Policies are the backend policies (BackendTLSPolicy,
+	// XBackendTrafficPolicy) of the hosts its routes send to.
+	Policies []PolicyReport `json:"policies,omitempty"`
+	// Ambient is "waypoint" or "east-west" for an ambient Gateway, whose
+	// proxy meshc does not compile; UsedBy and MeshRoutes are a
+	// waypoint's Services and their mesh routes.
+	Ambient    string           `json:"ambient,omitempty"`
+	UsedBy     []string         `json:"usedBy,omitempty"`
+	MeshRoutes []diag.ObjectRef `json:"meshRoutes,omitempty"`
+	// Ignored are the routes whose parentRef names the waypoint itself.
+	Ignored []diag.ObjectRef `json:"ignored,omitempty"`
 	// Diagnostics are the findings about the Gateway and its routes.
 	Diagnostics []diag.Diagnostic `json:"diagnostics"`
+}
+
+// PolicyReport is a backend policy's targetRef naming a host the
+// Gateway's routes send to, with the status istiod would give it.
+type PolicyReport struct {
+	Policy     diag.ObjectRef         `json:"policy"`
+	Target     string                 `json:"target"`
+	Host       string                 `json:"host"`
+	Conditions []gatewayapi.Condition `json:"conditions"`
+	// Shadowed says why istiod, accepting it, does not apply it.
+	Shadowed string `json:"shadowed,omitempty"`
 }
 
 // ListenerReport is one listener of a Gateway.
@@ -55,11 +77,13 @@ type RejectedRoute struct {
 	Message string         `json:"message"`
 }
 
-// Gateway builds the report of gw; ds are the compile's diagnostics.
-func Gateway(m *resolve.Mesh, gw *gatewayapi.Gateway, ds []diag.Diagnostic) GatewayReport {
+// Gateway builds the report of gw; policies are the conversion's backend
+// policies, ds the compile's diagnostics.
+func Gateway(m *resolve.Mesh, gw *gatewayapi.Gateway, policies []*gatewayapi.Policy, ds []diag.Diagnostic) GatewayReport {
 	kgw := gw.Object
 	r := GatewayReport{Gateway: kgw.Ref(), Class: string(kgw.Spec.GatewayClassName), Managed: gw.Managed, Services: gw.Services,
-		Conditions: gw.Conditions, Proxies: []string{}, Listeners: []ListenerReport{}, Diagnostics: []diag.Diagnostic{}}
+		Conditions: gw.Conditions, Proxies: []string{}, Listeners: []ListenerReport{}, Diagnostics: []diag.Diagnostic{},
+		Ambient: gatewayapi.AmbientKind(gw.Controller), UsedBy: gw.Users}
 	if gw.Deployment != nil {
 		r.Deployment = name(&gw.Deployment.ObjectMeta)
 	}
@@ -84,6 +108,28 @@ func Gateway(m *resolve.Mesh, gw *gatewayapi.Gateway, ds []diag.Diagnostic) Gate
 	for _, x := range gw.Rejected {
 		r.Rejected = append(r.Rejected, RejectedRoute{Route: x.Object.Ref(), Reason: x.Reason, Message: x.Message})
 		subjects[x.Object.Ref()] = true
+	}
+	for _, a := range gw.MeshRoutes {
+		r.MeshRoutes = append(r.MeshRoutes, a.Object.Ref())
+		subjects[a.Object.Ref()] = true
+	}
+	for _, a := range gw.Ignored {
+		r.Ignored = append(r.Ignored, a.Object.Ref())
+	}
+	for _, p := range policies {
+		for _, t := range p.Targets {
+			for _, h := range t.Hosts {
+				if _, ok := slices.BinarySearch(gw.Backends, h); !ok {
+					continue
+				}
+				target := t.Kind + " " + t.Name
+				if t.Section != "" {
+					target += " section " + t.Section
+				}
+				r.Policies = append(r.Policies, PolicyReport{Policy: p.Object.Ref(), Target: target, Host: h, Conditions: t.Conditions, Shadowed: t.Shadowed})
+				subjects[p.Object.Ref()] = true
+			}
+		}
 	}
 	for _, v := range m.Views {
 		if slices.ContainsFunc(v.Gateways, func(s resolve.GatewayServer) bool { return istio[name(&s.Gateway.ObjectMeta)] }) {
@@ -110,6 +156,9 @@ func WriteGatewayText(w io.Writer, r GatewayReport, opts TextOptions) error {
 	var b strings.Builder
 	g := r.Gateway
 	diag.Fprintf(&b, "%s %s/%s (class %s)  %s\n", bold("Gateway"), g.Namespace, g.Name, r.Class, dim(g.Location()))
+	if r.Ambient != "" {
+		diag.Fprintf(&b, "  ambient %s: meshc checks it but compiles no configuration for its proxy\n", r.Ambient)
+	}
 	if r.Managed {
 		diag.Fprintf(&b, "  deployed by istiod: Deployment %s, Service %s\n", orInput(r.Deployment), orInput(r.Service))
 	} else {
@@ -133,9 +182,12 @@ func WriteGatewayText(w io.Writer, r GatewayReport, opts TextOptions) error {
 			from = "  from ListenerSet " + l.ListenerSet
 		}
 		diag.Fprintf(&b, "  %s  %s %s, %s%s\n", bold(l.Name), l.Protocol, strconv.Itoa(int(l.Port)), host, from)
-		if l.IstioGateway != "" {
+		switch {
+		case l.IstioGateway != "":
 			diag.Fprintf(&b, "    Istio Gateway %s\n", l.IstioGateway)
-		} else {
+		case r.Ambient == "waypoint" || r.Ambient != "" && l.Port == 15008:
+			b.WriteString("    no Istio Gateway: istiod makes none of a waypoint's listeners or an east-west gateway's HBONE listener; routes do not attach\n")
+		default:
 			b.WriteString("    no Istio Gateway: istiod does not program this listener\n")
 		}
 		diag.Fprintf(&b, "    conditions: %s\n", conditions(l.Conditions))
@@ -150,6 +202,31 @@ func WriteGatewayText(w io.Writer, r GatewayReport, opts TextOptions) error {
 		diag.Fprintf(&b, "\n%s\n", head("Routes not accepted"))
 		for _, x := range r.Rejected {
 			diag.Fprintf(&b, "  %s %s/%s (%s): %s  %s\n", x.Route.Kind, x.Route.Namespace, x.Route.Name, x.Reason, x.Message, dim(x.Route.Location()))
+		}
+	}
+	if r.Ambient == "waypoint" {
+		diag.Fprintf(&b, "\n%s\n", head("Waypoint users"))
+		if len(r.UsedBy) == 0 {
+			b.WriteString("  no Service or ServiceEntry of the input names it with istio.io/use-waypoint\n")
+		}
+		for _, u := range r.UsedBy {
+			diag.Fprintf(&b, "  %s\n", u)
+		}
+		for _, rt := range r.MeshRoutes {
+			diag.Fprintf(&b, "  mesh route %s %s/%s (applied to sidecars; the waypoint's use of it is not compiled)  %s\n", rt.Kind, rt.Namespace, rt.Name, dim(rt.Location()))
+		}
+		for _, rt := range r.Ignored {
+			diag.Fprintf(&b, "  %s %s/%s names the waypoint as its parent: istiod gives it no status and makes nothing of it  %s\n", rt.Kind, rt.Namespace, rt.Name, dim(rt.Location()))
+		}
+	}
+	if len(r.Policies) > 0 {
+		diag.Fprintf(&b, "\n%s\n", head("Backend policies"))
+		for _, p := range r.Policies {
+			diag.Fprintf(&b, "  %s %s/%s  %s -> %s  %s\n", p.Policy.Kind, p.Policy.Namespace, p.Policy.Name, p.Target, p.Host, dim(p.Policy.Location()))
+			diag.Fprintf(&b, "    conditions: %s\n", conditions(p.Conditions))
+			if p.Shadowed != "" {
+				diag.Fprintf(&b, "    not applied: %s\n", p.Shadowed)
+			}
 		}
 	}
 	if err := writeDiagnostics(&b, r.Diagnostics, opts.Color, head); err != nil {

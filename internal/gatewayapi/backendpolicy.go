@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -32,10 +33,13 @@ type Policy struct {
 // PolicyTarget is one targetRef of a policy.
 type PolicyTarget struct {
 	Kind, Name, Section string
-	// Hosts are the hosts the policy applies to through it: none when
-	// the target is not accepted or cannot be judged.
+	// Hosts are the hosts of the target: none when it does not exist or
+	// cannot be judged.
 	Hosts      []string
 	Conditions []Condition
+	// Shadowed, when not empty, says why istiod does not apply the
+	// policy to the target although it accepts it.
+	Shadowed string
 }
 
 // withCondition is conds with the condition of c's type replaced by c.
@@ -97,6 +101,15 @@ func (c *converter) backendPolicies() {
 	}
 }
 
+// shadow marks the status of a part's targetRef as not applied.
+func (c *converter) shadow(part policyPart, why string) {
+	for _, p := range c.policies {
+		if p.Object == part.from && part.index < len(p.Targets) {
+			p.Targets[part.index].Shadowed = why
+		}
+	}
+}
+
 // policyRule is the DestinationRule of one target host. The policies'
 // parts are taken oldest first (creation time, namespace, name), and as
 // istiod takes them: the first TLS for the whole host, the first for each
@@ -139,6 +152,7 @@ func (c *converter) policyRule(k policyTarget, parts []policyPart) *model.Destin
 			if tp.LoadBalancer != nil {
 				c.report(diag.TrafficPolicyShadowed.At(part.from.RefAt(targetPath(part.index)), part.from.Namespace+"/"+part.from.Name,
 					k.host, lbFrom.Name))
+				c.shadow(part, fmt.Sprintf("istiod applies only the oldest policy of a Service, XBackendTrafficPolicy %q", lbFrom.Name))
 				continue
 			}
 			tp.LoadBalancer, lbFrom = part.lb, part.from

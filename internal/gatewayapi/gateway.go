@@ -35,6 +35,17 @@ type Gateway struct {
 	// Rejected are the route parentRefs naming the Gateway that no
 	// listener accepts, with istiod's reason.
 	Rejected []Rejection
+	// Backends are the hosts the routes attached to its listeners send
+	// to, sorted: the backend policies of those hosts apply to it.
+	Backends []string
+	// Users ("Kind namespace/name") and MeshRoutes are, for a waypoint,
+	// the Services and ServiceEntries that use it and the mesh routes
+	// attached to them.
+	Users      []string
+	MeshRoutes []Attachment
+	// Ignored are, for a waypoint, the routes whose parentRef names it:
+	// istiod attaches no route to a waypoint's listeners.
+	Ignored []Attachment
 }
 
 // Rejection is a route's parentRef a Gateway does not accept.
@@ -121,6 +132,10 @@ var builtinClasses = map[string]string{
 // ambientControllers name what meshc calls the Gateways of each ambient
 // controller.
 var ambientControllers = map[string]string{ControllerWaypoint: "waypoint", ControllerEastWest: "east-west"}
+
+// AmbientKind is "waypoint" or "east-west" for the controller of an
+// ambient Gateway, "" for any other.
+func AmbientKind(ctl string) string { return ambientControllers[ctl] }
 
 // controller is the controller of a class, "" when no class of that name
 // exists.

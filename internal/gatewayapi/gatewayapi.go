@@ -64,6 +64,8 @@ func Convert(ctx context.Context, objs []model.Object, opts Options) (*Result, e
 		return nil, err
 	}
 	c.backendPolicies()
+	c.gatewayBackends()
+	c.waypointUsers()
 	res := &Result{Generated: c.out, Gateways: c.gws, Policies: c.policies, Diagnostics: c.diags}
 	res.Objects = append(append(make([]model.Object, 0, len(objs)+len(c.out)), objs...), c.out...)
 	return res, nil

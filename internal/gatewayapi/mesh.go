@@ -23,7 +23,6 @@ import (
 const (
 	labelUseWaypoint          = "istio.io/use-waypoint"
 	labelUseWaypointNamespace = "istio.io/use-waypoint-namespace"
-	controllerMesh            = "istio.io/mesh-controller"
 )
 
 // isMeshParent reports whether a parentRef's group and kind make a mesh
@@ -87,17 +86,29 @@ func (c *converter) serviceParent(r route, ref gwv1.ParentReference, i int, kind
 // waypoint, a Gateway of the input whose class belongs to a controller
 // other than istiod's: istiod then leaves the parentRef to that controller.
 func (c *converter) waypointOfAnotherController(kind, ns, name string) bool {
+	gw := c.waypointOf(kind, ns, name)
+	if gw == nil {
+		return false
+	}
+	ctl := c.controller(string(gw.Spec.GatewayClassName))
+	return ctl != "" && ctl != ControllerIstio && ctl != ControllerWaypoint
+}
+
+// waypointOf is the Gateway of the input that a Service or ServiceEntry
+// names as its waypoint (label istio.io/use-waypoint, on it or else on its
+// namespace), nil when there is none.
+func (c *converter) waypointOf(kind, ns, name string) *model.KubeGateway {
 	var labels map[string]string
 	if kind == "Service" {
 		svc := c.services[nsName{ns, name}]
 		if svc == nil {
-			return false
+			return nil
 		}
 		labels = svc.Labels
 	} else {
 		se := c.serviceEntries[nsName{ns, name}]
 		if se == nil {
-			return false
+			return nil
 		}
 		labels = se.Labels
 	}
@@ -107,14 +118,9 @@ func (c *converter) waypointOfAnotherController(kind, ns, name string) bool {
 		wp, ok = labels[labelUseWaypoint]
 	}
 	if !ok || wp == "" || strings.EqualFold(wp, "none") {
-		return false
+		return nil
 	}
-	gw := c.kgws[nsName{cmp.Or(labels[labelUseWaypointNamespace], ns), wp}]
-	if gw == nil {
-		return false
-	}
-	ctl := c.controller(string(gw.Spec.GatewayClassName))
-	return ctl != "" && ctl != ControllerIstio && ctl != controllerMesh
+	return c.kgws[nsName{cmp.Or(labels[labelUseWaypointNamespace], ns), wp}]
 }
 
 // meshL4 is a TCP or TLS route's rules converted for its mesh parents.
