@@ -90,7 +90,12 @@ another kind, one missing (by the same rule), one holding no PEM certificate, or
 one of another namespace that no ReferenceGrant opens (to all
 ConfigMaps or Secrets: istiod checks a grant's name against the CA's
 name with "-cacert" added) leaves every terminating listener it applies
-to unprogrammed, and Accepted False (NoValidCACertificate).`,
+to unprogrammed, and Accepted False (NoValidCACertificate).
+The Gateway's spec.tls.backend.clientCertificateRef is checked the same
+way (a Secret with a certificate and key; another namespace's needs a
+ReferenceGrant): istiod sets the Gateway's ResolvedRefs to False
+(InvalidClientCertificateRef, RefNotPermitted) for a bad one. It presents
+no client certificate to backends either way.`,
 	}
 	RouteNotAccepted = &Entry{
 		Code: "MC7106", Name: "RouteNotAccepted", Severity: Warning,
@@ -315,6 +320,9 @@ var (
 
 	AmbientGateways = AmbientNotCompiled.Template("%d ambient Gateway(s) (%s): meshc checks them and models what istiod deploys, but compiles no waypoint, east-west or ztunnel configuration",
 		N("count"), T("gateways").ID())
+
+	ClientCertificateRefBad = CertificateRefUnresolved.Template("Gateway %s: spec.tls.backend.clientCertificateRef %s cannot be resolved (%s: %s); istiod sets the Gateway's ResolvedRefs to False",
+		W("gateway"), W("ref").ID(), W("reason"), T("why")).Fielded()
 
 	SetCertificateRefBad = CertificateRefUnresolved.Template("listener %q of ListenerSet %s: certificateRef %s cannot be resolved (%s: %s); the listener is not programmed",
 		W("listener").ID(), W("listenerSet"), W("ref").ID(), W("reason"), T("why")).Fielded()

@@ -227,6 +227,9 @@ func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
 		}
 		if len(gw.Services) == 0 {
 			gw.Conditions = []Condition{accepted, {Type: "Programmed", Reason: "Invalid", Message: addrErr}}
+			if bad := c.backendClientCertificate(kgw); bad != nil {
+				gw.Conditions = append(gw.Conditions, *bad)
+			}
 			return
 		}
 	}
@@ -266,7 +269,11 @@ func (c *converter) gateway(kgw *model.KubeGateway, ctl string) {
 			accepted.Reason, accepted.Message = "ListenersNotValid", "One or more of the Gateway's listeners are invalid"
 		}
 	}
-	gw.Conditions = []Condition{accepted, programmed, {Type: "ResolvedRefs", Status: true, Reason: "ResolvedRefs", Message: "All references resolved"}}
+	resolved := Condition{Type: "ResolvedRefs", Status: true, Reason: "ResolvedRefs", Message: "All references resolved"}
+	if bad := c.backendClientCertificate(kgw); bad != nil {
+		resolved = *bad
+	}
+	gw.Conditions = []Condition{accepted, programmed, resolved}
 	if insecureFrontend(kgw.Spec.TLS) {
 		gw.Conditions = append(gw.Conditions, Condition{Type: "InsecureFrontendValidationMode", Status: true, Reason: "ConfigurationChanged",
 			Message: "Gateway is operating in AllowInsecureFallback mode for frontend validation"})

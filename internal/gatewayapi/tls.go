@@ -9,6 +9,7 @@ import (
 	networking "istio.io/api/networking/v1alpha3"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
 )
 
@@ -157,4 +158,39 @@ func (c *converter) granted(fromKind, fromNs, toGroup, toKind, toNs, name string
 		}
 	}
 	return false
+}
+
+// backendClientCertificate checks a Gateway's
+// spec.tls.backend.clientCertificateRef as istiod does: a Secret (of the
+// Gateway's namespace, or another one's that a ReferenceGrant opens) that
+// holds a certificate and its key. istiod only validates it — no proxy
+// presents it to backends — so a bad one sets the Gateway's ResolvedRefs
+// condition and changes nothing else (docs/semantics/gateway-api.md
+// §G2.4). The result is that condition, nil when the reference is good,
+// absent or cannot be judged.
+func (c *converter) backendClientCertificate(kgw *model.KubeGateway) *Condition {
+	if kgw.Spec.TLS == nil || kgw.Spec.TLS.Backend == nil || kgw.Spec.TLS.Backend.ClientCertificateRef == nil {
+		return nil
+	}
+	ref := *kgw.Spec.TLS.Backend.ClientCertificateRef
+	own := kgw.Namespace
+	group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, "", "Secret", own)
+	shown := ns + "/" + string(ref.Name)
+	bad := func(reason, why string) *Condition {
+		c.report(diag.ClientCertificateRefBad.At(kgw.RefAt(model.ParsePath("spec.tls.backend.clientCertificateRef")), own+"/"+kgw.Name, shown, reason, why))
+		return &Condition{Type: "ResolvedRefs", Reason: reason, Message: why}
+	}
+	if group != "" || kind != "Secret" {
+		return bad("InvalidClientCertificateRef", fmt.Sprintf("invalid clientCertificateRef %s/%s %s, only secret is allowed", group, kind, shown))
+	}
+	switch s := c.secrets[nsName{ns, string(ref.Name)}]; {
+	case c.secretMissing(ns, string(ref.Name)):
+		return bad("InvalidClientCertificateRef", fmt.Sprintf("invalid clientCertificateRef, secret %s not found (the input holds Secrets of %s but not this one)", shown, ns))
+	case s != nil && s.CertProblem != "":
+		return bad("InvalidClientCertificateRef", "invalid clientCertificateRef, secret "+shown+": "+s.CertProblem)
+	}
+	if ns != own && !c.granted("Gateway", own, "", "Secret", ns, string(ref.Name)) {
+		return bad("RefNotPermitted", fmt.Sprintf("clientCertificateRef %s/%s not accessible to a Gateway in namespace %q (missing a ReferenceGrant?)", ref.Name, ns, own))
+	}
+	return nil
 }
