@@ -60,6 +60,6 @@ func newGenCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&random, "random", false, "a small mesh whose whole shape the seed decides (mixed protocols, ServiceEntries, Sidecars, DestinationRules, VirtualServices, PeerAuthentications, a gateway with servers sometimes bound to its address), for comparing with istiod")
 	cmd.Flags().BoolVar(&opts.VersionServices, "version-services", false, "add a Service per version of each routed service and route to those instead of to subsets (the mesh --http-routes writes, routed by VirtualServices)")
 	cmd.Flags().BoolVar(&opts.HTTPRoutes, "http-routes", false, "write the routes as mesh HTTPRoutes (to a Service per version, as --version-services) instead of VirtualServices")
-	cmd.Flags().BoolVar(&ropts.GatewayAPI, "gateway-api", false, "with --random: add Gateways of class istio, ListenerSets, HTTPRoutes, GRPCRoutes, TCPRoutes, TLSRoutes and ReferenceGrants, some deliberately not accepted")
+	cmd.Flags().BoolVar(&ropts.GatewayAPI, "gateway-api", false, "with --random: add Gateways of class istio, ListenerSets, HTTPRoutes, GRPCRoutes, TCPRoutes, TLSRoutes, ReferenceGrants, XBackendTrafficPolicies and sometimes a waypoint Gateway, some deliberately not accepted")
 	return cmd
 }

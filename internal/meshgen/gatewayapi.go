@@ -19,11 +19,14 @@ import (
 // a namespace or kind a listener does not allow, a backend in another
 // namespace without a grant. ListenerSets joining public, with the
 // routes attached to them, come from a third stream, so that the other
-// objects stay as they were before ListenerSets were generated.
+// objects stay as they were before ListenerSets were generated; backend
+// policies (XBackendTrafficPolicy) and an ambient waypoint Gateway from a
+// fourth, into a file of their own.
 func (g *randomMesh) gatewayAPI(seed int64) []File {
 	a := &gatewayAPIMesh{
 		randomMesh: randomMesh{r: rand.New(rand.NewPCG(uint64(seed), 0x67617069)), ns: g.ns, svcs: g.svcs},
 		sets:       randomMesh{r: rand.New(rand.NewPCG(uint64(seed), 0x6c736574))},
+		pols:       randomMesh{r: rand.New(rand.NewPCG(uint64(seed), 0x706f6c73))},
 		grants:     map[string]bool{}, secrets: map[string]bool{},
 	}
 	a.generate()
@@ -41,6 +44,8 @@ type gatewayAPIMesh struct {
 	sets             randomMesh
 	allowedListeners string
 	listenerSets     int
+	// pols draws the backend policies and the waypoint.
+	pols randomMesh
 }
 
 // kind is a port's protocol as its name gives it ("http", "grpc", "tcp", ...).
@@ -63,6 +68,45 @@ func (a *gatewayAPIMesh) generate() {
 	}
 	a.add("gateway-api/gateways.yaml", a.gw.String())
 	a.add("gateway-api/routes.yaml", strings.TrimPrefix(a.routes.String()+a.grantDocs.String(), "---\n"))
+	if p := a.policies(); p != "" {
+		a.add("gateway-api/policies.yaml", p)
+	}
+}
+
+// policies writes XBackendTrafficPolicies for some Services: a retry
+// budget with some of its fields, sometimes with sessionPersistence
+// (which istiod does not support), sometimes a newer second policy for the
+// same Service (which istiod does not apply) or one for a Service that
+// does not exist; and by chance a waypoint Gateway, which istiod deploys
+// but meshc does not compile. Policies of one Service share the creation
+// time every object gets, so the first by name is the one applied.
+func (a *gatewayAPIMesh) policies() string {
+	p := &a.pols
+	var b strings.Builder
+	policy := func(name, ns, target string) {
+		fmt.Fprintf(&b, "---\napiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XBackendTrafficPolicy\nmetadata: {name: %s, namespace: %s}\nspec:\n  targetRefs: [{group: \"\", kind: Service, name: %s}]\n",
+			name, ns, target)
+		fmt.Fprintf(&b, "  retryConstraint: %s\n", p.pick("{}", "{budget: {percent: 35}}", "{budget: {percent: 10, interval: 30s}, minRetryRate: {count: 3, interval: 1s}}", "{minRetryRate: {count: 25, interval: 2s}}"))
+		if p.chance(0.2) {
+			b.WriteString("  sessionPersistence: {sessionName: pinned}\n")
+		}
+	}
+	for _, s := range a.svcs {
+		if !p.chance(0.3) {
+			continue
+		}
+		policy(s.name+"-retries", s.ns, s.name)
+		if p.chance(0.3) {
+			policy(s.name+"-retries-2", s.ns, s.name)
+		}
+	}
+	if len(a.ns) > 0 && p.chance(0.2) {
+		policy("ghost-retries", a.ns[0], "ghost")
+	}
+	if len(a.ns) > 0 && p.chance(0.3) {
+		fmt.Fprintf(&b, "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: waypoint, namespace: %s}\nspec:\n  gatewayClassName: istio-waypoint\n  listeners: [{name: mesh, port: 15008, protocol: HBONE}]\n", a.ns[0])
+	}
+	return strings.TrimPrefix(b.String(), "---\n")
 }
 
 // secret writes the Secret gw-cert in ns to b, once per namespace.

@@ -325,7 +325,8 @@ func TestRandomGatewayAPI(t *testing.T) {
 			t.Fatalf("seed %d: two calls differ", seed)
 		}
 		added := with[len(plain):]
-		if len(added) != 2 || added[0].Name != "gateway-api/gateways.yaml" || added[1].Name != "gateway-api/routes.yaml" {
+		if len(added) < 2 || len(added) > 3 || added[0].Name != "gateway-api/gateways.yaml" || added[1].Name != "gateway-api/routes.yaml" ||
+			len(added) == 3 && added[2].Name != "gateway-api/policies.yaml" {
 			t.Fatalf("seed %d: added files %v", seed, added)
 		}
 		for _, f := range added {
@@ -337,12 +338,14 @@ func TestRandomGatewayAPI(t *testing.T) {
 			}
 			for _, c := range []string{"sectionName: missing", ".example.net", "gatewayClassName: other-class", "{namespaces: {from: Same}}",
 				"kind: Service, name:", "namespace: r", "type: RequestRedirect", "type: URLRewrite", "type: RequestMirror", "type: CORS", "name: gone,", "weight:", "timeouts:",
-				"kind: ListenerSet,", "allowedListeners: {namespaces: {from: Same}}", "allowedListeners: {namespaces: {from: Selector", "name: dup,", "kind: ListenerSet, namespace: r"} {
+				"kind: ListenerSet,", "allowedListeners: {namespaces: {from: Same}}", "allowedListeners: {namespaces: {from: Selector", "name: dup,", "kind: ListenerSet, namespace: r",
+				"sessionPersistence:", "-retries-2,", "name: ghost}", "gatewayClassName: istio-waypoint"} {
 				seen[c] += strings.Count(string(f.Data), c)
 			}
 		}
 	}
 	for _, want := range []string{"kind Gateway", "kind HTTPRoute", "kind GRPCRoute", "kind TCPRoute", "kind TLSRoute", "kind ReferenceGrant", "kind Secret", "kind ListenerSet",
+		"kind XBackendTrafficPolicy", "sessionPersistence:", "-retries-2,", "name: ghost}", "gatewayClassName: istio-waypoint",
 		"sectionName: missing", ".example.net", "gatewayClassName: other-class", "{namespaces: {from: Same}}",
 		"kind: Service, name:", "namespace: r", "type: RequestRedirect", "type: URLRewrite", "type: RequestMirror", "type: CORS", "name: gone,", "weight:", "timeouts:",
 		"kind: ListenerSet,", "allowedListeners: {namespaces: {from: Same}}", "allowedListeners: {namespaces: {from: Selector", "name: dup,", "kind: ListenerSet, namespace: r"} {
