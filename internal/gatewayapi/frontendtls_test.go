@@ -40,12 +40,7 @@ spec:
 	def := func(refs string) string {
 		return "      default:\n        validation:\n          caCertificateRefs: " + refs
 	}
-	grant := `apiVersion: gateway.networking.k8s.io/v1beta1
-kind: ReferenceGrant
-metadata: {name: g, namespace: certs}
-spec:
-  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: edge}]
-  to: [{group: "", kind: ConfigMap}]`
+	grant := edgeGrant("ConfigMap")
 	namedGrant := strings.Replace(grant, `kind: ConfigMap}`, `kind: ConfigMap, name: ca}`, 1)
 	cm, certsCM := caConfigMap(t, "edge", "ca"), caConfigMap(t, "certs", "ca")
 	tests := []struct {

@@ -310,12 +310,7 @@ func TestBackendClientCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grant := `apiVersion: gateway.networking.k8s.io/v1beta1
-kind: ReferenceGrant
-metadata: {name: g, namespace: certs}
-spec:
-  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: edge}]
-  to: [{group: "", kind: Secret}]`
+	grant := edgeGrant("Secret")
 	gateway := func(ref string) string {
 		return `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway

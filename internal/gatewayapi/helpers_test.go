@@ -108,3 +108,14 @@ spec:
   gatewayClassName: istio
   listeners:
 `
+
+// edgeGrant is the ReferenceGrant g of namespace certs opening every
+// object of kind (core group) to the Gateways of namespace edge.
+func edgeGrant(kind string) string {
+	return `apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: {name: g, namespace: certs}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: Gateway, namespace: edge}]
+  to: [{group: "", kind: ` + kind + `}]`
+}
