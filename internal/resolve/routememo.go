@@ -74,62 +74,65 @@ type hostRead struct {
 	service *Service
 }
 
-// sameReads reports whether a sidecar whose matches and lookups are
-// applies and lookup reads what t read.
-func (t *translation) sameReads(applies func(*networking.HTTPMatchRequest) bool, lookup func(host.Name) *Service) bool {
+// sameReads reports whether sidecar src, idx indexing its scope's
+// services with the port, reads what t read.
+func (t *translation) sameReads(src RouteSource, idx hostIndex) bool {
 	for _, r := range t.matches {
-		if applies(r.match) != r.applies {
+		if HTTPMatchApplies(r.match, src, t.vs.Namespace()) != r.applies {
 			return false
 		}
 	}
 	for _, r := range t.hosts {
-		if lookup(r.host) != r.service {
+		if idx.byHost[r.host] != r.service {
 			return false
 		}
 	}
 	return true
 }
 
-// translation is vs's HTTP routes for sidecar p on port, idx indexing
-// its scope's services with that port (translateRoutes).
-func (m *Mesh) translation(vs *VirtualService, p *Proxy, port uint32, idx hostIndex) *translation {
-	src := SidecarSource(p, port)
-	applies := func(match *networking.HTTPMatchRequest) bool { return HTTPMatchApplies(match, src, vs.Namespace()) }
-	lookup := func(h host.Name) *Service { return idx.byHost[h] }
+// translation is vs's HTTP routes for sidecar src (SidecarSource), idx
+// indexing its scope's services with src's port (translateRoutes).
+func (m *Mesh) translation(vs *VirtualService, src RouteSource, idx hostIndex) *translation {
 	memo := m.routes
 	if memo == nil {
-		return &translation{vs: vs, routes: m.translateRoutes(vs, port, applies, lookup)}
+		return m.translate(vs, src, idx)
 	}
-	key := translationKey{vs, port}
+	key := translationKey{vs, src.Port}
 	memo.mu.Lock()
 	seen := memo.translations[key]
 	memo.mu.Unlock()
 	for _, t := range seen {
-		if t.sameReads(applies, lookup) {
+		if t.sameReads(src, idx) {
 			return t
 		}
 	}
-	t := &translation{vs: vs}
-	t.routes = m.translateRoutes(vs, port,
-		func(match *networking.HTTPMatchRequest) bool {
-			ok := applies(match)
-			t.matches = append(t.matches, matchRead{match, ok})
-			return ok
-		},
-		func(h host.Name) *Service {
-			s := lookup(h)
-			t.hosts = append(t.hosts, hostRead{h, s})
-			return s
-		})
+	t := m.translate(vs, src, idx)
 	memo.mu.Lock()
 	defer memo.mu.Unlock()
 	// Another scope may have made an equal one meanwhile: keep one.
 	for _, o := range memo.translations[key][len(seen):] {
-		if o.sameReads(applies, lookup) {
+		if o.sameReads(src, idx) {
 			return o
 		}
 	}
 	memo.translations[key] = append(memo.translations[key], t)
+	return t
+}
+
+// translate translates vs for sidecar src, recording what it reads.
+func (m *Mesh) translate(vs *VirtualService, src RouteSource, idx hostIndex) *translation {
+	t := &translation{vs: vs}
+	t.routes = m.translateRoutes(vs, src.Port,
+		func(match *networking.HTTPMatchRequest) bool {
+			ok := HTTPMatchApplies(match, src, vs.Namespace())
+			t.matches = append(t.matches, matchRead{match, ok})
+			return ok
+		},
+		func(h host.Name) *Service {
+			s := idx.byHost[h]
+			t.hosts = append(t.hosts, hostRead{h, s})
+			return s
+		})
 	return t
 }
 

@@ -152,11 +152,11 @@ func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 			}
 		}
 		chosen := chosenVirtualServices(vss, services)
-		c := clientOf(v.Proxy)
+		c, src := clientOf(v.Proxy), SidecarSource(v.Proxy, 0)
 		owned := map[host.Name]bool{}
 		var vhosts []*VirtualHost
 		for _, vs := range vss {
-			t := m.translation(vs, v.Proxy, 0, idx)
+			t := m.translation(vs, src, idx)
 			routes := t.routes
 			if len(routes) == 0 {
 				continue
@@ -259,11 +259,11 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 		}
 	}
 	chosen := chosenVirtualServices(vss, services)
-	c := clientOf(p)
+	c, src := clientOf(p), SidecarSource(p, port)
 	vhosts := make([]*VirtualHost, 0, len(services)+1)
 	owned := map[host.Name]bool{}
 	for _, vs := range vss {
-		t := m.translation(vs, p, port, idx)
+		t := m.translation(vs, src, idx)
 		if len(t.routes) == 0 {
 			continue
 		}
