@@ -13,8 +13,9 @@ import (
 // for one mesh, each built once for every scope that sees it alike: the
 // scopes of namespaces without a Sidecar see the same services through
 // the same VirtualServices, and their route configurations differ in a
-// few virtual hosts (a namespace's own services answer to short names),
-// so each VirtualService was translated again in every scope.
+// few virtual hosts (a namespace's own services answer to short names);
+// without it each VirtualService would be translated again in every
+// scope.
 //
 // A piece is a function of the inputs its key names, and of the mesh
 // (its config and registry), which does not change once resolved:
