@@ -164,7 +164,7 @@ func New(m *resolve.Mesh, opts Options) *Emitter {
 		opts.Format, opts.Shared = XDS, false
 	}
 	sh := &shared{mesh: m}
-	return &Emitter{shared: sh, opts: opts, parts: newParts(), vhosts: &vhostCache{entries: map[string][]*vhostEntry{}}}
+	return &Emitter{shared: sh, opts: opts, parts: newParts(), vhosts: &vhostCache{entries: map[vhostKey][]*vhostEntry{}}}
 }
 
 // Share makes e take resources equal to those of s from s, and add its

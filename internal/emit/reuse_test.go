@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -159,29 +158,4 @@ func routeOrigins(cfg *Config) []*resolve.Route {
 		}
 	}
 	return out
-}
-
-// TestVirtualHostKeyCoversFields: vhostKey spells out every field of a
-// resolved virtual host and its routes; a field added to either must be
-// added to the key, or virtual hosts differing in it would be taken one
-// for the other.
-func TestVirtualHostKeyCoversFields(t *testing.T) {
-	for _, tc := range []struct {
-		typ  reflect.Type
-		want []string
-	}{
-		{reflect.TypeFor[resolve.VirtualHost](), []string{"Name", "Domains", "Routes", "VirtualService", "Service", "CatchAll", "RequireTLS"}},
-		{reflect.TypeFor[resolve.HTTPRoute](), []string{"Name", "Match", "Clusters", "Source", "Mirrors", "Root", "TLS"}},
-		{reflect.TypeFor[resolve.WeightedCluster](), []string{"ID", "Passthrough", "Weight"}},
-		// Spelt out as its name.
-		{reflect.TypeFor[resolve.ClusterID](), []string{"Port", "Subset", "Host"}},
-	} {
-		var got []string
-		for f := range tc.typ.Fields() {
-			got = append(got, f.Name)
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%s has fields %v; vhostKey spells out %v", tc.typ, got, tc.want)
-		}
-	}
 }

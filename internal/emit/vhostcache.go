@@ -1,12 +1,9 @@
 package emit
 
 import (
-	"encoding/binary"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 
@@ -15,28 +12,31 @@ import (
 )
 
 // vhostCache holds the virtual hosts sidecar parts build, for the whole
-// mesh: the scopes of namespaces without a Sidecar see the same
-// services through the same VirtualServices, and differ in a few
-// virtual hosts (a namespace's own services answer to short names), so
-// each of thousands of virtual hosts was built again in every scope.
+// mesh: scopes that see a service through the same VirtualService get the
+// same resolved virtual host (resolve builds each once for them all), and
+// without the cache each of thousands would be built again in every
+// scope.
 //
-// A virtual host is a function of the resolved one (vhostKey), the
-// listener port, the mesh config (one per Emitter) and the DestinationRule
-// rules the proxy uses for the hosts it looks up (ruleFor). The lookups
-// depend on what the routes say, so an entry records the ones its build
-// made, and serves a proxy that finds the same rules for the same hosts.
+// A virtual host is a function of the resolved one, which does not change
+// once resolved (found by address), the listener port, the mesh config
+// (one per Emitter) and the DestinationRule rules the proxy uses for the
+// hosts it looks up (ruleFor). The lookups depend on what the routes say,
+// so an entry records the ones its build made, and serves a proxy that
+// finds the same rules for the same hosts.
 type vhostCache struct {
 	mu      sync.Mutex
-	entries map[string][]*vhostEntry
+	entries map[vhostKey][]*vhostEntry
 	// served counts the virtual hosts taken from the cache.
 	served atomic.Int64
 }
 
+// vhostKey is a resolved virtual host on a listener port.
+type vhostKey struct {
+	vh   *resolve.VirtualHost
+	port uint32
+}
+
 type vhostEntry struct {
-	// from is the resolved virtual host built. It keeps alive everything
-	// its key names by address, so no other value can take an address
-	// the key holds.
-	from  *resolve.VirtualHost
 	rules []ruleRead
 	out   *routev3.VirtualHost
 	// origins are the routes of out translated from VirtualService
@@ -58,7 +58,7 @@ func (b *builder) cachedVirtualHost(vh *resolve.VirtualHost, port uint32, shared
 	if b.vhosts == nil || !b.sidecar() || slices.ContainsFunc(vh.Routes, func(r *resolve.HTTPRoute) bool { return r.Root != nil }) {
 		return b.virtualHost(vh, port, shared)
 	}
-	key := vhostKey(vh, port)
+	key := vhostKey{vh, port}
 	b.vhosts.mu.Lock()
 	candidates := b.vhosts.entries[key]
 	b.vhosts.mu.Unlock()
@@ -72,7 +72,7 @@ func (b *builder) cachedVirtualHost(vh *resolve.VirtualHost, port uint32, shared
 			return e.out
 		}
 	}
-	e := &vhostEntry{from: vh}
+	e := &vhostEntry{}
 	np := len(b.pk.problems)
 	b.reads = &e.rules
 	built := b.virtualHost(vh, port, shared)
@@ -101,61 +101,3 @@ func (b *builder) sameRules(reads []ruleRead) bool {
 	}
 	return true
 }
-
-// vhostKey spells out a resolved virtual host and the listener port,
-// values as themselves and the resolved objects they point to (services,
-// VirtualServices, their rules and matches, which do not change once
-// resolved) by address. Every field of VirtualHost and HTTPRoute is in
-// it (TestVirtualHostKeyCoversFields).
-func vhostKey(vh *resolve.VirtualHost, port uint32) string {
-	b := make([]byte, 0, 256)
-	num := func(n uint64) { b = binary.AppendUvarint(b, n) }
-	str := func(s string) {
-		num(uint64(len(s)))
-		b = append(b, s...)
-	}
-	flag := func(v bool) {
-		if v {
-			b = append(b, 1)
-		} else {
-			b = append(b, 0)
-		}
-	}
-	num(uint64(port))
-	str(vh.Name)
-	num(uint64(len(vh.Domains)))
-	for _, d := range vh.Domains {
-		str(d)
-	}
-	num(addr(vh.VirtualService))
-	num(addr(vh.Service))
-	str(vh.CatchAll)
-	flag(vh.RequireTLS)
-	num(uint64(len(vh.Routes)))
-	for _, r := range vh.Routes {
-		str(r.Name)
-		num(addr(r.Match))
-		num(uint64(len(r.Clusters)))
-		for _, c := range r.Clusters {
-			str(c.ID.String())
-			flag(c.Passthrough)
-			num(uint64(uint32(c.Weight)))
-		}
-		num(addr(r.Source))
-		mirrors := make([]string, 0, len(r.Mirrors))
-		for d, id := range r.Mirrors {
-			mirrors = append(mirrors, strconv.FormatUint(addr(d), 16)+"="+id.String())
-		}
-		slices.Sort(mirrors)
-		num(uint64(len(mirrors)))
-		for _, m := range mirrors {
-			str(m)
-		}
-		num(addr(r.Root))
-		flag(r.TLS)
-	}
-	return string(b)
-}
-
-// addr is a pointer's address, 0 for nil.
-func addr[T any](p *T) uint64 { return uint64(uintptr(unsafe.Pointer(p))) }

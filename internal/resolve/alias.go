@@ -97,10 +97,15 @@ func (s *Service) named(d string) bool {
 // hostname, then each alias with the names a client in the proxy's
 // namespace may use for it.
 func (m *Mesh) ServerNames(s *Service, p *Proxy) []string {
-	out := []string{string(s.Host)}
+	return m.appendAliasNames([]string{string(s.Host)}, s, p.Namespace)
+}
+
+// appendAliasNames appends each alias of s with the names a client in
+// namespace ns may use for it.
+func (m *Mesh) appendAliasNames(out []string, s *Service, ns string) []string {
 	for _, a := range s.Aliases {
 		out = append(out, string(a.Host), string(a.Host)+".")
-		out = append(out, shortForms(string(a.Host), p.Namespace, m.Config.DomainSuffix)...)
+		out = append(out, shortForms(string(a.Host), ns, m.Config.DomainSuffix)...)
 	}
 	return out
 }

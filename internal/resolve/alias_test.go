@@ -63,7 +63,7 @@ func TestAliasDomainsAndServerNames(t *testing.T) {
 		t.Errorf("server names = %v\nwant %v", got, wantNames)
 	}
 	wantDomains := append([]string{concrete, concrete + ".", "concrete", "concrete.default.svc", "concrete.default"}, wantNames[1:]...)
-	if got := m.serviceDomains(s, p); !slices.Equal(got, wantDomains) {
+	if got := m.serviceDomains(s, clientOf(p)); !slices.Equal(got, wantDomains) {
 		t.Errorf("domains = %v\nwant %v", got, wantDomains)
 	}
 

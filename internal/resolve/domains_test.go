@@ -44,7 +44,7 @@ func TestC42VirtualHostDomains(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := m.serviceDomains(tt.s, &Proxy{Namespace: tt.proxyNs})
+			got := m.serviceDomains(tt.s, client{ns: tt.proxyNs})
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("domains = %v\nwant      %v", got, tt.want)
 			}

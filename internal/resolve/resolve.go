@@ -80,6 +80,9 @@ type Mesh struct {
 	vss   *vsIndex
 	// served are the service ports each workload serves.
 	served map[*model.ObjectMeta][]ServedPort
+	// routes holds pieces of sidecars' route configurations, built once
+	// for the scopes that see them alike; nil builds them for each.
+	routes *routeMemo
 }
 
 // ProxyView is what one proxy sees.
@@ -153,7 +156,7 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	}
 	resolveAliases(services)
 	m := &Mesh{Config: mc, Injection: opts.Injection, DualStack: opts.DualStack, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
-		peers: newPeerIndex(objs, mc.GetRootNamespace()), input: newInputNamespaces(objs)}
+		peers: newPeerIndex(objs, mc.GetRootNamespace()), input: newInputNamespaces(objs), routes: newRouteMemo()}
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
 	m.DestinationRules = drs

@@ -2,7 +2,6 @@ package resolve
 
 import (
 	"cmp"
-	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -153,10 +152,12 @@ func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 			}
 		}
 		chosen := chosenVirtualServices(vss, services)
+		c, src := clientOf(v.Proxy), SidecarSource(v.Proxy, 0)
 		owned := map[host.Name]bool{}
 		var vhosts []*VirtualHost
 		for _, vs := range vss {
-			routes := m.translateRoutes(vs, v.Proxy, 0, idx)
+			t := m.translation(vs, src, idx)
+			routes := t.routes
 			if len(routes) == 0 {
 				continue
 			}
@@ -170,7 +171,7 @@ func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 				for _, p := range s.Ports {
 					if p.Protocol.IsHTTPOrSniffed() {
 						has80 = has80 || p.Number == 80
-						vhosts = append(vhosts, &VirtualHost{Name: HostPort(string(s.Host), p.Number), Domains: m.portDomains(s, v.Proxy, p.Number),
+						vhosts = append(vhosts, &VirtualHost{Name: HostPort(string(s.Host), p.Number), Domains: m.ownNames(s, m.portDomains(s, c, p.Number)),
 							Routes: routes, VirtualService: vs, Service: s})
 					}
 				}
@@ -187,12 +188,12 @@ func (m *Mesh) EgressRoutes(v *ProxyView) []*RouteConfig {
 			}
 			for _, p := range s.Ports {
 				if p.Protocol.IsHTTPOrSniffed() {
-					vhosts = append(vhosts, &VirtualHost{Name: HostPort(string(s.Host), p.Number), Domains: m.portDomains(s, v.Proxy, p.Number), Service: s,
+					vhosts = append(vhosts, &VirtualHost{Name: HostPort(string(s.Host), p.Number), Domains: m.ownNames(s, m.portDomains(s, c, p.Number)), Service: s,
 						Routes: []*HTTPRoute{{Name: "default", Clusters: []WeightedCluster{{ID: ClusterID{Port: p.Number, Host: s.Host}, Weight: 100}}}}})
 				}
 			}
 		}
-		vhosts = dedupDomains(vhosts, m.isHost)
+		vhosts = dedupDomains(vhosts)
 		slices.SortStableFunc(vhosts, func(a, b *VirtualHost) int { return cmp.Compare(a.Name, b.Name) })
 		vhosts = append(vhosts, m.catchAll(v.Scope))
 		out = append(out, &RouteConfig{Name: l.RouteName(), VirtualHosts: vhosts})
@@ -205,10 +206,10 @@ func HostPort(h string, port uint32) string { return h + ":" + strconv.FormatUin
 
 // portDomains are a service's domains on a portless listener: each with
 // the port, and on port 80 bare as well.
-func (m *Mesh) portDomains(s *Service, p *Proxy, port uint32) []string {
+func (m *Mesh) portDomains(s *Service, c client, port uint32) []string {
 	suffix := ":" + strconv.FormatUint(uint64(port), 10)
 	var out []string
-	for _, d := range m.serviceDomains(s, p) {
+	for _, d := range m.serviceDomains(s, c) {
 		if port == 80 {
 			out = append(out, d)
 		}
@@ -258,11 +259,12 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 		}
 	}
 	chosen := chosenVirtualServices(vss, services)
-	var vhosts []*VirtualHost
+	c, src := clientOf(p), SidecarSource(p, port)
+	vhosts := make([]*VirtualHost, 0, len(services)+1)
 	owned := map[host.Name]bool{}
 	for _, vs := range vss {
-		routes := m.translateRoutes(vs, p, port, idx)
-		if len(routes) == 0 {
+		t := m.translation(vs, src, idx)
+		if len(t.routes) == 0 {
 			continue
 		}
 		plain, mine := vsHosts(vs, services, idx, chosen)
@@ -280,11 +282,11 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 		}
 		// Plain hosts come before owned services in build order.
 		for _, h := range plain {
-			vhosts = append(vhosts, &VirtualHost{Name: fmt.Sprintf("%s:%d", h, port), Domains: []string{string(h)}, Routes: routes, VirtualService: vs})
+			vhosts = append(vhosts, m.virtualHost(vhostInputs{routes: t, plain: h, port: port}, c))
 		}
 		for _, s := range mine {
 			owned[s.Host] = true
-			vhosts = append(vhosts, &VirtualHost{Name: fmt.Sprintf("%s:%d", s.Host, port), Domains: m.serviceDomains(s, p), Routes: routes, VirtualService: vs, Service: s})
+			vhosts = append(vhosts, m.virtualHost(vhostInputs{routes: t, service: s, port: port}, c))
 		}
 	}
 	for _, s := range services {
@@ -295,10 +297,9 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 		if pp, _ := s.PortServing(port); !pp.Protocol.IsHTTPOrSniffed() {
 			continue
 		}
-		vhosts = append(vhosts, &VirtualHost{Name: fmt.Sprintf("%s:%d", s.Host, port), Domains: m.serviceDomains(s, p), Service: s,
-			Routes: []*HTTPRoute{{Name: "default", Clusters: []WeightedCluster{{ID: ClusterID{Port: port, Host: s.Host}, Weight: 100}}}}})
+		vhosts = append(vhosts, m.virtualHost(vhostInputs{service: s, port: port}, c))
 	}
-	vhosts = dedupDomains(vhosts, m.isHost)
+	vhosts = dedupDomains(vhosts)
 	slices.SortStableFunc(vhosts, func(a, b *VirtualHost) int { return cmp.Compare(a.Name, b.Name) })
 	vhosts = append(vhosts, m.catchAll(sc))
 	return &RouteConfig{Name: strconv.Itoa(int(port)), Port: port, VirtualHosts: vhosts}
@@ -461,15 +462,15 @@ func HTTPMatchApplies(m *networking.HTTPMatchRequest, src RouteSource, vsNs stri
 }
 
 // translateRoutes turns a VirtualService's HTTP routes into routes for a
-// sidecar on one port (docs/semantics/virtual-services.md §6.6); idx
-// indexes the scope's services with that port, which destinations and
-// mirrors are looked up in, so a single-port service on another port still gets
-// the route's port (docs/semantics/cases.md Q8). A match of everything
-// ends the list.
-func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, idx hostIndex) []*HTTPRoute {
-	return httpRoutes(vs, SidecarSource(p, port), func(r *Route, d *networking.Destination) ClusterID {
+// sidecar on one port (docs/semantics/virtual-services.md §6.6): applies
+// says whether a match takes the sidecar's traffic, and lookup finds a
+// destination or mirror host among the scope's services with that port,
+// so a single-port service on another port still gets the route's port
+// (docs/semantics/cases.md Q8). A match of everything ends the list.
+func (m *Mesh) translateRoutes(vs *VirtualService, port uint32, applies func(*networking.HTTPMatchRequest) bool, lookup func(host.Name) *Service) []*HTTPRoute {
+	return httpRoutes(vs, applies, func(r *Route, d *networking.Destination) ClusterID {
 		h := host.FQDN(d.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
-		return destinationCluster(d, h, idx.byHost[h], port)
+		return destinationCluster(d, h, lookup(h), port)
 	})
 }
 
@@ -481,7 +482,9 @@ func (m *Mesh) translateRoutes(vs *VirtualService, p *Proxy, port uint32, idx ho
 // everything ends the VirtualService's list; the gateway's virtual host
 // then puts catch-alls after the other VirtualServices' routes.
 func (m *Mesh) GatewayHTTPRoutes(vs *VirtualService, gateway string, v *ProxyView, port uint32) []*HTTPRoute {
-	return httpRoutes(vs, GatewaySource(v.Proxy, gateway, port), func(r *Route, d *networking.Destination) ClusterID {
+	src := GatewaySource(v.Proxy, gateway, port)
+	applies := func(match *networking.HTTPMatchRequest) bool { return HTTPMatchApplies(match, src, vs.Namespace()) }
+	return httpRoutes(vs, applies, func(r *Route, d *networking.Destination) ClusterID {
 		h := host.FQDN(d.GetHost(), r.From.Namespace(), m.Config.DomainSuffix)
 		return destinationCluster(d, h, m.gatewayService(v, vs.Namespace(), h), port)
 	})
@@ -502,8 +505,9 @@ func (m *Mesh) gatewayService(v *ProxyView, vsNs string, h host.Name) *Service {
 // httpRoutes is the one translation of a VirtualService's HTTP routes:
 // every route, a route per applicable match (named route.match), a route
 // without matches or a match of everything ending the list, on sidecars
-// and gateways alike. clusterOf finds a destination's cluster.
-func httpRoutes(vs *VirtualService, src RouteSource, clusterOf func(*Route, *networking.Destination) ClusterID) []*HTTPRoute {
+// and gateways alike. applies says whether a match takes the proxy's
+// traffic (HTTPMatchApplies); clusterOf finds a destination's cluster.
+func httpRoutes(vs *VirtualService, applies func(*networking.HTTPMatchRequest) bool, clusterOf func(*Route, *networking.Destination) ClusterID) []*HTTPRoute {
 	var out []*HTTPRoute
 	for i := range vs.Routes {
 		r := &vs.Routes[i]
@@ -524,7 +528,7 @@ func httpRoutes(vs *VirtualService, src RouteSource, clusterOf func(*Route, *net
 			return append(out, &HTTPRoute{Name: r.GetName(), Clusters: clusters, Source: r, Mirrors: mirrors})
 		}
 		for _, match := range r.GetMatch() {
-			if !HTTPMatchApplies(match, src, vs.Namespace()) {
+			if !applies(match) {
 				continue
 			}
 			name := r.GetName()
@@ -613,18 +617,18 @@ func catchAllMatch(m *networking.HTTPMatchRequest) bool {
 }
 
 // serviceDomains lists a service vhost's domains (docs/semantics/envoy-output.md §7.5): the
-// host, its absolute form, the short forms the proxy's DNS search path
+// host, its absolute form, the short forms the client's DNS search path
 // makes, the same for each alias, wildcard twins for headless services,
 // then VIPs.
-func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
+func (m *Mesh) serviceDomains(s *Service, c client) []string {
 	h := string(s.Host)
 	var out []string
 	if _, err := netip.ParseAddr(h); err == nil {
 		out = []string{hostHeaderForm(h)} // an address is its own only name
 	} else {
-		out = append([]string{h, h + "."}, shortForms(h, p.Namespace, m.Config.DomainSuffix)...)
+		out = append([]string{h, h + "."}, shortForms(h, c.ns, m.Config.DomainSuffix)...)
 	}
-	out = append(out, m.ServerNames(s, p)[1:]...)
+	out = m.appendAliasNames(out, s, c.ns)
 	// Each pod of a headless Kubernetes service has a name under the
 	// service's (pod.svc.ns...), so every form gets a wildcard twin.
 	if s.Registry == Kubernetes && s.Resolution == Passthrough {
@@ -632,8 +636,8 @@ func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
 			out = append(out, "*."+d)
 		}
 	}
-	has4, has6 := p.Families()
-	vips := m.VIPsFor(s, p)
+	has4, has6 := c.has4, c.has6
+	vips := m.vipsFor(s, has4, has6)
 	if s.Allocated && len(vips) > 1 {
 		// istiod names a host by the one allocated address its listener
 		// binds first, even where the listener binds both.
@@ -660,10 +664,15 @@ func (m *Mesh) serviceDomains(s *Service, p *Proxy) []string {
 // IPv6-only proxy. Under ISTIO_DUAL_STACK a dual-stack proxy keeps them
 // all. ServiceEntry addresses of its own are kept whole.
 func (m *Mesh) VIPsFor(s *Service, p *Proxy) []string {
+	has4, has6 := p.Families()
+	return m.vipsFor(s, has4, has6)
+}
+
+// vipsFor is VIPsFor for a proxy of the given IP families.
+func (m *Mesh) vipsFor(s *Service, has4, has6 bool) []string {
 	if (s.Registry != Kubernetes && !s.Allocated) || len(s.Addresses) < 2 {
 		return s.Addresses
 	}
-	has4, has6 := p.Families()
 	if has4 && has6 && m.DualStack {
 		return s.Addresses
 	}
@@ -696,18 +705,28 @@ func hostHeaderForm(addr string) string {
 // shortForms are the names a client in namespace ns can use for host h
 // through the resolver search path <ns>.svc.<domain> (docs/semantics/envoy-output.md §7.5).
 func shortForms(h, ns, domain string) []string {
-	suffix := ".svc." + domain
-	if !strings.HasSuffix(h, suffix) {
-		return nil
-	}
-	name, hostNs, ok := strings.Cut(strings.TrimSuffix(h, suffix), ".")
-	if !ok || strings.Contains(hostNs, ".") {
+	name, hostNs, ok := kubeHost(h, domain)
+	if !ok {
 		return nil
 	}
 	if hostNs == ns {
 		return []string{name, name + "." + hostNs + ".svc", name + "." + hostNs}
 	}
 	return []string{name + "." + hostNs, name + "." + hostNs + ".svc"}
+}
+
+// kubeHost splits a Kubernetes service hostname, <name>.<ns>.svc.<domain>,
+// into name and namespace.
+func kubeHost(h, domain string) (name, ns string, ok bool) {
+	suffix := ".svc." + domain
+	if !strings.HasSuffix(h, suffix) {
+		return "", "", false
+	}
+	name, ns, ok = strings.Cut(strings.TrimSuffix(h, suffix), ".")
+	if !ok || strings.Contains(ns, ".") {
+		return "", "", false
+	}
+	return name, ns, true
 }
 
 // isHost says whether a name is a service hostname, for dropping short
@@ -717,39 +736,88 @@ func (m *Mesh) isHost(name string) bool {
 	return ok
 }
 
-// dedupDomains drops, in build order, domains already taken and short forms
-// that are another service's hostname; vhosts left with no domain, or with
-// a name already used, disappear (docs/semantics/envoy-output.md §7.5).
-func dedupDomains(vhosts []*VirtualHost, isHost func(string) bool) []*VirtualHost {
-	used := map[string]bool{}
-	names := map[string]bool{}
-	var out []*VirtualHost
-	for _, vh := range vhosts {
-		if names[vh.Name] {
+// ownNames drops from the domains of a service's vhost the short forms
+// that are another service's hostname (docs/semantics/envoy-output.md
+// §7.5), and returns domains itself when it drops none.
+func (m *Mesh) ownNames(s *Service, domains []string) []string {
+	var kept []string // nil while every domain is kept
+	for i, d := range domains {
+		if i >= 2 && !strings.Contains(d, ":") && !s.named(d) && m.isHost(d) {
+			if kept == nil {
+				kept = append(make([]string, 0, len(domains)), domains[:i]...)
+			}
 			continue
 		}
-		var kept []string
+		if kept != nil {
+			kept = append(kept, d)
+		}
+	}
+	if kept == nil {
+		return domains
+	}
+	return kept
+}
+
+// dedupDomains drops, in build order, domains already taken; vhosts left
+// with no domain, or with a name already used, disappear
+// (docs/semantics/envoy-output.md §7.5). A vhost that loses domains is
+// copied: vhosts are shared between scopes (routeMemo).
+func dedupDomains(vhosts []*VirtualHost) []*VirtualHost {
+	used := make(map[string]bool, 6*len(vhosts))
+	names := make(map[string]bool, len(vhosts))
+	out := make([]*VirtualHost, 0, len(vhosts))
+	for _, vh := range vhosts {
+		if names[vh.Name] || len(vh.Domains) == 0 {
+			continue
+		}
+		var kept []string // nil while every domain is kept
 		for i, d := range vh.Domains {
-			short := vh.Service != nil && i >= 2 && !strings.Contains(d, ":") && !vh.Service.named(d)
-			if used[d] || (short && isHost(d)) {
+			if used[d] {
+				if kept == nil {
+					kept = append(make([]string, 0, len(vh.Domains)), vh.Domains[:i]...)
+				}
 				continue
 			}
 			used[d] = true
-			kept = append(kept, d)
+			if kept != nil {
+				kept = append(kept, d)
+			}
 		}
-		if len(kept) == 0 {
-			continue
+		if kept != nil {
+			if len(kept) == 0 {
+				continue
+			}
+			c := *vh
+			c.Domains = kept
+			vh = &c
 		}
 		names[vh.Name] = true
-		vh.Domains = kept
 		out = append(out, vh)
 	}
 	return out
 }
 
 // catchAll is the last vhost: pass through or block unknown destinations
-// (docs/semantics/sidecar-scope.md §4.9).
+// (docs/semantics/sidecar-scope.md §4.9). It is one of two per
+// destination of unmatched traffic, shared by the scopes that have it.
 func (m *Mesh) catchAll(sc *Scope) *VirtualHost {
+	var to WeightedCluster
+	blocked := m.blocksUnmatched(sc)
+	if !blocked {
+		to = sc.Unmatched()
+	}
+	return m.routes.catchAll(catchAllKey{blocked, to}, func() *VirtualHost {
+		if blocked {
+			return &VirtualHost{Name: "block_all", Domains: []string{"*"}, CatchAll: "block_all"}
+		}
+		return &VirtualHost{Name: "allow_any", Domains: []string{"*"}, CatchAll: "allow_any",
+			Routes: []*HTTPRoute{{Name: "allow_any", Clusters: []WeightedCluster{to}}}}
+	})
+}
+
+// blocksUnmatched says whether a scope blocks traffic for unknown
+// destinations: its Sidecar's outbound traffic policy, else the mesh's.
+func (m *Mesh) blocksUnmatched(sc *Scope) bool {
 	mode := m.Config.GetOutboundTrafficPolicy().GetMode()
 	if c := sc.Choice.Sidecar; c != nil && c.Spec.GetOutboundTrafficPolicy() != nil {
 		if c.Spec.GetOutboundTrafficPolicy().GetMode() == networking.OutboundTrafficPolicy_REGISTRY_ONLY {
@@ -758,11 +826,7 @@ func (m *Mesh) catchAll(sc *Scope) *VirtualHost {
 			mode = meshv1.MeshConfig_OutboundTrafficPolicy_ALLOW_ANY
 		}
 	}
-	if mode == meshv1.MeshConfig_OutboundTrafficPolicy_REGISTRY_ONLY {
-		return &VirtualHost{Name: "block_all", Domains: []string{"*"}, CatchAll: "block_all"}
-	}
-	return &VirtualHost{Name: "allow_any", Domains: []string{"*"}, CatchAll: "allow_any",
-		Routes: []*HTTPRoute{{Name: "allow_any", Clusters: []WeightedCluster{sc.Unmatched()}}}}
+	return mode == meshv1.MeshConfig_OutboundTrafficPolicy_REGISTRY_ONLY
 }
 
 // Unmatched is where a Sidecar's scope sends traffic for unknown
