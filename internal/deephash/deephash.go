@@ -17,7 +17,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"hash"
 	"math"
 	"reflect"
 	"slices"
@@ -36,25 +35,48 @@ type Cuts map[reflect.Type][]string
 // Hasher digests values, remembering the digest of every pointer and map
 // it met, so values sharing structure are digested once. Values must not
 // change while a Hasher is in use. It is not safe for concurrent use.
+//
+// A node's content is written to a buffer and digested at once: hashing
+// many small writes one by one, each allocating its bytes, was most of
+// the cost of digesting a mesh.
 type Hasher struct {
 	cuts map[reflect.Type]map[string]bool
-	memo map[node]Sum
+	// structs are what a struct type's digest reads, by type; names the
+	// names interface values' dynamic types are written as.
+	structs map[reflect.Type]*structInfo
+	names   map[reflect.Type]string
+	memo    map[node]Sum
 	// busy are the nodes whose digests are being taken, by depth; low is
 	// the least depth the current node's digest refers back to.
 	busy map[node]int
 	low  int
+	// free are buffers for the content of nodes, reused.
+	free [][]byte
+}
+
+// structInfo is how a struct type is digested: as a protocol buffer
+// message, or by the fields not cut, in order.
+type structInfo struct {
+	message bool
+	fields  []int
 }
 
 // node is a pointer or map: its address and its type (a struct and its
-// first field share an address).
+// first field share an address), the type by the address of its
+// descriptor, which makes a node plain memory to hash and compare: most of
+// digesting a mesh is looking nodes up.
 type node struct {
-	addr uintptr
-	t    reflect.Type
+	addr, t uintptr
+}
+
+func nodeOf(v reflect.Value) node {
+	return node{v.Pointer(), reflect.ValueOf(v.Type()).Pointer()}
 }
 
 // New returns a Hasher leaving out cuts.
 func New(cuts Cuts) *Hasher {
-	h := &Hasher{cuts: map[reflect.Type]map[string]bool{}, memo: map[node]Sum{}, busy: map[node]int{}, low: math.MaxInt}
+	h := &Hasher{cuts: map[reflect.Type]map[string]bool{}, structs: map[reflect.Type]*structInfo{}, names: map[reflect.Type]string{},
+		memo: map[node]Sum{}, busy: map[node]int{}, low: math.MaxInt}
 	for t, fs := range cuts {
 		set := map[string]bool{}
 		for _, f := range fs {
@@ -70,12 +92,25 @@ func New(cuts Cuts) *Hasher {
 
 // Sum digests v and what it reaches.
 func (h *Hasher) Sum(v any) (Sum, error) {
-	w := sha256.New()
-	if err := h.value(w, reflect.ValueOf(v)); err != nil {
+	b, err := h.value(h.buffer(), reflect.ValueOf(v))
+	defer h.release(b)
+	if err != nil {
 		return Sum{}, err
 	}
-	return Sum(w.Sum(nil)), nil
+	return sha256.Sum256(b), nil
 }
+
+// buffer is an empty buffer for a node's content; release returns it.
+func (h *Hasher) buffer() []byte {
+	if n := len(h.free); n > 0 {
+		b := h.free[n-1]
+		h.free = h.free[:n-1]
+		return b[:0]
+	}
+	return make([]byte, 0, 512)
+}
+
+func (h *Hasher) release(b []byte) { h.free = append(h.free, b) }
 
 var messageState = reflect.TypeFor[protoimpl.MessageState]()
 
@@ -85,79 +120,75 @@ func isMessage(t reflect.Type) bool {
 	return t.Kind() == reflect.Struct && t.NumField() > 0 && t.Field(0).Type == messageState
 }
 
-// value writes v's content to w. Every value starts with its kind, and
+// value appends v's content to b. Every value starts with its kind, and
 // every variable-length part with its length, so distinct values never
 // write the same bytes.
-func (h *Hasher) value(w hash.Hash, v reflect.Value) error {
+func (h *Hasher) value(b []byte, v reflect.Value) ([]byte, error) {
 	if !v.IsValid() {
-		w.Write([]byte{0})
-		return nil
+		return append(b, 0), nil
 	}
-	w.Write([]byte{byte(v.Kind())})
+	b = append(b, byte(v.Kind()))
 	switch v.Kind() {
 	case reflect.Bool:
 		if v.Bool() {
-			w.Write([]byte{1})
-		} else {
-			w.Write([]byte{0})
+			return append(b, 1), nil
 		}
+		return append(b, 0), nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		writeUint(w, uint64(v.Int()))
+		return binary.LittleEndian.AppendUint64(b, uint64(v.Int())), nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		writeUint(w, v.Uint())
+		return binary.LittleEndian.AppendUint64(b, v.Uint()), nil
 	case reflect.Float32, reflect.Float64:
-		writeUint(w, math.Float64bits(v.Float()))
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float())), nil
 	case reflect.Complex64, reflect.Complex128:
-		writeUint(w, math.Float64bits(real(v.Complex())))
-		writeUint(w, math.Float64bits(imag(v.Complex())))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(real(v.Complex())))
+		return binary.LittleEndian.AppendUint64(b, math.Float64bits(imag(v.Complex()))), nil
 	case reflect.String:
-		writeString(w, v.String())
+		return appendString(b, v.String()), nil
 	case reflect.Array:
+		var err error
 		for i := range v.Len() {
-			if err := h.value(w, v.Index(i)); err != nil {
-				return err
+			if b, err = h.value(b, v.Index(i)); err != nil {
+				return b, err
 			}
 		}
+		return b, nil
 	case reflect.Slice:
 		if v.IsNil() {
-			w.Write([]byte{0})
-			return nil
+			return append(b, 0), nil
 		}
-		w.Write([]byte{1})
+		b = append(b, 1)
 		if v.Type().Elem().Kind() == reflect.Uint8 {
-			writeString(w, string(v.Bytes()))
-			return nil
+			return appendBytes(b, v.Bytes()), nil
 		}
-		writeUint(w, uint64(v.Len()))
+		b = binary.LittleEndian.AppendUint64(b, uint64(v.Len()))
+		var err error
 		for i := range v.Len() {
-			if err := h.value(w, v.Index(i)); err != nil {
-				return err
+			if b, err = h.value(b, v.Index(i)); err != nil {
+				return b, err
 			}
 		}
+		return b, nil
 	case reflect.Interface:
 		if v.IsNil() {
-			w.Write([]byte{0})
-			return nil
+			return append(b, 0), nil
 		}
-		w.Write([]byte{1})
-		writeType(w, v.Elem().Type())
-		return h.value(w, v.Elem())
+		b = append(b, 1)
+		b = appendString(b, h.typeName(v.Elem().Type()))
+		return h.value(b, v.Elem())
 	case reflect.Pointer, reflect.Map:
 		if v.IsNil() {
-			w.Write([]byte{0})
-			return nil
+			return append(b, 0), nil
 		}
-		return h.shared(w, v)
+		return h.shared(b, v)
 	case reflect.Struct:
-		return h.structValue(w, v)
+		return h.structValue(b, v)
 	default:
 		if v.IsNil() {
-			w.Write([]byte{0})
-			return nil
+			return append(b, 0), nil
 		}
-		return fmt.Errorf("deephash: cannot digest a %s (%s)", v.Kind(), v.Type())
+		return b, fmt.Errorf("deephash: cannot digest a %s (%s)", v.Kind(), v.Type())
 	}
-	return nil
 }
 
 // shared digests what a pointer or map refers to, once per Hasher.
@@ -168,47 +199,45 @@ func (h *Hasher) value(w hash.Hash, v reflect.Value) error {
 // anyone reading through the pointers sees. A node whose digest holds such
 // a reference to a node above it depends on the path it was reached by,
 // so it is not remembered.
-func (h *Hasher) shared(w hash.Hash, v reflect.Value) error {
-	n := node{v.Pointer(), v.Type()}
+func (h *Hasher) shared(b []byte, v reflect.Value) ([]byte, error) {
+	n := nodeOf(v)
 	if s, ok := h.memo[n]; ok {
-		w.Write([]byte{1})
-		w.Write(s[:])
-		return nil
+		b = append(b, 1)
+		return append(b, s[:]...), nil
 	}
 	if d, ok := h.busy[n]; ok {
-		w.Write([]byte{2})
-		writeUint(w, uint64(len(h.busy)-d))
+		b = append(b, 2)
 		h.low = min(h.low, d)
-		return nil
+		return binary.LittleEndian.AppendUint64(b, uint64(len(h.busy)-d)), nil
 	}
 	depth := len(h.busy)
 	h.busy[n] = depth
 	outer := h.low
 	h.low = math.MaxInt
 	defer delete(h.busy, n)
-	sub := sha256.New()
+	sub := h.buffer()
 	var err error
 	switch {
 	case v.Kind() == reflect.Map:
-		err = h.mapValue(sub, v)
+		sub, err = h.mapValue(sub, v)
 	case isMessage(v.Type().Elem()):
-		err = protoValue(sub, exported(v))
+		sub, err = protoValue(sub, exported(v))
 	default:
-		err = h.value(sub, v.Elem())
+		sub, err = h.value(sub, v.Elem())
 	}
+	s := Sum(sha256.Sum256(sub))
+	h.release(sub)
 	if err != nil {
-		return err
+		return b, err
 	}
-	s := Sum(sub.Sum(nil))
 	if h.low >= depth {
 		h.memo[n] = s
 		h.low = outer
 	} else {
 		h.low = min(outer, h.low)
 	}
-	w.Write([]byte{1})
-	w.Write(s[:])
-	return nil
+	b = append(b, 1)
+	return append(b, s[:]...), nil
 }
 
 // exported is a pointer reached through unexported fields made usable as
@@ -220,71 +249,98 @@ func exported(v reflect.Value) reflect.Value {
 	return reflect.NewAt(v.Type().Elem(), unsafe.Pointer(v.Pointer()))
 }
 
-// protoValue writes a message's type and deterministic wire form.
-func protoValue(w hash.Hash, v reflect.Value) error {
+// protoValue appends a message's type and deterministic wire form.
+func protoValue(b []byte, v reflect.Value) ([]byte, error) {
 	m := v.Interface().(proto.Message)
-	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	b = appendString(b, string(m.ProtoReflect().Descriptor().FullName()))
+	// The wire form is marshalled in place, after room for its length.
+	at := len(b)
+	b = binary.LittleEndian.AppendUint64(b, 0)
+	b, err := proto.MarshalOptions{Deterministic: true}.MarshalAppend(b, m)
 	if err != nil {
-		return fmt.Errorf("deephash: %s: %w", v.Type(), err)
+		return b, fmt.Errorf("deephash: %s: %w", v.Type(), err)
 	}
-	writeString(w, string(m.ProtoReflect().Descriptor().FullName()))
-	writeString(w, string(raw))
-	return nil
+	binary.LittleEndian.PutUint64(b[at:], uint64(len(b)-at-8))
+	return b, nil
 }
 
-// mapValue writes a map's entries in the order of their digests.
-func (h *Hasher) mapValue(w hash.Hash, v reflect.Value) error {
-	entries := make([][]byte, 0, v.Len())
+// mapValue appends a map's entries in the order of their digests.
+func (h *Hasher) mapValue(b []byte, v reflect.Value) ([]byte, error) {
+	entries := make([]Sum, 0, v.Len())
 	it := v.MapRange()
+	e := h.buffer()
+	defer func() { h.release(e) }()
 	for it.Next() {
-		e := sha256.New()
-		if err := h.value(e, it.Key()); err != nil {
-			return err
+		var err error
+		if e, err = h.value(e[:0], it.Key()); err != nil {
+			return b, err
 		}
-		if err := h.value(e, it.Value()); err != nil {
-			return err
+		if e, err = h.value(e, it.Value()); err != nil {
+			return b, err
 		}
-		entries = append(entries, e.Sum(nil))
+		entries = append(entries, sha256.Sum256(e))
 	}
-	slices.SortFunc(entries, bytes.Compare)
-	writeUint(w, uint64(len(entries)))
-	for _, e := range entries {
-		w.Write(e)
+	slices.SortFunc(entries, func(x, y Sum) int { return bytes.Compare(x[:], y[:]) })
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(entries)))
+	for _, s := range entries {
+		b = append(b, s[:]...)
 	}
-	return nil
+	return b, nil
 }
 
-func (h *Hasher) structValue(w hash.Hash, v reflect.Value) error {
+func (h *Hasher) structValue(b []byte, v reflect.Value) ([]byte, error) {
 	t := v.Type()
-	if isMessage(t) {
+	info := h.structInfo(t)
+	if info.message {
 		// A message held by value: only its address gives its methods.
 		if !v.CanAddr() {
-			return fmt.Errorf("deephash: %s held by value", t)
+			return b, fmt.Errorf("deephash: %s held by value", t)
 		}
-		return protoValue(w, reflect.NewAt(t, unsafe.Pointer(v.UnsafeAddr())))
+		return protoValue(b, reflect.NewAt(t, unsafe.Pointer(v.UnsafeAddr())))
 	}
-	cut := h.cuts[t]
-	for i := range t.NumField() {
-		if cut[t.Field(i).Name] {
-			continue
-		}
-		if err := h.value(w, v.Field(i)); err != nil {
-			return fmt.Errorf("%s.%s: %w", t, t.Field(i).Name, err)
+	var err error
+	for _, i := range info.fields {
+		if b, err = h.value(b, v.Field(i)); err != nil {
+			return b, fmt.Errorf("%s.%s: %w", t, t.Field(i).Name, err)
 		}
 	}
-	return nil
+	return b, nil
 }
 
-func writeUint(w hash.Hash, n uint64) {
-	w.Write(binary.LittleEndian.AppendUint64(nil, n))
+// structInfo is how values of struct type t are digested, worked out once.
+func (h *Hasher) structInfo(t reflect.Type) *structInfo {
+	if info, ok := h.structs[t]; ok {
+		return info
+	}
+	info := &structInfo{message: isMessage(t)}
+	if !info.message {
+		cut := h.cuts[t]
+		for i := range t.NumField() {
+			if !cut[t.Field(i).Name] {
+				info.fields = append(info.fields, i)
+			}
+		}
+	}
+	h.structs[t] = info
+	return info
 }
 
-func writeString(w hash.Hash, s string) {
-	writeUint(w, uint64(len(s)))
-	w.Write([]byte(s))
+// typeName names a dynamic type, so equal bits of two types differ.
+func (h *Hasher) typeName(t reflect.Type) string {
+	name, ok := h.names[t]
+	if !ok {
+		name = t.PkgPath() + "." + t.String()
+		h.names[t] = name
+	}
+	return name
 }
 
-// writeType names a dynamic type, so equal bits of two types differ.
-func writeType(w hash.Hash, t reflect.Type) {
-	writeString(w, t.PkgPath()+"."+t.String())
+func appendString(b []byte, s string) []byte {
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendBytes(b, s []byte) []byte {
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(s)))
+	return append(b, s...)
 }

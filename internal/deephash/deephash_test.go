@@ -23,6 +23,9 @@ type tree struct {
 	Skip   string
 	Back   *tree
 	Any    any
+	// Nested holds pointers inside a map, digested while the map's
+	// entries are.
+	Nested map[string]*leaf
 }
 
 func sum(t *testing.T, cuts Cuts, v any) Sum {
@@ -37,7 +40,7 @@ func sum(t *testing.T, cuts Cuts, v any) Sum {
 func TestSum(t *testing.T) {
 	base := func() *tree {
 		return &tree{Leaf: &leaf{"a", 1}, Leaves: []*leaf{{"b", 2}}, Labels: map[string]string{"x": "1", "y": "2"},
-			Msg: wrapperspb.String("m"), hidden: &leaf{"h", 3}, Skip: "s", Any: 7}
+			Msg: wrapperspb.String("m"), hidden: &leaf{"h", 3}, Skip: "s", Any: 7, Nested: map[string]*leaf{"p": {"p", 1}, "q": {"q", 2}}}
 	}
 	cuts := Cuts{reflect.TypeFor[tree](): {"Skip"}}
 	tests := []struct {
@@ -58,6 +61,8 @@ func TestSum(t *testing.T) {
 		{"an element more", func(x *tree) { x.Leaves = append(x.Leaves, nil) }, false},
 		{"an interface's type", func(x *tree) { x.Any = int64(7) }, false},
 		{"a cycle", func(x *tree) { x.Back = x }, false},
+		{"a field behind a map's pointer", func(x *tree) { x.Nested["q"].N = 3 }, false},
+		{"map entries swapped", func(x *tree) { x.Nested["p"], x.Nested["q"] = x.Nested["q"], x.Nested["p"] }, false},
 	}
 	want := sum(t, cuts, base())
 	for _, tt := range tests {
@@ -68,6 +73,25 @@ func TestSum(t *testing.T) {
 				t.Errorf("equal digests %v, want %v", got == want, tt.equal)
 			}
 		})
+	}
+}
+
+// TestReuse: a Hasher digesting value after value, from memory it
+// reuses, digests each as a fresh Hasher does.
+func TestReuse(t *testing.T) {
+	values := []*tree{
+		{Leaf: &leaf{"a", 1}, Labels: map[string]string{"x": "1"}, Nested: map[string]*leaf{"p": {"p", 1}}},
+		{Leaf: &leaf{"b", 2}, Leaves: []*leaf{{"c", 3}}, Nested: map[string]*leaf{"q": {"q", 2}, "r": {"r", 3}}},
+	}
+	h := New(nil)
+	for i, v := range append(values, values...) {
+		got, err := h.Sum(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := sum(t, nil, v); got != want {
+			t.Errorf("value %d: digest %x, a fresh Hasher's %x", i, got, want)
+		}
 	}
 }
 

@@ -32,7 +32,7 @@ func (c *Config) Resources() (*envoycfg.Config, error) {
 			p.res, p.resErr = base.Add(p.listeners, nil, p.routes, originsByRoute(p.origins))
 		})
 		if p.resErr == nil {
-			out, err = p.res.Extend(c.Listeners[len(p.listeners):], c.Clusters[len(p.clusters):])
+			out, err = p.res.Extend(c.ownListeners, c.ownClusters)
 		} else {
 			err = p.resErr
 		}
@@ -69,7 +69,7 @@ func (e *Emitter) Configs(ctx context.Context, views []*resolve.ProxyView) ([]*e
 	out := make([]*envoycfg.Config, len(views))
 	errs := make([]error, len(views))
 	parallel.For(ctx, len(views), func(i int) {
-		cfg := e.Build(views[i])
+		cfg := e.build(views[i])
 		if cfg.part != nil {
 			e.parts.done(cfg.key)
 		}

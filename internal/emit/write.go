@@ -195,7 +195,7 @@ func (e *Emitter) renderings(cfg *Config) (own *rendering, shared *part, err err
 	if err != nil {
 		return nil, nil, err
 	}
-	own, err = e.render(cfg.Clusters[len(p.clusters):], cfg.Listeners[len(p.listeners):], nil, nil, packed)
+	own, err = e.render(cfg.ownClusters, cfg.ownListeners, nil, nil, packed)
 	switch {
 	case err != nil:
 		return nil, nil, err

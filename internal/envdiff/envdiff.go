@@ -277,12 +277,20 @@ func (cp *Comparer) compare(old, new []proto.Message, remember bool) []Change {
 		k        envoycfg.Key
 		old, new proto.Message
 	}
-	// Sized for sides that mostly hold the same resources: a sidecar's
-	// shared part is thousands of them.
-	at := make(map[envoycfg.Key]int, max(len(old), len(new)))
-	pairs := make([]pair, 0, max(len(old), len(new)))
-	for i, side := range [][]proto.Message{old, new} {
-		for _, m := range side {
+	// The sides mostly hold the same values in the same places (a
+	// sidecar's shared part is thousands of resources, built once for
+	// both sides by a shared Store): a value in the same place on both
+	// sides is no change, and, keys being unique on each side, its key is
+	// nowhere else, so only the others are paired and sorted.
+	sides := [2][]proto.Message{old, new}
+	at := make(map[envoycfg.Key]int)
+	var pairs []pair
+	for i, side := range sides {
+		other := sides[1-i]
+		for p, m := range side {
+			if p < len(other) && other[p] == m {
+				continue
+			}
 			k, _ := envoycfg.KeyOf(m)
 			j, ok := at[k]
 			if !ok {
@@ -297,6 +305,7 @@ func (cp *Comparer) compare(old, new []proto.Message, remember bool) []Change {
 			}
 		}
 	}
+	pairs = slices.DeleteFunc(pairs, func(p pair) bool { return p.old == p.new })
 	slices.SortFunc(pairs, func(a, b pair) int { return compareKeys(a.k, b.k) })
 	var out []Change
 	for _, p := range pairs {

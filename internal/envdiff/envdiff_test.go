@@ -237,6 +237,28 @@ func TestSharedResourceSkipped(t *testing.T) {
 	}
 }
 
+// TestSharedValuesMoved: values the two sides share are no change where
+// they stand, in the same place or not, while the resources around them
+// are compared by key and reported in key order.
+func TestSharedValuesMoved(t *testing.T) {
+	ls, cs, rs := base()
+	c := func(name string, ms uint32) *clusterv3.Cluster {
+		return &clusterv3.Cluster{Name: name, PerConnectionBufferLimitBytes: wrapperspb.UInt32(ms)}
+	}
+	a, b, d := c("a", 1), c("b", 1), c("d", 1)
+	old := config(t, ls, append(slices.Clone(cs), a, b, c("c", 1), d), rs)
+	// a and d stay where they were, b moves; c changes and e is new.
+	new := config(t, ls, append(slices.Clone(cs), a, c("c", 2), b, d, c("e", 1)), rs)
+	want := []string{"~ cluster c › per_connection_buffer_limit_bytes: 1 → 2", "+ cluster e"}
+	var got []string
+	for _, ch := range Configs(old, new) {
+		got = append(got, ch.String())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("changes %q, want %q", got, want)
+	}
+}
+
 // TestOneSide: against no config, every resource is added (or removed).
 func TestOneSide(t *testing.T) {
 	ls, cs, rs := base()

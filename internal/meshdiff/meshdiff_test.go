@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	networking "istio.io/api/networking/v1alpha3"
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/envdiff"
@@ -78,6 +81,57 @@ func TestJSONDiff(t *testing.T) {
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestObjectFields: two versions of an object differ in their labels,
+// annotations and content, never in where they are written; the quick
+// look at unchanged content (sameContent) agrees with the full one.
+func TestObjectFields(t *testing.T) {
+	workload := func(file string, seq int, labels map[string]string, image string) model.Object {
+		return &model.Workload{
+			ObjectMeta: model.ObjectMeta{Kind: "Deployment", Namespace: "shop", Name: "cart", Labels: labels, Source: model.Source{File: file, Line: seq}, Seq: seq},
+			Template:   corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "cart", Image: image}}}},
+		}
+	}
+	vs := func(seq int, host string) model.Object {
+		return &model.VirtualService{ObjectMeta: model.ObjectMeta{Kind: "VirtualService", Name: "cart", Seq: seq},
+			Spec: &networking.VirtualService{Hosts: []string{host}}}
+	}
+	unknown := func(seq int, v any) model.Object {
+		return &model.Unknown{ObjectMeta: model.ObjectMeta{Kind: "Widget", Name: "w", Seq: seq}, Raw: map[string]any{"spec": map[string]any{"size": v}}}
+	}
+	app := map[string]string{"app": "cart"}
+	tests := []struct {
+		name string
+		a, b model.Object
+		// same is whether the content beyond metadata is the same.
+		same bool
+		want []string
+	}{
+		{"moved to another file", workload("a.yaml", 1, app, "cart:1"), workload("b.yaml", 7, app, "cart:1"), true, nil},
+		{"an image", workload("a.yaml", 1, app, "cart:1"), workload("a.yaml", 1, app, "cart:2"), false,
+			[]string{"~ template.spec.containers[0].image: cart:1 → cart:2"}},
+		{"a label", workload("a.yaml", 1, app, "cart:1"), workload("a.yaml", 1, map[string]string{"app": "cart", "v": "2"}, "cart:1"), true,
+			[]string{"+ metadata.labels.v: 2"}},
+		{"a spec moved", vs(1, "cart"), vs(2, "cart"), true, nil},
+		{"a spec", vs(1, "cart"), vs(1, "shop"), false, []string{"~ spec.hosts: [cart] → [shop]"}},
+		{"an unmodelled kind moved", unknown(1, 3.0), unknown(2, 3.0), true, nil},
+		{"an unmodelled kind", unknown(1, 3.0), unknown(1, 4.0), false, []string{"~ spec.size: 3 → 4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, f := range objectFields(tt.a, tt.b) {
+				got = append(got, envdiff.Line(f.Kind, f.Path, f.Old, f.New))
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			if same := sameContent(tt.a, tt.b); same != tt.same {
+				t.Errorf("same content %v, want %v", same, tt.same)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -134,6 +135,9 @@ func union[K comparable, V any](a, b map[K]V) map[K]bool {
 func objectFields(b, h model.Object) []Field {
 	var out []Field
 	bm, hm := b.Meta(), h.Meta()
+	if maps.Equal(bm.Labels, hm.Labels) && maps.Equal(bm.Annotations, hm.Annotations) && sameContent(b, h) {
+		return nil
+	}
 	jsonDiff("metadata.labels", anyMap(bm.Labels), anyMap(hm.Labels), &out)
 	jsonDiff("metadata.annotations", anyMap(bm.Annotations), anyMap(hm.Annotations), &out)
 	type protoSpec interface{ Message() proto.Message }
@@ -151,6 +155,36 @@ func objectFields(b, h model.Object) []Field {
 	}
 	jsonDiff("", content(b), content(h), &out)
 	return out
+}
+
+// sameContent reports, without rendering them, that two versions of an
+// object hold the same content beyond their metadata: the same spec
+// message, or the same values in every field but ObjectMeta (a
+// comparison stricter than their JSON's, so false may still be no
+// change). Most objects of a diff are unchanged, and rendering each as
+// JSON to find so was most of the cost of comparing objects.
+func sameContent(b, h model.Object) bool {
+	type protoSpec interface{ Message() proto.Message }
+	if bp, ok := b.(protoSpec); ok {
+		hp, ok := h.(protoSpec)
+		return ok && proto.Equal(bp.Message(), hp.Message())
+	}
+	bv, hv := reflect.ValueOf(b), reflect.ValueOf(h)
+	if bv.Type() != hv.Type() || bv.Kind() != reflect.Pointer || bv.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	// Shallow copies with the metadata zeroed.
+	bc, hc := reflect.New(bv.Type().Elem()).Elem(), reflect.New(hv.Type().Elem()).Elem()
+	bc.Set(bv.Elem())
+	hc.Set(hv.Elem())
+	for _, c := range []reflect.Value{bc, hc} {
+		meta := c.FieldByName("ObjectMeta")
+		if !meta.IsValid() || meta.Type() != reflect.TypeFor[model.ObjectMeta]() {
+			return false
+		}
+		meta.SetZero()
+	}
+	return reflect.DeepEqual(bc.Interface(), hc.Interface())
 }
 
 func anyMap(m map[string]string) map[string]any {

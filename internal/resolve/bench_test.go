@@ -21,3 +21,25 @@ func BenchmarkResolve(b *testing.B) {
 	b.ReportMetric(float64(len(m.Proxies)), "proxies")
 	b.ReportMetric(float64(len(m.Scopes)), "scopes")
 }
+
+// BenchmarkDigestViews digests every view of the generated mesh, as a
+// diff does for each side before building the proxies whose digests
+// differ.
+func BenchmarkDigestViews(b *testing.B) {
+	objs, mc := meshgentest.Load(b, meshgen.Options{})
+	m := resolveObjects(b, objs, hierarchy.Options{}, Options{Mesh: mc})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		d, err := m.NewDigester()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, v := range m.Views {
+			if _, err := d.View(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(len(m.Views)), "views")
+}
