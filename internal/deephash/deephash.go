@@ -38,6 +38,10 @@ type Cuts map[reflect.Type][]string
 // change while a Hasher is in use. It is not safe for concurrent use.
 type Hasher struct {
 	cuts map[reflect.Type]map[string]bool
+	// fields are the digested fields of each struct type met, in order.
+	fields map[reflect.Type][]int
+	// free are writers to reuse, one per nesting level at most.
+	free []*writer
 	memo map[node]Sum
 	// busy are the nodes whose digests are being taken, by depth; low is
 	// the least depth the current node's digest refers back to.
@@ -54,7 +58,7 @@ type node struct {
 
 // New returns a Hasher leaving out cuts.
 func New(cuts Cuts) *Hasher {
-	h := &Hasher{cuts: map[reflect.Type]map[string]bool{}, memo: map[node]Sum{}, busy: map[node]int{}, low: math.MaxInt}
+	h := &Hasher{cuts: map[reflect.Type]map[string]bool{}, fields: map[reflect.Type][]int{}, memo: map[node]Sum{}, busy: map[node]int{}, low: math.MaxInt}
 	for t, fs := range cuts {
 		set := map[string]bool{}
 		for _, f := range fs {
@@ -70,11 +74,76 @@ func New(cuts Cuts) *Hasher {
 
 // Sum digests v and what it reaches.
 func (h *Hasher) Sum(v any) (Sum, error) {
-	w := sha256.New()
+	w := h.writer()
+	defer h.release(w)
 	if err := h.value(w, reflect.ValueOf(v)); err != nil {
 		return Sum{}, err
 	}
-	return Sum(w.Sum(nil)), nil
+	return w.sum(), nil
+}
+
+// writer feeds a digest through a buffer: a value writes many pieces of
+// a few bytes each, which one at a time cost the hash a call and the
+// heap a slice apiece.
+type writer struct {
+	h   hash.Hash
+	buf []byte
+}
+
+// flushAt is the buffered length past which a writer hashes its buffer.
+const flushAt = 4096
+
+// flush hashes the buffer once it is long.
+func (w *writer) flush() {
+	if len(w.buf) >= flushAt {
+		w.h.Write(w.buf)
+		w.buf = w.buf[:0]
+	}
+}
+
+func (w *writer) byte(b byte) {
+	w.buf = append(w.buf, b)
+	w.flush()
+}
+
+func (w *writer) uint(n uint64) {
+	w.buf = binary.LittleEndian.AppendUint64(w.buf, n)
+	w.flush()
+}
+
+func (w *writer) bytes(b []byte) {
+	w.buf = append(w.buf, b...)
+	w.flush()
+}
+
+func (w *writer) string(s string) {
+	w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(len(s)))
+	w.buf = append(w.buf, s...)
+	w.flush()
+}
+
+func (w *writer) sum() Sum {
+	w.h.Write(w.buf)
+	w.buf = w.buf[:0]
+	return Sum(w.h.Sum(nil))
+}
+
+// writer is a fresh writer, reused from an earlier digest when one is
+// free.
+func (h *Hasher) writer() *writer {
+	if n := len(h.free); n > 0 {
+		w := h.free[n-1]
+		h.free = h.free[:n-1]
+		return w
+	}
+	return &writer{h: sha256.New(), buf: make([]byte, 0, 2*flushAt)}
+}
+
+// release makes w free for reuse.
+func (h *Hasher) release(w *writer) {
+	w.h.Reset()
+	w.buf = w.buf[:0]
+	h.free = append(h.free, w)
 }
 
 var messageState = reflect.TypeFor[protoimpl.MessageState]()
@@ -88,30 +157,30 @@ func isMessage(t reflect.Type) bool {
 // value writes v's content to w. Every value starts with its kind, and
 // every variable-length part with its length, so distinct values never
 // write the same bytes.
-func (h *Hasher) value(w hash.Hash, v reflect.Value) error {
+func (h *Hasher) value(w *writer, v reflect.Value) error {
 	if !v.IsValid() {
-		w.Write([]byte{0})
+		w.byte(0)
 		return nil
 	}
-	w.Write([]byte{byte(v.Kind())})
+	w.byte(byte(v.Kind()))
 	switch v.Kind() {
 	case reflect.Bool:
 		if v.Bool() {
-			w.Write([]byte{1})
+			w.byte(1)
 		} else {
-			w.Write([]byte{0})
+			w.byte(0)
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		writeUint(w, uint64(v.Int()))
+		w.uint(uint64(v.Int()))
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		writeUint(w, v.Uint())
+		w.uint(v.Uint())
 	case reflect.Float32, reflect.Float64:
-		writeUint(w, math.Float64bits(v.Float()))
+		w.uint(math.Float64bits(v.Float()))
 	case reflect.Complex64, reflect.Complex128:
-		writeUint(w, math.Float64bits(real(v.Complex())))
-		writeUint(w, math.Float64bits(imag(v.Complex())))
+		w.uint(math.Float64bits(real(v.Complex())))
+		w.uint(math.Float64bits(imag(v.Complex())))
 	case reflect.String:
-		writeString(w, v.String())
+		w.string(v.String())
 	case reflect.Array:
 		for i := range v.Len() {
 			if err := h.value(w, v.Index(i)); err != nil {
@@ -120,15 +189,16 @@ func (h *Hasher) value(w hash.Hash, v reflect.Value) error {
 		}
 	case reflect.Slice:
 		if v.IsNil() {
-			w.Write([]byte{0})
+			w.byte(0)
 			return nil
 		}
-		w.Write([]byte{1})
+		w.byte(1)
 		if v.Type().Elem().Kind() == reflect.Uint8 {
-			writeString(w, string(v.Bytes()))
+			w.uint(uint64(v.Len()))
+			w.bytes(v.Bytes())
 			return nil
 		}
-		writeUint(w, uint64(v.Len()))
+		w.uint(uint64(v.Len()))
 		for i := range v.Len() {
 			if err := h.value(w, v.Index(i)); err != nil {
 				return err
@@ -136,15 +206,15 @@ func (h *Hasher) value(w hash.Hash, v reflect.Value) error {
 		}
 	case reflect.Interface:
 		if v.IsNil() {
-			w.Write([]byte{0})
+			w.byte(0)
 			return nil
 		}
-		w.Write([]byte{1})
-		writeType(w, v.Elem().Type())
+		w.byte(1)
+		w.string(typeName(v.Elem().Type()))
 		return h.value(w, v.Elem())
 	case reflect.Pointer, reflect.Map:
 		if v.IsNil() {
-			w.Write([]byte{0})
+			w.byte(0)
 			return nil
 		}
 		return h.shared(w, v)
@@ -152,7 +222,7 @@ func (h *Hasher) value(w hash.Hash, v reflect.Value) error {
 		return h.structValue(w, v)
 	default:
 		if v.IsNil() {
-			w.Write([]byte{0})
+			w.byte(0)
 			return nil
 		}
 		return fmt.Errorf("deephash: cannot digest a %s (%s)", v.Kind(), v.Type())
@@ -168,16 +238,16 @@ func (h *Hasher) value(w hash.Hash, v reflect.Value) error {
 // anyone reading through the pointers sees. A node whose digest holds such
 // a reference to a node above it depends on the path it was reached by,
 // so it is not remembered.
-func (h *Hasher) shared(w hash.Hash, v reflect.Value) error {
+func (h *Hasher) shared(w *writer, v reflect.Value) error {
 	n := node{v.Pointer(), v.Type()}
 	if s, ok := h.memo[n]; ok {
-		w.Write([]byte{1})
-		w.Write(s[:])
+		w.byte(1)
+		w.bytes(s[:])
 		return nil
 	}
 	if d, ok := h.busy[n]; ok {
-		w.Write([]byte{2})
-		writeUint(w, uint64(len(h.busy)-d))
+		w.byte(2)
+		w.uint(uint64(len(h.busy) - d))
 		h.low = min(h.low, d)
 		return nil
 	}
@@ -186,7 +256,8 @@ func (h *Hasher) shared(w hash.Hash, v reflect.Value) error {
 	outer := h.low
 	h.low = math.MaxInt
 	defer delete(h.busy, n)
-	sub := sha256.New()
+	sub := h.writer()
+	defer h.release(sub)
 	var err error
 	switch {
 	case v.Kind() == reflect.Map:
@@ -199,15 +270,15 @@ func (h *Hasher) shared(w hash.Hash, v reflect.Value) error {
 	if err != nil {
 		return err
 	}
-	s := Sum(sub.Sum(nil))
+	s := sub.sum()
 	if h.low >= depth {
 		h.memo[n] = s
 		h.low = outer
 	} else {
 		h.low = min(outer, h.low)
 	}
-	w.Write([]byte{1})
-	w.Write(s[:])
+	w.byte(1)
+	w.bytes(s[:])
 	return nil
 }
 
@@ -221,40 +292,45 @@ func exported(v reflect.Value) reflect.Value {
 }
 
 // protoValue writes a message's type and deterministic wire form.
-func protoValue(w hash.Hash, v reflect.Value) error {
+func protoValue(w *writer, v reflect.Value) error {
 	m := v.Interface().(proto.Message)
 	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("deephash: %s: %w", v.Type(), err)
 	}
-	writeString(w, string(m.ProtoReflect().Descriptor().FullName()))
-	writeString(w, string(raw))
+	w.string(string(m.ProtoReflect().Descriptor().FullName()))
+	w.uint(uint64(len(raw)))
+	w.bytes(raw)
 	return nil
 }
 
 // mapValue writes a map's entries in the order of their digests.
-func (h *Hasher) mapValue(w hash.Hash, v reflect.Value) error {
+func (h *Hasher) mapValue(w *writer, v reflect.Value) error {
 	entries := make([][]byte, 0, v.Len())
 	it := v.MapRange()
 	for it.Next() {
-		e := sha256.New()
-		if err := h.value(e, it.Key()); err != nil {
+		e := h.writer()
+		err := h.value(e, it.Key())
+		if err == nil {
+			err = h.value(e, it.Value())
+		}
+		if err != nil {
+			h.release(e)
 			return err
 		}
-		if err := h.value(e, it.Value()); err != nil {
-			return err
-		}
-		entries = append(entries, e.Sum(nil))
+		s := e.sum()
+		h.release(e)
+		entries = append(entries, s[:])
 	}
 	slices.SortFunc(entries, bytes.Compare)
-	writeUint(w, uint64(len(entries)))
+	w.uint(uint64(len(entries)))
 	for _, e := range entries {
-		w.Write(e)
+		w.bytes(e)
 	}
 	return nil
 }
 
-func (h *Hasher) structValue(w hash.Hash, v reflect.Value) error {
+func (h *Hasher) structValue(w *writer, v reflect.Value) error {
 	t := v.Type()
 	if isMessage(t) {
 		// A message held by value: only its address gives its methods.
@@ -263,11 +339,17 @@ func (h *Hasher) structValue(w hash.Hash, v reflect.Value) error {
 		}
 		return protoValue(w, reflect.NewAt(t, unsafe.Pointer(v.UnsafeAddr())))
 	}
-	cut := h.cuts[t]
-	for i := range t.NumField() {
-		if cut[t.Field(i).Name] {
-			continue
+	fields, ok := h.fields[t]
+	if !ok {
+		cut := h.cuts[t]
+		for i := range t.NumField() {
+			if !cut[t.Field(i).Name] {
+				fields = append(fields, i)
+			}
 		}
+		h.fields[t] = fields
+	}
+	for _, i := range fields {
 		if err := h.value(w, v.Field(i)); err != nil {
 			return fmt.Errorf("%s.%s: %w", t, t.Field(i).Name, err)
 		}
@@ -275,16 +357,7 @@ func (h *Hasher) structValue(w hash.Hash, v reflect.Value) error {
 	return nil
 }
 
-func writeUint(w hash.Hash, n uint64) {
-	w.Write(binary.LittleEndian.AppendUint64(nil, n))
-}
-
-func writeString(w hash.Hash, s string) {
-	writeUint(w, uint64(len(s)))
-	w.Write([]byte(s))
-}
-
-// writeType names a dynamic type, so equal bits of two types differ.
-func writeType(w hash.Hash, t reflect.Type) {
-	writeString(w, t.PkgPath()+"."+t.String())
+// typeName names a dynamic type, so equal bits of two types differ.
+func typeName(t reflect.Type) string {
+	return t.PkgPath() + "." + t.String()
 }
