@@ -54,6 +54,10 @@ type Digester struct {
 	// scope; egress those of their listener inputs (Listeners).
 	scopes map[*Scope]deephash.Sum
 	egress map[*Scope]deephash.Sum
+	// clusters are views' Clusters digests; l4 what Listeners reads of
+	// each VirtualService, once, so that the Hasher digests it once.
+	clusters map[*ProxyView]deephash.Sum
+	l4       map[*VirtualService]*l4Inputs
 }
 
 // DigestedMeshReads are the Mesh methods whose reads Digester covers.
@@ -78,7 +82,8 @@ func (m *Mesh) NewDigester() (*Digester, error) {
 	if err != nil {
 		return nil, fmt.Errorf("digest mesh: %w", err)
 	}
-	return &Digester{m: m, h: h, global: g}, nil
+	return &Digester{m: m, h: h, global: g, scopes: map[*Scope]deephash.Sum{}, egress: map[*Scope]deephash.Sum{},
+		clusters: map[*ProxyView]deephash.Sum{}, l4: map[*VirtualService]*l4Inputs{}}, nil
 }
 
 // View digests what v's configuration is built from. It is not safe for
@@ -117,6 +122,9 @@ func (d *Digester) View(v *ProxyView) (deephash.Sum, error) {
 // the clusters from the one before. Emit's part reuse test fails when a
 // cluster input is missing here. It is not safe for concurrent use.
 func (d *Digester) Clusters(v *ProxyView) (deephash.Sum, error) {
+	if s, ok := d.clusters[v]; ok {
+		return s, nil
+	}
 	sc, ok := d.scopes[v.Scope]
 	if !ok {
 		var err error
@@ -129,9 +137,6 @@ func (d *Digester) Clusters(v *ProxyView) (deephash.Sum, error) {
 		if err != nil {
 			return deephash.Sum{}, fmt.Errorf("digest scope %s: %w", v.Scope.Name(), err)
 		}
-		if d.scopes == nil {
-			d.scopes = map[*Scope]deephash.Sum{}
-		}
 		d.scopes[v.Scope] = sc
 	}
 	s, err := d.h.Sum(struct {
@@ -143,6 +148,7 @@ func (d *Digester) Clusters(v *ProxyView) (deephash.Sum, error) {
 	if err != nil {
 		return deephash.Sum{}, fmt.Errorf("digest proxy %s clusters: %w", v.Proxy.ID(), err)
 	}
+	d.clusters[v] = s
 	return s, nil
 }
 
@@ -162,11 +168,8 @@ func (d *Digester) Listeners(v *ProxyView) (deephash.Sum, error) {
 	}
 	eg, ok := d.egress[v.Scope]
 	if !ok {
-		if eg, err = d.h.Sum(egressInputs(v.Scope)); err != nil {
+		if eg, err = d.h.Sum(d.egressInputs(v.Scope)); err != nil {
 			return deephash.Sum{}, fmt.Errorf("digest scope %s listeners: %w", v.Scope.Name(), err)
-		}
-		if d.egress == nil {
-			d.egress = map[*Scope]deephash.Sum{}
 		}
 		d.egress[v.Scope] = eg
 	}
@@ -185,7 +188,7 @@ type egressListenerInputs struct {
 	CaptureNone     bool
 	Hosts           []string
 	Services        []*Service
-	VirtualServices []l4Inputs
+	VirtualServices []*l4Inputs
 }
 
 // l4Inputs is what outbound listeners read of a VirtualService: which
@@ -200,15 +203,20 @@ type l4Inputs struct {
 	TLS                  []*networking.TLSRoute
 }
 
-func egressInputs(sc *Scope) []egressListenerInputs {
+func (d *Digester) egressInputs(sc *Scope) []egressListenerInputs {
 	out := make([]egressListenerInputs, len(sc.Listeners))
 	for i, l := range sc.Listeners {
 		in := egressListenerInputs{Port: l.Port, Bind: l.Bind, CaptureNone: l.CaptureNone, Hosts: l.Hosts, Services: l.Services}
 		for _, vs := range l.VirtualServices {
-			in.VirtualServices = append(in.VirtualServices, l4Inputs{
-				Namespace: vs.Object.Namespace, Name: vs.Object.Name, Hosts: vs.Hosts, Gateways: vs.Gateways,
-				Delegate: vs.Delegate, GatewayAPI: vs.GatewayAPI, TCP: vs.Object.Spec.GetTcp(), TLS: vs.Object.Spec.GetTls(),
-			})
+			l4 := d.l4[vs]
+			if l4 == nil {
+				l4 = &l4Inputs{
+					Namespace: vs.Object.Namespace, Name: vs.Object.Name, Hosts: vs.Hosts, Gateways: vs.Gateways,
+					Delegate: vs.Delegate, GatewayAPI: vs.GatewayAPI, TCP: vs.Object.Spec.GetTcp(), TLS: vs.Object.Spec.GetTls(),
+				}
+				d.l4[vs] = l4
+			}
+			in.VirtualServices = append(in.VirtualServices, l4)
 		}
 		out[i] = in
 	}
