@@ -238,10 +238,11 @@ func (b *builder) clusterStage() *clusterHalf {
 
 // listenerStage builds a part's outbound listeners into b, interned, or
 // takes them from the build before, and says what it did; nil when the
-// build stopped or the listeners hold their route configurations inline
-// (Bootstrap), which are built from more than Digester.Listeners covers.
+// build stopped, carries nothing, or the listeners hold their route
+// configurations inline (Bootstrap), which are built from more than
+// Digester.Listeners covers.
 func (b *builder) listenerStage() *stageHalf {
-	carry := b.opts.Format != Bootstrap
+	carry := b.carry != nil && b.opts.Format != Bootstrap
 	if carry {
 		if h, ok := b.carried(b.view, carriedListeners).(*stageHalf); ok {
 			b.replay(h)
@@ -265,14 +266,15 @@ func (b *builder) listenerStage() *stageHalf {
 // listeners, into b, or takes them from the build before, and files them
 // for the next build.
 func (b *builder) ownStage() {
-	h, ok := b.carried(b.view, carriedOwn).(*stageHalf)
-	if ok {
+	if h, ok := b.carried(b.view, carriedOwn).(*stageHalf); ok {
 		b.replay(h)
-	} else {
-		start := b.startStage()
-		b.inboundClusters()
-		b.cfg.Listeners = append(b.cfg.Listeners, b.inboundListeners()...)
-		h = b.record(start)
+		b.file(b.view, carriedOwn, h)
+		return
 	}
-	b.file(b.view, carriedOwn, h)
+	start := b.startStage()
+	b.inboundClusters()
+	b.cfg.Listeners = append(b.cfg.Listeners, b.inboundListeners()...)
+	if b.carry != nil {
+		b.file(b.view, carriedOwn, b.record(start))
+	}
 }
