@@ -287,6 +287,7 @@ spec: {clusterIP: 10.96.9.1, selector: {app: s3}, ports: [{name: http-7070, port
 		{"proxy labels", "r1/lonely.yaml", "{app: lonely}", "{app: lonely, tier: front}", nil},
 		{"TCP route", "r1/l4.yaml", "weight: 60}", "weight: 50}", func(c emit.Taken) int { return c.Clusters }},
 		{"TLS route", "r1/l4.yaml", "weight: 70}", "weight: 80}", func(c emit.Taken) int { return c.Clusters }},
+		{"TCP route's hosts", "r1/l4.yaml", "hosts: [s2.r1.svc.cluster.local]", "hosts: [s4.r1.svc.cluster.local]", func(c emit.Taken) int { return c.Clusters }},
 		{"served port", "r1/hidden.yaml", "targetPort: 9080", "targetPort: 9090", func(c emit.Taken) int { return c.Clusters + c.Listeners }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
