@@ -26,8 +26,8 @@ import (
 // server holds (recompileGC). Measured on the generated 100-namespace
 // mesh (BenchmarkRecompile's edit to a VirtualService every namespace
 // sees, about 380 MB live before it, a machine with other jobs): at the
-// default the recompile takes 2.5 to 2.6 s of CPU, a quarter of it
-// collecting; at GOGC 800 1.9 to 2.2 s, no collection left in its
+// default the recompile takes 1.8 to 2.6 s of CPU, a quarter of it
+// collecting; at GOGC 800 1.6 to 2.15 s, no collection left in its
 // profile, for a heap of 1.7 GB instead of 0.8 GB until the server's
 // next collection.
 const (
