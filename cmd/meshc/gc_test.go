@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"runtime/debug"
 	"testing"
 )
 
@@ -31,5 +32,20 @@ func TestTotalMemory(t *testing.T) {
 	// Where it is known, it is the memory of a machine that runs tests.
 	if m := totalMemory(); m != 0 && m < 64<<20 {
 		t.Errorf("totalMemory() = %d bytes", m)
+	}
+}
+
+// TestRecompileGC: a server's recompile collects as a compile does, and
+// the server as before once it ends.
+func TestRecompileGC(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
+	end := recompileGC(8 << 30)
+	if percent, limit := debug.SetGCPercent(compileGCPercent), debug.SetMemoryLimit(-1); percent != compileGCPercent || limit != 2<<30 {
+		t.Errorf("recompiling: GC percent %d, memory limit %d; want %d, %d", percent, limit, compileGCPercent, 2<<30)
+	}
+	end()
+	if percent, limit := debug.SetGCPercent(serveGCPercent), debug.SetMemoryLimit(-1); percent != serveGCPercent || limit != math.MaxInt64 {
+		t.Errorf("after the recompile: GC percent %d, memory limit %d; want %d, none", percent, limit, serveGCPercent)
 	}
 }

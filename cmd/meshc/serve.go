@@ -124,8 +124,8 @@ func (f *serveFlags) run(cmd *cobra.Command, g *globals, args []string) error {
 		}
 	}
 	// A server lives long: main's trade of memory for speed suits a
-	// batch run, not this.
-	leaveCompileGC(100)
+	// batch run and each recompile (Phase), not the time between.
+	leaveCompileGC(serveGCPercent)
 
 	ctx, stop := context.WithCancelCause(cmd.Context())
 	defer stop(nil)
@@ -186,6 +186,7 @@ func (f *serveFlags) run(cmd *cobra.Command, g *globals, args []string) error {
 		DebounceAfter: f.debounceAfter,
 		DebounceMax:   f.debounceMax,
 		Reload:        reload,
+		Phase:         func() func() { return recompileGC(totalMemory()) },
 	})
 	stop(runErr)
 	log.Info("stopping", "reason", context.Cause(ctx).Error())

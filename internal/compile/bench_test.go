@@ -70,8 +70,9 @@ func benchStages(b *testing.B, opts meshgen.Options) {
 // to one namespace's Sidecar, and after an edit to a VirtualService every
 // namespace sees, each reusing the build before (ConfigSet). It reports
 // each step's CPU time (ms-cpu/STEP) and wall time (ms-wall/STEP, which
-// depends on what else runs), the proxies it rebuilt, and the scopes
-// among them that took their clusters from the build before.
+// depends on what else runs), the proxies it rebuilt, and what among
+// them was taken from the build before (emit.Carry): the clusters and the
+// outbound listeners of scopes' parts, the proxies' own resources.
 //
 //	go test ./internal/compile -run '^$' -bench Recompile -benchtime 1x
 func BenchmarkRecompile(b *testing.B) {
@@ -112,7 +113,9 @@ func BenchmarkRecompile(b *testing.B) {
 			}
 			b.ReportMetric(float64((cpuTime() - start).Milliseconds()), "ms-cpu/"+step.name)
 			b.ReportMetric(float64(time.Since(wall).Milliseconds()), "ms-wall/"+step.name)
-			b.ReportMetric(float64(prev.Carried), "carried/"+step.name)
+			b.ReportMetric(float64(prev.Carried.Clusters), "carried-clusters/"+step.name)
+			b.ReportMetric(float64(prev.Carried.Listeners), "carried-listeners/"+step.name)
+			b.ReportMetric(float64(prev.Carried.Own), "carried-own/"+step.name)
 			b.ReportMetric(float64(prev.Rebuilt), "rebuilt/"+step.name)
 		}
 	}

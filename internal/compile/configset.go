@@ -18,15 +18,16 @@ type ConfigSet struct {
 	// Rebuilt counts the proxies built rather than taken from the set
 	// before.
 	Rebuilt int
-	// Carried counts the sidecar parts among them whose clusters were
-	// taken from the set before (emit.Carry).
-	Carried int
+	// Carried counts what among them was taken from the set before
+	// (emit.Carry): sidecar parts' clusters and outbound listeners, and
+	// sidecars' own resources.
+	Carried emit.Taken
 	opts    emit.Options
 	// byID are the configurations with their digests, by proxy ID; nil
 	// when the mesh could not be digested.
 	byID map[string]digested
-	// carry is what the build left for the next one: the clusters of
-	// the sidecar parts it built or took (emit.Carry).
+	// carry is what the build left for the next one: what of sidecars it
+	// built or took (emit.Carry).
 	carry *emit.Carry
 }
 
@@ -45,7 +46,7 @@ type digested struct {
 func (r *Result) ConfigSet(ctx context.Context, opts BuildOptions, prev *ConfigSet) (*ConfigSet, error) {
 	views := r.Mesh.Views
 	set := &ConfigSet{Configs: make([]*envoycfg.Config, len(views)), opts: opts.emitOptions()}
-	sums, clusterSums, ok := digestViews(r.Mesh)
+	sums, carrySums, ok := digestViews(r.Mesh)
 	reuse := ok && prev != nil && prev.byID != nil && prev.opts == set.opts
 	var todo []*resolve.ProxyView
 	var at []int
@@ -55,7 +56,7 @@ func (r *Result) ConfigSet(ctx context.Context, opts BuildOptions, prev *ConfigS
 		if reuse {
 			from = prev.carry
 		}
-		set.carry = e.CarryFrom(from, clusterSums)
+		set.carry = e.CarryFrom(from, carrySums)
 	}
 	for i, v := range views {
 		if reuse {
@@ -87,16 +88,16 @@ func (r *Result) ConfigSet(ctx context.Context, opts BuildOptions, prev *ConfigS
 	return set, nil
 }
 
-// digestViews digests every view of m, in order, and the clusters of
-// every sidecar's view (resolve.Digester.Clusters); false when m cannot
-// be digested.
-func digestViews(m *resolve.Mesh) ([]deephash.Sum, map[*resolve.ProxyView]deephash.Sum, bool) {
+// digestViews digests every view of m, in order, and what of every
+// sidecar's view emit carries from build to build (resolve.Digester's
+// Clusters, Listeners and Own); false when m cannot be digested.
+func digestViews(m *resolve.Mesh) ([]deephash.Sum, map[*resolve.ProxyView]emit.Sums, bool) {
 	d, err := m.NewDigester()
 	if err != nil {
 		return nil, nil, false
 	}
 	sums := make([]deephash.Sum, len(m.Views))
-	clusters := make(map[*resolve.ProxyView]deephash.Sum, len(m.Views))
+	carried := make(map[*resolve.ProxyView]emit.Sums, len(m.Views))
 	for i, v := range m.Views {
 		if sums[i], err = d.View(v); err != nil {
 			return nil, nil, false
@@ -104,9 +105,17 @@ func digestViews(m *resolve.Mesh) ([]deephash.Sum, map[*resolve.ProxyView]deepha
 		if v.Proxy.Type != resolve.SidecarProxy {
 			continue
 		}
-		if clusters[v], err = d.Clusters(v); err != nil {
+		var c emit.Sums
+		if c.Clusters, err = d.Clusters(v); err != nil {
 			return nil, nil, false
 		}
+		if c.Listeners, err = d.Listeners(v); err != nil {
+			return nil, nil, false
+		}
+		if c.Own, err = d.Own(v); err != nil {
+			return nil, nil, false
+		}
+		carried[v] = c
 	}
-	return sums, clusters, true
+	return sums, carried, true
 }

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/meshc/meshc/internal/emit"
 	"github.com/meshc/meshc/internal/envoycfg"
 	"github.com/meshc/meshc/internal/meshgen"
 )
@@ -20,15 +21,16 @@ import (
 // at a time (a field changed, or the object removed), the configurations
 // built reusing the unmutated compile's equal those built from scratch,
 // proxy for proxy and byte for byte, in both formats and TLS modes; and
-// so do those of rebuilt proxies whose scope's clusters were taken from
-// the compile before (emit.Carry).
+// so do those of rebuilt proxies whose scope's clusters or listeners, or
+// whose own resources, were taken from the compile before (emit.Carry).
 func TestConfigSetReuseEqualsFullBuild(t *testing.T) {
 	ctx := context.Background()
 	seeds, mutations := 4, 6
 	if testing.Short() {
 		seeds, mutations = 2, 4
 	}
-	var reused, rebuilt, carried int
+	var reused, rebuilt int
+	var carried emit.Taken
 	for seed := range int64(seeds) {
 		files := meshgen.Random(seed + 1)
 		base := compileFiles(t, files)
@@ -49,15 +51,17 @@ func TestConfigSetReuseEqualsFullBuild(t *testing.T) {
 				sameConfigs(t, name, head, inc.Configs, full.Configs)
 				reused += len(head.Mesh.Views) - inc.Rebuilt
 				rebuilt += inc.Rebuilt
-				carried += inc.Carried
+				carried.Clusters += inc.Carried.Clusters
+				carried.Listeners += inc.Carried.Listeners
+				carried.Own += inc.Carried.Own
 			}
 		}
 	}
 	// The comparison means something only if both paths were taken.
-	if reused == 0 || rebuilt == 0 || carried == 0 {
-		t.Errorf("reused %d and rebuilt %d proxies in all, %d parts with clusters carried: want some of each", reused, rebuilt, carried)
+	if reused == 0 || rebuilt == 0 || carried.Clusters == 0 || carried.Listeners == 0 || carried.Own == 0 {
+		t.Errorf("reused %d and rebuilt %d proxies in all, carried %+v: want some of each", reused, rebuilt, carried)
 	}
-	t.Logf("reused %d proxies, rebuilt %d, %d parts with clusters carried", reused, rebuilt, carried)
+	t.Logf("reused %d proxies, rebuilt %d, carried %+v", reused, rebuilt, carried)
 }
 
 // TestConfigSetUnchangedReusesAll: the same inputs compiled again rebuild
@@ -215,12 +219,14 @@ func firstLine(doc, prefix string) string {
 	return "an object"
 }
 
-// TestConfigSetCarriedClustersFollowInputs: an edit to each kind of input
-// a scope's clusters are built from (resolve.Digester.Clusters) rebuilds
-// them rather than taking them from the compile before. Each edit changes
-// clusters and nothing else in the digest of their inputs, so dropping
-// that input from the digest makes its case fail.
-func TestConfigSetCarriedClustersFollowInputs(t *testing.T) {
+// TestConfigSetCarriedFollowInputs: an edit to each kind of input of
+// what a build carries to the next (resolve.Digester's Clusters,
+// Listeners and Own) rebuilds it rather than taking it from the compile
+// before. Each edit changes one input and nothing else in the digest of
+// what it reaches, so dropping that input from the digest makes its case
+// fail; each case also checks that the build carried something, so that
+// it compares a carried build with a full one.
+func TestConfigSetCarriedFollowInputs(t *testing.T) {
 	ctx := context.Background()
 	// A workload no service selects, with a DestinationRule for it alone:
 	// its labels reach clusters only as the proxy's own.
@@ -238,11 +244,51 @@ spec:
   workloadSelector: {matchLabels: {tier: front}}
   trafficPolicy: {connectionPool: {tcp: {maxConnections: 7}}}
 `)}
-	base := append(meshgen.Random(1), lonely)
-	for _, tc := range []struct{ name, file, old, new string }{
-		{"mesh-wide PeerAuthentication", "config.yaml", "{mtls: {mode: STRICT}}", "{mtls: {mode: DISABLE}}"},
-		{"DestinationRule", "config.yaml", "maxConnections: 18", "maxConnections: 19"},
-		{"proxy labels", "r1/lonely.yaml", "{app: lonely}", "{app: lonely, tier: front}"},
+	// TCP and TLS routes, which make outbound listeners' filter chains
+	// and nothing else.
+	l4 := meshgen.File{Name: "r1/l4.yaml", Data: []byte(`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: tcp, namespace: r1}
+spec:
+  hosts: [s2.r1.svc.cluster.local]
+  tcp:
+  - route:
+    - {destination: {host: s2.r1.svc.cluster.local}, weight: 60}
+    - {destination: {host: s1.r1.svc.cluster.local}, weight: 40}
+---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: tls, namespace: r1}
+spec:
+  hosts: [s4.r1.svc.cluster.local]
+  tls:
+  - match: [{port: 27017, sniHosts: [s4.r1.svc.cluster.local]}]
+    route:
+    - {destination: {host: s4.r1.svc.cluster.local, port: {number: 27017}}, weight: 70}
+    - {destination: {host: s2.r1.svc.cluster.local, port: {number: 27017}}, weight: 30}
+`)}
+	// A service hidden from its own namespace that targets a port of s3's
+	// pods: it reaches their own resources only (ServedPorts), not their
+	// scope.
+	hidden := meshgen.File{Name: "r1/hidden.yaml", Data: []byte(`apiVersion: v1
+kind: Service
+metadata: {name: hidden, namespace: r1, annotations: {networking.istio.io/exportTo: r2}}
+spec: {clusterIP: 10.96.9.1, selector: {app: s3}, ports: [{name: http-7070, port: 7070, targetPort: 9080}]}
+`)}
+	base := append(meshgen.Random(1), lonely, l4, hidden)
+	for _, tc := range []struct {
+		name, file, old, new string
+		// carried is what the incremental build must take from the one
+		// before for the case to mean something.
+		carried func(emit.Taken) int
+	}{
+		{"mesh-wide PeerAuthentication", "config.yaml", "{mtls: {mode: STRICT}}", "{mtls: {mode: DISABLE}}", nil},
+		{"DestinationRule", "config.yaml", "maxConnections: 18", "maxConnections: 19", nil},
+		{"proxy labels", "r1/lonely.yaml", "{app: lonely}", "{app: lonely, tier: front}", nil},
+		{"TCP route", "r1/l4.yaml", "weight: 60}", "weight: 50}", func(c emit.Taken) int { return c.Clusters }},
+		{"TLS route", "r1/l4.yaml", "weight: 70}", "weight: 80}", func(c emit.Taken) int { return c.Clusters }},
+		{"TCP route's hosts", "r1/l4.yaml", "hosts: [s2.r1.svc.cluster.local]", "hosts: [s4.r1.svc.cluster.local]", func(c emit.Taken) int { return c.Clusters }},
+		{"served port", "r1/hidden.yaml", "targetPort: 9080", "targetPort: 9090", func(c emit.Taken) int { return c.Clusters + c.Listeners }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := BuildOptions{Format: "xds", Unchecked: true}
@@ -263,6 +309,9 @@ spec:
 			head := compileFiles(t, edited)
 			inc, full := incrementalAndFull(t, head, opts, prev)
 			sameConfigs(t, tc.name, head, inc.Configs, full.Configs)
+			if tc.carried != nil && tc.carried(inc.Carried) == 0 {
+				t.Errorf("rebuilt %d proxies and carried %+v: nothing this case needs", inc.Rebuilt, inc.Carried)
+			}
 		})
 	}
 }

@@ -2,6 +2,7 @@ package deephash
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -157,4 +158,43 @@ func TestCutsNameFields(t *testing.T) {
 		}
 	}()
 	New(Cuts{reflect.TypeFor[leaf](): {"Nope"}})
+}
+
+// TestLongSlices: a long slice is digested once per Hasher, and still by
+// content: a copy, a slice sharing its array and one of another length or
+// element over the same array each digest as their content says.
+func TestLongSlices(t *testing.T) {
+	type pair struct{ A, B []int }
+	long := make([]int, 2*sharedSliceLen)
+	for i := range long {
+		long[i] = i
+	}
+	short := long[:sharedSliceLen-1]
+	h := New(nil)
+	digest := func(v any) Sum {
+		t.Helper()
+		s, err := h.Sum(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	same := digest(pair{long, long})
+	if got := digest(pair{long, slices.Clone(long)}); got != same {
+		t.Error("a copy of a long slice digests apart from the slice")
+	}
+	if got := digest(pair{long, long[:len(long)-1]}); got == same {
+		t.Error("a long slice's prefix over the same array digests as the slice")
+	}
+	if got := digest(pair{long, long[1:]}); got == same {
+		t.Error("a long slice from its second element digests as the slice")
+	}
+	if got := digest(pair{short, short}); got != digest(pair{slices.Clone(short), slices.Clone(short)}) {
+		t.Error("a short slice digests apart from its copy")
+	}
+	edited := slices.Clone(long)
+	edited[sharedSliceLen] = -1
+	if digest(pair{long, edited}) == same {
+		t.Error("an element of a long slice does not count")
+	}
 }

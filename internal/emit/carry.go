@@ -8,6 +8,7 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 
 	"github.com/meshc/meshc/internal/deephash"
 	"github.com/meshc/meshc/internal/envoycfg"
@@ -15,18 +16,53 @@ import (
 )
 
 // Carry is what one in-memory build leaves for the next (a server's
-// successive compiles): each sidecar part's outbound clusters, by the
-// digest of what they are built from (resolve.Digester.Clusters). An edit
-// to a VirtualService every namespace sees changes every scope's routes
-// but none of its clusters, so the next build takes the clusters of each
-// scope as they were instead of assembling thousands again.
+// successive compiles): each sidecar part's outbound clusters and
+// outbound listeners, and each sidecar's own inbound resources, each
+// under the digest of what it is built from (resolve.Digester's
+// Clusters, Listeners and Own). An edit to a VirtualService's HTTP routes
+// every namespace sees changes every scope's route configurations but
+// none of those, so the next build takes them as they were and builds
+// only the routes again.
 type Carry struct {
-	mu     sync.Mutex
-	halves map[deephash.Sum]*clusterHalf
-	// taken counts the parts that took their clusters from the Carry
-	// before this one.
-	taken atomic.Int64
+	mu sync.Mutex
+	// halves are *clusterHalf for carriedClusters, *stageHalf otherwise.
+	halves map[carryKey]any
+	// taken counts, by kind, what of the build that left this Carry was
+	// taken from the Carry before.
+	taken [carriedKinds]atomic.Int64
 }
+
+// What a Carry holds.
+const (
+	carriedClusters = iota
+	carriedListeners
+	carriedOwn
+	carriedKinds
+)
+
+type carryKey struct {
+	kind int
+	sum  deephash.Sum
+}
+
+// Sums are the digests a sidecar's carried resources are filed under:
+// resolve.Digester's Clusters, Listeners and Own of its view.
+type Sums struct{ Clusters, Listeners, Own deephash.Sum }
+
+func (s Sums) key(kind int) carryKey {
+	switch kind {
+	case carriedClusters:
+		return carryKey{kind, s.Clusters}
+	case carriedListeners:
+		return carryKey{kind, s.Listeners}
+	}
+	return carryKey{kind, s.Own}
+}
+
+// Taken says how much of a build was taken from the build before: parts
+// whose clusters, parts whose outbound listeners, and proxies whose own
+// resources.
+type Taken struct{ Clusters, Listeners, Own int }
 
 // clusterHalf is the cluster stage of a part's build: what
 // outboundClusters and specialClusters leave in the builder.
@@ -49,21 +85,59 @@ func (h *clusterHalf) resources() (*envoycfg.Config, error) {
 	return h.res, h.resErr
 }
 
+// stageHalf is what a later stage of a build (a part's outbound
+// listeners, a proxy's own resources) added to its builder, which starts
+// it with no references or route names of its own.
+type stageHalf struct {
+	clusters  []*clusterv3.Cluster
+	listeners []*listenerv3.Listener
+	refs      map[string]string
+	rdsNames  map[string]bool
+	problems  []string
+}
+
+// stageStart is where a stage began in its builder's lists.
+type stageStart struct{ clusters, listeners, problems int }
+
+func (b *builder) startStage() stageStart {
+	return stageStart{len(b.cfg.Clusters), len(b.cfg.Listeners), len(b.pk.problems)}
+}
+
+// record is what the stage begun at s added to b.
+func (b *builder) record(s stageStart) *stageHalf {
+	return &stageHalf{
+		clusters:  slices.Clone(b.cfg.Clusters[s.clusters:]),
+		listeners: slices.Clone(b.cfg.Listeners[s.listeners:]),
+		refs:      maps.Clone(b.refs),
+		rdsNames:  maps.Clone(b.rdsNames),
+		problems:  slices.Clone(b.pk.problems[s.problems:]),
+	}
+}
+
+// replay adds to b what h recorded, as building the stage again would.
+func (b *builder) replay(h *stageHalf) {
+	b.cfg.Clusters = append(b.cfg.Clusters, h.clusters...)
+	b.cfg.Listeners = append(b.cfg.Listeners, h.listeners...)
+	maps.Copy(b.refs, h.refs)
+	maps.Copy(b.rdsNames, h.rdsNames)
+	b.pk.problems = append(b.pk.problems, h.problems...)
+}
+
 // carrying is an Emitter's link to the builds before and after it.
 type carrying struct {
 	prev, next *Carry
-	// sums are the cluster digests of the views being built.
-	sums map[*resolve.ProxyView]deephash.Sum
+	// sums are the digests of the views being built.
+	sums map[*resolve.ProxyView]Sums
 }
 
-// CarryFrom makes e's sidecar parts take their clusters from prev (nil
-// for none) where sums, the views' cluster digests, match, and returns
-// the Carry the build leaves: the halves it used, under the digest of
-// every view that used them, and those of views it Retains, and nothing
-// else, so what no view asked for is dropped. Only in-memory builds (Configs) use it; call it before
-// building.
-func (e *Emitter) CarryFrom(prev *Carry, sums map[*resolve.ProxyView]deephash.Sum) *Carry {
-	next := &Carry{halves: map[deephash.Sum]*clusterHalf{}}
+// CarryFrom makes e's sidecars take from prev (nil for none) what was
+// built from inputs that digest as theirs, sums, and returns the Carry
+// the build leaves: what it used, under the digests of every view that
+// used it, and what views it Retains used, and nothing else, so what no
+// view asked for is dropped. Only in-memory builds (Configs) use it;
+// call it before building.
+func (e *Emitter) CarryFrom(prev *Carry, sums map[*resolve.ProxyView]Sums) *Carry {
+	next := &Carry{halves: map[carryKey]any{}}
 	if prev == nil {
 		prev = &Carry{}
 	}
@@ -71,49 +145,75 @@ func (e *Emitter) CarryFrom(prev *Carry, sums map[*resolve.ProxyView]deephash.Su
 	return next
 }
 
-// Taken is how many parts of the build that left c took their clusters
-// from the Carry before.
-func (c *Carry) Taken() int { return int(c.taken.Load()) }
+// Taken is how much of the build that left c was taken from the Carry
+// before.
+func (c *Carry) Taken() Taken {
+	return Taken{int(c.taken[carriedClusters].Load()), int(c.taken[carriedListeners].Load()), int(c.taken[carriedOwn].Load())}
+}
 
-// carried is the cluster half the build before left for v.
-func (e *Emitter) carried(v *resolve.ProxyView) *clusterHalf {
+// lookup is what the build before left for v of one kind; nil outside a
+// carrying build, for a view without digests (a router) or for none.
+func (e *Emitter) lookup(v *resolve.ProxyView, kind int) any {
 	if e.carry == nil {
 		return nil
 	}
-	sum, ok := e.carry.sums[v]
+	s, ok := e.carry.sums[v]
 	if !ok {
 		return nil
 	}
 	c := e.carry.prev
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.halves[sum]
+	return c.halves[s.key(kind)]
 }
 
-// Retain leaves for the next build the clusters the build before left
-// for v, a proxy this build does not build but keeps as it was.
-func (e *Emitter) Retain(v *resolve.ProxyView) { e.keep(v, e.carried(v)) }
+// carried is lookup, counting what it finds as taken.
+func (e *Emitter) carried(v *resolve.ProxyView, kind int) any {
+	h := e.lookup(v, kind)
+	if h != nil {
+		e.carry.next.taken[kind].Add(1)
+	}
+	return h
+}
 
-// keep leaves h for the next build under v's digest.
-func (e *Emitter) keep(v *resolve.ProxyView, h *clusterHalf) {
+// file leaves h of one kind for the next build under v's digest.
+func (e *Emitter) file(v *resolve.ProxyView, kind int, h any) {
 	if e.carry == nil || h == nil {
 		return
 	}
-	sum, ok := e.carry.sums[v]
+	s, ok := e.carry.sums[v]
 	if !ok {
 		return
 	}
 	c := e.carry.next
 	c.mu.Lock()
-	c.halves[sum] = h
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	c.halves[s.key(kind)] = h
+}
+
+// Retain leaves for the next build what the build before left for v, a
+// proxy this build does not build but keeps as it was.
+func (e *Emitter) Retain(v *resolve.ProxyView) {
+	for kind := range carriedKinds {
+		e.file(v, kind, e.lookup(v, kind))
+	}
+}
+
+// keepPart leaves p's clusters and listeners for the next build under
+// v's digests; the part's key says v would build them alike.
+func (e *Emitter) keepPart(v *resolve.ProxyView, p *part) {
+	if p.half != nil {
+		e.file(v, carriedClusters, p.half)
+	}
+	if p.listenerHalf != nil {
+		e.file(v, carriedListeners, p.listenerHalf)
+	}
 }
 
 // clusterStage builds a part's clusters into b, or takes them from the
 // build before, and says what it did as a clusterHalf.
 func (b *builder) clusterStage() *clusterHalf {
-	if h := b.carried(b.view); h != nil {
-		b.carry.next.taken.Add(1)
+	if h, ok := b.carried(b.view, carriedClusters).(*clusterHalf); ok {
 		b.cfg.Clusters = slices.Clone(h.clusters)
 		b.cfg.Endpoints = slices.Clone(h.endpoints)
 		for _, name := range h.omitted {
@@ -133,5 +233,48 @@ func (b *builder) clusterStage() *clusterHalf {
 		endpoints: slices.Clone(b.cfg.Endpoints),
 		omitted:   slices.Sorted(maps.Keys(b.omitted)),
 		problems:  slices.Clone(b.pk.problems),
+	}
+}
+
+// listenerStage builds a part's outbound listeners into b, interned, or
+// takes them from the build before, and says what it did; nil when the
+// build stopped, carries nothing, or the listeners hold their route
+// configurations inline (Bootstrap), which are built from more than
+// Digester.Listeners covers.
+func (b *builder) listenerStage() *stageHalf {
+	carry := b.carry != nil && b.opts.Format != Bootstrap
+	if carry {
+		if h, ok := b.carried(b.view, carriedListeners).(*stageHalf); ok {
+			b.replay(h)
+			return h
+		}
+	}
+	start := b.startStage()
+	b.outboundListeners()
+	if b.stopped() {
+		return nil
+	}
+	b.cfg.Listeners = append(b.cfg.Listeners, b.virtualOutbound())
+	b.internPart()
+	if !carry {
+		return nil
+	}
+	return b.record(start)
+}
+
+// ownStage builds a sidecar's own resources, its inbound clusters and
+// listeners, into b, or takes them from the build before, and files them
+// for the next build.
+func (b *builder) ownStage() {
+	if h, ok := b.carried(b.view, carriedOwn).(*stageHalf); ok {
+		b.replay(h)
+		b.file(b.view, carriedOwn, h)
+		return
+	}
+	start := b.startStage()
+	b.inboundClusters()
+	b.cfg.Listeners = append(b.cfg.Listeners, b.inboundListeners()...)
+	if b.carry != nil {
+		b.file(b.view, carriedOwn, b.record(start))
 	}
 }

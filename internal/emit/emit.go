@@ -239,10 +239,9 @@ func (e *Emitter) build(v *resolve.ProxyView) *Config {
 	}
 	k := e.parts.key(e.shared.mesh, v)
 	p := e.parts.get(k, func() *part { return e.buildPart(v) })
-	e.keep(v, p.half)
+	e.keepPart(v, p)
 	b := e.newBuilder(v)
-	b.inboundClusters()
-	b.cfg.Listeners = append(b.cfg.Listeners, b.inboundListeners()...)
+	b.ownStage()
 	own := e.check(pgv, b.cfg)
 	cfg := &Config{
 		View:         v,
@@ -279,15 +278,17 @@ func (e *Emitter) buildPart(v *resolve.ProxyView) *part {
 	if e.stopped() {
 		return &part{err: errStopped}
 	}
-	b.outboundListeners()
-	b.cfg.Listeners = append(b.cfg.Listeners, b.virtualOutbound())
+	listeners := b.listenerStage()
+	if e.stopped() {
+		return &part{err: errStopped}
+	}
 	b.addRoutes()
 	if e.stopped() {
 		return &part{err: errStopped}
 	}
-	b.internPart()
 	p := &part{
-		clusters: half.clusters, private: half.private, half: half, listeners: b.cfg.Listeners, routes: b.cfg.Routes, endpoints: half.endpoints,
+		clusters: half.clusters, private: half.private, half: half, listenerHalf: listeners,
+		listeners: b.cfg.Listeners, routes: b.cfg.Routes, endpoints: half.endpoints,
 		problems: append(b.pk.problems, e.check(pgv, b.cfg)...),
 		rdsNames: b.rdsNames, refs: b.refs, omitted: b.omitted, origins: b.origins,
 	}

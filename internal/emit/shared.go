@@ -30,10 +30,12 @@ type part struct {
 	private []*clusterv3.Cluster
 	// half is the cluster stage's result, for the next build (Carry):
 	// all of the part's clusters and endpoints, as later stages add none.
-	half      *clusterHalf
-	listeners []*listenerv3.Listener
-	routes    []*routev3.RouteConfiguration
-	endpoints []*endpointv3.ClusterLoadAssignment
+	half *clusterHalf
+	// listenerHalf is the listener stage's, for the next build likewise.
+	listenerHalf *stageHalf
+	listeners    []*listenerv3.Listener
+	routes       []*routev3.RouteConfiguration
+	endpoints    []*endpointv3.ClusterLoadAssignment
 	// problems are the validator findings on the part's resources.
 	problems []string
 	// What cross-checks need from the build.

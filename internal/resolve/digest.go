@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 
+	networking "istio.io/api/networking/v1alpha3"
+
 	"github.com/meshc/meshc/internal/deephash"
 	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/model"
@@ -49,8 +51,13 @@ type Digester struct {
 	// use.
 	registry *deephash.Sum
 	// scopes are the digests of scopes' cluster inputs (Clusters), by
-	// scope.
+	// scope; egress those of their listener inputs (Listeners).
 	scopes map[*Scope]deephash.Sum
+	egress map[*Scope]deephash.Sum
+	// clusters are views' Clusters digests; l4 what Listeners reads of
+	// each VirtualService, once, so that the Hasher digests it once.
+	clusters map[*ProxyView]deephash.Sum
+	l4       map[*VirtualService]*l4Inputs
 }
 
 // DigestedMeshReads are the Mesh methods whose reads Digester covers.
@@ -75,7 +82,8 @@ func (m *Mesh) NewDigester() (*Digester, error) {
 	if err != nil {
 		return nil, fmt.Errorf("digest mesh: %w", err)
 	}
-	return &Digester{m: m, h: h, global: g}, nil
+	return &Digester{m: m, h: h, global: g, scopes: map[*Scope]deephash.Sum{}, egress: map[*Scope]deephash.Sum{},
+		clusters: map[*ProxyView]deephash.Sum{}, l4: map[*VirtualService]*l4Inputs{}}, nil
 }
 
 // View digests what v's configuration is built from. It is not safe for
@@ -114,6 +122,9 @@ func (d *Digester) View(v *ProxyView) (deephash.Sum, error) {
 // the clusters from the one before. Emit's part reuse test fails when a
 // cluster input is missing here. It is not safe for concurrent use.
 func (d *Digester) Clusters(v *ProxyView) (deephash.Sum, error) {
+	if s, ok := d.clusters[v]; ok {
+		return s, nil
+	}
 	sc, ok := d.scopes[v.Scope]
 	if !ok {
 		var err error
@@ -126,9 +137,6 @@ func (d *Digester) Clusters(v *ProxyView) (deephash.Sum, error) {
 		if err != nil {
 			return deephash.Sum{}, fmt.Errorf("digest scope %s: %w", v.Scope.Name(), err)
 		}
-		if d.scopes == nil {
-			d.scopes = map[*Scope]deephash.Sum{}
-		}
 		d.scopes[v.Scope] = sc
 	}
 	s, err := d.h.Sum(struct {
@@ -139,6 +147,99 @@ func (d *Digester) Clusters(v *ProxyView) (deephash.Sum, error) {
 	}{d.global, sc, v.Proxy, v.Choice})
 	if err != nil {
 		return deephash.Sum{}, fmt.Errorf("digest proxy %s clusters: %w", v.Proxy.ID(), err)
+	}
+	d.clusters[v] = s
+	return s, nil
+}
+
+// Listeners digests what a sidecar's outbound listeners are built from:
+// what its clusters are (Clusters), and of the scope's egress listeners
+// their ports, binds, hosts and services and, of their VirtualServices,
+// the hosts and the TCP and TLS routes, which make filter chains, not the
+// HTTP routes, which reach only route configurations (a listener names
+// its port's route configuration whatever it holds). A VirtualService
+// edit to HTTP routes leaves it unchanged. It covers listeners that name
+// their route configurations (xDS), not those holding them inline. It is
+// not safe for concurrent use.
+func (d *Digester) Listeners(v *ProxyView) (deephash.Sum, error) {
+	c, err := d.Clusters(v)
+	if err != nil {
+		return deephash.Sum{}, err
+	}
+	eg, ok := d.egress[v.Scope]
+	if !ok {
+		if eg, err = d.h.Sum(d.egressInputs(v.Scope)); err != nil {
+			return deephash.Sum{}, fmt.Errorf("digest scope %s listeners: %w", v.Scope.Name(), err)
+		}
+		d.egress[v.Scope] = eg
+	}
+	s, err := d.h.Sum(struct{ Clusters, Egress deephash.Sum }{c, eg})
+	if err != nil {
+		return deephash.Sum{}, fmt.Errorf("digest proxy %s listeners: %w", v.Proxy.ID(), err)
+	}
+	return s, nil
+}
+
+// egressListenerInputs is what outbound listeners read of an egress
+// listener.
+type egressListenerInputs struct {
+	Port            *networking.SidecarPort
+	Bind            string
+	CaptureNone     bool
+	Hosts           []string
+	Services        []*Service
+	VirtualServices []*l4Inputs
+}
+
+// l4Inputs is what outbound listeners read of a VirtualService: which
+// hosts it routes and its TCP and TLS routes, with where it was written
+// (chain metadata, destinations' namespace).
+type l4Inputs struct {
+	Namespace, Name      string
+	Hosts                []host.Name
+	Gateways             []string
+	Delegate, GatewayAPI bool
+	TCP                  []*networking.TCPRoute
+	TLS                  []*networking.TLSRoute
+}
+
+func (d *Digester) egressInputs(sc *Scope) []egressListenerInputs {
+	out := make([]egressListenerInputs, len(sc.Listeners))
+	for i, l := range sc.Listeners {
+		in := egressListenerInputs{Port: l.Port, Bind: l.Bind, CaptureNone: l.CaptureNone, Hosts: l.Hosts, Services: l.Services}
+		for _, vs := range l.VirtualServices {
+			l4 := d.l4[vs]
+			if l4 == nil {
+				l4 = &l4Inputs{
+					Namespace: vs.Object.Namespace, Name: vs.Object.Name, Hosts: vs.Hosts, Gateways: vs.Gateways,
+					Delegate: vs.Delegate, GatewayAPI: vs.GatewayAPI, TCP: vs.Object.Spec.GetTcp(), TLS: vs.Object.Spec.GetTls(),
+				}
+				d.l4[vs] = l4
+			}
+			in.VirtualServices = append(in.VirtualServices, l4)
+		}
+		out[i] = in
+	}
+	return out
+}
+
+// Own digests what a sidecar's own resources, its inbound clusters and
+// listeners, are built from: what its clusters are (Clusters: the proxy,
+// its Sidecar, the scope's DestinationRule decisions, the mesh-wide
+// reads) and the ports its workload serves with their services
+// (ServedPorts), not the scope's listeners or VirtualServices. It is not
+// safe for concurrent use.
+func (d *Digester) Own(v *ProxyView) (deephash.Sum, error) {
+	c, err := d.Clusters(v)
+	if err != nil {
+		return deephash.Sum{}, err
+	}
+	s, err := d.h.Sum(struct {
+		Clusters deephash.Sum
+		Served   []ServedPort
+	}{c, d.m.ServedPorts(v.Proxy.Object)})
+	if err != nil {
+		return deephash.Sum{}, fmt.Errorf("digest proxy %s own resources: %w", v.Proxy.ID(), err)
 	}
 	return s, nil
 }

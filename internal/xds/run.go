@@ -29,6 +29,10 @@ type Source struct {
 	DebounceAfter, DebounceMax time.Duration
 	// Reload forces a recompile (SIGHUP).
 	Reload <-chan struct{}
+	// Phase, when set, is called as each compile begins, and what it
+	// returns once the compile is built and published or rejected: the
+	// command sets the collector's policy for a recompile there.
+	Phase func() (end func())
 }
 
 // Run compiles the inputs and publishes them, then recompiles when they
@@ -59,6 +63,9 @@ const maxLoggedDiagnostics = 20
 // diagnostics is not served. Proxies whose inputs did not change since
 // the last publish keep their configurations (compile.ConfigSet).
 func (s *Server) refresh(ctx context.Context, src Source, run func(context.Context) (*compile.Result, error)) {
+	if src.Phase != nil {
+		defer src.Phase()()
+	}
 	start := time.Now()
 	r, err := run(ctx)
 	rebuilt := 0

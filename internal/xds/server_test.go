@@ -1,6 +1,8 @@
 package xds
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +13,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/genproto/googleapis/rpc/status"
 
+	"github.com/meshc/meshc/internal/compile"
 	"github.com/meshc/meshc/internal/testfiles"
 )
 
@@ -225,5 +228,32 @@ func TestProxyLeavesInputs(t *testing.T) {
 	pp.quiet(10 * debounceAfter)
 	if st := h.status(productpageNode); st.Proxy != "default/productpage-v1" || st.Types["cluster"].Acked == "" {
 		t.Errorf("syncz after the proxy left: %+v", st)
+	}
+}
+
+// TestPhaseBracketsEachRecompile: Phase begins before each compile and
+// ends after it, served, rejected or failed alike.
+func TestPhaseBracketsEachRecompile(t *testing.T) {
+	var events []string
+	src := Source{Phase: func() func() {
+		events = append(events, "begin")
+		return func() { events = append(events, "end") }
+	}}
+	srv := New(slogTo(&testfiles.Buffer{}))
+	good := func(ctx context.Context) (*compile.Result, error) {
+		events = append(events, "compile")
+		return compile.Run(ctx, compile.Inputs{Paths: []string{bookinfoDir}}, compile.Options{})
+	}
+	failed := func(context.Context) (*compile.Result, error) {
+		events = append(events, "compile")
+		return nil, errors.New("unreadable")
+	}
+	srv.refresh(context.Background(), src, good)
+	srv.refresh(context.Background(), src, failed)
+	if want := "begin compile end begin compile end"; strings.Join(events, " ") != want {
+		t.Errorf("events %q, want %q", strings.Join(events, " "), want)
+	}
+	if !srv.Ready() {
+		t.Error("the good compile was not served")
 	}
 }
