@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
+	yaml "go.yaml.in/yaml/v3"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/meshc/meshc/internal/model"
@@ -65,17 +67,18 @@ var (
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
-// decode fills dst (settable, of the type to decode) from v. With strict,
-// fields the type does not have are errors; without, they are ignored as
+// decode fills dst (settable, of the type to decode) from n, a node
+// decodable returned or a part of one (nil for none). With strict, fields
+// the type does not have are errors; without, they are ignored as
 // Kubernetes ignores them.
-func (g *goSchema) decode(dst reflect.Value, v any, path model.Path, strict bool, errs *[]fieldError) {
+func (g *goSchema) decode(dst reflect.Value, n *yaml.Node, path model.Path, strict bool, errs *[]fieldError) {
 	// Children extend one private path buffer in place instead of copying
 	// the path for every field; an error keeps a copy.
 	first := len(*errs)
-	g.decodeAt(dst, v, append(make(model.Path, 0, len(path)+16), path...), strict, errs)
-	// Maps are walked in Go's random order, which is cheaper than sorting
-	// every object's keys; sorting the few errors by path restores the order
-	// of a walk through sorted keys.
+	g.decodeAt(dst, n, append(make(model.Path, 0, len(path)+16), path...), strict, errs)
+	// Keys are walked in the order they are written; sorting the few
+	// errors by path gives the order of a walk through sorted keys, which
+	// is what findings are reported in.
 	slices.SortStableFunc((*errs)[first:], func(a, b fieldError) int { return comparePaths(a.Path, b.Path) })
 }
 
@@ -94,24 +97,25 @@ func comparePaths(a, b model.Path) int {
 	return cmp.Compare(len(a), len(b))
 }
 
-func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bool, errs *[]fieldError) {
-	if v == nil {
+func (g *goSchema) decodeAt(dst reflect.Value, n *yaml.Node, path model.Path, strict bool, errs *[]fieldError) {
+	if isNull(n) {
 		return // null leaves the zero value, as encoding/json does
 	}
 	t := dst.Type()
 	fail := func(msg string) { *errs = append(*errs, fieldError{Path: slices.Clone(path), Msg: msg}) }
 	switch t {
 	case stringMapType:
-		g.decodeStringMap(dst, v, path, errs)
+		g.decodeStringMap(dst, n, path, errs)
 		return
 	case stringSliceType:
-		g.decodeStringSlice(dst, v, path, errs)
+		g.decodeStringSlice(dst, n, path, errs)
 		return
 	}
 	gt := g.typeOf(t)
 	if gt.self {
 		// Types with their own JSON form (Quantity, IntOrString, Time)
 		// decode themselves.
+		v := valueOf(n)
 		raw, err := json.Marshal(v)
 		if err == nil {
 			err = kjson.UnmarshalCaseSensitivePreserveInts(raw, dst.Addr().Interface())
@@ -124,16 +128,16 @@ func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bo
 	switch t.Kind() {
 	case reflect.Pointer:
 		elem := reflect.New(t.Elem())
-		g.decodeAt(elem.Elem(), v, path, strict, errs)
+		g.decodeAt(elem.Elem(), n, path, strict, errs)
 		dst.Set(elem)
 	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			fail("expected an object, got " + describe(v))
+		if n.Kind != yaml.MappingNode {
+			fail("expected an object, got " + describeNode(n))
 			return
 		}
 		fields := gt.fields
-		for k, val := range obj {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := keyOf(n.Content[i])
 			f, ok := fields[k]
 			if !ok {
 				if strict {
@@ -141,96 +145,95 @@ func (g *goSchema) decodeAt(dst reflect.Value, v any, path model.Path, strict bo
 				}
 				continue
 			}
-			g.decodeAt(fieldByIndex(dst, f.index), val, append(path, model.PathElem{Key: k}), strict, errs)
+			g.decodeAt(fieldByIndex(dst, f.index), n.Content[i+1], append(path, model.PathElem{Key: k}), strict, errs)
 		}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
-			s, ok := v.(string)
+			s, ok := stringOf(n)
 			b, err := base64.StdEncoding.DecodeString(s)
 			if !ok || err != nil {
-				fail("expected a base64 string, got " + describe(v))
+				fail("expected a base64 string, got " + describeNode(n))
 				return
 			}
 			dst.SetBytes(b)
 			return
 		}
-		list, ok := v.([]any)
-		if !ok {
-			fail("expected a list, got " + describe(v))
+		if n.Kind != yaml.SequenceNode {
+			fail("expected a list, got " + describeNode(n))
 			return
 		}
-		out := reflect.MakeSlice(t, len(list), len(list))
-		for i, item := range list {
+		out := reflect.MakeSlice(t, len(n.Content), len(n.Content))
+		for i, item := range n.Content {
 			g.decodeAt(out.Index(i), item, append(path, model.PathElem{Index: i, IsIndex: true}), strict, errs)
 		}
 		dst.Set(out)
 	case reflect.Map:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			fail("expected a map, got " + describe(v))
+		if n.Kind != yaml.MappingNode {
+			fail("expected a map, got " + describeNode(n))
 			return
 		}
-		out := reflect.MakeMapWithSize(t, len(obj))
-		for k, val := range obj {
+		out := reflect.MakeMapWithSize(t, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := keyOf(n.Content[i])
 			elem := reflect.New(t.Elem()).Elem()
-			g.decodeAt(elem, val, append(path, model.PathElem{Key: k}), strict, errs)
+			g.decodeAt(elem, n.Content[i+1], append(path, model.PathElem{Key: k}), strict, errs)
 			out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), elem)
 		}
 		dst.Set(out)
 	case reflect.String:
-		s, ok := v.(string)
+		s, ok := stringOf(n)
 		if !ok {
-			fail("expected a string, got " + describe(v))
+			fail("expected a string, got " + describeNode(n))
 			return
 		}
 		dst.SetString(s)
 	case reflect.Bool:
-		b, ok := v.(bool)
-		if !ok {
-			fail("expected true or false, got " + describe(v))
+		j := jsonOf(n)
+		if j.kind != jsonBool {
+			fail("expected true or false, got " + describeNode(n))
 			return
 		}
-		dst.SetBool(b)
+		dst.SetBool(j.b)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, msg := parseInt(v, t.Bits(), false)
+		i, msg := parseInt(jsonOf(n), t.Bits(), false)
 		if msg != "" {
 			fail(msg)
 			return
 		}
-		dst.SetInt(n)
+		dst.SetInt(i)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, msg := parseUint(v, t.Bits(), false)
+		u, msg := parseUint(jsonOf(n), t.Bits(), false)
 		if msg != "" {
 			fail(msg)
 			return
 		}
-		dst.SetUint(n)
+		dst.SetUint(u)
 	case reflect.Float32, reflect.Float64:
-		num, ok := v.(json.Number)
-		f, err := num.Float64()
-		if !ok || err != nil {
-			fail("expected a number, got " + describe(v))
+		j := jsonOf(n)
+		f, err := strconv.ParseFloat(j.text, 64)
+		if j.kind != jsonNumber || err != nil {
+			fail("expected a number, got " + describeNode(n))
 			return
 		}
 		dst.SetFloat(f)
 	case reflect.Interface:
-		dst.Set(reflect.ValueOf(v))
+		dst.Set(reflect.ValueOf(valueOf(n)))
 	}
 }
 
 // decodeStringMap is decodeAt for a map[string]string: what the generic
 // walk does, element by element, without reflect.
-func (g *goSchema) decodeStringMap(dst reflect.Value, v any, path model.Path, errs *[]fieldError) {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		*errs = append(*errs, fieldError{Path: slices.Clone(path), Msg: "expected a map, got " + describe(v)})
+func (g *goSchema) decodeStringMap(dst reflect.Value, n *yaml.Node, path model.Path, errs *[]fieldError) {
+	if n.Kind != yaml.MappingNode {
+		*errs = append(*errs, fieldError{Path: slices.Clone(path), Msg: "expected a map, got " + describeNode(n)})
 		return
 	}
-	out := make(map[string]string, len(obj))
-	for k, val := range obj {
-		s, ok := val.(string)
-		if !ok && val != nil {
-			*errs = append(*errs, fieldError{Path: path.Key(k), Msg: "expected a string, got " + describe(val)})
+	out := make(map[string]string, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := keyOf(n.Content[i]), n.Content[i+1]
+		s, ok := stringOf(val)
+		if !ok && !isNull(val) {
+			*errs = append(*errs, fieldError{Path: path.Key(k), Msg: "expected a string, got " + describeNode(val)})
 		}
 		out[k] = s
 	}
@@ -238,17 +241,16 @@ func (g *goSchema) decodeStringMap(dst reflect.Value, v any, path model.Path, er
 }
 
 // decodeStringSlice is decodeAt for a []string, without reflect.
-func (g *goSchema) decodeStringSlice(dst reflect.Value, v any, path model.Path, errs *[]fieldError) {
-	list, ok := v.([]any)
-	if !ok {
-		*errs = append(*errs, fieldError{Path: slices.Clone(path), Msg: "expected a list, got " + describe(v)})
+func (g *goSchema) decodeStringSlice(dst reflect.Value, n *yaml.Node, path model.Path, errs *[]fieldError) {
+	if n.Kind != yaml.SequenceNode {
+		*errs = append(*errs, fieldError{Path: slices.Clone(path), Msg: "expected a list, got " + describeNode(n)})
 		return
 	}
-	out := make([]string, len(list))
-	for i, item := range list {
-		s, ok := item.(string)
-		if !ok && item != nil {
-			*errs = append(*errs, fieldError{Path: path.Index(i), Msg: "expected a string, got " + describe(item)})
+	out := make([]string, len(n.Content))
+	for i, item := range n.Content {
+		s, ok := stringOf(item)
+		if !ok && !isNull(item) {
+			*errs = append(*errs, fieldError{Path: path.Index(i), Msg: "expected a string, got " + describeNode(item)})
 		}
 		out[i] = s
 	}
