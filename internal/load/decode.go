@@ -34,7 +34,7 @@ type decoder struct {
 	// read from.
 	fsys   fs.FS
 	schema *goSchema
-	yaml   yamlfast.Parser
+	yaml   docParser
 	file   string
 	objs   []model.Object
 	diags  []diag.Diagnostic
@@ -165,7 +165,7 @@ func (d *decoder) document(c chunk) {
 		}
 		return
 	}
-	v, at, errLine, msg := parseDocument(&d.yaml, c)
+	v, at, errLine, msg := d.yaml.parse(c)
 	if msg != "" {
 		d.say(diag.YAMLSyntaxError, errLine, diag.ObjectRef{}, msg)
 		return
@@ -176,12 +176,19 @@ func (d *decoder) document(c chunk) {
 	d.value(v, at, &model.Document{Data: c.data, Line: c.line, Written: d.written}, nil, line)
 }
 
-// parseDocument parses one YAML document into the node the decoders read
+// docParser parses documents one after another, reusing its memory.
+type docParser struct {
+	yaml yamlfast.Parser
+	// keys is decodable's memory of the keys it has met.
+	keys []string
+}
+
+// parse parses one YAML document into the node the decoders read
 // (decodable) and the node tree as parsed, whose lines are the
 // document's, or returns the file line and text of what is wrong with it.
-// Both are valid until ps parses again.
-func parseDocument(ps *yamlfast.Parser, c chunk) (v, at *yaml.Node, line int, msg string) {
-	root, ok := ps.Parse(c.data)
+// Both are valid until p parses again.
+func (p *docParser) parse(c chunk) (v, at *yaml.Node, line int, msg string) {
+	root, ok := p.yaml.Parse(c.data)
 	if !ok {
 		root = new(yaml.Node)
 		if err := yaml.Unmarshal(c.data, root); err != nil {
@@ -189,7 +196,7 @@ func parseDocument(ps *yamlfast.Parser, c chunk) (v, at *yaml.Node, line int, ms
 			return nil, nil, line, msg
 		}
 	}
-	v, err := decodable(root)
+	v, err := decodable(root, &p.keys)
 	var le *lineError
 	if errors.As(err, &le) {
 		return nil, nil, c.line + max(le.line, 1) - 1, le.msg
@@ -200,9 +207,9 @@ func parseDocument(ps *yamlfast.Parser, c chunk) (v, at *yaml.Node, line int, ms
 	return v, root.Content[0], 0, ""
 }
 
-// parseYAML is parseDocument for callers that need only the value.
+// parseYAML is docParser.parse for callers that need only the value.
 func parseYAML(c chunk) (raw any, line int, msg string) {
-	v, _, line, msg := parseDocument(new(yamlfast.Parser), c)
+	v, _, line, msg := new(docParser).parse(c)
 	return valueOf(v), line, msg
 }
 

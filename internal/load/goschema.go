@@ -26,6 +26,8 @@ type goSchema struct {
 	// lookup per value decoded. A goSchema belongs to one worker, so the
 	// cache needs no lock.
 	types map[reflect.Type]*goType
+	// path is memory for the paths of the fields being decoded.
+	path model.Path
 }
 
 // goType is what decoding needs to know of a type.
@@ -42,7 +44,7 @@ type goField struct {
 }
 
 func newGoSchema() *goSchema {
-	return &goSchema{types: map[reflect.Type]*goType{}}
+	return &goSchema{types: map[reflect.Type]*goType{}, path: make(model.Path, 0, 32)}
 }
 
 // typeOf returns what the cache knows of t, learning it the first time.
@@ -72,14 +74,20 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 // the type does not have are errors; without, they are ignored as
 // Kubernetes ignores them.
 func (g *goSchema) decode(dst reflect.Value, n *yaml.Node, path model.Path, strict bool, errs *[]fieldError) {
-	// Children extend one private path buffer in place instead of copying
-	// the path for every field; an error keeps a copy.
 	first := len(*errs)
-	g.decodeAt(dst, n, append(make(model.Path, 0, len(path)+16), path...), strict, errs)
+	g.decodeAt(dst, n, g.scratch(path), strict, errs)
 	// Keys are walked in the order they are written; sorting the few
 	// errors by path gives the order of a walk through sorted keys, which
 	// is what findings are reported in.
 	slices.SortStableFunc((*errs)[first:], func(a, b fieldError) int { return comparePaths(a.Path, b.Path) })
+}
+
+// scratch copies path into the schema's path memory. A walk's children
+// extend it in place instead of copying the path for every field; an
+// error keeps a copy. The copy is valid until the next call.
+func (g *goSchema) scratch(path model.Path) model.Path {
+	g.path = append(g.path[:0], path...)
+	return g.path
 }
 
 // comparePaths orders paths as a depth-first walk through sorted keys and

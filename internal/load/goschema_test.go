@@ -8,14 +8,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/meshc/meshc/internal/model"
-	"github.com/meshc/meshc/internal/yamlfast"
 )
 
 // TestGoSchemaErrorOrder holds the order of schema errors to a walk through
 // sorted keys, whatever order the keys are written in.
 func TestGoSchemaErrorOrder(t *testing.T) {
 	c := chunk{data: []byte("spec:\n  type: 7\n  selector: {b: 1, a: [x]}\n  ports:\n  - port: x\n    name: 2\n  - port: y\n  clusterIP: false\n"), line: 1}
-	v, _, _, msg := parseDocument(new(yamlfast.Parser), c)
+	v, _, _, msg := new(docParser).parse(c)
 	if msg != "" {
 		t.Fatal(msg)
 	}

@@ -42,7 +42,7 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, n *yaml.Node)
 		}
 	case model.Istio:
 		errs = checkTopLevel(n)
-		decodeProto(v.(proto.Message).ProtoReflect(), field(n, "spec"), model.Path{}.Key("spec"), &errs)
+		protoDecoder{errs: &errs}.message(v.(proto.Message).ProtoReflect(), field(n, "spec"), d.schema.scratch(model.Path{}.Key("spec")))
 		if len(errs) == 0 && !d.noAdmission {
 			errs = checkIstio(v.(proto.Message), meta)
 		}

@@ -103,7 +103,7 @@ func (d *decoder) decodeRendered(docs []render.Doc, limit int64) ([]model.Object
 // not found) at the file without a line, with a note saying why.
 func (d *decoder) decodeObject(doc render.Doc, files map[string][]chunk, limit int64) ([]model.Object, []diag.Diagnostic) {
 	d.start(doc.File, doc.Origin, nil)
-	v, root, line, msg := parseDocument(&d.yaml, chunk{data: doc.Data, line: 1})
+	v, root, line, msg := d.yaml.parse(chunk{data: doc.Data, line: 1})
 	if msg != "" {
 		d.report(diag.InvalidYAML, line, diag.ObjectRef{}, "%s (in the rendered object)", msg)
 		return d.objs, d.diags

@@ -57,10 +57,12 @@ var errExpand = errors.New("aliases or merge keys")
 // a document whose value is null. The node holds no alias or merge key,
 // no key twice and no scalar toValue refuses. Most documents are such
 // nodes already and are only checked; the rest are built and turned back
-// into nodes, which then have no lines.
-func decodable(doc *yaml.Node) (*yaml.Node, error) {
-	c := converter{budget: maxExpandedNodes, check: true}
+// into nodes, which then have no lines. keys is memory for the check to
+// reuse.
+func decodable(doc *yaml.Node, keys *[]string) (*yaml.Node, error) {
+	c := converter{budget: maxExpandedNodes, check: true, keys: (*keys)[:0]}
 	_, err := c.value(doc)
+	*keys = c.keys
 	if errors.Is(err, errExpand) {
 		v, err := toValue(doc)
 		if err != nil || v == nil {
