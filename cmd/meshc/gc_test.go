@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"runtime/debug"
 	"testing"
 )
 
@@ -31,5 +32,16 @@ func TestTotalMemory(t *testing.T) {
 	// Where it is known, it is the memory of a machine that runs tests.
 	if m := totalMemory(); m != 0 && m < 64<<20 {
 		t.Errorf("totalMemory() = %d bytes", m)
+	}
+}
+
+// TestCollectionResumed: atstart holds collection off from the packages'
+// initialization until main sets its policy; TestMain turned it back on
+// for the tests.
+func TestCollectionResumed(t *testing.T) {
+	percent := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(percent)
+	if percent < 0 {
+		t.Fatalf("GC percent %d in tests, want collection on", percent)
 	}
 }
