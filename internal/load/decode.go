@@ -423,7 +423,7 @@ func (d *decoder) object(v *yaml.Node, src model.Source) {
 		ns = "default"
 	}
 	ref.Namespace = ns
-	if ns != "" {
+	if ns != "" && !plainLabel(ns) {
 		if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
 			d.say(diag.NamespaceInvalid, at(metaPath.Key("namespace")), ref, ns, strings.Join(problems, "; "))
 			return
@@ -432,7 +432,7 @@ func (d *decoder) object(v *yaml.Node, src model.Source) {
 	if known && !nameless {
 		valid := info.ValidName
 		if valid == nil {
-			valid = validation.IsDNS1123Subdomain
+			valid = isDNS1123Subdomain
 		}
 		if problems := valid(om.Name); len(problems) > 0 {
 			d.say(diag.NameInvalid, at(metaPath.Key("name")), ref, om.Name, kind, strings.Join(problems, "; "))
@@ -503,6 +503,41 @@ func (d *decoder) fieldErrors(e *diag.Entry, src model.Source, ref diag.ObjectRe
 		d.report(e, src.Line, ref, "%d more schema problems not shown", rest)
 		d.keyLast(diag.Part("problem", "more"))
 	}
+}
+
+// isDNS1123Subdomain is validation.IsDNS1123Subdomain, whose regular
+// expression costs more than the rest of checking most names.
+func isDNS1123Subdomain(s string) []string {
+	if len(s) <= validation.DNS1123SubdomainMaxLength && dotted(s, plainLabel) {
+		return nil
+	}
+	return validation.IsDNS1123Subdomain(s)
+}
+
+// dotted reports whether s is one or more labels joined by dots, each
+// accepted by label.
+func dotted(s string, label func(string) bool) bool {
+	for part := range strings.SplitSeq(s, ".") {
+		if !label(part) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainLabel reports whether s matches [a-z0-9]([-a-z0-9]*[a-z0-9])? and
+// is at most 63 characters long: a DNS-1123 label, and a label of a
+// DNS-1123 subdomain (which bounds only the whole name's length).
+func plainLabel(s string) bool {
+	if s == "" || len(s) > validation.DNS1123LabelMaxLength || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func pathsOf(errs []fieldError) []model.Path {

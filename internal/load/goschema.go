@@ -30,17 +30,24 @@ type goSchema struct {
 	path model.Path
 }
 
-// goType is what decoding needs to know of a type.
+// goType is what decoding needs to know of a type. Once met, the types
+// of its fields and elements are linked from it, so a walk looks up each
+// type once, not once per value.
 type goType struct {
+	t reflect.Type
 	// self marks a type with its own JSON form.
 	self bool
 	// fields is a struct type's JSON field table (fieldsOf).
-	fields map[string]goField
+	fields map[string]*goField
+	// elem is a pointer, slice or map type's element type, once met.
+	elem *goType
 }
 
 type goField struct {
 	index []int // for reflect.Value.FieldByIndex, through inlined structs
 	typ   reflect.Type
+	// gt is typ's goType, once met.
+	gt *goType
 }
 
 func newGoSchema() *goSchema {
@@ -51,13 +58,29 @@ func newGoSchema() *goSchema {
 func (g *goSchema) typeOf(t reflect.Type) *goType {
 	gt, ok := g.types[t]
 	if !ok {
-		gt = &goType{self: reflect.PointerTo(t).Implements(unmarshalerType)}
+		gt = &goType{t: t, self: reflect.PointerTo(t).Implements(unmarshalerType)}
 		if t.Kind() == reflect.Struct && !gt.self {
 			gt.fields = fieldsOf(t)
 		}
 		g.types[t] = gt
 	}
 	return gt
+}
+
+// elemOf is gt's element type.
+func (g *goSchema) elemOf(gt *goType) *goType {
+	if gt.elem == nil {
+		gt.elem = g.typeOf(gt.t.Elem())
+	}
+	return gt.elem
+}
+
+// fieldType is f's type.
+func (g *goSchema) fieldType(f *goField) *goType {
+	if f.gt == nil {
+		f.gt = g.typeOf(f.typ)
+	}
+	return f.gt
 }
 
 // Types met in nearly every object, decoded without reflect's per-element
@@ -75,7 +98,7 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 // Kubernetes ignores them.
 func (g *goSchema) decode(dst reflect.Value, n *yaml.Node, path model.Path, strict bool, errs *[]fieldError) {
 	first := len(*errs)
-	g.decodeAt(dst, n, g.scratch(path), strict, errs)
+	g.decodeAt(dst, g.typeOf(dst.Type()), n, g.scratch(path), strict, errs)
 	// Keys are walked in the order they are written; sorting the few
 	// errors by path gives the order of a walk through sorted keys, which
 	// is what findings are reported in.
@@ -105,11 +128,12 @@ func comparePaths(a, b model.Path) int {
 	return cmp.Compare(len(a), len(b))
 }
 
-func (g *goSchema) decodeAt(dst reflect.Value, n *yaml.Node, path model.Path, strict bool, errs *[]fieldError) {
+// decodeAt is decode for gt, dst's type, at path.
+func (g *goSchema) decodeAt(dst reflect.Value, gt *goType, n *yaml.Node, path model.Path, strict bool, errs *[]fieldError) {
 	if isNull(n) {
 		return // null leaves the zero value, as encoding/json does
 	}
-	t := dst.Type()
+	t := gt.t
 	fail := func(msg string) { *errs = append(*errs, fieldError{Path: slices.Clone(path), Msg: msg}) }
 	switch t {
 	case stringMapType:
@@ -119,7 +143,6 @@ func (g *goSchema) decodeAt(dst reflect.Value, n *yaml.Node, path model.Path, st
 		g.decodeStringSlice(dst, n, path, errs)
 		return
 	}
-	gt := g.typeOf(t)
 	if gt.self {
 		// Types with their own JSON form (Quantity, IntOrString, Time)
 		// decode themselves.
@@ -136,7 +159,7 @@ func (g *goSchema) decodeAt(dst reflect.Value, n *yaml.Node, path model.Path, st
 	switch t.Kind() {
 	case reflect.Pointer:
 		elem := reflect.New(t.Elem())
-		g.decodeAt(elem.Elem(), n, path, strict, errs)
+		g.decodeAt(elem.Elem(), g.elemOf(gt), n, path, strict, errs)
 		dst.Set(elem)
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
@@ -153,7 +176,7 @@ func (g *goSchema) decodeAt(dst reflect.Value, n *yaml.Node, path model.Path, st
 				}
 				continue
 			}
-			g.decodeAt(fieldByIndex(dst, f.index), n.Content[i+1], append(path, model.PathElem{Key: k}), strict, errs)
+			g.decodeAt(fieldByIndex(dst, f.index), g.fieldType(f), n.Content[i+1], append(path, model.PathElem{Key: k}), strict, errs)
 		}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -171,8 +194,9 @@ func (g *goSchema) decodeAt(dst reflect.Value, n *yaml.Node, path model.Path, st
 			return
 		}
 		out := reflect.MakeSlice(t, len(n.Content), len(n.Content))
+		elem := g.elemOf(gt)
 		for i, item := range n.Content {
-			g.decodeAt(out.Index(i), item, append(path, model.PathElem{Index: i, IsIndex: true}), strict, errs)
+			g.decodeAt(out.Index(i), elem, item, append(path, model.PathElem{Index: i, IsIndex: true}), strict, errs)
 		}
 		dst.Set(out)
 	case reflect.Map:
@@ -181,10 +205,11 @@ func (g *goSchema) decodeAt(dst reflect.Value, n *yaml.Node, path model.Path, st
 			return
 		}
 		out := reflect.MakeMapWithSize(t, len(n.Content)/2)
+		elemType := g.elemOf(gt)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := keyOf(n.Content[i])
 			elem := reflect.New(t.Elem()).Elem()
-			g.decodeAt(elem, n.Content[i+1], append(path, model.PathElem{Key: k}), strict, errs)
+			g.decodeAt(elem, elemType, n.Content[i+1], append(path, model.PathElem{Key: k}), strict, errs)
 			out.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), elem)
 		}
 		dst.Set(out)
@@ -284,9 +309,9 @@ func fieldByIndex(v reflect.Value, index []int) reflect.Value {
 // `json:",inline"` fields as encoding/json does: a field of the outer
 // struct shadows one of the same name inside an inlined one.
 // typeOf caches the table.
-func fieldsOf(t reflect.Type) map[string]goField {
-	out := map[string]goField{}
-	var inlined []map[string]goField
+func fieldsOf(t reflect.Type) map[string]*goField {
+	out := map[string]*goField{}
+	var inlined []map[string]*goField
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -299,9 +324,9 @@ func fieldsOf(t reflect.Type) map[string]goField {
 			ft = ft.Elem()
 		}
 		if name == "" && ft.Kind() == reflect.Struct && (f.Anonymous || strings.Contains(opts, "inline")) {
-			inner := map[string]goField{}
+			inner := map[string]*goField{}
 			for k, sub := range fieldsOf(ft) {
-				inner[k] = goField{index: append([]int{i}, sub.index...), typ: sub.typ}
+				inner[k] = &goField{index: append([]int{i}, sub.index...), typ: sub.typ}
 			}
 			inlined = append(inlined, inner)
 			continue
@@ -309,7 +334,7 @@ func fieldsOf(t reflect.Type) map[string]goField {
 		if name == "" {
 			name = f.Name
 		}
-		out[name] = goField{index: []int{i}, typ: f.Type}
+		out[name] = &goField{index: []int{i}, typ: f.Type}
 	}
 	for _, inner := range inlined {
 		for k, f := range inner {
@@ -321,7 +346,7 @@ func fieldsOf(t reflect.Type) map[string]goField {
 	return out
 }
 
-func mapKeys(m map[string]goField) []string {
+func mapKeys(m map[string]*goField) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
