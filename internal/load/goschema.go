@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/meshc/meshc/internal/model"
@@ -92,6 +93,26 @@ var (
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
+// intOrStringType is a Service's targetPort, met in every Service.
+var intOrStringType = reflect.TypeFor[intstr.IntOrString]()
+
+// decodeIntOrString decodes a string or an int32 into dst, an
+// IntOrString, as its own JSON decoding does, and reports whether v was
+// one; anything else is for that decoding to refuse.
+func decodeIntOrString(dst reflect.Value, v jsonScalar) bool {
+	switch v.kind {
+	case jsonString:
+		dst.Set(reflect.ValueOf(intstr.FromString(v.text)))
+		return true
+	case jsonNumber:
+		if i, err := strconv.ParseInt(v.text, 10, 32); err == nil {
+			dst.Set(reflect.ValueOf(intstr.FromInt32(int32(i))))
+			return true
+		}
+	}
+	return false
+}
+
 // decode fills dst (settable, of the type to decode) from n, a node
 // decodable returned or a part of one (nil for none). With strict, fields
 // the type does not have are errors; without, they are ignored as
@@ -144,6 +165,9 @@ func (g *goSchema) decodeAt(dst reflect.Value, gt *goType, n *yaml.Node, path mo
 		return
 	}
 	if gt.self {
+		if t == intOrStringType && decodeIntOrString(dst, jsonOf(n)) {
+			return
+		}
 		// Types with their own JSON form (Quantity, IntOrString, Time)
 		// decode themselves.
 		v := valueOf(n)

@@ -1,11 +1,13 @@
 package load
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/meshc/meshc/internal/model"
 )
@@ -28,5 +30,26 @@ func TestGoSchemaErrorOrder(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("error paths = %q, want %q", got, want)
+	}
+}
+
+// TestIntOrString: the IntOrString fields every Service has decode as
+// their own JSON decoding does, and what that refuses is still refused by
+// it, with its words.
+func TestIntOrString(t *testing.T) {
+	for _, value := range []string{"8080", "-1", "0", `"http"`, `"8080"`, "''", "1.5", "1e3", "2147483648", "99999999999999999999", "true", "[1]"} {
+		v, _, _, msg := new(docParser).parse(chunk{data: []byte("targetPort: " + value + "\n"), line: 1})
+		if msg != "" {
+			t.Fatalf("%s: %s", value, msg)
+		}
+		var got corev1.ServicePort
+		var errs []fieldError
+		newGoSchema().decode(reflect.ValueOf(&got).Elem(), v, model.Path{}, true, &errs)
+		var want corev1.ServicePort
+		raw, _ := json.Marshal(valueOf(v))
+		wantErr := kjson.UnmarshalCaseSensitivePreserveInts(raw, &want)
+		if got.TargetPort != want.TargetPort || (len(errs) > 0) != (wantErr != nil) {
+			t.Errorf("targetPort: %s decodes to %#v (errors %v), want %#v (error %v)", value, got.TargetPort, errs, want.TargetPort, wantErr)
+		}
 	}
 }
