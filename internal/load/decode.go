@@ -57,6 +57,8 @@ type decoder struct {
 
 	// crd validates Gateway API objects, remembering what it has judged.
 	crd *crdschema.Memo
+	// meta is memory for the metadata of the object being decoded.
+	meta metav1.ObjectMeta
 }
 
 func newDecoder() *decoder { return &decoder{schema: newGoSchema(), crd: crdschema.NewMemo()} }
@@ -389,8 +391,11 @@ func (d *decoder) object(v *yaml.Node, src model.Source) {
 
 	var errs []fieldError
 	metaPath := model.Path{}.Key("metadata")
-	var om metav1.ObjectMeta
-	d.schema.decode(reflect.ValueOf(&om).Elem(), field(v, "metadata"), metaPath, false, &errs)
+	// The object keeps the maps and slices of its metadata, not the
+	// struct they are decoded into.
+	om := &d.meta
+	*om = metav1.ObjectMeta{}
+	d.schema.decode(reflect.ValueOf(om).Elem(), field(v, "metadata"), metaPath, false, &errs)
 	ref.Name, ref.Namespace = om.Name, om.Namespace
 	if len(errs) > 0 {
 		d.fieldErrors(diag.InvalidObject, src, ref, errs)
