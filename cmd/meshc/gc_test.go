@@ -49,3 +49,14 @@ func TestRecompileGC(t *testing.T) {
 		t.Errorf("after the recompile: GC percent %d, memory limit %d; want %d, none", percent, limit, serveGCPercent)
 	}
 }
+
+// TestCollectionResumed: atstart holds collection off from the packages'
+// initialization until main sets its policy; TestMain turned it back on
+// for the tests.
+func TestCollectionResumed(t *testing.T) {
+	percent := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(percent)
+	if percent < 0 {
+		t.Fatalf("GC percent %d in tests, want collection on", percent)
+	}
+}

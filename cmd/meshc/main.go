@@ -13,7 +13,8 @@ import (
 	"syscall"
 
 	"github.com/meshc/meshc/internal/diag"
-	// Huge pages for the heap, asked for before other packages' init.
+	// Huge pages for the heap, and no collection from before other
+	// packages' init until main sets its policy.
 	_ "github.com/meshc/meshc/internal/hugepages/atstart"
 )
 

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/meshc/meshc/internal/hugepages/atstart"
 	"github.com/meshc/meshc/internal/meshgen"
 	"github.com/meshc/meshc/internal/outdir/outdirtest"
 )
@@ -29,11 +30,13 @@ import (
 const bookinfoDir = "../../examples/bookinfo"
 
 // TestMain lets a test run the test binary as meshc itself, for what needs
-// a process of its own: signals, resource limits.
+// a process of its own: signals, resource limits. The tests themselves
+// collect as the runtime does by default, main's policy aside.
 func TestMain(m *testing.M) {
 	if os.Getenv("MESHC_TEST_MAIN") == "1" {
 		main()
 	}
+	atstart.Resume()
 	os.Exit(m.Run())
 }
 

@@ -26,6 +26,12 @@ type Options struct {
 	// up to Limit. Without it such a file is refused unopened, since
 	// opening a FIFO waits for a writer.
 	Stream bool
+	// Listed says the path was a regular file, not a link, when its
+	// directory was read: Read opens it without looking first (the open
+	// does not wait for a FIFO put there since, and what it opened is
+	// checked all the same), one system call fewer for each file of a
+	// walk.
+	Listed bool
 	// Name is how messages name the file; empty means the path.
 	Name string
 }
@@ -46,8 +52,9 @@ func (e *readError) Unwrap() error { return e.err }
 func Read(path string, opts Options) ([]byte, error) {
 	limit := cmp.Or(opts.Limit, DefaultLimit)
 	name := cmp.Or(opts.Name, path)
-	if !opts.Stream {
-		// Look before opening: open blocks on a FIFO without a writer.
+	if !opts.Stream && !opts.Listed {
+		// Look before opening: open blocks on a FIFO without a writer,
+		// and opening a device can do more than open it.
 		fi, err := os.Stat(path)
 		if err != nil {
 			return nil, cannotRead(name, err)

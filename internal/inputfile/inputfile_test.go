@@ -57,6 +57,11 @@ func TestRead(t *testing.T) {
 		{"device as a stream is bounded", p["zero"], Options{Limit: 1000, Stream: true}, "zero.yaml is over the 1000 bytes limit"},
 		{"missing", p["small"] + ".gone", Options{}, "cannot read " + p["small"] + ".gone: no such file or directory"},
 		{"named", p["zero"], Options{Name: "mesh.yaml"}, "mesh.yaml is a character device"},
+		// A file a walk listed is opened without a look first: what is
+		// there by then is refused all the same, a FIFO without waiting.
+		{"listed", p["small"], Options{Listed: true}, ""},
+		{"listed, a FIFO since", p["fifo"], Options{Listed: true}, "fifo.yaml is a pipe, not a regular file"},
+		{"listed, gone since", p["small"] + ".gone", Options{Listed: true}, "cannot read " + p["small"] + ".gone: no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var data []byte

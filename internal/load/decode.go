@@ -34,7 +34,7 @@ type decoder struct {
 	// read from.
 	fsys   fs.FS
 	schema *goSchema
-	yaml   yamlfast.Parser
+	yaml   docParser
 	file   string
 	objs   []model.Object
 	diags  []diag.Diagnostic
@@ -57,6 +57,8 @@ type decoder struct {
 
 	// crd validates Gateway API objects, remembering what it has judged.
 	crd *crdschema.Memo
+	// meta is memory for the metadata of the object being decoded.
+	meta metav1.ObjectMeta
 }
 
 func newDecoder() *decoder { return &decoder{schema: newGoSchema(), crd: crdschema.NewMemo()} }
@@ -165,22 +167,30 @@ func (d *decoder) document(c chunk) {
 		}
 		return
 	}
-	raw, root, errLine, msg := parseDocument(&d.yaml, c)
+	v, at, errLine, msg := d.yaml.parse(c)
 	if msg != "" {
 		d.say(diag.YAMLSyntaxError, errLine, diag.ObjectRef{}, msg)
 		return
 	}
-	if raw == nil {
+	if v == nil {
 		return // an empty document, e.g. a lone "---"
 	}
-	d.value(raw, root, &model.Document{Data: c.data, Line: c.line, Written: d.written}, nil, line)
+	d.value(v, at, &model.Document{Data: c.data, Line: c.line, Written: d.written}, nil, line)
 }
 
-// parseDocument parses one YAML document into its value and node tree, or
-// returns the file line and text of what is wrong with it. The tree is
-// valid until ps parses again.
-func parseDocument(ps *yamlfast.Parser, c chunk) (raw any, node *yaml.Node, line int, msg string) {
-	root, ok := ps.Parse(c.data)
+// docParser parses documents one after another, reusing its memory.
+type docParser struct {
+	yaml yamlfast.Parser
+	// keys is decodable's memory of the keys it has met.
+	keys []string
+}
+
+// parse parses one YAML document into the node the decoders read
+// (decodable) and the node tree as parsed, whose lines are the
+// document's, or returns the file line and text of what is wrong with it.
+// Both are valid until p parses again.
+func (p *docParser) parse(c chunk) (v, at *yaml.Node, line int, msg string) {
+	root, ok := p.yaml.Parse(c.data)
 	if !ok {
 		root = new(yaml.Node)
 		if err := yaml.Unmarshal(c.data, root); err != nil {
@@ -188,21 +198,21 @@ func parseDocument(ps *yamlfast.Parser, c chunk) (raw any, node *yaml.Node, line
 			return nil, nil, line, msg
 		}
 	}
-	raw, err := toValue(root)
+	v, err := decodable(root, &p.keys)
 	var le *lineError
 	if errors.As(err, &le) {
 		return nil, nil, c.line + max(le.line, 1) - 1, le.msg
 	}
-	if raw == nil {
+	if v == nil {
 		return nil, nil, 0, ""
 	}
-	return raw, root.Content[0], 0, ""
+	return v, root.Content[0], 0, ""
 }
 
-// parseYAML is parseDocument for callers that need only the value.
+// parseYAML is docParser.parse for callers that need only the value.
 func parseYAML(c chunk) (raw any, line int, msg string) {
-	raw, _, line, msg = parseDocument(new(yamlfast.Parser), c)
-	return raw, line, msg
+	v, _, line, msg := new(docParser).parse(c)
+	return valueOf(v), line, msg
 }
 
 // jsonStream splits a chunk holding several concatenated JSON values, as
@@ -270,13 +280,13 @@ func lineText(c chunk, line int) []byte {
 	return nil
 }
 
-// value decodes a document or List item: a List is unpacked, anything else
-// must be an object. node is raw's YAML node, for the lines of list items.
-func (d *decoder) value(raw any, node *yaml.Node, doc *model.Document, base model.Path, line int) {
+// value decodes a document or List item, v: a List is unpacked, anything
+// else must be an object. at is v's node as parsed, for the lines of list
+// items.
+func (d *decoder) value(v, at *yaml.Node, doc *model.Document, base model.Path, line int) {
 	d.item = base
-	obj, ok := raw.(map[string]any)
-	if !ok {
-		if n := countObjectLike(raw); n > 0 && base == nil {
+	if v.Kind != yaml.MappingNode {
+		if n := countObjectLike(v); n > 0 && base == nil {
 			// A bare list of objects, as jq or a script writes it: the
 			// API takes one object per document and kubectl refuses
 			// this one, so loading its objects would pass off as
@@ -285,62 +295,64 @@ func (d *decoder) value(raw any, node *yaml.Node, doc *model.Document, base mode
 			d.report(diag.InvalidObject, line, diag.ObjectRef{}, "this document is a list of %s, not an object: kubectl refuses it and nothing in it is loaded; write the objects as a kind: List with items, or as documents separated by ---", countObjects(n))
 			return
 		}
-		d.report(diag.InvalidObject, line, diag.ObjectRef{}, "a manifest must be an object with apiVersion, kind and metadata; this document is %s", describe(raw))
+		d.report(diag.InvalidObject, line, diag.ObjectRef{}, "a manifest must be an object with apiVersion, kind and metadata; this document is %s", describeNode(v))
 		return
 	}
-	if _, kind := obj["kind"]; kind {
-		d.objectLike = true
-	} else if _, meta := obj["metadata"]; meta {
+	if objectLike(v) {
 		d.objectLike = true
 	}
-	kind, _ := obj["kind"].(string)
-	rawItems, hasItems := obj["items"]
-	if kind == "List" || (hasItems && strings.HasSuffix(kind, "List")) {
-		items, ok := rawItems.([]any)
-		if !ok {
+	kind, _ := stringOf(field(v, "kind"))
+	items := field(v, "items")
+	if kind == "List" || (items != nil && strings.HasSuffix(kind, "List")) {
+		if items == nil || items.Kind != yaml.SequenceNode {
 			src := model.NewSource(d.file, line, doc, base)
-			at, what := src.FieldLine(model.Path{}.Key("items")), "items is "+describe(rawItems)
-			if !hasItems {
-				at, what = line, "it has no items"
+			itemsAt, what := src.FieldLine(model.Path{}.Key("items")), "items is "+describeNode(items)
+			if items == nil {
+				itemsAt, what = line, "it has no items"
 			}
-			d.report(diag.InvalidObject, at, diag.ObjectRef{Kind: kind}, "a %s holds its objects in items, a list, but %s: nothing is loaded from it (write items: [] for an empty list)", kind, what)
+			d.report(diag.InvalidObject, itemsAt, diag.ObjectRef{Kind: kind}, "a %s holds its objects in items, a list, but %s: nothing is loaded from it (write items: [] for an empty list)", kind, what)
 			return
 		}
-		d.list(obj, kind, items, node, doc, base, line)
+		d.list(v, kind, items, at, doc, base, line)
 		return
 	}
-	d.object(obj, model.NewSource(d.file, line, doc, base))
+	d.object(v, model.NewSource(d.file, line, doc, base))
+}
+
+// objectLike reports whether n looks like a Kubernetes object: a mapping
+// with kind or metadata.
+func objectLike(n *yaml.Node) bool {
+	return field(n, "kind") != nil || field(n, "metadata") != nil
 }
 
 // countObjectLike counts the items of a list that look like Kubernetes
-// objects (mappings with kind or metadata); 0 when v is no list.
-func countObjectLike(v any) int {
-	list, _ := v.([]any)
-	n := 0
-	for _, item := range list {
-		m, ok := item.(map[string]any)
-		if _, kind := m["kind"]; ok && kind {
-			n++
-		} else if _, meta := m["metadata"]; ok && meta {
-			n++
+// objects; 0 when n is no list.
+func countObjectLike(n *yaml.Node) int {
+	if n.Kind != yaml.SequenceNode {
+		return 0
+	}
+	count := 0
+	for _, item := range n.Content {
+		if objectLike(item) {
+			count++
 		}
 	}
-	return n
+	return count
 }
 
 // list unpacks kind List and typed lists (ServiceList, ...). Items of a
 // typed list may leave out apiVersion and kind, as the API server writes
 // them; they take them from the list.
-func (d *decoder) list(obj map[string]any, kind string, items []any, node *yaml.Node, doc *model.Document, base model.Path, firstLine int) {
-	itemNodes := model.Child(node, model.PathElem{Key: "items"})
-	apiVersion, _ := obj["apiVersion"].(string)
-	for i, item := range items {
-		if m, ok := item.(map[string]any); ok && kind != "List" {
-			if _, set := m["kind"]; !set {
-				m["kind"] = strings.TrimSuffix(kind, "List")
+func (d *decoder) list(v *yaml.Node, kind string, items, at *yaml.Node, doc *model.Document, base model.Path, firstLine int) {
+	itemNodes := model.Child(at, model.PathElem{Key: "items"})
+	apiVersion, _ := stringOf(field(v, "apiVersion"))
+	for i, item := range items.Content {
+		if item.Kind == yaml.MappingNode && kind != "List" {
+			if field(item, "kind") == nil {
+				item = withField(item, "kind", strings.TrimSuffix(kind, "List"))
 			}
-			if _, set := m["apiVersion"]; !set && apiVersion != "" {
-				m["apiVersion"] = apiVersion
+			if field(item, "apiVersion") == nil && apiVersion != "" {
+				item = withField(item, "apiVersion", apiVersion)
 			}
 		}
 		itemNode := model.Child(itemNodes, model.PathElem{Index: i, IsIndex: true})
@@ -355,13 +367,14 @@ func (d *decoder) list(obj map[string]any, kind string, items []any, node *yaml.
 	}
 }
 
-// object validates metadata and decodes one object by its kind.
-func (d *decoder) object(raw map[string]any, src model.Source) {
+// object validates metadata and decodes one object, the mapping v, by its
+// kind.
+func (d *decoder) object(v *yaml.Node, src model.Source) {
 	src.Origin = d.origin
 	ref := diag.ObjectRef{File: src.File, Line: src.Line, Origin: src.Origin}
 	at := func(p model.Path) int { return src.FieldLine(p) }
-	apiVersion, okV := raw["apiVersion"].(string)
-	kind, okK := raw["kind"].(string)
+	apiVersion, okV := stringOf(field(v, "apiVersion"))
+	kind, okK := stringOf(field(v, "kind"))
 	ref.Kind = kind
 	switch {
 	case !okV || apiVersion == "":
@@ -378,8 +391,11 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 
 	var errs []fieldError
 	metaPath := model.Path{}.Key("metadata")
-	var om metav1.ObjectMeta
-	d.schema.decode(reflect.ValueOf(&om).Elem(), raw["metadata"], metaPath, false, &errs)
+	// The object keeps the maps and slices of its metadata, not the
+	// struct they are decoded into.
+	om := &d.meta
+	*om = metav1.ObjectMeta{}
+	d.schema.decode(reflect.ValueOf(om).Elem(), field(v, "metadata"), metaPath, false, &errs)
 	ref.Name, ref.Namespace = om.Name, om.Namespace
 	if len(errs) > 0 {
 		d.fieldErrors(diag.InvalidObject, src, ref, errs)
@@ -412,7 +428,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 		ns = "default"
 	}
 	ref.Namespace = ns
-	if ns != "" {
+	if ns != "" && !plainLabel(ns) {
 		if problems := validation.IsDNS1123Label(ns); len(problems) > 0 {
 			d.say(diag.NamespaceInvalid, at(metaPath.Key("namespace")), ref, ns, strings.Join(problems, "; "))
 			return
@@ -421,7 +437,7 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 	if known && !nameless {
 		valid := info.ValidName
 		if valid == nil {
-			valid = validation.IsDNS1123Subdomain
+			valid = isDNS1123Subdomain
 		}
 		if problems := valid(om.Name); len(problems) > 0 {
 			d.say(diag.NameInvalid, at(metaPath.Key("name")), ref, om.Name, kind, strings.Join(problems, "; "))
@@ -446,17 +462,18 @@ func (d *decoder) object(raw map[string]any, src model.Source) {
 	}
 	if !known {
 		if !d.noAdmission {
-			if errs := checkUndecoded(group, kind, meta, raw); len(errs) > 0 {
+			if errs := checkUndecoded(group, kind, meta, v); len(errs) > 0 {
 				d.fieldErrors(diag.SchemaViolation, src, ref, errs)
 				if rejects(errs) {
 					return
 				}
 			}
 		}
+		raw, _ := valueOf(v).(map[string]any)
 		d.objs = append(d.objs, &model.Unknown{ObjectMeta: meta, Raw: raw})
 		return
 	}
-	obj, errs := d.decodeKind(info, meta, raw)
+	obj, errs := d.decodeKind(info, meta, v)
 	if len(errs) > 0 {
 		d.fieldErrors(info.Family.Invalid(), src, ref, errs)
 	}
@@ -491,6 +508,41 @@ func (d *decoder) fieldErrors(e *diag.Entry, src model.Source, ref diag.ObjectRe
 		d.report(e, src.Line, ref, "%d more schema problems not shown", rest)
 		d.keyLast(diag.Part("problem", "more"))
 	}
+}
+
+// isDNS1123Subdomain is validation.IsDNS1123Subdomain, whose regular
+// expression costs more than the rest of checking most names.
+func isDNS1123Subdomain(s string) []string {
+	if len(s) <= validation.DNS1123SubdomainMaxLength && dotted(s, plainLabel) {
+		return nil
+	}
+	return validation.IsDNS1123Subdomain(s)
+}
+
+// dotted reports whether s is one or more labels joined by dots, each
+// accepted by label.
+func dotted(s string, label func(string) bool) bool {
+	for part := range strings.SplitSeq(s, ".") {
+		if !label(part) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainLabel reports whether s matches [a-z0-9]([-a-z0-9]*[a-z0-9])? and
+// is at most 63 characters long: a DNS-1123 label, and a label of a
+// DNS-1123 subdomain (which bounds only the whole name's length).
+func plainLabel(s string) bool {
+	if s == "" || len(s) > validation.DNS1123LabelMaxLength || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func pathsOf(errs []fieldError) []model.Path {

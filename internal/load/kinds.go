@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	yaml "go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/meshc/meshc/internal/crdschema"
@@ -24,10 +25,10 @@ func lookupKind(group, kind string) (*model.Kind, bool) {
 	return k, true
 }
 
-// decodeKind decodes one object of k from its JSON value, as its family
-// is decoded.
+// decodeKind decodes one object of k from its node (see
+// goSchema.decode), as its family is decoded.
 // Findings with Warn set leave the object loaded; any other is fatal to it.
-func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[string]any) (model.Object, []fieldError) {
+func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, n *yaml.Node) (model.Object, []fieldError) {
 	v := k.New()
 	var errs []fieldError
 	switch k.Family {
@@ -35,25 +36,26 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[strin
 		// A type check for exact paths, then the API server's
 		// case-sensitive decoder. An unknown field is dropped with a
 		// warning, as the API server's default field validation does.
-		d.schema.decode(reflect.ValueOf(v).Elem(), raw, nil, true, &errs)
+		d.schema.decode(reflect.ValueOf(v).Elem(), n, nil, true, &errs)
 		for i := range errs {
 			errs[i].Warn = errs[i].Warn || errs[i].Unknown
 		}
 	case model.Istio:
-		errs = checkTopLevel(raw)
-		decodeProto(v.(proto.Message).ProtoReflect(), raw["spec"], model.Path{}.Key("spec"), &errs)
+		errs = checkTopLevel(n)
+		protoDecoder{errs: &errs}.message(v.(proto.Message).ProtoReflect(), field(n, "spec"), d.schema.scratch(model.Path{}.Key("spec")))
 		if len(errs) == 0 && !d.noAdmission {
 			errs = checkIstio(v.(proto.Message), meta)
 		}
 	case model.HNC, model.GatewayAPI, model.Install:
-		errs = checkTopLevel(raw)
-		d.schema.decode(reflect.ValueOf(v).Elem(), raw["spec"], model.Path{}.Key("spec"), true, &errs)
+		errs = checkTopLevel(n)
+		d.schema.decode(reflect.ValueOf(v).Elem(), field(n, "spec"), model.Path{}.Key("spec"), true, &errs)
 		if c, ok := v.(*model.HNCConfigSpec); ok && len(errs) == 0 {
 			errs = checkSyncModes(*c)
 		}
 		// The CRD's rules stand in for the API server's admission, off
 		// like istiod's for the fixtures of later passes.
 		if k.Family == model.GatewayAPI && len(errs) == 0 && !d.noAdmission {
+			raw, _ := valueOf(n).(map[string]any)
 			errs = d.checkCRD(k, meta.APIVersion, raw)
 		}
 	}
@@ -62,7 +64,7 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, raw map[strin
 	}
 	obj := k.Build(meta, v)
 	if se, ok := obj.(*model.ServiceEntry); ok {
-		se.StatusAddresses = statusAddresses(raw["status"])
+		se.StatusAddresses = statusAddresses(valueOf(field(n, "status")))
 	}
 	return obj, errs
 }
@@ -88,11 +90,12 @@ func statusAddresses(status any) []model.HostAddress {
 
 // customResourceFields are the top-level fields a custom resource may have;
 // the API server prunes or, with strict validation, rejects others.
-func checkTopLevel(raw map[string]any) []fieldError {
+func checkTopLevel(n *yaml.Node) []fieldError {
 	fields := []string{"apiVersion", "kind", "metadata", "spec", "status"}
 	var errs []fieldError
-	for _, k := range sortedKeys(raw) {
-		if !slices.Contains(fields, k) {
+	var buf [16]int
+	for _, i := range sortedPairs(n, buf[:]) {
+		if k := keyOf(n.Content[i]); !slices.Contains(fields, k) {
 			errs = append(errs, fieldError{Path: model.Path{}.Key(k), Msg: fmt.Sprintf("unknown field %q", k) + suggest.DidYouMean(k, fields)})
 		}
 	}

@@ -174,6 +174,9 @@ type input struct {
 	stream bool
 	// template marks a file in a Helm chart's templates directory.
 	template bool
+	// listed marks a file its directory listed as a regular file
+	// (inputfile.Options.Listed).
+	listed bool
 	// render marks a chart or kustomization directory to render; root
 	// bounds what a kustomization may read and abs is its absolute path.
 	render    renderKind
@@ -214,7 +217,7 @@ func collect(paths []string, opts Options) ([]input, []diag.Skipped, []diag.Diag
 		case fi.IsDir() && outdir.IsEarlierBuild(p):
 			c.unreadable(p, "%s is the output of meshc build, not manifests", p)
 		case fi.IsDir():
-			c.walk(p, "", nil)
+			c.walk(p, "", "", nil)
 		case !fi.Mode().IsRegular():
 			// A pipe (/dev/fd/N from <(...), a FIFO) is read as a stream
 			// under the name given: its symlinks lead nowhere to open.
@@ -293,29 +296,34 @@ func (c *collector) add(p string, template bool) {
 	if abs, err := filepath.Abs(real); err == nil {
 		real = abs
 	}
-	c.addReal(p, real, template)
+	c.addReal(p, real, template, false)
 }
 
-// addReal adds the file p whose real path is real, once per real path.
-func (c *collector) addReal(p, real string, template bool) {
+// addReal adds the file p whose real path is real, once per real path;
+// listed says its directory listed it as a regular file.
+func (c *collector) addReal(p, real string, template, listed bool) {
 	if c.seen[real] {
 		return
 	}
 	c.seen[real] = true
-	c.inputs = append(c.inputs, input{name: filepath.Clean(p), path: p, template: template})
+	c.inputs = append(c.inputs, input{name: filepath.Clean(p), path: p, template: template, listed: listed})
 }
 
 // walk adds the manifests below dir, rel below the directory named as
-// input. ancestors holds the real paths of the directories above, to stop
-// at a symlink that leads back up.
-func (c *collector) walk(dir, rel string, ancestors []string) {
-	real, err := filepath.EvalSymlinks(dir)
-	if err == nil {
-		real, err = filepath.Abs(real)
-	}
-	if err != nil {
-		c.unreadable(dir, "cannot read %s: %s", dir, inputfile.Reason(err))
-		return
+// input. real is dir's real path, "" when not known yet. ancestors holds
+// the real paths of the directories above, to stop at a symlink that
+// leads back up.
+func (c *collector) walk(dir, real, rel string, ancestors []string) {
+	var err error
+	if real == "" {
+		real, err = filepath.EvalSymlinks(dir)
+		if err == nil {
+			real, err = filepath.Abs(real)
+		}
+		if err != nil {
+			c.unreadable(dir, "cannot read %s: %s", dir, inputfile.Reason(err))
+			return
+		}
 	}
 	if slices.Contains(ancestors, real) {
 		c.unreadable(dir, "symlink loop: %s leads back to %s", dir, real)
@@ -350,33 +358,40 @@ func (c *collector) walk(dir, rel string, ancestors []string) {
 		if c.passedOver(entryRel) {
 			continue
 		}
-		var fi fs.FileInfo
-		if e.Type()&fs.ModeSymlink != 0 {
-			fi, err = os.Stat(full)
-		} else {
-			fi, err = e.Info()
+		// The listing's type of an entry that is no link is the entry's:
+		// asking again would cost a system call per file.
+		link := e.Type()&fs.ModeSymlink != 0
+		isDir := e.IsDir()
+		var err error
+		if link {
+			var fi fs.FileInfo
+			if fi, err = os.Stat(full); err == nil {
+				isDir = fi.IsDir()
+			}
 		}
 		switch {
 		case err != nil:
-			// A directory too deep to name, a dangling link, a manifest
-			// gone: saying nothing would pass it off as read.
-			if isManifestName(name) || e.Type()&(fs.ModeSymlink|fs.ModeDir) != 0 {
-				c.unreadable(full, "cannot read %s: %s", full, inputfile.Reason(err))
-			}
-		case fi.IsDir() && outdir.IsEarlierBuild(full):
+			// A dangling link, or one too deep to follow: saying
+			// nothing would pass it off as read.
+			c.unreadable(full, "cannot read %s: %s", full, inputfile.Reason(err))
+		case isDir && outdir.IsEarlierBuild(full):
 			// A build's own output inside the inputs is not manifests.
 			c.skipped = append(c.skipped, diag.Skipped{File: full, Reason: diag.EarlierBuild})
-		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && leadsUp(full, real):
+		case isDir && link && leadsUp(full, real):
 			c.unreadable(full, "symlink loop: %s leads back to a directory above it", full)
-		case fi.IsDir() && e.Type()&fs.ModeSymlink != 0 && c.intoPseudoFS(full, real):
-		case fi.IsDir():
-			c.walk(full, entryRel, ancestors)
+		case isDir && link && c.intoPseudoFS(full, real):
+		case isDir && link:
+			c.walk(full, "", entryRel, ancestors)
+		case isDir:
+			// Like a file, a directory that is no link is real below
+			// the real directory.
+			c.walk(full, filepath.Join(real, name), entryRel, ancestors)
 		case !isManifestName(name):
-		case e.Type()&fs.ModeSymlink == 0:
+		case !link:
 			// An entry that is no link is real below the real directory:
 			// resolving it again would cost a system call per directory
 			// of its path.
-			c.addReal(full, filepath.Join(real, name), template)
+			c.addReal(full, filepath.Join(real, name), template, e.Type().IsRegular())
 		default:
 			// What is not a regular file is refused by the reader.
 			c.add(full, template)
@@ -442,7 +457,7 @@ func readAndDecode(dec *decoder, in input, opts Options) fileResult {
 	case opts.FS != nil:
 		data, err = inputfile.ReadFS(opts.FS, in.path, inputfile.Options{Limit: limit, Name: in.name})
 	default:
-		data, err = inputfile.Read(in.path, inputfile.Options{Limit: limit, Stream: in.stream, Name: in.name})
+		data, err = inputfile.Read(in.path, inputfile.Options{Limit: limit, Stream: in.stream, Listed: in.listed, Name: in.name})
 	}
 	if err != nil {
 		return unreadableResult(in.name, "%s", err)

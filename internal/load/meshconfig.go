@@ -110,7 +110,7 @@ func (in meshInput) decode() (*meshv1.MeshConfig, []diag.Diagnostic) {
 	}
 	var errs []fieldError
 	user := &meshv1.MeshConfig{}
-	protoDecoder{protoNames: true, errs: &errs}.message(user.ProtoReflect(), in.raw, nil)
+	protoDecoder{protoNames: true, errs: &errs}.message(user.ProtoReflect(), fromValue(in.raw), nil)
 	refs := in.refs(pathsOf(errs))
 	var diags []diag.Diagnostic
 	fatal := false

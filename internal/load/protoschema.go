@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	yaml "go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -36,14 +37,14 @@ func (e fieldError) String() string {
 	return e.Path.String() + ": " + e.Msg
 }
 
-// decodeProto fills m from a decoded JSON value, checking it against m's
+// decodeProto fills m from n (see goSchema.decode), checking it against m's
 // schema the way the Istio CRDs validate it and collecting every problem
 // with its path. protojson alone stops at the first error and reports byte
 // offsets in converted JSON, which mean nothing to someone reading YAML; it
 // also accepts snake_case names and enum numbers the API server refuses. On
 // problems, m holds whatever was valid and the caller decides its fate.
-func decodeProto(m protoreflect.Message, v any, path model.Path, errs *[]fieldError) {
-	protoDecoder{errs: errs}.message(m, v, privatePath(path))
+func decodeProto(m protoreflect.Message, n *yaml.Node, path model.Path, errs *[]fieldError) {
+	protoDecoder{errs: errs}.message(m, n, privatePath(path))
 }
 
 // privatePath copies a path into a buffer of its own: the walk extends it
@@ -65,22 +66,28 @@ func (pd protoDecoder) add(path model.Path, msg string) {
 	*pd.errs = append(*pd.errs, fieldError{Path: slices.Clone(path), Msg: msg})
 }
 
-func (pd protoDecoder) message(m protoreflect.Message, v any, path model.Path) {
-	if v == nil {
+// oneofSet is the field set first, in key order, of a oneof.
+type oneofSet struct {
+	oneof protoreflect.FullName
+	key   string
+}
+
+func (pd protoDecoder) message(m protoreflect.Message, n *yaml.Node, path model.Path) {
+	if isNull(n) {
 		return
 	}
 	md := m.Descriptor()
-	if pd.wellKnown(m, v, path) {
+	if pd.wellKnown(m, n, path) {
 		return
 	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		pd.add(path, fmt.Sprintf("expected an object, got %s", describe(v)))
+	if n.Kind != yaml.MappingNode {
+		pd.add(path, fmt.Sprintf("expected an object, got %s", describeNode(n)))
 		return
 	}
-	oneofs := map[protoreflect.FullName]string{}
-	for _, key := range sortedKeys(obj) {
-		val := obj[key]
+	var oneofs []oneofSet
+	var buf [16]int
+	for _, i := range sortedPairs(n, buf[:]) {
+		key, val := keyOf(n.Content[i]), n.Content[i+1]
 		fd := md.Fields().ByJSONName(key)
 		if fd == nil && pd.protoNames {
 			fd = md.Fields().ByName(protoreflect.Name(key))
@@ -89,12 +96,12 @@ func (pd protoDecoder) message(m protoreflect.Message, v any, path model.Path) {
 			*pd.errs = append(*pd.errs, fieldError{Path: path.Key(key), Msg: unknownFieldMsg(md, key), Unknown: true})
 			continue
 		}
-		if o := fd.ContainingOneof(); o != nil && !o.IsSynthetic() && val != nil {
-			if other, dup := oneofs[o.FullName()]; dup {
-				pd.add(path.Key(key), fmt.Sprintf("%q and %q cannot both be set: they are alternatives", other, key))
+		if o := fd.ContainingOneof(); o != nil && !o.IsSynthetic() && !isNull(val) {
+			if j := slices.IndexFunc(oneofs, func(s oneofSet) bool { return s.oneof == o.FullName() }); j >= 0 {
+				pd.add(path.Key(key), fmt.Sprintf("%q and %q cannot both be set: they are alternatives", oneofs[j].key, key))
 				continue
 			}
-			oneofs[o.FullName()] = key
+			oneofs = append(oneofs, oneofSet{o.FullName(), key})
 		}
 		pd.field(m, fd, val, append(path, model.PathElem{Key: key}))
 	}
@@ -111,41 +118,41 @@ func unknownFieldMsg(md protoreflect.MessageDescriptor, key string) string {
 	return fmt.Sprintf("unknown field %q", key) + suggest.DidYouMean(key, names)
 }
 
-func (pd protoDecoder) field(m protoreflect.Message, fd protoreflect.FieldDescriptor, v any, path model.Path) {
-	if v == nil {
+func (pd protoDecoder) field(m protoreflect.Message, fd protoreflect.FieldDescriptor, n *yaml.Node, path model.Path) {
+	if isNull(n) {
 		return
 	}
 	switch {
 	case fd.IsMap():
-		obj, ok := v.(map[string]any)
-		if !ok {
-			pd.add(path, fmt.Sprintf("expected a map, got %s", describe(v)))
+		if n.Kind != yaml.MappingNode {
+			pd.add(path, fmt.Sprintf("expected a map, got %s", describeNode(n)))
 			return
 		}
 		mp := m.Mutable(fd).Map()
-		for _, k := range sortedKeys(obj) {
+		var buf [16]int
+		for _, i := range sortedPairs(n, buf[:]) {
+			k, item := keyOf(n.Content[i]), n.Content[i+1]
 			key, msg := mapKey(fd.MapKey(), k)
 			if msg != "" {
 				pd.add(path.Key(k), msg)
 				continue
 			}
-			if obj[k] == nil {
+			if isNull(item) {
 				continue
 			}
 			val := mp.NewValue()
-			if val, ok := pd.singular(fd.MapValue(), val, obj[k], append(path, model.PathElem{Key: k})); ok {
+			if val, ok := pd.singular(fd.MapValue(), val, item, append(path, model.PathElem{Key: k})); ok {
 				mp.Set(key, val)
 			}
 		}
 	case fd.IsList():
-		list, ok := v.([]any)
-		if !ok {
-			pd.add(path, fmt.Sprintf("expected a list, got %s", describe(v)))
+		if n.Kind != yaml.SequenceNode {
+			pd.add(path, fmt.Sprintf("expected a list, got %s", describeNode(n)))
 			return
 		}
 		lst := m.Mutable(fd).List()
-		for i, item := range list {
-			if item == nil {
+		for i, item := range n.Content {
+			if isNull(item) {
 				pd.add(path.Index(i), "null is not allowed in a list")
 				continue
 			}
@@ -154,9 +161,9 @@ func (pd protoDecoder) field(m protoreflect.Message, fd protoreflect.FieldDescri
 			}
 		}
 	case fd.Message() != nil:
-		pd.message(m.Mutable(fd).Message(), v, path)
+		pd.message(m.Mutable(fd).Message(), n, path)
 	default:
-		if val, ok := pd.singular(fd, protoreflect.Value{}, v, path); ok {
+		if val, ok := pd.singular(fd, protoreflect.Value{}, n, path); ok {
 			m.Set(fd, val)
 		}
 	}
@@ -164,13 +171,13 @@ func (pd protoDecoder) field(m protoreflect.Message, fd protoreflect.FieldDescri
 
 // singular decodes one value of fd's type; for messages, into blank (a new
 // element of the list or map being filled).
-func (pd protoDecoder) singular(fd protoreflect.FieldDescriptor, blank protoreflect.Value, v any, path model.Path) (protoreflect.Value, bool) {
+func (pd protoDecoder) singular(fd protoreflect.FieldDescriptor, blank protoreflect.Value, n *yaml.Node, path model.Path) (protoreflect.Value, bool) {
 	if fd.Message() != nil {
-		n := len(*pd.errs)
-		pd.message(blank.Message(), v, path)
-		return blank, len(*pd.errs) == n
+		before := len(*pd.errs)
+		pd.message(blank.Message(), n, path)
+		return blank, len(*pd.errs) == before
 	}
-	val, msg := scalarValue(fd, v)
+	val, msg := scalarValue(fd, jsonOf(n))
 	if msg != "" {
 		pd.add(path, msg)
 		return val, false
@@ -187,7 +194,7 @@ func mapKey(fd protoreflect.FieldDescriptor, k string) (protoreflect.MapKey, str
 			return protoreflect.ValueOfBool(b).MapKey(), ""
 		}
 	default:
-		if v, msg := scalarValue(fd, json.Number(k)); msg == "" {
+		if v, msg := scalarValue(fd, jsonScalar{kind: jsonNumber, text: k}); msg == "" {
 			return v.MapKey(), ""
 		}
 	}
@@ -196,7 +203,7 @@ func mapKey(fd protoreflect.FieldDescriptor, k string) (protoreflect.MapKey, str
 
 // scalarValue converts v to a value of a non-message field kind, or says
 // what is wrong with it.
-func scalarValue(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, string) {
+func scalarValue(fd protoreflect.FieldDescriptor, v jsonScalar) (protoreflect.Value, string) {
 	var none protoreflect.Value
 	switch fd.Kind() {
 	case protoreflect.EnumKind:
@@ -204,32 +211,30 @@ func scalarValue(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, st
 		if ed.FullName() == "google.protobuf.NullValue" {
 			return protoreflect.ValueOfEnum(0), ""
 		}
-		s, ok := v.(string)
-		if !ok {
-			return none, fmt.Sprintf("expected one of %s, got %s", enumNames(ed), describe(v))
+		if v.kind != jsonString {
+			return none, fmt.Sprintf("expected one of %s, got %s", enumNames(ed), describe(v.value()))
 		}
+		s := v.text
 		ev := ed.Values().ByName(protoreflect.Name(s))
 		if ev == nil {
 			return none, fmt.Sprintf("invalid value %q, want one of %s", s, enumNames(ed))
 		}
 		return protoreflect.ValueOfEnum(ev.Number()), ""
 	case protoreflect.BoolKind:
-		b, ok := v.(bool)
-		if !ok {
-			return none, "expected true or false, got " + describe(v)
+		if v.kind != jsonBool {
+			return none, "expected true or false, got " + describe(v.value())
 		}
-		return protoreflect.ValueOfBool(b), ""
+		return protoreflect.ValueOfBool(v.b), ""
 	case protoreflect.StringKind:
-		s, ok := v.(string)
-		if !ok {
-			return none, "expected a string, got " + describe(v)
+		if v.kind != jsonString {
+			return none, "expected a string, got " + describe(v.value())
 		}
-		return protoreflect.ValueOfString(s), ""
+		return protoreflect.ValueOfString(v.text), ""
 	case protoreflect.BytesKind:
-		s, ok := v.(string)
-		if !ok {
-			return none, "expected a base64 string, got " + describe(v)
+		if v.kind != jsonString {
+			return none, "expected a base64 string, got " + describe(v.value())
 		}
+		s := v.text
 		b, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {
 			if b, err = base64.URLEncoding.DecodeString(s); err != nil {
@@ -251,15 +256,15 @@ func scalarValue(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, st
 		return protoreflect.ValueOfUint64(n), msg
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
 		var f float64
-		switch x := v.(type) {
-		case json.Number:
+		switch v.kind {
+		case jsonNumber:
 			var err error
-			f, err = x.Float64()
+			f, err = strconv.ParseFloat(v.text, 64)
 			if err != nil || (fd.Kind() == protoreflect.FloatKind && math.Abs(f) > math.MaxFloat32) {
-				return none, fmt.Sprintf("number %s is out of range", x)
+				return none, fmt.Sprintf("number %s is out of range", v.text)
 			}
-		case string:
-			switch x {
+		case jsonString:
+			switch v.text {
 			case "NaN":
 				f = math.NaN()
 			case "Infinity":
@@ -267,10 +272,10 @@ func scalarValue(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, st
 			case "-Infinity":
 				f = math.Inf(-1)
 			default:
-				return none, "expected a number, got " + describe(v)
+				return none, "expected a number, got " + describe(v.value())
 			}
 		default:
-			return none, "expected a number, got " + describe(v)
+			return none, "expected a number, got " + describe(v.value())
 		}
 		if fd.Kind() == protoreflect.FloatKind {
 			return protoreflect.ValueOfFloat32(float32(f)), ""
@@ -282,7 +287,7 @@ func scalarValue(fd protoreflect.FieldDescriptor, v any) (protoreflect.Value, st
 
 // parseInt accepts JSON integers in range; 64-bit fields also accept
 // decimal strings, as protobuf's JSON mapping writes them.
-func parseInt(v any, bits int, allowString bool) (int64, string) {
+func parseInt(v jsonScalar, bits int, allowString bool) (int64, string) {
 	s, msg := intText(v, allowString)
 	if msg != "" {
 		return 0, msg
@@ -294,7 +299,7 @@ func parseInt(v any, bits int, allowString bool) (int64, string) {
 	return n, ""
 }
 
-func parseUint(v any, bits int, allowString bool) (uint64, string) {
+func parseUint(v jsonScalar, bits int, allowString bool) (uint64, string) {
 	s, msg := intText(v, allowString)
 	if msg != "" {
 		return 0, msg
@@ -309,16 +314,11 @@ func parseUint(v any, bits int, allowString bool) (uint64, string) {
 	return n, ""
 }
 
-func intText(v any, allowString bool) (string, string) {
-	switch x := v.(type) {
-	case json.Number:
-		return x.String(), ""
-	case string:
-		if allowString {
-			return x, ""
-		}
+func intText(v jsonScalar, allowString bool) (string, string) {
+	if v.kind == jsonNumber || v.kind == jsonString && allowString {
+		return v.text, ""
 	}
-	return "", "expected an integer, got " + describe(v)
+	return "", "expected an integer, got " + describe(v.value())
 }
 
 func intError(s string, bits int, err error, what string) string {
@@ -338,14 +338,14 @@ func enumNames(ed protoreflect.EnumDescriptor) string {
 
 // wellKnown handles the google.protobuf types whose JSON form is not an
 // object of fields. It reports whether md was one of them.
-func (pd protoDecoder) wellKnown(m protoreflect.Message, v any, path model.Path) bool {
+func (pd protoDecoder) wellKnown(m protoreflect.Message, n *yaml.Node, path model.Path) bool {
 	md := m.Descriptor()
 	switch md.FullName() {
 	case "google.protobuf.BoolValue", "google.protobuf.StringValue", "google.protobuf.BytesValue",
 		"google.protobuf.Int32Value", "google.protobuf.Int64Value", "google.protobuf.UInt32Value",
 		"google.protobuf.UInt64Value", "google.protobuf.FloatValue", "google.protobuf.DoubleValue":
 		fd := md.Fields().ByName("value")
-		val, msg := scalarValue(fd, v)
+		val, msg := scalarValue(fd, jsonOf(n))
 		if msg != "" {
 			pd.add(path, msg)
 			return true
@@ -353,9 +353,9 @@ func (pd protoDecoder) wellKnown(m protoreflect.Message, v any, path model.Path)
 		m.Set(fd, val)
 		return true
 	case "google.protobuf.Duration", "google.protobuf.Timestamp", "google.protobuf.FieldMask":
-		s, ok := v.(string)
+		s, ok := stringOf(n)
 		if !ok {
-			pd.add(path, fmt.Sprintf("expected a %s string, got %s", wktWord(md), describe(v)))
+			pd.add(path, fmt.Sprintf("expected a %s string, got %s", wktWord(md), describeNode(n)))
 			return true
 		}
 		if md.FullName() == "google.protobuf.Duration" {
@@ -378,6 +378,7 @@ func (pd protoDecoder) wellKnown(m protoreflect.Message, v any, path model.Path)
 		}
 		return true
 	case "google.protobuf.Struct", "google.protobuf.ListValue", "google.protobuf.Value", "google.protobuf.Any", "google.protobuf.Empty":
+		v := valueOf(n)
 		js, err := json.Marshal(v)
 		if err == nil {
 			err = protojson.Unmarshal(js, m.Interface())

@@ -103,31 +103,33 @@ func (d *decoder) decodeRendered(docs []render.Doc, limit int64) ([]model.Object
 // not found) at the file without a line, with a note saying why.
 func (d *decoder) decodeObject(doc render.Doc, files map[string][]chunk, limit int64) ([]model.Object, []diag.Diagnostic) {
 	d.start(doc.File, doc.Origin, nil)
-	raw, root, line, msg := parseDocument(&d.yaml, chunk{data: doc.Data, line: 1})
+	v, root, line, msg := d.yaml.parse(chunk{data: doc.Data, line: 1})
 	if msg != "" {
 		d.report(diag.InvalidYAML, line, diag.ObjectRef{}, "%s (in the rendered object)", msg)
 		return d.objs, d.diags
 	}
-	if raw == nil {
+	if v == nil {
 		return nil, nil
 	}
 	var src *chunk
+	var rendered any
 	if doc.Source != "" {
-		src = d.sourceDocument(doc.Source, raw, files, limit)
+		rendered = valueOf(v)
+		src = d.sourceDocument(doc.Source, rendered, files, limit)
 	}
 	switch {
-	case src != nil && (doc.Patched == "" || sameContent(raw, *src)):
+	case src != nil && (doc.Patched == "" || sameContent(rendered, *src)):
 		d.file, d.origin = doc.Source, ""
-		d.value(raw, root, &model.Document{Data: src.data, Line: src.line}, nil, firstContentLine(*src))
+		d.value(v, root, &model.Document{Data: src.data, Line: src.line}, nil, firstContentLine(*src))
 		return d.objs, d.diags
 	case doc.Patched != "":
 		d.file, d.origin = doc.Patched, render.PatchedHere
-		d.value(raw, root, nil, nil, doc.PatchedLine)
+		d.value(v, root, nil, nil, doc.PatchedLine)
 		return d.objs, d.diags
 	case doc.Source != "":
 		d.origin = render.LineUnknown
 	}
-	d.value(raw, root, nil, nil, doc.Line)
+	d.value(v, root, nil, nil, doc.Line)
 	return d.objs, d.diags
 }
 

@@ -26,6 +26,12 @@ func splitDocuments(data []byte) []chunk {
 		if end >= 0 {
 			next = pos + end + 1
 		}
+		// Only a line that starts as a marker does can be one.
+		if c := data[pos]; c != '-' && c != '.' {
+			pos = next
+			line++
+			continue
+		}
 		text := bytes.TrimRight(data[pos:next], "\r\n")
 		if marker, rest := documentMarker(text); marker {
 			if pos > start {

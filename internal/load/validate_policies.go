@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 
+	yaml "go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/proto"
 	extensions "istio.io/api/extensions/v1alpha1"
 	networking "istio.io/api/networking/v1alpha3"
@@ -23,7 +24,7 @@ import (
 // ProxyConfig, WorkloadGroup). Their spec is decoded for the check alone; a
 // spec that does not decode is left as it was before (these kinds are not
 // schema-checked), so only the admission rules can reject the object.
-func checkUndecoded(group, kind string, meta model.ObjectMeta, raw map[string]any) []fieldError {
+func checkUndecoded(group, kind string, meta model.ObjectMeta, n *yaml.Node) []fieldError {
 	var m proto.Message
 	switch group + "/" + kind {
 	case "security.istio.io/RequestAuthentication":
@@ -39,7 +40,7 @@ func checkUndecoded(group, kind string, meta model.ObjectMeta, raw map[string]an
 	}
 	spec := model.Path{}.Key("spec")
 	var errs []fieldError
-	decodeProto(m.ProtoReflect(), raw["spec"], spec, &errs)
+	decodeProto(m.ProtoReflect(), field(n, "spec"), spec, &errs)
 	if len(errs) > 0 {
 		return nil
 	}

@@ -2,8 +2,11 @@ package load
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,6 +41,39 @@ type converter struct {
 	// expanding holds the anchors being expanded, to stop an alias that
 	// refers to a node containing it.
 	expanding map[*yaml.Node]bool
+	// check walks as toValue does without building the value, to find
+	// the problem it would report; it stops with errExpand at an alias or
+	// a merge key, whose values toValue must build. keys holds the keys of
+	// the mappings being walked, to find a key set twice.
+	check bool
+	keys  []string
+}
+
+// errExpand stops a check at what only building the value resolves.
+var errExpand = errors.New("aliases or merge keys")
+
+// decodable returns the node of a parsed document that the decoders read
+// in place of the value toValue would build, or toValue's error; nil for
+// a document whose value is null. The node holds no alias or merge key,
+// no key twice and no scalar toValue refuses. Most documents are such
+// nodes already and are only checked; the rest are built and turned back
+// into nodes, which then have no lines. keys is memory for the check to
+// reuse.
+func decodable(doc *yaml.Node, keys *[]string) (*yaml.Node, error) {
+	c := converter{budget: maxExpandedNodes, check: true, keys: (*keys)[:0]}
+	_, err := c.value(doc)
+	*keys = c.keys
+	if errors.Is(err, errExpand) {
+		v, err := toValue(doc)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		return fromValue(v), nil
+	}
+	if err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || isNull(doc.Content[0]) {
+		return nil, err
+	}
+	return doc.Content[0], nil
 }
 
 func (c *converter) value(n *yaml.Node) (any, error) {
@@ -53,6 +89,9 @@ func (c *converter) value(n *yaml.Node) (any, error) {
 		}
 		return c.value(n.Content[0])
 	case yaml.AliasNode:
+		if c.check {
+			return nil, errExpand
+		}
 		if n.Alias == nil {
 			return nil, &lineError{n.Line, "unknown anchor"}
 		}
@@ -67,6 +106,14 @@ func (c *converter) value(n *yaml.Node) (any, error) {
 		delete(c.expanding, n.Alias)
 		return v, err
 	case yaml.SequenceNode:
+		if c.check {
+			for _, item := range n.Content {
+				if _, err := c.value(item); err != nil {
+					return nil, err
+				}
+			}
+			return nil, nil
+		}
 		out := make([]any, 0, len(n.Content))
 		for _, item := range n.Content {
 			v, err := c.value(item)
@@ -77,8 +124,15 @@ func (c *converter) value(n *yaml.Node) (any, error) {
 		}
 		return out, nil
 	case yaml.MappingNode:
+		if c.check {
+			return nil, c.checkMapping(n)
+		}
 		return c.mapping(n)
 	case yaml.ScalarNode:
+		if c.check {
+			_, err := scalarJSON(n)
+			return nil, err
+		}
 		return scalar(n)
 	}
 	return nil, &lineError{n.Line, "unsupported YAML node"}
@@ -114,6 +168,31 @@ func (c *converter) mapping(n *yaml.Node) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkMapping is mapping for a check: the same problems in the same
+// order, without the map.
+func (c *converter) checkMapping(n *yaml.Node) error {
+	base := len(c.keys)
+	defer func() { c.keys = c.keys[:base] }()
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			return errExpand
+		}
+		key, err := keyString(k)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(c.keys[base:], key) {
+			return &lineError{k.Line, fmt.Sprintf("key %q already set in this mapping", key)}
+		}
+		c.keys = append(c.keys, key)
+		if _, err := c.value(v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *converter) merge(out map[string]any, m *yaml.Node) error {
@@ -196,31 +275,81 @@ func isYAML11Bool(n *yaml.Node) bool {
 }
 
 func scalar(n *yaml.Node) (any, error) {
+	j, err := scalarJSON(n)
+	if err != nil {
+		return nil, err
+	}
+	return j.value(), nil
+}
+
+// jsonKind is the kind of a JSON value.
+type jsonKind uint8
+
+const (
+	jsonNull jsonKind = iota
+	jsonBool
+	jsonNumber
+	jsonString
+	jsonObject
+	jsonList
+)
+
+// jsonScalar is what the decoders need of a YAML node's JSON value,
+// without boxing it: its kind and, for a scalar, its text (a number's as
+// json.Number writes it) or truth.
+type jsonScalar struct {
+	kind jsonKind
+	text string
+	b    bool
+}
+
+// value is the scalar as toValue gives it; an object or a list is given
+// as an empty one, enough to describe it.
+func (j jsonScalar) value() any {
+	switch j.kind {
+	case jsonBool:
+		return j.b
+	case jsonNumber:
+		return json.Number(j.text)
+	case jsonString:
+		return j.text
+	case jsonObject:
+		return map[string]any{}
+	case jsonList:
+		return []any{}
+	}
+	return nil
+}
+
+// scalarJSON is the JSON value of a scalar node, as scalar gives it.
+func scalarJSON(n *yaml.Node) (jsonScalar, error) {
 	switch n.ShortTag() {
 	case "!!null":
-		return nil, nil
+		return jsonScalar{}, nil
 	case "!!bool":
 		b, err := strconv.ParseBool(strings.ToLower(n.Value))
 		if err != nil {
-			return nil, &lineError{n.Line, fmt.Sprintf("invalid boolean %q", n.Value)}
+			return jsonScalar{}, &lineError{n.Line, fmt.Sprintf("invalid boolean %q", n.Value)}
 		}
-		return b, nil
+		return jsonScalar{kind: jsonBool, b: b}, nil
 	case "!!int":
-		return intValue(n)
+		s, err := intValue(n)
+		return jsonScalar{kind: jsonNumber, text: s}, err
 	case "!!float":
-		return floatValue(n)
+		s, err := floatValue(n)
+		return jsonScalar{kind: jsonNumber, text: s}, err
 	case "!!str":
 		if isYAML11Bool(n) {
 			b, _ := yaml11Bool(n.Value)
-			return b, nil
+			return jsonScalar{kind: jsonBool, b: b}, nil
 		}
 	}
 	// Strings, timestamps (kept as written, as kubectl sends them) and
 	// anything with a custom tag.
-	return n.Value, nil
+	return jsonScalar{kind: jsonString, text: n.Value}, nil
 }
 
-func intValue(n *yaml.Node) (any, error) {
+func intValue(n *yaml.Node) (string, error) {
 	s := strings.ReplaceAll(n.Value, "_", "")
 	neg := strings.HasPrefix(s, "-")
 	digits := strings.TrimLeft(s, "+-")
@@ -232,30 +361,155 @@ func intValue(n *yaml.Node) (any, error) {
 		digits = "-" + digits
 	}
 	if i, err := strconv.ParseInt(digits, 0, 64); err == nil {
-		return json.Number(strconv.FormatInt(i, 10)), nil
+		return strconv.FormatInt(i, 10), nil
 	}
 	if u, err := strconv.ParseUint(digits, 0, 64); err == nil {
-		return json.Number(strconv.FormatUint(u, 10)), nil
+		return strconv.FormatUint(u, 10), nil
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) {
-		return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), nil
+		return strconv.FormatFloat(f, 'g', -1, 64), nil
 	}
-	return nil, &lineError{n.Line, fmt.Sprintf("integer %q is out of range", n.Value)}
+	return "", &lineError{n.Line, fmt.Sprintf("integer %q is out of range", n.Value)}
 }
 
-func floatValue(n *yaml.Node) (any, error) {
+func floatValue(n *yaml.Node) (string, error) {
 	s := strings.ReplaceAll(n.Value, "_", "")
 	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
 	case ".inf", ".nan":
-		return nil, &lineError{n.Line, fmt.Sprintf("%s cannot be represented in JSON", n.Value)}
+		return "", &lineError{n.Line, fmt.Sprintf("%s cannot be represented in JSON", n.Value)}
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) {
-		return nil, &lineError{n.Line, fmt.Sprintf("invalid number %q", n.Value)}
+		return "", &lineError{n.Line, fmt.Sprintf("invalid number %q", n.Value)}
 	}
 	// Keep the text when it is already valid JSON, so 1.50 stays 1.50.
 	if json.Valid([]byte(s)) {
-		return json.Number(s), nil
+		return s, nil
 	}
-	return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), nil
+	return strconv.FormatFloat(f, 'g', -1, 64), nil
+}
+
+// The decoders read a node decodable returned through what follows: the
+// value toValue would give, one node at a time.
+
+// isNull reports whether n is absent or null.
+func isNull(n *yaml.Node) bool {
+	return n == nil || n.Kind == 0 || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// jsonOf is n's JSON value.
+func jsonOf(n *yaml.Node) jsonScalar {
+	switch {
+	case n == nil:
+		return jsonScalar{}
+	case n.Kind == yaml.MappingNode:
+		return jsonScalar{kind: jsonObject}
+	case n.Kind == yaml.SequenceNode:
+		return jsonScalar{kind: jsonList}
+	case n.Kind == yaml.ScalarNode:
+		j, _ := scalarJSON(n) // decodable checked it
+		return j
+	}
+	return jsonScalar{}
+}
+
+// stringOf is n's value if it is a string.
+func stringOf(n *yaml.Node) (string, bool) {
+	if j := jsonOf(n); j.kind == jsonString {
+		return j.text, true
+	}
+	return "", false
+}
+
+// describeNode is describe for n's value.
+func describeNode(n *yaml.Node) string { return describe(jsonOf(n).value()) }
+
+// valueOf is the value toValue gives for n: what the few readers of
+// whole values (unknown kinds, the CRD schemas, types with their own JSON
+// form) take.
+func valueOf(n *yaml.Node) any {
+	if n == nil {
+		return nil
+	}
+	c := converter{budget: maxExpandedNodes}
+	v, _ := c.value(n)
+	return v
+}
+
+// keyOf is the key string of a mapping key of a node decodable returned.
+func keyOf(k *yaml.Node) string {
+	s, _ := keyString(k)
+	return s
+}
+
+// field returns the value of key in mapping n, nil when n is no mapping
+// or does not set key.
+func field(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if keyOf(n.Content[i]) == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// withField returns mapping n with key set to the string s after its own
+// keys; n itself is left as it is.
+func withField(n *yaml.Node, key, s string) *yaml.Node {
+	out := *n
+	out.Content = append(slices.Clip(n.Content), stringNode(key), stringNode(s))
+	return &out
+}
+
+// stringNode is a node whose value is the string s, whatever s says.
+func stringNode(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: s}
+}
+
+// sortedPairs returns the indexes in n.Content of mapping n's keys in
+// key order, the order of a walk through a map's sorted keys. buf may
+// hold them.
+func sortedPairs(n *yaml.Node, buf []int) []int {
+	idx := buf[:0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		idx = append(idx, i)
+	}
+	// Keys are mostly written in order already.
+	if !slices.IsSortedFunc(idx, func(a, b int) int { return strings.Compare(keyOf(n.Content[a]), keyOf(n.Content[b])) }) {
+		slices.SortFunc(idx, func(a, b int) int { return strings.Compare(keyOf(n.Content[a]), keyOf(n.Content[b])) })
+	}
+	return idx
+}
+
+// fromValue is the node of v, a value toValue built: keys in sorted
+// order, strings quoted so that they stay strings.
+func fromValue(v any) *yaml.Node {
+	switch x := v.(type) {
+	case map[string]any:
+		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			n.Content = append(n.Content, stringNode(k), fromValue(x[k]))
+		}
+		return n
+	case []any:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for _, item := range x {
+			n.Content = append(n.Content, fromValue(item))
+		}
+		return n
+	case string:
+		return stringNode(x)
+	case bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(x)}
+	case json.Number:
+		tag := "!!int"
+		if strings.ContainsAny(string(x), ".eE") {
+			tag = "!!float"
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: string(x)}
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
 }
