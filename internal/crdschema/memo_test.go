@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/meshc/meshc/internal/model"
 )
@@ -255,6 +256,28 @@ func TestMemoRemembersValidOpenAPISubtrees(t *testing.T) {
 		}
 		if strings.Contains(c.spec, bad) && !strings.Contains(got, ".weight: Invalid value") {
 			t.Errorf("object %d: the bad weight is not reported: %s", i, got)
+		}
+	}
+}
+
+// TestOpenAPITreeStopsAtOtherSubschemas: a field matching
+// patternProperties, or an index past the items, is validated by a
+// schema the tree does not follow, so the tree stops there.
+func TestOpenAPITreeStopsAtOtherSubschemas(t *testing.T) {
+	str := spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string"}}}
+	for _, c := range []struct {
+		name string
+		s    spec.Schema
+		want bool
+	}{
+		{"properties and additional properties", spec.Schema{SchemaProps: spec.SchemaProps{Properties: map[string]spec.Schema{"a": str}, AdditionalProperties: &spec.SchemaOrBool{Allows: true, Schema: &str}}}, true},
+		{"pattern properties", spec.Schema{SchemaProps: spec.SchemaProps{Properties: map[string]spec.Schema{"a": str}, PatternProperties: map[string]spec.Schema{"^b": str}, AdditionalProperties: &spec.SchemaOrBool{Allows: true, Schema: &str}}}, false},
+		{"items", spec.Schema{SchemaProps: spec.SchemaProps{Items: &spec.SchemaOrArray{Schema: &str}}}, true},
+		{"additional items", spec.Schema{SchemaProps: spec.SchemaProps{Items: &spec.SchemaOrArray{Schema: &str}, AdditionalItems: &spec.SchemaOrBool{Allows: true, Schema: &str}}}, false},
+	} {
+		n := newOpenAPINode(&c.s)
+		if got := n.props != nil || n.additional != nil || n.items != nil; got != c.want {
+			t.Errorf("%s: children %v, want %v", c.name, got, c.want)
 		}
 	}
 }

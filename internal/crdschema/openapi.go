@@ -21,11 +21,16 @@ type openAPINode struct {
 	items      *openAPINode
 }
 
-// newOpenAPINode is the tree of s. A structural schema has no
-// patternProperties and one items schema; what the tree lacks is
-// validated without the memo.
+// newOpenAPINode is the tree of s. The library's sub-validator of a field
+// is the property's, else the additional properties' (a structural schema
+// has no patternProperties), and that of an index the items' (it has one
+// items schema and no additionalItems); where a schema has the others
+// the tree stops, and what it lacks is validated without the memo.
 func newOpenAPINode(s *spec.Schema) *openAPINode {
 	n := &openAPINode{schema: s}
+	if len(s.PatternProperties) > 0 || s.AdditionalItems != nil {
+		return n
+	}
 	for k := range s.Properties {
 		p := s.Properties[k]
 		if n.props == nil {
