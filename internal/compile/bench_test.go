@@ -5,11 +5,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/meshc/meshc/internal/meshgen"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // BenchmarkStages compiles the default generated mesh (100 namespaces ×
@@ -45,7 +45,7 @@ func benchStages(b *testing.B, opts meshgen.Options) {
 	}
 	total := map[string]float64{}
 	var order []string
-	start := cpuTime()
+	start := testfiles.CPUTime()
 	for b.Loop() {
 		r, err := Run(context.Background(), Inputs{Paths: []string{dir}}, Options{})
 		if err != nil {
@@ -58,7 +58,7 @@ func benchStages(b *testing.B, opts meshgen.Options) {
 			total[s.Name] += float64(s.Duration.Microseconds()) / 1000
 		}
 	}
-	b.ReportMetric(float64((cpuTime()-start).Microseconds())/1000/float64(b.N), "ms-cpu/op")
+	b.ReportMetric(float64((testfiles.CPUTime()-start).Microseconds())/1000/float64(b.N), "ms-cpu/op")
 	for _, name := range order {
 		b.ReportMetric(total[name]/float64(b.N), "ms/"+name)
 	}
@@ -103,7 +103,7 @@ func BenchmarkRecompile(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			start, wall := cpuTime(), time.Now()
+			start, wall := testfiles.CPUTime(), time.Now()
 			r, err := Run(context.Background(), Inputs{Paths: []string{dir}}, Options{})
 			if err != nil {
 				b.Fatal(err)
@@ -111,7 +111,7 @@ func BenchmarkRecompile(b *testing.B) {
 			if prev, err = r.ConfigSet(context.Background(), opts, prev); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(float64((cpuTime() - start).Milliseconds()), "ms-cpu/"+step.name)
+			b.ReportMetric(float64((testfiles.CPUTime() - start).Milliseconds()), "ms-cpu/"+step.name)
 			b.ReportMetric(float64(time.Since(wall).Milliseconds()), "ms-wall/"+step.name)
 			b.ReportMetric(float64(prev.Carried.Clusters), "carried-clusters/"+step.name)
 			b.ReportMetric(float64(prev.Carried.Listeners), "carried-listeners/"+step.name)
@@ -119,11 +119,4 @@ func BenchmarkRecompile(b *testing.B) {
 			b.ReportMetric(float64(prev.Rebuilt), "rebuilt/"+step.name)
 		}
 	}
-}
-
-// cpuTime is the process's CPU time so far, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

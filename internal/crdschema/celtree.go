@@ -5,9 +5,7 @@ import (
 	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 )
 
@@ -19,7 +17,7 @@ import (
 // before (Memo).
 type celNode struct {
 	// own is the node's rules, nil when it has none.
-	own        func() *cel.Validator
+	own        func() *celRules
 	items      *celNode
 	props      map[string]*celNode
 	additional *celNode
@@ -48,10 +46,10 @@ func newCELNode(s *schema.Structural, root bool, declType *apiservercel.DeclType
 	}
 	n := &celNode{}
 	if len(s.XValidations) > 0 {
-		n.own = sync.OnceValue(func() *cel.Validator {
+		n.own = sync.OnceValue(func() *celRules {
 			own := s.DeepCopy()
 			clearChildRules(own)
-			return cel.NewValidator(own, root, celconfig.PerCallLimit)
+			return newCELRules(own, root)
 		})
 	}
 	var elem *apiservercel.DeclType

@@ -34,6 +34,9 @@ import (
 type Schema struct {
 	structural *schema.Structural
 	openAPI    validation.SchemaValidator
+	// openAPITree is the schema openAPI validates against, as Memo
+	// walks it.
+	openAPITree *openAPINode
 	// rules is nil when the version has no CEL rules.
 	rules *celNode
 	// metadataOpaque: the schema reads no more of the metadata than its
@@ -72,7 +75,7 @@ func Compile(crd *apiextv1.CustomResourceDefinition, version string) (*Schema, e
 	if err := defaulting.PruneDefaults(structural); err != nil {
 		return nil, fmt.Errorf("%s %s: pruning defaults: %w", crd.Name, version, err)
 	}
-	openAPI, _, err := validation.NewSchemaValidator(internal)
+	openAPI, openAPISchema, err := validation.NewSchemaValidator(internal)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: OpenAPI validator: %w", crd.Name, version, err)
 	}
@@ -83,6 +86,7 @@ func Compile(crd *apiextv1.CustomResourceDefinition, version string) (*Schema, e
 	return &Schema{
 		structural:     structural,
 		openAPI:        openAPI,
+		openAPITree:    newOpenAPINode(openAPISchema),
 		rules:          rules,
 		metadataOpaque: metadataOpaque(v1),
 	}, nil
@@ -107,8 +111,15 @@ func (s *Schema) validate(ctx context.Context, obj map[string]any, m *Memo) []Vi
 	delete(u, "status")
 	defaulting.Default(u, s.structural)
 	defaulting.PruneNonNullableNullsWithoutDefaults(u, s.structural)
+	if m != nil {
+		m.contents.object()
+	}
 
-	errs := validation.ValidateCustomResource(nil, u, s.openAPI)
+	var openAPI validation.SchemaCreateValidator = s.openAPI
+	if m != nil {
+		openAPI = memoOpenAPI{root: s.openAPITree, m: m}
+	}
+	errs := validation.ValidateCustomResource(nil, u, openAPI)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
 	unchecked := s.rules != nil && blocksRules(errs)
 	if s.rules != nil && !unchecked {

@@ -3,7 +3,6 @@ package crdschema
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -15,30 +14,34 @@ import (
 
 // Memo validates objects through their Schemas remembering what it has
 // judged, so that content seen before costs a lookup: the API server's
-// OpenAPI and CEL checks take about half a millisecond an HTTPRoute, most
-// of it the CEL library allocating as it reads fields.
+// OpenAPI and CEL checks take a few hundred microseconds an HTTPRoute,
+// most of it the libraries allocating as they walk it.
 //
-// Two things are remembered. The violations of a whole object, by its
+// Three things are remembered. The violations of a whole object, by its
 // content less metadata and status, when the schema reads no more of the
 // metadata than its type (every Gateway API CRD): the same route stamped
-// into many namespaces is judged once. And the outcome of each subtree
-// the CEL rules judge (a parentRef, a rule, a match, a backendRef), by
-// the subtree's content: a CEL rule sees only its own node and what is
-// under it, so routes that differ in one backend share the verdicts on
-// their other parts. A Memo belongs to one goroutine.
+// into many namespaces is judged once. The outcome of each subtree the
+// CEL rules judge (a parentRef, a rule, a match, a backendRef), by the
+// subtree's content: a CEL rule sees only its own node and what is under
+// it, so routes that differ in one backend share the verdicts on their
+// other parts. And, as for CEL, each subtree the OpenAPI schema found
+// valid (openapi.go). A Memo belongs to one goroutine.
 type Memo struct {
-	objects map[objectKey][]Violation
+	// objects is the violations of each object, by schema and key
+	// (appendObjectKey); key is the buffer the key is written in.
+	objects map[*Schema]map[string][]Violation
+	key     []byte
 	cel     map[celKey]celOutcome
-}
-
-type objectKey struct {
-	s       *Schema
-	content string
+	// openAPI is the match count of each subtree the OpenAPI schema
+	// found valid.
+	openAPI map[openAPIKey]int
+	// contents numbers the subtrees the two above are keyed by.
+	contents contents
 }
 
 type celKey struct {
 	n       *celNode
-	content string
+	content uint32
 }
 
 // celOutcome is what validating a subtree gave: its errors, with the
@@ -51,19 +54,23 @@ type celOutcome struct {
 
 // NewMemo returns an empty Memo.
 func NewMemo() *Memo {
-	return &Memo{objects: map[objectKey][]Violation{}, cel: map[celKey]celOutcome{}}
+	return &Memo{objects: map[*Schema]map[string][]Violation{}, cel: map[celKey]celOutcome{}, openAPI: map[openAPIKey]int{}, contents: newContents()}
 }
 
 // Validate is s.Validate(ctx, obj), remembered.
 func (m *Memo) Validate(ctx context.Context, s *Schema, obj map[string]any) []Violation {
-	key, ok := s.objectKey(obj)
+	key, ok := s.appendObjectKey(m.key[:0], obj)
+	m.key = key
 	if !ok {
 		return s.validate(ctx, obj, m)
 	}
-	vs, ok := m.objects[key]
+	vs, ok := m.objects[s][string(key)]
 	if !ok {
 		vs = s.validate(ctx, obj, m)
-		m.objects[key] = vs
+		if m.objects[s] == nil {
+			m.objects[s] = map[string][]Violation{}
+		}
+		m.objects[s][string(key)] = vs
 	}
 	// The caller owns what it gets; the remembered paths stay intact.
 	out := slices.Clone(vs)
@@ -73,21 +80,21 @@ func (m *Memo) Validate(ctx context.Context, s *Schema, obj map[string]any) []Vi
 	return out
 }
 
-// objectKey is obj's whole-object memo key: ok is false when the schema
-// may judge the metadata beyond its type, or obj's metadata is no object.
-func (s *Schema) objectKey(obj map[string]any) (objectKey, bool) {
+// appendObjectKey appends obj's whole-object memo key to b: ok is false
+// when the schema may judge the metadata beyond its type, or obj's
+// metadata is no object.
+func (s *Schema) appendObjectKey(b []byte, obj map[string]any) ([]byte, bool) {
 	if !s.metadataOpaque {
-		return objectKey{}, false
+		return b, false
 	}
-	b := []byte{'-'}
-	if meta, ok := obj["metadata"]; ok {
-		if _, ok := meta.(map[string]any); !ok {
-			return objectKey{}, false
-		}
-		b[0] = 'm'
+	if meta, ok := obj["metadata"]; !ok {
+		b = append(b, '-')
+	} else if _, ok := meta.(map[string]any); ok {
+		b = append(b, 'm')
+	} else {
+		return b, false
 	}
-	b, ok := appendContent(b, obj, "metadata", "status")
-	return objectKey{s: s, content: string(b)}, ok
+	return appendContent(b, obj, "metadata", "status")
 }
 
 // metadataOpaque reports whether a CRD version's schema checks no more of
@@ -113,7 +120,8 @@ func appendContent(b []byte, v any, skip ...string) ([]byte, bool) {
 	switch x := v.(type) {
 	case map[string]any:
 		b = append(b, '{')
-		for _, k := range slices.Sorted(maps.Keys(x)) {
+		var small [16]string
+		for _, k := range sortedKeys(small[:0], x) {
 			if slices.Contains(skip, k) {
 				continue
 			}
@@ -168,8 +176,8 @@ func (m *Memo) validateCEL(ctx context.Context, n *celNode, path *field.Path, ob
 	// A node with no rules of its own costs less to walk through than
 	// to look up.
 	if m != nil && path != nil && n.own != nil {
-		content, ok := appendContent(nil, obj)
-		key, remember = celKey{n: n, content: string(content)}, ok
+		content, ok := m.contents.id(obj)
+		key, remember = celKey{n: n, content: content}, ok
 		if o, ok := m.cel[key]; ok && budget > o.cost {
 			return o.at(path), budget - o.cost
 		}
@@ -177,7 +185,7 @@ func (m *Memo) validateCEL(ctx context.Context, n *celNode, path *field.Path, ob
 	var errs field.ErrorList
 	left := budget
 	if n.own != nil {
-		errs, left = n.own().Validate(ctx, path, nil, obj, nil, budget)
+		errs, left = n.own().validate(ctx, path, obj, budget)
 	}
 	// child validates one child, reporting whether budget is left.
 	child := func(c *celNode, at *field.Path, v any) bool {
@@ -188,7 +196,8 @@ func (m *Memo) validateCEL(ctx context.Context, n *celNode, path *field.Path, ob
 	}
 	switch x := obj.(type) {
 	case map[string]any:
-		keys := slices.Sorted(maps.Keys(x))
+		var small [16]string
+		keys := sortedKeys(small[:0], x)
 		for _, k := range keys {
 			if left < 0 || n.additional != nil && !child(n.additional, path.Key(k), x[k]) {
 				break
@@ -213,6 +222,16 @@ func (m *Memo) validateCEL(ctx context.Context, n *celNode, path *field.Path, ob
 		}
 	}
 	return errs, left
+}
+
+// sortedKeys appends m's keys to keys, in order: given a caller's array
+// it allocates nothing for a small map.
+func sortedKeys(keys []string, m map[string]any) []string {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // at is the remembered errors with their fields moved to path.

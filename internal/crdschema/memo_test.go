@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/meshc/meshc/internal/model"
 )
@@ -214,5 +215,69 @@ func TestCompileRefusesAllOfRules(t *testing.T) {
 	obj := map[string]any{"apiVersion": "example.com/v1", "kind": "Thing", "metadata": map[string]any{"name": "t"}, "spec": map[string]any{"a": "x"}}
 	if got := render(s.Validate(context.Background(), obj)); !strings.HasPrefix(got, "spec: Invalid value") {
 		t.Errorf("the rule beside the properties: %q", got)
+	}
+}
+
+// TestMemoRemembersValidOpenAPISubtrees: the OpenAPI schema's verdict on
+// a subtree met before stands at another path, in another object; only
+// a valid subtree is remembered, so an invalid one is still reported at
+// its own path.
+func TestMemoRemembersValidOpenAPISubtrees(t *testing.T) {
+	s, _, err := GatewayAPI("httproutes", "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMemo()
+	ref := `{"name": "web", "port": 80}`
+	bad := `{"name": "web", "port": 80, "weight": -1}`
+	for i, c := range []struct {
+		spec string
+		// The subtrees the object adds to the memo, at least and at
+		// most.
+		least, most int
+	}{
+		{`{"rules": [{"backendRefs": [` + ref + `]}]}`, 10, 100},
+		// One backend more: the object, its spec, rules, rule, list and
+		// the new backend with its name and port.
+		{`{"rules": [{"backendRefs": [` + ref + `, {"name": "api", "port": 81}]}]}`, 6, 8},
+		// An invalid backend beside a rule met before, which is all
+		// that is valid in the object, in either order.
+		{`{"rules": [{"backendRefs": [` + bad + `]}, {"backendRefs": [` + ref + `]}]}`, 0, 0},
+		{`{"rules": [{"backendRefs": [` + ref + `]}, {"backendRefs": [` + bad + `]}]}`, 0, 0},
+	} {
+		obj := object(t, "httproutes", "v1", c.spec)
+		before := len(m.openAPI)
+		got, want := render(m.Validate(context.Background(), s, obj)), render(s.Validate(context.Background(), obj))
+		if got != want {
+			t.Errorf("object %d: memo gives\n%s\nValidate gives\n%s", i, got, want)
+		}
+		if added := len(m.openAPI) - before; added < c.least || added > c.most {
+			t.Errorf("object %d added %d subtrees, want %d to %d", i, added, c.least, c.most)
+		}
+		if strings.Contains(c.spec, bad) && !strings.Contains(got, ".weight: Invalid value") {
+			t.Errorf("object %d: the bad weight is not reported: %s", i, got)
+		}
+	}
+}
+
+// TestOpenAPITreeStopsAtOtherSubschemas: a field matching
+// patternProperties, or an index past the items, is validated by a
+// schema the tree does not follow, so the tree stops there.
+func TestOpenAPITreeStopsAtOtherSubschemas(t *testing.T) {
+	str := spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"string"}}}
+	for _, c := range []struct {
+		name string
+		s    spec.Schema
+		want bool
+	}{
+		{"properties and additional properties", spec.Schema{SchemaProps: spec.SchemaProps{Properties: map[string]spec.Schema{"a": str}, AdditionalProperties: &spec.SchemaOrBool{Allows: true, Schema: &str}}}, true},
+		{"pattern properties", spec.Schema{SchemaProps: spec.SchemaProps{Properties: map[string]spec.Schema{"a": str}, PatternProperties: map[string]spec.Schema{"^b": str}, AdditionalProperties: &spec.SchemaOrBool{Allows: true, Schema: &str}}}, false},
+		{"items", spec.Schema{SchemaProps: spec.SchemaProps{Items: &spec.SchemaOrArray{Schema: &str}}}, true},
+		{"additional items", spec.Schema{SchemaProps: spec.SchemaProps{Items: &spec.SchemaOrArray{Schema: &str}, AdditionalItems: &spec.SchemaOrBool{Allows: true, Schema: &str}}}, false},
+	} {
+		n := newOpenAPINode(&c.s)
+		if got := n.props != nil || n.additional != nil || n.items != nil; got != c.want {
+			t.Errorf("%s: children %v, want %v", c.name, got, c.want)
+		}
 	}
 }

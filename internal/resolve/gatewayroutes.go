@@ -44,9 +44,16 @@ func gatewayRouteApplies(vs *VirtualService, mine []*Service, proxyNs string) bo
 // host of vs, as a generated VirtualService names them (wildcards name
 // none).
 func (sc *Scope) appendNamedServices(out []*Service, vs *VirtualService) []*Service {
-	for _, h := range vs.Hosts {
-		if i, ok := sc.index(lower(h)); ok {
-			out = append(out, sc.Services[i])
+	for i, h := range vs.Hosts {
+		var slot int
+		var ok bool
+		if vs.regHostIDs != nil {
+			slot, ok = sc.slotOf(vs.regHostIDs[i], vs.regHostIDs[i] >= 0)
+		} else {
+			slot, ok = sc.index(lower(h))
+		}
+		if ok {
+			out = append(out, sc.Services[slot])
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/meshc/meshc/internal/host"
@@ -180,5 +181,36 @@ func TestProducerRoute(t *testing.T) {
 		if got := producerRoute(vs); got != c.want {
 			t.Errorf("%v: %v, want %v", c.hosts, got, c.want)
 		}
+	}
+}
+
+// TestNamedServicesAsLookedUp: the registry numbers kept on a generated
+// VirtualService name the services that looking its hosts up names, an
+// upper-case host and a host no service has included.
+func TestNamedServicesAsLookedUp(t *testing.T) {
+	m := mesh(t, "", gatewayRoutesBase, generatedVS("client", "consumer", "WEB.app.svc.cluster.local"), generatedVS("app", "ghost", "ghost.app.svc.cluster.local"))
+	named := 0
+	for _, ns := range []string{"app", "client", "other"} {
+		v, ok := m.View(ns, "p")
+		if !ok {
+			t.Fatalf("no proxy in %s", ns)
+		}
+		for _, vs := range m.VirtualServices {
+			if vs.regHostIDs == nil {
+				t.Fatalf("%s: hosts not numbered", vs.Object.Name)
+			}
+			got := v.Scope.appendNamedServices(nil, vs)
+			numbered := vs.regHostIDs
+			vs.regHostIDs = nil
+			want := v.Scope.appendNamedServices(nil, vs)
+			vs.regHostIDs = numbered
+			if !slices.Equal(got, want) {
+				t.Errorf("%s in %s: names %v, looked up %v", vs.Object.Name, ns, got, want)
+			}
+			named += len(got)
+		}
+	}
+	if named == 0 {
+		t.Error("no VirtualService named a service")
 	}
 }

@@ -37,6 +37,11 @@ type VirtualService struct {
 	// lower-cased, in the index's sorted host list (see newVSIndex).
 	id      int
 	hostIDs []int32
+	// regHostIDs is the registry's number of each of Hosts, lower-cased,
+	// -1 for a host no service has; nil when not looked up
+	// (numberDestinations): every scope looks a generated
+	// VirtualService's hosts up, twice.
+	regHostIDs []int32
 }
 
 // Namespace is the VirtualService's namespace.
@@ -86,9 +91,17 @@ type Destination struct {
 	hostID int32
 }
 
-// numberDestinations sets the hostID of every destination in x.
+// numberDestinations sets the hostID of every destination in x, and the
+// regHostIDs of every VirtualService.
 func (x *vsIndex) numberDestinations(reg *registry) {
 	for _, vs := range x.all {
+		vs.regHostIDs = make([]int32, len(vs.Hosts))
+		for i, h := range vs.Hosts {
+			vs.regHostIDs[i] = -1
+			if id, ok := reg.hostIDs[lower(h)]; ok {
+				vs.regHostIDs[i] = id
+			}
+		}
 		for i := range vs.Destinations {
 			d := &vs.Destinations[i]
 			d.hostID = -1

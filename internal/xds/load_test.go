@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +29,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/meshc/meshc/internal/meshgen"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // The load test is bounded: --loadtest.namespaces of the generated mesh
@@ -71,12 +71,12 @@ func TestLoad(t *testing.T) {
 	}
 
 	before, stackBefore := heap()
-	cpu := cpuTime()
+	cpu := testfiles.CPUTime()
 	start = time.Now()
 	clients := startClients(t, h.addr, nodes)
 	clients.wait(t, "connected")
 	h.eventually("every node's ACKs", func() bool { return allAcked(h, len(ids)) })
-	connectCPU := cpuTime() - cpu
+	connectCPU := testfiles.CPUTime() - cpu
 	t.Logf("%d proxies connected, each ACKed CDS, EDS, LDS and RDS: %s; server CPU %s, %.2f ms per proxy",
 		len(ids), time.Since(start).Round(time.Millisecond), connectCPU.Round(time.Millisecond), float64(connectCPU.Microseconds())/1000/float64(len(ids)))
 	after, stackAfter := heap()
@@ -86,7 +86,7 @@ func TestLoad(t *testing.T) {
 	t.Logf("server heap: %.1f MB with configs, %.1f MB with every proxy connected: %.1f KB per connected proxy; goroutine stacks %.1f KB per proxy",
 		mb(before), mb(after), float64(after-before)/float64(len(ids))/1024, float64(stackAfter-stackBefore)/float64(len(ids))/1024)
 
-	cpu = cpuTime()
+	cpu = testfiles.CPUTime()
 	written := time.Now()
 	h.edit(filepath.Join("ns-001", "virtual-services.yaml"), `timeout: "5s"`, `timeout: "7s"`)
 	h.eventually("the edit to be published", func() bool { return strings.Count(h.logs.String(), `msg="configuration published"`) == 2 })
@@ -95,7 +95,7 @@ func TestLoad(t *testing.T) {
 	h.eventually("every updated proxy to ACK", func() bool {
 		return len(clients.acksAfter(written)) >= updated && allAcked(h, len(ids))
 	})
-	cpu = cpuTime() - cpu
+	cpu = testfiles.CPUTime() - cpu
 	t.Logf("recompile: %s", regexp.MustCompile(`msg=compiled .*`).FindAllString(h.logs.String(), -1)[1])
 	lat := slices.Sorted(maps.Values(clients.acksAfter(written)))
 	if len(lat) == 0 {
@@ -331,9 +331,3 @@ func heap() (live, stacks uint64) {
 }
 
 func mb(b uint64) float64 { return float64(b) / (1 << 20) }
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}

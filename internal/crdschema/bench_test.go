@@ -1,0 +1,50 @@
+package crdschema
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/meshc/meshc/internal/testfiles"
+)
+
+// BenchmarkValidateUnique validates, through a new Memo each time, the
+// objects of the generated mesh's HTTPRoute twin that no Memo can share:
+// 100 mesh HTTPRoutes each sending a share to a Service of another
+// namespace, and 100 ReferenceGrants admitting them. It reports the CPU
+// time of one object.
+func BenchmarkValidateUnique(b *testing.B) {
+	routes, _, err := GatewayAPI("httproutes", "v1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	grants, _, err := GatewayAPI("referencegrants", "v1beta1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	type job struct {
+		s   *Schema
+		obj map[string]any
+	}
+	var jobs []job
+	for i := range 100 {
+		jobs = append(jobs,
+			job{routes, object(b, "httproutes", "v1", fmt.Sprintf(`{"parentRefs": [{"group": "", "kind": "Service", "name": "svc-10"}], "rules": [{"backendRefs": [{"name": "svc-10-v1", "port": 8080, "weight": 90}, {"name": "svc-10-v2", "port": 8080, "weight": 5}, {"name": "svc-10-v1", "namespace": "ns-%03d", "port": 8080, "weight": 5}], "timeouts": {"request": "5s"}}]}`, i+1))},
+			job{grants, object(b, "referencegrants", "v1beta1", fmt.Sprintf(`{"from": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": "ns-%03d"}], "to": [{"group": "", "kind": "Service"}]}`, i))})
+	}
+	ctx := context.Background()
+	m := NewMemo()
+	for _, j := range jobs {
+		if vs := m.Validate(ctx, j.s, j.obj); len(vs) > 0 {
+			b.Fatalf("valid object breaks %v", vs)
+		}
+	}
+	start := testfiles.CPUTime()
+	for b.Loop() {
+		m := NewMemo()
+		for _, j := range jobs {
+			m.Validate(ctx, j.s, j.obj)
+		}
+	}
+	b.ReportMetric(float64((testfiles.CPUTime()-start).Microseconds())/float64(b.N*len(jobs)), "µs-cpu/object")
+}

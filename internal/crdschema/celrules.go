@@ -1,0 +1,175 @@
+package crdschema
+
+import (
+	"context"
+	"math"
+	"sync"
+
+	celgo "github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/interpreter"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/common"
+	"k8s.io/apiserver/pkg/cel/environment"
+)
+
+// celRules is one schema node's own CEL rules. The library's validator
+// (cel.Validator) judges a value by evaluating the rules' programs with
+// the value adapted to its schema through model.Structural, which
+// rebuilds a node's property map, a copy of every property's schema, on
+// each field a rule reads: most of the time a rule takes. So a value is
+// first run through the same programs with the schema adapted once
+// (adapted); when every rule holds, the library would report nothing
+// and spend the cost they took. Anything else (a rule false, an error,
+// the budget short) is judged by the library's validator, which is
+// deterministic and finds the same.
+type celRules struct {
+	// programs are the rules' programs as the library compiles them (nil
+	// for an empty rule, which the library skips); nil when the node has
+	// a rule the fast path leaves to the library: one it compiled with
+	// an error, or one that reads oldSelf, which a create has not got.
+	programs []celgo.Program
+	schema   common.Schema
+	// library is the library's validator of the node, built on first
+	// need.
+	library func() *cel.Validator
+}
+
+// newCELRules compiles the rules of s, the node alone (its children's
+// rules cleared), which the library reaches as a resource root or not.
+func newCELRules(s *schema.Structural, root bool) *celRules {
+	r := &celRules{
+		schema:  adapt(s),
+		library: sync.OnceValue(func() *cel.Validator { return cel.NewValidator(s, root, celconfig.PerCallLimit) }),
+	}
+	if root {
+		// A root's value also gets the type and object meta (the
+		// library's WithTypeAndObjectMeta): its rules go to the
+		// library.
+		return r
+	}
+	// What cel.NewValidator compiles for the node.
+	compiled, err := cel.Compile(s, model.SchemaDeclType(s, root), celconfig.PerCallLimit,
+		environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), cel.StoredExpressionsEnvLoader())
+	if err != nil {
+		return r
+	}
+	programs := make([]celgo.Program, len(compiled))
+	for i, c := range compiled {
+		if c.Error != nil || c.UsesOldSelf {
+			return r
+		}
+		programs[i] = c.Program
+	}
+	r.programs = programs
+	return r
+}
+
+// validate is the library's validator of the node on obj (not nil) at
+// path, with budget.
+func (r *celRules) validate(ctx context.Context, path *field.Path, obj any, budget int64) (field.ErrorList, int64) {
+	if left, ok := r.hold(ctx, obj, budget); ok {
+		return nil, left
+	}
+	return r.library().Validate(ctx, path, nil, obj, nil, budget)
+}
+
+// hold evaluates the rules on obj as the library does; ok reports that
+// every rule held within the budget, and left is then what the library
+// would leave of it.
+func (r *celRules) hold(ctx context.Context, obj any, budget int64) (left int64, ok bool) {
+	if r.programs == nil || budget <= 0 {
+		return 0, false
+	}
+	self := selfActivation{common.UnstructuredToVal(obj, r.schema)}
+	for _, p := range r.programs {
+		if p == nil {
+			continue
+		}
+		v, details, err := p.ContextEval(ctx, self)
+		if err != nil || details == nil || v != types.True {
+			return 0, false
+		}
+		cost := details.ActualCost()
+		if cost == nil || *cost > math.MaxInt64 || int64(*cost) > budget {
+			return 0, false
+		}
+		budget -= int64(*cost)
+	}
+	return budget, true
+}
+
+// selfActivation binds self, as the library's activation for a rule
+// without oldSelf does.
+type selfActivation struct{ self any }
+
+func (a selfActivation) ResolveName(name string) (any, bool) {
+	if name == cel.ScopedVarName {
+		return a.self, true
+	}
+	return nil, false
+}
+
+func (selfActivation) Parent() interpreter.Activation { return nil }
+
+// adapted is model.Structural, the library's adapter of a structural
+// schema to CEL, with the schemas under it adapted once, on first use:
+// what they are is the library's answer.
+type adapted struct {
+	*model.Structural
+	props      func() map[string]common.Schema
+	items      func() common.Schema
+	additional func() common.SchemaOrBool
+}
+
+func adapt(s *schema.Structural) *adapted {
+	a := &adapted{Structural: &model.Structural{Structural: s}}
+	a.props = sync.OnceValue(func() map[string]common.Schema {
+		if s.Properties == nil {
+			return nil
+		}
+		out := make(map[string]common.Schema, len(s.Properties))
+		for k := range s.Properties {
+			p := s.Properties[k]
+			out[k] = adapt(&p)
+		}
+		return out
+	})
+	a.items = sync.OnceValue(func() common.Schema {
+		if s.Items == nil {
+			return nil
+		}
+		return adapt(s.Items)
+	})
+	a.additional = sync.OnceValue(func() common.SchemaOrBool {
+		if s.AdditionalProperties == nil {
+			return nil
+		}
+		return adaptedOrBool{StructuralOrBool: &model.StructuralOrBool{StructuralOrBool: s.AdditionalProperties}, schema: adaptOrNil(s.AdditionalProperties.Structural)}
+	})
+	return a
+}
+
+// adaptOrNil is adapt, with a nil interface for no schema.
+func adaptOrNil(s *schema.Structural) common.Schema {
+	if s == nil {
+		return nil
+	}
+	return adapt(s)
+}
+
+func (a *adapted) Properties() map[string]common.Schema      { return a.props() }
+func (a *adapted) Items() common.Schema                      { return a.items() }
+func (a *adapted) AdditionalProperties() common.SchemaOrBool { return a.additional() }
+
+// adaptedOrBool is model.StructuralOrBool with its schema adapted.
+type adaptedOrBool struct {
+	*model.StructuralOrBool
+	schema common.Schema
+}
+
+func (a adaptedOrBool) Schema() common.Schema { return a.schema }

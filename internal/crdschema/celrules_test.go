@@ -1,0 +1,213 @@
+package crdschema
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/common"
+)
+
+// TestAdaptedAnswersAsTheLibrary walks every served schema of every
+// embedded CRD and checks that the adapter, which builds the schemas
+// under a node once, answers as model.Structural, which builds them on
+// each call: the same properties, items and additional properties, down
+// to the leaves.
+func TestAdaptedAnswersAsTheLibrary(t *testing.T) {
+	for plural := range validSpecs {
+		for _, version := range kindOf(t, plural).Versions {
+			s, _, err := GatewayAPI(plural, version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareSchemas(t, plural+" "+version, adapt(s.structural), &model.Structural{Structural: s.structural})
+		}
+	}
+}
+
+func compareSchemas(t *testing.T, at string, got, want common.Schema) {
+	t.Helper()
+	if (got == nil) != (want == nil) {
+		t.Fatalf("%s: schema %v, want %v", at, got, want)
+	}
+	if got == nil {
+		return
+	}
+	if got.Type() != want.Type() || got.Format() != want.Format() || got.IsXIntOrString() != want.IsXIntOrString() || got.IsXEmbeddedResource() != want.IsXEmbeddedResource() {
+		t.Errorf("%s: type %q %q, want %q %q", at, got.Type(), got.Format(), want.Type(), want.Format())
+	}
+	gp, wp := got.Properties(), want.Properties()
+	if (gp == nil) != (wp == nil) || len(gp) != len(wp) {
+		t.Fatalf("%s: properties %v, want %v", at, gp, wp)
+	}
+	for k, w := range wp {
+		compareSchemas(t, at+"."+k, gp[k], w)
+	}
+	compareSchemas(t, at+"[]", got.Items(), want.Items())
+	ga, wa := got.AdditionalProperties(), want.AdditionalProperties()
+	if (ga == nil) != (wa == nil) {
+		t.Fatalf("%s: additional properties %v, want %v", at, ga, wa)
+	}
+	if wa != nil {
+		if ga.Allows() != wa.Allows() {
+			t.Errorf("%s: additional properties allowed %v, want %v", at, ga.Allows(), wa.Allows())
+		}
+		compareSchemas(t, at+"{}", ga.Schema(), wa.Schema())
+	}
+}
+
+// TestCELRulesHoldAsTheLibrary: a rule's value that holds is judged
+// without the library's validator and leaves the budget the library
+// leaves; one that breaks a rule goes to the library, message and all.
+func TestCELRulesHoldAsTheLibrary(t *testing.T) {
+	s, _, err := GatewayAPI("httproutes", "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := s.rules.props["spec"].props["rules"].items
+	if rule == nil || rule.own == nil {
+		t.Fatal("spec.rules[] has no rules of its own")
+	}
+	r := rule.own()
+	if r.programs == nil {
+		t.Fatal("spec.rules[] goes to the library")
+	}
+	ruleSchema := s.structural.Properties["spec"].Properties["rules"].Items
+	for _, c := range []struct {
+		value string
+		holds bool
+	}{
+		{`{"backendRefs": [{"name": "web", "port": 80}], "matches": [{"path": {"type": "PathPrefix", "value": "/a"}}]}`, true},
+		{`{"filters": [{"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/b"}}}], "matches": [{"path": {"type": "PathPrefix", "value": "/a"}}]}`, true},
+		{`{"backendRefs": [{"name": "web", "port": 80}], "filters": [{"type": "RequestRedirect", "requestRedirect": {"scheme": "https"}}]}`, false},
+		{`{"filters": [{"type": "RequestRedirect", "requestRedirect": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/b"}}}], "matches": [{"path": {"type": "Exact", "value": "/a"}}]}`, false},
+	} {
+		v := unstructured(decodeJSON(t, c.value))
+		defaulting.Default(v, ruleSchema)
+		// The library's validator of the node alone, whose children's
+		// rules their own nodes judge.
+		own := ruleSchema.DeepCopy()
+		clearChildRules(own)
+		library := cel.NewValidator(own, false, celconfig.PerCallLimit)
+		wantErrs, wantLeft := library.Validate(context.Background(), nil, own, v, nil, celconfig.RuntimeCELCostBudget)
+		left, ok := r.hold(context.Background(), v, celconfig.RuntimeCELCostBudget)
+		if ok != c.holds || ok && left != wantLeft {
+			t.Errorf("%s: holds %v leaving %d, want %v leaving %d", c.value, ok, left, c.holds, wantLeft)
+		}
+		errs, left := r.validate(context.Background(), nil, v, celconfig.RuntimeCELCostBudget)
+		if got, want := renderErrs(errs), renderErrs(wantErrs); got != want || left != wantLeft {
+			t.Errorf("%s: %s leaving %d, want %s leaving %d", c.value, got, left, want, wantLeft)
+		}
+		if _, ok := r.hold(context.Background(), v, 0); ok {
+			t.Errorf("%s: holds with no budget", c.value)
+		}
+	}
+}
+
+// TestCELRulesLeftToTheLibrary: the rules of a resource root and a rule
+// reading oldSelf are judged by the library's validator alone.
+func TestCELRulesLeftToTheLibrary(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		rules apiextv1.ValidationRules
+		root  bool
+	}{
+		{"root", apiextv1.ValidationRules{{Rule: "self.a != 'x'"}}, true},
+		{"oldSelf", apiextv1.ValidationRules{{Rule: "self.a != 'x'"}, {Rule: "self.a == oldSelf.a"}}, false},
+	} {
+		s := structural(t, apiextv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{"a": {Type: "string"}}, XValidations: c.rules})
+		r := newCELRules(s, c.root)
+		if r.programs != nil {
+			t.Errorf("%s: judged without the library", c.name)
+		}
+		obj := map[string]any{"a": "x"}
+		errs, left := r.validate(context.Background(), nil, obj, celconfig.RuntimeCELCostBudget)
+		wantErrs, wantLeft := cel.NewValidator(s, c.root, celconfig.PerCallLimit).Validate(context.Background(), nil, s, obj, nil, celconfig.RuntimeCELCostBudget)
+		if got, want := renderErrs(errs), renderErrs(wantErrs); got != want || left != wantLeft || len(errs) == 0 {
+			t.Errorf("%s: %s leaving %d, want %s leaving %d", c.name, got, left, want, wantLeft)
+		}
+	}
+}
+
+func structural(t *testing.T, v1 apiextv1.JSONSchemaProps) *schema.Structural {
+	t.Helper()
+	crd := &apiextv1.CustomResourceDefinition{}
+	crd.Spec.Versions = []apiextv1.CustomResourceDefinitionVersion{{Name: "v1", Schema: &apiextv1.CustomResourceValidation{OpenAPIV3Schema: &v1}}}
+	s, err := Compile(crd, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.structural
+}
+
+// TestContentsNumbersByContent: subtrees alike in content share a
+// number, in one object or across objects; any difference, a number's
+// type included, tells them apart.
+func TestContentsNumbersByContent(t *testing.T) {
+	c := newContents()
+	ids := map[uint32]string{}
+	for i, doc := range []string{
+		`{"a": [1, {"b": "x"}], "c": {"b": "x"}}`,
+		`{"a": [1, {"b": "x"}], "c": {"b": "y"}}`,
+		`{"a": [1.0, {"b": "x"}], "c": {}}`,
+		`{"a": [], "c": [], "d": null}`,
+	} {
+		c.object()
+		obj := unstructured(decodeJSON(t, doc)).(map[string]any)
+		var walk func(v any)
+		walk = func(v any) {
+			id, ok := c.id(v)
+			if !ok {
+				t.Fatalf("object %d: %v has no number", i, v)
+			}
+			b, _ := appendContent(nil, v)
+			if prev, seen := ids[id]; seen && prev != string(b) {
+				t.Errorf("object %d: %s and %s share number %d", i, prev, b, id)
+			}
+			ids[id] = string(b)
+			switch x := v.(type) {
+			case map[string]any:
+				for _, k := range slices.Sorted(maps.Keys(x)) {
+					walk(x[k])
+				}
+			case []any:
+				for _, e := range x {
+					walk(e)
+				}
+			}
+		}
+		walk(obj)
+	}
+	byContent := map[string]uint32{}
+	for id, content := range ids {
+		if prev, dup := byContent[content]; dup {
+			t.Errorf("%s has numbers %d and %d", content, prev, id)
+		}
+		byContent[content] = id
+	}
+	if _, ok := c.id(int32(1)); ok {
+		t.Error("an unknown type was numbered")
+	}
+}
+
+// decodeJSON reads doc as meshc's YAML reader leaves it (numbers as
+// json.Number).
+func decodeJSON(t *testing.T, doc string) any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("%s: %v", doc, err)
+	}
+	return v
+}
