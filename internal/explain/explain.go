@@ -239,7 +239,7 @@ func ProxyReport(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Re
 	}
 	for _, c := range sc.VirtualServices {
 		vs := VirtualService{Host: string(c.Host), VirtualService: name(&c.Winner.Object.ObjectMeta), Reason: sc.VSReason(c.Winner)}
-		for _, l := range c.Losers {
+		for _, l := range c.Losers() {
 			vs.Losers = append(vs.Losers, name(&l.Object.ObjectMeta))
 		}
 		r.VirtualServices = append(r.VirtualServices, vs)

@@ -416,7 +416,18 @@ func trimInferred(s *Service, l *EgressListener, destPorts []uint32) *Service {
 type VSChoice struct {
 	Host   host.Name
 	Winner *VirtualService
-	Losers []*VirtualService
+	// losers is Losers, behind a pointer: most hosts have none, and a
+	// slice header would take 24 of the choice's 48 bytes.
+	losers *[]*VirtualService
+}
+
+// Losers are the VirtualServices that claimed the host and lost, in
+// selection order.
+func (c VSChoice) Losers() []*VirtualService {
+	if c.losers == nil {
+		return nil
+	}
+	return *c.losers
 }
 
 // bindVirtualServices records, per VS host, the VirtualService in force for
@@ -445,8 +456,10 @@ func (sc *Scope) bindVirtualServices(x *vsIndex) {
 		switch c := &sc.VirtualServices[slot[id]-1]; {
 		case c.Winner == nil:
 			*c = VSChoice{Host: x.hosts[id], Winner: vs}
-		case c.Winner != vs && !slices.Contains(c.Losers, vs):
-			c.Losers = append(c.Losers, vs)
+		case c.losers == nil && c.Winner != vs:
+			c.losers = &[]*VirtualService{vs}
+		case c.Winner != vs && !slices.Contains(*c.losers, vs):
+			*c.losers = append(*c.losers, vs)
 		}
 	})
 	seen := make([]bool, len(x.all))
