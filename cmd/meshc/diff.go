@@ -99,7 +99,7 @@ error or when a side cannot be read or rendered.`,
 			// compile phase's policy it grew to nine times its live size
 			// (1.9 GB peak on the generated 100-namespace mesh, 220 MB
 			// live), as build's emit phase would. At 100 that diff peaks at
-			// about 550 MB; 70 takes about 60 MB off for 0.5 to 0.9 s
+			// about 500 MB; 70 takes about 60 MB off for 0.5 to 0.9 s
 			// more CPU, 150 adds as much for 0.6 s less.
 			leaveCompileGC(100)
 			rep, err := meshdiff.Compare(cmd.Context(), meshdiff.Side{Result: baseRun, File: base.file}, meshdiff.Side{Result: headRun, File: head.file}, meshdiff.Options{})

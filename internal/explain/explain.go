@@ -238,8 +238,8 @@ func ProxyReport(m *resolve.Mesh, v *resolve.ProxyView, ds []diag.Diagnostic) Re
 		r.DestinationRules = append(r.DestinationRules, dr)
 	}
 	for _, c := range sc.VirtualServices {
-		vs := VirtualService{Host: string(c.Host), VirtualService: name(&c.Winner.Object.ObjectMeta), Reason: c.Reason}
-		for _, l := range c.Losers {
+		vs := VirtualService{Host: string(c.Host), VirtualService: name(&c.Winner.Object.ObjectMeta), Reason: sc.VSReason(c.Winner)}
+		for _, l := range c.Losers() {
 			vs.Losers = append(vs.Losers, name(&l.Object.ObjectMeta))
 		}
 		r.VirtualServices = append(r.VirtualServices, vs)

@@ -479,7 +479,7 @@ var routeToUnknownPort = &Analyzer{Entry: diag.RouteToUnknownPort, Run: func(p *
 // Gateway API routes: a consumer's mesh route overriding the producer's in
 // its namespace, or routes of one Service's ports, by design.
 func generatedOnly(c resolve.VSChoice) bool {
-	return c.Winner.GatewayAPI && !slices.ContainsFunc(c.Losers, func(vs *resolve.VirtualService) bool { return !vs.GatewayAPI })
+	return c.Winner.GatewayAPI && !slices.ContainsFunc(c.Losers(), func(vs *resolve.VirtualService) bool { return !vs.GatewayAPI })
 }
 
 // MC5001: several VirtualServices claim hosts for the same proxies. One
@@ -499,17 +499,17 @@ var virtualServiceHostConflict = &Analyzer{Entry: diag.VirtualServiceHostConflic
 	var key strings.Builder
 	for _, sc := range p.Mesh.Scopes {
 		for _, c := range sc.VirtualServices {
-			if len(c.Losers) == 0 || generatedOnly(c) {
+			if len(c.Losers()) == 0 || generatedOnly(c) {
 				continue
 			}
 			key.Reset()
 			fmt.Fprintf(&key, "%p", c.Winner)
-			for _, l := range c.Losers {
+			for _, l := range c.Losers() {
 				fmt.Fprintf(&key, ",%p", l)
 			}
 			g := found[key.String()]
 			if g == nil {
-				g = &group{winner: c.Winner, losers: c.Losers, scopes: map[*resolve.Scope]bool{}}
+				g = &group{winner: c.Winner, losers: c.Losers(), scopes: map[*resolve.Scope]bool{}}
 				found[key.String()] = g
 				order = append(order, key.String())
 			}

@@ -138,7 +138,7 @@ func (p provenance) host(h host.Name, endpoints bool) []related {
 				out = append(out, related{&r.From.Object.ObjectMeta, "delegate VirtualService for " + string(h)})
 			}
 		}
-		for _, l := range vc.Losers {
+		for _, l := range vc.Losers() {
 			out = append(out, related{&l.Object.ObjectMeta, "VirtualService that lost " + string(h)})
 		}
 	}

@@ -355,7 +355,7 @@ func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualS
 			if s == nil {
 				continue
 			}
-			sc.add(s, Import{Service: s, ViaVirtualService: vs.Object})
+			sc.add(s, scopeImport{service: s, via: vs.Object, listener: -1})
 		}
 	}
 }
@@ -424,13 +424,23 @@ func trimInferred(s *Service, l *EgressListener, destPorts []uint32) *Service {
 
 // VSChoice records which VirtualService routes a host for a scope, and
 // which others claimed it and lost (docs/semantics/virtual-services.md §6.3).
+// Why the winner won is Scope.VSReason: every scope holds a choice per
+// host it routes, so a choice keeps to what only it knows.
 type VSChoice struct {
 	Host   host.Name
 	Winner *VirtualService
-	Losers []*VirtualService
-	// Reason says why the winner won, e.g. "exported privately to the
-	// proxy's namespace" or "oldest".
-	Reason string
+	// losers is Losers, behind a pointer: most hosts have none, and a
+	// slice header would take 24 of the choice's 48 bytes.
+	losers *[]*VirtualService
+}
+
+// Losers are the VirtualServices that claimed the host and lost, in
+// selection order.
+func (c VSChoice) Losers() []*VirtualService {
+	if c.losers == nil {
+		return nil
+	}
+	return *c.losers
 }
 
 // bindVirtualServices records, per VS host, the VirtualService in force for
@@ -458,9 +468,11 @@ func (sc *Scope) bindVirtualServices(x *vsIndex) {
 	sc.eachVSHost(func(vs *VirtualService, id int32) {
 		switch c := &sc.VirtualServices[slot[id]-1]; {
 		case c.Winner == nil:
-			*c = VSChoice{Host: x.hosts[id], Winner: vs, Reason: sc.vsReason(vs)}
-		case c.Winner != vs && !slices.Contains(c.Losers, vs):
-			c.Losers = append(c.Losers, vs)
+			*c = VSChoice{Host: x.hosts[id], Winner: vs}
+		case c.losers == nil && c.Winner != vs:
+			c.losers = &[]*VirtualService{vs}
+		case c.Winner != vs && !slices.Contains(*c.losers, vs):
+			*c.losers = append(*c.losers, vs)
 		}
 	})
 	seen := make([]bool, len(x.all))
@@ -504,7 +516,9 @@ func lower(h host.Name) host.Name {
 	return host.Name(strings.ToLower(string(h)))
 }
 
-func (sc *Scope) vsReason(vs *VirtualService) string {
+// VSReason says why vs, the winner of a VSChoice of the scope, won: e.g.
+// "exported privately to the proxy's namespace, which comes first".
+func (sc *Scope) VSReason(vs *VirtualService) string {
 	switch {
 	case vs.GatewayAPI && vs.Namespace() == sc.Namespace:
 		return "generated from a Gateway API route of the proxy's namespace, which comes first"

@@ -260,7 +260,7 @@ func TestVirtualServiceConflictOldestPublicWins(t *testing.T) {
 		t.Fatalf("choices = %+v", sc.VirtualServices)
 	}
 	c := sc.VirtualServices[0]
-	if c.Winner.Object.Name != "a" || len(c.Losers) != 1 || c.Losers[0].Object.Name != "b" {
-		t.Errorf("winner %s losers %v", c.Winner.Object.Name, vsNames(c.Losers))
+	if c.Winner.Object.Name != "a" || len(c.Losers()) != 1 || c.Losers()[0].Object.Name != "b" {
+		t.Errorf("winner %s losers %v", c.Winner.Object.Name, vsNames(c.Losers()))
 	}
 }

@@ -19,6 +19,7 @@ package yamlfast
 import (
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -74,9 +75,12 @@ type Parser struct {
 // yaml.Unmarshal(data, &node) would produce, for the block-style subset it
 // supports. ok is false when the document uses anything outside that
 // subset; the caller then falls back to yaml.v3. The tree is valid until
-// the next call to ps.Parse; its scalar values stay valid for good.
+// the next call to ps.Parse; its scalar values stay valid for good, and
+// share data's memory: data must not change after Parse. Sharing rather
+// than copying keeps one copy of a loaded file's text, not two (the
+// loader keeps the bytes for field lines and values point into them).
 func (ps *Parser) Parse(data []byte) (root *yaml.Node, ok bool) {
-	src := string(data)
+	src := unsafe.String(unsafe.SliceData(data), len(data))
 	lines, ok := splitLines(ps.lines[:0], src)
 	ps.lines = lines
 	if !ok {

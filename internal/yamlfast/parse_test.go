@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -184,5 +185,35 @@ func TestParseRejects(t *testing.T) {
 				t.Errorf("Parse(%q) = %s, want a fallback", tt.in, sketch(n))
 			}
 		})
+	}
+}
+
+// TestValuesShareInput checks that plain scalar values point into the
+// parsed bytes rather than a copy of them: a loader keeps the bytes, so a
+// copy would hold every manifest's text twice.
+func TestValuesShareInput(t *testing.T) {
+	data := []byte("metadata:\n  name: reviews\n  labels: {app: reviews}\nspec:\n  hosts:\n  - reviews.default.svc.cluster.local\n")
+	root, ok := Parse(data)
+	if !ok {
+		t.Fatal("not parsed")
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	end := start + uintptr(len(data))
+	var walk func(n *yaml.Node)
+	scalars := 0
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode {
+			scalars++
+			if p := uintptr(unsafe.Pointer(unsafe.StringData(n.Value))); p < start || p >= end {
+				t.Errorf("value %q (line %d) is a copy, not part of the input", n.Value, n.Line)
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(root)
+	if scalars != 9 {
+		t.Errorf("walked %d scalars, want 9", scalars)
 	}
 }
