@@ -2,7 +2,11 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+
+	"github.com/meshc/meshc/internal/compile"
 )
 
 // Garbage collection while compiling. meshc is a short batch run that
@@ -68,4 +72,32 @@ func leaveCompileGC(percent int) {
 func recompileGC(total uint64) (end func()) {
 	compileGC(total)
 	return func() { leaveCompileGC(serveGCPercent) }
+}
+
+// afterStageGC is the compile's hook between stages (compile.Options.
+// AfterStage). Load leaves the heap with garbage (files, parse trees,
+// validation) around the objects, and the stages after it allocate up to
+// about twice what load leaves (1.3 to 2 times on the generated meshes).
+// Where that would cross the goal the last collection set, one
+// collection is due while resolving or linting, tracing resolve's larger
+// heap: collecting as load ends traces the objects alone and sets the
+// goal from them instead. On the generated 100-namespace mesh with its
+// routes as HTTPRoutes, that is about 30 MB traced instead of 85 MB and a
+// peak of 190 MB instead of 220 MB; the same mesh with VirtualServices,
+// whose load leaves less, does not collect.
+func afterStageGC(stage string) {
+	if stage != compile.StageLoad {
+		return
+	}
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	if collectAfterLoad(s[0].Value.Uint64(), s[1].Value.Uint64()) {
+		runtime.GC()
+	}
+}
+
+// collectAfterLoad reports whether the stages after load, allocating
+// twice the heap bytes load leaves, would reach goal bytes.
+func collectAfterLoad(heap, goal uint64) bool {
+	return 3*heap > goal
 }

@@ -28,6 +28,27 @@ func TestGCPolicy(t *testing.T) {
 	}
 }
 
+func TestCollectAfterLoad(t *testing.T) {
+	tests := []struct {
+		name       string
+		heap, goal uint64
+		want       bool
+	}{
+		// The generated 100-namespace mesh's load, in MB.
+		{"HTTPRoutes leave a heap the later stages take past the goal", 60 << 20, 162 << 20, true},
+		{"VirtualServices leave room for the later stages", 36 << 20, 221 << 20, false},
+		{"at a third of the goal the later stages just fit", 50 << 20, 150 << 20, false},
+		{"a heap past its goal", 40 << 20, 32 << 20, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := collectAfterLoad(tt.heap, tt.goal); got != tt.want {
+				t.Errorf("collectAfterLoad(%d, %d) = %v, want %v", tt.heap, tt.goal, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestTotalMemory(t *testing.T) {
 	// Where it is known, it is the memory of a machine that runs tests.
 	if m := totalMemory(); m != 0 && m < 64<<20 {

@@ -76,6 +76,7 @@ func (g *globals) inputs(f *compileFlags, args []string) []string {
 func (g *globals) settings(cmd *cobra.Command, f *compileFlags, args []string) job.Settings {
 	s := f.s
 	s.Paths, s.Stdin, s.Given = g.inputs(f, args), g.stdin, cmd.Flags().Changed
+	s.Compile.AfterStage = afterStageGC
 	return s
 }
 

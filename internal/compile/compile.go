@@ -85,6 +85,10 @@ type Options struct {
 	// Timing, when set, hears how long each lint fact and analyzer took
 	// (lint.Options.Timing), and each stage, as "stage NAME", once it ends.
 	Timing func(what string, d time.Duration)
+	// AfterStage, when set, runs in Run's goroutine as each stage ends
+	// without error, with the stage's name: a command's place to set
+	// its policy for what follows (cmd/meshc collects load's garbage).
+	AfterStage func(stage string)
 }
 
 // Validate checks the options that can be wrong.
@@ -244,6 +248,9 @@ func Run(ctx context.Context, in Inputs, opts Options) (*Result, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if opts.AfterStage != nil {
+			opts.AfterStage(s.name)
 		}
 	}
 	fileKeys(paths, in.FS, ds)

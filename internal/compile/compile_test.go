@@ -327,10 +327,11 @@ func TestRunFromTree(t *testing.T) {
 	}
 }
 
-// TestStagesRunInOrder: a compile runs the named stages in order and times
-// each.
+// TestStagesRunInOrder: a compile runs the named stages in order, times
+// each and calls AfterStage as each ends.
 func TestStagesRunInOrder(t *testing.T) {
-	r, err := Run(context.Background(), Inputs{Paths: []string{bookinfo}}, Options{})
+	var ended []string
+	r, err := Run(context.Background(), Inputs{Paths: []string{bookinfo}}, Options{AfterStage: func(s string) { ended = append(ended, s) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,6 +342,9 @@ func TestStagesRunInOrder(t *testing.T) {
 	want := []string{StageLoad, StageMeshConfig, StageHierarchy, StageGatewayAPI, StageResolve, StageAnalyze, StageSuppress}
 	if !slices.Equal(names, want) {
 		t.Errorf("stages %v, want %v", names, want)
+	}
+	if !slices.Equal(ended, want) {
+		t.Errorf("AfterStage heard %v, want %v", ended, want)
 	}
 }
 
