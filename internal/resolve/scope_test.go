@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/model"
 )
 
@@ -392,37 +391,5 @@ func TestScopeName(t *testing.T) {
 		if got := tt.scope.Name(); got != tt.want {
 			t.Errorf("Name() = %q, want %q", got, tt.want)
 		}
-	}
-}
-
-// TestImportNamesEntryAndPort checks what Import says of each service of a
-// scope, which it keeps as indexes into the listeners: the entry and port
-// of the first listener that imported it, from its own namespace's entries
-// before "*/"'s, and nothing for a host the scope lacks.
-func TestImportNamesEntryAndPort(t *testing.T) {
-	spec := "{egress: [{port: {number: 9080, protocol: HTTP, name: http}, hosts: ['ns1/a.ns1.svc.cluster.local', '*/b.ns2.svc.cluster.local']}, {hosts: ['ns3/*', '*/*']}]}"
-	sc := scopeFor(t, "app", spec,
-		svc("a.ns1.svc.cluster.local", "ns1", ports(9080)),
-		svc("b.ns2.svc.cluster.local", "ns2", ports(9080, 9090)),
-		svc("c.ns3.svc.cluster.local", "ns3", ports(80)),
-		svc("d.ns4.svc.cluster.local", "ns4", ports(80)),
-	)
-	for _, tc := range []struct {
-		host  host.Name
-		entry string
-		port  uint32
-	}{
-		{"a.ns1.svc.cluster.local", "ns1/a.ns1.svc.cluster.local", 9080},
-		{"b.ns2.svc.cluster.local", "*/b.ns2.svc.cluster.local", 9080},
-		{"c.ns3.svc.cluster.local", "ns3/*", 0},
-		{"d.ns4.svc.cluster.local", "*/*", 0},
-	} {
-		imp, ok := sc.Import(tc.host)
-		if !ok || imp.Service == nil || imp.Service.Host != tc.host || imp.Entry != tc.entry || imp.Port != tc.port || imp.ViaVirtualService != nil {
-			t.Errorf("Import(%s) = %+v, %v; want entry %q port %d", tc.host, imp, ok, tc.entry, tc.port)
-		}
-	}
-	if imp, ok := sc.Import("e.ns5.svc.cluster.local"); ok {
-		t.Errorf("Import of a host the scope lacks = %+v", imp)
 	}
 }

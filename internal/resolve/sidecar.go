@@ -212,18 +212,6 @@ type Import struct {
 	Port uint32
 }
 
-// scopeImport is an Import as a scope keeps one for each of its services:
-// the entry and port are the egress listener's, by index, which takes 24
-// bytes where Import takes 40 (11 MB of scopes on the two sides of a
-// diff of the generated 100-namespace mesh, now about 7).
-type scopeImport struct {
-	service *Service
-	via     *model.VirtualService
-	// listener indexes Scope.Listeners and entry its Hosts; listener is
-	// -1 for a service a VirtualService brought in.
-	listener, entry int32
-}
-
 // HostChoice records a hostname visible from several namespaces and which
 // namespace won (docs/semantics/sidecar-scope.md §4.4).
 type HostChoice struct {
@@ -258,7 +246,7 @@ type Scope struct {
 	// Services is the merged list clusters are built from (docs/semantics/sidecar-scope.md §4.5).
 	Services []*Service
 	// imports explains each service of Services, by index.
-	imports []scopeImport
+	imports []Import
 	// Ambiguous lists hostnames picked from several namespaces.
 	Ambiguous []HostChoice
 	// IgnoredHosts are egress entries istiod ignores (no single "/").
@@ -311,12 +299,7 @@ func (sc *Scope) Import(h host.Name) (Import, bool) {
 	if !ok {
 		return Import{}, false
 	}
-	im := sc.imports[i]
-	if im.listener < 0 {
-		return Import{Service: im.service, ViaVirtualService: im.via}, true
-	}
-	l := sc.Listeners[im.listener]
-	return Import{Service: im.service, Entry: l.Hosts[im.entry], Port: l.Port.GetNumber()}, true
+	return sc.imports[i], true
 }
 
 // DestinationRule returns the DestinationRule decision for a hostname.
@@ -402,10 +385,10 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 		sc.Listeners = append(sc.Listeners, l)
 	}
 	sc.Services = make([]*Service, 0, imported)
-	sc.imports = make([]scopeImport, 0, imported)
+	sc.imports = make([]Import, 0, imported)
 	for k, l := range sc.Listeners {
 		for i, s := range l.Services {
-			sc.add(s, egressImport(s, k, l, entries[k][i]))
+			sc.add(s, Import{Service: s, Entry: entries[k][i], Port: l.Port.GetNumber()})
 		}
 		if vss != nil && choice.Reason != "gateway" {
 			l.VirtualServices = selectVirtualServices(vss, l, proxyNs)
@@ -416,8 +399,8 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	// destination of an earlier listener brought the service in first.
 	for k, l := range sc.Listeners {
 		for i, s := range l.Services {
-			if j := sc.slot[s.hostID] - 1; sc.imports[j].listener < 0 {
-				sc.imports[j] = egressImport(s, k, l, entries[k][i])
+			if j := sc.slot[s.hostID] - 1; sc.imports[j].Entry == "" {
+				sc.imports[j] = Import{Service: s, Entry: entries[k][i], Port: l.Port.GetNumber()}
 			}
 		}
 	}
@@ -594,14 +577,8 @@ func (sc *Scope) holds(s *Service) bool {
 	return i >= 0 && sc.Services[i] == s
 }
 
-// egressImport is the import of s by entry, one of the hosts of the
-// scope's k-th listener l.
-func egressImport(s *Service, k int, l *EgressListener, entry string) scopeImport {
-	return scopeImport{service: s, listener: int32(k), entry: int32(slices.Index(l.Hosts, entry))}
-}
-
 // add merges a service into the scope's list (docs/semantics/sidecar-scope.md §4.5).
-func (sc *Scope) add(s *Service, why scopeImport) {
+func (sc *Scope) add(s *Service, why Import) {
 	i := int(sc.slot[s.hostID]) - 1
 	if i < 0 {
 		sc.slot[s.hostID] = int32(len(sc.Services) + 1)

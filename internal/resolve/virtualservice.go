@@ -355,7 +355,7 @@ func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualS
 			if s == nil {
 				continue
 			}
-			sc.add(s, scopeImport{service: s, via: vs.Object, listener: -1})
+			sc.add(s, Import{Service: s, ViaVirtualService: vs.Object})
 		}
 	}
 }
