@@ -232,6 +232,7 @@ type EgressListener struct {
 	Hosts       []string
 	hosts       egressHosts
 	Services    []*Service
+	entries     []string // the egress host that imported each of Services
 	// VirtualServices imported by the listener, in the order istiod
 	// uses them (docs/semantics/sidecar-scope.md §4.7).
 	VirtualServices []*VirtualService
@@ -364,17 +365,12 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	}
 	ambiguous := map[host.Name]bool{}
 	imported := 0
-	// entries are the egress host that imported each listener's Services.
-	// Only Import keeps them: a scope holding them on its listeners too
-	// held a second copy for the life of the mesh (~3 MB on the generated
-	// 100-namespace mesh).
-	entries := make([][]string, len(egress))
-	for k, eg := range egress {
+	for _, eg := range egress {
 		l := &EgressListener{Port: eg.GetPort(), Bind: eg.GetBind(), CaptureNone: eg.GetCaptureMode() == networking.CaptureMode_NONE,
 			Hosts: eg.GetHosts(), hosts: parseEgressHosts(eg.GetHosts(), proxyNs)}
 		sc.IgnoredHosts = append(sc.IgnoredHosts, l.hosts.ignored...)
 		var choices []HostChoice
-		l.Services, entries[k], choices = dedupHosts(reg, pickServices(reg, l, proxyNs), proxyNs)
+		l.Services, l.entries, choices = dedupHosts(reg, pickServices(reg, l, proxyNs), proxyNs)
 		for _, hc := range choices {
 			if !ambiguous[hc.Host] {
 				ambiguous[hc.Host] = true
@@ -386,9 +382,9 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	}
 	sc.Services = make([]*Service, 0, imported)
 	sc.imports = make([]Import, 0, imported)
-	for k, l := range sc.Listeners {
+	for _, l := range sc.Listeners {
 		for i, s := range l.Services {
-			sc.add(s, Import{Service: s, Entry: entries[k][i], Port: l.Port.GetNumber()})
+			sc.add(s, Import{Service: s, Entry: l.entries[i], Port: l.Port.GetNumber()})
 		}
 		if vss != nil && choice.Reason != "gateway" {
 			l.VirtualServices = selectVirtualServices(vss, l, proxyNs)
@@ -397,10 +393,10 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	}
 	// An egress host is the reason to report even when a VirtualService
 	// destination of an earlier listener brought the service in first.
-	for k, l := range sc.Listeners {
+	for _, l := range sc.Listeners {
 		for i, s := range l.Services {
 			if j := sc.slot[s.hostID] - 1; sc.imports[j].Entry == "" {
-				sc.imports[j] = Import{Service: s, Entry: entries[k][i], Port: l.Port.GetNumber()}
+				sc.imports[j] = Import{Service: s, Entry: l.entries[i], Port: l.Port.GetNumber()}
 			}
 		}
 	}
