@@ -232,7 +232,7 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Req
 			if s.Registry != resolve.Kubernetes || len(s.Selector) == 0 {
 				continue
 			}
-			for _, l := range in.labels[s.Namespace] {
+			for _, l := range in.withLabel(s.Namespace, s.Selector) {
 				if resolve.LabelsMatch(s.Selector, l) {
 					svc = s
 					selected = append(selected, l)
@@ -244,9 +244,8 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Req
 		}
 		var empty []int // the subsets that select nothing, by index
 		for i, sub := range dr.Spec.GetSubsets() {
-			judged := maps.Clone(sub.GetLabels())
-			maps.DeleteFunc(judged, func(k, v string) bool { return v != "" && clusterLabels[k] })
-			if len(judged) > 0 && !slices.ContainsFunc(selected, func(l map[string]string) bool { return resolve.LabelsMatch(judged, l) }) {
+			labels := sub.GetLabels()
+			if judges(labels) && !slices.ContainsFunc(selected, func(l map[string]string) bool { return subsetSelects(labels, l) }) {
 				empty = append(empty, i)
 			}
 		}
@@ -286,15 +285,25 @@ const subsetsNamed = 5
 // labels of every Pod, workload template and WorkloadEntry, and the
 // proxies.
 type inputWorkloads struct {
-	labels  map[string][]map[string]string
+	labels map[string][]map[string]string
+	// byLabel holds, for each namespace and label, the labels of the
+	// namespace's workloads carrying it, in the order of labels: a
+	// selector's candidates without scanning the namespace.
+	byLabel map[nsLabel][]map[string]string
 	proxies map[string][]*resolve.Proxy
 }
 
+// nsLabel is a label of a namespace's workloads.
+type nsLabel struct{ ns, key, value string }
+
 func newInputWorkloads(m *resolve.Mesh, byNs map[string][]inputWorkload) *inputWorkloads {
-	in := &inputWorkloads{labels: map[string][]map[string]string{}, proxies: map[string][]*resolve.Proxy{}}
+	in := &inputWorkloads{labels: map[string][]map[string]string{}, byLabel: map[nsLabel][]map[string]string{}, proxies: map[string][]*resolve.Proxy{}}
 	for ns, ws := range byNs {
 		for _, w := range ws {
 			in.labels[ns] = append(in.labels[ns], w.labels)
+			for k, v := range w.labels {
+				in.byLabel[nsLabel{ns, k, v}] = append(in.byLabel[nsLabel{ns, k, v}], w.labels)
+			}
 		}
 	}
 	for _, px := range m.Proxies {
@@ -303,9 +312,45 @@ func newInputWorkloads(m *resolve.Mesh, byNs map[string][]inputWorkload) *inputW
 	return in
 }
 
+// withLabel returns, in order, the labels of ns's workloads that carry
+// one of selector's labels (any one): every workload selector selects is
+// among them. All of ns's for an empty selector.
+func (in *inputWorkloads) withLabel(ns string, selector map[string]string) []map[string]string {
+	for k, v := range selector {
+		return in.byLabel[nsLabel{ns, k, v}]
+	}
+	return in.labels[ns]
+}
+
 // selects reports whether the input holds a workload svc selects.
 func (in *inputWorkloads) selects(svc *resolve.Service) bool {
-	return len(svc.Selector) > 0 && slices.ContainsFunc(in.labels[svc.Namespace], func(l map[string]string) bool { return resolve.LabelsMatch(svc.Selector, l) })
+	return len(svc.Selector) > 0 && slices.ContainsFunc(in.withLabel(svc.Namespace, svc.Selector), func(l map[string]string) bool { return resolve.LabelsMatch(svc.Selector, l) })
+}
+
+// judges reports whether a subset's labels judge workloads: some label is
+// not one the cluster adds (see subsetSelects).
+func judges(subset map[string]string) bool {
+	for k, v := range subset {
+		if v == "" || !clusterLabels[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// subsetSelects reports whether a subset's labels select a workload with
+// labels l, leaving out the cluster's labels, which the manifests do not
+// show (an empty value is never the cluster's).
+func subsetSelects(subset, l map[string]string) bool {
+	for k, v := range subset {
+		if v != "" && clusterLabels[k] {
+			continue
+		}
+		if lv, ok := l[k]; !ok || lv != v {
+			return false
+		}
+	}
+	return true
 }
 
 // clusterLabels are the labels istiod adds to an endpoint from the

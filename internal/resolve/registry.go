@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	networking "istio.io/api/networking/v1alpha3"
@@ -301,9 +302,11 @@ type registry struct {
 	byNs   map[string][]*Service
 	// wildcards are the services with wildcard hosts.
 	wildcards []*Service
-	// multiNs holds the hostnames defined in more than one namespace,
-	// the only ones de-duplication has to look at.
-	multiNs map[host.Name]bool
+	// multiNs marks, by host ID, the hostnames defined in more than one
+	// namespace, the only ones de-duplication has to look at; multiNsIn
+	// are the namespaces that define one of them.
+	multiNs   []bool
+	multiNsIn map[string]bool
 	// hostIDs numbers the distinct hostnames from 0; keys counts the
 	// distinct (hostname, namespace) pairs.
 	hostIDs map[host.Name]int32
@@ -311,13 +314,47 @@ type registry struct {
 	// byHostPreferred lists byHostNs's services of each hostname, by host
 	// ID, in the order inferredService prefers them.
 	byHostPreferred [][]*Service
+	// everything is what a portless egress listener importing every
+	// service ("*/*") picks for the namespaces where that list is the same
+	// (sharesEverything); computed once, by the first scope that asks,
+	// and shared read-only.
+	everything memo[listenerPick]
+}
+
+// memo holds a value computed once, by the first caller, for callers that
+// would all compute it alike; it is safe for concurrent use.
+type memo[T any] struct {
+	once sync.Once
+	v    T
+}
+
+// get returns the value, calling f to make it on the first call.
+func (m *memo[T]) get(f func() T) T {
+	m.once.Do(func() { m.v = f() })
+	return m.v
+}
+
+// listenerPick is a listener's services after de-duplication, with their
+// entries and the hostnames picked from several namespaces.
+type listenerPick struct {
+	services []*Service
+	entries  []string
+	choices  []HostChoice
+}
+
+// sharesEverything reports whether a portless "*/*" listener of proxyNs
+// picks registry.everything: nothing is exported to proxyNs by name, so
+// it picks the public services, and proxyNs defines no hostname of
+// several namespaces, the only place de-duplication reads it.
+func (r *registry) sharesEverything(proxyNs string) bool {
+	return len(r.byNs[proxyNs]) == 0 && !r.multiNsIn[proxyNs]
 }
 
 // newRegistry indexes services and numbers their hostnames and (hostname,
 // namespace) pairs (Service.hostID, Service.key), so a service belongs to
 // one registry.
 func newRegistry(services []*Service) *registry {
-	r := &registry{all: slices.Clone(services), byHostNs: map[host.Name]map[string]*Service{}, byNs: map[string][]*Service{}, multiNs: map[host.Name]bool{},
+	r := &registry{all: slices.Clone(services), byHostNs: map[host.Name]map[string]*Service{}, byNs: map[string][]*Service{}, multiNsIn: map[string]bool{},
 		hostIDs: map[host.Name]int32{}}
 	slices.SortStableFunc(r.all, (*Service).compare)
 	for _, s := range r.all {
@@ -326,6 +363,7 @@ func newRegistry(services []*Service) *registry {
 			m = map[string]*Service{}
 			r.byHostNs[s.Host] = m
 			r.hostIDs[s.Host] = int32(len(r.hostIDs))
+			r.multiNs = append(r.multiNs, false)
 		}
 		s.hostID = r.hostIDs[s.Host]
 		prev, ok := m[s.Namespace]
@@ -339,7 +377,7 @@ func newRegistry(services []*Service) *registry {
 			m[s.Namespace] = s
 		}
 		if len(m) > 1 {
-			r.multiNs[s.Host] = true
+			r.multiNs[s.hostID] = true
 		}
 		if s.Host.IsWildcard() {
 			r.wildcards = append(r.wildcards, s)
@@ -352,6 +390,11 @@ func newRegistry(services []*Service) *registry {
 			for _, ns := range s.exportTo.names() {
 				r.byNs[ns] = append(r.byNs[ns], s)
 			}
+		}
+	}
+	for _, s := range r.all {
+		if r.multiNs[s.hostID] {
+			r.multiNsIn[s.Namespace] = true
 		}
 	}
 	r.byHostPreferred = make([][]*Service, len(r.hostIDs))

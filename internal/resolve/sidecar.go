@@ -369,9 +369,15 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 		l := &EgressListener{Port: eg.GetPort(), Bind: eg.GetBind(), CaptureNone: eg.GetCaptureMode() == networking.CaptureMode_NONE,
 			Hosts: eg.GetHosts(), hosts: parseEgressHosts(eg.GetHosts(), proxyNs)}
 		sc.IgnoredHosts = append(sc.IgnoredHosts, l.hosts.ignored...)
-		var choices []HostChoice
-		l.Services, l.entries, choices = dedupHosts(reg, pickServices(reg, l, proxyNs), proxyNs)
-		for _, hc := range choices {
+		pick := func() listenerPick { return pickListener(reg, l, proxyNs) }
+		var p listenerPick
+		if _, all := l.hosts.importsAll(); all && l.Port == nil && reg.sharesEverything(proxyNs) {
+			p = reg.everything.get(pick)
+		} else {
+			p = pick()
+		}
+		l.Services, l.entries = p.services, p.entries
+		for _, hc := range p.choices {
 			if !ambiguous[hc.Host] {
 				ambiguous[hc.Host] = true
 				sc.Ambiguous = append(sc.Ambiguous, hc)
@@ -403,6 +409,13 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	sc.bindVirtualServices(vss)
 	slices.SortFunc(sc.Ambiguous, func(a, b HostChoice) int { return cmp.Compare(a.Host, b.Host) })
 	return sc
+}
+
+// pickListener is the services a listener imports, de-duplicated.
+func pickListener(reg *registry, l *EgressListener, proxyNs string) listenerPick {
+	var p listenerPick
+	p.services, p.entries, p.choices = dedupHosts(reg, pickServices(reg, l, proxyNs), proxyNs)
+	return p
 }
 
 // picked are the services an egress listener picked, with the egress
@@ -525,7 +538,7 @@ func dedupHosts(reg *registry, p picked, proxyNs string) ([]*Service, []string, 
 	winner := map[host.Name]*Service{}
 	why := map[host.Name]string{}
 	for _, t := range p.services {
-		if !reg.multiNs[t.Host] {
+		if !reg.multiNs[t.hostID] {
 			continue
 		}
 		w := winner[t.Host]
