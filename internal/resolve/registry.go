@@ -312,8 +312,11 @@ type registry struct {
 	hostIDs map[host.Name]int32
 	keys    int
 	// byHostPreferred lists byHostNs's services of each hostname, by host
-	// ID, in the order inferredService prefers them.
+	// ID, in the order inferredService prefers them. soleVisible holds, by
+	// host ID, the hostname's one service when it is the only one and
+	// public: what inferredService finds for every namespace.
 	byHostPreferred [][]*Service
+	soleVisible     []*Service
 	// everything is what a portless egress listener importing every
 	// service ("*/*") picks for the namespaces where that list is the same
 	// (sharesEverything); computed once, by the first scope that asks,
@@ -398,9 +401,13 @@ func newRegistry(services []*Service) *registry {
 		}
 	}
 	r.byHostPreferred = make([][]*Service, len(r.hostIDs))
+	r.soleVisible = make([]*Service, len(r.hostIDs))
 	for h, m := range r.byHostNs {
 		list := slices.SortedFunc(maps.Values(m), preferInferred)
 		r.byHostPreferred[r.hostIDs[h]] = list
+		if len(list) == 1 && list[0].exportTo.public {
+			r.soleVisible[r.hostIDs[h]] = list[0]
+		}
 	}
 	return r
 }

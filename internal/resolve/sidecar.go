@@ -388,12 +388,13 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	}
 	sc.Services = make([]*Service, 0, imported)
 	sc.imports = make([]Import, 0, imported)
+	sharedVS := false
 	for _, l := range sc.Listeners {
 		for i, s := range l.Services {
 			sc.add(s, Import{Service: s, Entry: l.entries[i], Port: l.Port.GetNumber()})
 		}
 		if vss != nil && choice.Reason != "gateway" {
-			l.VirtualServices = selectVirtualServices(vss, l, proxyNs)
+			l.VirtualServices, sharedVS = selectVirtualServices(vss, l, proxyNs)
 			sc.inferServices(reg, l, l.VirtualServices, domain)
 		}
 	}
@@ -406,7 +407,7 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 			}
 		}
 	}
-	sc.bindVirtualServices(vss)
+	sc.bindVirtualServices(vss, sharedVS)
 	slices.SortFunc(sc.Ambiguous, func(a, b HostChoice) int { return cmp.Compare(a.Host, b.Host) })
 	return sc
 }
