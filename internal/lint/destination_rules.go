@@ -232,7 +232,7 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Req
 			if s.Registry != resolve.Kubernetes || len(s.Selector) == 0 {
 				continue
 			}
-			for _, l := range in.withLabel(s.Namespace, s.Selector) {
+			for _, l := range in.labels[s.Namespace] {
 				if resolve.LabelsMatch(s.Selector, l) {
 					svc = s
 					selected = append(selected, l)
@@ -285,25 +285,15 @@ const subsetsNamed = 5
 // labels of every Pod, workload template and WorkloadEntry, and the
 // proxies.
 type inputWorkloads struct {
-	labels map[string][]map[string]string
-	// byLabel holds, for each namespace and label, the labels of the
-	// namespace's workloads carrying it, in the order of labels: a
-	// selector's candidates without scanning the namespace.
-	byLabel map[nsLabel][]map[string]string
+	labels  map[string][]map[string]string
 	proxies map[string][]*resolve.Proxy
 }
 
-// nsLabel is a label of a namespace's workloads.
-type nsLabel struct{ ns, key, value string }
-
 func newInputWorkloads(m *resolve.Mesh, byNs map[string][]inputWorkload) *inputWorkloads {
-	in := &inputWorkloads{labels: map[string][]map[string]string{}, byLabel: map[nsLabel][]map[string]string{}, proxies: map[string][]*resolve.Proxy{}}
+	in := &inputWorkloads{labels: map[string][]map[string]string{}, proxies: map[string][]*resolve.Proxy{}}
 	for ns, ws := range byNs {
 		for _, w := range ws {
 			in.labels[ns] = append(in.labels[ns], w.labels)
-			for k, v := range w.labels {
-				in.byLabel[nsLabel{ns, k, v}] = append(in.byLabel[nsLabel{ns, k, v}], w.labels)
-			}
 		}
 	}
 	for _, px := range m.Proxies {
@@ -312,19 +302,9 @@ func newInputWorkloads(m *resolve.Mesh, byNs map[string][]inputWorkload) *inputW
 	return in
 }
 
-// withLabel returns, in order, the labels of ns's workloads that carry
-// one of selector's labels (any one): every workload selector selects is
-// among them. All of ns's for an empty selector.
-func (in *inputWorkloads) withLabel(ns string, selector map[string]string) []map[string]string {
-	for k, v := range selector {
-		return in.byLabel[nsLabel{ns, k, v}]
-	}
-	return in.labels[ns]
-}
-
 // selects reports whether the input holds a workload svc selects.
 func (in *inputWorkloads) selects(svc *resolve.Service) bool {
-	return len(svc.Selector) > 0 && slices.ContainsFunc(in.withLabel(svc.Namespace, svc.Selector), func(l map[string]string) bool { return resolve.LabelsMatch(svc.Selector, l) })
+	return len(svc.Selector) > 0 && slices.ContainsFunc(in.labels[svc.Namespace], func(l map[string]string) bool { return resolve.LabelsMatch(svc.Selector, l) })
 }
 
 // judges reports whether a subset's labels judge workloads: some label is

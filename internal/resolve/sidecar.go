@@ -314,6 +314,16 @@ func (sc *Scope) DestinationRuleOf(d *Destination) (DRDecision, bool) {
 	return sc.decision(sc.slotOf(d.regID(sc.reg)))
 }
 
+// ServiceOf is Service for a VirtualService destination's host, which
+// resolve has numbered: no hashing of the hostname.
+func (sc *Scope) ServiceOf(d *Destination) (*Service, bool) {
+	i, ok := sc.slotOf(d.regID(sc.reg))
+	if !ok {
+		return nil, false
+	}
+	return sc.Services[i], true
+}
+
 // decision is the DestinationRule decision for Services[i], if ok.
 func (sc *Scope) decision(i int, ok bool) (DRDecision, bool) {
 	if !ok || i >= len(sc.drs) {
