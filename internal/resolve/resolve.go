@@ -275,10 +275,8 @@ func (m *Mesh) View(ns, name string) (*ProxyView, bool) {
 // Reachable reports whether some service covering h, exactly or as a
 // wildcard ServiceEntry host, is visible from namespace ns.
 func (m *Mesh) Reachable(h host.Name, ns string) bool {
-	for _, s := range m.reg.byHostNs[h] {
-		if s.VisibleIn(ns) {
-			return true
-		}
+	if id, ok := m.reg.hostIDs[h]; ok && slices.ContainsFunc(m.reg.byHostPreferred[id], func(s *Service) bool { return s.VisibleIn(ns) }) {
+		return true
 	}
 	for _, s := range m.reg.wildcards {
 		if h.SubsetOf(s.Host) && s.VisibleIn(ns) {
@@ -293,10 +291,12 @@ func (m *Mesh) Rules() []*Rule { return m.drs.allRules() }
 
 // ServicesNamed returns every mesh service with a hostname, oldest first.
 func (m *Mesh) ServicesNamed(h host.Name) []*Service {
-	var out []*Service
-	for _, s := range m.reg.byHostNs[h] {
-		out = append(out, s)
+	id, ok := m.reg.hostIDs[h]
+	if !ok {
+		return nil
 	}
+	// byHostPreferred holds byHostNs's services, without a map to walk.
+	out := slices.Clone(m.reg.byHostPreferred[id])
 	slices.SortFunc(out, (*Service).compare)
 	return out
 }
