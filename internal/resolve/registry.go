@@ -322,6 +322,9 @@ type registry struct {
 	// (sharesEverything); computed once, by the first scope that asks,
 	// and shared read-only.
 	everything memo[listenerPick]
+	// everyScope is the merged list of a scope whose one listener picked
+	// everything (scopeBase), made once and copied by each such scope.
+	everyScope memo[scopeBase]
 }
 
 // memo holds a value computed once, by the first caller, for callers that
