@@ -406,7 +406,9 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 			s.addListener(sc.Listeners[0])
 			return scopeBase{s.Services, s.imports, s.slot}
 		})
-		sc.Services, sc.imports, sc.slot = slices.Clone(b.services), slices.Clone(b.imports), slices.Clone(b.slot)
+		// The scope writes its own Services and slot in place; imports
+		// only grow, so at capacity they are shared until they do.
+		sc.Services, sc.imports, sc.slot = slices.Clone(b.services), slices.Clip(b.imports), slices.Clone(b.slot)
 	} else {
 		sc.slot = make([]int32, len(reg.hostIDs))
 		sc.Services = make([]*Service, 0, imported)
@@ -502,9 +504,12 @@ func pickServices(reg *registry, l *EgressListener, proxyNs string) picked {
 	if n == 0 {
 		return picked{}
 	}
-	p := picked{make([]*Service, 0, n), make([]string, 0, n)}
 	star := l.hosts.byNs["*"]
 	all, importsAll := l.hosts.importsAll()
+	var p picked
+	if importsAll {
+		p = picked{make([]*Service, 0, n), make([]string, 0, n)}
+	}
 	for _, list := range lists {
 		for _, s := range list {
 			entry, ok := all, importsAll
