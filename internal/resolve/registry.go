@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"hash/fnv"
-	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -370,16 +369,24 @@ func newRegistry(services []*Service) *registry {
 			r.byHostNs[s.Host] = m
 			r.hostIDs[s.Host] = int32(len(r.hostIDs))
 			r.multiNs = append(r.multiNs, false)
+			r.byHostPreferred = append(r.byHostPreferred, nil)
 		}
 		s.hostID = r.hostIDs[s.Host]
+		// byHostPreferred[s.hostID] holds m's services too, in the order
+		// they came, until sorted below.
 		prev, ok := m[s.Namespace]
 		if ok {
 			s.key = prev.key
 		} else {
 			s.key = int32(r.keys)
 			r.keys++
+			r.byHostPreferred[s.hostID] = append(r.byHostPreferred[s.hostID], s)
 		}
-		if !ok || (prev.Registry != Kubernetes && s.Registry == Kubernetes) {
+		if ok && prev.Registry != Kubernetes && s.Registry == Kubernetes {
+			m[s.Namespace] = s
+			list := r.byHostPreferred[s.hostID]
+			list[slices.Index(list, prev)] = s
+		} else if !ok {
 			m[s.Namespace] = s
 		}
 		if len(m) > 1 {
@@ -403,13 +410,11 @@ func newRegistry(services []*Service) *registry {
 			r.multiNsIn[s.Namespace] = true
 		}
 	}
-	r.byHostPreferred = make([][]*Service, len(r.hostIDs))
 	r.soleVisible = make([]*Service, len(r.hostIDs))
-	for h, m := range r.byHostNs {
-		list := slices.SortedFunc(maps.Values(m), preferInferred)
-		r.byHostPreferred[r.hostIDs[h]] = list
+	for id, list := range r.byHostPreferred {
+		slices.SortFunc(list, preferInferred)
 		if len(list) == 1 && list[0].exportTo.public {
-			r.soleVisible[r.hostIDs[h]] = list[0]
+			r.soleVisible[id] = list[0]
 		}
 	}
 	return r
