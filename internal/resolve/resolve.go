@@ -152,14 +152,14 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 		allocateEntryAddresses(services)
 	}
 	resolveAliases(services)
-	m := &Mesh{Config: mc, Injection: opts.Injection, DualStack: opts.DualStack, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
-		peers: newPeerIndex(objs, mc.GetRootNamespace()), input: newInputNamespaces(objs)}
+	m := &Mesh{Config: mc, Injection: opts.Injection, DualStack: opts.DualStack, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs}
 	m.reg = newRegistry(services)
 	m.Services = m.reg.all
 	m.DestinationRules = drs
-	// The proxies with the endpoints, the DestinationRule indexes and the
-	// VirtualService index do not depend on one another: build them at
-	// the same time, each writing its own fields.
+	// The proxies with the endpoints, the DestinationRule indexes, the
+	// VirtualService index and the indexes of policies and namespaces do
+	// not depend on one another: build them at the same time, each
+	// writing its own fields.
 	var decider *drDecider
 	concurrently(
 		func() {
@@ -174,9 +174,14 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 			m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
 			decider = newDRDecider(m.drs, newDRsByHost(drs, mc.DomainSuffix), mc.DefaultDestinationRuleExportTo, m.reg)
 		},
-		func() { m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo) },
+		func() {
+			m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo)
+			m.vss.numberDestinations(m.reg)
+		},
+		func() {
+			m.Policies, m.peers, m.input = policies(objs), newPeerIndex(objs, mc.GetRootNamespace()), newInputNamespaces(objs)
+		},
 	)
-	m.vss.numberDestinations(m.reg)
 	m.served = workloadPorts(m.reg.all)
 	m.DelegateProblems = m.vss.delegateProblems
 	m.VirtualServices = m.vss.all
