@@ -331,12 +331,15 @@ var applicationRunsAsProxyUID = &Analyzer{Entry: diag.ApplicationRunsAsProxyUID,
 			if c.Name == "istio-proxy" {
 				continue
 			}
-			uid, at := podUID, podPath(meta).Key("securityContext").Key("runAsUser")
+			// The path is built for a finding only.
+			uid, at := podUID, func() model.Path { return podPath(meta).Key("securityContext").Key("runAsUser") }
 			if sc := c.SecurityContext; sc != nil && sc.RunAsUser != nil {
-				uid, at = *sc.RunAsUser, podPath(meta).Key("containers").Index(i).Key("securityContext").Key("runAsUser")
+				uid, at = *sc.RunAsUser, func() model.Path {
+					return podPath(meta).Key("containers").Index(i).Key("securityContext").Key("runAsUser")
+				}
 			}
 			if uid == proxyUID {
-				p.Report(meta, at, diag.RunsAsProxyUID, meta.Kind, objName(meta), c.Name, proxyUID)
+				p.Report(meta, at(), diag.RunsAsProxyUID, meta.Kind, objName(meta), c.Name, proxyUID)
 			}
 		}
 	}
