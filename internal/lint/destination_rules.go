@@ -241,10 +241,10 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Req
 		if svc == nil {
 			continue // no workloads of the service in the input
 		}
-		var empty []int // the subsets that select nothing, by index
+		var empty []int         // the subsets that select nothing, by index
+		var judged [4][2]string // room for a subset's judged labels
 		for i, sub := range dr.Spec.GetSubsets() {
-			labels := sub.GetLabels()
-			if judges(labels) && !slices.ContainsFunc(selected, func(l map[string]string) bool { return subsetSelects(labels, l) }) {
+			if labels := judgedLabels(judged[:0], sub.GetLabels()); len(labels) > 0 && !selectsAny(labels, selected) {
 				empty = append(empty, i)
 			}
 		}
@@ -351,30 +351,33 @@ func (x *labelIndex) selected(ns string, selector map[string]string) []map[strin
 	return out
 }
 
-// judges reports whether a subset's labels judge workloads: some label is
-// not one the cluster adds (see subsetSelects).
-func judges(subset map[string]string) bool {
+// judgedLabels appends to out a subset's labels other than those the
+// cluster adds, which the manifests do not show (an empty value is never
+// the cluster's).
+func judgedLabels(out [][2]string, subset map[string]string) [][2]string {
 	for k, v := range subset {
 		if v == "" || !clusterLabels[k] {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	return out
+}
+
+// selectsAny reports whether some workload's labels carry all of labels.
+func selectsAny(labels [][2]string, workloads []map[string]string) bool {
+	for _, l := range workloads {
+		all := true
+		for _, kv := range labels {
+			if v, ok := l[kv[0]]; !ok || v != kv[1] {
+				all = false
+				break
+			}
+		}
+		if all {
 			return true
 		}
 	}
 	return false
-}
-
-// subsetSelects reports whether a subset's labels select a workload with
-// labels l, leaving out the cluster's labels, which the manifests do not
-// show (an empty value is never the cluster's).
-func subsetSelects(subset, l map[string]string) bool {
-	for k, v := range subset {
-		if v != "" && clusterLabels[k] {
-			continue
-		}
-		if lv, ok := l[k]; !ok || lv != v {
-			return false
-		}
-	}
-	return true
 }
 
 // clusterLabels are the labels istiod adds to an endpoint from the
