@@ -319,8 +319,10 @@ var applicationRunsAsProxyUID = &Analyzer{Entry: diag.ApplicationRunsAsProxyUID,
 		// labels it does not give, a workload that does not opt out is
 		// taken to be injected; a
 		// gateway's proxy is its main container, run as that user.
-		optOut := labels["sidecar.istio.io/inject"] == "false" || annotations["sidecar.istio.io/inject"] == "false"
-		if meta.InheritedFrom != nil || looksLikeGateway(annotations, labels) || !(meshed[meta] || (standIn[meta.Namespace] && !optOut)) {
+		optOut := func() bool {
+			return labels["sidecar.istio.io/inject"] == "false" || annotations["sidecar.istio.io/inject"] == "false"
+		}
+		if meta.InheritedFrom != nil || looksLikeGateway(annotations, labels) || !(meshed[meta] || (standIn[meta.Namespace] && !optOut())) {
 			continue
 		}
 		podUID := int64(-1)
