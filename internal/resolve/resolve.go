@@ -182,7 +182,6 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 			m.Policies, m.peers, m.input = policies(objs), newPeerIndex(objs, mc.GetRootNamespace()), newInputNamespaces(objs)
 		},
 	)
-	m.served = workloadPorts(m.reg.all)
 	m.DelegateProblems = m.vss.delegateProblems
 	m.VirtualServices = m.vss.all
 
@@ -229,7 +228,14 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 		return nil, err
 	}
 	m.Scopes = make([]*Scope, len(first))
-	parallel.For(ctx, len(first), func(i int) {
+	// The ports workloads serve need the endpoints only: job 0 finds them
+	// while the scopes are built.
+	parallel.For(ctx, len(first)+1, func(i int) {
+		if i == 0 {
+			m.served = workloadPorts(m.reg.all)
+			return
+		}
+		i--
 		sc := buildScope(firstReg[i], m.vss, mc.DomainSuffix, first[i], firstNs[i])
 		sc.drs = decider.decisions(firstNs[i], sc.Services)
 		m.Scopes[i] = sc
