@@ -147,40 +147,47 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	// Gateways istiod generated from Gateway API Gateways bind through
 	// their Services: the workloads those select are gateways too.
 	gatewaySelectors = append(gatewaySelectors, serviceBoundSelectors(gateways, services)...)
-	assignPlaceholderVIPs(services, vips)
-	if mc.CapturesDNS() {
-		allocateEntryAddresses(services)
-	}
-	resolveAliases(services)
-	m := &Mesh{Config: mc, Injection: opts.Injection, DualStack: opts.DualStack, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs}
-	m.reg = newRegistry(services)
-	m.Services = m.reg.all
-	m.DestinationRules = drs
-	// The proxies with the endpoints, the DestinationRule indexes, the
-	// VirtualService index and the indexes of policies and namespaces do
-	// not depend on one another: build them at the same time, each
-	// writing its own fields.
-	var decider *drDecider
+	m := &Mesh{Config: mc, Injection: opts.Injection, DualStack: opts.DualStack, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs,
+		DestinationRules: drs}
+	// Two rounds of work that does not depend on itself, each task writing
+	// its own fields: the registry, the proxies with their workloads, and
+	// the indexes of DestinationRules, VirtualServices, policies and
+	// namespaces; then what reads the registry: the endpoints, the
+	// DestinationRule decider and the destinations' host numbers.
+	var ws map[string]*nsWorkloads
+	var drsByHost *drsByHost
 	concurrently(
+		func() {
+			assignPlaceholderVIPs(services, vips)
+			if mc.CapturesDNS() {
+				allocateEntryAddresses(services)
+			}
+			resolveAliases(services)
+			m.reg = newRegistry(services)
+		},
 		func() {
 			m.Proxies = slices.DeleteFunc(buildProxies(objs, forest.Labels, gatewaySelectors, opts.Injection, mc.CapturesDNS()), func(p *Proxy) bool { return !watched(p.Namespace) })
 			withSidecar := make(map[*model.ObjectMeta]bool, len(m.Proxies))
 			for _, p := range m.Proxies {
 				withSidecar[p.Object] = true
 			}
-			assignEndpoints(m.reg.all, workloads(objs, func(o *model.ObjectMeta) bool { return withSidecar[o] }), opts.DualStack)
+			ws = workloads(objs, func(o *model.ObjectMeta) bool { return withSidecar[o] })
 		},
 		func() {
 			m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
-			decider = newDRDecider(m.drs, newDRsByHost(drs, mc.DomainSuffix), mc.DefaultDestinationRuleExportTo, m.reg)
+			drsByHost = newDRsByHost(drs, mc.DomainSuffix)
 		},
-		func() {
-			m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo)
-			m.vss.numberDestinations(m.reg)
-		},
+		func() { m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo) },
 		func() {
 			m.Policies, m.peers, m.input = policies(objs), newPeerIndex(objs, mc.GetRootNamespace()), newInputNamespaces(objs)
 		},
+	)
+	m.Services = m.reg.all
+	var decider *drDecider
+	concurrently(
+		func() { assignEndpoints(m.reg.all, ws, opts.DualStack) },
+		func() { decider = newDRDecider(m.drs, drsByHost, mc.DefaultDestinationRuleExportTo, m.reg) },
+		func() { m.vss.numberDestinations(m.reg) },
 	)
 	m.DelegateProblems = m.vss.delegateProblems
 	m.VirtualServices = m.vss.all
