@@ -30,22 +30,26 @@ var noCACertificates = &Analyzer{Entry: diag.NoCACertificates, Run: func(p *Pass
 			// CAs explicitly (wellKnownCACertificates: System).
 			continue
 		}
-		if !insideMesh(p.Mesh, host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)) {
+		// Most rules set no policy: their paths and host go unbuilt.
+		subsets := dr.Spec.GetSubsets()
+		if dr.Spec.GetTrafficPolicy() == nil && !slices.ContainsFunc(subsets, func(s *networking.Subset) bool { return s.GetTrafficPolicy() != nil }) ||
+			!insideMesh(p.Mesh, host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)) {
 			continue
 		}
 		check := func(tp *networking.TrafficPolicy, at model.Path, where string) {
-			if tp == nil {
-				return
-			}
 			unverified(p, dr, tp.GetTls(), at.Key("tls"), where)
 			for i, pl := range tp.GetPortLevelSettings() {
 				unverified(p, dr, pl.GetTls(), at.Key("portLevelSettings").Index(i).Key("tls"),
 					where+" on port "+strconv.FormatUint(uint64(pl.GetPort().GetNumber()), 10))
 			}
 		}
-		check(dr.Spec.GetTrafficPolicy(), model.ParsePath("spec.trafficPolicy"), "")
-		for i, s := range dr.Spec.GetSubsets() {
-			check(s.GetTrafficPolicy(), model.ParsePath(fmt.Sprintf("spec.subsets[%d].trafficPolicy", i)), fmt.Sprintf(" for subset %q", s.GetName()))
+		if tp := dr.Spec.GetTrafficPolicy(); tp != nil {
+			check(tp, model.ParsePath("spec.trafficPolicy"), "")
+		}
+		for i, s := range subsets {
+			if tp := s.GetTrafficPolicy(); tp != nil {
+				check(tp, model.ParsePath(fmt.Sprintf("spec.subsets[%d].trafficPolicy", i)), fmt.Sprintf(" for subset %q", s.GetName()))
+			}
 		}
 	}
 }}

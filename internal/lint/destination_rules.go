@@ -219,6 +219,7 @@ func missingSubsets(r, plain *resolve.Rule) []string {
 var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Requires: []*fact{factInWorkloads}, Run: func(p *Pass) {
 	domain := p.Mesh.Config.DomainSuffix
 	in := p.inWorkloads()
+	byLabel := labelIndex{in: in}
 	for _, dr := range p.Mesh.DestinationRules {
 		h := host.FQDN(dr.Spec.GetHost(), dr.Namespace, domain)
 		if len(dr.Spec.GetSubsets()) == 0 || h.IsWildcard() || repeatsSource(dr, domain) {
@@ -232,21 +233,18 @@ var subsetSelectsNoWorkload = &Analyzer{Entry: diag.SubsetSelectsNoWorkload, Req
 			if s.Registry != resolve.Kubernetes || len(s.Selector) == 0 {
 				continue
 			}
-			for _, l := range in.labels[s.Namespace] {
-				if resolve.LabelsMatch(s.Selector, l) {
-					svc = s
-					selected = append(selected, l)
-				}
+			if ls := byLabel.selected(s.Namespace, s.Selector); len(ls) > 0 {
+				svc = s
+				selected = append(selected, ls...)
 			}
 		}
 		if svc == nil {
 			continue // no workloads of the service in the input
 		}
-		var empty []int // the subsets that select nothing, by index
+		var empty []int         // the subsets that select nothing, by index
+		var judged [4][2]string // room for a subset's judged labels
 		for i, sub := range dr.Spec.GetSubsets() {
-			judged := maps.Clone(sub.GetLabels())
-			maps.DeleteFunc(judged, func(k, v string) bool { return v != "" && clusterLabels[k] })
-			if len(judged) > 0 && !slices.ContainsFunc(selected, func(l map[string]string) bool { return resolve.LabelsMatch(judged, l) }) {
+			if labels := judgedLabels(judged[:0], sub.GetLabels()); len(labels) > 0 && !selectsAny(labels, selected) {
 				empty = append(empty, i)
 			}
 		}
@@ -306,6 +304,80 @@ func newInputWorkloads(m *resolve.Mesh, byNs map[string][]inputWorkload) *inputW
 // selects reports whether the input holds a workload svc selects.
 func (in *inputWorkloads) selects(svc *resolve.Service) bool {
 	return len(svc.Selector) > 0 && slices.ContainsFunc(in.labels[svc.Namespace], func(l map[string]string) bool { return resolve.LabelsMatch(svc.Selector, l) })
+}
+
+// labelIndex finds the workloads a selector may select without testing
+// every workload of the namespace: it indexes a namespace's workload
+// labels by the value of one label key, when a selector first asks for
+// that key.
+type labelIndex struct {
+	in    *inputWorkloads
+	byKey map[[2]string]map[string][]map[string]string // namespace and key → value → labels
+}
+
+// selected returns, in input order, the labels of ns's workloads that
+// selector (not empty) selects. They are among those carrying the value
+// selector gives one of its keys, any one: all of those when it has no
+// other key.
+func (x *labelIndex) selected(ns string, selector map[string]string) []map[string]string {
+	key := ""
+	for k := range selector {
+		key = k
+		break
+	}
+	if x.byKey == nil {
+		x.byKey = map[[2]string]map[string][]map[string]string{}
+	}
+	idx, ok := x.byKey[[2]string{ns, key}]
+	if !ok {
+		idx = map[string][]map[string]string{}
+		for _, l := range x.in.labels[ns] {
+			if v, ok := l[key]; ok {
+				idx[v] = append(idx[v], l)
+			}
+		}
+		x.byKey[[2]string{ns, key}] = idx
+	}
+	ls := idx[selector[key]]
+	if len(selector) == 1 {
+		return ls
+	}
+	var out []map[string]string
+	for _, l := range ls {
+		if resolve.LabelsMatch(selector, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// judgedLabels appends to out a subset's labels other than those the
+// cluster adds, which the manifests do not show (an empty value is never
+// the cluster's).
+func judgedLabels(out [][2]string, subset map[string]string) [][2]string {
+	for k, v := range subset {
+		if v == "" || !clusterLabels[k] {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	return out
+}
+
+// selectsAny reports whether some workload's labels carry all of labels.
+func selectsAny(labels [][2]string, workloads []map[string]string) bool {
+	for _, l := range workloads {
+		all := true
+		for _, kv := range labels {
+			if v, ok := l[kv[0]]; !ok || v != kv[1] {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // clusterLabels are the labels istiod adds to an endpoint from the

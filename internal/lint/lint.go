@@ -264,20 +264,47 @@ func newShared(m *resolve.Mesh) *shared {
 		pxs, ports := workloadPorts(m)
 		return workloadPortIndex{pxs, ports}
 	})
-	sh.listeners = sync.OnceValue(func() map[*resolve.Scope]outboundListeners {
-		// Scopes are independent and this is the costliest fact: spread
-		// it over the cores, each worker writing its own slots.
-		all := make([]outboundListeners, len(m.Scopes))
-		parallel.For(context.Background(), len(all), func(i int) {
-			all[i].catchAll, all[i].drops = m.Scopes[i].OutboundListeners()
-		})
-		out := make(map[*resolve.Scope]outboundListeners, len(m.Scopes))
-		for i, sc := range m.Scopes {
-			out[sc] = all[i]
-		}
-		return out
-	})
+	sh.listeners = sync.OnceValue(func() map[*resolve.Scope]outboundListeners { return scopeListeners(m.Scopes) })
 	return sh
+}
+
+// scopeListeners computes each scope's OutboundListeners. Scopes that
+// place the same ports (most namespaces of a mesh without Sidecars) share
+// one result, computed once; the distinct ones are independent, so they
+// are spread over the cores, each worker writing its own slots.
+func scopeListeners(scopes []*resolve.Scope) map[*resolve.Scope]outboundListeners {
+	// same[i] is the first scope placing what scope i places.
+	same := make([]int, len(scopes))
+	var distinct []int
+	type key struct {
+		listeners int
+		first     *resolve.Service
+	}
+	byKey := map[key][]int{}
+	for i, sc := range scopes {
+		k := key{listeners: len(sc.Listeners)}
+		if k.listeners > 0 && len(sc.Listeners[0].Services) > 0 {
+			k.first = sc.Listeners[0].Services[0]
+		}
+		j := slices.IndexFunc(byKey[k], func(j int) bool { return scopes[j].SameOutboundPorts(sc) })
+		if j >= 0 {
+			same[i] = byKey[k][j]
+			continue
+		}
+		same[i] = i
+		byKey[k] = append(byKey[k], i)
+		distinct = append(distinct, i)
+	}
+	all := make([]outboundListeners, len(scopes))
+	parallel.For(context.Background(), len(distinct), func(n int) {
+		i := distinct[n]
+		all[i].catchAll, all[i].drops = scopes[i].OutboundListeners()
+	})
+	out := make(map[*resolve.Scope]outboundListeners, len(scopes))
+	for i, sc := range scopes {
+		out[sc] = all[same[i]]
+	}
+	return out
 }
 
 // own lists the input's own objects of type T, in input order: HNC copies

@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -92,4 +93,51 @@ func TestOutboundListenersAgreeWithEmit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScopeListenersShared: scopes that place the same outbound ports
+// share one result, which is each one's own OutboundListeners; a scope
+// whose ports differ (a Sidecar with a port, a bind, other services, the
+// same first service and fewer others) gets its own.
+func TestScopeListenersShared(t *testing.T) {
+	se := func(ns, name, spec string, meta ...string) string {
+		return obj("ServiceEntry", ns, name, spec+", location: MESH_EXTERNAL", meta...)
+	}
+	var docs []string
+	for _, n := range []string{"a", "b", "port", "bind", "own", "some"} {
+		docs = append(docs, ns(n), deployment(n, "app", "{app: app}"))
+	}
+	docs = append(docs,
+		se("a", "ex", "hosts: [x.example.com], ports: [{number: 5432, name: tcp, protocol: TCP}], resolution: DNS", at(1)),
+		se("b", "why", "hosts: [y.example.com], ports: [{number: 5432, name: tcp, protocol: TCP}], resolution: DNS", at(2)),
+		se("own", "zed", "hosts: [z.example.com], exportTo: ['.'], ports: [{number: 5432, name: tcp, protocol: TCP}], resolution: DNS", at(0)),
+		obj("Sidecar", "port", "default", "egress: [{port: {number: 5432, protocol: TCP, name: tcp}, hosts: ['*/*']}]"),
+		obj("Sidecar", "bind", "default", "egress: [{port: {number: 5432, protocol: TCP, name: tcp}, bind: 127.0.0.1, hosts: ['*/*']}]"),
+		obj("Sidecar", "some", "default", "egress: [{hosts: ['a/*']}]"),
+	)
+	m := resolvetest.Mesh(t, docs...)
+	got := scopeListeners(m.Scopes)
+	byNs := map[string]*resolve.Scope{}
+	for _, sc := range m.Scopes {
+		byNs[sc.Namespace] = sc
+		catchAll, drops := sc.OutboundListeners()
+		if !reflect.DeepEqual(got[sc].catchAll, catchAll) || !reflect.DeepEqual(got[sc].drops, drops) {
+			t.Errorf("scope of %s: shared %+v, own %v %v", sc.Namespace, got[sc], catchAll, drops)
+		}
+	}
+	a := got[byNs["a"]]
+	if len(a.catchAll) == 0 || len(a.drops) == 0 {
+		t.Fatalf("namespace a has no catch-all or no drop to share: %+v", a)
+	}
+	for n, want := range map[string]bool{"b": true, "port": false, "bind": false, "own": false, "some": false} {
+		o := got[byNs[n]]
+		if same := sameArray(o.catchAll, a.catchAll) && sameArray(o.drops, a.drops); same != want {
+			t.Errorf("namespace %s shares a's result: %v, want %v", n, same, want)
+		}
+	}
+}
+
+// sameArray reports whether two non-empty slices are one array.
+func sameArray[T any](a, b []T) bool {
+	return len(a) > 0 && len(b) > 0 && &a[0] == &b[0]
 }

@@ -319,8 +319,10 @@ var applicationRunsAsProxyUID = &Analyzer{Entry: diag.ApplicationRunsAsProxyUID,
 		// labels it does not give, a workload that does not opt out is
 		// taken to be injected; a
 		// gateway's proxy is its main container, run as that user.
-		optOut := labels["sidecar.istio.io/inject"] == "false" || annotations["sidecar.istio.io/inject"] == "false"
-		if meta.InheritedFrom != nil || looksLikeGateway(annotations, labels) || !(meshed[meta] || (standIn[meta.Namespace] && !optOut)) {
+		optOut := func() bool {
+			return labels["sidecar.istio.io/inject"] == "false" || annotations["sidecar.istio.io/inject"] == "false"
+		}
+		if meta.InheritedFrom != nil || looksLikeGateway(annotations, labels) || !(meshed[meta] || (standIn[meta.Namespace] && !optOut())) {
 			continue
 		}
 		podUID := int64(-1)
@@ -331,12 +333,15 @@ var applicationRunsAsProxyUID = &Analyzer{Entry: diag.ApplicationRunsAsProxyUID,
 			if c.Name == "istio-proxy" {
 				continue
 			}
-			uid, at := podUID, podPath(meta).Key("securityContext").Key("runAsUser")
+			// The path is built for a finding only.
+			uid, at := podUID, func() model.Path { return podPath(meta).Key("securityContext").Key("runAsUser") }
 			if sc := c.SecurityContext; sc != nil && sc.RunAsUser != nil {
-				uid, at = *sc.RunAsUser, podPath(meta).Key("containers").Index(i).Key("securityContext").Key("runAsUser")
+				uid, at = *sc.RunAsUser, func() model.Path {
+					return podPath(meta).Key("containers").Index(i).Key("securityContext").Key("runAsUser")
+				}
 			}
 			if uid == proxyUID {
-				p.Report(meta, at, diag.RunsAsProxyUID, meta.Kind, objName(meta), c.Name, proxyUID)
+				p.Report(meta, at(), diag.RunsAsProxyUID, meta.Kind, objName(meta), c.Name, proxyUID)
 			}
 		}
 	}

@@ -564,7 +564,7 @@ var destinationHostNotFound = &Analyzer{Entry: diag.DestinationHostNotFound, Run
 	var found groups[key, finding]
 	for _, sc := range p.Mesh.Scopes {
 		sc.RoutedDestinations(func(dest *resolve.Destination) {
-			if _, ok := sc.Service(dest.Host); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) || !p.Mesh.Describes(dest.Host) {
+			if _, ok := sc.ServiceOf(dest); ok || p.Mesh.Reachable(dest.Host, sc.Namespace) || !p.Mesh.Describes(dest.Host) {
 				return
 			}
 			// A destination that exportTo hides from this namespace

@@ -222,8 +222,9 @@ func TestC36PlainDRSwallowedBySelectorDR(t *testing.T) {
 	}
 }
 
-// TestDestinationRuleOf: a VirtualService destination's decision is the
-// one its hostname gives, numbered or not, for a host no service has too.
+// TestDestinationRuleOf: a VirtualService destination's decision and
+// service are the ones its hostname gives, numbered or not, for a host no
+// service has too.
 func TestDestinationRuleOf(t *testing.T) {
 	m := mesh(t, "",
 		"apiVersion: v1\nkind: Service\nmetadata: {name: reviews, namespace: shop}\nspec: {ports: [{name: http, port: 80}]}\n",
@@ -240,6 +241,10 @@ func TestDestinationRuleOf(t *testing.T) {
 				got, ok := sc.DestinationRuleOf(dest)
 				if ok != wantOK || got.Rule != want.Rule || got.Service != want.Service {
 					t.Errorf("scope %s, %s (host ID %d): DestinationRuleOf = %v, %v; DestinationRule = %v, %v", sc.Namespace, d.Host, dest.hostID, got.Rule, ok, want.Rule, wantOK)
+				}
+				svc, svcOK := sc.Service(d.Host)
+				if got, ok := sc.ServiceOf(dest); ok != svcOK || got != svc {
+					t.Errorf("scope %s, %s (host ID %d): ServiceOf = %v, %v; Service = %v, %v", sc.Namespace, d.Host, dest.hostID, got, ok, svc, svcOK)
 				}
 			}
 			checked++

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/meshc/meshc/internal/protocol"
@@ -138,6 +139,26 @@ func outboundPorts(l *EgressListener, yield func(OutboundPort) bool) bool {
 			if !yield(st) {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// SameOutboundPorts reports whether o's OutboundPorts are sc's step for
+// step: both scopes route, or neither does, and their egress listeners
+// have the same port, bind, capture mode and services, in order. The
+// steps read nothing else of a scope, and every namespace without a
+// Sidecar in a mesh of public services imports the same ones, so callers
+// judging placements judge one scope of such a group for all of it.
+func (sc *Scope) SameOutboundPorts(o *Scope) bool {
+	if (sc.Choice.Reason == "gateway") != (o.Choice.Reason == "gateway") || len(sc.Listeners) != len(o.Listeners) {
+		return false
+	}
+	for i, l := range sc.Listeners {
+		m := o.Listeners[i]
+		if l.Bind != m.Bind || l.CaptureNone != m.CaptureNone || (l.Port == nil) != (m.Port == nil) ||
+			l.Port.GetNumber() != m.Port.GetNumber() || l.Port.GetProtocol() != m.Port.GetProtocol() || !slices.Equal(l.Services, m.Services) {
+			return false
 		}
 	}
 	return true

@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"encoding/binary"
 	"hash/fnv"
-	"maps"
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	networking "istio.io/api/networking/v1alpha3"
@@ -301,23 +301,65 @@ type registry struct {
 	byNs   map[string][]*Service
 	// wildcards are the services with wildcard hosts.
 	wildcards []*Service
-	// multiNs holds the hostnames defined in more than one namespace,
-	// the only ones de-duplication has to look at.
-	multiNs map[host.Name]bool
+	// multiNs marks, by host ID, the hostnames defined in more than one
+	// namespace, the only ones de-duplication has to look at; multiNsIn
+	// are the namespaces that define one of them.
+	multiNs   []bool
+	multiNsIn map[string]bool
 	// hostIDs numbers the distinct hostnames from 0; keys counts the
 	// distinct (hostname, namespace) pairs.
 	hostIDs map[host.Name]int32
 	keys    int
 	// byHostPreferred lists byHostNs's services of each hostname, by host
-	// ID, in the order inferredService prefers them.
+	// ID, in the order inferredService prefers them. soleVisible holds, by
+	// host ID, the hostname's one service when it is the only one and
+	// public: what inferredService finds for every namespace.
 	byHostPreferred [][]*Service
+	soleVisible     []*Service
+	// everything is what a portless egress listener importing every
+	// service ("*/*") picks for the namespaces where that list is the same
+	// (sharesEverything); computed once, by the first scope that asks,
+	// and shared read-only.
+	everything memo[listenerPick]
+	// everyScope is the merged list of a scope whose one listener picked
+	// everything (scopeBase), made once and copied by each such scope.
+	everyScope memo[scopeBase]
+}
+
+// memo holds a value computed once, by the first caller, for callers that
+// would all compute it alike; it is safe for concurrent use.
+type memo[T any] struct {
+	once sync.Once
+	v    T
+}
+
+// get returns the value, calling f to make it on the first call.
+func (m *memo[T]) get(f func() T) T {
+	m.once.Do(func() { m.v = f() })
+	return m.v
+}
+
+// listenerPick is a listener's services after de-duplication, with their
+// entries and the hostnames picked from several namespaces.
+type listenerPick struct {
+	services []*Service
+	entries  []string
+	choices  []HostChoice
+}
+
+// sharesEverything reports whether a portless "*/*" listener of proxyNs
+// picks registry.everything: nothing is exported to proxyNs by name, so
+// it picks the public services, and proxyNs defines no hostname of
+// several namespaces, the only place de-duplication reads it.
+func (r *registry) sharesEverything(proxyNs string) bool {
+	return len(r.byNs[proxyNs]) == 0 && !r.multiNsIn[proxyNs]
 }
 
 // newRegistry indexes services and numbers their hostnames and (hostname,
 // namespace) pairs (Service.hostID, Service.key), so a service belongs to
 // one registry.
 func newRegistry(services []*Service) *registry {
-	r := &registry{all: slices.Clone(services), byHostNs: map[host.Name]map[string]*Service{}, byNs: map[string][]*Service{}, multiNs: map[host.Name]bool{},
+	r := &registry{all: slices.Clone(services), byHostNs: map[host.Name]map[string]*Service{}, byNs: map[string][]*Service{}, multiNsIn: map[string]bool{},
 		hostIDs: map[host.Name]int32{}}
 	slices.SortStableFunc(r.all, (*Service).compare)
 	for _, s := range r.all {
@@ -326,20 +368,29 @@ func newRegistry(services []*Service) *registry {
 			m = map[string]*Service{}
 			r.byHostNs[s.Host] = m
 			r.hostIDs[s.Host] = int32(len(r.hostIDs))
+			r.multiNs = append(r.multiNs, false)
+			r.byHostPreferred = append(r.byHostPreferred, nil)
 		}
 		s.hostID = r.hostIDs[s.Host]
+		// byHostPreferred[s.hostID] holds m's services too, in the order
+		// they came, until sorted below.
 		prev, ok := m[s.Namespace]
 		if ok {
 			s.key = prev.key
 		} else {
 			s.key = int32(r.keys)
 			r.keys++
+			r.byHostPreferred[s.hostID] = append(r.byHostPreferred[s.hostID], s)
 		}
-		if !ok || (prev.Registry != Kubernetes && s.Registry == Kubernetes) {
+		if ok && prev.Registry != Kubernetes && s.Registry == Kubernetes {
+			m[s.Namespace] = s
+			list := r.byHostPreferred[s.hostID]
+			list[slices.Index(list, prev)] = s
+		} else if !ok {
 			m[s.Namespace] = s
 		}
 		if len(m) > 1 {
-			r.multiNs[s.Host] = true
+			r.multiNs[s.hostID] = true
 		}
 		if s.Host.IsWildcard() {
 			r.wildcards = append(r.wildcards, s)
@@ -354,10 +405,17 @@ func newRegistry(services []*Service) *registry {
 			}
 		}
 	}
-	r.byHostPreferred = make([][]*Service, len(r.hostIDs))
-	for h, m := range r.byHostNs {
-		list := slices.SortedFunc(maps.Values(m), preferInferred)
-		r.byHostPreferred[r.hostIDs[h]] = list
+	for _, s := range r.all {
+		if r.multiNs[s.hostID] {
+			r.multiNsIn[s.Namespace] = true
+		}
+	}
+	r.soleVisible = make([]*Service, len(r.hostIDs))
+	for id, list := range r.byHostPreferred {
+		slices.SortFunc(list, preferInferred)
+		if len(list) == 1 && list[0].exportTo.public {
+			r.soleVisible[id] = list[0]
+		}
 	}
 	return r
 }

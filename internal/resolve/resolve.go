@@ -150,37 +150,48 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	// Gateways istiod generated from Gateway API Gateways bind through
 	// their Services: the workloads those select are gateways too.
 	gatewaySelectors = append(gatewaySelectors, serviceBoundSelectors(gateways, services)...)
-	assignPlaceholderVIPs(services, vips)
-	if mc.CapturesDNS() {
-		allocateEntryAddresses(services)
-	}
-	resolveAliases(services)
-	m := &Mesh{Config: mc, Injection: opts.Injection, DualStack: opts.DualStack, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs, Policies: policies(objs),
-		peers: newPeerIndex(objs, mc.GetRootNamespace()), input: newInputNamespaces(objs), routes: newRouteMemo()}
-	m.reg = newRegistry(services)
-	m.Services = m.reg.all
-	m.DestinationRules = drs
-	// The proxies with the endpoints, the DestinationRule indexes and the
-	// VirtualService index do not depend on one another: build them at
-	// the same time, each writing its own fields.
-	var decider *drDecider
+	m := &Mesh{Config: mc, Injection: opts.Injection, DualStack: opts.DualStack, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs,
+		DestinationRules: drs, routes: newRouteMemo()}
+	// Two rounds of work that does not depend on itself, each task writing
+	// its own fields: the registry, the proxies with their workloads, and
+	// the indexes of DestinationRules, VirtualServices, policies and
+	// namespaces; then what reads the registry: the endpoints, the
+	// DestinationRule decider and the destinations' host numbers.
+	var ws map[string]*nsWorkloads
+	var drsByHost *drsByHost
 	concurrently(
+		func() {
+			assignPlaceholderVIPs(services, vips)
+			if mc.CapturesDNS() {
+				allocateEntryAddresses(services)
+			}
+			resolveAliases(services)
+			m.reg = newRegistry(services)
+		},
 		func() {
 			m.Proxies = slices.DeleteFunc(buildProxies(objs, forest.Labels, gatewaySelectors, opts.Injection, mc.CapturesDNS()), func(p *Proxy) bool { return !watched(p.Namespace) })
 			withSidecar := make(map[*model.ObjectMeta]bool, len(m.Proxies))
 			for _, p := range m.Proxies {
 				withSidecar[p.Object] = true
 			}
-			assignEndpoints(m.reg.all, workloads(objs, func(o *model.ObjectMeta) bool { return withSidecar[o] }), opts.DualStack)
+			ws = workloads(objs, func(o *model.ObjectMeta) bool { return withSidecar[o] })
 		},
 		func() {
 			m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
-			decider = newDRDecider(m.drs, newDRsByHost(drs, mc.DomainSuffix), mc.DefaultDestinationRuleExportTo, m.reg)
+			drsByHost = newDRsByHost(drs, mc.DomainSuffix)
 		},
 		func() { m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo) },
+		func() {
+			m.Policies, m.peers, m.input = policies(objs), newPeerIndex(objs, mc.GetRootNamespace()), newInputNamespaces(objs)
+		},
 	)
-	m.vss.numberDestinations(m.reg)
-	m.served = workloadPorts(m.reg.all)
+	m.Services = m.reg.all
+	var decider *drDecider
+	concurrently(
+		func() { assignEndpoints(m.reg.all, ws, opts.DualStack) },
+		func() { decider = newDRDecider(m.drs, drsByHost, mc.DefaultDestinationRuleExportTo, m.reg) },
+		func() { m.vss.numberDestinations(m.reg) },
+	)
 	m.DelegateProblems = m.vss.delegateProblems
 	m.VirtualServices = m.vss.all
 
@@ -227,7 +238,14 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 		return nil, err
 	}
 	m.Scopes = make([]*Scope, len(first))
-	parallel.For(ctx, len(first), func(i int) {
+	// The ports workloads serve need the endpoints only: job 0 finds them
+	// while the scopes are built.
+	parallel.For(ctx, len(first)+1, func(i int) {
+		if i == 0 {
+			m.served = workloadPorts(m.reg.all)
+			return
+		}
+		i--
 		sc := buildScope(firstReg[i], m.vss, mc.DomainSuffix, first[i], firstNs[i])
 		sc.drs = decider.decisions(firstNs[i], sc.Services)
 		m.Scopes[i] = sc
@@ -278,10 +296,8 @@ func (m *Mesh) View(ns, name string) (*ProxyView, bool) {
 // Reachable reports whether some service covering h, exactly or as a
 // wildcard ServiceEntry host, is visible from namespace ns.
 func (m *Mesh) Reachable(h host.Name, ns string) bool {
-	for _, s := range m.reg.byHostNs[h] {
-		if s.VisibleIn(ns) {
-			return true
-		}
+	if id, ok := m.reg.hostIDs[h]; ok && slices.ContainsFunc(m.reg.byHostPreferred[id], func(s *Service) bool { return s.VisibleIn(ns) }) {
+		return true
 	}
 	for _, s := range m.reg.wildcards {
 		if h.SubsetOf(s.Host) && s.VisibleIn(ns) {
@@ -296,10 +312,12 @@ func (m *Mesh) Rules() []*Rule { return m.drs.allRules() }
 
 // ServicesNamed returns every mesh service with a hostname, oldest first.
 func (m *Mesh) ServicesNamed(h host.Name) []*Service {
-	var out []*Service
-	for _, s := range m.reg.byHostNs[h] {
-		out = append(out, s)
+	id, ok := m.reg.hostIDs[h]
+	if !ok {
+		return nil
 	}
+	// byHostPreferred holds byHostNs's services, without a map to walk.
+	out := slices.Clone(m.reg.byHostPreferred[id])
 	slices.SortFunc(out, (*Service).compare)
 	return out
 }

@@ -314,6 +314,16 @@ func (sc *Scope) DestinationRuleOf(d *Destination) (DRDecision, bool) {
 	return sc.decision(sc.slotOf(d.regID(sc.reg)))
 }
 
+// ServiceOf is Service for a VirtualService destination's host, which
+// resolve has numbered: no hashing of the hostname.
+func (sc *Scope) ServiceOf(d *Destination) (*Service, bool) {
+	i, ok := sc.slotOf(d.regID(sc.reg))
+	if !ok {
+		return nil, false
+	}
+	return sc.Services[i], true
+}
+
 // decision is the DestinationRule decision for Services[i], if ok.
 func (sc *Scope) decision(i int, ok bool) (DRDecision, bool) {
 	if !ok || i >= len(sc.drs) {
@@ -355,7 +365,7 @@ func (sc *Scope) Service(h host.Name) (*Service, bool) {
 // listener and the merged service list. vss may be nil (no
 // VirtualServices).
 func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice, proxyNs string) *Scope {
-	sc := &Scope{Namespace: proxyNs, Choice: choice, reg: reg, slot: make([]int32, len(reg.hostIDs))}
+	sc := &Scope{Namespace: proxyNs, Choice: choice, reg: reg}
 	var egress []*networking.IstioEgressListener
 	if choice.Sidecar != nil {
 		egress = choice.Sidecar.Spec.GetEgress()
@@ -365,13 +375,20 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	}
 	ambiguous := map[host.Name]bool{}
 	imported := 0
+	everything := false // a listener took reg.everything
 	for _, eg := range egress {
 		l := &EgressListener{Port: eg.GetPort(), Bind: eg.GetBind(), CaptureNone: eg.GetCaptureMode() == networking.CaptureMode_NONE,
 			Hosts: eg.GetHosts(), hosts: parseEgressHosts(eg.GetHosts(), proxyNs)}
 		sc.IgnoredHosts = append(sc.IgnoredHosts, l.hosts.ignored...)
-		var choices []HostChoice
-		l.Services, l.entries, choices = dedupHosts(reg, pickServices(reg, l, proxyNs), proxyNs)
-		for _, hc := range choices {
+		pick := func() listenerPick { return pickListener(reg, l, proxyNs) }
+		var p listenerPick
+		if _, all := l.hosts.importsAll(); all && l.Port == nil && reg.sharesEverything(proxyNs) {
+			p, everything = reg.everything.get(pick), true
+		} else {
+			p = pick()
+		}
+		l.Services, l.entries = p.services, p.entries
+		for _, hc := range p.choices {
 			if !ambiguous[hc.Host] {
 				ambiguous[hc.Host] = true
 				sc.Ambiguous = append(sc.Ambiguous, hc)
@@ -380,29 +397,76 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 		imported += len(l.Services)
 		sc.Listeners = append(sc.Listeners, l)
 	}
-	sc.Services = make([]*Service, 0, imported)
-	sc.imports = make([]Import, 0, imported)
+	// A scope of that one listener starts from the same merged list as
+	// every other: made once, copied.
+	based := everything && len(sc.Listeners) == 1
+	if based {
+		b := reg.everyScope.get(func() scopeBase {
+			s := newScopeBase(len(reg.hostIDs), imported)
+			s.addListener(sc.Listeners[0])
+			return scopeBase{s.Services, s.imports, s.slot}
+		})
+		// The scope writes its own Services and slot in place; imports
+		// only grow, so at capacity they are shared until they do.
+		sc.Services, sc.imports, sc.slot = slices.Clone(b.services), slices.Clip(b.imports), slices.Clone(b.slot)
+	} else {
+		sc.slot = make([]int32, len(reg.hostIDs))
+		sc.Services = make([]*Service, 0, imported)
+		sc.imports = make([]Import, 0, imported)
+	}
+	sharedVS := false
 	for _, l := range sc.Listeners {
-		for i, s := range l.Services {
-			sc.add(s, Import{Service: s, Entry: l.entries[i], Port: l.Port.GetNumber()})
+		if !based {
+			sc.addListener(l)
 		}
 		if vss != nil && choice.Reason != "gateway" {
-			l.VirtualServices = selectVirtualServices(vss, l, proxyNs)
+			l.VirtualServices, sharedVS = selectVirtualServices(vss, l, proxyNs)
 			sc.inferServices(reg, l, l.VirtualServices, domain)
 		}
 	}
 	// An egress host is the reason to report even when a VirtualService
 	// destination of an earlier listener brought the service in first.
-	for _, l := range sc.Listeners {
-		for i, s := range l.Services {
-			if j := sc.slot[s.hostID] - 1; sc.imports[j].Entry == "" {
-				sc.imports[j] = Import{Service: s, Entry: l.entries[i], Port: l.Port.GetNumber()}
+	// (With one listener, every service it imports has its entry.)
+	if len(sc.Listeners) > 1 {
+		for _, l := range sc.Listeners {
+			for i, s := range l.Services {
+				if j := sc.slot[s.hostID] - 1; sc.imports[j].Entry == "" {
+					sc.imports[j] = Import{Service: s, Entry: l.entries[i], Port: l.Port.GetNumber()}
+				}
 			}
 		}
 	}
-	sc.bindVirtualServices(vss)
+	sc.bindVirtualServices(vss, sharedVS)
 	slices.SortFunc(sc.Ambiguous, func(a, b HostChoice) int { return cmp.Compare(a.Host, b.Host) })
 	return sc
+}
+
+// pickListener is the services a listener imports, de-duplicated.
+func pickListener(reg *registry, l *EgressListener, proxyNs string) listenerPick {
+	var p listenerPick
+	p.services, p.entries, p.choices = dedupHosts(reg, pickServices(reg, l, proxyNs), proxyNs)
+	return p
+}
+
+// scopeBase is the merged list of a scope of one listener that picked
+// registry.everything, before VirtualServices add to it.
+type scopeBase struct {
+	services []*Service
+	imports  []Import
+	slot     []int32
+}
+
+// newScopeBase is a scope with room for imported services of a registry
+// of hosts hostnames, for the merge alone.
+func newScopeBase(hosts, imported int) *Scope {
+	return &Scope{slot: make([]int32, hosts), Services: make([]*Service, 0, imported), imports: make([]Import, 0, imported)}
+}
+
+// addListener merges a listener's services into the scope's list.
+func (sc *Scope) addListener(l *EgressListener) {
+	for i, s := range l.Services {
+		sc.add(s, Import{Service: s, Entry: l.entries[i], Port: l.Port.GetNumber()})
+	}
 }
 
 // picked are the services an egress listener picked, with the egress
@@ -440,9 +504,12 @@ func pickServices(reg *registry, l *EgressListener, proxyNs string) picked {
 	if n == 0 {
 		return picked{}
 	}
-	p := picked{make([]*Service, 0, n), make([]string, 0, n)}
 	star := l.hosts.byNs["*"]
 	all, importsAll := l.hosts.importsAll()
+	var p picked
+	if importsAll {
+		p = picked{make([]*Service, 0, n), make([]string, 0, n)}
+	}
 	for _, list := range lists {
 		for _, s := range list {
 			entry, ok := all, importsAll
@@ -525,7 +592,7 @@ func dedupHosts(reg *registry, p picked, proxyNs string) ([]*Service, []string, 
 	winner := map[host.Name]*Service{}
 	why := map[host.Name]string{}
 	for _, t := range p.services {
-		if !reg.multiNs[t.Host] {
+		if !reg.multiNs[t.hostID] {
 			continue
 		}
 		w := winner[t.Host]

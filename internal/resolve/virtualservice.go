@@ -181,12 +181,37 @@ type vsIndex struct {
 	hosts []host.Name
 	// delegateProblems are delegate references that could not be used.
 	delegateProblems []DelegateProblem
+	// generatedIn are the namespaces of the public mesh VirtualServices
+	// generated from Gateway API routes.
+	generatedIn map[string]bool
+	// everything is what a listener importing every host selects where
+	// that is the same everywhere (sharesEverything), and bound the
+	// binding of a scope with that listener alone: each computed once,
+	// by the first scope that asks, and shared read-only.
+	everything memo[[]*VirtualService]
+	bound      memo[vsBinding]
+}
+
+// vsBinding is bindVirtualServices' result.
+type vsBinding struct {
+	choices []VSChoice
+	winners []*VirtualService
+}
+
+// sharesEverything reports whether a listener of proxyNs importing every
+// host selects x.everything: proxyNs has no VirtualServices exported to
+// it privately or by name, so the listener selects the public ones, and
+// none of those is generated in proxyNs, the only other place selection
+// reads it.
+func (x *vsIndex) sharesEverything(proxyNs string) bool {
+	return len(x.private[proxyNs][MeshGateway]) == 0 && len(x.exported[proxyNs][MeshGateway]) == 0 && !x.generatedIn[proxyNs]
 }
 
 // newVSIndex merges delegates into their roots, computes destinations and
 // indexes the VirtualServices.
 func newVSIndex(vss []*VirtualService, domain string, meshDefault []string) *vsIndex {
-	x := &vsIndex{public: map[string][]*VirtualService{}, private: map[string]map[string][]*VirtualService{}, exported: map[string]map[string][]*VirtualService{}}
+	x := &vsIndex{public: map[string][]*VirtualService{}, private: map[string]map[string][]*VirtualService{}, exported: map[string]map[string][]*VirtualService{},
+		generatedIn: map[string]bool{}}
 	x.all = slices.Clone(vss)
 	slices.SortStableFunc(x.all, (*VirtualService).compare)
 	x.delegateProblems = expandDelegates(x.all, meshDefault)
@@ -209,6 +234,9 @@ func newVSIndex(vss []*VirtualService, domain string, meshDefault []string) *vsI
 			switch {
 			case vs.exportTo.public:
 				x.public[g] = append(x.public[g], vs)
+				if g == MeshGateway && vs.GatewayAPI {
+					x.generatedIn[vs.Namespace()] = true
+				}
 			case vs.exportTo.nowhere:
 			default:
 				for _, ns := range vs.exportTo.names() {
@@ -254,8 +282,18 @@ func (x *vsIndex) visibleLists(ns, gateway string) [][]*VirtualService {
 	return [][]*VirtualService{x.private[ns][gateway], x.exported[ns][gateway], x.public[gateway]}
 }
 
-// selectVirtualServices is docs/semantics/sidecar-scope.md §4.7 for one egress listener.
-func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) []*VirtualService {
+// selectVirtualServices is docs/semantics/sidecar-scope.md §4.7 for one
+// egress listener. shared: the list is x.everything, the same for every
+// namespace that shares it.
+func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) (vss []*VirtualService, shared bool) {
+	if _, all := l.hosts.importsAll(); all && x.sharesEverything(proxyNs) {
+		return x.everything.get(func() []*VirtualService { return selectAmong(x, l, proxyNs) }), true
+	}
+	return selectAmong(x, l, proxyNs), false
+}
+
+// selectAmong is selectVirtualServices, computed.
+func selectAmong(x *vsIndex, l *EgressListener, proxyNs string) []*VirtualService {
 	var out []*VirtualService
 	// A VirtualService can be listed more than once (e.g. exportTo [".", "*"]).
 	seen := make([]bool, len(x.all))
@@ -384,6 +422,9 @@ func (sc *Scope) routesHere(d *Destination) bool {
 // in proxyNs: the proxy's namespace's (without a visibility check), else a
 // visible Kubernetes one, else the oldest visible one.
 func inferredService(reg *registry, id int32, proxyNs string) *Service {
+	if s := reg.soleVisible[id]; s != nil {
+		return s
+	}
 	byNs := reg.byHostPreferred[id]
 	for _, s := range byNs {
 		if s.Namespace == proxyNs {
@@ -446,10 +487,27 @@ func (c VSChoice) Losers() []*VirtualService {
 // bindVirtualServices records, per VS host, the VirtualService in force for
 // the scope: the first in selection order wins, no merging. x is the index
 // the listeners' VirtualServices come from; nil when there are none.
-func (sc *Scope) bindVirtualServices(x *vsIndex) {
+// shared says the scope's one listener selected x.everything: when none
+// of those is generated from a Gateway API route, which binds by the
+// scope's services, the binding reads nothing of the scope (every winner
+// is public, for a reason the same everywhere), and is shared too.
+func (sc *Scope) bindVirtualServices(x *vsIndex, shared bool) {
 	if x == nil {
 		return
 	}
+	if shared && len(sc.Listeners) == 1 && !slices.ContainsFunc(sc.Listeners[0].VirtualServices, func(vs *VirtualService) bool { return vs.GatewayAPI }) {
+		b := x.bound.get(func() vsBinding {
+			sc.bindAll(x)
+			return vsBinding{sc.VirtualServices, sc.winners}
+		})
+		sc.VirtualServices, sc.winners = b.choices, b.winners
+		return
+	}
+	sc.bindAll(x)
+}
+
+// bindAll is bindVirtualServices, computed.
+func (sc *Scope) bindAll(x *vsIndex) {
 	// Host IDs follow host order: numbering the hosts bound, in ID order,
 	// gives each its place in the sorted result.
 	slot := make([]int32, len(x.hosts)) // place+1 of each host ID
