@@ -45,6 +45,8 @@ func (b *builder) routeConfiguration(rc *resolve.RouteConfig) *routev3.RouteConf
 		ValidateClusters:               wrapperspb.Bool(false),
 		IgnorePortInHostMatching:       true,
 		MaxDirectResponseBodySizeBytes: wrapperspb.UInt32(1 << 20),
+		// Sized up front: a sidecar's port holds a vhost per service.
+		VirtualHosts: make([]*routev3.VirtualHost, 0, len(rc.VirtualHosts)),
 	}
 	// A gateway's route several virtual hosts share is rendered once.
 	shared := map[*resolve.HTTPRoute]*routev3.Route{}

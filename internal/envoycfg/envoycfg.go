@@ -119,7 +119,7 @@ func routeOrigins(rs []*routev3.RouteConfiguration, origins map[*routev3.Route]O
 	if len(origins) == 0 {
 		return nil
 	}
-	out := map[RouteRef]Origin{}
+	out := make(map[RouteRef]Origin, len(origins))
 	for _, rc := range rs {
 		for _, vh := range rc.GetVirtualHosts() {
 			for i, r := range vh.GetRoutes() {

@@ -43,3 +43,28 @@ func BenchmarkDigestViews(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(m.Views)), "views")
 }
+
+// BenchmarkOutboundRoutes resolves the outbound route configurations of
+// one proxy of every scope of the generated mesh, as a build does once
+// per scope; the mesh's memo of translations and vhosts is warm after
+// the first round, as it is for every scope but the first in a build.
+func BenchmarkOutboundRoutes(b *testing.B) {
+	objs, mc := meshgentest.Load(b, meshgen.Options{})
+	m := resolveObjects(b, objs, hierarchy.Options{}, Options{Mesh: mc})
+	seen := map[*Scope]bool{}
+	var views []*ProxyView
+	for _, v := range m.Views {
+		if v.Proxy.Type == SidecarProxy && !seen[v.Scope] {
+			seen[v.Scope] = true
+			views = append(views, v)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, v := range views {
+			m.OutboundRoutes(v)
+		}
+	}
+	b.ReportMetric(float64(len(views)), "scopes")
+}

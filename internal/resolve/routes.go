@@ -230,18 +230,27 @@ func rdsListener(sc *Scope, port uint32) *EgressListener {
 	return nil
 }
 
-// portServices lists the listener's services that have port, without
-// repeats.
-func portServices(l *EgressListener, port uint32) []*Service {
-	var out []*Service
-	seen := map[host.Name]bool{}
+// portIndex indexes the listener's services that have port, without
+// repeats: the first of a hostname wins, as in indexHosts. It filters
+// and indexes in one pass, sized up front: a scope sees thousands of
+// services, and a map per step for every port of every part cost more
+// than the routes built from them.
+func portIndex(l *EgressListener, port uint32) hostIndex {
+	x := hostIndex{all: make([]*Service, 0, len(l.Services)), byHost: make(map[host.Name]*Service, len(l.Services))}
 	for _, s := range l.Services {
-		if _, ok := s.PortServing(port); ok && !seen[s.Host] {
-			seen[s.Host] = true
-			out = append(out, s)
+		if _, ok := s.PortServing(port); !ok {
+			continue
+		}
+		if _, ok := x.byHost[s.Host]; ok {
+			continue
+		}
+		x.byHost[s.Host] = s
+		x.all = append(x.all, s)
+		if s.Host.IsWildcard() {
+			x.wildcards = append(x.wildcards, s)
 		}
 	}
-	return out
+	return x
 }
 
 func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
@@ -250,8 +259,8 @@ func (m *Mesh) routeConfig(v *ProxyView, port uint32) *RouteConfig {
 	if l == nil {
 		return &RouteConfig{Name: strconv.Itoa(int(port)), Port: port, VirtualHosts: []*VirtualHost{m.catchAll(sc)}}
 	}
-	services := portServices(l, port)
-	idx := indexHosts(services)
+	idx := portIndex(l, port)
+	services := idx.all
 	var vss []*VirtualService
 	for _, vs := range l.VirtualServices {
 		if port == 80 || vsServesPort(vs, idx) {
@@ -360,7 +369,7 @@ func vsServesPort(vs *VirtualService, idx hostIndex) bool {
 func chosenVirtualServices(vss []*VirtualService, services []*Service) map[host.Name]*VirtualService {
 	// An exact host is found by lookup, the first VirtualService naming it
 	// winning; only wildcard hosts, usually few, are tried one by one.
-	exact := map[host.Name]*VirtualService{}
+	exact := make(map[host.Name]*VirtualService, len(vss))
 	type wildcard struct {
 		h  host.Name
 		vs *VirtualService
