@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -45,20 +46,46 @@ func Run(ctx context.Context, objs []model.Object, opts Options, prop PropagateO
 // byID returns objs sorted by identity, equal ones (nameless objects) in
 // input order. Each identity is computed once, and the input position
 // breaks ties, so the quicker unstable sort gives the stable order: this
-// runs on every compile, over every object, before anything else can.
+// runs on every compile, over every object, before anything else can. As
+// nothing else runs meanwhile, the two halves are sorted at the same time
+// and then merged; the order is total, so the result is the same.
 func byID(objs []model.Object) []model.Object {
-	type keyed struct {
-		id  model.ID
-		pos int
-	}
-	keys := make([]keyed, len(objs))
+	keys := make([]keyedObject, len(objs))
 	for i, o := range objs {
-		keys[i] = keyed{o.Meta().ID(), i}
+		keys[i] = keyedObject{o.Meta().ID(), i}
 	}
-	slices.SortFunc(keys, func(a, b keyed) int { return cmp.Or(a.id.Compare(b.id), cmp.Compare(a.pos, b.pos)) })
-	out := make([]model.Object, len(objs))
-	for i, k := range keys {
-		out[i] = objs[k.pos]
+	half := len(keys) / 2
+	var wg sync.WaitGroup
+	wg.Go(func() { slices.SortFunc(keys[:half], keyedObject.compare) })
+	slices.SortFunc(keys[half:], keyedObject.compare)
+	wg.Wait()
+	out := make([]model.Object, 0, len(objs))
+	a, b := keys[:half], keys[half:]
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].compare(b[0]) < 0 {
+			out, a = append(out, objs[a[0].pos]), a[1:]
+		} else {
+			out, b = append(out, objs[b[0].pos]), b[1:]
+		}
+	}
+	for _, k := range a {
+		out = append(out, objs[k.pos])
+	}
+	for _, k := range b {
+		out = append(out, objs[k.pos])
 	}
 	return out
+}
+
+// keyedObject is an object's identity and its position in the input.
+type keyedObject struct {
+	id  model.ID
+	pos int
+}
+
+func (k keyedObject) compare(o keyedObject) int {
+	if c := k.id.Compare(o.id); c != 0 {
+		return c
+	}
+	return cmp.Compare(k.pos, o.pos)
 }

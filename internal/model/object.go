@@ -4,7 +4,6 @@
 package model
 
 import (
-	"cmp"
 	"strings"
 	"time"
 
@@ -99,9 +98,20 @@ type ID struct {
 	Group, Kind, Namespace, Name string
 }
 
-// Compare orders identities by group, kind, namespace and name.
+// Compare orders identities by group, kind, namespace and name. It stops
+// at the first field that differs (cmp.Or would compare all four): sorting
+// every object by identity is on each compile's path.
 func (id ID) Compare(o ID) int {
-	return cmp.Or(cmp.Compare(id.Group, o.Group), cmp.Compare(id.Kind, o.Kind), cmp.Compare(id.Namespace, o.Namespace), cmp.Compare(id.Name, o.Name))
+	if c := strings.Compare(id.Group, o.Group); c != 0 {
+		return c
+	}
+	if c := strings.Compare(id.Kind, o.Kind); c != 0 {
+		return c
+	}
+	if c := strings.Compare(id.Namespace, o.Namespace); c != 0 {
+		return c
+	}
+	return strings.Compare(id.Name, o.Name)
 }
 
 func (id ID) String() string {
