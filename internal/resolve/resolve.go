@@ -127,7 +127,7 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	var drs []*model.DestinationRule
 	var gatewaySelectors []map[string]string
 	var gateways []*model.Gateway
-	var vss []*VirtualService
+	var vsObjs []*model.VirtualService
 	for _, o := range objs {
 		switch x := o.(type) {
 		case *model.Service:
@@ -141,7 +141,7 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 		case *model.DestinationRule:
 			drs = append(drs, x)
 		case *model.VirtualService:
-			vss = append(vss, newVirtualService(x, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo))
+			vsObjs = append(vsObjs, x)
 		case *model.Gateway:
 			gatewaySelectors = append(gatewaySelectors, x.Spec.GetSelector())
 			gateways = append(gateways, x)
@@ -153,13 +153,22 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	m := &Mesh{Config: mc, Injection: opts.Injection, DualStack: opts.DualStack, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs,
 		DestinationRules: drs, routes: newRouteMemo()}
 	// Two rounds of work that does not depend on itself, each task writing
-	// its own fields: the registry, the proxies with their workloads, and
-	// the indexes of DestinationRules, VirtualServices, policies and
+	// its own fields: the VirtualServices (converted here rather than while
+	// sorting the objects above, which runs alone on one core) and their
+	// index, first as the largest task, the registry, the proxies with
+	// their workloads, and the indexes of DestinationRules, policies and
 	// namespaces; then what reads the registry: the endpoints, the
 	// DestinationRule decider and the destinations' host numbers.
 	var ws map[string]*nsWorkloads
 	var drsByHost *drsByHost
 	concurrently(
+		func() {
+			vss := make([]*VirtualService, len(vsObjs))
+			for i, o := range vsObjs {
+				vss[i] = newVirtualService(o, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo)
+			}
+			m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo)
+		},
 		func() {
 			assignPlaceholderVIPs(services, vips)
 			if mc.CapturesDNS() {
@@ -180,7 +189,6 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 			m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
 			drsByHost = newDRsByHost(drs, mc.DomainSuffix)
 		},
-		func() { m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo) },
 		func() {
 			m.Policies, m.peers, m.input = policies(objs), newPeerIndex(objs, mc.GetRootNamespace()), newInputNamespaces(objs)
 		},
