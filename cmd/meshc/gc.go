@@ -80,9 +80,10 @@ func leaveCompileGC(percent int) {
 // without collecting much more often: on the generated 100-namespace
 // mesh (a diff of one VirtualService, about 57 MB live at the start, a
 // machine with other jobs) peak RSS goes from 420 to 470 MB down to about
-// 360 MB for up to 0.5 s more CPU. Four times takes it to 310 MB for 2 s
-// more, 4.5 to 340 MB for 1.3 s; GOGC 70 without a limit to about 390 MB,
-// GOGC 20 to 290 MB for twice the CPU. The limit scales with the mesh.
+// 365 MB for 0.4 to 0.9 s more CPU. Six times takes it to 410 MB for 0.2 s
+// more, 4.5 to 340 MB for 1.3 s, four to 310 MB for 2 s; GOGC 70 without a
+// limit to about 390 MB, GOGC 20 to 290 MB for twice the CPU. The limit
+// scales with the mesh, where a fixed size would not.
 func compareGC() {
 	leaveCompileGC(100)
 	runtime.GC()
