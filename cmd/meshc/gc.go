@@ -41,9 +41,6 @@ const (
 	fallbackGCPercent = 200
 	// serveGCPercent is a server's between recompiles.
 	serveGCPercent = 100
-	// compareLimitFactor is diff's memory limit over what is live as
-	// comparing starts (compareGC).
-	compareLimitFactor = 5
 )
 
 // compileGC sets the compile phase's collection policy for total bytes of
@@ -67,37 +64,6 @@ func gcPolicy(total uint64) (percent int, limit int64) {
 func leaveCompileGC(percent int) {
 	debug.SetGCPercent(percent)
 	debug.SetMemoryLimit(math.MaxInt64)
-}
-
-// compareGC sets the policy for diff's comparison, which builds both
-// sides' configurations of the changed scopes: a heap that grows and dies
-// scope by scope, with the builders' mesh-wide caches around it, on top
-// of the two compile results. Under the compile phase's policy it grew to
-// nine times what is live; at GOGC 100 alone its peak was twice the
-// comparison's live heap, which at its largest is about three times what
-// is live as it starts. A memory limit at five times that start (measured
-// by a collection, which traces the two results alone) trims the top
-// without collecting much more often: on the generated 100-namespace
-// mesh (a diff of one VirtualService, about 57 MB live at the start, a
-// machine with other jobs) peak RSS goes from 420 to 470 MB down to about
-// 365 MB for 0.4 to 0.9 s more CPU. Six times takes it to 410 MB for 0.2 s
-// more, 4.5 to 340 MB for 1.3 s, four to 310 MB for 2 s; GOGC 70 without a
-// limit to about 390 MB, GOGC 20 to 290 MB for twice the CPU. The limit
-// scales with the mesh, where a fixed size would not.
-func compareGC() {
-	leaveCompileGC(100)
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	debug.SetMemoryLimit(compareLimit(s[0].Value.Uint64()))
-}
-
-// compareLimit is compareGC's memory limit for live bytes.
-func compareLimit(live uint64) int64 {
-	if live > math.MaxInt64/compareLimitFactor {
-		return math.MaxInt64
-	}
-	return int64(live * compareLimitFactor)
 }
 
 // recompileGC sets the compile phase's policy for one of a server's

@@ -49,39 +49,6 @@ func TestCollectAfterLoad(t *testing.T) {
 	}
 }
 
-func TestCompareLimit(t *testing.T) {
-	tests := []struct {
-		name string
-		live uint64
-		want int64
-	}{
-		// The generated 100-namespace mesh's diff of one VirtualService.
-		{"five times the live heap", 57 << 20, 285 << 20},
-		{"nothing live", 0, 0},
-		{"a live heap whose limit would overflow", math.MaxInt64 / 4, math.MaxInt64},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := compareLimit(tt.live); got != tt.want {
-				t.Errorf("compareLimit(%d) = %d, want %d", tt.live, got, tt.want)
-			}
-		})
-	}
-}
-
-// TestCompareGC: comparing collects at GOGC 100 under a limit a few
-// times the live heap, not the compile phase's cap.
-func TestCompareGC(t *testing.T) {
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	compileGC(8 << 30)
-	compareGC()
-	percent, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
-	if percent != 100 || limit <= 0 || limit >= 2<<30 {
-		t.Errorf("comparing: GC percent %d, memory limit %d; want 100 and a limit below the compile phase's 2 GiB", percent, limit)
-	}
-}
-
 func TestTotalMemory(t *testing.T) {
 	// Where it is known, it is the memory of a machine that runs tests.
 	if m := totalMemory(); m != 0 && m < 64<<20 {
