@@ -189,7 +189,7 @@ func sortedJSON(list any) []string {
 }
 
 // TestOutputIgnoresInputOrder: on generated meshes with endpoints of
-// every kind, the layouts of orderFree, each at other parallelism, give
+// every kind, some with Gateway API objects, the layouts of orderFree, each at other parallelism, give
 // byte-identical builds, the same findings and the same explain reports.
 func TestOutputIgnoresInputOrder(t *testing.T) {
 	seeds := 8
@@ -200,6 +200,13 @@ func TestOutputIgnoresInputOrder(t *testing.T) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			orderFree(t, meshgen.Random(int64(seed)), uint64(seed))
 		})
+		// Half the seeds again with Gateway API objects: their conversion
+		// and the scopes that share less because of it.
+		if seed%2 == 0 {
+			t.Run(fmt.Sprint("gateway-api-seed", seed), func(t *testing.T) {
+				orderFree(t, meshgen.RandomWith(int64(seed), meshgen.RandomOptions{GatewayAPI: true}), uint64(seed))
+			})
+		}
 	}
 }
 
