@@ -77,10 +77,26 @@ type converter struct {
 }
 
 func newConverter(objs []model.Object, opts Options) *converter {
-	c := &converter{opts: opts, classes: map[string]*model.GatewayClass{}, services: map[nsName]*model.Service{},
+	// A first look finds whether there is anything to convert, and sizes
+	// the index of Services, most of a mesh's objects.
+	nsvc, any := 0, false
+	for _, o := range objs {
+		switch o.(type) {
+		case *model.Service:
+			nsvc++
+		case *model.KubeGateway, *model.HTTPRoute, *model.GRPCRoute, *model.TCPRoute, *model.TLSRoute, *model.ListenerSet,
+			*model.BackendTLSPolicy, *model.XBackendTrafficPolicy:
+			any = true
+		}
+	}
+	if !any {
+		return &converter{}
+	}
+	c := &converter{any: true, opts: opts, classes: map[string]*model.GatewayClass{}, services: make(map[nsName]*model.Service, nsvc),
 		svcNs: map[string]bool{}, secrets: map[nsName]*model.Secret{}, configMaps: map[nsName]*model.ConfigMap{}, secretNs: map[string]bool{}, configMapNs: map[string]bool{}, madeSecrets: map[nsName]bool{}, hostnames: map[string]bool{},
 		kgws: map[nsName]*model.KubeGateway{}, parents: map[parentKey][]*parentInfo{},
 		serviceEntries: map[nsName]*model.ServiceEntry{}, seNs: map[string]bool{}}
+	lastSvcNs := ""
 	for _, o := range objs {
 		switch x := o.(type) {
 		case *model.GatewayClass:
@@ -106,7 +122,10 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			c.grants = append(c.grants, x)
 		case *model.Service:
 			c.services[nsName{x.Namespace, x.Name}] = x
-			c.svcNs[x.Namespace] = true
+			if x.Namespace != lastSvcNs { // objects come mostly grouped by namespace
+				c.svcNs[x.Namespace] = true
+				lastSvcNs = x.Namespace
+			}
 		case *model.Secret:
 			c.secrets[nsName{x.Namespace, x.Name}] = x
 		case *model.ConfigMap:
@@ -122,6 +141,11 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			}
 		}
 	}
+	if len(c.kgwList) == 0 {
+		// Only listeners (of Gateways and the ListenerSets attached to
+		// them) reference Secrets.
+		return c
+	}
 	for key, src := range model.SecretSources(objs) {
 		ns, name, _ := strings.Cut(key, "/")
 		c.secretNs[ns] = true
@@ -129,7 +153,6 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			c.madeSecrets[nsName{ns, name}] = true
 		}
 	}
-	c.any = len(c.kgwList)+len(c.httpRoutes)+len(c.grpcRoutes)+len(c.tcpRoutes)+len(c.tlsRoutes)+len(c.listenerSets)+len(c.tlsPolicies)+len(c.trafficPolicies) > 0
 	byID := func(a, b *model.KubeGateway) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	}
@@ -145,9 +168,20 @@ func (c *converter) report(d diag.Diagnostic) { c.diags = append(c.diags, d) }
 // field's for a finding about one of its fields (ObjectMeta.RefAt), whose
 // line is found only then.
 func derived(apiVersion, kind, ns, name string, from *model.ObjectMeta, path model.Path, route string) model.ObjectMeta {
+	return derivedFrom(apiVersion, kind, ns, name, from, []model.DerivedPart{{From: from, Path: path, Route: route}})
+}
+
+// derivedFrom is derived with every part given.
+func derivedFrom(apiVersion, kind, ns, name string, from *model.ObjectMeta, parts []model.DerivedPart) model.ObjectMeta {
 	src := model.Source{File: from.Source.File, Line: from.Source.Line, Origin: from.Source.Origin}
 	return model.ObjectMeta{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name, Created: from.Created,
-		Source: src, Seq: from.Seq, Derived: &model.Derivation{Parts: []model.DerivedPart{{From: from, Path: path, Route: route}}}}
+		Source: src, Seq: from.Seq, Derived: &model.Derivation{Parts: parts}}
+}
+
+// specIndex is the path spec.key[i], made in one allocation: the
+// conversion makes one per route rule.
+func specIndex(key string, i int) model.Path {
+	return model.Path{{Key: "spec"}, {Key: key}, {Index: i, IsIndex: true}}
 }
 
 // hostFQDN expands a short Service name in ns.

@@ -40,27 +40,27 @@ func (c *converter) routes() {
 	var pieces []piece
 	for _, r := range c.httpRoutes {
 		rt := route{meta: &r.ObjectMeta, kind: "HTTPRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
-		pieces = append(pieces, c.httpPieces(rt, func(b *ruleBuilder) []httpRule {
+		pieces = c.httpPieces(pieces, rt, func(b *ruleBuilder) []httpRule {
 			rules := r.Spec.Rules
 			if len(rules) == 0 {
 				rules = []gwv1.HTTPRouteRule{{}} // the API server's default
 			}
-			var out []httpRule
-			for n, rule := range rules {
-				out = append(out, b.httpRule(n, rule)...)
+			out := b.httpRule(0, rules[0])
+			for n, rule := range rules[1:] {
+				out = append(out, b.httpRule(n+1, rule)...)
 			}
 			return out
-		})...)
+		})
 	}
 	for _, r := range c.grpcRoutes {
 		rt := route{meta: &r.ObjectMeta, kind: "GRPCRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
-		pieces = append(pieces, c.httpPieces(rt, func(b *ruleBuilder) []httpRule {
+		pieces = c.httpPieces(pieces, rt, func(b *ruleBuilder) []httpRule {
 			var out []httpRule
 			for n, rule := range r.Spec.Rules {
 				out = append(out, b.grpcRule(n, rule)...)
 			}
 			return out
-		})...)
+		})
 	}
 	c.merge(pieces)
 	for _, r := range c.tcpRoutes {
@@ -76,13 +76,14 @@ func (c *converter) routes() {
 }
 
 // httpPieces converts an HTTP or gRPC route for each listener accepting
-// it, one piece per host, and for each Service it is attached to. The
-// rules are converted apart for the two, as backends of other namespaces
-// need a ReferenceGrant only at a Gateway.
-func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) []piece {
+// it, one piece per host, and for each Service it is attached to,
+// appending the pieces to out. The rules are converted apart for the
+// two, as backends of other namespaces need a ReferenceGrant only at a
+// Gateway.
+func (c *converter) httpPieces(out []piece, r route, convert func(*ruleBuilder) []httpRule) []piece {
 	parents := c.parentsOf(r)
 	if len(parents) == 0 {
-		return nil
+		return out
 	}
 	gw := slices.ContainsFunc(parents, func(p routeParent) bool { return !p.mesh() })
 	var rules, meshRules []httpRule
@@ -104,14 +105,10 @@ func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) [
 		sortRules(meshRules)
 	}
 	accepted := c.reportParents(r, parents)
-	hosts := []string{"*"}
-	if len(r.hostnames) > 0 {
-		hosts = hosts[:0]
-		for _, h := range r.hostnames {
-			hosts = append(hosts, string(h))
-		}
+	var hosts []string
+	if gw {
+		hosts = routeHosts(r.hostnames)
 	}
-	var out []piece
 	for _, p := range accepted {
 		if p.mesh() {
 			if meshHard || len(meshRules) == 0 {
@@ -165,42 +162,49 @@ func withPort(rules []httpRule, port int32) []httpRule {
 
 // merge makes one VirtualService of the pieces of each listener and host:
 // the oldest route's first, rules sorted by match specificity
-// (docs/semantics/gateway-api.md §G3.3).
+// (docs/semantics/gateway-api.md §G3.3). The VirtualServices come in key
+// order. It reorders pieces.
 func (c *converter) merge(pieces []piece) {
-	byKey := map[string][]piece{}
-	var keys []string
-	for _, p := range pieces {
-		if _, ok := byKey[p.key]; !ok {
-			keys = append(keys, p.key)
+	// Sorting by key, stably, groups each key's pieces in the order
+	// they were made.
+	slices.SortStableFunc(pieces, func(a, b piece) int { return strings.Compare(a.key, b.key) })
+	for len(pieces) > 0 {
+		n := 1
+		for n < len(pieces) && pieces[n].key == pieces[0].key {
+			n++
 		}
-		byKey[p.key] = append(byKey[p.key], p)
+		c.mergeKey(pieces[:n])
+		pieces = pieces[n:]
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		ps := byKey[k]
+}
+
+// mergeKey makes the VirtualService of the pieces of one key.
+func (c *converter) mergeKey(ps []piece) {
+	rules := ps[0].rules // each piece's rules are sorted already
+	parents := ps[0].kind + "/" + ps[0].from.Name + "." + ps[0].from.Namespace
+	if len(ps) > 1 {
 		slices.SortStableFunc(ps, func(a, b piece) int {
 			return cmp.Or(a.from.Created.Compare(b.from.Created), cmp.Compare(a.from.Namespace, b.from.Namespace), cmp.Compare(a.from.Name, b.from.Name))
 		})
-		var rules []httpRule
-		var parents []string
-		for _, p := range ps {
+		rules = nil
+		names := make([]string, len(ps))
+		for i, p := range ps {
 			rules = append(rules, p.rules...)
-			parents = append(parents, p.kind+"/"+p.from.Name+"."+p.from.Namespace)
+			names[i] = p.kind + "/" + p.from.Name + "." + p.from.Namespace
 		}
 		sortRules(rules)
-		first := ps[0]
-		vs := &model.VirtualService{ObjectMeta: derived("networking.istio.io/v1", "VirtualService", first.from.Namespace,
-			strings.ReplaceAll(k, "/", "~"), first.from, rules[0].part.Path, rules[0].part.Route)}
-		vs.Derived.Parts = vs.Derived.Parts[:0]
-		spec := &networking.VirtualService{Hosts: []string{first.host}, Gateways: []string{first.gw}}
-		for _, r := range rules {
-			spec.Http = append(spec.Http, r.r)
-			vs.Derived.Parts = append(vs.Derived.Parts, r.part)
-		}
-		vs.Spec = spec
-		vs.Annotations = map[string]string{annParents: strings.Join(parents, ","), annRouteSemantics: model.RouteSemanticsGateway}
-		c.out = append(c.out, vs)
+		parents = strings.Join(names, ",")
 	}
+	first := ps[0]
+	parts := make([]model.DerivedPart, len(rules))
+	spec := &networking.VirtualService{Hosts: []string{first.host}, Gateways: []string{first.gw}, Http: make([]*networking.HTTPRoute, len(rules))}
+	for i, r := range rules {
+		spec.Http[i], parts[i] = r.r, r.part
+	}
+	vs := &model.VirtualService{ObjectMeta: derivedFrom("networking.istio.io/v1", "VirtualService", first.from.Namespace,
+		strings.ReplaceAll(first.key, "/", "~"), first.from, parts), Spec: spec}
+	vs.Annotations = map[string]string{annParents: parents, annRouteSemantics: model.RouteSemanticsGateway}
+	c.out = append(c.out, vs)
 }
 
 // sortRules orders HTTP routes as the Gateway API requires: exact paths,
@@ -273,7 +277,7 @@ func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostn
 	}
 	var converted []l4rule
 	for n, rule := range rules {
-		path := model.Path{}.Key("spec").Key("rules").Index(n)
+		path := specIndex("rules", n)
 		routes = b.l4Destinations(rule.BackendRefs, path.Key("backendRefs"))
 		converted = append(converted, l4rule{routes, model.DerivedPart{From: r.meta, Path: path}})
 	}
@@ -298,7 +302,7 @@ func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostn
 		}
 		hosts := []string{"*"}
 		if tls {
-			hosts = sniHosts(sni)
+			hosts = routeHosts(sni)
 			if p.info.originalHostname != "" {
 				hosts = intersectHosts(hosts, p.info.originalHostname)
 			}
@@ -314,7 +318,7 @@ func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostn
 			for _, cr := range converted {
 				vs.Derived.Parts = append(vs.Derived.Parts, cr.part)
 				if tls {
-					match := sniHosts(sni)
+					match := routeHosts(sni)
 					if p.info.originalHostname != "" {
 						match = intersectHosts(match, p.info.originalHostname)
 						if len(match) == 0 {
@@ -333,7 +337,8 @@ func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostn
 	}
 }
 
-func sniHosts(h []gwv1.Hostname) []string {
+// routeHosts are a route's hostnames, "*" when it has none.
+func routeHosts(h []gwv1.Hostname) []string {
 	if len(h) == 0 {
 		return []string{"*"}
 	}
