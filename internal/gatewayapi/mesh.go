@@ -37,8 +37,9 @@ func isMeshParent(group, kind string) bool {
 // when the parent does not exist (judged when the input holds Services,
 // ServiceEntries, of its namespace). ok is false when the reference is
 // passed over: a waypoint of another controller serves the parent, or a
-// ServiceEntry that cannot be judged has no hosts to route.
-func (c *converter) serviceParent(r route, ref gwv1.ParentReference, i int, kind, ns string) (rp routeParent, ok bool) {
+// ServiceEntry that cannot be judged has no hosts to route. Findings are
+// added to found.
+func (c *converter) serviceParent(r route, ref gwv1.ParentReference, i int, kind, ns string, found *[]diag.Diagnostic) (rp routeParent, ok bool) {
 	name := string(ref.Name)
 	rp = routeParent{info: meshParent, ref: i}
 	if ref.Port != nil {
@@ -79,7 +80,7 @@ func (c *converter) serviceParent(r route, ref gwv1.ParentReference, i int, kind
 		}
 	}
 	if portMissing {
-		c.report(diag.MeshPortMissing.At(r.meta.RefAt(specIndex("parentRefs", i)), r.kind, r.name(), int(rp.port), kind+" "+ns+"/"+name))
+		*found = append(*found, diag.MeshPortMissing.At(r.meta.RefAt(specIndex("parentRefs", i)), r.kind, r.name(), int(rp.port), kind+" "+ns+"/"+name))
 	}
 	return rp, true
 }

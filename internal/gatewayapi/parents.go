@@ -63,15 +63,16 @@ type route struct {
 func (r route) name() string { return r.meta.Namespace + "/" + r.meta.Name }
 
 // parentsOf resolves a route's parentRefs to the listeners they reach
-// (docs/semantics/gateway-api.md §G3.1), reporting references meshc cannot
-// follow. The result is sorted by parentRef, as istiod sorts it.
-func (c *converter) parentsOf(r route) []routeParent {
+// (docs/semantics/gateway-api.md §G3.1), adding the findings about
+// references meshc cannot follow to found. The result is sorted by
+// parentRef, as istiod sorts it. It only reads the converter.
+func (c *converter) parentsOf(r route, found *[]diag.Diagnostic) []routeParent {
 	var out []routeParent
 	for i, ref := range r.refs {
 		group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, model.GroupGatewayAPI, "Gateway", r.meta.Namespace)
 		switch {
 		case isMeshParent(group, kind):
-			if rp, ok := c.serviceParent(r, ref, i, kind, ns); ok {
+			if rp, ok := c.serviceParent(r, ref, i, kind, ns, found); ok {
 				out = append(out, rp)
 			}
 			continue
@@ -86,9 +87,9 @@ func (c *converter) parentsOf(r route) []routeParent {
 			switch {
 			case len(c.kgwList) == 0:
 			case kind == "Gateway" && c.kgws[key] == nil:
-				c.report(diag.ParentRefMissing.At(r.meta.RefAt(specIndex("parentRefs", i)), r.kind, r.name(), ns+"/"+string(ref.Name)))
+				*found = append(*found, diag.ParentRefMissing.At(r.meta.RefAt(specIndex("parentRefs", i)), r.kind, r.name(), ns+"/"+string(ref.Name)))
 			case kind == "ListenerSet" && !c.hasListenerSet(key):
-				c.report(diag.SetParentRefMissing.At(r.meta.RefAt(specIndex("parentRefs", i)), r.kind, r.name(), ns+"/"+string(ref.Name)))
+				*found = append(*found, diag.SetParentRefMissing.At(r.meta.RefAt(specIndex("parentRefs", i)), r.kind, r.name(), ns+"/"+string(ref.Name)))
 			}
 			continue
 		}
@@ -167,22 +168,39 @@ func (c *converter) allowed(pi *parentInfo, r route, ref gwv1.ParentReference) *
 
 // reportParents reports each parentRef that no listener accepts, with the
 // reason istiod would give, and attaches the route to the listeners that
-// accept it. It returns those, sorted by generated Gateway name, reusing
-// parents when every one accepts the route.
+// accept it. It returns those (acceptedParents).
 func (c *converter) reportParents(r route, parents []routeParent) []routeParent {
-	accepted := parents
-	if slices.ContainsFunc(parents, func(p routeParent) bool { return p.denied != nil }) {
-		accepted = nil
-		for _, p := range parents {
-			if p.denied == nil {
-				accepted = append(accepted, p)
-			}
+	c.attach(r, parents)
+	return acceptedParents(parents)
+}
+
+// attach attaches a route to the listeners among its parents that accept
+// it, and reports each parentRef that none accepts.
+func (c *converter) attach(r route, parents []routeParent) {
+	denied := false
+	for _, p := range parents {
+		switch {
+		case p.denied != nil:
+			denied = true
+		case !p.mesh():
+			p.info.listener.Routes = append(p.info.listener.Routes, Attachment{Kind: r.kind, Object: r.meta})
 		}
+	}
+	if denied {
 		c.reportDenied(r, parents)
 	}
-	for _, p := range accepted {
-		if !p.mesh() {
-			p.info.listener.Routes = append(p.info.listener.Routes, Attachment{Kind: r.kind, Object: r.meta})
+}
+
+// acceptedParents are the parents that accept a route, sorted by
+// generated Gateway name: parents itself when it is the one parent.
+func acceptedParents(parents []routeParent) []routeParent {
+	if len(parents) == 1 && parents[0].denied == nil {
+		return parents
+	}
+	var accepted []routeParent
+	for _, p := range parents {
+		if p.denied == nil {
+			accepted = append(accepted, p)
 		}
 	}
 	slices.SortStableFunc(accepted, func(a, b routeParent) int { return strings.Compare(a.info.internalName, b.info.internalName) })

@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/parallel"
 )
 
 // httpRule is a converted HTTP route and the rule it came from.
@@ -35,12 +37,13 @@ type piece struct {
 
 // routes converts the routes attached to the Gateways converted
 // (docs/semantics/gateway-api.md §G3), HTTP and gRPC routes merged per
-// listener and host.
-func (c *converter) routes() {
-	var pieces []piece
+// listener and host. The HTTP and gRPC routes convert on every core
+// (httpConversion); what they report and attach follows in input order.
+func (c *converter) routes(ctx context.Context) error {
+	convs := make([]httpConversion, 0, len(c.httpRoutes)+len(c.grpcRoutes))
 	for _, r := range c.httpRoutes {
 		rt := route{meta: &r.ObjectMeta, kind: "HTTPRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
-		pieces = c.httpPieces(pieces, rt, func(b *ruleBuilder) []httpRule {
+		convs = append(convs, httpConversion{r: rt, convert: func(b *ruleBuilder) []httpRule {
 			rules := r.Spec.Rules
 			if len(rules) == 0 {
 				rules = []gwv1.HTTPRouteRule{{}} // the API server's default
@@ -50,19 +53,29 @@ func (c *converter) routes() {
 				out = append(out, b.httpRule(n+1, rule)...)
 			}
 			return out
-		})
+		}})
 	}
 	for _, r := range c.grpcRoutes {
 		rt := route{meta: &r.ObjectMeta, kind: "GRPCRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
-		pieces = c.httpPieces(pieces, rt, func(b *ruleBuilder) []httpRule {
+		convs = append(convs, httpConversion{r: rt, convert: func(b *ruleBuilder) []httpRule {
 			var out []httpRule
 			for n, rule := range r.Spec.Rules {
 				out = append(out, b.grpcRule(n, rule)...)
 			}
 			return out
-		})
+		}})
 	}
-	c.merge(pieces)
+	parallel.For(ctx, len(convs), func(i int) { c.convertHTTP(&convs[i]) })
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	var pieces []piece
+	for i := range convs {
+		pieces = c.reportHTTP(pieces, &convs[i])
+	}
+	if err := c.merge(ctx, pieces); err != nil {
+		return err
+	}
 	for _, r := range c.tcpRoutes {
 		c.l4Route(route{meta: &r.ObjectMeta, kind: "TCPRoute", refs: r.Spec.ParentRefs}, r.Spec.Rules, nil)
 	}
@@ -73,45 +86,50 @@ func (c *converter) routes() {
 		}
 		c.l4Route(route{meta: &r.ObjectMeta, kind: "TLSRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}, rules, r.Spec.Hostnames)
 	}
+	return nil
 }
 
-// httpPieces converts an HTTP or gRPC route for each listener accepting
-// it, one piece per host, and for each Service it is attached to,
-// appending the pieces to out. The rules are converted apart for the
-// two, as backends of other namespaces need a ReferenceGrant only at a
-// Gateway.
-func (c *converter) httpPieces(out []piece, r route, convert func(*ruleBuilder) []httpRule) []piece {
-	parents := c.parentsOf(r)
-	if len(parents) == 0 {
-		return out
+// httpConversion is an HTTP or gRPC route converted for each listener
+// accepting it, one piece per host, and for each Service it is attached
+// to. convertHTTP fills it reading the converter only, so routes convert
+// at once; reportHTTP then reports its findings and attaches it.
+type httpConversion struct {
+	r       route
+	convert func(*ruleBuilder) []httpRule
+	parents []routeParent
+	found   []diag.Diagnostic // parentsOf's
+	// gw and mesh converted the rules for Gateway and for Service
+	// parents, nil when the route has none of that kind: backends of
+	// other namespaces need a ReferenceGrant only at a Gateway.
+	gw, mesh *ruleBuilder
+	pieces   []piece
+}
+
+// convertHTTP converts a route (httpConversion); it only reads c.
+func (c *converter) convertHTTP(hc *httpConversion) {
+	r := hc.r
+	hc.parents = c.parentsOf(r, &hc.found)
+	if len(hc.parents) == 0 {
+		return
 	}
-	gw := slices.ContainsFunc(parents, func(p routeParent) bool { return !p.mesh() })
 	var rules, meshRules []httpRule
-	hard, meshHard := false, false
-	if gw {
-		b := &ruleBuilder{c: c, r: r}
-		rules = convert(b)
-		b.reportProblems()
-		hard = b.hard
+	if slices.ContainsFunc(hc.parents, func(p routeParent) bool { return !p.mesh() }) {
+		hc.gw = &ruleBuilder{c: c, r: r}
+		rules = hc.convert(hc.gw)
 		sortRules(rules)
 	}
-	if slices.ContainsFunc(parents, routeParent.mesh) {
-		b := &ruleBuilder{c: c, r: r, mesh: true}
-		meshRules = convert(b)
-		if !gw {
-			b.reportProblems()
-		}
-		meshHard = b.hard
+	if slices.ContainsFunc(hc.parents, routeParent.mesh) {
+		hc.mesh = &ruleBuilder{c: c, r: r, mesh: true}
+		meshRules = hc.convert(hc.mesh)
 		sortRules(meshRules)
 	}
-	accepted := c.reportParents(r, parents)
 	var hosts []string
-	if gw {
+	if hc.gw != nil {
 		hosts = routeHosts(r.hostnames)
 	}
-	for _, p := range accepted {
+	for _, p := range acceptedParents(hc.parents) {
 		if p.mesh() {
-			if meshHard || len(meshRules) == 0 {
+			if hc.mesh.hard || len(meshRules) == 0 {
 				continue
 			}
 			key := r.meta.Namespace
@@ -119,21 +137,35 @@ func (c *converter) httpPieces(out []piece, r route, convert func(*ruleBuilder) 
 				key += "/" + strconv.Itoa(int(p.port))
 			}
 			for _, h := range p.hosts {
-				out = append(out, piece{key: key + "/" + h, from: r.meta, kind: r.kind, host: h, gw: MeshGateway, rules: withPort(meshRules, p.port)})
+				hc.pieces = append(hc.pieces, piece{key: key + "/" + h, from: r.meta, kind: r.kind, host: h, gw: MeshGateway, rules: withPort(meshRules, p.port)})
 			}
 			continue
 		}
-		if hard || len(rules) == 0 {
+		if hc.gw.hard || len(rules) == 0 {
 			continue
 		}
 		for _, h := range hosts {
 			if !p.allowsHost(h) {
 				continue
 			}
-			out = append(out, piece{key: p.info.internalName + "/" + h, from: r.meta, kind: r.kind, host: h, gw: p.info.internalName, rules: rules})
+			hc.pieces = append(hc.pieces, piece{key: p.info.internalName + "/" + h, from: r.meta, kind: r.kind, host: h, gw: p.info.internalName, rules: rules})
 		}
 	}
-	return out
+}
+
+// reportHTTP reports what converting a route found, in the order istiod
+// meets it, attaches the route to its listeners and appends its pieces
+// to out.
+func (c *converter) reportHTTP(out []piece, hc *httpConversion) []piece {
+	c.diags = append(c.diags, hc.found...)
+	switch {
+	case hc.gw != nil:
+		hc.gw.reportProblems()
+	case hc.mesh != nil:
+		hc.mesh.reportProblems()
+	}
+	c.attach(hc.r, hc.parents)
+	return append(out, hc.pieces...)
 }
 
 // MeshGateway is the gateway name of the sidecars.
@@ -162,24 +194,28 @@ func withPort(rules []httpRule, port int32) []httpRule {
 
 // merge makes one VirtualService of the pieces of each listener and host:
 // the oldest route's first, rules sorted by match specificity
-// (docs/semantics/gateway-api.md §G3.3). The VirtualServices come in key
-// order. It reorders pieces.
-func (c *converter) merge(pieces []piece) {
+// (docs/semantics/gateway-api.md §G3.3). The VirtualServices, made on
+// every core, come in key order. It reorders pieces.
+func (c *converter) merge(ctx context.Context, pieces []piece) error {
 	// Sorting by key, stably, groups each key's pieces in the order
 	// they were made.
 	slices.SortStableFunc(pieces, func(a, b piece) int { return strings.Compare(a.key, b.key) })
+	var groups [][]piece
 	for len(pieces) > 0 {
 		n := 1
 		for n < len(pieces) && pieces[n].key == pieces[0].key {
 			n++
 		}
-		c.mergeKey(pieces[:n])
-		pieces = pieces[n:]
+		groups, pieces = append(groups, pieces[:n]), pieces[n:]
 	}
+	made := make([]model.Object, len(groups))
+	parallel.For(ctx, len(groups), func(i int) { made[i] = mergeKey(groups[i]) })
+	c.out = append(c.out, made...)
+	return context.Cause(ctx)
 }
 
 // mergeKey makes the VirtualService of the pieces of one key.
-func (c *converter) mergeKey(ps []piece) {
+func mergeKey(ps []piece) *model.VirtualService {
 	rules := ps[0].rules // each piece's rules are sorted already
 	parents := ps[0].kind + "/" + ps[0].from.Name + "." + ps[0].from.Namespace
 	if len(ps) > 1 {
@@ -204,7 +240,7 @@ func (c *converter) mergeKey(ps []piece) {
 	vs := &model.VirtualService{ObjectMeta: derivedFrom("networking.istio.io/v1", "VirtualService", first.from.Namespace,
 		strings.ReplaceAll(first.key, "/", "~"), first.from, parts), Spec: spec}
 	vs.Annotations = map[string]string{annParents: parents, annRouteSemantics: model.RouteSemanticsGateway}
-	c.out = append(c.out, vs)
+	return vs
 }
 
 // sortRules orders HTTP routes as the Gateway API requires: exact paths,
@@ -264,7 +300,7 @@ func uriLength(m *networking.HTTPMatchRequest) int {
 // TLSRoute: one VirtualService per listener accepting it (and per host
 // for TLS), not merged (docs/semantics/gateway-api.md §G3.4).
 func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostname) {
-	parents := c.parentsOf(r)
+	parents := c.parentsOf(r, &c.diags)
 	if len(parents) == 0 {
 		return
 	}
