@@ -195,11 +195,21 @@ func withPort(rules []httpRule, port int32) []httpRule {
 // merge makes one VirtualService of the pieces of each listener and host:
 // the oldest route's first, rules sorted by match specificity
 // (docs/semantics/gateway-api.md §G3.3). The VirtualServices, made on
-// every core, come in key order. It reorders pieces.
+// every core, come in key order.
 func (c *converter) merge(ctx context.Context, pieces []piece) error {
-	// Sorting by key, stably, groups each key's pieces in the order
-	// they were made.
-	slices.SortStableFunc(pieces, func(a, b piece) int { return strings.Compare(a.key, b.key) })
+	// Sorting by key, then by position, groups each key's pieces in the
+	// order they were made. Positions are sorted, not the pieces: moving
+	// those is most of the work of a sort.
+	order := make([]int, len(pieces))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Or(strings.Compare(pieces[a].key, pieces[b].key), cmp.Compare(a, b)) })
+	sorted := make([]piece, len(pieces))
+	for i, j := range order {
+		sorted[i] = pieces[j]
+	}
+	pieces = sorted
 	var groups [][]piece
 	for len(pieces) > 0 {
 		n := 1
