@@ -48,13 +48,13 @@ func (c *converter) serviceParent(r route, ref gwv1.ParentReference, i int, kind
 	// portMissing: the parent lists ports, and not the parentRef's.
 	portMissing := false
 	if kind == "Service" {
-		svc := c.services[nsName{ns, name}]
+		svc := c.services.get(nsName{ns, name})
 		if svc != nil && c.waypointOfAnotherController(svc.Labels, ns) {
 			return rp, false
 		}
 		h := c.serviceHost(name, ns)
 		rp.hosts = []string{h}
-		if svc == nil && c.svcNs[ns] {
+		if svc == nil && c.services.has(ns) {
 			rp.shown = "Service " + h
 			rp.denied = &denial{reason: "NoMatchingParent", message: fmt.Sprintf("parent service: %q not found", name), rank: rankNotAccepted}
 			return rp, true
@@ -103,7 +103,7 @@ func (c *converter) waypointOfAnotherController(labels map[string]string, ns str
 // names as its waypoint, nil when there is none.
 func (c *converter) waypointOf(kind, ns, name string) *model.KubeGateway {
 	if kind == "Service" {
-		if svc := c.services[nsName{ns, name}]; svc != nil {
+		if svc := c.services.get(nsName{ns, name}); svc != nil {
 			return c.waypoint(svc.Labels, ns)
 		}
 	} else if se := c.serviceEntries[nsName{ns, name}]; se != nil {

@@ -69,7 +69,11 @@ func (c *converter) routes(ctx context.Context) error {
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
-	var pieces []piece
+	n := 0
+	for _, hc := range convs {
+		n += len(hc.pieces)
+	}
+	pieces := make([]*piece, 0, n)
 	for i := range convs {
 		pieces = c.reportHTTP(pieces, &convs[i])
 	}
@@ -156,7 +160,7 @@ func (c *converter) convertHTTP(hc *httpConversion) {
 // reportHTTP reports what converting a route found, in the order istiod
 // meets it, attaches the route to its listeners and appends its pieces
 // to out.
-func (c *converter) reportHTTP(out []piece, hc *httpConversion) []piece {
+func (c *converter) reportHTTP(out []*piece, hc *httpConversion) []*piece {
 	c.diags = append(c.diags, hc.found...)
 	switch {
 	case hc.gw != nil:
@@ -165,7 +169,10 @@ func (c *converter) reportHTTP(out []piece, hc *httpConversion) []piece {
 		hc.mesh.reportProblems()
 	}
 	c.attach(hc.r, hc.parents)
-	return append(out, hc.pieces...)
+	for i := range hc.pieces {
+		out = append(out, &hc.pieces[i])
+	}
+	return out
 }
 
 // MeshGateway is the gateway name of the sidecars.
@@ -196,21 +203,11 @@ func withPort(rules []httpRule, port int32) []httpRule {
 // the oldest route's first, rules sorted by match specificity
 // (docs/semantics/gateway-api.md §G3.3). The VirtualServices, made on
 // every core, come in key order.
-func (c *converter) merge(ctx context.Context, pieces []piece) error {
-	// Sorting by key, then by position, groups each key's pieces in the
-	// order they were made. Positions are sorted, not the pieces: moving
-	// those is most of the work of a sort.
-	order := make([]int, len(pieces))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Or(strings.Compare(pieces[a].key, pieces[b].key), cmp.Compare(a, b)) })
-	sorted := make([]piece, len(pieces))
-	for i, j := range order {
-		sorted[i] = pieces[j]
-	}
-	pieces = sorted
-	var groups [][]piece
+func (c *converter) merge(ctx context.Context, pieces []*piece) error {
+	// Sorting by key, stably, groups each key's pieces in the order they
+	// were made.
+	slices.SortStableFunc(pieces, func(a, b *piece) int { return strings.Compare(a.key, b.key) })
+	var groups [][]*piece
 	for len(pieces) > 0 {
 		n := 1
 		for n < len(pieces) && pieces[n].key == pieces[0].key {
@@ -225,11 +222,11 @@ func (c *converter) merge(ctx context.Context, pieces []piece) error {
 }
 
 // mergeKey makes the VirtualService of the pieces of one key.
-func mergeKey(ps []piece) *model.VirtualService {
+func mergeKey(ps []*piece) *model.VirtualService {
 	rules := ps[0].rules // each piece's rules are sorted already
 	parents := ps[0].kind + "/" + ps[0].from.Name + "." + ps[0].from.Namespace
 	if len(ps) > 1 {
-		slices.SortStableFunc(ps, func(a, b piece) int {
+		slices.SortStableFunc(ps, func(a, b *piece) int {
 			return cmp.Or(a.from.Created.Compare(b.from.Created), cmp.Compare(a.from.Namespace, b.from.Namespace), cmp.Compare(a.from.Name, b.from.Name))
 		})
 		rules = nil

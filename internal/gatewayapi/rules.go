@@ -578,7 +578,7 @@ func (b *ruleBuilder) destination(ref gwv1.BackendRef, at func() model.Path) (*n
 		return nil, false
 	}
 	ok := true
-	if svc := c.services[nsName{ns, string(ref.Name)}]; kind != "Hostname" && svc == nil && c.svcNs[ns] {
+	if svc := c.services.get(nsName{ns, string(ref.Name)}); kind != "Hostname" && svc == nil && c.services.has(ns) {
 		ok = false
 		b.add(problem{path: at(), diag: func(o diag.ObjectRef) diag.Diagnostic {
 			return diag.BackendMissing.At(o, k, r.name(), "Service "+ns+"/"+refName, "no such Service in the input (BackendNotFound)")
