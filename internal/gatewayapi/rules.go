@@ -109,10 +109,6 @@ func (b *ruleBuilder) rule(n int, name *gwv1.SectionName, matches int, match fun
 	fs []gwv1.HTTPRouteFilter, http bool, refs []gwv1.HTTPBackendRef, finish func(*networking.HTTPRoute),
 ) []httpRule {
 	path := specIndex("rules", n)
-	var backendRefs model.Path
-	if len(refs) > 0 {
-		backendRefs = path.Key("backendRefs")
-	}
 	out := make([]httpRule, 0, matches)
 	for m := range matches {
 		before := len(b.problems)
@@ -126,7 +122,7 @@ func (b *ruleBuilder) rule(n int, name *gwv1.SectionName, matches int, match fun
 		if finish != nil {
 			finish(r)
 		}
-		b.action(r, refs, backendRefs)
+		b.action(r, refs, path)
 		if m > 0 {
 			// The first match reported the rule's problems.
 			b.problems = b.problems[:before]
@@ -448,11 +444,12 @@ func (b *ruleBuilder) mirror(f *gwv1.HTTPRequestMirrorFilter, path model.Path, h
 	return out
 }
 
-// action sets a rule's destinations, or a 500 when no backend has weight
-// and there is no redirect.
+// action sets the destinations of the rule at path, or a 500 when no
+// backend has weight and there is no redirect.
 func (b *ruleBuilder) action(r *networking.HTTPRoute, refs []gwv1.HTTPBackendRef, path model.Path) {
 	var buf [4]backend
-	backends, ok := b.backends(buf[:0], len(refs), func(i int) *gwv1.BackendRef { return &refs[i].BackendRef }, path)
+	backends, ok := b.backends(buf[:0], len(refs), func(i int) *gwv1.BackendRef { return &refs[i].BackendRef },
+		func(i int) model.Path { return path.Key("backendRefs").Index(i) })
 	if !ok && r.Redirect == nil {
 		r.DirectResponse = &networking.HTTPDirectResponse{Status: 500}
 		return
@@ -463,7 +460,7 @@ func (b *ruleBuilder) action(r *networking.HTTPRoute, refs []gwv1.HTTPBackendRef
 	for _, be := range backends {
 		rd := &networking.HTTPRouteDestination{Destination: be.dst, Weight: be.weight}
 		for j, f := range refs[be.i].Filters {
-			fp := path.Index(be.i).Key("filters").Index(j)
+			fp := path.Key("backendRefs").Index(be.i).Key("filters").Index(j)
 			switch f.Type {
 			case gwv1.HTTPRouteFilterRequestHeaderModifier, gwv1.HTTPRouteFilterResponseHeaderModifier:
 				h := b.headers(f.RequestHeaderModifier, fp)
@@ -493,7 +490,7 @@ func (b *ruleBuilder) action(r *networking.HTTPRoute, refs []gwv1.HTTPBackendRef
 // backends all lack weight sends to a cluster that does not exist.
 func (b *ruleBuilder) l4Destinations(refs []gwv1.BackendRef, path model.Path) []*networking.RouteDestination {
 	var buf [4]backend
-	backends, ok := b.backends(buf[:0], len(refs), func(i int) *gwv1.BackendRef { return &refs[i] }, path)
+	backends, ok := b.backends(buf[:0], len(refs), func(i int) *gwv1.BackendRef { return &refs[i] }, path.Index)
 	if !ok {
 		return []*networking.RouteDestination{{Destination: &networking.Destination{Host: "internal.cluster.local", Subset: "zero-weight",
 			Port: &networking.PortSelector{Number: 65535}}}}
@@ -512,12 +509,13 @@ type backend struct {
 	weight int32 // 0 when it is the only one
 }
 
-// backends resolves the n backendRefs (ref gives each) with weight,
-// appended to out; ok is false when no backend has any.
-func (b *ruleBuilder) backends(out []backend, n int, ref func(int) *gwv1.BackendRef, path model.Path) (_ []backend, ok bool) {
+// backends resolves the n backendRefs (ref gives each, at the path at
+// makes) with weight, appended to out; ok is false when no backend has
+// any.
+func (b *ruleBuilder) backends(out []backend, n int, ref func(int) *gwv1.BackendRef, at func(int) model.Path) (_ []backend, ok bool) {
 	for i := range n {
 		if w := weight(*ref(i)); w > 0 {
-			dst, _ := b.destination(*ref(i), func() model.Path { return path.Index(i) })
+			dst, _ := b.destination(*ref(i), func() model.Path { return at(i) })
 			out = append(out, backend{i: i, dst: dst, weight: int32(w)})
 		}
 	}
