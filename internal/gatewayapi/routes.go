@@ -43,27 +43,11 @@ func (c *converter) routes(ctx context.Context) error {
 	convs := make([]httpConversion, 0, len(c.httpRoutes)+len(c.grpcRoutes))
 	for _, r := range c.httpRoutes {
 		rt := route{meta: &r.ObjectMeta, kind: "HTTPRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
-		convs = append(convs, httpConversion{r: rt, convert: func(b *ruleBuilder) []httpRule {
-			rules := r.Spec.Rules
-			if len(rules) == 0 {
-				rules = []gwv1.HTTPRouteRule{{}} // the API server's default
-			}
-			out := b.httpRule(0, rules[0])
-			for n, rule := range rules[1:] {
-				out = append(out, b.httpRule(n+1, rule)...)
-			}
-			return out
-		}})
+		convs = append(convs, httpConversion{r: rt, http: r})
 	}
 	for _, r := range c.grpcRoutes {
 		rt := route{meta: &r.ObjectMeta, kind: "GRPCRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
-		convs = append(convs, httpConversion{r: rt, convert: func(b *ruleBuilder) []httpRule {
-			var out []httpRule
-			for n, rule := range r.Spec.Rules {
-				out = append(out, b.grpcRule(n, rule)...)
-			}
-			return out
-		}})
+		convs = append(convs, httpConversion{r: rt, grpc: r})
 	}
 	parallel.For(ctx, len(convs), func(i int) { c.convertHTTP(&convs[i]) })
 	if err := context.Cause(ctx); err != nil {
@@ -98,15 +82,39 @@ func (c *converter) routes(ctx context.Context) error {
 // to. convertHTTP fills it reading the converter only, so routes convert
 // at once; reportHTTP then reports its findings and attaches it.
 type httpConversion struct {
-	r       route
-	convert func(*ruleBuilder) []httpRule
+	r route
+	// http or grpc is the route.
+	http    *model.HTTPRoute
+	grpc    *model.GRPCRoute
 	parents []routeParent
 	found   []diag.Diagnostic // parentsOf's
 	// gw and mesh converted the rules for Gateway and for Service
-	// parents, nil when the route has none of that kind: backends of
-	// other namespaces need a ReferenceGrant only at a Gateway.
-	gw, mesh *ruleBuilder
-	pieces   []piece
+	// parents, when the route has one of that kind (toGateway, toMesh):
+	// backends of other namespaces need a ReferenceGrant only at a
+	// Gateway.
+	gw, mesh          ruleBuilder
+	toGateway, toMesh bool
+	pieces            []piece
+}
+
+// rules converts the route's rules with b.
+func (hc *httpConversion) rules(b *ruleBuilder) []httpRule {
+	if hc.grpc != nil {
+		var out []httpRule
+		for n, rule := range hc.grpc.Spec.Rules {
+			out = append(out, b.grpcRule(n, rule)...)
+		}
+		return out
+	}
+	rules := hc.http.Spec.Rules
+	if len(rules) == 0 {
+		rules = []gwv1.HTTPRouteRule{{}} // the API server's default
+	}
+	out := b.httpRule(0, rules[0])
+	for n, rule := range rules[1:] {
+		out = append(out, b.httpRule(n+1, rule)...)
+	}
+	return out
 }
 
 // convertHTTP converts a route (httpConversion); it only reads c.
@@ -117,18 +125,18 @@ func (c *converter) convertHTTP(hc *httpConversion) {
 		return
 	}
 	var rules, meshRules []httpRule
-	if slices.ContainsFunc(hc.parents, func(p routeParent) bool { return !p.mesh() }) {
-		hc.gw = &ruleBuilder{c: c, r: r}
-		rules = hc.convert(hc.gw)
+	if hc.toGateway = slices.ContainsFunc(hc.parents, func(p routeParent) bool { return !p.mesh() }); hc.toGateway {
+		hc.gw = ruleBuilder{c: c, r: r}
+		rules = hc.rules(&hc.gw)
 		sortRules(rules)
 	}
-	if slices.ContainsFunc(hc.parents, routeParent.mesh) {
-		hc.mesh = &ruleBuilder{c: c, r: r, mesh: true}
-		meshRules = hc.convert(hc.mesh)
+	if hc.toMesh = slices.ContainsFunc(hc.parents, routeParent.mesh); hc.toMesh {
+		hc.mesh = ruleBuilder{c: c, r: r, mesh: true}
+		meshRules = hc.rules(&hc.mesh)
 		sortRules(meshRules)
 	}
 	var hosts []string
-	if hc.gw != nil {
+	if hc.toGateway {
 		hosts = routeHosts(r.hostnames)
 	}
 	for _, p := range acceptedParents(hc.parents) {
@@ -163,9 +171,9 @@ func (c *converter) convertHTTP(hc *httpConversion) {
 func (c *converter) reportHTTP(out []*piece, hc *httpConversion) []*piece {
 	c.diags = append(c.diags, hc.found...)
 	switch {
-	case hc.gw != nil:
+	case hc.toGateway:
 		hc.gw.reportProblems()
-	case hc.mesh != nil:
+	case hc.toMesh:
 		hc.mesh.reportProblems()
 	}
 	c.attach(hc.r, hc.parents)
