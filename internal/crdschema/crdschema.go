@@ -115,11 +115,14 @@ func (s *Schema) validate(ctx context.Context, obj map[string]any, m *Memo) []Vi
 		m.contents.object()
 	}
 
-	var openAPI validation.SchemaCreateValidator = s.openAPI
-	if m != nil {
-		openAPI = memoOpenAPI{root: s.openAPITree, m: m}
+	var errs field.ErrorList
+	if !s.openAPITree.holds(u) {
+		var openAPI validation.SchemaCreateValidator = s.openAPI
+		if m != nil {
+			openAPI = memoOpenAPI{root: s.openAPITree, m: m}
+		}
+		errs = validation.ValidateCustomResource(nil, u, openAPI)
 	}
-	errs := validation.ValidateCustomResource(nil, u, openAPI)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
 	unchecked := s.rules != nil && blocksRules(errs)
 	if s.rules != nil && !unchecked {

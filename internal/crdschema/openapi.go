@@ -19,6 +19,8 @@ type openAPINode struct {
 	props      map[string]*openAPINode
 	additional *openAPINode
 	items      *openAPINode
+	// quick is what the schema asks of a value, for holds.
+	quick quick
 }
 
 // newOpenAPINode is the tree of s. The library's sub-validator of a field
@@ -27,7 +29,7 @@ type openAPINode struct {
 // items schema and no additionalItems); where a schema has the others
 // the tree stops, and what it lacks is validated without the memo.
 func newOpenAPINode(s *spec.Schema) *openAPINode {
-	n := &openAPINode{schema: s}
+	n := &openAPINode{schema: s, quick: newQuick(s)}
 	if len(s.PatternProperties) > 0 || s.AdditionalItems != nil {
 		return n
 	}
