@@ -99,15 +99,15 @@ func TestCELRulesHoldAsTheLibrary(t *testing.T) {
 		clearChildRules(own)
 		library := cel.NewValidator(own, false, celconfig.PerCallLimit)
 		wantErrs, wantLeft := library.Validate(context.Background(), nil, own, v, nil, celconfig.RuntimeCELCostBudget)
-		left, ok := r.hold(context.Background(), v, celconfig.RuntimeCELCostBudget)
+		left, ok := r.hold(context.Background(), nil, v, celconfig.RuntimeCELCostBudget)
 		if ok != c.holds || ok && left != wantLeft {
 			t.Errorf("%s: holds %v leaving %d, want %v leaving %d", c.value, ok, left, c.holds, wantLeft)
 		}
-		errs, left := r.validate(context.Background(), nil, v, celconfig.RuntimeCELCostBudget)
+		errs, left := r.validate(context.Background(), nil, nil, v, celconfig.RuntimeCELCostBudget)
 		if got, want := renderErrs(errs), renderErrs(wantErrs); got != want || left != wantLeft {
 			t.Errorf("%s: %s leaving %d, want %s leaving %d", c.value, got, left, want, wantLeft)
 		}
-		if _, ok := r.hold(context.Background(), v, 0); ok {
+		if _, ok := r.hold(context.Background(), nil, v, 0); ok {
 			t.Errorf("%s: holds with no budget", c.value)
 		}
 	}
@@ -130,7 +130,7 @@ func TestCELRulesLeftToTheLibrary(t *testing.T) {
 			t.Errorf("%s: judged without the library", c.name)
 		}
 		obj := map[string]any{"a": "x"}
-		errs, left := r.validate(context.Background(), nil, obj, celconfig.RuntimeCELCostBudget)
+		errs, left := r.validate(context.Background(), nil, nil, obj, celconfig.RuntimeCELCostBudget)
 		wantErrs, wantLeft := cel.NewValidator(s, c.root, celconfig.PerCallLimit).Validate(context.Background(), nil, s, obj, nil, celconfig.RuntimeCELCostBudget)
 		if got, want := renderErrs(errs), renderErrs(wantErrs); got != want || left != wantLeft || len(errs) == 0 {
 			t.Errorf("%s: %s leaving %d, want %s leaving %d", c.name, got, left, want, wantLeft)

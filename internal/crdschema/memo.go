@@ -37,6 +37,20 @@ type Memo struct {
 	openAPI map[openAPIKey]int
 	// contents numbers the subtrees the two above are keyed by.
 	contents contents
+	// held is the cost of each rule (by what it reads) on each value it
+	// held on, by the encoding of what it read (appendReads); buf is the
+	// buffer the encoding is written in.
+	held map[*reads]map[string]int64
+	buf  []byte
+}
+
+// remember records that the rule reading r held at cost on the value
+// whose reads encode as key.
+func (m *Memo) remember(r *reads, key []byte, cost int64) {
+	if m.held[r] == nil {
+		m.held[r] = map[string]int64{}
+	}
+	m.held[r][string(key)] = cost
 }
 
 type celKey struct {
@@ -54,7 +68,7 @@ type celOutcome struct {
 
 // NewMemo returns an empty Memo.
 func NewMemo() *Memo {
-	return &Memo{objects: map[*Schema]map[string][]Violation{}, cel: map[celKey]celOutcome{}, openAPI: map[openAPIKey]int{}, contents: newContents()}
+	return &Memo{objects: map[*Schema]map[string][]Violation{}, cel: map[celKey]celOutcome{}, openAPI: map[openAPIKey]int{}, contents: newContents(), held: map[*reads]map[string]int64{}}
 }
 
 // Validate is s.Validate(ctx, obj), remembered.
@@ -185,7 +199,7 @@ func (m *Memo) validateCEL(ctx context.Context, n *celNode, path *field.Path, ob
 	var errs field.ErrorList
 	left := budget
 	if n.own != nil {
-		errs, left = n.own().validate(ctx, path, obj, budget)
+		errs, left = n.own().validate(ctx, m, path, obj, budget)
 	}
 	// child validates one child, reporting whether budget is left.
 	child := func(c *celNode, at *field.Path, v any) bool {
