@@ -68,7 +68,9 @@ func newCELRules(s *schema.Structural, root bool) *celRules {
 			return r
 		}
 		programs[i] = c.Program
-		if c.Program != nil {
+		// A message expression reads what it reads: no memo follows
+		// it.
+		if c.Program != nil && s.XValidations[i].MessageExpression == "" {
 			r.reads[i] = newReads(envs.StoredExpressionsEnv(), s.XValidations[i].Rule, s)
 		}
 	}

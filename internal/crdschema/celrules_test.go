@@ -140,13 +140,19 @@ func TestCELRulesLeftToTheLibrary(t *testing.T) {
 
 func structural(t *testing.T, v1 apiextv1.JSONSchemaProps) *schema.Structural {
 	t.Helper()
+	return compile(t, v1).structural
+}
+
+// compile is the Schema of a CRD whose one version's schema is v1.
+func compile(t *testing.T, v1 apiextv1.JSONSchemaProps) *Schema {
+	t.Helper()
 	crd := &apiextv1.CustomResourceDefinition{}
 	crd.Spec.Versions = []apiextv1.CustomResourceDefinitionVersion{{Name: "v1", Schema: &apiextv1.CustomResourceValidation{OpenAPIV3Schema: &v1}}}
 	s, err := Compile(crd, "v1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.structural
+	return s
 }
 
 // TestContentsNumbersByContent: subtrees alike in content share a

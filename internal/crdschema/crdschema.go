@@ -83,10 +83,12 @@ func Compile(crd *apiextv1.CustomResourceDefinition, version string) (*Schema, e
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", crd.Name, version, err)
 	}
+	openAPITree := newOpenAPINode(openAPISchema)
+	link(openAPITree, structural, rules)
 	return &Schema{
 		structural:     structural,
 		openAPI:        openAPI,
-		openAPITree:    newOpenAPINode(openAPISchema),
+		openAPITree:    openAPITree,
 		rules:          rules,
 		metadataOpaque: metadataOpaque(v1),
 	}, nil

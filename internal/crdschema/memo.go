@@ -108,7 +108,7 @@ func (s *Schema) appendObjectKey(b []byte, obj map[string]any) ([]byte, bool) {
 	} else {
 		return b, false
 	}
-	return appendContent(b, obj, "metadata", "status")
+	return s.openAPITree.appendKey(b, obj, "metadata", "status")
 }
 
 // metadataOpaque reports whether a CRD version's schema checks no more of

@@ -3,6 +3,7 @@ package crdschema
 import (
 	"reflect"
 
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
@@ -21,6 +22,17 @@ type openAPINode struct {
 	items      *openAPINode
 	// quick is what the schema asks of a value, for holds.
 	quick quick
+
+	// Where the node is (link): its parent, how it is reached from
+	// there, by which field, and its structural schema.
+	parent     *openAPINode
+	step       step
+	field      string
+	structural *schema.Structural
+	// inert reports whether the node is an inert string field (inert.go);
+	// flow is what reaches it.
+	inert func() bool
+	flow  func() flow
 }
 
 // newOpenAPINode is the tree of s. The library's sub-validator of a field
