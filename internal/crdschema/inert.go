@@ -153,11 +153,14 @@ func (n *openAPINode) isInert() bool {
 }
 
 // appendKey appends to b the whole-object memo's encoding of v, a value
-// of n's schema (n nil: of none known): appendContent's, with the value
-// of each inert field that its schema passes left out. A map's keys in
-// skip are left out (at the top only). ok is false for a type
-// appendContent does not know.
+// of n's schema (n nil: of none known), which tells apart every two
+// values appendContent tells apart but for the values of inert fields
+// that their schemas pass, which it leaves out. A map's fields with a
+// schema of their own come in the schema's order, the others after a
+// bar, sorted; keys in skip are left out (at the top only). ok is false
+// for a type appendContent does not know.
 func (n *openAPINode) appendKey(b []byte, v any, skip ...string) ([]byte, bool) {
+	ok := true
 	switch x := v.(type) {
 	case string:
 		if n != nil && n.inert() && n.holds(x) {
@@ -165,23 +168,39 @@ func (n *openAPINode) appendKey(b []byte, v any, skip ...string) ([]byte, bool) 
 		}
 	case map[string]any:
 		b = append(b, '{')
-		var small [16]string
-		for _, k := range sortedKeys(small[:0], x) {
-			if slices.Contains(skip, k) {
-				continue
-			}
-			var c *openAPINode
-			if n != nil {
-				if c = n.props[k]; c == nil {
-					c = n.additional
+		seen := 0
+		if n != nil {
+			for i, k := range n.names {
+				e, found := x[k]
+				if !found {
+					continue
 				}
+				if seen++; slices.Contains(skip, k) {
+					continue
+				}
+				if b, ok = n.props[k].appendKey(append(b, n.quoted[i]...), e); !ok {
+					return b, false
+				}
+				b = append(b, ',')
 			}
-			b = strconv.AppendQuote(b, k)
-			var ok bool
-			if b, ok = c.appendKey(append(b, ':'), x[k]); !ok {
-				return b, false
+		}
+		if seen < len(x) {
+			var other *openAPINode
+			if n != nil {
+				other = n.additional
 			}
-			b = append(b, ',')
+			b = append(b, '|')
+			var small [16]string
+			for _, k := range sortedKeys(small[:0], x) {
+				if n != nil && n.props[k] != nil || slices.Contains(skip, k) {
+					continue
+				}
+				b = append(strconv.AppendQuote(b, k), ':')
+				if b, ok = other.appendKey(b, x[k]); !ok {
+					return b, false
+				}
+				b = append(b, ',')
+			}
 		}
 		return append(b, '}'), true
 	case []any:
@@ -191,7 +210,6 @@ func (n *openAPINode) appendKey(b []byte, v any, skip ...string) ([]byte, bool) 
 		}
 		b = append(b, '[')
 		for _, e := range x {
-			var ok bool
 			if b, ok = c.appendKey(b, e); !ok {
 				return b, false
 			}

@@ -172,3 +172,43 @@ func TestInertFieldsOfSchemas(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectKeysTellContentApart: the whole-object memo's key tells
+// apart objects that differ in anything but the values of inert fields
+// their schemas pass.
+func TestObjectKeysTellContentApart(t *testing.T) {
+	s, _, err := GatewayAPI("httproutes", "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const same = `{"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "web", "namespace": "a", "port": 80}]}]}`
+	keys := map[string]string{}
+	for _, spec := range []string{
+		same,
+		`{"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "web", "namespace": "a", "port": 80.0}]}]}`,
+		`{"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "web", "namespace": "a", "port": 81}]}]}`,
+		`{"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "web", "namespace": "a"}]}]}`,
+		`{"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "web", "namespace": "a", "port": 80, "extra": 1}]}]}`,
+		`{"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "web", "namespace": "a", "port": 80}], "extra": {"a": "b"}}]}`,
+		`{"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "web", "namespace": "a", "port": 80}], "extra": {"a": "c"}}]}`,
+		`{"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "web", "namespace": "A_", "port": 80}]}]}`,
+		`{"parentRefs": [{"name": "gw2"}], "rules": [{"backendRefs": [{"name": "web", "namespace": "a", "port": 80}]}]}`,
+		`{"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "web", "namespace": "a", "port": 80}, {"name": "web", "namespace": "a", "port": 80}]}]}`,
+		`{"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "web", "namespace": "a", "port": 80}]}], "hostnames": []}`,
+	} {
+		key, ok := s.appendObjectKey(nil, object(t, "httproutes", "v1", spec))
+		if !ok {
+			t.Fatalf("%s: no key", spec)
+		}
+		if other, dup := keys[string(key)]; dup {
+			t.Errorf("%s and %s share a key", spec, other)
+		}
+		keys[string(key)] = spec
+	}
+	// Another backend name and namespace, each passing its schema: the
+	// same key.
+	key, _ := s.appendObjectKey(nil, object(t, "httproutes", "v1", strings.NewReplacer(`"web"`, `"api"`, `"a"`, `"b"`).Replace(same)))
+	if keys[string(key)] != same {
+		t.Errorf("objects differing in inert values have different keys")
+	}
+}

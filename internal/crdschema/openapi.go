@@ -2,6 +2,8 @@ package crdschema
 
 import (
 	"reflect"
+	"slices"
+	"strconv"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
@@ -20,6 +22,10 @@ type openAPINode struct {
 	props      map[string]*openAPINode
 	additional *openAPINode
 	items      *openAPINode
+	// names are the properties' names in order, and quoted each quoted
+	// with a colon after it, as appendKey writes them.
+	names  []string
+	quoted [][]byte
 	// quick is what the schema asks of a value, for holds.
 	quick quick
 
@@ -51,6 +57,11 @@ func newOpenAPINode(s *spec.Schema) *openAPINode {
 			n.props = map[string]*openAPINode{}
 		}
 		n.props[k] = newOpenAPINode(&p)
+		n.names = append(n.names, k)
+	}
+	slices.Sort(n.names)
+	for _, k := range n.names {
+		n.quoted = append(n.quoted, append(strconv.AppendQuote(nil, k), ':'))
 	}
 	if a := s.AdditionalProperties; a != nil && a.Schema != nil {
 		n.additional = newOpenAPINode(a.Schema)
