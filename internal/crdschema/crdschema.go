@@ -7,7 +7,12 @@
 // It runs the API server's own code (k8s.io/apiextensions-apiserver), so a
 // rule is judged exactly as the cluster judges it, message included; a
 // second implementation of the OpenAPI subset and of CEL's Kubernetes
-// libraries would drift from the one that decides.
+// libraries would drift from the one that decides. What it does without
+// the library's validators only ever passes an object, and only where
+// the library would find nothing: the quick OpenAPI check (quick.go) runs
+// the library's checks of single values, and the CEL fast path
+// (celrules.go) the library's programs; anything else goes to the
+// library, which finds the problems and words them.
 package crdschema
 
 import (

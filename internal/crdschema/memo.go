@@ -17,15 +17,19 @@ import (
 // OpenAPI and CEL checks take a few hundred microseconds an HTTPRoute,
 // most of it the libraries allocating as they walk it.
 //
-// Three things are remembered. The violations of a whole object, by its
-// content less metadata and status, when the schema reads no more of the
-// metadata than its type (every Gateway API CRD): the same route stamped
-// into many namespaces is judged once. The outcome of each subtree the
-// CEL rules judge (a parentRef, a rule, a match, a backendRef), by the
-// subtree's content: a CEL rule sees only its own node and what is under
-// it, so routes that differ in one backend share the verdicts on their
-// other parts. And, as for CEL, each subtree the OpenAPI schema found
-// valid (openapi.go). A Memo belongs to one goroutine.
+// Four things are remembered. The violations of a whole object, by its
+// content less metadata, status and the values of inert fields
+// (inert.go), when the schema reads no more of the metadata than its
+// type (every Gateway API CRD): the same route stamped into many
+// namespaces, or sending to another namespace, is judged once. The
+// outcome of each subtree the CEL rules judge (a parentRef, a rule, a
+// match, a backendRef), by the subtree's content: a CEL rule sees only
+// its own node and what is under it, so routes that differ in one
+// backend share the verdicts on their other parts. Each CEL rule that
+// held, by what it read of the value (celreads.go). And, as for CEL,
+// each subtree the OpenAPI schema found valid (openapi.go), for the
+// objects the quick check does not pass. A Memo belongs to one
+// goroutine.
 type Memo struct {
 	// objects is the violations of each object, by schema and key
 	// (appendObjectKey); key is the buffer the key is written in.
