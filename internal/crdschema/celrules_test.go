@@ -23,13 +23,21 @@ import (
 // each call: the same properties, items and additional properties, down
 // to the leaves.
 func TestAdaptedAnswersAsTheLibrary(t *testing.T) {
+	forEachSchema(t, func(plural, version string, s *Schema) {
+		compareSchemas(t, plural+" "+version, adapt(s.structural), &model.Structural{Structural: s.structural})
+	})
+}
+
+// forEachSchema calls f with every served version of every embedded CRD.
+func forEachSchema(t *testing.T, f func(plural, version string, s *Schema)) {
+	t.Helper()
 	for plural := range validSpecs {
 		for _, version := range kindOf(t, plural).Versions {
 			s, _, err := GatewayAPI(plural, version)
 			if err != nil {
 				t.Fatal(err)
 			}
-			compareSchemas(t, plural+" "+version, adapt(s.structural), &model.Structural{Structural: s.structural})
+			f(plural, version, s)
 		}
 	}
 }
