@@ -145,6 +145,16 @@ func (e *Emitter) CarryFrom(prev *Carry, sums map[*resolve.ProxyView]Sums) *Carr
 	return next
 }
 
+// Clear drops what c holds, keeping its counts: for a caller whose
+// builds take, batch by batch, from the batch another Emitter just built
+// (compile.Pair), which would otherwise hold every batch's resources.
+// It must not run while a build files into or takes from c.
+func (c *Carry) Clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.halves)
+}
+
 // Taken is how much of the build that left c was taken from the Carry
 // before.
 func (c *Carry) Taken() Taken {
