@@ -179,7 +179,7 @@ func TestConfigs(t *testing.T) {
 				r := rs[0].VirtualHosts[1].Routes
 				r[0].Name, r[1].Name = "v1-only", "split"
 				old = config(t, ls, cs, rs)
-				nr := newCfg.Routes[0].VirtualHosts[1].Routes
+				nr := newCfg.Routes()[0].VirtualHosts[1].Routes
 				nr[0], nr[1] = nr[1], nr[0]
 				tc.want = []string{"~ route 9080 › " + reviews + ":9080 › routes order: v1-only, split → split, v1-only"}
 			}
@@ -332,7 +332,7 @@ func TestComparerExtended(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ob, _ := tt.old.Split()
 			split := ob != nil && len(cp.seen) == 0
-			flat := func(c *envoycfg.Config) *envoycfg.Config { return config(t, c.Listeners, c.Clusters, c.Routes) }
+			flat := func(c *envoycfg.Config) *envoycfg.Config { return config(t, c.Listeners(), c.Clusters(), c.Routes()) }
 			want := lines(Configs(flat(tt.old), flat(tt.new)))
 			if got := lines(cp.Configs(tt.old, tt.new)); got != want {
 				t.Errorf("got\n%s\nwant\n%s", got, want)
