@@ -220,6 +220,11 @@ func (cp *Comparer) Forget(keep ...envoycfg.Type) {
 
 // Configs is the package's Configs, remembering resource pairs.
 func (cp *Comparer) Configs(old, new *envoycfg.Config) []Change {
+	if old == new {
+		// One config on both sides: a base both sides took from one
+		// build (compile.Pair), or no config at all.
+		return nil
+	}
 	if old == nil || new == nil {
 		return cp.compare(resourcesOf(old), resourcesOf(new), true)
 	}

@@ -349,6 +349,28 @@ func TestComparerExtended(t *testing.T) {
 	}
 }
 
+// TestComparerOneBase: configs extending one base, as HEAD's proxies
+// extend what they took from BASE's build, differ in their own resources
+// alone, and the base is not walked.
+func TestComparerOneBase(t *testing.T) {
+	ls, cs, rs := base()
+	shared := config(t, ls, cs, rs)
+	in := func(port uint32) *envoycfg.Config {
+		c, err := shared.Extend([]*listenerv3.Listener{{Name: "in", Address: &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port}}}}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	cp := NewComparer()
+	if got := lines(cp.Configs(in(1), in(2))); got != "~ listener in › address.socket_address.port_value: 1 → 2" {
+		t.Errorf("changes %q", got)
+	}
+	if n := testing.AllocsPerRun(10, func() { cp.Configs(shared, shared) }); n != 0 {
+		t.Errorf("comparing a config with itself allocates %v times: it walks the resources", n)
+	}
+}
+
 func lines(cs []Change) string {
 	var out []string
 	for _, c := range cs {
