@@ -81,9 +81,61 @@ func (p *Pair) Digest(olds, news []*resolve.ProxyView) []bool {
 		// The pairs are told apart; only carrying is lost.
 		return differ
 	}
-	p.carry[0] = p.base.e.CarryFrom(nil, carried[0])
+	omit := omitted(views, differ, carried)
+	p.carry[0] = p.base.e.CarryFrom(omit, carried[0])
 	p.carry[1] = p.head.e.CarryFrom(p.carry[0], carried[1])
 	return differ
+}
+
+// omitted is what both sides may leave out (emit.Omitting) of the pairs
+// of views that differ, from what they digest as: a sidecar's inbound
+// resources where its Own digests match, and a part's clusters where the
+// Clusters digests of every pair whose proxies may share a part on
+// either side match. Parts are within a scope, so those are the pairs
+// connected through the scopes of their views; a pair that is not two
+// sidecars keeps its scopes' clusters.
+func omitted(views [2][]*resolve.ProxyView, differ []bool, carried [2]map[*resolve.ProxyView]emit.Sums) *emit.Carry {
+	var own, clusters []deephash.Sum
+	// Scopes joined by pairs, as a union-find; bad marks the sets that
+	// hold a pair whose clusters may differ.
+	parent := map[*resolve.Scope]*resolve.Scope{}
+	var find func(s *resolve.Scope) *resolve.Scope
+	find = func(s *resolve.Scope) *resolve.Scope {
+		p, ok := parent[s]
+		if !ok || p == s {
+			parent[s] = s
+			return s
+		}
+		r := find(p)
+		parent[s] = r
+		return r
+	}
+	bad := map[*resolve.Scope]bool{}
+	for j, old := range views[0] {
+		if !differ[j] {
+			continue
+		}
+		nw := views[1][j]
+		a, b := find(old.Scope), find(nw.Scope)
+		if a != b {
+			parent[a] = b
+			bad[b] = bad[b] || bad[a]
+		}
+		os, ok0 := carried[0][old]
+		ns, ok1 := carried[1][nw]
+		if !ok0 || !ok1 || os.Clusters != ns.Clusters {
+			bad[b] = true
+		}
+		if ok0 && ok1 && os.Own == ns.Own {
+			own = append(own, os.Own)
+		}
+	}
+	for j, old := range views[0] {
+		if differ[j] && !bad[find(old.Scope)] {
+			clusters = append(clusters, carried[0][old].Clusters)
+		}
+	}
+	return emit.Omitting(clusters, own)
 }
 
 // bothSides runs f for side 0 and side 1 at once.
@@ -114,4 +166,14 @@ func (p *Pair) Configs(ctx context.Context, olds, news []*resolve.ProxyView) (oc
 		return nil, nil, fmt.Errorf("build HEAD: %w", err)
 	}
 	return oc, nc, nil
+}
+
+// Omitted counts what the batches built so far left out on both sides
+// (emit.Omitting): parts' clusters and proxies' inbound resources.
+func (p *Pair) Omitted() (parts, proxies int) {
+	if p.carry[0] == nil {
+		return 0, 0
+	}
+	t := p.carry[0].Taken()
+	return t.Clusters, t.Own
 }

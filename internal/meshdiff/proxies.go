@@ -51,8 +51,8 @@ func newChange(c envdiff.Change) Change {
 // unchanged (changedPairs) and not built; the others are built and
 // compared a batch of whole scopes at a time, so memory stays bounded
 // while the resources a scope's proxies share are built and compared once
-// (envdiff.Comparer). It also returns how many proxies it built per side.
-func compareProxies(ctx context.Context, base, head *compile.Result, opts Options) ([]ProxyGroup, ProxyCounts, int, error) {
+// (envdiff.Comparer).
+func compareProxies(ctx context.Context, base, head *compile.Result, opts Options) (proxyResult, error) {
 	bopts := opts.Build
 	bopts.Format = cmp.Or(bopts.Format, "xds")
 	// Validation reports on a build; a comparison does not need it.
@@ -107,12 +107,12 @@ func compareProxies(ctx context.Context, base, head *compile.Result, opts Option
 		}
 		oc, nc, err := build.Configs(ctx, olds, news)
 		if err != nil {
-			return nil, counts, 0, err
+			return proxyResult{}, err
 		}
 		changes := make([][]envdiff.Change, len(oc))
 		parallel.For(ctx, len(oc), func(i int) { changes[i] = cp.Configs(oc[i], nc[i]) })
 		if err := context.Cause(ctx); err != nil {
-			return nil, counts, 0, err
+			return proxyResult{}, err
 		}
 		for i, cs := range changes {
 			if len(cs) > 0 {
@@ -142,7 +142,18 @@ func compareProxies(ctx context.Context, base, head *compile.Result, opts Option
 			groups = append(groups, ProxyGroup{Status: g.status, Proxies: g.ids, Summary: describe(g.ids)})
 		}
 	}
-	return groups, counts, len(pairs), nil
+	parts, own := build.Omitted()
+	return proxyResult{groups, counts, len(pairs), [2]int{parts, own}}, nil
+}
+
+// proxyResult is compareProxies': the groups and counts, how many
+// proxies it built per side and what both sides left out
+// (compile.Pair.Omitted).
+type proxyResult struct {
+	groups  []ProxyGroup
+	counts  ProxyCounts
+	built   int
+	omitted [2]int
 }
 
 // describe summarizes proxies as "240 proxies in 12 namespaces".
