@@ -371,6 +371,36 @@ func TestComparerOneBase(t *testing.T) {
 	}
 }
 
+// TestComparerSharesChanges: proxies whose own resources are alike on
+// both sides get one list of their bases' changes, not a copy each.
+func TestComparerSharesChanges(t *testing.T) {
+	ls, cs, rs := base()
+	oldBase := config(t, ls, cs, rs)
+	ls, cs, rs = base()
+	rs[0].VirtualHosts[1].Routes[1].GetRoute().GetWeightedClusters().Clusters[0].Weight = wrapperspb.UInt32(20)
+	newBase := config(t, ls, cs, rs)
+	cp := NewComparer()
+	var got [][]Change
+	for _, name := range []string{"a", "b"} {
+		own := []*listenerv3.Listener{{Name: name}}
+		old, err := oldBase.Extend(own, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		new, err := newBase.Extend(own, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, cp.Configs(old, new))
+	}
+	if len(got[0]) == 0 || lines(got[0]) != lines(got[1]) || &got[0][0] != &got[1][0] {
+		t.Errorf("changes %q and %q, want one list", lines(got[0]), lines(got[1]))
+	}
+	if g := GroupChanges(map[string][]Change{"a": got[0], "b": got[1]}); len(g) != 1 || len(g[0].Proxies) != 2 {
+		t.Errorf("groups %v", g)
+	}
+}
+
 func lines(cs []Change) string {
 	var out []string
 	for _, c := range cs {
