@@ -276,13 +276,19 @@ func TestOneSide(t *testing.T) {
 	}
 }
 
+// reweighted is base with the second route's first weight 20.
+func reweighted() ([]*listenerv3.Listener, []*clusterv3.Cluster, []*routev3.RouteConfiguration) {
+	ls, cs, rs := base()
+	rs[0].VirtualHosts[1].Routes[1].GetRoute().GetWeightedClusters().Clusters[0].Weight = wrapperspb.UInt32(20)
+	return ls, cs, rs
+}
+
 // TestComparer: a comparer shared by many proxies gives each the changes
 // Configs gives, walking a shared pair of resources once.
 func TestComparer(t *testing.T) {
 	ls, cs, rs := base()
 	old := config(t, ls, cs, rs)
-	ls, cs, rs = base()
-	rs[0].VirtualHosts[1].Routes[1].GetRoute().GetWeightedClusters().Clusters[0].Weight = wrapperspb.UInt32(20)
+	ls, cs, rs = reweighted()
 	// Two proxies sharing the new resources, one with a cluster of its own.
 	a, b := config(t, ls, cs, rs), config(t, ls, append(slices.Clone(cs), &clusterv3.Cluster{Name: "own"}), rs)
 	cp := NewComparer()
@@ -307,8 +313,7 @@ func TestComparerExtended(t *testing.T) {
 		return &listenerv3.Listener{Name: name, Address: &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port}}}}}
 	}
 	oldLs, oldCs, oldRs := base()
-	newLs, newCs, newRs := base()
-	newRs[0].VirtualHosts[1].Routes[1].GetRoute().GetWeightedClusters().Clusters[0].Weight = wrapperspb.UInt32(20)
+	newLs, newCs, newRs := reweighted()
 	oldBase, newBase := config(t, oldLs, oldCs, oldRs), config(t, newLs, newCs, newRs)
 	extend := func(b *envoycfg.Config, ls ...*listenerv3.Listener) *envoycfg.Config {
 		t.Helper()
@@ -376,8 +381,7 @@ func TestComparerOneBase(t *testing.T) {
 func TestComparerSharesChanges(t *testing.T) {
 	ls, cs, rs := base()
 	oldBase := config(t, ls, cs, rs)
-	ls, cs, rs = base()
-	rs[0].VirtualHosts[1].Routes[1].GetRoute().GetWeightedClusters().Clusters[0].Weight = wrapperspb.UInt32(20)
+	ls, cs, rs = reweighted()
 	newBase := config(t, ls, cs, rs)
 	cp := NewComparer()
 	var got [][]Change
