@@ -13,11 +13,12 @@ import (
 
 // Pair builds the configurations of two compiles' proxies, BASE and HEAD,
 // in memory and batch after batch, for comparing them (Configurer, one
-// per side, sharing a Store). Once Digest has digested the pairs, HEAD
-// takes from BASE's batch what BASE built from inputs that digest as
-// HEAD's do (emit.Carry: a part's clusters and outbound listeners, a
-// proxy's inbound resources), so that what an edit leaves alone is built
-// once and is one value on both sides, not two to build, hold and compare.
+// per side, sharing a Store). Once Digest has digested the pairs, what an
+// edit leaves alone is not built twice: the clusters and inbound
+// resources that digest alike on both sides are left out of both
+// (omitted), and HEAD takes from BASE's batch the rest of what BASE built
+// from inputs that digest as HEAD's do (emit.Carry), one value on both
+// sides for the comparer to pass over.
 type Pair struct {
 	meshes     [2]*resolve.Mesh
 	base, head *Configurer
@@ -37,8 +38,8 @@ func NewPair(base, head *Result, opts BuildOptions) *Pair {
 // sides, may have different configurations: those whose views digest
 // differently (resolve.Digester: a configuration is a function of what a
 // view's digest covers). It keeps what it digested of the sidecars among
-// them for Configs to carry. When a side cannot be digested, every pair
-// may differ and nothing is carried.
+// them for Configs to leave out and carry. When a side cannot be
+// digested, every pair may differ and nothing is left out or carried.
 func (p *Pair) Digest(olds, news []*resolve.ProxyView) []bool {
 	views := [2][]*resolve.ProxyView{olds, news}
 	var ds [2]*resolve.Digester
