@@ -1,11 +1,14 @@
 package resolve
 
 import (
+	"context"
 	"testing"
 
+	"github.com/meshc/meshc/internal/gatewayapi"
 	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/meshgen"
 	"github.com/meshc/meshc/internal/meshgen/meshgentest"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // BenchmarkResolve resolves every proxy of the generated mesh: scopes,
@@ -20,6 +23,46 @@ func BenchmarkResolve(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(m.Proxies)), "proxies")
 	b.ReportMetric(float64(len(m.Scopes)), "scopes")
+}
+
+// BenchmarkResolveStage is the resolve stage alone, as a compile runs it
+// after the hierarchy and the Gateway API conversion, on the default
+// generated mesh and on issue 25's twins: the same routes as
+// VirtualServices and as mesh HTTPRoutes, which resolve should find
+// about as costly.
+func BenchmarkResolveStage(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		opts meshgen.Options
+	}{
+		{"mesh=default", meshgen.Options{}},
+		{"routes=virtualservices", meshgen.Options{VersionServices: true}},
+		{"routes=httproutes", meshgen.Options{HTTPRoutes: true}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			objs, mc := meshgentest.Load(b, tc.opts)
+			h, err := hierarchy.Run(context.Background(), objs, hierarchy.Options{}, hierarchy.PropagateOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			conv, err := gatewayapi.Convert(context.Background(), h.Objects, gatewayapi.Options{DomainSuffix: mc.DomainSuffix, Namespaces: h.Forest.ExistingLabels()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			h.Objects = conv.Objects
+			b.ReportAllocs()
+			b.ResetTimer()
+			var m *Mesh
+			start := testfiles.CPUTime()
+			for b.Loop() {
+				if m, err = Resolve(context.Background(), h, Options{Mesh: mc}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((testfiles.CPUTime()-start).Microseconds())/1000/float64(b.N), "ms-cpu/op")
+			b.ReportMetric(float64(len(m.Scopes)), "scopes")
+		})
+	}
 }
 
 // BenchmarkDigestViews digests every view of the generated mesh, as a
