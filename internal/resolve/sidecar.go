@@ -436,7 +436,7 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 			}
 		}
 	}
-	sc.bindVirtualServices(vss, sharedVS)
+	sc.bindVirtualServices(vss, sharedVS, based)
 	slices.SortFunc(sc.Ambiguous, func(a, b HostChoice) int { return cmp.Compare(a.Host, b.Host) })
 	return sc
 }
