@@ -499,24 +499,80 @@ func (x *drDecider) nsID(ns string) int32 {
 
 // decisions are idx.decide's decisions for services seen from proxyNs,
 // except that a decision may be shared: its Service is any service of the
-// (hostname, namespace) pair.
-func (x *drDecider) decisions(proxyNs string, services []*Service) []*DRDecision {
+// (hostname, namespace) pair. base is the list services start with, or
+// nil: its services' decisions are copied from those shared by every
+// namespace no decision reads, and made for proxyNs only where it is
+// read.
+func (x *drDecider) decisions(proxyNs string, services []*Service, base *scopeBase) []*DRDecision {
 	id, named := x.nsIDs[proxyNs]
 	out := make([]*DRDecision, len(services))
-	for i, s := range services {
-		p := &x.pairs[s.key]
-		if named && slices.Contains(p.named, id) {
-			d := x.idx.decide(x.byHost, proxyNs, s, x.meshDefault)
-			out[i] = &d
-			continue
+	from := 0
+	if bd := x.baseDecisions(base); bd != nil {
+		from = copy(out, bd.shared)
+		for i, s := range services[:from] {
+			if s.key != base.services[i].key {
+				// Inference put another pair's service in the place.
+				out[i] = x.decision(proxyNs, id, named, s)
+			}
 		}
-		p.shared.Do(func() {
-			d := x.idx.decide(x.byHost, proxyNs, s, x.meshDefault)
-			p.generic = &d
-		})
-		out[i] = p.generic
+		if named {
+			for _, i := range bd.named[id] {
+				if s := services[i]; s.key == base.services[i].key {
+					out[i] = x.decision(proxyNs, id, named, s)
+				}
+			}
+		}
+	}
+	for i, s := range services[from:] {
+		out[from+i] = x.decision(proxyNs, id, named, s)
 	}
 	return out
+}
+
+// decision is idx.decide's decision for s seen from proxyNs, numbered id
+// when named, shared with the other namespaces unless the decision reads
+// proxyNs.
+func (x *drDecider) decision(proxyNs string, id int32, named bool, s *Service) *DRDecision {
+	p := &x.pairs[s.key]
+	if named && slices.Contains(p.named, id) {
+		d := x.idx.decide(x.byHost, proxyNs, s, x.meshDefault)
+		return &d
+	}
+	p.shared.Do(func() {
+		d := x.idx.decide(x.byHost, proxyNs, s, x.meshDefault)
+		p.generic = &d
+	})
+	return p.generic
+}
+
+// baseDecisions are the decisions for the services of a scopeBase seen
+// from a namespace no decision reads, and, by namespace ID, the positions
+// of those whose decision reads the namespace.
+type baseDecisions struct {
+	shared []*DRDecision
+	named  map[int32][]int
+}
+
+// baseDecisions are base's, nil for a nil base, or when "" is a name
+// some decision reads: no namespace is named "", so it stands for the
+// namespaces no decision reads.
+func (x *drDecider) baseDecisions(base *scopeBase) *baseDecisions {
+	if base == nil {
+		return nil
+	}
+	if _, ok := x.nsIDs[""]; ok {
+		return nil
+	}
+	return base.decisions.get(func() *baseDecisions {
+		bd := &baseDecisions{shared: make([]*DRDecision, len(base.services)), named: map[int32][]int{}}
+		for i, s := range base.services {
+			bd.shared[i] = x.decision("", 0, false, s)
+			for _, id := range x.pairs[s.key].named {
+				bd.named[id] = append(bd.named[id], i)
+			}
+		}
+		return bd
+	})
 }
 
 // uses reports whether dr is merged into the decision's rule or into a

@@ -323,7 +323,7 @@ type registry struct {
 	everything memo[listenerPick]
 	// everyScope is the merged list of a scope whose one listener picked
 	// everything (scopeBase), made once and copied by each such scope.
-	everyScope memo[scopeBase]
+	everyScope memo[*scopeBase]
 }
 
 // memo holds a value computed once, by the first caller, for callers that

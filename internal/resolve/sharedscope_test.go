@@ -249,3 +249,39 @@ func scopeFacts(sc *Scope) []string {
 	}
 	return out
 }
+
+// TestDecisionsMatchDecide: every scope's DestinationRule decisions, which
+// scopes share where no DestinationRule names their namespace, are those
+// decide makes for the scope's namespace, on generated meshes whose
+// namespaces hold DestinationRules of their own.
+func TestDecisionsMatchDecide(t *testing.T) {
+	meshes := map[string][]meshgen.File{
+		"default": meshgen.Generate(meshgen.Options{Namespaces: 6, ServicesPerNS: 4}),
+		"http routes": meshgen.Generate(meshgen.Options{Namespaces: 4, ServicesPerNS: 4, HTTPRoutes: true}),
+	}
+	for seed := int64(1); seed <= 8; seed++ {
+		meshes[fmt.Sprint("random ", seed)] = meshgen.RandomWith(seed, meshgen.RandomOptions{GatewayAPI: seed%2 == 0})
+	}
+	for name, files := range meshes {
+		t.Run(name, func(t *testing.T) {
+			m := convertedMesh(t, files)
+			byHost := newDRsByHost(m.DestinationRules, m.Config.DomainSuffix)
+			based := 0
+			for _, sc := range m.Scopes {
+				if sc.base != nil {
+					based++
+				}
+				for s, got := range sc.DestinationRules() {
+					want := m.drs.decide(byHost, sc.Namespace, s, m.Config.DefaultDestinationRuleExportTo)
+					if got.Service != s || got.Lookup.Step != want.Lookup.Step || got.Lookup.Key != want.Lookup.Key || !slices.Equal(got.Lookup.Rules, want.Lookup.Rules) ||
+						got.Rule != want.Rule || !slices.Equal(got.Shadowed, want.Shadowed) {
+						t.Errorf("%s, %s: decision %+v, decide gives %+v", sc.Name(), s.Host, got, want)
+					}
+				}
+			}
+			if name == "default" && based < 2 {
+				t.Errorf("%d scopes start from the shared list, want several", based)
+			}
+		})
+	}
+}

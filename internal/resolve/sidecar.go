@@ -268,6 +268,9 @@ type Scope struct {
 	// per-scope map.
 	reg  *registry
 	slot []int32
+	// base is the registry's everyScope when the scope's Services started
+	// as its services, nil otherwise.
+	base *scopeBase
 }
 
 // Name names the scope for people: its Sidecar, or its namespace when no
@@ -401,11 +404,12 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	// every other: made once, copied.
 	based := everything && len(sc.Listeners) == 1
 	if based {
-		b := reg.everyScope.get(func() scopeBase {
+		b := reg.everyScope.get(func() *scopeBase {
 			s := newScopeBase(len(reg.hostIDs), imported)
 			s.addListener(sc.Listeners[0])
-			return scopeBase{s.Services, s.imports, s.slot}
+			return &scopeBase{services: s.Services, imports: s.imports, slot: s.slot}
 		})
+		sc.base = b
 		// The scope writes its own Services and slot in place; imports
 		// only grow, so at capacity they are shared until they do.
 		sc.Services, sc.imports, sc.slot = slices.Clone(b.services), slices.Clip(b.imports), slices.Clone(b.slot)
@@ -436,7 +440,7 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 			}
 		}
 	}
-	sc.bindVirtualServices(vss, sharedVS, based)
+	sc.bindVirtualServices(vss, sharedVS)
 	slices.SortFunc(sc.Ambiguous, func(a, b HostChoice) int { return cmp.Compare(a.Host, b.Host) })
 	return sc
 }
@@ -454,6 +458,9 @@ type scopeBase struct {
 	services []*Service
 	imports  []Import
 	slot     []int32
+	// decisions are the DestinationRule decisions for services shared
+	// by the namespaces no DestinationRule names (drDecider.decisions).
+	decisions memo[*baseDecisions]
 }
 
 // newScopeBase is a scope with room for imported services of a registry

@@ -550,12 +550,12 @@ func (c VSChoice) Losers() []*VirtualService {
 // namespace applies where the scope holds a service of that namespace
 // for one of its hosts (gatewayRouteApplies), so where everything has
 // some, the shared binding is of the registry's everyScope services, and
-// only a scope based on those (based) may take it: inference adds to
+// only a scope based on those (Scope.base) may take it: inference adds to
 // such a scope only its own namespace's services and ones of the
 // namespace everyScope already holds for the host (inferredService picks
 // as dedupHosts does among public services), so which namespaces it
 // holds services of for those hosts is everyScope's.
-func (sc *Scope) bindVirtualServices(x *vsIndex, shared, based bool) {
+func (sc *Scope) bindVirtualServices(x *vsIndex, shared bool) {
 	if x == nil {
 		return
 	}
@@ -564,15 +564,14 @@ func (sc *Scope) bindVirtualServices(x *vsIndex, shared, based bool) {
 		return
 	}
 	every := x.everythingFor(sc.Listeners[0])
-	if every.gateway && !based {
+	if every.gateway && sc.base == nil {
 		sc.bindAll(x)
 		return
 	}
 	b := x.boundIn(sc.reg).get(func() vsBinding {
 		ref := &Scope{reg: sc.reg, Listeners: []*EgressListener{{VirtualServices: every.vss}}}
 		if every.gateway {
-			base := sc.reg.everyScope.get(nil)
-			ref.Services, ref.slot = base.services, base.slot
+			ref.Services, ref.slot = sc.base.services, sc.base.slot
 		}
 		ref.bindAll(x)
 		return vsBinding{ref.VirtualServices, ref.winners}
