@@ -211,7 +211,7 @@ func checkScopesAlone(t *testing.T, m *Mesh) {
 
 // freshVSIndex is x without what its scopes computed once and share.
 func freshVSIndex(x *vsIndex) *vsIndex {
-	return &vsIndex{public: x.public, private: x.private, exported: x.exported, all: x.all, hosts: x.hosts, generated: x.generated, bound: map[*registry]*memo[vsBinding]{}}
+	return &vsIndex{public: x.public, private: x.private, exported: x.exported, all: x.all, hosts: x.hosts, generated: x.generated, publicIn: x.publicIn, bound: map[*registry]*memo[vsBinding]{}}
 }
 
 // sameArray reports whether two non-empty slices are one array.
@@ -281,6 +281,40 @@ func TestDecisionsMatchDecide(t *testing.T) {
 			}
 			if name == "default" && based < 2 {
 				t.Errorf("%d scopes start from the shared list, want several", based)
+			}
+		})
+	}
+}
+
+// TestCandidatesNamedByListener: a listener that names no "*/" host picks
+// and selects from the services and VirtualServices of the namespaces it
+// names what it would from all of them.
+func TestCandidatesNamedByListener(t *testing.T) {
+	meshes := map[string][]meshgen.File{"default": meshgen.Generate(meshgen.Options{Namespaces: 8, ServicesPerNS: 4})}
+	for seed := int64(1); seed <= 12; seed++ {
+		meshes[fmt.Sprint("random ", seed)] = meshgen.RandomWith(seed, meshgen.RandomOptions{GatewayAPI: seed%2 == 0})
+	}
+	for name, files := range meshes {
+		t.Run(name, func(t *testing.T) {
+			m := convertedMesh(t, files)
+			named := 0
+			for _, sc := range m.Scopes {
+				for _, l := range sc.Listeners {
+					if _, all := l.hosts.importsAll(); all || l.hosts.allExact || l.hosts.byNs["*"] != nil {
+						continue
+					}
+					named++
+					got, want := pickServices(sc.reg, l, sc.Namespace), pickAmong(l, [][]*Service{sc.reg.byNs[sc.Namespace], sc.reg.public})
+					if !slices.Equal(got.services, want.services) || !slices.Equal(got.entries, want.entries) {
+						t.Errorf("%s picks %v, from all services %v", sc.Name(), describeServices(got.services), describeServices(want.services))
+					}
+					if got, want := selectAmong(m.vss, l, sc.Namespace), selectFrom(m.vss, l, sc.Namespace, m.vss.visibleLists(sc.Namespace, MeshGateway)); !slices.Equal(got, want) {
+						t.Errorf("%s selects %d VirtualServices, from all %d", sc.Name(), len(got), len(want))
+					}
+				}
+			}
+			if name == "default" && named == 0 {
+				t.Error("no listener names namespaces only")
 			}
 		})
 	}

@@ -485,8 +485,14 @@ type picked struct {
 
 // pickServices is docs/semantics/sidecar-scope.md §4.3 for one listener, before de-duplication.
 func pickServices(reg *registry, l *EgressListener, proxyNs string) picked {
-	// Candidates come in import order: the direct lookups sorted, or the
-	// services exported to proxyNs by name and then the public ones.
+	return pickAmong(l, candidateServices(reg, l, proxyNs))
+}
+
+// candidateServices are the lists of services pickServices looks at, in
+// import order: the direct lookups sorted, or the services exported to
+// proxyNs by name and then the public ones; of those, only the ones of
+// namespaces the listener names when it names no "*/" host.
+func candidateServices(reg *registry, l *EgressListener, proxyNs string) [][]*Service {
 	var lists [][]*Service
 	if l.hosts.allExact {
 		var cands []*Service
@@ -501,9 +507,17 @@ func pickServices(reg *registry, l *EgressListener, proxyNs string) picked {
 		}
 		slices.SortStableFunc(cands, (*Service).compare)
 		lists = [][]*Service{cands}
+	} else if star := l.hosts.byNs["*"]; star == nil {
+		// Only a namespace's own entries can import its services.
+		lists = [][]*Service{reg.byNs[proxyNs], inNamespaces(reg.public, reg.publicIn, maps.Keys(l.hosts.byNs))}
 	} else {
 		lists = [][]*Service{reg.byNs[proxyNs], reg.public}
 	}
+	return lists
+}
+
+// pickAmong is pickServices over candidate lists.
+func pickAmong(l *EgressListener, lists [][]*Service) picked {
 	n := 0
 	for _, list := range lists {
 		n += len(list)

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -182,6 +183,9 @@ type vsIndex struct {
 	hosts []host.Name
 	// delegateProblems are delegate references that could not be used.
 	delegateProblems []DelegateProblem
+	// publicIn are the positions in public[MeshGateway] of each
+	// namespace's VirtualServices.
+	publicIn map[string][]int32
 	// generated are, by namespace, the public mesh VirtualServices
 	// generated from Gateway API routes of that namespace that have
 	// hosts, in the order of public: what a listener importing every
@@ -237,7 +241,7 @@ func (x *vsIndex) boundIn(reg *registry) *memo[vsBinding] {
 // indexes the VirtualServices.
 func newVSIndex(vss []*VirtualService, domain string, meshDefault []string) *vsIndex {
 	x := &vsIndex{public: map[string][]*VirtualService{}, private: map[string]map[string][]*VirtualService{}, exported: map[string]map[string][]*VirtualService{},
-		generated: map[string][]*VirtualService{}, bound: map[*registry]*memo[vsBinding]{}}
+		generated: map[string][]*VirtualService{}, bound: map[*registry]*memo[vsBinding]{}, publicIn: map[string][]int32{}}
 	x.all = slices.Clone(vss)
 	slices.SortStableFunc(x.all, (*VirtualService).compare)
 	x.delegateProblems = expandDelegates(x.all, meshDefault)
@@ -264,6 +268,9 @@ func newVSIndex(vss []*VirtualService, domain string, meshDefault []string) *vsI
 				own := x.generated[vs.Namespace()]
 				if g == MeshGateway && vs.GatewayAPI && len(vs.Hosts) > 0 && (len(own) == 0 || own[len(own)-1] != vs) {
 					x.generated[vs.Namespace()] = append(own, vs)
+				}
+				if g == MeshGateway {
+					x.publicIn[vs.Namespace()] = append(x.publicIn[vs.Namespace()], int32(len(x.public[g])))
 				}
 				x.public[g] = append(x.public[g], vs)
 			case vs.exportTo.nowhere:
@@ -348,13 +355,23 @@ func (x *vsIndex) everythingFor(l *EgressListener) selection {
 
 // selectAmong is selectVirtualServices, computed.
 func selectAmong(x *vsIndex, l *EgressListener, proxyNs string) []*VirtualService {
+	lists := x.visibleLists(proxyNs, MeshGateway)
+	if _, all := l.hosts.importsAll(); !all && l.hosts.byNs["*"] == nil {
+		// Only a namespace's own entries can import its VirtualServices.
+		lists[2] = inNamespaces(lists[2], x.publicIn, maps.Keys(l.hosts.byNs))
+	}
+	return selectFrom(x, l, proxyNs, lists)
+}
+
+// selectFrom is selectAmong over lists of candidates.
+func selectFrom(x *vsIndex, l *EgressListener, proxyNs string, lists [][]*VirtualService) []*VirtualService {
 	var out []*VirtualService
 	// A VirtualService can be listed more than once (e.g. exportTo [".", "*"]).
 	seen := make([]bool, len(x.all))
 	star := l.hosts.byNs["*"]
 	// Hosts that import every service overlap every VirtualService host.
 	_, importsAll := l.hosts.importsAll()
-	for _, list := range x.visibleLists(proxyNs, MeshGateway) {
+	for _, list := range lists {
 		// Routes of Gateway API Services of the proxy's own namespace
 		// come first in each list; another namespace's apply only when
 		// written in the Service's namespace (docs/semantics/gateway-api.md §G3.6).
