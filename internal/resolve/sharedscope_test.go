@@ -256,7 +256,7 @@ func scopeFacts(sc *Scope) []string {
 // namespaces hold DestinationRules of their own.
 func TestDecisionsMatchDecide(t *testing.T) {
 	meshes := map[string][]meshgen.File{
-		"default": meshgen.Generate(meshgen.Options{Namespaces: 6, ServicesPerNS: 4}),
+		"default":     meshgen.Generate(meshgen.Options{Namespaces: 6, ServicesPerNS: 4}),
 		"http routes": meshgen.Generate(meshgen.Options{Namespaces: 4, ServicesPerNS: 4, HTTPRoutes: true}),
 	}
 	for seed := int64(1); seed <= 8; seed++ {
