@@ -84,7 +84,9 @@ func (ws *nsWorkloads) selecting(selector map[string]string, f func(w *workload)
 		}
 	}
 	for _, i := range narrow {
-		if w := &ws.all[i]; LabelsMatch(selector, w.labels) {
+		// narrow holds the workloads with a label of the selector: all
+		// of a selector of one label.
+		if w := &ws.all[i]; len(selector) == 1 || LabelsMatch(selector, w.labels) {
 			f(w)
 		}
 	}
