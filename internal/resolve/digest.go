@@ -69,7 +69,7 @@ func DigestedMeshReads() []string {
 // NewDigester digests the mesh-wide reads of m.
 func (m *Mesh) NewDigester() (*Digester, error) {
 	h := deephash.New(deephash.Cuts{
-		reflect.TypeFor[Scope]():            {"reg", "slot", "Proxies", "base"},
+		reflect.TypeFor[Scope]():            {"reg", "slot", "Proxies", "base", "onBase"},
 		reflect.TypeFor[Destination]():      {"hostID"},
 		reflect.TypeFor[model.ObjectMeta](): {"Source", "Seq"},
 	})

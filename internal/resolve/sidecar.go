@@ -269,8 +269,10 @@ type Scope struct {
 	reg  *registry
 	slot []int32
 	// base is the registry's everyScope when the scope's Services started
-	// as its services, nil otherwise.
-	base *scopeBase
+	// as its services, nil otherwise; onBase says Services and slot are
+	// still base's.
+	base   *scopeBase
+	onBase bool
 }
 
 // Name names the scope for people: its Sidecar, or its namespace when no
@@ -409,10 +411,10 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 			s.addListener(sc.Listeners[0])
 			return &scopeBase{services: s.Services, imports: s.imports, slot: s.slot}
 		})
-		sc.base = b
-		// The scope writes its own Services and slot in place; imports
+		// The scope shares the list until it adds to it (add); imports
 		// only grow, so at capacity they are shared until they do.
-		sc.Services, sc.imports, sc.slot = slices.Clone(b.services), slices.Clip(b.imports), slices.Clone(b.slot)
+		sc.base, sc.onBase = b, true
+		sc.Services, sc.imports, sc.slot = slices.Clip(b.services), slices.Clip(b.imports), b.slot
 	} else {
 		sc.slot = make([]int32, len(reg.hostIDs))
 		sc.Services = make([]*Service, 0, imported)
@@ -663,6 +665,9 @@ func (sc *Scope) holds(s *Service) bool {
 
 // add merges a service into the scope's list (docs/semantics/sidecar-scope.md §4.5).
 func (sc *Scope) add(s *Service, why Import) {
+	if sc.onBase {
+		sc.Services, sc.slot, sc.onBase = slices.Clone(sc.Services), slices.Clone(sc.slot), false
+	}
 	i := int(sc.slot[s.hostID]) - 1
 	if i < 0 {
 		sc.slot[s.hostID] = int32(len(sc.Services) + 1)
