@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/meshc/meshc/internal/gatewayapi"
@@ -315,6 +316,47 @@ func TestCandidatesNamedByListener(t *testing.T) {
 			}
 			if name == "default" && named == 0 {
 				t.Error("no listener names namespaces only")
+			}
+		})
+	}
+}
+
+// TestQuietVirtualServicesInferNothing: a scope built on the shared
+// services, which skips the VirtualServices that infer nothing there,
+// holds what inferring from every VirtualService it selects gives.
+func TestQuietVirtualServicesInferNothing(t *testing.T) {
+	meshes := map[string]*Mesh{
+		"default":     convertedMesh(t, meshgen.Generate(meshgen.Options{Namespaces: 6, ServicesPerNS: 4})),
+		"http routes": convertedMesh(t, meshgen.Generate(meshgen.Options{Namespaces: 4, ServicesPerNS: 4, HTTPRoutes: true})),
+		"inferred": mesh(t, "",
+			"apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\nspec: {containers: [{name: c, image: i}]}",
+			"apiVersion: v1\nkind: Service\nmetadata: {name: hidden, namespace: a, annotations: {networking.istio.io/exportTo: \"~\"}}\nspec: {ports: [{name: http, port: 80}]}",
+			"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: b}\nspec: {ports: [{name: http, port: 80}, {name: grpc, port: 81}]}",
+			"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: r, namespace: b}\nspec: {hosts: [web.b.svc.cluster.local], http: [{route: [{destination: {host: hidden.a.svc.cluster.local}}, {destination: {host: web.b.svc.cluster.local, port: {number: 81}}}]}]}"),
+	}
+	for seed := int64(1); seed <= 8; seed++ {
+		meshes[fmt.Sprint("random ", seed)] = convertedMesh(t, meshgen.RandomWith(seed, meshgen.RandomOptions{GatewayAPI: true}))
+	}
+	for name, m := range meshes {
+		t.Run(name, func(t *testing.T) {
+			based, inferred := 0, 0
+			for _, sc := range m.Scopes {
+				if sc.base == nil {
+					continue
+				}
+				based++
+				all := &Scope{Namespace: sc.Namespace, reg: sc.reg, Services: slices.Clone(sc.base.services), imports: slices.Clone(sc.base.imports), slot: slices.Clone(sc.base.slot)}
+				all.inferServices(sc.reg, sc.Listeners[0], sc.Listeners[0].VirtualServices, m.vss.all)
+				inferred += len(all.Services) - len(sc.base.services)
+				services := func(sc *Scope) []string {
+					return slices.DeleteFunc(scopeFacts(sc), func(f string) bool { return !strings.HasPrefix(f, "service ") })
+				}
+				if got, want := services(sc), services(all); !slices.Equal(got, want) {
+					t.Errorf("%s:\n%q\ninferring from every VirtualService:\n%q", sc.Name(), got, want)
+				}
+			}
+			if based == 0 || name == "inferred" && inferred == 0 {
+				t.Errorf("%d scopes built on the shared services, %d services inferred", based, inferred)
 			}
 		})
 	}

@@ -427,7 +427,7 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 		}
 		if vss != nil && choice.Reason != "gateway" {
 			l.VirtualServices, sharedVS = selectVirtualServices(vss, l, proxyNs)
-			sc.inferServices(reg, l, l.VirtualServices, domain)
+			sc.inferServices(reg, l, l.VirtualServices, vss.all)
 		}
 	}
 	// An egress host is the reason to report even when a VirtualService
@@ -463,6 +463,9 @@ type scopeBase struct {
 	// decisions are the DestinationRule decisions for services shared
 	// by the namespaces no DestinationRule names (drDecider.decisions).
 	decisions memo[*baseDecisions]
+	// quiet marks the VirtualServices that infer nothing in a scope
+	// built on the base (quietVirtualServices), by ID.
+	quiet memo[[]bool]
 }
 
 // newScopeBase is a scope with room for imported services of a registry

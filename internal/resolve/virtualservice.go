@@ -431,12 +431,19 @@ func (e egressHosts) importsVS(vs *VirtualService, star *hostClass) bool {
 // inferServices adds the services a listener's VirtualServices route to
 // (docs/semantics/sidecar-scope.md §4.6). They reach clusters, not listeners, and bypass the
 // Sidecar's hosts.
-func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualService, domain string) {
+func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss, all []*VirtualService) {
+	var quiet []bool
+	if sc.base != nil {
+		quiet = sc.base.quiet.get(func() []bool { return quietVirtualServices(reg, sc.base, all) })
+	}
 	// Scratch space reused across VirtualServices: the destination hosts
 	// in order of first use, and the ports routed to one of them.
 	var hosts []*Destination // the first destination of each host
 	var ports []uint32
 	for _, vs := range vss {
+		if vs.id < len(quiet) && quiet[vs.id] {
+			continue
+		}
 		hosts = hosts[:0]
 		for i := range vs.Destinations {
 			if d := &vs.Destinations[i]; sc.routesHere(d) && !slices.ContainsFunc(hosts, func(o *Destination) bool { return o.Host == d.Host }) {
@@ -467,6 +474,28 @@ func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualS
 			sc.add(s, Import{Service: s, ViaVirtualService: vs.Object})
 		}
 	}
+}
+
+// quietVirtualServices marks, by ID, the VirtualServices (all, the
+// index's) that infer nothing in a scope built on base, whatever its
+// namespace: every destination's host is of one namespace and public, so
+// its service is the one inferredService finds for every namespace
+// (soleVisible), and base holds it whole. Such a scope, of one listener,
+// changes that host's place only by adding the service found for it,
+// which it holds.
+func quietVirtualServices(reg *registry, base *scopeBase, all []*VirtualService) []bool {
+	quiet := make([]bool, len(all))
+	for _, vs := range all {
+		quiet[vs.id] = !slices.ContainsFunc(vs.Destinations, func(d Destination) bool {
+			id, ok := d.regID(reg)
+			if !ok || reg.soleVisible[id] == nil {
+				return true
+			}
+			i := base.slot[id] - 1
+			return i < 0 || base.services[i] != reg.soleVisible[id]
+		})
+	}
+	return quiet
 }
 
 // RoutedDestinations calls f for every destination of the VirtualServices
