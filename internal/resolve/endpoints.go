@@ -377,7 +377,10 @@ func sortEndpoints(eps []Endpoint) []Endpoint {
 	}
 	ks := make([]keyed, len(eps))
 	for i := range eps {
-		ip, _ := netip.ParseAddr(eps[i].Address)
+		var ip netip.Addr
+		if a := eps[i].Address; a != "" { // a template's: no address, and no error to make
+			ip, _ = netip.ParseAddr(a)
+		}
 		ks[i] = keyed{ip, &eps[i]}
 	}
 	slices.SortStableFunc(ks, func(a, b keyed) int {

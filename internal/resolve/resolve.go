@@ -155,17 +155,16 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 		DestinationRules: drs, routes: newRouteMemo()}
 	// Three rounds of work that does not depend on itself, each task
 	// writing its own fields, so that the result does not depend on
-	// scheduling. First the proxies, the workloads, the indexes of
-	// DestinationRules, the VirtualServices (converted here rather than
-	// while sorting the objects above, which runs alone on one core) and
-	// their index, the registry, and the indexes of policies and
-	// namespaces, largest first.
+	// scheduling. First the indexes of DestinationRules, the
+	// VirtualServices (converted here rather than while sorting the
+	// objects above, which runs alone on one core) and their index, the
+	// proxies, the workloads, the registry, the DestinationRules by host,
+	// and the indexes of policies and namespaces, about largest first.
 	var ws map[string]*nsWorkloads
 	var drsByHost *drsByHost
 	concurrently(
 		func() {
 			m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
-			drsByHost = newDRsByHost(drs, mc.DomainSuffix)
 		},
 		func() {
 			vss := make([]*VirtualService, len(vsObjs))
@@ -186,6 +185,7 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 			resolveAliases(services)
 			m.reg = newRegistry(services)
 		},
+		func() { drsByHost = newDRsByHost(drs, mc.DomainSuffix) },
 		func() {
 			m.Policies, m.peers, m.input = policies(objs), newPeerIndex(objs, mc.GetRootNamespace()), newInputNamespaces(objs)
 		},
