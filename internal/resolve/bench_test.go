@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/meshc/meshc/internal/gatewayapi"
 	"github.com/meshc/meshc/internal/hierarchy"
 	"github.com/meshc/meshc/internal/meshgen"
 	"github.com/meshc/meshc/internal/meshgen/meshgentest"
@@ -41,18 +40,11 @@ func BenchmarkResolveStage(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			objs, mc := meshgentest.Load(b, tc.opts)
-			h, err := hierarchy.Run(context.Background(), objs, hierarchy.Options{}, hierarchy.PropagateOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			conv, err := gatewayapi.Convert(context.Background(), h.Objects, gatewayapi.Options{DomainSuffix: mc.DomainSuffix, Namespaces: h.Forest.ExistingLabels()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			h.Objects = conv.Objects
+			h := converted(b, objs, mc)
 			b.ReportAllocs()
 			b.ResetTimer()
 			var m *Mesh
+			var err error
 			start := testfiles.CPUTime()
 			for b.Loop() {
 				if m, err = Resolve(context.Background(), h, Options{Mesh: mc}); err != nil {

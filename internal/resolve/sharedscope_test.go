@@ -165,20 +165,27 @@ func convertedMesh(t *testing.T, files []meshgen.File) *Mesh {
 		objs = append(objs, o...)
 	}
 	mc, _ := load.MeshConfig(objs, load.MeshOptions{})
-	h, err := hierarchy.Run(context.Background(), objs, hierarchy.Options{}, hierarchy.PropagateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conv, err := gatewayapi.Convert(context.Background(), h.Objects, gatewayapi.Options{DomainSuffix: mc.DomainSuffix, Namespaces: h.Forest.ExistingLabels()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Objects = conv.Objects
-	m, err := Resolve(context.Background(), h, Options{Mesh: mc})
+	m, err := Resolve(context.Background(), converted(t, objs, mc), Options{Mesh: mc})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// converted runs the hierarchy stage and the Gateway API conversion over
+// objs: resolve's input in a compile.
+func converted(tb testing.TB, objs []model.Object, mc model.MeshConfig) hierarchy.Result {
+	tb.Helper()
+	h, err := hierarchy.Run(context.Background(), objs, hierarchy.Options{}, hierarchy.PropagateOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	conv, err := gatewayapi.Convert(context.Background(), h.Objects, gatewayapi.Options{DomainSuffix: mc.DomainSuffix, Namespaces: h.Forest.ExistingLabels()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h.Objects = conv.Objects
+	return h
 }
 
 // checkScopesAlone compares every scope of m with the scope built alone,
