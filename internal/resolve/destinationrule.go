@@ -459,7 +459,9 @@ type drDecider struct {
 type drPair struct {
 	// named are the IDs of the namespaces decide reads for the hostname;
 	// they get decisions of their own.
-	named   []int32
+	named []int32
+	// first is the pair's first service.
+	first   *Service
 	shared  sync.Once
 	generic *DRDecision
 }
@@ -468,10 +470,30 @@ func newDRDecider(idx *drIndexes, byHost *drsByHost, meshDefault []string, reg *
 	x := &drDecider{idx: idx, byHost: byHost, meshDefault: meshDefault, nsIDs: map[string]int32{}, pairs: make([]drPair, reg.keys)}
 	for _, s := range reg.all {
 		if p := &x.pairs[s.key]; p.named == nil {
-			p.named = x.named(s.Host)
+			p.named, p.first = x.named(s.Host), s
 		}
 	}
 	return x
+}
+
+// sharedJobs are n jobs that make, between them, every pair's decision
+// shared by the namespaces no decision reads, ahead of the scopes that
+// take them; none when "" is a name some decision reads (baseDecisions).
+func (x *drDecider) sharedJobs(n int) []func() {
+	if _, ok := x.nsIDs[""]; ok {
+		return nil
+	}
+	var jobs []func()
+	for part := range slices.Chunk(x.pairs, max(1, (len(x.pairs)+n-1)/n)) {
+		jobs = append(jobs, func() {
+			for i := range part {
+				if s := part[i].first; s != nil {
+					x.decision("", 0, false, s)
+				}
+			}
+		})
+	}
+	return jobs
 }
 
 // named lists the namespaces decisions for h read: the root, those of the

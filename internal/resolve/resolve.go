@@ -264,8 +264,9 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	// Scopes share work one of them does first (the services and
 	// VirtualServices every namespace without a Sidecar imports, and
 	// their decisions and binding), which the others wait for: one such
-	// scope starts first, then the ports and the scopes of Sidecars,
-	// which wait for nothing, before the other ones.
+	// scope starts first, then the DestinationRule decisions they share
+	// (made by whichever job comes to one first), the ports and the
+	// scopes of Sidecars, which wait for nothing, before the other ones.
 	m.Scopes = make([]*Scope, len(first))
 	var jobs []func()
 	for _, i := range scheduleScopes(first) {
@@ -275,7 +276,7 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 			m.Scopes[i] = sc
 		})
 	}
-	jobs = slices.Insert(jobs, min(1, len(jobs)), func() { m.served = workloadPorts(m.reg.all) })
+	jobs = slices.Insert(jobs, min(1, len(jobs)), slices.Concat(decider.sharedJobs(2*runtime.GOMAXPROCS(0)), []func(){func() { m.served = workloadPorts(m.reg.all) }})...)
 	parallel.For(ctx, len(jobs), func(j int) { jobs[j]() })
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
