@@ -459,7 +459,9 @@ type drDecider struct {
 type drPair struct {
 	// named are the IDs of the namespaces decide reads for the hostname;
 	// they get decisions of their own.
-	named   []int32
+	named []int32
+	// first is the pair's first service.
+	first   *Service
 	shared  sync.Once
 	generic *DRDecision
 }
@@ -468,10 +470,30 @@ func newDRDecider(idx *drIndexes, byHost *drsByHost, meshDefault []string, reg *
 	x := &drDecider{idx: idx, byHost: byHost, meshDefault: meshDefault, nsIDs: map[string]int32{}, pairs: make([]drPair, reg.keys)}
 	for _, s := range reg.all {
 		if p := &x.pairs[s.key]; p.named == nil {
-			p.named = x.named(s.Host)
+			p.named, p.first = x.named(s.Host), s
 		}
 	}
 	return x
+}
+
+// sharedJobs are n jobs that make, between them, every pair's decision
+// shared by the namespaces no decision reads, ahead of the scopes that
+// take them; none when "" is a name some decision reads (baseDecisions).
+func (x *drDecider) sharedJobs(n int) []func() {
+	if _, ok := x.nsIDs[""]; ok {
+		return nil
+	}
+	var jobs []func()
+	for part := range slices.Chunk(x.pairs, max(1, (len(x.pairs)+n-1)/n)) {
+		jobs = append(jobs, func() {
+			for i := range part {
+				if s := part[i].first; s != nil {
+					x.decision("", 0, false, s)
+				}
+			}
+		})
+	}
+	return jobs
 }
 
 // named lists the namespaces decisions for h read: the root, those of the
@@ -499,24 +521,80 @@ func (x *drDecider) nsID(ns string) int32 {
 
 // decisions are idx.decide's decisions for services seen from proxyNs,
 // except that a decision may be shared: its Service is any service of the
-// (hostname, namespace) pair.
-func (x *drDecider) decisions(proxyNs string, services []*Service) []*DRDecision {
+// (hostname, namespace) pair. base is the list services start with, or
+// nil: its services' decisions are copied from those shared by every
+// namespace no decision reads, and made for proxyNs only where it is
+// read.
+func (x *drDecider) decisions(proxyNs string, services []*Service, base *scopeBase) []*DRDecision {
 	id, named := x.nsIDs[proxyNs]
 	out := make([]*DRDecision, len(services))
-	for i, s := range services {
-		p := &x.pairs[s.key]
-		if named && slices.Contains(p.named, id) {
-			d := x.idx.decide(x.byHost, proxyNs, s, x.meshDefault)
-			out[i] = &d
-			continue
+	from := 0
+	if bd := x.baseDecisions(base); bd != nil {
+		from = copy(out, bd.shared)
+		for i, s := range services[:from] {
+			if s.key != base.services[i].key {
+				// Inference put another pair's service in the place.
+				out[i] = x.decision(proxyNs, id, named, s)
+			}
 		}
-		p.shared.Do(func() {
-			d := x.idx.decide(x.byHost, proxyNs, s, x.meshDefault)
-			p.generic = &d
-		})
-		out[i] = p.generic
+		if named {
+			for _, i := range bd.named[id] {
+				if s := services[i]; s.key == base.services[i].key {
+					out[i] = x.decision(proxyNs, id, named, s)
+				}
+			}
+		}
+	}
+	for i, s := range services[from:] {
+		out[from+i] = x.decision(proxyNs, id, named, s)
 	}
 	return out
+}
+
+// decision is idx.decide's decision for s seen from proxyNs, numbered id
+// when named, shared with the other namespaces unless the decision reads
+// proxyNs.
+func (x *drDecider) decision(proxyNs string, id int32, named bool, s *Service) *DRDecision {
+	p := &x.pairs[s.key]
+	if named && slices.Contains(p.named, id) {
+		d := x.idx.decide(x.byHost, proxyNs, s, x.meshDefault)
+		return &d
+	}
+	p.shared.Do(func() {
+		d := x.idx.decide(x.byHost, proxyNs, s, x.meshDefault)
+		p.generic = &d
+	})
+	return p.generic
+}
+
+// baseDecisions are the decisions for the services of a scopeBase seen
+// from a namespace no decision reads, and, by namespace ID, the positions
+// of those whose decision reads the namespace.
+type baseDecisions struct {
+	shared []*DRDecision
+	named  map[int32][]int
+}
+
+// baseDecisions are base's, nil for a nil base, or when "" is a name
+// some decision reads: no namespace is named "", so it stands for the
+// namespaces no decision reads.
+func (x *drDecider) baseDecisions(base *scopeBase) *baseDecisions {
+	if base == nil {
+		return nil
+	}
+	if _, ok := x.nsIDs[""]; ok {
+		return nil
+	}
+	return base.decisions.get(func() *baseDecisions {
+		bd := &baseDecisions{shared: make([]*DRDecision, len(base.services)), named: map[int32][]int{}}
+		for i, s := range base.services {
+			bd.shared[i] = x.decision("", 0, false, s)
+			for _, id := range x.pairs[s.key].named {
+				bd.named[id] = append(bd.named[id], i)
+			}
+		}
+		return bd
+	})
 }
 
 // uses reports whether dr is merged into the decision's rule or into a

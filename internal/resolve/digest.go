@@ -38,7 +38,8 @@ import (
 //
 // Cut from a view: a scope's registry and its slot index, which map a
 // hostname to the scope's own service (whose hostname and host ID are
-// digested), a destination's host number, which its hostname gives, and
+// digested), its base, the registry's list its own services started
+// from, a destination's host number, which its hostname gives, and
 // the scope's proxies, which emit does not read. Cut from
 // every object: where it is written and its input order, which serve
 // reports only (model.ObjectMeta): a file moved or renamed changes no
@@ -68,7 +69,7 @@ func DigestedMeshReads() []string {
 // NewDigester digests the mesh-wide reads of m.
 func (m *Mesh) NewDigester() (*Digester, error) {
 	h := deephash.New(deephash.Cuts{
-		reflect.TypeFor[Scope]():            {"reg", "slot", "Proxies"},
+		reflect.TypeFor[Scope]():            {"reg", "slot", "Proxies", "base", "onBase"},
 		reflect.TypeFor[Destination]():      {"hostID"},
 		reflect.TypeFor[model.ObjectMeta](): {"Source", "Seq"},
 	})

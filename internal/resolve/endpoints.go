@@ -84,25 +84,20 @@ func (ws *nsWorkloads) selecting(selector map[string]string, f func(w *workload)
 		}
 	}
 	for _, i := range narrow {
-		if w := &ws.all[i]; LabelsMatch(selector, w.labels) {
+		// narrow holds the workloads with a label of the selector: all
+		// of a selector of one label.
+		if w := &ws.all[i]; len(selector) == 1 || LabelsMatch(selector, w.labels) {
 			f(w)
 		}
 	}
 }
 
-// workloads collects endpoint sources by namespace. injected says which
-// pods get a sidecar, for their TLS mode.
-func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[string]*nsWorkloads {
+// workloads collects endpoint sources by namespace. The TLS mode of a pod
+// or template without the tlsMode label is left empty: it depends on the
+// sidecar (setInjected).
+func workloads(objs []model.Object) map[string]*nsWorkloads {
 	out := map[string][]workload{}
-	tls := func(m *model.ObjectMeta, labels map[string]string) string {
-		if v := labels["security.istio.io/tlsMode"]; v != "" {
-			return v
-		}
-		if injected(m) {
-			return "istio"
-		}
-		return "disabled"
-	}
+	tls := func(labels map[string]string) string { return labels["security.istio.io/tlsMode"] }
 	for _, o := range objs {
 		switch x := o.(type) {
 		case *model.Pod:
@@ -115,11 +110,11 @@ func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[s
 				addrs = []string{""}
 			}
 			out[x.Namespace] = append(out[x.Namespace], workload{meta: &x.ObjectMeta, labels: x.Labels, addrs: addrs, spec: spec,
-				sa: cmp.Or(spec.ServiceAccountName, "default"), tlsMode: tls(&x.ObjectMeta, x.Labels)})
+				sa: cmp.Or(spec.ServiceAccountName, "default"), tlsMode: tls(x.Labels)})
 		case *model.Workload:
 			spec := &x.Template.Spec
 			out[x.Namespace] = append(out[x.Namespace], workload{meta: &x.ObjectMeta, labels: x.Template.Labels, addrs: []string{""}, spec: spec,
-				sa: cmp.Or(spec.ServiceAccountName, "default"), tlsMode: tls(&x.ObjectMeta, x.Template.Labels)})
+				sa: cmp.Or(spec.ServiceAccountName, "default"), tlsMode: tls(x.Template.Labels)})
 		case *model.WorkloadEntry:
 			labels := map[string]string{}
 			for k, v := range x.Spec.GetLabels() {
@@ -154,6 +149,21 @@ func workloads(objs []model.Object, injected func(*model.ObjectMeta) bool) map[s
 		indexed[ns] = ws
 	}
 	return indexed
+}
+
+// setInjected sets the TLS mode the tlsMode label does not give: "istio"
+// for a workload injected says gets a sidecar, else "disabled".
+func setInjected(ws map[string]*nsWorkloads, injected func(*model.ObjectMeta) bool) {
+	for _, w := range ws {
+		for i := range w.all {
+			if w := &w.all[i]; w.tlsMode == "" {
+				w.tlsMode = "disabled"
+				if injected(w.meta) {
+					w.tlsMode = "istio"
+				}
+			}
+		}
+	}
 }
 
 // kubeEndpoints are the pods, templates and WorkloadEntries of the
@@ -304,26 +314,44 @@ func looksLikeIP(a string) bool {
 	return strings.Count(a, ".") == 3 && strings.Trim(a, "0123456789.") == "" || strings.Contains(a, ":")
 }
 
-// assignEndpoints fills every service's endpoints, in endpoint order
-// (sortEndpoints); ServiceEntries for one (namespace, host) share theirs,
-// oldest first, as istiod concatenates them, which decides the one endpoint
-// per port a DNS_ROUND_ROBIN entry keeps.
-func assignEndpoints(services []*Service, ws map[string]*nsWorkloads, dualStack bool) {
-	type key struct{ ns, host string }
-	shared := map[key][]Endpoint{}
-	var order []*Service
+// endpointJobs are n jobs and one that together fill every service's
+// endpoints, in endpoint order (sortEndpoints), each job writing its own
+// services': the Kubernetes services, in n parts, and the ServiceEntries,
+// whose services for one (namespace, host) share theirs, oldest first, as
+// istiod concatenates them, which decides the one endpoint per port a
+// DNS_ROUND_ROBIN entry keeps.
+func endpointJobs(services []*Service, ws map[string]*nsWorkloads, dualStack bool, n int) []func() {
+	var kube, entries []*Service
 	for _, s := range services {
 		switch s.Registry {
 		case Kubernetes:
-			s.Endpoints = sortEndpoints(kubeEndpoints(s, ws[s.Namespace], dualStack))
+			kube = append(kube, s)
 		case External:
-			k := key{s.Namespace, string(s.Host)}
-			shared[k] = append(shared[k], entryEndpoints(s, ws[s.Namespace], dualStack)...)
-			order = append(order, s)
+			entries = append(entries, s)
 		}
 	}
+	jobs := []func(){func() { assignEntryEndpoints(entries, ws, dualStack) }}
+	for part := range slices.Chunk(kube, max(1, (len(kube)+n-1)/n)) {
+		jobs = append(jobs, func() {
+			for _, s := range part {
+				s.Endpoints = sortEndpoints(kubeEndpoints(s, ws[s.Namespace], dualStack))
+			}
+		})
+	}
+	return jobs
+}
+
+// assignEntryEndpoints fills the endpoints of ServiceEntries' services,
+// oldest first (endpointJobs).
+func assignEntryEndpoints(entries []*Service, ws map[string]*nsWorkloads, dualStack bool) {
+	type key struct{ ns, host string }
+	shared := map[key][]Endpoint{}
+	for _, s := range entries {
+		k := key{s.Namespace, string(s.Host)}
+		shared[k] = append(shared[k], entryEndpoints(s, ws[s.Namespace], dualStack)...)
+	}
 	sorted := map[key][]Endpoint{}
-	for _, s := range order {
+	for _, s := range entries {
 		k := key{s.Namespace, string(s.Host)}
 		if s.Resolution == DNSRoundRobinLB {
 			s.Endpoints = sortEndpoints(firstPerPort(shared[k]))
@@ -349,7 +377,10 @@ func sortEndpoints(eps []Endpoint) []Endpoint {
 	}
 	ks := make([]keyed, len(eps))
 	for i := range eps {
-		ip, _ := netip.ParseAddr(eps[i].Address)
+		var ip netip.Addr
+		if a := eps[i].Address; a != "" { // a template's: no address, and no error to make
+			ip, _ = netip.ParseAddr(a)
+		}
 		ks[i] = keyed{ip, &eps[i]}
 	}
 	slices.SortStableFunc(ks, func(a, b keyed) int {

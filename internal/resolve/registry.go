@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"hash/fnv"
+	"iter"
 	"net/netip"
 	"slices"
 	"strings"
@@ -299,6 +300,8 @@ type registry struct {
 	// namespace by name (or private to it), each oldest first.
 	public []*Service
 	byNs   map[string][]*Service
+	// publicIn are the positions in public of each namespace's services.
+	publicIn map[string][]int32
 	// wildcards are the services with wildcard hosts.
 	wildcards []*Service
 	// multiNs marks, by host ID, the hostnames defined in more than one
@@ -323,7 +326,7 @@ type registry struct {
 	everything memo[listenerPick]
 	// everyScope is the merged list of a scope whose one listener picked
 	// everything (scopeBase), made once and copied by each such scope.
-	everyScope memo[scopeBase]
+	everyScope memo[*scopeBase]
 }
 
 // memo holds a value computed once, by the first caller, for callers that
@@ -360,7 +363,7 @@ func (r *registry) sharesEverything(proxyNs string) bool {
 // one registry.
 func newRegistry(services []*Service) *registry {
 	r := &registry{all: slices.Clone(services), byHostNs: map[host.Name]map[string]*Service{}, byNs: map[string][]*Service{}, multiNsIn: map[string]bool{},
-		hostIDs: map[host.Name]int32{}}
+		hostIDs: map[host.Name]int32{}, publicIn: map[string][]int32{}}
 	slices.SortStableFunc(r.all, (*Service).compare)
 	for _, s := range r.all {
 		m := r.byHostNs[s.Host]
@@ -397,6 +400,7 @@ func newRegistry(services []*Service) *registry {
 		}
 		switch {
 		case s.exportTo.public:
+			r.publicIn[s.Namespace] = append(r.publicIn[s.Namespace], int32(len(r.public)))
 			r.public = append(r.public, s)
 		case s.exportTo.nowhere:
 		default:
@@ -430,6 +434,21 @@ func preferInferred(a, b *Service) int {
 		return 1
 	}
 	return a.compare(b)
+}
+
+// inNamespaces are the elements of list in the namespaces nss, in list's
+// order, given the positions in list of each namespace's (positions).
+func inNamespaces[T any](list []T, positions map[string][]int32, nss iter.Seq[string]) []T {
+	var at []int32
+	for ns := range nss {
+		at = append(at, positions[ns]...)
+	}
+	slices.Sort(at)
+	out := make([]T, len(at))
+	for i, p := range at {
+		out[i] = list[p]
+	}
+	return out
 }
 
 // visibleTo lists the services proxies in ns see: those exported to ns by

@@ -8,6 +8,7 @@ package resolve
 import (
 	"context"
 	"net/netip"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -152,16 +153,19 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 	gatewaySelectors = append(gatewaySelectors, serviceBoundSelectors(gateways, services)...)
 	m := &Mesh{Config: mc, Injection: opts.Injection, DualStack: opts.DualStack, Sidecars: newSidecarIndex(sidecars), Hierarchy: forest, Diagnostics: hdiags, Objects: objs,
 		DestinationRules: drs, routes: newRouteMemo()}
-	// Two rounds of work that does not depend on itself, each task writing
-	// its own fields: the VirtualServices (converted here rather than while
-	// sorting the objects above, which runs alone on one core) and their
-	// index, first as the largest task, the registry, the proxies with
-	// their workloads, and the indexes of DestinationRules, policies and
-	// namespaces; then what reads the registry: the endpoints, the
-	// DestinationRule decider and the destinations' host numbers.
+	// Three rounds of work that does not depend on itself, each task
+	// writing its own fields, so that the result does not depend on
+	// scheduling. First the indexes of DestinationRules, the
+	// VirtualServices (converted here rather than while sorting the
+	// objects above, which runs alone on one core) and their index, the
+	// proxies, the workloads, the registry, the DestinationRules by host,
+	// and the indexes of policies and namespaces, about largest first.
 	var ws map[string]*nsWorkloads
 	var drsByHost *drsByHost
 	concurrently(
+		func() {
+			m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
+		},
 		func() {
 			vss := make([]*VirtualService, len(vsObjs))
 			for i, o := range vsObjs {
@@ -170,6 +174,10 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 			m.vss = newVSIndex(vss, mc.DomainSuffix, mc.DefaultVirtualServiceExportTo)
 		},
 		func() {
+			m.Proxies = slices.DeleteFunc(buildProxies(objs, forest.Labels, gatewaySelectors, opts.Injection, mc.CapturesDNS()), func(p *Proxy) bool { return !watched(p.Namespace) })
+		},
+		func() { ws = workloads(objs) },
+		func() {
 			assignPlaceholderVIPs(services, vips)
 			if mc.CapturesDNS() {
 				allocateEntryAddresses(services)
@@ -177,31 +185,17 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 			resolveAliases(services)
 			m.reg = newRegistry(services)
 		},
-		func() {
-			m.Proxies = slices.DeleteFunc(buildProxies(objs, forest.Labels, gatewaySelectors, opts.Injection, mc.CapturesDNS()), func(p *Proxy) bool { return !watched(p.Namespace) })
-			withSidecar := make(map[*model.ObjectMeta]bool, len(m.Proxies))
-			for _, p := range m.Proxies {
-				withSidecar[p.Object] = true
-			}
-			ws = workloads(objs, func(o *model.ObjectMeta) bool { return withSidecar[o] })
-		},
-		func() {
-			m.drs = buildDRIndexes(drs, mc.RootNamespace, mc.DomainSuffix, mc.DefaultDestinationRuleExportTo)
-			drsByHost = newDRsByHost(drs, mc.DomainSuffix)
-		},
+		func() { drsByHost = newDRsByHost(drs, mc.DomainSuffix) },
 		func() {
 			m.Policies, m.peers, m.input = policies(objs), newPeerIndex(objs, mc.GetRootNamespace()), newInputNamespaces(objs)
 		},
 	)
+	withSidecar := make(map[*model.ObjectMeta]bool, len(m.Proxies))
+	for _, p := range m.Proxies {
+		withSidecar[p.Object] = true
+	}
+	setInjected(ws, func(o *model.ObjectMeta) bool { return withSidecar[o] })
 	m.Services = m.reg.all
-	var decider *drDecider
-	concurrently(
-		func() { assignEndpoints(m.reg.all, ws, opts.DualStack) },
-		func() { decider = newDRDecider(m.drs, drsByHost, mc.DefaultDestinationRuleExportTo, m.reg) },
-		func() { m.vss.numberDestinations(m.reg) },
-	)
-	m.DelegateProblems = m.vss.delegateProblems
-	m.VirtualServices = m.vss.all
 
 	type scopeKey struct {
 		sidecar *model.Sidecar
@@ -211,53 +205,79 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 		// the mesh does not, or the other way round, sees other VIPs.
 		capture bool
 	}
-	regs := map[bool]*registry{mc.CapturesDNS(): m.reg}
-	// Choose each proxy's Sidecar, then build every distinct scope once,
-	// in parallel: scopes are independent and each is written by one
-	// worker only, so the result does not depend on scheduling.
+	// Then what reads the registry: the endpoints, in parts, the
+	// DestinationRule decider, the destinations' host numbers, and each
+	// proxy's Sidecar, with the distinct scopes to build.
 	index := map[scopeKey]int{}
 	var first []SidecarChoice
 	var firstNs []string
-	var firstReg []*registry
-	all := slices.Concat(m.Proxies, standInProxies(objs, m.Proxies, forest.Labels, mc.RootNamespace, watched))
-	choices := make([]SidecarChoice, len(all))
-	keys := make([]int, len(all))
-	for i, p := range all {
-		choices[i] = m.Sidecars.choose(p, mc.RootNamespace)
-		capture := mc.CapturesDNS()
-		if p.Type == SidecarProxy && !p.StandIn {
-			capture = p.CapturesDNS
+	var firstCapture []bool
+	var all []*Proxy
+	var choices []SidecarChoice
+	var keys []int
+	var decider *drDecider
+	concurrently(slices.Concat(
+		endpointJobs(m.reg.all, ws, opts.DualStack, 2*runtime.GOMAXPROCS(0)),
+		[]func(){
+			func() { decider = newDRDecider(m.drs, drsByHost, mc.DefaultDestinationRuleExportTo, m.reg) },
+			func() { m.vss.numberDestinations(m.reg) },
+			func() {
+				all = slices.Concat(m.Proxies, standInProxies(objs, m.Proxies, forest.Labels, mc.RootNamespace, watched))
+				choices = make([]SidecarChoice, len(all))
+				keys = make([]int, len(all))
+				for i, p := range all {
+					choices[i] = m.Sidecars.choose(p, mc.RootNamespace)
+					capture := mc.CapturesDNS()
+					if p.Type == SidecarProxy && !p.StandIn {
+						capture = p.CapturesDNS
+					}
+					k := scopeKey{choices[i].Sidecar, p.Namespace, p.Type == RouterProxy, capture}
+					n, ok := index[k]
+					if !ok {
+						n = len(first)
+						index[k] = n
+						first = append(first, choices[i])
+						firstNs = append(firstNs, p.Namespace)
+						firstCapture = append(firstCapture, capture)
+					}
+					keys[i] = n
+				}
+			},
+		})...,
+	)
+	m.DelegateProblems = m.vss.delegateProblems
+	m.VirtualServices = m.vss.all
+	// A registry copy for proxies that capture DNS otherwise than the
+	// mesh copies the services, endpoints included.
+	regs := map[bool]*registry{mc.CapturesDNS(): m.reg}
+	firstReg := make([]*registry, len(first))
+	for i, capture := range firstCapture {
+		if regs[capture] == nil {
+			regs[capture] = m.reg.withCapture(capture)
 		}
-		k := scopeKey{choices[i].Sidecar, p.Namespace, p.Type == RouterProxy, capture}
-		n, ok := index[k]
-		if !ok {
-			n = len(first)
-			index[k] = n
-			first = append(first, choices[i])
-			firstNs = append(firstNs, p.Namespace)
-			if regs[capture] == nil {
-				regs[capture] = m.reg.withCapture(capture)
-			}
-			firstReg = append(firstReg, regs[capture])
-		}
-		keys[i] = n
+		firstReg[i] = regs[capture]
 	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
+	// Last, every distinct scope, once, and the ports workloads serve.
+	// Scopes share work one of them does first (the services and
+	// VirtualServices every namespace without a Sidecar imports, and
+	// their decisions and binding), which the others wait for: one such
+	// scope starts first, then the DestinationRule decisions they share
+	// (made by whichever job comes to one first), the ports and the
+	// scopes of Sidecars, which wait for nothing, before the other ones.
 	m.Scopes = make([]*Scope, len(first))
-	// The ports workloads serve need the endpoints only: job 0 finds them
-	// while the scopes are built.
-	parallel.For(ctx, len(first)+1, func(i int) {
-		if i == 0 {
-			m.served = workloadPorts(m.reg.all)
-			return
-		}
-		i--
-		sc := buildScope(firstReg[i], m.vss, mc.DomainSuffix, first[i], firstNs[i])
-		sc.drs = decider.decisions(firstNs[i], sc.Services)
-		m.Scopes[i] = sc
-	})
+	var jobs []func()
+	for _, i := range scheduleScopes(first) {
+		jobs = append(jobs, func() {
+			sc := buildScope(firstReg[i], m.vss, mc.DomainSuffix, first[i], firstNs[i])
+			sc.drs = decider.decisions(firstNs[i], sc.Services, sc.base)
+			m.Scopes[i] = sc
+		})
+	}
+	jobs = slices.Insert(jobs, min(1, len(jobs)), slices.Concat(decider.sharedJobs(2*runtime.GOMAXPROCS(0)), []func(){func() { m.served = workloadPorts(m.reg.all) }})...)
+	parallel.For(ctx, len(jobs), func(j int) { jobs[j]() })
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
@@ -276,6 +296,23 @@ func Resolve(ctx context.Context, h hierarchy.Result, opts Options) (*Mesh, erro
 		m.Views = append(m.Views, v)
 	}
 	return m, nil
+}
+
+// scheduleScopes orders the scopes of choices for building: the first
+// without a Sidecar, then those with one, then the others.
+func scheduleScopes(choices []SidecarChoice) []int {
+	var plain, sidecars []int
+	for i, c := range choices {
+		if c.Sidecar == nil {
+			plain = append(plain, i)
+		} else {
+			sidecars = append(sidecars, i)
+		}
+	}
+	if len(plain) == 0 {
+		return sidecars
+	}
+	return slices.Concat(plain[:1], sidecars, plain[1:])
 }
 
 // concurrently runs fs, as many at a time as there are cores, starting

@@ -2,6 +2,7 @@ package resolve
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -390,6 +391,26 @@ func TestScopeName(t *testing.T) {
 	} {
 		if got := tt.scope.Name(); got != tt.want {
 			t.Errorf("Name() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// TestScheduleScopes: every scope is built once, one without a Sidecar
+// first and those with one next.
+func TestScheduleScopes(t *testing.T) {
+	sc := &model.Sidecar{}
+	plain, with := SidecarChoice{}, SidecarChoice{Sidecar: sc}
+	for _, tc := range []struct {
+		choices []SidecarChoice
+		want    []int
+	}{
+		{nil, nil},
+		{[]SidecarChoice{with, with}, []int{0, 1}},
+		{[]SidecarChoice{plain, plain}, []int{0, 1}},
+		{[]SidecarChoice{with, plain, with, plain, plain}, []int{1, 0, 2, 3, 4}},
+	} {
+		if got := scheduleScopes(tc.choices); !slices.Equal(got, tc.want) {
+			t.Errorf("scheduleScopes(%v) = %v, want %v", tc.choices, got, tc.want)
 		}
 	}
 }

@@ -268,6 +268,11 @@ type Scope struct {
 	// per-scope map.
 	reg  *registry
 	slot []int32
+	// base is the registry's everyScope when the scope's Services started
+	// as its services, nil otherwise; onBase says Services and slot are
+	// still base's.
+	base   *scopeBase
+	onBase bool
 }
 
 // Name names the scope for people: its Sidecar, or its namespace when no
@@ -401,14 +406,15 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 	// every other: made once, copied.
 	based := everything && len(sc.Listeners) == 1
 	if based {
-		b := reg.everyScope.get(func() scopeBase {
+		b := reg.everyScope.get(func() *scopeBase {
 			s := newScopeBase(len(reg.hostIDs), imported)
 			s.addListener(sc.Listeners[0])
-			return scopeBase{s.Services, s.imports, s.slot}
+			return &scopeBase{services: s.Services, imports: s.imports, slot: s.slot}
 		})
-		// The scope writes its own Services and slot in place; imports
+		// The scope shares the list until it adds to it (add); imports
 		// only grow, so at capacity they are shared until they do.
-		sc.Services, sc.imports, sc.slot = slices.Clone(b.services), slices.Clip(b.imports), slices.Clone(b.slot)
+		sc.base, sc.onBase = b, true
+		sc.Services, sc.imports, sc.slot = slices.Clip(b.services), slices.Clip(b.imports), b.slot
 	} else {
 		sc.slot = make([]int32, len(reg.hostIDs))
 		sc.Services = make([]*Service, 0, imported)
@@ -421,7 +427,7 @@ func buildScope(reg *registry, vss *vsIndex, domain string, choice SidecarChoice
 		}
 		if vss != nil && choice.Reason != "gateway" {
 			l.VirtualServices, sharedVS = selectVirtualServices(vss, l, proxyNs)
-			sc.inferServices(reg, l, l.VirtualServices, domain)
+			sc.inferServices(reg, l, l.VirtualServices, vss.all)
 		}
 	}
 	// An egress host is the reason to report even when a VirtualService
@@ -454,6 +460,12 @@ type scopeBase struct {
 	services []*Service
 	imports  []Import
 	slot     []int32
+	// decisions are the DestinationRule decisions for services shared
+	// by the namespaces no DestinationRule names (drDecider.decisions).
+	decisions memo[*baseDecisions]
+	// quiet marks the VirtualServices that infer nothing in a scope
+	// built on the base (quietVirtualServices), by ID.
+	quiet memo[[]bool]
 }
 
 // newScopeBase is a scope with room for imported services of a registry
@@ -478,8 +490,14 @@ type picked struct {
 
 // pickServices is docs/semantics/sidecar-scope.md §4.3 for one listener, before de-duplication.
 func pickServices(reg *registry, l *EgressListener, proxyNs string) picked {
-	// Candidates come in import order: the direct lookups sorted, or the
-	// services exported to proxyNs by name and then the public ones.
+	return pickAmong(l, candidateServices(reg, l, proxyNs))
+}
+
+// candidateServices are the lists of services pickServices looks at, in
+// import order: the direct lookups sorted, or the services exported to
+// proxyNs by name and then the public ones; of those, only the ones of
+// namespaces the listener names when it names no "*/" host.
+func candidateServices(reg *registry, l *EgressListener, proxyNs string) [][]*Service {
 	var lists [][]*Service
 	if l.hosts.allExact {
 		var cands []*Service
@@ -494,9 +512,17 @@ func pickServices(reg *registry, l *EgressListener, proxyNs string) picked {
 		}
 		slices.SortStableFunc(cands, (*Service).compare)
 		lists = [][]*Service{cands}
+	} else if star := l.hosts.byNs["*"]; star == nil {
+		// Only a namespace's own entries can import its services.
+		lists = [][]*Service{reg.byNs[proxyNs], inNamespaces(reg.public, reg.publicIn, maps.Keys(l.hosts.byNs))}
 	} else {
 		lists = [][]*Service{reg.byNs[proxyNs], reg.public}
 	}
+	return lists
+}
+
+// pickAmong is pickServices over candidate lists.
+func pickAmong(l *EgressListener, lists [][]*Service) picked {
 	n := 0
 	for _, list := range lists {
 		n += len(list)
@@ -642,6 +668,9 @@ func (sc *Scope) holds(s *Service) bool {
 
 // add merges a service into the scope's list (docs/semantics/sidecar-scope.md §4.5).
 func (sc *Scope) add(s *Service, why Import) {
+	if sc.onBase {
+		sc.Services, sc.slot, sc.onBase = slices.Clone(sc.Services), slices.Clone(sc.slot), false
+	}
 	i := int(sc.slot[s.hostID]) - 1
 	if i < 0 {
 		sc.slot[s.hostID] = int32(len(sc.Services) + 1)

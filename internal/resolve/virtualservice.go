@@ -1,8 +1,10 @@
 package resolve
 
 import (
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	networking "istio.io/api/networking/v1alpha3"
 
@@ -181,15 +183,32 @@ type vsIndex struct {
 	hosts []host.Name
 	// delegateProblems are delegate references that could not be used.
 	delegateProblems []DelegateProblem
-	// generatedIn are the namespaces of the public mesh VirtualServices
-	// generated from Gateway API routes.
-	generatedIn map[string]bool
-	// everything is what a listener importing every host selects where
-	// that is the same everywhere (sharesEverything), and bound the
-	// binding of a scope with that listener alone: each computed once,
-	// by the first scope that asks, and shared read-only.
-	everything memo[[]*VirtualService]
-	bound      memo[vsBinding]
+	// publicIn are the positions in public[MeshGateway] of each
+	// namespace's VirtualServices.
+	publicIn map[string][]int32
+	// generated are, by namespace, the public mesh VirtualServices
+	// generated from Gateway API routes of that namespace that have
+	// hosts, in the order of public: what a listener importing every
+	// host selects first in that namespace.
+	generated map[string][]*VirtualService
+	// everything is what a listener importing every host selects in a
+	// namespace without VirtualServices of its own: each namespace that
+	// shares it (sharesEverything) selects it with its generated ones
+	// moved first. Computed once, by the first scope that asks, and
+	// shared read-only.
+	everything memo[selection]
+	// bound holds, per registry, the binding of the selection everything
+	// in a scope of that registry's everyScope services and of no
+	// namespace (bindShared).
+	boundMu sync.Mutex
+	bound   map[*registry]*memo[vsBinding]
+}
+
+// selection is a list of selected VirtualServices; gateway says one of
+// them is generated from a Gateway API route.
+type selection struct {
+	vss     []*VirtualService
+	gateway bool
 }
 
 // vsBinding is bindVirtualServices' result.
@@ -199,19 +218,30 @@ type vsBinding struct {
 }
 
 // sharesEverything reports whether a listener of proxyNs importing every
-// host selects x.everything: proxyNs has no VirtualServices exported to
-// it privately or by name, so the listener selects the public ones, and
-// none of those is generated in proxyNs, the only other place selection
-// reads it.
+// host selects from x.everything: proxyNs has no VirtualServices exported
+// to it privately or by name, so the listener selects the public ones,
+// its own generated ones first (selectAmong).
 func (x *vsIndex) sharesEverything(proxyNs string) bool {
-	return len(x.private[proxyNs][MeshGateway]) == 0 && len(x.exported[proxyNs][MeshGateway]) == 0 && !x.generatedIn[proxyNs]
+	return len(x.private[proxyNs][MeshGateway]) == 0 && len(x.exported[proxyNs][MeshGateway]) == 0
+}
+
+// boundIn is the memo of the shared binding for scopes of reg.
+func (x *vsIndex) boundIn(reg *registry) *memo[vsBinding] {
+	x.boundMu.Lock()
+	defer x.boundMu.Unlock()
+	b := x.bound[reg]
+	if b == nil {
+		b = &memo[vsBinding]{}
+		x.bound[reg] = b
+	}
+	return b
 }
 
 // newVSIndex merges delegates into their roots, computes destinations and
 // indexes the VirtualServices.
 func newVSIndex(vss []*VirtualService, domain string, meshDefault []string) *vsIndex {
 	x := &vsIndex{public: map[string][]*VirtualService{}, private: map[string]map[string][]*VirtualService{}, exported: map[string]map[string][]*VirtualService{},
-		generatedIn: map[string]bool{}}
+		generated: map[string][]*VirtualService{}, bound: map[*registry]*memo[vsBinding]{}, publicIn: map[string][]int32{}}
 	x.all = slices.Clone(vss)
 	slices.SortStableFunc(x.all, (*VirtualService).compare)
 	x.delegateProblems = expandDelegates(x.all, meshDefault)
@@ -233,10 +263,16 @@ func newVSIndex(vss []*VirtualService, domain string, meshDefault []string) *vsI
 		for _, g := range vs.Gateways {
 			switch {
 			case vs.exportTo.public:
-				x.public[g] = append(x.public[g], vs)
-				if g == MeshGateway && vs.GatewayAPI {
-					x.generatedIn[vs.Namespace()] = true
+				// A VirtualService naming "mesh" twice is listed twice,
+				// generated once.
+				own := x.generated[vs.Namespace()]
+				if g == MeshGateway && vs.GatewayAPI && len(vs.Hosts) > 0 && (len(own) == 0 || own[len(own)-1] != vs) {
+					x.generated[vs.Namespace()] = append(own, vs)
 				}
+				if g == MeshGateway {
+					x.publicIn[vs.Namespace()] = append(x.publicIn[vs.Namespace()], int32(len(x.public[g])))
+				}
+				x.public[g] = append(x.public[g], vs)
 			case vs.exportTo.nowhere:
 			default:
 				for _, ns := range vs.exportTo.names() {
@@ -283,24 +319,59 @@ func (x *vsIndex) visibleLists(ns, gateway string) [][]*VirtualService {
 }
 
 // selectVirtualServices is docs/semantics/sidecar-scope.md §4.7 for one
-// egress listener. shared: the list is x.everything, the same for every
-// namespace that shares it.
+// egress listener. shared: the list is x.everything with the generated
+// VirtualServices of proxyNs moved first (which selectAmong would
+// select), the same for every namespace without generated ones.
 func selectVirtualServices(x *vsIndex, l *EgressListener, proxyNs string) (vss []*VirtualService, shared bool) {
-	if _, all := l.hosts.importsAll(); all && x.sharesEverything(proxyNs) {
-		return x.everything.get(func() []*VirtualService { return selectAmong(x, l, proxyNs) }), true
+	if _, all := l.hosts.importsAll(); !all || !x.sharesEverything(proxyNs) {
+		return selectAmong(x, l, proxyNs), false
 	}
-	return selectAmong(x, l, proxyNs), false
+	every := x.everythingFor(l).vss
+	own := x.generated[proxyNs]
+	if len(own) == 0 {
+		return every, true
+	}
+	// Everything holds the producers' routes of proxyNs among the
+	// others; its consumers' routes only proxyNs selects.
+	vss = make([]*VirtualService, 0, len(own)+len(every))
+	vss = append(vss, own...)
+	for _, vs := range every {
+		if !vs.GatewayAPI || vs.Namespace() != proxyNs {
+			vss = append(vss, vs)
+		}
+	}
+	return vss, true
+}
+
+// everythingFor is x.everything; l is a listener importing every host.
+func (x *vsIndex) everythingFor(l *EgressListener) selection {
+	return x.everything.get(func() selection {
+		// No namespace is empty: selection as in a namespace without
+		// generated VirtualServices.
+		vss := selectAmong(x, l, "")
+		return selection{vss, slices.ContainsFunc(vss, func(vs *VirtualService) bool { return vs.GatewayAPI })}
+	})
 }
 
 // selectAmong is selectVirtualServices, computed.
 func selectAmong(x *vsIndex, l *EgressListener, proxyNs string) []*VirtualService {
+	lists := x.visibleLists(proxyNs, MeshGateway)
+	if _, all := l.hosts.importsAll(); !all && l.hosts.byNs["*"] == nil {
+		// Only a namespace's own entries can import its VirtualServices.
+		lists[2] = inNamespaces(lists[2], x.publicIn, maps.Keys(l.hosts.byNs))
+	}
+	return selectFrom(x, l, proxyNs, lists)
+}
+
+// selectFrom is selectAmong over lists of candidates.
+func selectFrom(x *vsIndex, l *EgressListener, proxyNs string, lists [][]*VirtualService) []*VirtualService {
 	var out []*VirtualService
 	// A VirtualService can be listed more than once (e.g. exportTo [".", "*"]).
 	seen := make([]bool, len(x.all))
 	star := l.hosts.byNs["*"]
 	// Hosts that import every service overlap every VirtualService host.
 	_, importsAll := l.hosts.importsAll()
-	for _, list := range x.visibleLists(proxyNs, MeshGateway) {
+	for _, list := range lists {
 		// Routes of Gateway API Services of the proxy's own namespace
 		// come first in each list; another namespace's apply only when
 		// written in the Service's namespace (docs/semantics/gateway-api.md §G3.6).
@@ -360,12 +431,19 @@ func (e egressHosts) importsVS(vs *VirtualService, star *hostClass) bool {
 // inferServices adds the services a listener's VirtualServices route to
 // (docs/semantics/sidecar-scope.md §4.6). They reach clusters, not listeners, and bypass the
 // Sidecar's hosts.
-func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualService, domain string) {
+func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss, all []*VirtualService) {
+	var quiet []bool
+	if sc.base != nil {
+		quiet = sc.base.quiet.get(func() []bool { return quietVirtualServices(reg, sc.base, all) })
+	}
 	// Scratch space reused across VirtualServices: the destination hosts
 	// in order of first use, and the ports routed to one of them.
 	var hosts []*Destination // the first destination of each host
 	var ports []uint32
 	for _, vs := range vss {
+		if vs.id < len(quiet) && quiet[vs.id] {
+			continue
+		}
 		hosts = hosts[:0]
 		for i := range vs.Destinations {
 			if d := &vs.Destinations[i]; sc.routesHere(d) && !slices.ContainsFunc(hosts, func(o *Destination) bool { return o.Host == d.Host }) {
@@ -396,6 +474,28 @@ func (sc *Scope) inferServices(reg *registry, l *EgressListener, vss []*VirtualS
 			sc.add(s, Import{Service: s, ViaVirtualService: vs.Object})
 		}
 	}
+}
+
+// quietVirtualServices marks, by ID, the VirtualServices (all, the
+// index's) that infer nothing in a scope built on base, whatever its
+// namespace: every destination's host is of one namespace and public, so
+// its service is the one inferredService finds for every namespace
+// (soleVisible), and base holds it whole. Such a scope, of one listener,
+// changes that host's place only by adding the service found for it,
+// which it holds.
+func quietVirtualServices(reg *registry, base *scopeBase, all []*VirtualService) []bool {
+	quiet := make([]bool, len(all))
+	for _, vs := range all {
+		quiet[vs.id] = !slices.ContainsFunc(vs.Destinations, func(d Destination) bool {
+			id, ok := d.regID(reg)
+			if !ok || reg.soleVisible[id] == nil {
+				return true
+			}
+			i := base.slot[id] - 1
+			return i < 0 || base.services[i] != reg.soleVisible[id]
+		})
+	}
+	return quiet
 }
 
 // RoutedDestinations calls f for every destination of the VirtualServices
@@ -487,23 +587,117 @@ func (c VSChoice) Losers() []*VirtualService {
 // bindVirtualServices records, per VS host, the VirtualService in force for
 // the scope: the first in selection order wins, no merging. x is the index
 // the listeners' VirtualServices come from; nil when there are none.
-// shared says the scope's one listener selected x.everything: when none
-// of those is generated from a Gateway API route, which binds by the
-// scope's services, the binding reads nothing of the scope (every winner
-// is public, for a reason the same everywhere), and is shared too.
+//
+// shared says the scope's one listener selected x.everything, its own
+// generated VirtualServices first. Then the scope takes the binding of
+// everything in a scope of no namespace (bindShared), with the hosts of
+// its own generated VirtualServices bound again (bindOwn): those are the
+// only hosts the move changes. A generated VirtualService of another
+// namespace applies where the scope holds a service of that namespace
+// for one of its hosts (gatewayRouteApplies), so where everything has
+// some, the shared binding is of the registry's everyScope services, and
+// only a scope based on those (Scope.base) may take it: inference adds to
+// such a scope only its own namespace's services and ones of the
+// namespace everyScope already holds for the host (inferredService picks
+// as dedupHosts does among public services), so which namespaces it
+// holds services of for those hosts is everyScope's.
 func (sc *Scope) bindVirtualServices(x *vsIndex, shared bool) {
 	if x == nil {
 		return
 	}
-	if shared && len(sc.Listeners) == 1 && !slices.ContainsFunc(sc.Listeners[0].VirtualServices, func(vs *VirtualService) bool { return vs.GatewayAPI }) {
-		b := x.bound.get(func() vsBinding {
-			sc.bindAll(x)
-			return vsBinding{sc.VirtualServices, sc.winners}
-		})
-		sc.VirtualServices, sc.winners = b.choices, b.winners
+	if !shared || len(sc.Listeners) != 1 {
+		sc.bindAll(x)
 		return
 	}
-	sc.bindAll(x)
+	every := x.everythingFor(sc.Listeners[0])
+	if every.gateway && sc.base == nil {
+		sc.bindAll(x)
+		return
+	}
+	b := x.boundIn(sc.reg).get(func() vsBinding {
+		ref := &Scope{reg: sc.reg, Listeners: []*EgressListener{{VirtualServices: every.vss}}}
+		if every.gateway {
+			ref.Services, ref.slot = sc.base.services, sc.base.slot
+		}
+		ref.bindAll(x)
+		return vsBinding{ref.VirtualServices, ref.winners}
+	})
+	sc.VirtualServices, sc.winners = b.choices, b.winners
+	if own := x.generated[sc.Namespace]; len(own) > 0 {
+		sc.bindOwn(x, own)
+	}
+}
+
+// bindOwn rebinds the hosts of own, the scope's generated VirtualServices,
+// which its selection moved first: for each, those of own that apply in
+// the scope, then the VirtualServices that claimed it in the shared
+// binding, each once, in order (one of own that applied there applies in
+// the scope too, which holds a service wherever everyScope does). The
+// shared binding stays shared when nothing changes.
+func (sc *Scope) bindOwn(x *vsIndex, own []*VirtualService) {
+	var ids []int32
+	var applies []*VirtualService
+	var named []*Service // scratch
+	for _, vs := range own {
+		ids = append(ids, vs.hostIDs...)
+		if named = sc.appendNamedServices(named[:0], vs); gatewayRouteApplies(vs, named, sc.Namespace) {
+			applies = append(applies, vs)
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	shared := sc.VirtualServices
+	var out []VSChoice // nil while every choice is shared's
+	next := 0          // shared's choices before next are in out
+	for _, id := range ids {
+		var claims []*VirtualService
+		for _, vs := range applies {
+			if slices.Contains(vs.hostIDs, id) && !slices.Contains(claims, vs) {
+				claims = append(claims, vs)
+			}
+		}
+		i, found := slices.BinarySearchFunc(shared, x.hosts[id], func(c VSChoice, h host.Name) int { return strings.Compare(string(c.Host), string(h)) })
+		if found {
+			for _, vs := range slices.Concat([]*VirtualService{shared[i].Winner}, shared[i].Losers()) {
+				if !slices.Contains(claims, vs) {
+					claims = append(claims, vs)
+				}
+			}
+		}
+		var c VSChoice
+		if len(claims) > 0 {
+			c = VSChoice{Host: x.hosts[id], Winner: claims[0]}
+			if len(claims) > 1 {
+				losers := claims[1:]
+				c.losers = &losers
+			}
+		}
+		if out == nil {
+			if !found && c.Winner == nil || found && c.Winner == shared[i].Winner && slices.Equal(c.Losers(), shared[i].Losers()) {
+				continue
+			}
+			out = make([]VSChoice, 0, len(shared)+len(ids))
+		}
+		out = append(out, shared[next:i]...)
+		if next = i; found {
+			next++
+		}
+		if c.Winner != nil {
+			out = append(out, c)
+		}
+	}
+	if out == nil {
+		return
+	}
+	sc.VirtualServices = append(out, shared[next:]...)
+	sc.winners = nil
+	seen := make([]bool, len(x.all))
+	for _, c := range sc.VirtualServices {
+		if !seen[c.Winner.id] {
+			seen[c.Winner.id] = true
+			sc.winners = append(sc.winners, c.Winner)
+		}
+	}
 }
 
 // bindAll is bindVirtualServices, computed.
