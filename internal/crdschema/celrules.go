@@ -15,7 +15,6 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apimachinery/pkg/util/version"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/common"
@@ -68,7 +67,8 @@ func newCELRules(s *schema.Structural, root bool) *celRules {
 // compileRules compiles the rules of s, a node that is not a resource
 // root, to the programs cel.Compile makes of them for cel.NewValidator:
 // in the same environment (the stored expressions' base with self and
-// oldSelf of the node's type), each rule parsed, checked to a bool and
+// oldSelf of the node's type; not the new expressions' environment,
+// which the library builds beside it), each rule parsed, checked to a bool and
 // planned with the same cost limit, cost tracking and interrupt
 // frequency. Each rule is parsed once, for its program and its reads
 // (a check rewrites the parsed expression, so the reads come first).
@@ -85,20 +85,24 @@ func compileRules(s *schema.Structural) ([]celgo.Program, []*reads) {
 	}
 	// A type name no rule can know, as the library's.
 	self := declType.MaybeAssignTypeName(fmt.Sprintf("selfType%d", time.Now().Nanosecond()))
-	envs, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(
-		environment.VersionedOptions{
-			IntroducedVersion: version.MajorMinor(1, 0),
-			EnvOptions:        []celgo.EnvOption{celgo.Variable(cel.ScopedVarName, self.CelType())},
-			DeclTypes:         []*apiservercel.DeclType{self},
-		},
-		environment.VersionedOptions{
-			IntroducedVersion: version.MajorMinor(1, 24),
-			EnvOptions:        []celgo.EnvOption{celgo.Variable(cel.OldScopedVarName, self.CelType())},
-		})
+	// The stored expressions' environment alone, as the library's
+	// environment set extends it: the variables, then the type of self
+	// in a provider that takes CEL keywords as field names (as from
+	// Kubernetes 1.31, which stored expressions are compatible with).
+	base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).StoredExpressionsEnv()
+	provider := apiservercel.NewDeclTypeProvider(self)
+	provider.SetRecognizeKeywordAsFieldName(true)
+	typeOpts, err := provider.EnvOptions(base.CELTypeProvider())
 	if err != nil {
 		return nil, nil
 	}
-	env := envs.StoredExpressionsEnv()
+	env, err := base.Extend(append([]celgo.EnvOption{
+		celgo.Variable(cel.ScopedVarName, self.CelType()),
+		celgo.Variable(cel.OldScopedVarName, self.CelType()),
+	}, typeOpts...)...)
+	if err != nil {
+		return nil, nil
+	}
 	programs := make([]celgo.Program, len(s.XValidations))
 	reads := make([]*reads, len(s.XValidations))
 	for i, rule := range s.XValidations {

@@ -235,14 +235,10 @@ func decodeJSON(t *testing.T, doc string) any {
 }
 
 // TestCompileRulesAsTheLibrary compiles the rules of every node below
-// the root of every served schema, as the fast path does and as the
-// library does (cel.Compile, for cel.NewValidator), and checks that the
-// fast path takes a node exactly when the library compiles each of its
-// rules to a program without oldSelf, and that each program of the two
-// gives the same value at the same cost on every value at the node in
-// the valid and broken specs.
+// the root of every served schema, and of nodes whose rules name a
+// field by a CEL keyword, as the fast path does and as the library does
+// (cel.Compile, for cel.NewValidator): see compileAsTheLibrary.
 func TestCompileRulesAsTheLibrary(t *testing.T) {
-	ctx := context.Background()
 	nodes := 0
 	forEachSchema(t, func(plural, version string, s *Schema) {
 		var values []any
@@ -252,45 +248,61 @@ func TestCompileRulesAsTheLibrary(t *testing.T) {
 			values = append(values, u)
 		}
 		forEachOwnRules(s, values, func(at string, own *schema.Structural, v any) {
-			at = plural + " " + version + " " + at
-			programs, _ := compileRules(own)
-			compiled, err := cel.Compile(own, model.SchemaDeclType(own, false), celconfig.PerCallLimit, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), cel.StoredExpressionsEnvLoader())
-			if err != nil {
-				t.Fatalf("%s: %v", at, err)
-			}
-			takes := true
-			for _, c := range compiled {
-				takes = takes && c.Error == nil && !c.UsesOldSelf
-			}
-			if (programs != nil) != takes {
-				t.Fatalf("%s: fast path takes the node %v, want %v", at, programs != nil, takes)
-			}
-			if programs == nil {
-				return
-			}
-			nodes++
-			if v == nil {
-				return
-			}
-			self := selfActivation{common.UnstructuredToVal(v, adapt(own))}
-			for i, c := range compiled {
-				if (programs[i] == nil) != (c.Program == nil) {
-					t.Fatalf("%s rule %d: program %v, want %v", at, i, programs[i] != nil, c.Program != nil)
-				}
-				if c.Program == nil {
-					continue
-				}
-				got, gotDetails, gotErr := programs[i].ContextEval(ctx, self)
-				want, wantDetails, wantErr := c.Program.ContextEval(ctx, self)
-				if fmt.Sprint(got, gotErr) != fmt.Sprint(want, wantErr) || *gotDetails.ActualCost() != *wantDetails.ActualCost() {
-					t.Errorf("%s rule %d on %v: %v %v cost %d, want %v %v cost %d", at, i, v, got, gotErr, *gotDetails.ActualCost(), want, wantErr, *wantDetails.ActualCost())
-				}
+			if compileAsTheLibrary(t, plural+" "+version+" "+at, own, v) {
+				nodes++
 			}
 		})
 	})
 	if nodes == 0 {
 		t.Error("no node was compiled")
 	}
+	for _, rule := range []string{"self.namespace == 'x'", "self.__namespace__ == 'x'", "has(self.namespace)", "self.namespace.startsWith('x')"} {
+		own := structural(t, apiextv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{"namespace": {Type: "string"}}})
+		own.XValidations = apiextv1.ValidationRules{{Rule: rule}}
+		if !compileAsTheLibrary(t, rule, own, map[string]any{"namespace": "xy"}) {
+			t.Errorf("%s: goes to the library", rule)
+		}
+	}
+}
+
+// compileAsTheLibrary checks that the fast path takes own, a node with
+// rules below the root, exactly when the library compiles each of its
+// rules to a program without oldSelf, and that each program of the two
+// gives the same value at the same cost on v (unless nil). It reports
+// whether the fast path takes the node.
+func compileAsTheLibrary(t *testing.T, at string, own *schema.Structural, v any) bool {
+	t.Helper()
+	programs, _ := compileRules(own)
+	compiled, err := cel.Compile(own, model.SchemaDeclType(own, false), celconfig.PerCallLimit, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), cel.StoredExpressionsEnvLoader())
+	if err != nil {
+		t.Fatalf("%s: %v", at, err)
+	}
+	takes := true
+	for _, c := range compiled {
+		takes = takes && c.Error == nil && !c.UsesOldSelf
+	}
+	if (programs != nil) != takes {
+		t.Fatalf("%s: fast path takes the node %v, want %v", at, programs != nil, takes)
+	}
+	if programs == nil || v == nil {
+		return takes
+	}
+	ctx := context.Background()
+	self := selfActivation{common.UnstructuredToVal(v, adapt(own))}
+	for i, c := range compiled {
+		if (programs[i] == nil) != (c.Program == nil) {
+			t.Fatalf("%s rule %d: program %v, want %v", at, i, programs[i] != nil, c.Program != nil)
+		}
+		if c.Program == nil {
+			continue
+		}
+		got, gotDetails, gotErr := programs[i].ContextEval(ctx, self)
+		want, wantDetails, wantErr := c.Program.ContextEval(ctx, self)
+		if fmt.Sprint(got, gotErr) != fmt.Sprint(want, wantErr) || *gotDetails.ActualCost() != *wantDetails.ActualCost() {
+			t.Errorf("%s rule %d on %v: %v %v cost %d, want %v %v cost %d", at, i, v, got, gotErr, *gotDetails.ActualCost(), want, wantErr, *wantDetails.ActualCost())
+		}
+	}
+	return takes
 }
 
 // forEachOwnRules calls f with every node below the root of s that has
