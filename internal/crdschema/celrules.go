@@ -35,8 +35,9 @@ import (
 type celRules struct {
 	// programs are the rules' programs as the library compiles them (nil
 	// for an empty rule, which the library skips); nil when the node has
-	// a rule the fast path leaves to the library: one it compiled with
-	// an error, or one that reads oldSelf, which a create has not got.
+	// a rule the fast path leaves to the library: one it compiles with
+	// an error, or one that reads oldSelf, which a create has not got,
+	// or may (optionalOldSelf).
 	programs []celgo.Program
 	// reads is what each rule reads of self, nil for a rule the memo
 	// does not follow.
@@ -67,17 +68,16 @@ func newCELRules(s *schema.Structural, root bool) *celRules {
 // compileRules compiles the rules of s, a node that is not a resource
 // root, to the programs cel.Compile makes of them for cel.NewValidator:
 // in the same environment (the stored expressions' base with self and
-// oldSelf of the node's type; not the new expressions' environment,
-// which the library builds beside it), each rule parsed, checked to a bool and
+// oldSelf of the node's type), each rule parsed, checked to a bool and
 // planned with the same cost limit, cost tracking and interrupt
 // frequency. Each rule is parsed once, for its program and its reads
 // (a check rewrites the parsed expression, so the reads come first).
 // Left out is what no validation of an object uses: the estimated cost
 // (the API server weighs it when a CRD is written), the message
-// expressions (read only when a rule breaks, by the library) and the
-// environment of optionalOldSelf. programs is nil when the node goes to
-// the library: a rule that does not compile, one that reads oldSelf or
-// may.
+// expressions (read only when a rule breaks, by the library), the new
+// expressions' environment and that of optionalOldSelf. programs is nil
+// when the node goes to the library: a rule that does not compile, or
+// one that reads oldSelf or may.
 func compileRules(s *schema.Structural) ([]celgo.Program, []*reads) {
 	declType := model.SchemaDeclType(s, false)
 	if declType == nil {
