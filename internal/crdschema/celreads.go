@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strconv"
 
-	celgo "github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/operators"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -51,16 +50,11 @@ func (r *reads) element() *reads {
 	return r.elem
 }
 
-// newReads is what rule, on a value of schema s, can read of it; nil when
-// the rule does not parse as env parses it.
-func newReads(env *celgo.Env, rule string, s *schema.Structural) *reads {
-	parsed, issues := env.Parse(rule)
-	if issues.Err() != nil {
-		return nil
-	}
+// newReads is what a rule, parsed to e, can read of a value of schema s.
+func newReads(e ast.Expr, s *schema.Structural) *reads {
 	root := &reads{}
 	w := readWalker{scope: []binding{{name: cel.ScopedVarName, at: &path{r: root, s: s}}}}
-	w.use(parsed.NativeRep().Expr())
+	w.use(e)
 	return root
 }
 

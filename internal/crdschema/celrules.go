@@ -2,8 +2,11 @@ package crdschema
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"sync"
+	"time"
 
 	celgo "github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -13,8 +16,10 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/common"
 	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/cel/library"
 )
 
 // celRules is one schema node's own CEL rules. The library's validator
@@ -30,8 +35,9 @@ import (
 type celRules struct {
 	// programs are the rules' programs as the library compiles them (nil
 	// for an empty rule, which the library skips); nil when the node has
-	// a rule the fast path leaves to the library: one it compiled with
-	// an error, or one that reads oldSelf, which a create has not got.
+	// a rule the fast path leaves to the library: one it compiles with
+	// an error, or one that reads oldSelf, which a create has not got,
+	// or may (optionalOldSelf).
 	programs []celgo.Program
 	// reads is what each rule reads of self, nil for a rule the memo
 	// does not follow.
@@ -55,27 +61,91 @@ func newCELRules(s *schema.Structural, root bool) *celRules {
 		// library.
 		return r
 	}
-	// What cel.NewValidator compiles for the node.
-	envs := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
-	compiled, err := cel.Compile(s, model.SchemaDeclType(s, root), celconfig.PerCallLimit, envs, cel.StoredExpressionsEnvLoader())
-	if err != nil {
-		return r
+	r.programs, r.reads = compileRules(s)
+	return r
+}
+
+// compileRules compiles the rules of s, a node that is not a resource
+// root, to the programs cel.Compile makes of them for cel.NewValidator:
+// in the same environment (the stored expressions' base with self and
+// oldSelf of the node's type), each rule parsed, checked to a bool and
+// planned with the same cost limit, cost tracking and interrupt
+// frequency. Each rule is parsed once, for its program and its reads
+// (a check rewrites the parsed expression, so the reads come first).
+// Left out is what no validation of an object uses: the estimated cost
+// (the API server weighs it when a CRD is written), the message
+// expressions (read only when a rule breaks, by the library), the new
+// expressions' environment and that of optionalOldSelf. programs is nil
+// when the node goes to the library: a rule that does not compile, or
+// one that reads oldSelf or may.
+func compileRules(s *schema.Structural) ([]celgo.Program, []*reads) {
+	declType := model.SchemaDeclType(s, false)
+	if declType == nil {
+		return nil, nil
 	}
-	programs := make([]celgo.Program, len(compiled))
-	r.reads = make([]*reads, len(compiled))
-	for i, c := range compiled {
-		if c.Error != nil || c.UsesOldSelf {
-			return r
+	// A type name no rule can know, as the library's.
+	self := declType.MaybeAssignTypeName(fmt.Sprintf("selfType%d", time.Now().Nanosecond()))
+	// The stored expressions' environment alone, as the library's
+	// environment set extends it: the variables, then the type of self
+	// in a provider that takes CEL keywords as field names (as from
+	// Kubernetes 1.31, which stored expressions are compatible with).
+	base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).StoredExpressionsEnv()
+	provider := apiservercel.NewDeclTypeProvider(self)
+	provider.SetRecognizeKeywordAsFieldName(true)
+	typeOpts, err := provider.EnvOptions(base.CELTypeProvider())
+	if err != nil {
+		return nil, nil
+	}
+	env, err := base.Extend(append([]celgo.EnvOption{
+		celgo.Variable(cel.ScopedVarName, self.CelType()),
+		celgo.Variable(cel.OldScopedVarName, self.CelType()),
+	}, typeOpts...)...)
+	if err != nil {
+		return nil, nil
+	}
+	programs := make([]celgo.Program, len(s.XValidations))
+	reads := make([]*reads, len(s.XValidations))
+	for i, rule := range s.XValidations {
+		if strings.TrimSpace(rule.Rule) == "" {
+			continue // the library skips it
 		}
-		programs[i] = c.Program
+		if rule.OptionalOldSelf != nil && *rule.OptionalOldSelf {
+			return nil, nil
+		}
+		parsed, issues := env.Parse(rule.Rule)
+		if issues.Err() != nil {
+			return nil, nil
+		}
 		// A message expression reads what it reads: no memo follows
 		// it.
-		if c.Program != nil && s.XValidations[i].MessageExpression == "" {
-			r.reads[i] = newReads(envs.StoredExpressionsEnv(), s.XValidations[i].Rule, s)
+		if rule.MessageExpression == "" {
+			reads[i] = newReads(parsed.NativeRep().Expr(), s)
+		}
+		checked, issues := env.Check(parsed)
+		if issues.Err() != nil || checked.OutputType() != celgo.BoolType || usesOldSelf(checked) {
+			return nil, nil
+		}
+		programs[i], err = env.Program(checked,
+			celgo.CostLimit(celconfig.PerCallLimit),
+			// The library's estimator: its size estimates only serve
+			// the estimated cost, which the fast path leaves out.
+			celgo.CostTracking(&library.CostEstimator{}),
+			celgo.InterruptCheckFrequency(celconfig.CheckFrequency))
+		if err != nil {
+			return nil, nil
 		}
 	}
-	r.programs = programs
-	return r
+	return programs, reads
+}
+
+// usesOldSelf reports whether a checked rule refers to oldSelf.
+func usesOldSelf(checked *celgo.Ast) bool {
+	for _, ref := range checked.NativeRep().ReferenceMap() {
+		if ref.Name == cel.OldScopedVarName {
+			return true
+		}
+	}
+	return false
 }
 
 // validate is the library's validator of the node on obj (not nil) at

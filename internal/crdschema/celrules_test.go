@@ -3,6 +3,7 @@ package crdschema
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"k8s.io/apiserver/pkg/cel/common"
+	"k8s.io/apiserver/pkg/cel/environment"
 )
 
 // TestAdaptedAnswersAsTheLibrary walks every served schema of every
@@ -121,9 +123,11 @@ func TestCELRulesHoldAsTheLibrary(t *testing.T) {
 	}
 }
 
-// TestCELRulesLeftToTheLibrary: the rules of a resource root and a rule
-// reading oldSelf are judged by the library's validator alone.
+// TestCELRulesLeftToTheLibrary: the rules of a resource root, and those
+// of a node with a rule that reads oldSelf, may read it, does not parse
+// or is not a bool, are judged by the library's validator alone.
 func TestCELRulesLeftToTheLibrary(t *testing.T) {
+	optional := true
 	for _, c := range []struct {
 		name  string
 		rules apiextv1.ValidationRules
@@ -131,6 +135,10 @@ func TestCELRulesLeftToTheLibrary(t *testing.T) {
 	}{
 		{"root", apiextv1.ValidationRules{{Rule: "self.a != 'x'"}}, true},
 		{"oldSelf", apiextv1.ValidationRules{{Rule: "self.a != 'x'"}, {Rule: "self.a == oldSelf.a"}}, false},
+		{"optionalOldSelf", apiextv1.ValidationRules{{Rule: "self.a != 'x'", OptionalOldSelf: &optional}}, false},
+		{"parse", apiextv1.ValidationRules{{Rule: "self.a != 'x'"}, {Rule: "self.a =="}}, false},
+		{"check", apiextv1.ValidationRules{{Rule: "self.a != 'x'"}, {Rule: "self.b"}}, false},
+		{"bool", apiextv1.ValidationRules{{Rule: "self.a != 'x'"}, {Rule: "self.a"}}, false},
 	} {
 		s := structural(t, apiextv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{"a": {Type: "string"}}, XValidations: c.rules})
 		r := newCELRules(s, c.root)
@@ -224,4 +232,118 @@ func decodeJSON(t *testing.T, doc string) any {
 		t.Fatalf("%s: %v", doc, err)
 	}
 	return v
+}
+
+// TestCompileRulesAsTheLibrary compiles the rules of every node below
+// the root of every served schema, and of nodes whose rules name a
+// field by a CEL keyword, as the fast path does and as the library does
+// (cel.Compile, for cel.NewValidator): see compileAsTheLibrary.
+func TestCompileRulesAsTheLibrary(t *testing.T) {
+	nodes := 0
+	forEachSchema(t, func(plural, version string, s *Schema) {
+		var values []any
+		for _, spec := range append([]string{validSpecs[plural]}, invalidSpecs[plural]...) {
+			u := unstructured(object(t, plural, version, spec)).(map[string]any)
+			defaulting.Default(u, s.structural)
+			values = append(values, u)
+		}
+		forEachOwnRules(s, values, func(at string, own *schema.Structural, v any) {
+			if compileAsTheLibrary(t, plural+" "+version+" "+at, own, v) {
+				nodes++
+			}
+		})
+	})
+	if nodes == 0 {
+		t.Error("no node was compiled")
+	}
+	for _, rule := range []string{"self.namespace == 'x'", "self.__namespace__ == 'x'", "has(self.namespace)", "self.namespace.startsWith('x')"} {
+		own := structural(t, apiextv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{"namespace": {Type: "string"}}})
+		own.XValidations = apiextv1.ValidationRules{{Rule: rule}}
+		if !compileAsTheLibrary(t, rule, own, map[string]any{"namespace": "xy"}) {
+			t.Errorf("%s: goes to the library", rule)
+		}
+	}
+}
+
+// compileAsTheLibrary checks that the fast path takes own, a node with
+// rules below the root, exactly when the library compiles each of its
+// rules to a program without oldSelf, and that each program of the two
+// gives the same value at the same cost on v (unless nil). It reports
+// whether the fast path takes the node.
+func compileAsTheLibrary(t *testing.T, at string, own *schema.Structural, v any) bool {
+	t.Helper()
+	programs, _ := compileRules(own)
+	compiled, err := cel.Compile(own, model.SchemaDeclType(own, false), celconfig.PerCallLimit, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), cel.StoredExpressionsEnvLoader())
+	if err != nil {
+		t.Fatalf("%s: %v", at, err)
+	}
+	takes := true
+	for _, c := range compiled {
+		takes = takes && c.Error == nil && !c.UsesOldSelf
+	}
+	if (programs != nil) != takes {
+		t.Fatalf("%s: fast path takes the node %v, want %v", at, programs != nil, takes)
+	}
+	if programs == nil || v == nil {
+		return takes
+	}
+	ctx := context.Background()
+	self := selfActivation{common.UnstructuredToVal(v, adapt(own))}
+	for i, c := range compiled {
+		if (programs[i] == nil) != (c.Program == nil) {
+			t.Fatalf("%s rule %d: program %v, want %v", at, i, programs[i] != nil, c.Program != nil)
+		}
+		if c.Program == nil {
+			continue
+		}
+		got, gotDetails, gotErr := programs[i].ContextEval(ctx, self)
+		want, wantDetails, wantErr := c.Program.ContextEval(ctx, self)
+		if fmt.Sprint(got, gotErr) != fmt.Sprint(want, wantErr) || *gotDetails.ActualCost() != *wantDetails.ActualCost() {
+			t.Errorf("%s rule %d on %v: %v %v cost %d, want %v %v cost %d", at, i, v, got, gotErr, *gotDetails.ActualCost(), want, wantErr, *wantDetails.ActualCost())
+		}
+	}
+	return takes
+}
+
+// forEachOwnRules calls f with every node below the root of s that has
+// rules of its own, at its path, as the fast path compiles it (the
+// rules under it cleared), once with no value and once with each value
+// at the node in values.
+func forEachOwnRules(s *Schema, values []any, f func(at string, own *schema.Structural, v any)) {
+	var walk func(at string, n *celNode, st *schema.Structural, values []any)
+	walk = func(at string, n *celNode, st *schema.Structural, values []any) {
+		if n == nil {
+			return
+		}
+		if n.own != nil && st != s.structural {
+			own := st.DeepCopy()
+			clearChildRules(own)
+			f(at, own, nil)
+			for _, v := range values {
+				f(at, own, v)
+			}
+		}
+		var items, additional []any
+		props := map[string][]any{}
+		for _, v := range values {
+			switch x := v.(type) {
+			case []any:
+				items = append(items, x...)
+			case map[string]any:
+				for k, e := range x {
+					props[k] = append(props[k], e)
+					additional = append(additional, e)
+				}
+			}
+		}
+		walk(at+"[]", n.items, st.Items, items)
+		for _, k := range slices.Sorted(maps.Keys(n.props)) {
+			p := st.Properties[k]
+			walk(at+"."+k, n.props[k], &p, props[k])
+		}
+		if n.additional != nil {
+			walk(at+"{}", n.additional, st.AdditionalProperties.Structural, additional)
+		}
+	}
+	walk("", s.rules, s.structural, values)
 }
