@@ -40,6 +40,30 @@ func BenchmarkAnalyzer(b *testing.B) {
 	}
 }
 
+// BenchmarkAnalyzerRoutes runs each analyzer alone over issue 25's twins:
+// the same routes written as VirtualServices and as mesh HTTPRoutes that
+// the gatewayapi stage converts, so a cost the conversion adds shows by
+// its code.
+func BenchmarkAnalyzerRoutes(b *testing.B) {
+	for _, twin := range []struct {
+		name string
+		o    meshgen.Options
+	}{
+		{"vs", meshgen.Options{VersionServices: true}},
+		{"hr", meshgen.Options{HTTPRoutes: true}},
+	} {
+		objs, mc := meshgentest.Load(b, twin.o)
+		m, _ := resolvetest.Stages(objs, mc)
+		for _, a := range Analyzers() {
+			b.Run(a.Entry.Code+"/"+twin.name, func(b *testing.B) {
+				for b.Loop() {
+					analyze(b, m, []*Analyzer{a}, Options{})
+				}
+			})
+		}
+	}
+}
+
 // BenchmarkSharedHosts is issue 14's quadratic case: n VirtualServices
 // that each list the same n hosts, seen by one namespace. Findings must
 // grow with the groups, not the pairs: one finding here, whatever n.
