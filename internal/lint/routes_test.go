@@ -56,6 +56,10 @@ func TestRouteAnalyzers(t *testing.T) {
 			1, "web/api", "spec.tcp[1] of web/api is never used", ""},
 		{"MC5003 near miss: specific before general", "MC5003", with(vs("web", "api", "hosts: [api], http: [{match: [{uri: {prefix: /v2}}], "+route+"}, {match: [{uri: {prefix: /}}], "+route+"}, {"+route+"}]")),
 			1, "web/api", "spec.http[2]", ""}, // the last is dead behind the "/" match, nothing else
+		{"MC5003 TLS match repeated within its one route", "MC5003", with(vs("web", "api", "hosts: [api], tls: [{match: [{sniHosts: [api]}, {sniHosts: [api]}], route: [{destination: {host: api}}]}]")),
+			1, "web/api", "match[1] of spec.tls[0]", ""},
+		{"MC5003 near miss: one route whose one match takes everything, as a converted HTTPRoute has", "MC5003", with(vs("web", "api", "hosts: [api], http: [{match: [{uri: {prefix: /}}], "+route+"}]")),
+			0, "", "", ""},
 		{"MC5003 near miss: a match of everything for some sources only", "MC5003", with(vs("web", "api", "hosts: [api], http: [{match: [{uri: {prefix: /}, sourceLabels: {app: caller}}], "+route+"}, {"+route+"}]")),
 			0, "", "", ""},
 
