@@ -407,6 +407,12 @@ func portNumbers(s *resolve.Service) []string {
 	return out
 }
 
+// severalPorts reports whether s has two port numbers or more, as
+// portNumbers would list them, without spelling them out.
+func severalPorts(s *resolve.Service) bool {
+	return slices.ContainsFunc(s.Ports, func(pt resolve.Port) bool { return pt.Number != s.Ports[0].Number })
+}
+
 // MC5005: destinations without a port, to a service with several: one
 // finding per VirtualService and host, at the first such destination.
 var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run: func(p *Pass) {
@@ -431,7 +437,7 @@ var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run
 			return
 		}
 		s := serviceFor(p.Mesh, d.Host, vs.Namespace())
-		if s == nil || len(portNumbers(s)) < 2 || slices.Equal(vs.Gateways, []string{resolve.MeshGateway}) && portsCarryOver(p.Mesh, vs, s) {
+		if s == nil || !severalPorts(s) || slices.Equal(vs.Gateways, []string{resolve.MeshGateway}) && portsCarryOver(p.Mesh, vs, s) {
 			found[k] = &finding{} // nothing to report; count is not read
 			return
 		}
