@@ -137,7 +137,12 @@ var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewher
 		}
 	}
 	for _, c := range p.configHosts() {
-		if !c.expands || sources[c.obj] || !isName(c.host) || strings.Contains(c.host, ".") || len(byName[c.host]) == 0 {
+		if !c.expands || sources[c.obj] || strings.Contains(c.host, ".") || len(byName[c.host]) == 0 || !isName(c.host) {
+			continue
+		}
+		// A Service of that name in the object's namespace is the host
+		// it expands to: no need to spell the name out and look it up.
+		if slices.ContainsFunc(byName[c.host], func(s *resolve.Service) bool { return s.Namespace == c.obj.Namespace }) {
 			continue
 		}
 		// A namespace whose Services the input does not hold may well
