@@ -425,6 +425,9 @@ var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run
 		svc   *resolve.Service
 		count int
 	}
+	// Only keys with a finding are kept: most destinations make none, and
+	// a key without one is judged again, the same, at its next
+	// destination.
 	found := map[key]*finding{}
 	var order []key
 	ownDestinations(p.Mesh, func(vs *resolve.VirtualService, d *resolve.Destination) {
@@ -438,7 +441,6 @@ var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run
 		}
 		s := serviceFor(p.Mesh, d.Host, vs.Namespace())
 		if s == nil || !severalPorts(s) || slices.Equal(vs.Gateways, []string{resolve.MeshGateway}) && portsCarryOver(p.Mesh, vs, s) {
-			found[k] = &finding{} // nothing to report; count is not read
 			return
 		}
 		found[k] = &finding{first: d.Path, svc: s, count: 1}
