@@ -10,6 +10,7 @@ import (
 	"github.com/meshc/meshc/internal/meshgen"
 	"github.com/meshc/meshc/internal/meshgen/meshgentest"
 	"github.com/meshc/meshc/internal/resolve/resolvetest"
+	"github.com/meshc/meshc/internal/testfiles"
 )
 
 // BenchmarkRun runs every analyzer over the resolved default synthetic
@@ -37,6 +38,40 @@ func BenchmarkAnalyzer(b *testing.B) {
 				analyze(b, m, []*Analyzer{a}, Options{})
 			}
 		})
+	}
+}
+
+// BenchmarkAnalyzerRoutes runs each analyzer alone over issue 25's twins:
+// the same routes written as VirtualServices and as mesh HTTPRoutes that
+// the gatewayapi stage converts, so a cost the conversion adds shows by
+// its code; "all" runs them together, as lint does.
+func BenchmarkAnalyzerRoutes(b *testing.B) {
+	for _, twin := range []struct {
+		name string
+		o    meshgen.Options
+	}{
+		{"vs", meshgen.Options{VersionServices: true}},
+		{"hr", meshgen.Options{HTTPRoutes: true}},
+	} {
+		objs, mc := meshgentest.Load(b, twin.o)
+		m, _ := resolvetest.Stages(objs, mc)
+		runs := map[string][]*Analyzer{"all": Analyzers()}
+		names := []string{"all"}
+		for _, a := range Analyzers() {
+			runs[a.Entry.Code] = []*Analyzer{a}
+			names = append(names, a.Entry.Code)
+		}
+		for _, name := range names {
+			b.Run(name+"/"+twin.name, func(b *testing.B) {
+				// CPU time, the collector's included, tells the twins
+				// apart on a busy machine better than wall time.
+				start := testfiles.CPUTime()
+				for b.Loop() {
+					analyze(b, m, runs[name], Options{})
+				}
+				b.ReportMetric(float64((testfiles.CPUTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			})
+		}
 	}
 }
 

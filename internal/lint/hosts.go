@@ -2,6 +2,7 @@ package lint
 
 import (
 	"cmp"
+	"iter"
 	"net/netip"
 	"slices"
 	"strings"
@@ -16,8 +17,10 @@ import (
 // Sidecar egress entry, with where it is written. Route destinations are
 // MC5002's and are not listed.
 type configHost struct {
-	obj  *model.ObjectMeta
-	path model.Path
+	obj *model.ObjectMeta
+	// i and j place the host in its object (see path), which is built
+	// only for a finding: most hosts make none.
+	i, j int
 	// host is as written, after the "ns/" prefix of a Sidecar egress
 	// host; expands tells whether istiod expands a short one
 	// (docs/semantics/hosts.md §3.1).
@@ -25,32 +28,57 @@ type configHost struct {
 	expands      bool
 }
 
+// path is where c is written: spec.hosts[i] of a VirtualService,
+// spec.host of a DestinationRule, spec.egress[i].hosts[j] of a Sidecar.
+func (c configHost) path() model.Path {
+	switch c.obj.Kind {
+	case "VirtualService":
+		return model.ParsePath("spec.hosts").Index(c.i)
+	case "DestinationRule":
+		return model.ParsePath("spec.host")
+	}
+	return model.ParsePath("spec.egress").Index(c.i).Key("hosts").Index(c.j)
+}
+
 // configHosts lists the hosts of VirtualServices, DestinationRules and
-// Sidecar egress, in input order.
+// Sidecar egress, in input order, counted first so the list is allocated
+// once.
 func configHosts(m *resolve.Mesh) []configHost {
-	var out []configHost
-	for _, o := range m.Objects {
-		meta := o.Meta()
-		switch x := o.(type) {
-		case *model.VirtualService:
-			for i, h := range x.Spec.GetHosts() {
-				out = append(out, configHost{meta, model.ParsePath("spec.hosts").Index(i), "", h, true})
-			}
-		case *model.DestinationRule:
-			if h := x.Spec.GetHost(); h != "" {
-				out = append(out, configHost{meta, model.ParsePath("spec.host"), "", h, true})
-			}
-		case *model.Sidecar:
-			for i, eg := range x.Spec.GetEgress() {
-				for j, h := range eg.GetHosts() {
-					if ns, dns, ok := strings.Cut(h, "/"); ok {
-						out = append(out, configHost{meta, model.ParsePath("spec.egress").Index(i).Key("hosts").Index(j), ns + "/", dns, false})
+	hosts := eachConfigHost(m)
+	n := 0
+	for range hosts {
+		n++
+	}
+	return slices.AppendSeq(make([]configHost, 0, n), hosts)
+}
+
+// eachConfigHost yields configHosts' hosts.
+func eachConfigHost(m *resolve.Mesh) iter.Seq[configHost] {
+	return func(yield func(configHost) bool) {
+		for _, o := range m.Objects {
+			meta := o.Meta()
+			switch x := o.(type) {
+			case *model.VirtualService:
+				for i, h := range x.Spec.GetHosts() {
+					if !yield(configHost{meta, i, 0, "", h, true}) {
+						return
+					}
+				}
+			case *model.DestinationRule:
+				if h := x.Spec.GetHost(); h != "" && !yield(configHost{meta, 0, 0, "", h, true}) {
+					return
+				}
+			case *model.Sidecar:
+				for i, eg := range x.Spec.GetEgress() {
+					for j, h := range eg.GetHosts() {
+						if ns, dns, ok := strings.Cut(h, "/"); ok && !yield(configHost{meta, i, j, h[:len(ns)+1], dns, false}) {
+							return
+						}
 					}
 				}
 			}
 		}
 	}
-	return out
 }
 
 // isName reports a host that names one service: not a wildcard, not an
@@ -58,6 +86,13 @@ func configHosts(m *resolve.Mesh) []configHost {
 func isName(h string) bool {
 	if h == "" || strings.Contains(h, "*") {
 		return false
+	}
+	// An IP address starts with a digit or has a colon; parsing only
+	// those spares a name the failed parse's error.
+	if h[0] < '0' || h[0] > '9' {
+		if !strings.Contains(h, ":") {
+			return true
+		}
 	}
 	_, err := netip.ParseAddr(h)
 	return err != nil
@@ -68,15 +103,17 @@ func isName(h string) bool {
 var nonFQDNDottedHost = &Analyzer{Entry: diag.NonFQDNDottedHost, Requires: []*fact{factConfigHosts}, Run: func(p *Pass) {
 	for _, c := range p.configHosts() {
 		// A copy HNC propagated says what its source says.
-		if c.obj.InheritedFrom != nil || !isName(c.host) || !strings.Contains(c.host, ".") || len(p.Mesh.ServicesNamed(host.Name(c.host))) > 0 {
+		if c.obj.InheritedFrom != nil || !strings.Contains(c.host, ".") || !isName(c.host) {
 			continue
 		}
+		// The .svc.<domain> form first: an FQDN's is no service, and the
+		// lookup of a host that is none allocates nothing.
 		full := host.Name(c.host + ".svc." + p.Mesh.Config.DomainSuffix)
 		svcs := p.Mesh.ServicesNamed(full)
-		if len(svcs) == 0 {
+		if len(svcs) == 0 || len(p.Mesh.ServicesNamed(host.Name(c.host))) > 0 {
 			continue
 		}
-		d := p.Report(c.obj, c.path, diag.DottedHostNotExpanded,
+		d := p.Report(c.obj, c.path(), diag.DottedHostNotExpanded,
 			c.obj.Kind, objName(c.obj), c.host, c.prefix, full)
 		d.Related = append(d.Related, related(svcs[0].Object, "defines %s", full))
 	}
@@ -100,7 +137,12 @@ var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewher
 		}
 	}
 	for _, c := range p.configHosts() {
-		if !c.expands || sources[c.obj] || !isName(c.host) || strings.Contains(c.host, ".") || len(byName[c.host]) == 0 {
+		if !c.expands || sources[c.obj] || strings.Contains(c.host, ".") || len(byName[c.host]) == 0 || !isName(c.host) {
+			continue
+		}
+		// A Service of that name in the object's namespace is the host
+		// it expands to: no need to spell the name out and look it up.
+		if slices.ContainsFunc(byName[c.host], func(s *resolve.Service) bool { return s.Namespace == c.obj.Namespace }) {
 			continue
 		}
 		// A namespace whose Services the input does not hold may well
@@ -118,7 +160,7 @@ var shortHostResolvesElsewhere = &Analyzer{Entry: diag.ShortHostResolvesElsewher
 		if len(fqdns) > 1 {
 			fix = "write the full name of the one meant: " + list(fqdns, 3)
 		}
-		d := p.Report(c.obj, c.path, diag.ShortHostElsewhere,
+		d := p.Report(c.obj, c.path(), diag.ShortHostElsewhere,
 			c.obj.Kind, objName(c.obj), c.host, expanded, plural(len(others), "namespace ", "namespaces ")+list(namespaces(others), 5), fix)
 		for _, s := range others {
 			d.Related = append(d.Related, related(s.Object, "defines %s", s.Host))

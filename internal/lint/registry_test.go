@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/meshc/meshc/internal/diag"
+	"github.com/meshc/meshc/internal/model"
 )
 
 // svcAnnotated is a Service with annotations written as a flow mapping.
@@ -143,6 +144,49 @@ func TestHostForms(t *testing.T) {
 			docs: append(base, obj("VirtualService", "client", "to-api", "hosts: [api.web.svc.cluster.local], http: [{route: [{destination: {host: api}}]}]")),
 			want: 0},
 	})
+}
+
+// TestConfigHostPath: a config host's path, built only for a finding,
+// is where its object writes it.
+func TestConfigHostPath(t *testing.T) {
+	tests := []struct {
+		kind string
+		i, j int
+		want string
+	}{
+		{"VirtualService", 2, 0, "spec.hosts[2]"},
+		{"DestinationRule", 0, 0, "spec.host"},
+		{"Sidecar", 1, 3, "spec.egress[1].hosts[3]"},
+	}
+	for _, tt := range tests {
+		c := configHost{obj: &model.ObjectMeta{Kind: tt.kind}, i: tt.i, j: tt.j}
+		if got := c.path().String(); got != tt.want {
+			t.Errorf("%s %d %d: path %s, want %s", tt.kind, tt.i, tt.j, got, tt.want)
+		}
+	}
+}
+
+// TestIsName: addresses and wildcards are not names; a name may start
+// with a digit.
+func TestIsName(t *testing.T) {
+	tests := []struct {
+		host string
+		want bool
+	}{
+		{"api", true},
+		{"api.web", true},
+		{"1password.example.com", true},
+		{"10.0.0.1", false},
+		{"::1", false},
+		{"fe80::1%eth0", false},
+		{"*.example.com", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := isName(tt.host); got != tt.want {
+			t.Errorf("isName(%q) = %v, want %v", tt.host, got, tt.want)
+		}
+	}
 }
 
 // TestPorts covers MC3006 to MC3010.

@@ -78,34 +78,48 @@ var unreachableRoute = &Analyzer{Entry: diag.UnreachableRoute, Run: func(p *Pass
 		if o.InheritedFrom != nil {
 			continue
 		}
-		var http, tcp, tls []ruleMatches
-		for _, r := range o.Spec.GetHttp() {
-			rm := ruleMatches{name: r.GetName(), catchAll: len(r.GetMatch()) == 0}
-			for _, m := range r.GetMatch() {
-				rm.matches = append(rm.matches, httpMatchKey(m))
-				rm.catchAll = rm.catchAll || resolve.CatchAllMatch(m)
+		if hs := o.Spec.GetHttp(); mayShadow(hs) {
+			http := make([]ruleMatches, 0, len(hs))
+			for _, r := range hs {
+				rm := ruleMatches{name: r.GetName(), catchAll: len(r.GetMatch()) == 0}
+				for _, m := range r.GetMatch() {
+					rm.matches = append(rm.matches, httpMatchKey(m))
+					rm.catchAll = rm.catchAll || resolve.CatchAllMatch(m)
+				}
+				http = append(http, rm)
 			}
-			http = append(http, rm)
+			reportUnreachable(p, &o.ObjectMeta, "http", http)
 		}
-		for _, r := range o.Spec.GetTcp() {
-			rm := ruleMatches{catchAll: len(r.GetMatch()) == 0}
-			for _, m := range r.GetMatch() {
-				rm.matches = append(rm.matches, matchKey{full: encode(m)})
-			}
-			tcp = append(tcp, rm)
+		if ts := o.Spec.GetTcp(); mayShadow(ts) {
+			reportUnreachable(p, &o.ObjectMeta, "tcp", encodedMatches(ts))
 		}
-		for _, r := range o.Spec.GetTls() {
-			rm := ruleMatches{catchAll: len(r.GetMatch()) == 0}
-			for _, m := range r.GetMatch() {
-				rm.matches = append(rm.matches, matchKey{full: encode(m)})
-			}
-			tls = append(tls, rm)
+		if ts := o.Spec.GetTls(); mayShadow(ts) {
+			reportUnreachable(p, &o.ObjectMeta, "tls", encodedMatches(ts))
 		}
-		reportUnreachable(p, &o.ObjectMeta, "http", http)
-		reportUnreachable(p, &o.ObjectMeta, "tcp", tcp)
-		reportUnreachable(p, &o.ObjectMeta, "tls", tls)
 	}
 }}
+
+// mayShadow reports whether a route list can have a dead route or match:
+// one route with at most one match has nothing before it to take its
+// requests. That is the common list, a Gateway API route's conversion
+// (one rule, one "/" prefix match) among them, and it is left before its
+// matches are encoded.
+func mayShadow[R interface{ GetMatch() []M }, M any](routes []R) bool {
+	return len(routes) > 1 || len(routes) == 1 && len(routes[0].GetMatch()) > 1
+}
+
+// encodedMatches lists the tcp or tls routes by their matches' encodings.
+func encodedMatches[R interface{ GetMatch() []M }, M proto.Message](routes []R) []ruleMatches {
+	out := make([]ruleMatches, 0, len(routes))
+	for _, r := range routes {
+		rm := ruleMatches{catchAll: len(r.GetMatch()) == 0}
+		for _, m := range r.GetMatch() {
+			rm.matches = append(rm.matches, matchKey{full: encode(m)})
+		}
+		out = append(out, rm)
+	}
+	return out
+}
 
 // reportUnreachable reports the dead routes and matches of one route list
 // (spec.<kind>) of a VirtualService: after a route that takes everything,
@@ -393,6 +407,12 @@ func portNumbers(s *resolve.Service) []string {
 	return out
 }
 
+// severalPorts reports whether s has two port numbers or more, as
+// portNumbers would list them, without spelling them out.
+func severalPorts(s *resolve.Service) bool {
+	return slices.ContainsFunc(s.Ports, func(pt resolve.Port) bool { return pt.Number != s.Ports[0].Number })
+}
+
 // MC5005: destinations without a port, to a service with several: one
 // finding per VirtualService and host, at the first such destination.
 var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run: func(p *Pass) {
@@ -405,6 +425,9 @@ var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run
 		svc   *resolve.Service
 		count int
 	}
+	// Only keys with a finding are kept: most destinations make none, and
+	// a key without one is judged again, the same, at its next
+	// destination.
 	found := map[key]*finding{}
 	var order []key
 	ownDestinations(p.Mesh, func(vs *resolve.VirtualService, d *resolve.Destination) {
@@ -417,8 +440,7 @@ var destinationPortRequired = &Analyzer{Entry: diag.DestinationPortRequired, Run
 			return
 		}
 		s := serviceFor(p.Mesh, d.Host, vs.Namespace())
-		if s == nil || len(portNumbers(s)) < 2 || slices.Equal(vs.Gateways, []string{resolve.MeshGateway}) && portsCarryOver(p.Mesh, vs, s) {
-			found[k] = &finding{} // nothing to report; count is not read
+		if s == nil || !severalPorts(s) || slices.Equal(vs.Gateways, []string{resolve.MeshGateway}) && portsCarryOver(p.Mesh, vs, s) {
 			return
 		}
 		found[k] = &finding{first: d.Path, svc: s, count: 1}

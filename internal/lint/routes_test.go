@@ -56,6 +56,10 @@ func TestRouteAnalyzers(t *testing.T) {
 			1, "web/api", "spec.tcp[1] of web/api is never used", ""},
 		{"MC5003 near miss: specific before general", "MC5003", with(vs("web", "api", "hosts: [api], http: [{match: [{uri: {prefix: /v2}}], "+route+"}, {match: [{uri: {prefix: /}}], "+route+"}, {"+route+"}]")),
 			1, "web/api", "spec.http[2]", ""}, // the last is dead behind the "/" match, nothing else
+		{"MC5003 TLS match repeated within its one route", "MC5003", with(vs("web", "api", "hosts: [api], tls: [{match: [{sniHosts: [api]}, {sniHosts: [api]}], route: [{destination: {host: api}}]}]")),
+			1, "web/api", "match[1] of spec.tls[0]", ""},
+		{"MC5003 near miss: one route whose one match takes everything, as a converted HTTPRoute has", "MC5003", with(vs("web", "api", "hosts: [api], http: [{match: [{uri: {prefix: /}}], "+route+"}]")),
+			0, "", "", ""},
 		{"MC5003 near miss: a match of everything for some sources only", "MC5003", with(vs("web", "api", "hosts: [api], http: [{match: [{uri: {prefix: /}, sourceLabels: {app: caller}}], "+route+"}, {"+route+"}]")),
 			0, "", "", ""},
 
@@ -79,6 +83,9 @@ func TestRouteAnalyzers(t *testing.T) {
 		{"MC5005 a gateway route to its own host", "MC5005", with(append(gatewayFixture("'*'"), service("web", "multi", "{port: 80, name: http}", "{port: 9090, name: http-admin}"),
 			vs("web", "multi", "hosts: [multi], gateways: [mesh, ingress/public], http: [{route: [{destination: {host: multi}}]}]"))...),
 			1, "web/multi", "without a port", ""},
+		{"MC5005 near miss: one port number, for UDP and TCP", "MC5005", with(service("web", "dns", "{port: 53, name: dns, protocol: UDP}", "{port: 53, name: dns-tcp}"), service("web", "other", "{port: 8080, name: tcp}"),
+			vs("web", "dns", "hosts: [other], tcp: [{route: [{destination: {host: dns}}]}]")),
+			0, "", "", ""},
 		{"MC5005 near miss: port given, one port, or a sidecar route to a service with the same ports", "MC5005", with(service("web", "multi", "{port: 80, name: http}", "{port: 9090, name: http-admin}"),
 			vs("web", "multi", "hosts: [multi.example.com], http: [{route: [{destination: {host: multi, port: {number: 9090}}}]}, {route: [{destination: {host: api}}]}]"),
 			vs("web", "own", "hosts: [multi], http: [{route: [{destination: {host: multi}}]}]")),
