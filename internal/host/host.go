@@ -133,9 +133,12 @@ func FQDN(h, ns, domainSuffix string) Name {
 	if h == "" || h == "*" || strings.Contains(h, ".") {
 		return Name(h)
 	}
-	// IPv6 literals have no dot, so they need their own check.
-	if _, err := netip.ParseAddr(h); err == nil {
-		return Name(h)
+	// IPv6 literals have no dot, so they need their own check; every
+	// one has a colon, which spares a short name the failed parse.
+	if strings.Contains(h, ":") {
+		if _, err := netip.ParseAddr(h); err == nil {
+			return Name(h)
+		}
 	}
 	if ns != "" {
 		h += "." + ns

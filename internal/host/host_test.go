@@ -205,6 +205,7 @@ func TestC05ShortNames(t *testing.T) {
 		{"::1", "default", "cluster.local", "::1"},
 		{"fe80::1%eth0", "default", "cluster.local", "fe80::1%eth0"},
 		{"2a00", "default", "cluster.local", "2a00.default.svc.cluster.local"},
+		{"a:b", "default", "cluster.local", "a:b.default.svc.cluster.local"}, // a colon alone is no address
 	}
 	for _, tt := range tests {
 		if got := FQDN(tt.h, tt.ns, tt.domain); string(got) != tt.want {

@@ -319,6 +319,9 @@ type registry struct {
 	// public: what inferredService finds for every namespace.
 	byHostPreferred [][]*Service
 	soleVisible     []*Service
+	// byHostOldest holds the same lists oldest first, for ServicesNamed
+	// (many analyzer calls per host; sorted once here, not per call).
+	byHostOldest [][]*Service
 	// everything is what a portless egress listener importing every
 	// service ("*/*") picks for the namespaces where that list is the same
 	// (sharesEverything); computed once, by the first scope that asks,
@@ -415,7 +418,13 @@ func newRegistry(services []*Service) *registry {
 		}
 	}
 	r.soleVisible = make([]*Service, len(r.hostIDs))
+	r.byHostOldest = make([][]*Service, len(r.hostIDs))
 	for id, list := range r.byHostPreferred {
+		oldest := list
+		if len(list) > 1 {
+			oldest = slices.SortedFunc(slices.Values(list), (*Service).compare)
+		}
+		r.byHostOldest[id] = slices.Clip(oldest)
 		slices.SortFunc(list, preferInferred)
 		if len(list) == 1 && list[0].exportTo.public {
 			r.soleVisible[id] = list[0]
@@ -641,7 +650,7 @@ func (m *Mesh) ServicesCovering(h host.Name) []*Service {
 		}
 		return out
 	}
-	out := m.ServicesNamed(h)
+	out := slices.Clone(m.ServicesNamed(h))
 	for _, s := range m.reg.wildcards {
 		if h.SubsetOf(s.Host) {
 			out = append(out, s)

@@ -356,13 +356,11 @@ func (m *Mesh) Reachable(h host.Name, ns string) bool {
 func (m *Mesh) Rules() []*Rule { return m.drs.allRules() }
 
 // ServicesNamed returns every mesh service with a hostname, oldest first.
+// The list is shared: callers read it and never write to it.
 func (m *Mesh) ServicesNamed(h host.Name) []*Service {
 	id, ok := m.reg.hostIDs[h]
 	if !ok {
 		return nil
 	}
-	// byHostPreferred holds byHostNs's services, without a map to walk.
-	out := slices.Clone(m.reg.byHostPreferred[id])
-	slices.SortFunc(out, (*Service).compare)
-	return out
+	return m.reg.byHostOldest[id]
 }
