@@ -96,7 +96,7 @@ error or when a side cannot be read or rendered.`,
 			}
 			// Comparing builds both sides' configurations of the changed
 			// scopes, a heap that grows and dies scope by scope: under the
-			// compile phase's policy it grew to nine times its live size
+			// compile phase's GOGC 800 it grew to nine times its live size
 			// (1.9 GB peak on the generated 100-namespace mesh, 220 MB
 			// live), as build's emit phase would. At 100 that diff peaks at
 			// about 500 MB; 70 takes about 60 MB off for 0.5 to 0.9 s
