@@ -545,24 +545,34 @@ func notText(data []byte) string {
 // reports kinds meshc does not model (MC1005), one diagnostic per kind.
 func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
 	var diags []diag.Diagnostic
-	first := make(map[model.ID]model.Object, len(objs))
+	// first[i] is the position of the first object with the identity of
+	// the object at i, when that is another: identities in order put an
+	// object's copies right after it.
+	order, ids := model.OrderByID(objs)
+	first := make([]int, len(objs))
+	for k, i := range order {
+		first[i] = i
+		if k > 0 && ids[i].Name != "" && ids[i] == ids[order[k-1]] {
+			first[i] = first[order[k-1]]
+		}
+	}
 	copies := map[model.ID]int{}
 	kept := objs[:0:0]
 	type unknownKind struct{ group, kind string }
 	var unknownOrder []unknownKind
 	unknown := map[unknownKind][]*model.ObjectMeta{}
-	for _, o := range objs {
+	for i, o := range objs {
 		m := o.Meta()
-		id := m.ID()
 		// Nameless objects (an IstioOperator) have no identity to clash.
-		if prev, dup := first[id]; dup && id.Name != "" {
+		if first[i] != i {
+			id := ids[i]
+			prev := objs[first[i]]
 			copies[id]++
 			d := diag.DefinedTwice.At(m.Ref(), id, prev.Meta().Ref().Location()).Keyed(diag.Part("copy", strconv.Itoa(copies[id]+1)))
 			d.Related = []diag.Related{{ObjectRef: prev.Meta().Ref(), Note: "first definition, kept"}}
 			diags = append(diags, d)
 			continue
 		}
-		first[id] = o
 		m.Seq = len(kept)
 		kept = append(kept, o)
 		if _, ok := o.(*model.Unknown); ok {
