@@ -464,6 +464,19 @@ func withField(n *yaml.Node, key, s string) *yaml.Node {
 	return &out
 }
 
+// withoutField returns mapping n without the field key, n itself when it
+// has none.
+func withoutField(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if keyOf(n.Content[i]) == key {
+			out := *n
+			out.Content = slices.Concat(n.Content[:i], n.Content[i+2:])
+			return &out
+		}
+	}
+	return n
+}
+
 // stringNode is a node whose value is the string s, whatever s says.
 func stringNode(s string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Value: s}
