@@ -95,13 +95,14 @@ error or when a side cannot be read or rendered.`,
 				return &exitError{code: exitUsage, err: err}
 			}
 			// Comparing builds both sides' configurations of the changed
-			// scopes, a heap that grows and dies scope by scope: under the
-			// compile phase's GOGC 800 it grew to nine times its live size
-			// (1.9 GB peak on the generated 100-namespace mesh, 220 MB
-			// live), as build's emit phase would. At 100 that diff peaks at
-			// about 500 MB; 70 takes about 60 MB off for 0.5 to 0.9 s
-			// more CPU, 150 adds as much for 0.6 s less.
-			leaveCompileGC(100)
+			// scopes, a heap that grows and dies scope by scope, which the
+			// compile phase's policy would not collect at all below the
+			// memory limit. What stays live is mostly
+			// the two compiles (about 100 MB at most on the generated
+			// 100-namespace mesh with one VirtualService changed): at 100
+			// that diff peaks at 265 to 280 MB, at 70 at 245 to 260 MB for
+			// about 0.15 s more CPU (of 1.8 s).
+			leaveCompileGC(diffGCPercent)
 			rep, err := meshdiff.Compare(cmd.Context(), meshdiff.Side{Result: baseRun, File: base.file}, meshdiff.Side{Result: headRun, File: head.file}, meshdiff.Options{})
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}

@@ -54,6 +54,8 @@ const (
 	fallbackGCPercent = 200
 	// serveGCPercent is a server's between recompiles.
 	serveGCPercent = 100
+	// diffGCPercent is a diff's while comparing (newDiffCmd).
+	diffGCPercent = 70
 )
 
 // compileGC sets the compile phase's collection policy for total bytes of

@@ -52,8 +52,8 @@ func TestConfigsAreTheBuild(t *testing.T) {
 	// build's shared files do: productpage and details see the same
 	// services through the same rules.
 	shared := 0
-	for _, a := range cfgs[0].Clusters {
-		for _, b := range cfgs[1].Clusters {
+	for _, a := range cfgs[0].Clusters() {
+		for _, b := range cfgs[1].Clusters() {
 			if a == b {
 				shared++
 			}

@@ -105,17 +105,23 @@ func digestViews(m *resolve.Mesh) ([]deephash.Sum, map[*resolve.ProxyView]emit.S
 		if v.Proxy.Type != resolve.SidecarProxy {
 			continue
 		}
-		var c emit.Sums
-		if c.Clusters, err = d.Clusters(v); err != nil {
+		if carried[v], err = carrySums(d, v); err != nil {
 			return nil, nil, false
 		}
-		if c.Listeners, err = d.Listeners(v); err != nil {
-			return nil, nil, false
-		}
-		if c.Own, err = d.Own(v); err != nil {
-			return nil, nil, false
-		}
-		carried[v] = c
 	}
 	return sums, carried, true
+}
+
+// carrySums digests what of a sidecar's view emit carries.
+func carrySums(d *resolve.Digester, v *resolve.ProxyView) (emit.Sums, error) {
+	var c emit.Sums
+	var err error
+	if c.Clusters, err = d.Clusters(v); err != nil {
+		return c, err
+	}
+	if c.Listeners, err = d.Listeners(v); err != nil {
+		return c, err
+	}
+	c.Own, err = d.Own(v)
+	return c, err
 }

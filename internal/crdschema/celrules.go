@@ -33,7 +33,10 @@ type celRules struct {
 	// a rule the fast path leaves to the library: one it compiled with
 	// an error, or one that reads oldSelf, which a create has not got.
 	programs []celgo.Program
-	schema   common.Schema
+	// reads is what each rule reads of self, nil for a rule the memo
+	// does not follow.
+	reads  []*reads
+	schema common.Schema
 	// library is the library's validator of the node, built on first
 	// need.
 	library func() *cel.Validator
@@ -53,17 +56,23 @@ func newCELRules(s *schema.Structural, root bool) *celRules {
 		return r
 	}
 	// What cel.NewValidator compiles for the node.
-	compiled, err := cel.Compile(s, model.SchemaDeclType(s, root), celconfig.PerCallLimit,
-		environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), cel.StoredExpressionsEnvLoader())
+	envs := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
+	compiled, err := cel.Compile(s, model.SchemaDeclType(s, root), celconfig.PerCallLimit, envs, cel.StoredExpressionsEnvLoader())
 	if err != nil {
 		return r
 	}
 	programs := make([]celgo.Program, len(compiled))
+	r.reads = make([]*reads, len(compiled))
 	for i, c := range compiled {
 		if c.Error != nil || c.UsesOldSelf {
 			return r
 		}
 		programs[i] = c.Program
+		// A message expression reads what it reads: no memo follows
+		// it.
+		if c.Program != nil && s.XValidations[i].MessageExpression == "" {
+			r.reads[i] = newReads(envs.StoredExpressionsEnv(), s.XValidations[i].Rule, s)
+		}
 	}
 	r.programs = programs
 	return r
@@ -71,8 +80,8 @@ func newCELRules(s *schema.Structural, root bool) *celRules {
 
 // validate is the library's validator of the node on obj (not nil) at
 // path, with budget.
-func (r *celRules) validate(ctx context.Context, path *field.Path, obj any, budget int64) (field.ErrorList, int64) {
-	if left, ok := r.hold(ctx, obj, budget); ok {
+func (r *celRules) validate(ctx context.Context, m *Memo, path *field.Path, obj any, budget int64) (field.ErrorList, int64) {
+	if left, ok := r.hold(ctx, m, obj, budget); ok {
 		return nil, left
 	}
 	return r.library().Validate(ctx, path, nil, obj, nil, budget)
@@ -80,25 +89,46 @@ func (r *celRules) validate(ctx context.Context, path *field.Path, obj any, budg
 
 // hold evaluates the rules on obj as the library does; ok reports that
 // every rule held within the budget, and left is then what the library
-// would leave of it.
-func (r *celRules) hold(ctx context.Context, obj any, budget int64) (left int64, ok bool) {
+// would leave of it. With m, a rule that held on a value that agrees
+// with obj on what the rule reads holds again at the same cost, and is
+// not evaluated.
+func (r *celRules) hold(ctx context.Context, m *Memo, obj any, budget int64) (left int64, ok bool) {
 	if r.programs == nil || budget <= 0 {
 		return 0, false
 	}
-	self := selfActivation{common.UnstructuredToVal(obj, r.schema)}
-	for _, p := range r.programs {
+	var self *selfActivation
+	for i, p := range r.programs {
 		if p == nil {
 			continue
+		}
+		var key []byte
+		if m != nil && r.reads[i] != nil {
+			var known bool
+			key, known = appendReads(m.buf[:0], obj, r.reads[i])
+			m.buf = key
+			if !known {
+				key = nil
+			} else if cost, seen := m.held[r.reads[i]][string(key)]; seen && cost <= budget {
+				budget -= cost
+				continue
+			}
+		}
+		if self == nil {
+			self = &selfActivation{common.UnstructuredToVal(obj, r.schema)}
 		}
 		v, details, err := p.ContextEval(ctx, self)
 		if err != nil || details == nil || v != types.True {
 			return 0, false
 		}
-		cost := details.ActualCost()
-		if cost == nil || *cost > math.MaxInt64 || int64(*cost) > budget {
+		actual := details.ActualCost()
+		if actual == nil || *actual > math.MaxInt64 || int64(*actual) > budget {
 			return 0, false
 		}
-		budget -= int64(*cost)
+		cost := int64(*actual)
+		budget -= cost
+		if key != nil {
+			m.remember(r.reads[i], key, cost)
+		}
 	}
 	return budget, true
 }

@@ -23,13 +23,21 @@ import (
 // each call: the same properties, items and additional properties, down
 // to the leaves.
 func TestAdaptedAnswersAsTheLibrary(t *testing.T) {
+	forEachSchema(t, func(plural, version string, s *Schema) {
+		compareSchemas(t, plural+" "+version, adapt(s.structural), &model.Structural{Structural: s.structural})
+	})
+}
+
+// forEachSchema calls f with every served version of every embedded CRD.
+func forEachSchema(t *testing.T, f func(plural, version string, s *Schema)) {
+	t.Helper()
 	for plural := range validSpecs {
 		for _, version := range kindOf(t, plural).Versions {
 			s, _, err := GatewayAPI(plural, version)
 			if err != nil {
 				t.Fatal(err)
 			}
-			compareSchemas(t, plural+" "+version, adapt(s.structural), &model.Structural{Structural: s.structural})
+			f(plural, version, s)
 		}
 	}
 }
@@ -99,15 +107,15 @@ func TestCELRulesHoldAsTheLibrary(t *testing.T) {
 		clearChildRules(own)
 		library := cel.NewValidator(own, false, celconfig.PerCallLimit)
 		wantErrs, wantLeft := library.Validate(context.Background(), nil, own, v, nil, celconfig.RuntimeCELCostBudget)
-		left, ok := r.hold(context.Background(), v, celconfig.RuntimeCELCostBudget)
+		left, ok := r.hold(context.Background(), nil, v, celconfig.RuntimeCELCostBudget)
 		if ok != c.holds || ok && left != wantLeft {
 			t.Errorf("%s: holds %v leaving %d, want %v leaving %d", c.value, ok, left, c.holds, wantLeft)
 		}
-		errs, left := r.validate(context.Background(), nil, v, celconfig.RuntimeCELCostBudget)
+		errs, left := r.validate(context.Background(), nil, nil, v, celconfig.RuntimeCELCostBudget)
 		if got, want := renderErrs(errs), renderErrs(wantErrs); got != want || left != wantLeft {
 			t.Errorf("%s: %s leaving %d, want %s leaving %d", c.value, got, left, want, wantLeft)
 		}
-		if _, ok := r.hold(context.Background(), v, 0); ok {
+		if _, ok := r.hold(context.Background(), nil, v, 0); ok {
 			t.Errorf("%s: holds with no budget", c.value)
 		}
 	}
@@ -130,7 +138,7 @@ func TestCELRulesLeftToTheLibrary(t *testing.T) {
 			t.Errorf("%s: judged without the library", c.name)
 		}
 		obj := map[string]any{"a": "x"}
-		errs, left := r.validate(context.Background(), nil, obj, celconfig.RuntimeCELCostBudget)
+		errs, left := r.validate(context.Background(), nil, nil, obj, celconfig.RuntimeCELCostBudget)
 		wantErrs, wantLeft := cel.NewValidator(s, c.root, celconfig.PerCallLimit).Validate(context.Background(), nil, s, obj, nil, celconfig.RuntimeCELCostBudget)
 		if got, want := renderErrs(errs), renderErrs(wantErrs); got != want || left != wantLeft || len(errs) == 0 {
 			t.Errorf("%s: %s leaving %d, want %s leaving %d", c.name, got, left, want, wantLeft)
@@ -140,13 +148,19 @@ func TestCELRulesLeftToTheLibrary(t *testing.T) {
 
 func structural(t *testing.T, v1 apiextv1.JSONSchemaProps) *schema.Structural {
 	t.Helper()
+	return compile(t, v1).structural
+}
+
+// compile is the Schema of a CRD whose one version's schema is v1.
+func compile(t *testing.T, v1 apiextv1.JSONSchemaProps) *Schema {
+	t.Helper()
 	crd := &apiextv1.CustomResourceDefinition{}
 	crd.Spec.Versions = []apiextv1.CustomResourceDefinitionVersion{{Name: "v1", Schema: &apiextv1.CustomResourceValidation{OpenAPIV3Schema: &v1}}}
 	s, err := Compile(crd, "v1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.structural
+	return s
 }
 
 // TestContentsNumbersByContent: subtrees alike in content share a

@@ -7,7 +7,12 @@
 // It runs the API server's own code (k8s.io/apiextensions-apiserver), so a
 // rule is judged exactly as the cluster judges it, message included; a
 // second implementation of the OpenAPI subset and of CEL's Kubernetes
-// libraries would drift from the one that decides.
+// libraries would drift from the one that decides. What it does without
+// the library's validators only ever passes an object, and only where
+// the library would find nothing: the quick OpenAPI check (quick.go) runs
+// the library's checks of single values, and the CEL fast path
+// (celrules.go) the library's programs; anything else goes to the
+// library, which finds the problems and words them.
 package crdschema
 
 import (
@@ -83,10 +88,12 @@ func Compile(crd *apiextv1.CustomResourceDefinition, version string) (*Schema, e
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", crd.Name, version, err)
 	}
+	openAPITree := newOpenAPINode(openAPISchema)
+	link(openAPITree, structural, rules)
 	return &Schema{
 		structural:     structural,
 		openAPI:        openAPI,
-		openAPITree:    newOpenAPINode(openAPISchema),
+		openAPITree:    openAPITree,
 		rules:          rules,
 		metadataOpaque: metadataOpaque(v1),
 	}, nil
@@ -115,11 +122,14 @@ func (s *Schema) validate(ctx context.Context, obj map[string]any, m *Memo) []Vi
 		m.contents.object()
 	}
 
-	var openAPI validation.SchemaCreateValidator = s.openAPI
-	if m != nil {
-		openAPI = memoOpenAPI{root: s.openAPITree, m: m}
+	var errs field.ErrorList
+	if !s.openAPITree.holds(u) {
+		var openAPI validation.SchemaCreateValidator = s.openAPI
+		if m != nil {
+			openAPI = memoOpenAPI{root: s.openAPITree, m: m}
+		}
+		errs = validation.ValidateCustomResource(nil, u, openAPI)
 	}
-	errs := validation.ValidateCustomResource(nil, u, openAPI)
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
 	unchecked := s.rules != nil && blocksRules(errs)
 	if s.rules != nil && !unchecked {

@@ -17,15 +17,19 @@ import (
 // OpenAPI and CEL checks take a few hundred microseconds an HTTPRoute,
 // most of it the libraries allocating as they walk it.
 //
-// Three things are remembered. The violations of a whole object, by its
-// content less metadata and status, when the schema reads no more of the
-// metadata than its type (every Gateway API CRD): the same route stamped
-// into many namespaces is judged once. The outcome of each subtree the
-// CEL rules judge (a parentRef, a rule, a match, a backendRef), by the
-// subtree's content: a CEL rule sees only its own node and what is under
-// it, so routes that differ in one backend share the verdicts on their
-// other parts. And, as for CEL, each subtree the OpenAPI schema found
-// valid (openapi.go). A Memo belongs to one goroutine.
+// Four things are remembered. The violations of a whole object, by its
+// content less metadata, status and the values of inert fields
+// (inert.go), when the schema reads no more of the metadata than its
+// type (every Gateway API CRD): the same route stamped into many
+// namespaces, or sending to another namespace, is judged once. The
+// outcome of each subtree the CEL rules judge (a parentRef, a rule, a
+// match, a backendRef), by the subtree's content: a CEL rule sees only
+// its own node and what is under it, so routes that differ in one
+// backend share the verdicts on their other parts. Each CEL rule that
+// held, by what it read of the value (celreads.go). And, as for CEL,
+// each subtree the OpenAPI schema found valid (openapi.go), for the
+// objects the quick check does not pass. A Memo belongs to one
+// goroutine.
 type Memo struct {
 	// objects is the violations of each object, by schema and key
 	// (appendObjectKey); key is the buffer the key is written in.
@@ -37,6 +41,20 @@ type Memo struct {
 	openAPI map[openAPIKey]int
 	// contents numbers the subtrees the two above are keyed by.
 	contents contents
+	// held is the cost of each rule (by what it reads) on each value it
+	// held on, by the encoding of what it read (appendReads); buf is the
+	// buffer the encoding is written in.
+	held map[*reads]map[string]int64
+	buf  []byte
+}
+
+// remember records that the rule reading r held at cost on the value
+// whose reads encode as key.
+func (m *Memo) remember(r *reads, key []byte, cost int64) {
+	if m.held[r] == nil {
+		m.held[r] = map[string]int64{}
+	}
+	m.held[r][string(key)] = cost
 }
 
 type celKey struct {
@@ -54,7 +72,7 @@ type celOutcome struct {
 
 // NewMemo returns an empty Memo.
 func NewMemo() *Memo {
-	return &Memo{objects: map[*Schema]map[string][]Violation{}, cel: map[celKey]celOutcome{}, openAPI: map[openAPIKey]int{}, contents: newContents()}
+	return &Memo{objects: map[*Schema]map[string][]Violation{}, cel: map[celKey]celOutcome{}, openAPI: map[openAPIKey]int{}, contents: newContents(), held: map[*reads]map[string]int64{}}
 }
 
 // Validate is s.Validate(ctx, obj), remembered.
@@ -94,7 +112,7 @@ func (s *Schema) appendObjectKey(b []byte, obj map[string]any) ([]byte, bool) {
 	} else {
 		return b, false
 	}
-	return appendContent(b, obj, "metadata", "status")
+	return s.openAPITree.appendKey(b, obj, "metadata", "status")
 }
 
 // metadataOpaque reports whether a CRD version's schema checks no more of
@@ -185,7 +203,7 @@ func (m *Memo) validateCEL(ctx context.Context, n *celNode, path *field.Path, ob
 	var errs field.ErrorList
 	left := budget
 	if n.own != nil {
-		errs, left = n.own().validate(ctx, path, obj, budget)
+		errs, left = n.own().validate(ctx, m, path, obj, budget)
 	}
 	// child validates one child, reporting whether budget is left.
 	child := func(c *celNode, at *field.Path, v any) bool {

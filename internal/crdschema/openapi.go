@@ -2,7 +2,10 @@ package crdschema
 
 import (
 	"reflect"
+	"slices"
+	"strconv"
 
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
@@ -19,6 +22,23 @@ type openAPINode struct {
 	props      map[string]*openAPINode
 	additional *openAPINode
 	items      *openAPINode
+	// names are the properties' names in order, and quoted each quoted
+	// with a colon after it, as appendKey writes them.
+	names  []string
+	quoted [][]byte
+	// quick is what the schema asks of a value, for holds.
+	quick quick
+
+	// Where the node is (link): its parent, how it is reached from
+	// there, by which field, and its structural schema.
+	parent     *openAPINode
+	step       step
+	field      string
+	structural *schema.Structural
+	// inert reports whether the node is an inert string field (inert.go);
+	// flow is what reaches it.
+	inert func() bool
+	flow  func() flow
 }
 
 // newOpenAPINode is the tree of s. The library's sub-validator of a field
@@ -27,7 +47,7 @@ type openAPINode struct {
 // items schema and no additionalItems); where a schema has the others
 // the tree stops, and what it lacks is validated without the memo.
 func newOpenAPINode(s *spec.Schema) *openAPINode {
-	n := &openAPINode{schema: s}
+	n := &openAPINode{schema: s, quick: newQuick(s)}
 	if len(s.PatternProperties) > 0 || s.AdditionalItems != nil {
 		return n
 	}
@@ -37,6 +57,11 @@ func newOpenAPINode(s *spec.Schema) *openAPINode {
 			n.props = map[string]*openAPINode{}
 		}
 		n.props[k] = newOpenAPINode(&p)
+		n.names = append(n.names, k)
+	}
+	slices.Sort(n.names)
+	for _, k := range n.names {
+		n.quoted = append(n.quoted, append(strconv.AppendQuote(nil, k), ':'))
 	}
 	if a := s.AdditionalProperties; a != nil && a.Schema != nil {
 		n.additional = newOpenAPINode(a.Schema)

@@ -145,6 +145,39 @@ func (e *Emitter) CarryFrom(prev *Carry, sums map[*resolve.ProxyView]Sums) *Carr
 	return next
 }
 
+// Omitting is a Carry for builds to take from (CarryFrom's prev) that
+// holds nothing under each of clusters and own: a build taking from it
+// leaves out a sidecar part's outbound clusters and endpoints where the
+// part is built from a view whose Clusters digest is among clusters, and
+// a sidecar's inbound resources where its Own digest is among own, with
+// the findings building them would make (Config.Problems). It is for
+// comparing two builds in memory (compile.Pair) where both sides' views
+// digest alike, so that what the two would build alike is left out of
+// both instead of built twice to be found equal. A part's clusters are
+// built from whichever of its proxies comes first: every proxy of a part
+// must be among clusters or none. Outbound listeners cannot be left out:
+// the route configurations are the ones they name.
+func Omitting(clusters, own []deephash.Sum) *Carry {
+	c := &Carry{halves: make(map[carryKey]any, len(clusters)+len(own))}
+	for _, s := range clusters {
+		c.halves[carryKey{carriedClusters, s}] = &clusterHalf{}
+	}
+	for _, s := range own {
+		c.halves[carryKey{carriedOwn, s}] = &stageHalf{}
+	}
+	return c
+}
+
+// Clear drops what c holds, keeping its counts: for a caller whose
+// builds take, batch by batch, from the batch another Emitter just built
+// (compile.Pair), which would otherwise hold every batch's resources.
+// It must not run while a build files into or takes from c.
+func (c *Carry) Clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.halves)
+}
+
 // Taken is how much of the build that left c was taken from the Carry
 // before.
 func (c *Carry) Taken() Taken {

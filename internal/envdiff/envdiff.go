@@ -218,8 +218,14 @@ func (cp *Comparer) Forget(keep ...envoycfg.Type) {
 	maps.DeleteFunc(cp.seen, func(_ [2]proto.Message, p seenPair) bool { return !slices.Contains(keep, p.t) })
 }
 
-// Configs is the package's Configs, remembering resource pairs.
+// Configs is the package's Configs, remembering resource pairs. The
+// changes may be those of other calls too: read, never modify.
 func (cp *Comparer) Configs(old, new *envoycfg.Config) []Change {
+	if old == new {
+		// One config on both sides: a base both sides took from one
+		// build (compile.Pair), or no config at all.
+		return nil
+	}
 	if old == nil || new == nil {
 		return cp.compare(resourcesOf(old), resourcesOf(new), true)
 	}
@@ -243,7 +249,13 @@ func (cp *Comparer) Configs(old, new *envoycfg.Config) []Change {
 	e.once.Do(func() { e.changes = cp.Configs(ob, nb) })
 	// A proxy's own resources are its alone: remembering their pairs
 	// would only keep every proxy's resources alive until Forget.
-	out := slices.Concat(e.changes, cp.compare(oown, nown, false))
+	own := cp.compare(oown, nown, false)
+	if len(own) == 0 {
+		// The bases' changes, sorted, are the proxy's: one list for the
+		// proxies of a scope, not a copy in each.
+		return e.changes
+	}
+	out := slices.Concat(e.changes, own)
 	slices.SortStableFunc(out, func(a, b Change) int { return compareKeys(a.Resource, b.Resource) })
 	return out
 }
@@ -682,13 +694,25 @@ type Group struct {
 // first; proxies without changes are left out.
 func GroupChanges(byProxy map[string][]Change) []Group {
 	bySig := map[string]*Group{}
+	// Proxies often share one list of changes (Comparer.Configs): its
+	// signature is made once.
+	type list struct {
+		first *Change
+		n     int
+	}
+	sigOf := map[list]string{}
 	var groups []*Group
 	for _, id := range slices.Sorted(maps.Keys(byProxy)) {
 		cs := byProxy[id]
 		if len(cs) == 0 {
 			continue
 		}
-		sig := signature(cs)
+		l := list{&cs[0], len(cs)}
+		sig, ok := sigOf[l]
+		if !ok {
+			sig = signature(cs)
+			sigOf[l] = sig
+		}
 		g := bySig[sig]
 		if g == nil {
 			g = &Group{Changes: cs}

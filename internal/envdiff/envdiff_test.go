@@ -179,7 +179,7 @@ func TestConfigs(t *testing.T) {
 				r := rs[0].VirtualHosts[1].Routes
 				r[0].Name, r[1].Name = "v1-only", "split"
 				old = config(t, ls, cs, rs)
-				nr := newCfg.Routes[0].VirtualHosts[1].Routes
+				nr := newCfg.Routes()[0].VirtualHosts[1].Routes
 				nr[0], nr[1] = nr[1], nr[0]
 				tc.want = []string{"~ route 9080 › " + reviews + ":9080 › routes order: v1-only, split → split, v1-only"}
 			}
@@ -276,13 +276,19 @@ func TestOneSide(t *testing.T) {
 	}
 }
 
+// reweighted is base with the second route's first weight 20.
+func reweighted() ([]*listenerv3.Listener, []*clusterv3.Cluster, []*routev3.RouteConfiguration) {
+	ls, cs, rs := base()
+	rs[0].VirtualHosts[1].Routes[1].GetRoute().GetWeightedClusters().Clusters[0].Weight = wrapperspb.UInt32(20)
+	return ls, cs, rs
+}
+
 // TestComparer: a comparer shared by many proxies gives each the changes
 // Configs gives, walking a shared pair of resources once.
 func TestComparer(t *testing.T) {
 	ls, cs, rs := base()
 	old := config(t, ls, cs, rs)
-	ls, cs, rs = base()
-	rs[0].VirtualHosts[1].Routes[1].GetRoute().GetWeightedClusters().Clusters[0].Weight = wrapperspb.UInt32(20)
+	ls, cs, rs = reweighted()
 	// Two proxies sharing the new resources, one with a cluster of its own.
 	a, b := config(t, ls, cs, rs), config(t, ls, append(slices.Clone(cs), &clusterv3.Cluster{Name: "own"}), rs)
 	cp := NewComparer()
@@ -307,8 +313,7 @@ func TestComparerExtended(t *testing.T) {
 		return &listenerv3.Listener{Name: name, Address: &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port}}}}}
 	}
 	oldLs, oldCs, oldRs := base()
-	newLs, newCs, newRs := base()
-	newRs[0].VirtualHosts[1].Routes[1].GetRoute().GetWeightedClusters().Clusters[0].Weight = wrapperspb.UInt32(20)
+	newLs, newCs, newRs := reweighted()
 	oldBase, newBase := config(t, oldLs, oldCs, oldRs), config(t, newLs, newCs, newRs)
 	extend := func(b *envoycfg.Config, ls ...*listenerv3.Listener) *envoycfg.Config {
 		t.Helper()
@@ -332,7 +337,7 @@ func TestComparerExtended(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ob, _ := tt.old.Split()
 			split := ob != nil && len(cp.seen) == 0
-			flat := func(c *envoycfg.Config) *envoycfg.Config { return config(t, c.Listeners, c.Clusters, c.Routes) }
+			flat := func(c *envoycfg.Config) *envoycfg.Config { return config(t, c.Listeners(), c.Clusters(), c.Routes()) }
 			want := lines(Configs(flat(tt.old), flat(tt.new)))
 			if got := lines(cp.Configs(tt.old, tt.new)); got != want {
 				t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -346,6 +351,57 @@ func TestComparerExtended(t *testing.T) {
 				t.Errorf("%d pairs remembered, want the bases' 4", len(cp.seen))
 			}
 		})
+	}
+}
+
+// TestComparerOneBase: configs extending one base, as HEAD's proxies
+// extend what they took from BASE's build, differ in their own resources
+// alone, and the base is not walked.
+func TestComparerOneBase(t *testing.T) {
+	ls, cs, rs := base()
+	shared := config(t, ls, cs, rs)
+	in := func(port uint32) *envoycfg.Config {
+		c, err := shared.Extend([]*listenerv3.Listener{{Name: "in", Address: &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port}}}}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	cp := NewComparer()
+	if got := lines(cp.Configs(in(1), in(2))); got != "~ listener in › address.socket_address.port_value: 1 → 2" {
+		t.Errorf("changes %q", got)
+	}
+	if n := testing.AllocsPerRun(10, func() { cp.Configs(shared, shared) }); n != 0 {
+		t.Errorf("comparing a config with itself allocates %v times: it walks the resources", n)
+	}
+}
+
+// TestComparerSharesChanges: proxies whose own resources are alike on
+// both sides get one list of their bases' changes, not a copy each.
+func TestComparerSharesChanges(t *testing.T) {
+	ls, cs, rs := base()
+	oldBase := config(t, ls, cs, rs)
+	ls, cs, rs = reweighted()
+	newBase := config(t, ls, cs, rs)
+	cp := NewComparer()
+	var got [][]Change
+	for _, name := range []string{"a", "b"} {
+		own := []*listenerv3.Listener{{Name: name}}
+		old, err := oldBase.Extend(own, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		new, err := newBase.Extend(own, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, cp.Configs(old, new))
+	}
+	if len(got[0]) == 0 || lines(got[0]) != lines(got[1]) || &got[0][0] != &got[1][0] {
+		t.Errorf("changes %q and %q, want one list", lines(got[0]), lines(got[1]))
+	}
+	if g := GroupChanges(map[string][]Change{"a": got[0], "b": got[1]}); len(g) != 1 || len(g[0].Proxies) != 2 {
+		t.Errorf("groups %v", g)
 	}
 }
 

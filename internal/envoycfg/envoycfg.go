@@ -80,18 +80,54 @@ func (o Origin) Ref() diag.ObjectRef {
 // Config is one proxy's Envoy configuration. Resources may be shared with
 // other proxies' Configs, as the build shares them: read, never modify.
 type Config struct {
-	Listeners []*listenerv3.Listener
-	Clusters  []*clusterv3.Cluster
-	Routes    []*routev3.RouteConfiguration
-	Endpoints []*endpointv3.ClusterLoadAssignment
 	// Problems are the validation failures of the build (MC8002).
 	Problems []string
 
+	// The resources of each type, in order: for a config that extends
+	// another (Extend), only those added to it, which follow base's.
+	listeners []*listenerv3.Listener
+	clusters  []*clusterv3.Cluster
+	routes    []*routev3.RouteConfiguration
+	endpoints []*endpointv3.ClusterLoadAssignment
 	// base holds the resources this config shares with others (Extend);
 	// byKey indexes only the resources added to it.
 	base    *Config
 	byKey   map[Key]proto.Message
 	origins map[RouteRef]Origin
+}
+
+// Listeners are the listeners in emitted order. The list is the config's
+// own or, for a config that extends another, made on each call: a
+// sidecar extends a base of thousands of resources, and a list of them in
+// each of its scope's proxies' configs was most of what a comparison of
+// two builds held.
+func (c *Config) Listeners() []*listenerv3.Listener {
+	return chained(c, func(c *Config) []*listenerv3.Listener { return c.listeners })
+}
+
+// Clusters are the clusters in emitted order (made as Listeners are).
+func (c *Config) Clusters() []*clusterv3.Cluster {
+	return chained(c, func(c *Config) []*clusterv3.Cluster { return c.clusters })
+}
+
+// Routes are the route configurations in emitted order (made as
+// Listeners are).
+func (c *Config) Routes() []*routev3.RouteConfiguration {
+	return chained(c, func(c *Config) []*routev3.RouteConfiguration { return c.routes })
+}
+
+// Endpoints are the endpoint assignments in emitted order (made as
+// Listeners are).
+func (c *Config) Endpoints() []*endpointv3.ClusterLoadAssignment {
+	return chained(c, func(c *Config) []*endpointv3.ClusterLoadAssignment { return c.endpoints })
+}
+
+// chained is the resources of one type of c's bases and c, in order.
+func chained[T any](c *Config, own func(*Config) []T) []T {
+	if c.base == nil {
+		return own(c)
+	}
+	return concat(chained(c.base, own), own(c))
 }
 
 // New indexes resources by key. origins, keyed by the routes of rs,
@@ -102,7 +138,7 @@ func New(ls []*listenerv3.Listener, cs []*clusterv3.Cluster, rs []*routev3.Route
 	origins map[*routev3.Route]Origin) (*Config, error) {
 	// Sized up front: a sidecar's part holds thousands of resources, and
 	// growing the index to them was a tenth of a diff's CPU time.
-	c := &Config{Listeners: ls, Clusters: cs, Routes: rs, Endpoints: eps, byKey: make(map[Key]proto.Message, len(ls)+len(cs)+len(rs)+len(eps))}
+	c := &Config{listeners: ls, clusters: cs, routes: rs, endpoints: eps, byKey: make(map[Key]proto.Message, len(ls)+len(cs)+len(rs)+len(eps))}
 	for _, m := range c.Resources() {
 		k, _ := KeyOf(m)
 		if _, dup := c.byKey[k]; dup {
@@ -134,8 +170,8 @@ func routeOrigins(rs []*routev3.RouteConfiguration, origins map[*routev3.Route]O
 
 // Extend is base's resources followed by more listeners and clusters, as
 // a sidecar's own inbound resources follow the outbound ones it shares
-// with its scope: base's index is shared, not copied, so many proxies
-// extending one base cost little more than their own resources.
+// with its scope: base's lists and index are shared, not copied, so many
+// proxies extending one base cost little more than their own resources.
 func (base *Config) Extend(ls []*listenerv3.Listener, cs []*clusterv3.Cluster) (*Config, error) {
 	return base.Add(ls, cs, nil, nil)
 }
@@ -146,7 +182,7 @@ func (base *Config) Extend(ls []*listenerv3.Listener, cs []*clusterv3.Cluster) (
 func (base *Config) Add(ls []*listenerv3.Listener, cs []*clusterv3.Cluster, rs []*routev3.RouteConfiguration,
 	origins map[*routev3.Route]Origin) (*Config, error) {
 	c := &Config{
-		Listeners: concat(base.Listeners, ls), Clusters: concat(base.Clusters, cs), Routes: concat(base.Routes, rs), Endpoints: base.Endpoints,
+		listeners: ls, clusters: cs, routes: rs,
 		Problems: base.Problems, base: base, byKey: make(map[Key]proto.Message, len(ls)+len(cs)+len(rs)),
 		origins: routeOrigins(rs, origins),
 	}
@@ -160,8 +196,8 @@ func (base *Config) Add(ls []*listenerv3.Listener, cs []*clusterv3.Cluster, rs [
 	return c, nil
 }
 
-// concat appends without writing into a's spare capacity, which other
-// configs extending the same base may share.
+// concat appends without writing into a's spare capacity: a is a
+// config's own list, which callers read.
 func concat[T any](a, b []T) []T {
 	return append(a[:len(a):len(a)], b...)
 }
@@ -186,7 +222,7 @@ func (c *Config) Split() (base *Config, own []proto.Message) {
 // Resources are every resource, listeners first, then clusters, routes
 // and endpoints, each type in emitted order.
 func (c *Config) Resources() []proto.Message {
-	return slices.Concat(messages(c.Listeners), messages(c.Clusters), messages(c.Routes), messages(c.Endpoints))
+	return slices.Concat(messages(c.Listeners()), messages(c.Clusters()), messages(c.Routes()), messages(c.Endpoints()))
 }
 
 // Get finds a resource by key.

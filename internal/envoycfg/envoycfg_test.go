@@ -72,10 +72,10 @@ func TestExtend(t *testing.T) {
 	if a.Cluster(shared.Name) != shared || a.Cluster(own.Name) != own || a.Listener("virtualInbound") != vi || a.Route("80") != rc {
 		t.Error("lookups through the base")
 	}
-	if !slices.Equal(a.Resources(), []proto.Message{vi, shared, own, rc}) || !slices.Equal(b.Clusters, []*clusterv3.Cluster{shared, b.Clusters[1]}) || b.Clusters[1].Name != "other" {
-		t.Errorf("resources %v, %v", a.Resources(), b.Clusters)
+	if !slices.Equal(a.Resources(), []proto.Message{vi, shared, own, rc}) || !slices.Equal(b.Clusters(), []*clusterv3.Cluster{shared, b.Clusters()[1]}) || b.Clusters()[1].Name != "other" {
+		t.Errorf("resources %v, %v", a.Resources(), b.Clusters())
 	}
-	if base.Cluster(own.Name) != nil || len(base.Clusters) != 1 {
+	if base.Cluster(own.Name) != nil || len(base.Clusters()) != 1 {
 		t.Error("extending changed the base")
 	}
 	if _, err := base.Extend(nil, []*clusterv3.Cluster{{Name: shared.Name}}); err == nil {
@@ -115,7 +115,7 @@ func TestAdd(t *testing.T) {
 	if o, ok := proxy.RouteOrigin(RouteRef{"80", "web:80", 0}); !ok || o.Object != vs {
 		t.Errorf("origin %+v %v", o, ok)
 	}
-	if len(clusters.Routes) != 0 || clusters.Listener(l.Name) != nil {
+	if len(clusters.Routes()) != 0 || clusters.Listener(l.Name) != nil {
 		t.Error("adding changed the base")
 	}
 	if _, err := clusters.Add(nil, nil, []*routev3.RouteConfiguration{rc, {Name: "80"}}, nil); err == nil {

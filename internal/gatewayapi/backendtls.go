@@ -94,8 +94,8 @@ func (c *converter) policyTargetHosts(p *model.BackendTLSPolicy, i int) (hosts [
 	key := nsName{p.Namespace, string(t.Name)}
 	switch {
 	case t.Group == "" && t.Kind == "Service":
-		svc := c.services[key]
-		found, judged = svc != nil, c.svcNs[p.Namespace]
+		svc := c.services.get(key)
+		found, judged = svc != nil, c.services.has(p.Namespace)
 		if found {
 			hosts = []string{c.serviceHost(string(t.Name), p.Namespace)}
 			for _, sp := range svc.Spec.Ports {
@@ -212,7 +212,7 @@ func (c *converter) policyTLS(p *model.BackendTLSPolicy) (*networking.ClientTLSS
 	case ref.Group == "" && ref.Kind == "Secret":
 		found = c.secrets[key] != nil
 	case ref.Group == "" && ref.Kind == "Service":
-		found = c.services[key] != nil
+		found = c.services.get(key) != nil
 	case ref.Group == "networking.istio.io" && ref.Kind == "ServiceEntry":
 		found = c.serviceEntries[key] != nil
 	default:

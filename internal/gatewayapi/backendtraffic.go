@@ -81,9 +81,9 @@ func (c *converter) trafficTarget(ns, group, kind, name string) (host, why strin
 	switch {
 	case group == "" && kind == "Service":
 		switch {
-		case c.services[key] != nil:
+		case c.services.get(key) != nil:
 			return c.serviceHost(name, ns), ""
-		case c.svcNs[ns]:
+		case c.services.has(ns):
 			return "", fmt.Sprintf("reference %s/%s (of kind %s) not found", ns, name, kind)
 		}
 		return "", ""

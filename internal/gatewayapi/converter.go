@@ -36,8 +36,7 @@ type converter struct {
 	any bool
 
 	classes    map[string]*model.GatewayClass
-	services   map[nsName]*model.Service
-	svcNs      map[string]bool // namespaces the input holds Services of
+	services   serviceIndex
 	secrets    map[nsName]*model.Secret
 	configMaps map[nsName]*model.ConfigMap
 	// secretNs and configMapNs are the namespaces the input holds Secrets
@@ -77,10 +76,28 @@ type converter struct {
 }
 
 func newConverter(objs []model.Object, opts Options) *converter {
-	c := &converter{opts: opts, classes: map[string]*model.GatewayClass{}, services: map[nsName]*model.Service{},
-		svcNs: map[string]bool{}, secrets: map[nsName]*model.Secret{}, configMaps: map[nsName]*model.ConfigMap{}, secretNs: map[string]bool{}, configMapNs: map[string]bool{}, madeSecrets: map[nsName]bool{}, hostnames: map[string]bool{},
+	// A first look finds whether there is anything to convert, and
+	// counts the Services, most of a mesh's objects.
+	nsvc, any, gateways := 0, false, false
+	for _, o := range objs {
+		switch o.(type) {
+		case *model.Service:
+			nsvc++
+		case *model.KubeGateway:
+			any, gateways = true, true
+		case *model.HTTPRoute, *model.GRPCRoute, *model.TCPRoute, *model.TLSRoute, *model.ListenerSet,
+			*model.BackendTLSPolicy, *model.XBackendTrafficPolicy:
+			any = true
+		}
+	}
+	if !any {
+		return &converter{}
+	}
+	c := &converter{any: true, opts: opts, classes: map[string]*model.GatewayClass{},
+		secrets: map[nsName]*model.Secret{}, configMaps: map[nsName]*model.ConfigMap{}, secretNs: map[string]bool{}, configMapNs: map[string]bool{}, madeSecrets: map[nsName]bool{}, hostnames: map[string]bool{},
 		kgws: map[nsName]*model.KubeGateway{}, parents: map[parentKey][]*parentInfo{},
 		serviceEntries: map[nsName]*model.ServiceEntry{}, seNs: map[string]bool{}}
+	svcs := make([]*model.Service, 0, nsvc)
 	for _, o := range objs {
 		switch x := o.(type) {
 		case *model.GatewayClass:
@@ -105,15 +122,16 @@ func newConverter(objs []model.Object, opts Options) *converter {
 		case *model.ReferenceGrant:
 			c.grants = append(c.grants, x)
 		case *model.Service:
-			c.services[nsName{x.Namespace, x.Name}] = x
-			c.svcNs[x.Namespace] = true
+			svcs = append(svcs, x)
 		case *model.Secret:
 			c.secrets[nsName{x.Namespace, x.Name}] = x
 		case *model.ConfigMap:
 			c.configMaps[nsName{x.Namespace, x.Name}] = x
 			c.configMapNs[x.Namespace] = true
 		case *model.Workload:
-			c.workloads = append(c.workloads, x)
+			if gateways { // only a Gateway's deployment is looked for
+				c.workloads = append(c.workloads, x)
+			}
 		case *model.ServiceEntry:
 			c.serviceEntries[nsName{x.Namespace, x.Name}] = x
 			c.seNs[x.Namespace] = true
@@ -122,6 +140,12 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			}
 		}
 	}
+	c.services = newServiceIndex(svcs)
+	if len(c.kgwList) == 0 {
+		// Only listeners (of Gateways and the ListenerSets attached to
+		// them) reference Secrets.
+		return c
+	}
 	for key, src := range model.SecretSources(objs) {
 		ns, name, _ := strings.Cut(key, "/")
 		c.secretNs[ns] = true
@@ -129,13 +153,45 @@ func newConverter(objs []model.Object, opts Options) *converter {
 			c.madeSecrets[nsName{ns, name}] = true
 		}
 	}
-	c.any = len(c.kgwList)+len(c.httpRoutes)+len(c.grpcRoutes)+len(c.tcpRoutes)+len(c.tlsRoutes)+len(c.listenerSets)+len(c.tlsPolicies)+len(c.trafficPolicies) > 0
 	byID := func(a, b *model.KubeGateway) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	}
 	slices.SortFunc(c.kgwList, byID)
 	return c
 }
+
+// serviceIndex finds the input's Services by namespace and name. A
+// namespace is in it when the input holds Services of it.
+type serviceIndex map[string]map[string]*model.Service
+
+// newServiceIndex indexes Services, each namespace's index sized for the
+// run of its Services that comes first: the hierarchy stage leaves each
+// namespace's in one run.
+func newServiceIndex(svcs []*model.Service) serviceIndex {
+	x := serviceIndex{}
+	for len(svcs) > 0 {
+		ns, n := svcs[0].Namespace, 1
+		for n < len(svcs) && svcs[n].Namespace == ns {
+			n++
+		}
+		byName := x[ns]
+		if byName == nil {
+			byName = make(map[string]*model.Service, n)
+			x[ns] = byName
+		}
+		for _, s := range svcs[:n] {
+			byName[s.Name] = s
+		}
+		svcs = svcs[n:]
+	}
+	return x
+}
+
+func (x serviceIndex) get(k nsName) *model.Service { return x[k.ns][k.name] }
+
+// has reports whether the input holds Services of namespace ns: only
+// there is a missing one judged missing.
+func (x serviceIndex) has(ns string) bool { return x[ns] != nil }
 
 // report adds a diagnostic.
 func (c *converter) report(d diag.Diagnostic) { c.diags = append(c.diags, d) }
@@ -145,9 +201,20 @@ func (c *converter) report(d diag.Diagnostic) { c.diags = append(c.diags, d) }
 // field's for a finding about one of its fields (ObjectMeta.RefAt), whose
 // line is found only then.
 func derived(apiVersion, kind, ns, name string, from *model.ObjectMeta, path model.Path, route string) model.ObjectMeta {
+	return derivedFrom(apiVersion, kind, ns, name, from, []model.DerivedPart{{From: from, Path: path, Route: route}})
+}
+
+// derivedFrom is derived with every part given.
+func derivedFrom(apiVersion, kind, ns, name string, from *model.ObjectMeta, parts []model.DerivedPart) model.ObjectMeta {
 	src := model.Source{File: from.Source.File, Line: from.Source.Line, Origin: from.Source.Origin}
 	return model.ObjectMeta{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name, Created: from.Created,
-		Source: src, Seq: from.Seq, Derived: &model.Derivation{Parts: []model.DerivedPart{{From: from, Path: path, Route: route}}}}
+		Source: src, Seq: from.Seq, Derived: &model.Derivation{Parts: parts}}
+}
+
+// specIndex is the path spec.key[i], made in one allocation: the
+// conversion makes one per route rule.
+func specIndex(key string, i int) model.Path {
+	return model.Path{{Key: "spec"}, {Key: key}, {Index: i, IsIndex: true}}
 }
 
 // hostFQDN expands a short Service name in ns.

@@ -56,10 +56,12 @@ func (c *converter) waypointUsers() {
 			continue
 		}
 		users := map[parentKey]bool{}
-		for key := range c.services {
-			if c.waypointOf("Service", key.ns, key.name) == gw.Object {
-				users[parentKey{"Service", key}] = true
-				gw.Users = append(gw.Users, "Service "+key.ns+"/"+key.name)
+		for ns, byName := range c.services {
+			for name := range byName {
+				if c.waypointOf("Service", ns, name) == gw.Object {
+					users[parentKey{"Service", nsName{ns, name}}] = true
+					gw.Users = append(gw.Users, "Service "+ns+"/"+name)
+				}
 			}
 		}
 		for key := range c.serviceEntries {

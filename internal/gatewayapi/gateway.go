@@ -305,13 +305,13 @@ func (c *converter) serviceExists(h, defaultNs string) bool {
 	}
 	name, rest, ok := strings.Cut(h, ".")
 	if !ok {
-		return c.services[nsName{defaultNs, h}] != nil || !c.svcNs[defaultNs]
+		return c.services.get(nsName{defaultNs, h}) != nil || !c.services.has(defaultNs)
 	}
 	ns, suffix, _ := strings.Cut(rest, ".")
 	if suffix != "svc."+c.opts.DomainSuffix {
 		return true // not a cluster Service name: not judged
 	}
-	return c.services[nsName{ns, name}] != nil || !c.svcNs[ns]
+	return c.services.get(nsName{ns, name}) != nil || !c.services.has(ns)
 }
 
 // listener builds the Istio server of a listener and its conditions; ok
@@ -610,7 +610,7 @@ func (c *converter) deploy(gw *Gateway, listeners []gwv1.Listener) {
 		svcAnns["networking.istio.io/traffic-distribution"] = cmp.Or(svcAnns["networking.istio.io/traffic-distribution"], "PreferClose")
 	}
 	path := model.Path{}.Key("metadata")
-	if _, ok := c.services[nsName{kgw.Namespace, name}]; !ok {
+	if c.services.get(nsName{kgw.Namespace, name}) == nil {
 		svc := &model.Service{ObjectMeta: derived("v1", "Service", kgw.Namespace, name, &kgw.ObjectMeta, path, "")}
 		svc.Labels, svc.Annotations = svcLabels, svcAnns
 		svc.Spec = corev1.ServiceSpec{Selector: map[string]string{labelGatewayName: kgw.Name}, Ports: servicePorts(listeners),

@@ -59,8 +59,7 @@ func Convert(ctx context.Context, objs []model.Object, opts Options) (*Result, e
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
-	c.routes()
-	if err := context.Cause(ctx); err != nil {
+	if err := c.routes(ctx); err != nil {
 		return nil, err
 	}
 	c.backendPolicies()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	networking "istio.io/api/networking/v1alpha3"
+	corev1 "k8s.io/api/core/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/meshc/meshc/internal/diag"
@@ -36,57 +37,61 @@ func isMeshParent(group, kind string) bool {
 // when the parent does not exist (judged when the input holds Services,
 // ServiceEntries, of its namespace). ok is false when the reference is
 // passed over: a waypoint of another controller serves the parent, or a
-// ServiceEntry that cannot be judged has no hosts to route.
-func (c *converter) serviceParent(r route, ref gwv1.ParentReference, i int, kind, ns string) (rp routeParent, ok bool) {
+// ServiceEntry that cannot be judged has no hosts to route. Findings are
+// added to found.
+func (c *converter) serviceParent(r route, ref gwv1.ParentReference, i int, kind, ns string, found *[]diag.Diagnostic) (rp routeParent, ok bool) {
 	name := string(ref.Name)
-	if c.waypointOfAnotherController(kind, ns, name) {
-		return rp, false
-	}
 	rp = routeParent{info: meshParent, ref: i}
 	if ref.Port != nil {
 		rp.port = int32(*ref.Port)
 	}
-	var ports []int32
+	// portMissing: the parent lists ports, and not the parentRef's.
+	portMissing := false
 	if kind == "Service" {
+		svc := c.services.get(nsName{ns, name})
+		if svc != nil && c.waypointOfAnotherController(svc.Labels, ns) {
+			return rp, false
+		}
 		h := c.serviceHost(name, ns)
-		rp.hosts, rp.shown = []string{h}, "Service "+h
-		svc := c.services[nsName{ns, name}]
-		if svc == nil && c.svcNs[ns] {
+		rp.hosts = []string{h}
+		if svc == nil && c.services.has(ns) {
+			rp.shown = "Service " + h
 			rp.denied = &denial{reason: "NoMatchingParent", message: fmt.Sprintf("parent service: %q not found", name), rank: rankNotAccepted}
 			return rp, true
 		}
-		if svc != nil {
-			for _, sp := range svc.Spec.Ports {
-				ports = append(ports, sp.Port)
-			}
+		if svc != nil && rp.port != 0 && len(svc.Spec.Ports) > 0 {
+			portMissing = !slices.ContainsFunc(svc.Spec.Ports, func(sp corev1.ServicePort) bool { return sp.Port == rp.port })
 		}
 	} else {
-		rp.shown = "ServiceEntry " + ns + "/" + name
 		se := c.serviceEntries[nsName{ns, name}]
 		switch {
+		case se != nil && c.waypointOfAnotherController(se.Labels, ns):
+			return rp, false
 		case se == nil && c.seNs[ns]:
+			rp.shown = "ServiceEntry " + ns + "/" + name
 			rp.denied = &denial{reason: "NoMatchingParent", message: fmt.Sprintf("parent service entry: %q not found", name), rank: rankNotAccepted}
 			return rp, true
 		case se == nil:
 			return rp, false
 		}
 		rp.hosts = se.Spec.GetHosts()
-		for _, sp := range se.Spec.GetPorts() {
-			ports = append(ports, int32(sp.GetNumber()))
+		if ports := se.Spec.GetPorts(); rp.port != 0 && len(ports) > 0 {
+			portMissing = !slices.ContainsFunc(ports, func(sp *networking.ServicePort) bool { return int32(sp.GetNumber()) == rp.port })
 		}
 	}
-	if rp.port != 0 && ports != nil && !slices.Contains(ports, rp.port) {
-		c.report(diag.MeshPortMissing.At(r.meta.RefAt(model.Path{}.Key("spec").Key("parentRefs").Index(i)), r.kind, r.name(), int(rp.port), kind+" "+ns+"/"+name))
+	if portMissing {
+		*found = append(*found, diag.MeshPortMissing.At(r.meta.RefAt(specIndex("parentRefs", i)), r.kind, r.name(), int(rp.port), kind+" "+ns+"/"+name))
 	}
 	return rp, true
 }
 
 // waypointOfAnotherController reports whether a parent Service or
-// ServiceEntry (or, without the label itself, its namespace) uses a
-// waypoint, a Gateway of the input whose class belongs to a controller
-// other than istiod's: istiod then leaves the parentRef to that controller.
-func (c *converter) waypointOfAnotherController(kind, ns, name string) bool {
-	gw := c.waypointOf(kind, ns, name)
+// ServiceEntry of namespace ns with these labels (or, without the label
+// itself, its namespace) uses a waypoint, a Gateway of the input whose
+// class belongs to a controller other than istiod's: istiod then leaves
+// the parentRef to that controller.
+func (c *converter) waypointOfAnotherController(labels map[string]string, ns string) bool {
+	gw := c.waypoint(labels, ns)
 	if gw == nil {
 		return false
 	}
@@ -95,22 +100,24 @@ func (c *converter) waypointOfAnotherController(kind, ns, name string) bool {
 }
 
 // waypointOf is the Gateway of the input that a Service or ServiceEntry
-// names as its waypoint (label istio.io/use-waypoint, on it or else on its
-// namespace), nil when there is none.
+// names as its waypoint, nil when there is none.
 func (c *converter) waypointOf(kind, ns, name string) *model.KubeGateway {
-	var labels map[string]string
 	if kind == "Service" {
-		svc := c.services[nsName{ns, name}]
-		if svc == nil {
-			return nil
+		if svc := c.services.get(nsName{ns, name}); svc != nil {
+			return c.waypoint(svc.Labels, ns)
 		}
-		labels = svc.Labels
-	} else {
-		se := c.serviceEntries[nsName{ns, name}]
-		if se == nil {
-			return nil
-		}
-		labels = se.Labels
+	} else if se := c.serviceEntries[nsName{ns, name}]; se != nil {
+		return c.waypoint(se.Labels, ns)
+	}
+	return nil
+}
+
+// waypoint is the Gateway of the input that an object of namespace ns
+// with these labels names as its waypoint (label istio.io/use-waypoint,
+// on it or else on its namespace), nil when there is none.
+func (c *converter) waypoint(labels map[string]string, ns string) *model.KubeGateway {
+	if len(c.kgws) == 0 {
+		return nil // no Gateway of the input to be one
 	}
 	wp, ok := labels[labelUseWaypoint]
 	if !ok {
@@ -141,7 +148,7 @@ func (c *converter) meshL4Rules(r route, rules []gwv1.TCPRouteRule, any, report 
 	b := &ruleBuilder{c: c, r: r, mesh: true}
 	var out meshL4
 	for n, rule := range rules {
-		path := model.Path{}.Key("spec").Key("rules").Index(n)
+		path := specIndex("rules", n)
 		out.dests = append(out.dests, b.l4Destinations(rule.BackendRefs, path.Key("backendRefs")))
 		out.parts = append(out.parts, model.DerivedPart{From: r.meta, Path: path})
 		sum := 0
@@ -200,7 +207,7 @@ func (c *converter) meshL4Route(r route, p routeParent, m meshL4, infix string, 
 // hostnames (the parent's hosts when it has none) that the host matches,
 // on the parentRef's port.
 func meshSNI(hostnames []gwv1.Hostname, p routeParent, h string) *networking.TLSMatchAttributes {
-	sni := sniHosts(hostnames)
+	sni := routeHosts(hostnames)
 	if slices.Equal(sni, []string{"*"}) {
 		sni = p.hosts
 	}

@@ -63,16 +63,16 @@ type route struct {
 func (r route) name() string { return r.meta.Namespace + "/" + r.meta.Name }
 
 // parentsOf resolves a route's parentRefs to the listeners they reach
-// (docs/semantics/gateway-api.md §G3.1), reporting references meshc cannot
-// follow. The result is sorted by parentRef, as istiod sorts it.
-func (c *converter) parentsOf(r route) []routeParent {
+// (docs/semantics/gateway-api.md §G3.1), adding the findings about
+// references meshc cannot follow to found. The result is sorted by
+// parentRef, as istiod sorts it. It only reads the converter.
+func (c *converter) parentsOf(r route, found *[]diag.Diagnostic) []routeParent {
 	var out []routeParent
 	for i, ref := range r.refs {
 		group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, model.GroupGatewayAPI, "Gateway", r.meta.Namespace)
-		path := model.Path{}.Key("spec").Key("parentRefs").Index(i)
 		switch {
 		case isMeshParent(group, kind):
-			if rp, ok := c.serviceParent(r, ref, i, kind, ns); ok {
+			if rp, ok := c.serviceParent(r, ref, i, kind, ns, found); ok {
 				out = append(out, rp)
 			}
 			continue
@@ -87,9 +87,9 @@ func (c *converter) parentsOf(r route) []routeParent {
 			switch {
 			case len(c.kgwList) == 0:
 			case kind == "Gateway" && c.kgws[key] == nil:
-				c.report(diag.ParentRefMissing.At(r.meta.RefAt(path), r.kind, r.name(), ns+"/"+string(ref.Name)))
+				*found = append(*found, diag.ParentRefMissing.At(r.meta.RefAt(specIndex("parentRefs", i)), r.kind, r.name(), ns+"/"+string(ref.Name)))
 			case kind == "ListenerSet" && !c.hasListenerSet(key):
-				c.report(diag.SetParentRefMissing.At(r.meta.RefAt(path), r.kind, r.name(), ns+"/"+string(ref.Name)))
+				*found = append(*found, diag.SetParentRefMissing.At(r.meta.RefAt(specIndex("parentRefs", i)), r.kind, r.name(), ns+"/"+string(ref.Name)))
 			}
 			continue
 		}
@@ -103,9 +103,13 @@ func (c *converter) parentsOf(r route) []routeParent {
 			out = append(out, rp)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b routeParent) int {
-		return strings.Compare(parentRefString(r.refs[a.ref], r.meta.Namespace), parentRefString(r.refs[b.ref], r.meta.Namespace))
-	})
+	if len(r.refs) > 1 {
+		keys := make([]string, len(r.refs))
+		for i, ref := range r.refs {
+			keys[i] = parentRefString(ref, r.meta.Namespace)
+		}
+		slices.SortStableFunc(out, func(a, b routeParent) int { return strings.Compare(keys[a.ref], keys[b.ref]) })
+	}
 	return out
 }
 
@@ -164,21 +168,54 @@ func (c *converter) allowed(pi *parentInfo, r route, ref gwv1.ParentReference) *
 
 // reportParents reports each parentRef that no listener accepts, with the
 // reason istiod would give, and attaches the route to the listeners that
-// accept it. It returns those, sorted by generated Gateway name.
+// accept it. It returns those (acceptedParents).
 func (c *converter) reportParents(r route, parents []routeParent) []routeParent {
-	byRef := map[int][]routeParent{}
-	var accepted []routeParent
+	c.attach(r, parents)
+	return acceptedParents(parents)
+}
+
+// attach attaches a route to the listeners among its parents that accept
+// it, and reports each parentRef that none accepts.
+func (c *converter) attach(r route, parents []routeParent) {
+	denied := false
 	for _, p := range parents {
-		byRef[p.ref] = append(byRef[p.ref], p)
-		if p.denied == nil {
-			accepted = append(accepted, p)
-			if !p.mesh() {
-				p.info.listener.Routes = append(p.info.listener.Routes, Attachment{Kind: r.kind, Object: r.meta})
-			}
+		switch {
+		case p.denied != nil:
+			denied = true
+		case !p.mesh():
+			p.info.listener.Routes = append(p.info.listener.Routes, Attachment{Kind: r.kind, Object: r.meta})
 		}
 	}
+	if denied {
+		c.reportDenied(r, parents)
+	}
+}
+
+// acceptedParents are the parents that accept a route, sorted by
+// generated Gateway name: parents itself when it is the one parent.
+func acceptedParents(parents []routeParent) []routeParent {
+	if len(parents) == 1 && parents[0].denied == nil {
+		return parents
+	}
+	var accepted []routeParent
+	for _, p := range parents {
+		if p.denied == nil {
+			accepted = append(accepted, p)
+		}
+	}
+	slices.SortStableFunc(accepted, func(a, b routeParent) int { return strings.Compare(a.info.internalName, b.info.internalName) })
+	return accepted
+}
+
+// reportDenied reports each parentRef whose listeners all deny the route.
+func (c *converter) reportDenied(r route, parents []routeParent) {
 	for i := range r.refs {
-		ps := byRef[i]
+		var ps []routeParent
+		for _, p := range parents {
+			if p.ref == i {
+				ps = append(ps, p)
+			}
+		}
 		if len(ps) == 0 || slices.ContainsFunc(ps, func(p routeParent) bool { return p.denied == nil }) {
 			continue
 		}
@@ -194,11 +231,9 @@ func (c *converter) reportParents(r route, parents []routeParent) []routeParent 
 			best.info.gw.Rejected = append(best.info.gw.Rejected, Rejection{Kind: r.kind, Object: r.meta, Reason: best.denied.reason, Message: strings.Join(msgs, "; ")})
 			parent = best.info.owner
 		}
-		c.report(diag.ParentRefRejected.At(r.meta.RefAt(model.Path{}.Key("spec").Key("parentRefs").Index(i)), r.kind, r.name(),
+		c.report(diag.ParentRefRejected.At(r.meta.RefAt(specIndex("parentRefs", i)), r.kind, r.name(),
 			parent, best.denied.reason, strings.Join(msgs, "; ")))
 	}
-	slices.SortStableFunc(accepted, func(a, b routeParent) int { return strings.Compare(a.info.internalName, b.info.internalName) })
-	return accepted
 }
 
 // allowsHost reports whether a route host may be served by the parent

@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/host"
 	"github.com/meshc/meshc/internal/model"
+	"github.com/meshc/meshc/internal/parallel"
 )
 
 // httpRule is a converted HTTP route and the rule it came from.
@@ -35,34 +37,33 @@ type piece struct {
 
 // routes converts the routes attached to the Gateways converted
 // (docs/semantics/gateway-api.md §G3), HTTP and gRPC routes merged per
-// listener and host.
-func (c *converter) routes() {
-	var pieces []piece
+// listener and host. The HTTP and gRPC routes convert on every core
+// (httpConversion); what they report and attach follows in input order.
+func (c *converter) routes(ctx context.Context) error {
+	convs := make([]httpConversion, 0, len(c.httpRoutes)+len(c.grpcRoutes))
 	for _, r := range c.httpRoutes {
 		rt := route{meta: &r.ObjectMeta, kind: "HTTPRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
-		pieces = append(pieces, c.httpPieces(rt, func(b *ruleBuilder) []httpRule {
-			rules := r.Spec.Rules
-			if len(rules) == 0 {
-				rules = []gwv1.HTTPRouteRule{{}} // the API server's default
-			}
-			var out []httpRule
-			for n, rule := range rules {
-				out = append(out, b.httpRule(n, rule)...)
-			}
-			return out
-		})...)
+		convs = append(convs, httpConversion{r: rt, http: r})
 	}
 	for _, r := range c.grpcRoutes {
 		rt := route{meta: &r.ObjectMeta, kind: "GRPCRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}
-		pieces = append(pieces, c.httpPieces(rt, func(b *ruleBuilder) []httpRule {
-			var out []httpRule
-			for n, rule := range r.Spec.Rules {
-				out = append(out, b.grpcRule(n, rule)...)
-			}
-			return out
-		})...)
+		convs = append(convs, httpConversion{r: rt, grpc: r})
 	}
-	c.merge(pieces)
+	parallel.For(ctx, len(convs), func(i int) { c.convertHTTP(&convs[i]) })
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	n := 0
+	for _, hc := range convs {
+		n += len(hc.pieces)
+	}
+	pieces := make([]*piece, 0, n)
+	for i := range convs {
+		pieces = c.reportHTTP(pieces, &convs[i])
+	}
+	if err := c.merge(ctx, pieces); err != nil {
+		return err
+	}
 	for _, r := range c.tcpRoutes {
 		c.l4Route(route{meta: &r.ObjectMeta, kind: "TCPRoute", refs: r.Spec.ParentRefs}, r.Spec.Rules, nil)
 	}
@@ -73,48 +74,74 @@ func (c *converter) routes() {
 		}
 		c.l4Route(route{meta: &r.ObjectMeta, kind: "TLSRoute", refs: r.Spec.ParentRefs, hostnames: r.Spec.Hostnames}, rules, r.Spec.Hostnames)
 	}
+	return nil
 }
 
-// httpPieces converts an HTTP or gRPC route for each listener accepting
-// it, one piece per host, and for each Service it is attached to. The
-// rules are converted apart for the two, as backends of other namespaces
-// need a ReferenceGrant only at a Gateway.
-func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) []piece {
-	parents := c.parentsOf(r)
-	if len(parents) == 0 {
-		return nil
+// httpConversion is an HTTP or gRPC route converted for each listener
+// accepting it, one piece per host, and for each Service it is attached
+// to. convertHTTP fills it reading the converter only, so routes convert
+// at once; reportHTTP then reports its findings and attaches it.
+type httpConversion struct {
+	r route
+	// http or grpc is the route.
+	http    *model.HTTPRoute
+	grpc    *model.GRPCRoute
+	parents []routeParent
+	found   []diag.Diagnostic // parentsOf's
+	// gw and mesh converted the rules for Gateway and for Service
+	// parents, when the route has one of that kind (toGateway, toMesh):
+	// backends of other namespaces need a ReferenceGrant only at a
+	// Gateway.
+	gw, mesh          ruleBuilder
+	toGateway, toMesh bool
+	pieces            []piece
+}
+
+// rules converts the route's rules with b.
+func (hc *httpConversion) rules(b *ruleBuilder) []httpRule {
+	if hc.grpc != nil {
+		var out []httpRule
+		for n, rule := range hc.grpc.Spec.Rules {
+			out = append(out, b.grpcRule(n, rule)...)
+		}
+		return out
 	}
-	gw := slices.ContainsFunc(parents, func(p routeParent) bool { return !p.mesh() })
+	rules := hc.http.Spec.Rules
+	if len(rules) == 0 {
+		rules = []gwv1.HTTPRouteRule{{}} // the API server's default
+	}
+	out := b.httpRule(0, rules[0])
+	for n, rule := range rules[1:] {
+		out = append(out, b.httpRule(n+1, rule)...)
+	}
+	return out
+}
+
+// convertHTTP converts a route (httpConversion); it only reads c.
+func (c *converter) convertHTTP(hc *httpConversion) {
+	r := hc.r
+	hc.parents = c.parentsOf(r, &hc.found)
+	if len(hc.parents) == 0 {
+		return
+	}
 	var rules, meshRules []httpRule
-	hard, meshHard := false, false
-	if gw {
-		b := &ruleBuilder{c: c, r: r}
-		rules = convert(b)
-		b.reportProblems()
-		hard = b.hard
+	if hc.toGateway = slices.ContainsFunc(hc.parents, func(p routeParent) bool { return !p.mesh() }); hc.toGateway {
+		hc.gw = ruleBuilder{c: c, r: r}
+		rules = hc.rules(&hc.gw)
 		sortRules(rules)
 	}
-	if slices.ContainsFunc(parents, routeParent.mesh) {
-		b := &ruleBuilder{c: c, r: r, mesh: true}
-		meshRules = convert(b)
-		if !gw {
-			b.reportProblems()
-		}
-		meshHard = b.hard
+	if hc.toMesh = slices.ContainsFunc(hc.parents, routeParent.mesh); hc.toMesh {
+		hc.mesh = ruleBuilder{c: c, r: r, mesh: true}
+		meshRules = hc.rules(&hc.mesh)
 		sortRules(meshRules)
 	}
-	accepted := c.reportParents(r, parents)
-	hosts := []string{"*"}
-	if len(r.hostnames) > 0 {
-		hosts = hosts[:0]
-		for _, h := range r.hostnames {
-			hosts = append(hosts, string(h))
-		}
+	var hosts []string
+	if hc.toGateway {
+		hosts = routeHosts(r.hostnames)
 	}
-	var out []piece
-	for _, p := range accepted {
+	for _, p := range acceptedParents(hc.parents) {
 		if p.mesh() {
-			if meshHard || len(meshRules) == 0 {
+			if hc.mesh.hard || len(meshRules) == 0 {
 				continue
 			}
 			key := r.meta.Namespace
@@ -122,19 +149,36 @@ func (c *converter) httpPieces(r route, convert func(*ruleBuilder) []httpRule) [
 				key += "/" + strconv.Itoa(int(p.port))
 			}
 			for _, h := range p.hosts {
-				out = append(out, piece{key: key + "/" + h, from: r.meta, kind: r.kind, host: h, gw: MeshGateway, rules: withPort(meshRules, p.port)})
+				hc.pieces = append(hc.pieces, piece{key: key + "/" + h, from: r.meta, kind: r.kind, host: h, gw: MeshGateway, rules: withPort(meshRules, p.port)})
 			}
 			continue
 		}
-		if hard || len(rules) == 0 {
+		if hc.gw.hard || len(rules) == 0 {
 			continue
 		}
 		for _, h := range hosts {
 			if !p.allowsHost(h) {
 				continue
 			}
-			out = append(out, piece{key: p.info.internalName + "/" + h, from: r.meta, kind: r.kind, host: h, gw: p.info.internalName, rules: rules})
+			hc.pieces = append(hc.pieces, piece{key: p.info.internalName + "/" + h, from: r.meta, kind: r.kind, host: h, gw: p.info.internalName, rules: rules})
 		}
+	}
+}
+
+// reportHTTP reports what converting a route found, in the order istiod
+// meets it, attaches the route to its listeners and appends its pieces
+// to out.
+func (c *converter) reportHTTP(out []*piece, hc *httpConversion) []*piece {
+	c.diags = append(c.diags, hc.found...)
+	switch {
+	case hc.toGateway:
+		hc.gw.reportProblems()
+	case hc.toMesh:
+		hc.mesh.reportProblems()
+	}
+	c.attach(hc.r, hc.parents)
+	for i := range hc.pieces {
+		out = append(out, &hc.pieces[i])
 	}
 	return out
 }
@@ -165,42 +209,53 @@ func withPort(rules []httpRule, port int32) []httpRule {
 
 // merge makes one VirtualService of the pieces of each listener and host:
 // the oldest route's first, rules sorted by match specificity
-// (docs/semantics/gateway-api.md §G3.3).
-func (c *converter) merge(pieces []piece) {
-	byKey := map[string][]piece{}
-	var keys []string
-	for _, p := range pieces {
-		if _, ok := byKey[p.key]; !ok {
-			keys = append(keys, p.key)
+// (docs/semantics/gateway-api.md §G3.3). The VirtualServices, made on
+// every core, come in key order.
+func (c *converter) merge(ctx context.Context, pieces []*piece) error {
+	// Sorting by key, stably, groups each key's pieces in the order they
+	// were made.
+	slices.SortStableFunc(pieces, func(a, b *piece) int { return strings.Compare(a.key, b.key) })
+	var groups [][]*piece
+	for len(pieces) > 0 {
+		n := 1
+		for n < len(pieces) && pieces[n].key == pieces[0].key {
+			n++
 		}
-		byKey[p.key] = append(byKey[p.key], p)
+		groups, pieces = append(groups, pieces[:n]), pieces[n:]
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		ps := byKey[k]
-		slices.SortStableFunc(ps, func(a, b piece) int {
+	made := make([]model.Object, len(groups))
+	parallel.For(ctx, len(groups), func(i int) { made[i] = mergeKey(groups[i]) })
+	c.out = append(c.out, made...)
+	return context.Cause(ctx)
+}
+
+// mergeKey makes the VirtualService of the pieces of one key.
+func mergeKey(ps []*piece) *model.VirtualService {
+	rules := ps[0].rules // each piece's rules are sorted already
+	parents := ps[0].kind + "/" + ps[0].from.Name + "." + ps[0].from.Namespace
+	if len(ps) > 1 {
+		slices.SortStableFunc(ps, func(a, b *piece) int {
 			return cmp.Or(a.from.Created.Compare(b.from.Created), cmp.Compare(a.from.Namespace, b.from.Namespace), cmp.Compare(a.from.Name, b.from.Name))
 		})
-		var rules []httpRule
-		var parents []string
-		for _, p := range ps {
+		rules = nil
+		names := make([]string, len(ps))
+		for i, p := range ps {
 			rules = append(rules, p.rules...)
-			parents = append(parents, p.kind+"/"+p.from.Name+"."+p.from.Namespace)
+			names[i] = p.kind + "/" + p.from.Name + "." + p.from.Namespace
 		}
 		sortRules(rules)
-		first := ps[0]
-		vs := &model.VirtualService{ObjectMeta: derived("networking.istio.io/v1", "VirtualService", first.from.Namespace,
-			strings.ReplaceAll(k, "/", "~"), first.from, rules[0].part.Path, rules[0].part.Route)}
-		vs.Derived.Parts = vs.Derived.Parts[:0]
-		spec := &networking.VirtualService{Hosts: []string{first.host}, Gateways: []string{first.gw}}
-		for _, r := range rules {
-			spec.Http = append(spec.Http, r.r)
-			vs.Derived.Parts = append(vs.Derived.Parts, r.part)
-		}
-		vs.Spec = spec
-		vs.Annotations = map[string]string{annParents: strings.Join(parents, ","), annRouteSemantics: model.RouteSemanticsGateway}
-		c.out = append(c.out, vs)
+		parents = strings.Join(names, ",")
 	}
+	first := ps[0]
+	parts := make([]model.DerivedPart, len(rules))
+	spec := &networking.VirtualService{Hosts: []string{first.host}, Gateways: []string{first.gw}, Http: make([]*networking.HTTPRoute, len(rules))}
+	for i, r := range rules {
+		spec.Http[i], parts[i] = r.r, r.part
+	}
+	vs := &model.VirtualService{ObjectMeta: derivedFrom("networking.istio.io/v1", "VirtualService", first.from.Namespace,
+		strings.ReplaceAll(first.key, "/", "~"), first.from, parts), Spec: spec}
+	vs.Annotations = map[string]string{annParents: parents, annRouteSemantics: model.RouteSemanticsGateway}
+	return vs
 }
 
 // sortRules orders HTTP routes as the Gateway API requires: exact paths,
@@ -260,7 +315,7 @@ func uriLength(m *networking.HTTPMatchRequest) int {
 // TLSRoute: one VirtualService per listener accepting it (and per host
 // for TLS), not merged (docs/semantics/gateway-api.md §G3.4).
 func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostname) {
-	parents := c.parentsOf(r)
+	parents := c.parentsOf(r, &c.diags)
 	if len(parents) == 0 {
 		return
 	}
@@ -273,7 +328,7 @@ func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostn
 	}
 	var converted []l4rule
 	for n, rule := range rules {
-		path := model.Path{}.Key("spec").Key("rules").Index(n)
+		path := specIndex("rules", n)
 		routes = b.l4Destinations(rule.BackendRefs, path.Key("backendRefs"))
 		converted = append(converted, l4rule{routes, model.DerivedPart{From: r.meta, Path: path}})
 	}
@@ -298,7 +353,7 @@ func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostn
 		}
 		hosts := []string{"*"}
 		if tls {
-			hosts = sniHosts(sni)
+			hosts = routeHosts(sni)
 			if p.info.originalHostname != "" {
 				hosts = intersectHosts(hosts, p.info.originalHostname)
 			}
@@ -314,7 +369,7 @@ func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostn
 			for _, cr := range converted {
 				vs.Derived.Parts = append(vs.Derived.Parts, cr.part)
 				if tls {
-					match := sniHosts(sni)
+					match := routeHosts(sni)
 					if p.info.originalHostname != "" {
 						match = intersectHosts(match, p.info.originalHostname)
 						if len(match) == 0 {
@@ -333,7 +388,8 @@ func (c *converter) l4Route(r route, rules []gwv1.TCPRouteRule, sni []gwv1.Hostn
 	}
 }
 
-func sniHosts(h []gwv1.Hostname) []string {
+// routeHosts are a route's hostnames, "*" when it has none.
+func routeHosts(h []gwv1.Hostname) []string {
 	if len(h) == 0 {
 		return []string{"*"}
 	}

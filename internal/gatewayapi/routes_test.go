@@ -1,9 +1,14 @@
 package gatewayapi
 
 import (
+	"context"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/meshc/meshc/internal/load"
+	"github.com/meshc/meshc/internal/meshgen"
 	"github.com/meshc/meshc/internal/model"
 )
 
@@ -242,4 +247,73 @@ spec:
 	if len(res.Diagnostics) > 0 {
 		t.Errorf("diagnostics: %v", codes(res.Diagnostics))
 	}
+}
+
+// TestConvertSameOnEveryCore: routes convert in parallel, yet what a
+// conversion makes and reports, and in which order, does not depend on
+// how many cores it has: random Gateway API meshes and the mesh with
+// its routes as HTTPRoutes, at GOMAXPROCS 1 and 4.
+func TestConvertSameOnEveryCore(t *testing.T) {
+	meshes := map[string][]meshgen.File{
+		"httproutes": meshgen.Generate(meshgen.Options{Namespaces: 4, ServicesPerNS: 10, HTTPRoutes: true}),
+		"ingress":    meshgen.Generate(meshgen.Options{Namespaces: 4, ServicesPerNS: 10, Ingress: meshgen.IngressGatewayAPI}),
+	}
+	for seed := range int64(4) {
+		meshes[fmt.Sprintf("random-%d", seed)] = meshgen.RandomWith(seed, meshgen.RandomOptions{GatewayAPI: true})
+	}
+	for name, files := range meshes {
+		t.Run(name, func(t *testing.T) {
+			var objs []model.Object
+			for _, f := range files {
+				o, _ := load.BytesWithoutAdmission(f.Name, f.Data) // random meshes break rules on purpose
+				objs = append(objs, o...)
+			}
+			at := func(procs int) string {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				res, err := Convert(context.Background(), objs, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ordered(t, res)
+			}
+			one := at(1)
+			if !strings.Contains(one, "VirtualService") {
+				t.Fatalf("nothing converted:\n%s", one)
+			}
+			if four := at(4); four != one {
+				t.Errorf("on 4 cores:\n%s\non 1 core:\n%s", four, one)
+			}
+		})
+	}
+}
+
+// ordered writes what a conversion made and reported in the order it did:
+// the generated objects, the findings, each listener's routes and each
+// Gateway's rejected parentRefs.
+func ordered(t *testing.T, res *Result) string {
+	var b strings.Builder
+	for _, o := range res.Generated {
+		m := o.Meta()
+		fmt.Fprintf(&b, "%s %s/%s %v\n", m.Kind, m.Namespace, m.Name, m.Annotations)
+		for _, p := range m.Derived.Parts {
+			fmt.Fprintf(&b, "  from %s/%s %s %s\n", p.From.Namespace, p.From.Name, p.Path, p.Route)
+		}
+		if vs, ok := o.(*model.VirtualService); ok {
+			b.WriteString("  " + specJSON(t, vs.Spec) + "\n")
+		}
+	}
+	for _, d := range res.Diagnostics {
+		fmt.Fprintf(&b, "%s:%d %s %s\n", d.Object.File, d.Object.Line, d.Code, d.Message)
+	}
+	for _, gw := range res.Gateways {
+		for _, l := range gw.Listeners {
+			for _, a := range l.Routes {
+				fmt.Fprintf(&b, "%s/%s %s: %s %s/%s\n", gw.Object.Namespace, gw.Object.Name, l.Name, a.Kind, a.Object.Namespace, a.Object.Name)
+			}
+		}
+		for _, r := range gw.Rejected {
+			fmt.Fprintf(&b, "%s/%s rejects %s %s/%s: %s\n", gw.Object.Namespace, gw.Object.Name, r.Kind, r.Object.Namespace, r.Object.Name, r.Message)
+		}
+	}
+	return b.String()
 }

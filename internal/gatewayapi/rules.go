@@ -55,13 +55,8 @@ func (b *ruleBuilder) httpRule(n int, rule gwv1.HTTPRouteRule) []httpRule {
 	if len(matches) == 0 {
 		matches = []gwv1.HTTPRouteMatch{{}}
 	}
-	refs := make([]gwv1.BackendRef, len(rule.BackendRefs))
-	filters := make([][]gwv1.HTTPRouteFilter, len(rule.BackendRefs))
-	for i, br := range rule.BackendRefs {
-		refs[i], filters[i] = br.BackendRef, br.Filters
-	}
-	return b.rule(n, rule.Name, len(matches), func(m int, p model.Path) *networking.HTTPMatchRequest { return b.httpMatch(matches[m], p) },
-		rule.Filters, true, refs, filters, func(r *networking.HTTPRoute) {
+	return b.rule(n, rule.Name, len(matches), func(m int, _ model.Path) *networking.HTTPMatchRequest { return httpMatch(matches[m]) },
+		rule.Filters, true, rule.BackendRefs, func(r *networking.HTTPRoute) {
 			if rule.Retry != nil {
 				r.Retries = retries(rule.Retry)
 			}
@@ -91,40 +86,43 @@ func (b *ruleBuilder) grpcRule(n int, rule gwv1.GRPCRouteRule) []httpRule {
 	for i, f := range rule.Filters {
 		fs[i] = grpcFilter(f)
 	}
-	refs := make([]gwv1.BackendRef, len(rule.BackendRefs))
-	filters := make([][]gwv1.HTTPRouteFilter, len(rule.BackendRefs))
+	refs := make([]gwv1.HTTPBackendRef, len(rule.BackendRefs))
 	for i, br := range rule.BackendRefs {
-		refs[i] = br.BackendRef
+		refs[i].BackendRef = br.BackendRef
 		for _, f := range br.Filters {
-			filters[i] = append(filters[i], grpcFilter(f))
+			refs[i].Filters = append(refs[i].Filters, grpcFilter(f))
 		}
 	}
 	match := func(int, model.Path) *networking.HTTPMatchRequest { return nil }
 	if len(rule.Matches) > 0 {
-		match = func(m int, p model.Path) *networking.HTTPMatchRequest { return b.grpcMatch(rule.Matches[m], p) }
+		match = func(m int, p model.Path) *networking.HTTPMatchRequest {
+			return b.grpcMatch(rule.Matches[m], p.Key("matches").Index(m))
+		}
 	}
-	return b.rule(n, rule.Name, max(1, len(rule.Matches)), match, fs, false, refs, filters, nil)
+	return b.rule(n, rule.Name, max(1, len(rule.Matches)), match, fs, false, refs, nil)
 }
 
-// rule makes the Istio routes of rule n, one per match: the match, the
-// filters (http allowing the HTTPRoute-only ones), finish's settings and
-// the backends.
+// rule makes the Istio routes of rule n, one per match: the match (given
+// the rule's path), the filters (http allowing the HTTPRoute-only ones),
+// finish's settings and the backends.
 func (b *ruleBuilder) rule(n int, name *gwv1.SectionName, matches int, match func(int, model.Path) *networking.HTTPMatchRequest,
-	fs []gwv1.HTTPRouteFilter, http bool, refs []gwv1.BackendRef, filters [][]gwv1.HTTPRouteFilter, finish func(*networking.HTTPRoute),
+	fs []gwv1.HTTPRouteFilter, http bool, refs []gwv1.HTTPBackendRef, finish func(*networking.HTTPRoute),
 ) []httpRule {
-	path := model.Path{}.Key("spec").Key("rules").Index(n)
-	var out []httpRule
+	path := specIndex("rules", n)
+	out := make([]httpRule, 0, matches)
 	for m := range matches {
 		before := len(b.problems)
 		r := &networking.HTTPRoute{Name: b.routeName(name, n)}
-		if mr := match(m, path.Key("matches").Index(m)); mr != nil {
+		if mr := match(m, path); mr != nil {
 			r.Match = []*networking.HTTPMatchRequest{mr}
 		}
-		b.filters(r, fs, path.Key("filters"), http)
+		if len(fs) > 0 {
+			b.filters(r, fs, path.Key("filters"), http)
+		}
 		if finish != nil {
 			finish(r)
 		}
-		b.action(r, refs, filters, path.Key("backendRefs"))
+		b.action(r, refs, path)
 		if m > 0 {
 			// The first match reported the rule's problems.
 			b.problems = b.problems[:before]
@@ -142,7 +140,7 @@ func (b *ruleBuilder) routeName(name *gwv1.SectionName, n int) string {
 	return b.r.meta.Namespace + "." + b.r.meta.Name + "." + strconv.Itoa(n)
 }
 
-func (b *ruleBuilder) httpMatch(m gwv1.HTTPRouteMatch, path model.Path) *networking.HTTPMatchRequest {
+func httpMatch(m gwv1.HTTPRouteMatch) *networking.HTTPMatchRequest {
 	out := &networking.HTTPMatchRequest{}
 	typ, value := gwv1.PathMatchPathPrefix, "/"
 	if m.Path != nil {
@@ -417,7 +415,7 @@ func retries(r *gwv1.HTTPRouteRetry) *networking.HTTPRetry {
 
 func (b *ruleBuilder) mirror(f *gwv1.HTTPRequestMirrorFilter, path model.Path, http bool) *networking.HTTPMirrorPolicy {
 	first := len(b.problems)
-	dst, ok := b.destination(gwv1.BackendRef{BackendObjectReference: f.BackendRef}, path.Key("backendRef"))
+	dst, ok := b.destination(gwv1.BackendRef{BackendObjectReference: f.BackendRef}, func() model.Path { return path.Key("backendRef") })
 	if !ok {
 		// An HTTPRoute drops a mirror it cannot build and keeps its
 		// rule; a GRPCRoute loses every rule.
@@ -446,18 +444,23 @@ func (b *ruleBuilder) mirror(f *gwv1.HTTPRequestMirrorFilter, path model.Path, h
 	return out
 }
 
-// action sets a rule's destinations, or a 500 when no backend has weight
-// and there is no redirect.
-func (b *ruleBuilder) action(r *networking.HTTPRoute, refs []gwv1.BackendRef, filters [][]gwv1.HTTPRouteFilter, path model.Path) {
-	backends, ok := b.backends(refs, path)
+// action sets the destinations of the rule at path, or a 500 when no
+// backend has weight and there is no redirect.
+func (b *ruleBuilder) action(r *networking.HTTPRoute, refs []gwv1.HTTPBackendRef, path model.Path) {
+	var buf [4]backend
+	backends, ok := b.backends(buf[:0], len(refs), func(i int) *gwv1.BackendRef { return &refs[i].BackendRef },
+		func(i int) model.Path { return path.Key("backendRefs").Index(i) })
 	if !ok && r.Redirect == nil {
 		r.DirectResponse = &networking.HTTPDirectResponse{Status: 500}
 		return
 	}
+	if len(backends) > 0 {
+		r.Route = make([]*networking.HTTPRouteDestination, 0, len(backends))
+	}
 	for _, be := range backends {
 		rd := &networking.HTTPRouteDestination{Destination: be.dst, Weight: be.weight}
-		for j, f := range filters[be.i] {
-			fp := path.Index(be.i).Key("filters").Index(j)
+		for j, f := range refs[be.i].Filters {
+			fp := path.Key("backendRefs").Index(be.i).Key("filters").Index(j)
 			switch f.Type {
 			case gwv1.HTTPRouteFilterRequestHeaderModifier, gwv1.HTTPRouteFilterResponseHeaderModifier:
 				h := b.headers(f.RequestHeaderModifier, fp)
@@ -486,7 +489,8 @@ func (b *ruleBuilder) action(r *networking.HTTPRoute, refs []gwv1.BackendRef, fi
 // l4Destinations are a TCP or TLS rule's destinations; a rule whose
 // backends all lack weight sends to a cluster that does not exist.
 func (b *ruleBuilder) l4Destinations(refs []gwv1.BackendRef, path model.Path) []*networking.RouteDestination {
-	backends, ok := b.backends(refs, path)
+	var buf [4]backend
+	backends, ok := b.backends(buf[:0], len(refs), func(i int) *gwv1.BackendRef { return &refs[i] }, path.Index)
 	if !ok {
 		return []*networking.RouteDestination{{Destination: &networking.Destination{Host: "internal.cluster.local", Subset: "zero-weight",
 			Port: &networking.PortSelector{Number: 65535}}}}
@@ -505,12 +509,13 @@ type backend struct {
 	weight int32 // 0 when it is the only one
 }
 
-// backends resolves the backendRefs with weight; ok is false when no
-// backend has any.
-func (b *ruleBuilder) backends(refs []gwv1.BackendRef, path model.Path) (out []backend, ok bool) {
-	for i, ref := range refs {
-		if w := weight(ref); w > 0 {
-			dst, _ := b.destination(ref, path.Index(i))
+// backends resolves the n backendRefs (ref gives each, at the path at
+// makes) with weight, appended to out; ok is false when no backend has
+// any.
+func (b *ruleBuilder) backends(out []backend, n int, ref func(int) *gwv1.BackendRef, at func(int) model.Path) (_ []backend, ok bool) {
+	for i := range n {
+		if w := weight(*ref(i)); w > 0 {
+			dst, _ := b.destination(*ref(i), func() model.Path { return at(i) })
 			out = append(out, backend{i: i, dst: dst, weight: int32(w)})
 		}
 	}
@@ -528,16 +533,17 @@ func weight(ref gwv1.BackendRef) int {
 }
 
 // destination resolves a backendRef (docs/semantics/gateway-api.md §G3.5);
-// ok is false when istiod would report it. A destination istiod cannot
-// reach still routes (to a cluster that does not exist: a 500).
-func (b *ruleBuilder) destination(ref gwv1.BackendRef, path model.Path) (*networking.Destination, bool) {
+// ok is false when istiod would report it, at the path at makes (only
+// then). A destination istiod cannot reach still routes (to a cluster
+// that does not exist: a 500).
+func (b *ruleBuilder) destination(ref gwv1.BackendRef, at func() model.Path) (*networking.Destination, bool) {
 	c, r := b.c, b.r
 	group, kind, ns := refTarget(ref.Group, ref.Kind, ref.Namespace, "", "Service", r.meta.Namespace)
-	k, name := r.kind, r.name()
-	shown := ns + "/" + string(ref.Name)
+	k := r.kind
+	refName := string(ref.Name)
 	if ns != r.meta.Namespace && !b.mesh && !c.granted(r.kind, r.meta.Namespace, group, kind, ns, string(ref.Name)) {
-		b.add(problem{path: path, diag: func(o diag.ObjectRef) diag.Diagnostic {
-			return diag.BackendDenied.At(o, k, name, kind+" "+shown, ns, k, r.meta.Namespace)
+		b.add(problem{path: at(), diag: func(o diag.ObjectRef) diag.Diagnostic {
+			return diag.BackendDenied.At(o, k, r.name(), kind+" "+ns+"/"+refName, ns, k, r.meta.Namespace)
 		}})
 		return &networking.Destination{}, false
 	}
@@ -545,13 +551,13 @@ func (b *ruleBuilder) destination(ref gwv1.BackendRef, path model.Path) (*networ
 	switch {
 	case group == "" && kind == "Service", group == "multicluster.x-k8s.io" && kind == "ServiceImport":
 		if strings.Contains(string(ref.Name), ".") {
-			b.invalid(path.Key("name"), "service name invalid; the name of the Service must be used, not the hostname")
+			b.invalid(at().Key("name"), "service name invalid; the name of the Service must be used, not the hostname")
 			return nil, false
 		}
 		h = c.serviceHost(string(ref.Name), ns)
 	case group == model.GroupNetworking && kind == "Hostname":
 		if ref.Namespace != nil {
-			b.invalid(path.Key("namespace"), "namespace may not be set with Hostname type")
+			b.invalid(at().Key("namespace"), "namespace may not be set with Hostname type")
 			return nil, false
 		}
 		h = string(ref.Name)
@@ -560,26 +566,26 @@ func (b *ruleBuilder) destination(ref gwv1.BackendRef, path model.Path) (*networ
 		if group != "" {
 			gk = group + "/" + kind
 		}
-		b.add(problem{path: path, diag: func(o diag.ObjectRef) diag.Diagnostic {
-			return diag.BackendMissing.At(o, k, name, gk+" "+shown, "istiod does not route to this kind in its default configuration (InvalidKind)")
+		b.add(problem{path: at(), diag: func(o diag.ObjectRef) diag.Diagnostic {
+			return diag.BackendMissing.At(o, k, r.name(), gk+" "+ns+"/"+refName, "istiod does not route to this kind in its default configuration (InvalidKind)")
 		}})
 		return &networking.Destination{}, false
 	}
 	if ref.Port == nil {
-		b.invalid(path, "port is required in backendRef")
+		b.invalid(at(), "port is required in backendRef")
 		return nil, false
 	}
 	ok := true
-	if svc := c.services[nsName{ns, string(ref.Name)}]; kind != "Hostname" && svc == nil && c.svcNs[ns] {
+	if svc := c.services.get(nsName{ns, string(ref.Name)}); kind != "Hostname" && svc == nil && c.services.has(ns) {
 		ok = false
-		b.add(problem{path: path, diag: func(o diag.ObjectRef) diag.Diagnostic {
-			return diag.BackendMissing.At(o, k, name, "Service "+shown, "no such Service in the input (BackendNotFound)")
+		b.add(problem{path: at(), diag: func(o diag.ObjectRef) diag.Diagnostic {
+			return diag.BackendMissing.At(o, k, r.name(), "Service "+ns+"/"+refName, "no such Service in the input (BackendNotFound)")
 		}})
 	}
 	if kind == "Hostname" && !c.serviceExists(h, ns) {
 		ok = false
-		b.add(problem{path: path, diag: func(o diag.ObjectRef) diag.Diagnostic {
-			return diag.BackendMissing.At(o, k, name, "Hostname "+h, "no ServiceEntry of the input has this host (BackendNotFound)")
+		b.add(problem{path: at(), diag: func(o diag.ObjectRef) diag.Diagnostic {
+			return diag.BackendMissing.At(o, k, r.name(), "Hostname "+h, "no ServiceEntry of the input has this host (BackendNotFound)")
 		}})
 	}
 	return &networking.Destination{Host: h, Port: &networking.PortSelector{Number: uint32(*ref.Port)}}, ok

@@ -83,3 +83,39 @@ func BenchmarkLoadHTTPRoutes(b *testing.B) {
 		load()
 	}
 }
+
+// BenchmarkLoadRouteTwins loads the generated mesh's twins of issue 25's
+// yardstick: the same routes written as VirtualServices and as
+// HTTPRoutes (with the ReferenceGrants their shares to other namespaces
+// need). Their difference is what loading Gateway API objects costs
+// (decoding, the CRDs' schemas and CEL rules); the CRDs are compiled
+// once per process, outside the loop.
+func BenchmarkLoadRouteTwins(b *testing.B) {
+	for _, twin := range []struct {
+		name string
+		opts meshgen.Options
+	}{
+		{"virtualservices", meshgen.Options{VersionServices: true}},
+		{"httproutes", meshgen.Options{HTTPRoutes: true}},
+	} {
+		b.Run("routes="+twin.name, func(b *testing.B) {
+			dir := b.TempDir()
+			_, objects, err := meshgen.Write(dir, twin.opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			load := func() {
+				res, ds, err := Paths(context.Background(), []string{dir}, Options{})
+				if err != nil || len(ds) > 0 || len(res.Objects) != objects {
+					b.Fatalf("loaded %d of %d objects, %d diagnostics, err %v", len(res.Objects), objects, len(ds), err)
+				}
+			}
+			load()
+			start := testfiles.CPUTime()
+			for b.Loop() {
+				load()
+			}
+			b.ReportMetric(float64((testfiles.CPUTime()-start).Microseconds())/1000/float64(b.N), "ms-cpu/op")
+		})
+	}
+}

@@ -177,3 +177,29 @@ func TestGatewayAPICRDValidationRepeated(t *testing.T) {
 		t.Errorf("%d objects loaded, want none", len(objs))
 	}
 }
+
+// TestGatewayAPICRDValidationInertValues: routes and grants that differ
+// only in names and namespaces no rule reads are judged once, and each
+// gets its findings at its own lines; a name its own schema refuses is
+// reported where it is.
+func TestGatewayAPICRDValidationInertValues(t *testing.T) {
+	route := func(backend string) string {
+		return "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: a}\nspec:\n  parentRefs: [{name: gw}]\n  rules:\n" +
+			"  - backendRefs: [{name: web, port: 80}, " + backend + "]\n    timeouts: {request: 1s, backendRequest: 2s}\n"
+	}
+	grant := func(ns string) string {
+		return "apiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {name: g, namespace: a}\nspec:\n  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: " + ns + "}]\n  to: []\n"
+	}
+	in := route("{name: api, namespace: b, port: 80}") + "---\n" + route("{name: cart, namespace: c, port: 80}") + "---\n" +
+		route("{name: cart, namespace: Bad_NS, port: 80}") + "---\n" + grant("b") + "---\n" + grant("c")
+	_, ds := Bytes("in.yaml", []byte(in))
+	timeouts := "spec.rules[0].timeouts: Invalid value: backendRequest timeout cannot be longer than request timeout"
+	checkDiags(t, ds, []diagKey{
+		{"MC1003", 8, timeouts},
+		{"MC1003", 17, timeouts},
+		{"MC1003", 25, `spec.rules[0].backendRefs[1].namespace: Invalid value: "Bad_NS"`},
+		{"MC1003", 26, timeouts},
+		{"MC1003", 33, "spec.to: Invalid value: 0: spec.to in body should have at least 1 items"},
+		{"MC1003", 40, "spec.to: Invalid value: 0: spec.to in body should have at least 1 items"},
+	})
+}

@@ -257,3 +257,75 @@ func TestUnchangedScopesAreNotBuilt(t *testing.T) {
 		t.Errorf("built %d, changed %d of %d compared; want the %d proxies of ns-002 built and changed", r.built, r.Summary.Proxies.Changed, r.Summary.Proxies.Compared, inNs2)
 	}
 }
+
+// TestOmittedIsSound: what both sides leave out because it digests alike
+// (a part's clusters, a proxy's inbound resources) changes no report. A
+// route edit leaves every proxy's clusters and inbound resources as they
+// were, so both are left out. When a proxy moves to a part of its own on
+// one side (a label a client-selecting DestinationRule picks, on a
+// workload no Service selects) and its clusters change, the other
+// proxies of its namespace, whose clusters digest alike, shared its part
+// on the other side: they keep their clusters there, or the part would
+// hold none for it.
+func TestOmittedIsSound(t *testing.T) {
+	files := meshgen.Generate(meshgen.Options{Namespaces: 2, ServicesPerNS: 2})
+	// A client named to come after the namespace's other proxies: the
+	// part they share is built by one of them first.
+	client := func(tier string) meshgen.File {
+		return meshgen.File{Name: "ns-001/client.yaml", Data: []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: zz-client, namespace: ns-001}
+spec:
+  selector: {matchLabels: {app: zz-client}}
+  template:
+    metadata: {labels: {app: zz-client, tier: ` + tier + `}}
+    spec: {containers: [{name: c, image: c}]}
+---
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: special, namespace: ns-001}
+spec:
+  host: svc-01.ns-002.svc.cluster.local
+  workloadSelector: {matchLabels: {tier: special}}
+  trafficPolicy: {connectionPool: {tcp: {maxConnections: 7}}}
+`)}
+	}
+	weights := func(files []meshgen.File) []meshgen.File {
+		out := slices.Clone(files)
+		for i, f := range out {
+			if f.Name == "ns-001/virtual-services.yaml" {
+				out[i].Data = []byte(strings.NewReplacer("weight: 90", "weight: 70", "weight: 10", "weight: 30").Replace(string(f.Data)))
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name       string
+		base, head []meshgen.File
+	}{
+		{"route weights", files, weights(files)},
+		{"a proxy moves to a part of its own", append(slices.Clone(files), client("plain")), append(weights(files), client("special"))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base, head := compileGenerated(t, tt.base), compileGenerated(t, tt.head)
+			fast, err := Compare(context.Background(), Side{Result: base}, Side{Result: head}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, err := Compare(context.Background(), Side{Result: base}, Side{Result: head}, Options{Full: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := proxiesJSON(t, fast), proxiesJSON(t, full); a != b {
+				t.Errorf("leaving out changes the report\nfast: %s\nfull: %s", a, b)
+			}
+			if fast.Summary.Proxies.Changed == 0 {
+				t.Error("no proxy changed: the edit tests nothing")
+			}
+			if parts, own := fast.omitted[0], fast.omitted[1]; parts == 0 || own == 0 {
+				t.Errorf("left out the clusters of %d parts and the inbound resources of %d proxies", parts, own)
+			}
+		})
+	}
+}

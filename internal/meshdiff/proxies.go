@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/meshc/meshc/internal/compile"
-	"github.com/meshc/meshc/internal/deephash"
 	"github.com/meshc/meshc/internal/envdiff"
 	"github.com/meshc/meshc/internal/envoycfg"
 	"github.com/meshc/meshc/internal/parallel"
@@ -53,8 +51,8 @@ func newChange(c envdiff.Change) Change {
 // unchanged (changedPairs) and not built; the others are built and
 // compared a batch of whole scopes at a time, so memory stays bounded
 // while the resources a scope's proxies share are built and compared once
-// (envdiff.Comparer). It also returns how many proxies it built per side.
-func compareProxies(ctx context.Context, base, head *compile.Result, opts Options) ([]ProxyGroup, ProxyCounts, int, error) {
+// (envdiff.Comparer).
+func compareProxies(ctx context.Context, base, head *compile.Result, opts Options) (proxyResult, error) {
 	bopts := opts.Build
 	bopts.Format = cmp.Or(bopts.Format, "xds")
 	// Validation reports on a build; a comparison does not need it.
@@ -83,8 +81,9 @@ func compareProxies(ctx context.Context, base, head *compile.Result, opts Option
 			removed = append(removed, v.Proxy.ID())
 		}
 	}
+	build := compile.NewPair(base, head, bopts)
 	if !opts.Full {
-		pairs = changedPairs(base.Mesh, head.Mesh, pairs)
+		pairs = changedPairs(build, pairs)
 	}
 	// Whole scopes per batch: proxies of a scope share their resources.
 	scopeAt := map[*resolve.Scope]int{}
@@ -95,10 +94,7 @@ func compareProxies(ctx context.Context, base, head *compile.Result, opts Option
 	byProxy := map[string][]envdiff.Change{}
 	// One builder per side and one comparer for all batches: a service's
 	// clusters and endpoints are built and compared once, not per batch.
-	// The sides share a Store, so that what they build alike is one value
-	// the comparer passes over.
-	store := compile.NewStore()
-	baseBuild, headBuild := base.Configurer(bopts, store), head.Configurer(bopts, store)
+	// What the sides build alike is one value the comparer passes over.
 	cp := envdiff.NewComparer()
 	for start := 0; start < len(pairs); {
 		end := start + 1
@@ -109,18 +105,14 @@ func compareProxies(ctx context.Context, base, head *compile.Result, opts Option
 		for i, p := range pairs[start:end] {
 			olds[i], news[i] = p.old, p.new
 		}
-		oc, err := baseBuild.Configs(ctx, olds)
+		oc, nc, err := build.Configs(ctx, olds, news)
 		if err != nil {
-			return nil, counts, 0, fmt.Errorf("build BASE: %w", err)
-		}
-		nc, err := headBuild.Configs(ctx, news)
-		if err != nil {
-			return nil, counts, 0, fmt.Errorf("build HEAD: %w", err)
+			return proxyResult{}, err
 		}
 		changes := make([][]envdiff.Change, len(oc))
 		parallel.For(ctx, len(oc), func(i int) { changes[i] = cp.Configs(oc[i], nc[i]) })
 		if err := context.Cause(ctx); err != nil {
-			return nil, counts, 0, err
+			return proxyResult{}, err
 		}
 		for i, cs := range changes {
 			if len(cs) > 0 {
@@ -150,7 +142,18 @@ func compareProxies(ctx context.Context, base, head *compile.Result, opts Option
 			groups = append(groups, ProxyGroup{Status: g.status, Proxies: g.ids, Summary: describe(g.ids)})
 		}
 	}
-	return groups, counts, len(pairs), nil
+	parts, own := build.Omitted()
+	return proxyResult{groups, counts, len(pairs), [2]int{parts, own}}, nil
+}
+
+// proxyResult is compareProxies': the groups and counts, how many
+// proxies it built per side and what both sides left out
+// (compile.Pair.Omitted).
+type proxyResult struct {
+	groups  []ProxyGroup
+	counts  ProxyCounts
+	built   int
+	omitted [2]int
 }
 
 // describe summarizes proxies as "240 proxies in 12 namespaces".
@@ -173,42 +176,17 @@ func plural(n int, one, many string) string {
 // viewPair is a proxy's views on both sides.
 type viewPair struct{ old, new *resolve.ProxyView }
 
-// changedPairs drops the pairs whose configurations cannot differ: those
-// whose views digest the same on both sides (resolve.Digester), since a
-// proxy's configuration is a function of what its digest covers. When a
-// side cannot be digested, every pair stays.
-func changedPairs(base, head *resolve.Mesh, pairs []viewPair) []viewPair {
-	sides := [2]*resolve.Mesh{base, head}
-	var sums [2][]deephash.Sum
-	var errs [2]error
-	var wg sync.WaitGroup
-	for i, m := range sides {
-		wg.Go(func() {
-			d, err := m.NewDigester()
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			sums[i] = make([]deephash.Sum, len(pairs))
-			for j, p := range pairs {
-				v := p.old
-				if i == 1 {
-					v = p.new
-				}
-				if sums[i][j], err = d.View(v); err != nil {
-					errs[i] = err
-					return
-				}
-			}
-		})
+// changedPairs drops the pairs whose configurations cannot differ
+// (compile.Pair.Digest).
+func changedPairs(build *compile.Pair, pairs []viewPair) []viewPair {
+	olds, news := make([]*resolve.ProxyView, len(pairs)), make([]*resolve.ProxyView, len(pairs))
+	for i, p := range pairs {
+		olds[i], news[i] = p.old, p.new
 	}
-	wg.Wait()
-	if errs[0] != nil || errs[1] != nil {
-		return pairs
-	}
+	differ := build.Digest(olds, news)
 	var out []viewPair
-	for j, p := range pairs {
-		if sums[0][j] != sums[1][j] {
+	for i, p := range pairs {
+		if differ[i] {
 			out = append(out, p)
 		}
 	}

@@ -40,7 +40,7 @@ func pickListener(cfg *envoycfg.Config, dst netip.Addr, req Request) (*listenerv
 		return nil, "no virtualInbound listener: the proxy takes no inbound traffic"
 	}
 	var exact, wildcard, handoff *listenerv3.Listener
-	for _, l := range cfg.Listeners {
+	for _, l := range cfg.Listeners() {
 		if l.GetTrafficDirection() == corev3.TrafficDirection_INBOUND {
 			continue
 		}

@@ -42,11 +42,11 @@ func checkSubscribedNames(t *testing.T, dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eds, err := subscriptions(messages(cs[i].Clusters))
+		eds, err := subscriptions(messages(cs[i].Clusters()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		rds, err := subscriptions(messages(cs[i].Listeners))
+		rds, err := subscriptions(messages(cs[i].Listeners()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -170,13 +170,13 @@ func (d *digester) snapshot(c *envoycfg.Config) (*snapshot, error) {
 func (s *snapshot) list(i int) []proto.Message {
 	switch typeURLs[i].name {
 	case envoycfg.Cluster:
-		return messages(s.cfg.Clusters)
+		return messages(s.cfg.Clusters())
 	case envoycfg.Endpoints:
-		return messages(s.cfg.Endpoints)
+		return messages(s.cfg.Endpoints())
 	case envoycfg.Listener:
-		return messages(s.cfg.Listeners)
+		return messages(s.cfg.Listeners())
 	default:
-		return messages(s.cfg.Routes)
+		return messages(s.cfg.Routes())
 	}
 }
 
