@@ -95,9 +95,9 @@ error or when a side cannot be read or rendered.`,
 				return &exitError{code: exitUsage, err: err}
 			}
 			// Comparing builds both sides' configurations of the changed
-			// scopes, a heap that grows and dies scope by scope: under the
-			// compile phase's policy it would grow to nine times its live
-			// size, as build's emit phase would. What stays live is mostly
+			// scopes, a heap that grows and dies scope by scope, which the
+			// compile phase's policy would not collect at all below the
+			// memory limit. What stays live is mostly
 			// the two compiles (about 100 MB at most on the generated
 			// 100-namespace mesh with one VirtualService changed): at 100
 			// that diff peaks at 265 to 280 MB, at 70 at 245 to 260 MB for

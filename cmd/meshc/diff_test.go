@@ -373,8 +373,8 @@ func TestDiffKustomizeOverlay(t *testing.T) {
 }
 
 // TestDiffLeavesCompileGC: comparing is an emit phase, collected under
-// its own policy, not the compile phase's, which let the heap of a diff
-// grow to nine times its live size.
+// its own policy, not the compile phase's, which would not collect a
+// diff's heap below the memory limit.
 func TestDiffLeavesCompileGC(t *testing.T) {
 	diffTree(t, "weights")
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))

@@ -20,7 +20,7 @@ func TestGCPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			percent, limit := gcPolicy(tt.total)
+			percent, limit := gcPolicy(tt.total, compileGCPercent)
 			if percent != tt.percent || limit != tt.limit {
 				t.Errorf("gcPolicy(%d) = %d, %d; want %d, %d", tt.total, percent, limit, tt.percent, tt.limit)
 			}
@@ -39,6 +39,7 @@ func TestCollectAfterLoad(t *testing.T) {
 		{"VirtualServices leave room for the later stages", 36 << 20, 221 << 20, false},
 		{"at a third of the goal the later stages just fit", 50 << 20, 150 << 20, false},
 		{"a heap past its goal", 40 << 20, 32 << 20, true},
+		{"a batch compile's goal is the memory limit", 60 << 20, 2 << 30, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,8 +63,8 @@ func TestRecompileGC(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
 	end := recompileGC(8 << 30)
-	if percent, limit := debug.SetGCPercent(compileGCPercent), debug.SetMemoryLimit(-1); percent != compileGCPercent || limit != 2<<30 {
-		t.Errorf("recompiling: GC percent %d, memory limit %d; want %d, %d", percent, limit, compileGCPercent, 2<<30)
+	if percent, limit := debug.SetGCPercent(recompileGCPercent), debug.SetMemoryLimit(-1); percent != recompileGCPercent || limit != 2<<30 {
+		t.Errorf("recompiling: GC percent %d, memory limit %d; want %d, %d", percent, limit, recompileGCPercent, 2<<30)
 	}
 	end()
 	if percent, limit := debug.SetGCPercent(serveGCPercent), debug.SetMemoryLimit(-1); percent != serveGCPercent || limit != math.MaxInt64 {

@@ -54,13 +54,23 @@ func Propagate(f *Forest, objs []model.Object, opts PropagateOptions) ([]model.O
 	modes, diags := typeModes(cfg, crdKinds(objs))
 	p := propagator{f: f, opts: opts, modes: modes}
 	byType := map[GroupKind]map[string][]model.Object{}
-	var out []model.Object
+	out := make([]model.Object, 0, len(objs))
+	// Run passes objects by identity, a kind's together: a kind's mode is
+	// looked up once per run of its objects, not once per object.
+	var gk GroupKind
+	var mode string
+	var active, looked bool
 	for _, o := range objs {
 		m := o.Meta()
-		gk := GroupKind{m.Group(), m.Kind}
-		mode, active := modes[gk]
-		n := f.Namespaces[m.Namespace]
-		if !active || mode == ModeIgnore || m.Namespace == "" || n == nil || !n.Managed {
+		if !looked || m.Kind != gk.Kind || m.Group() != gk.Group {
+			gk, looked = GroupKind{m.Group(), m.Kind}, true
+			mode, active = modes[gk]
+		}
+		if !active || mode == ModeIgnore || m.Namespace == "" {
+			out = append(out, o)
+			continue
+		}
+		if n := f.Namespaces[m.Namespace]; n == nil || !n.Managed {
 			out = append(out, o)
 			continue
 		}

@@ -1,10 +1,7 @@
 package hierarchy
 
 import (
-	"cmp"
 	"context"
-	"slices"
-	"sync"
 
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
@@ -44,48 +41,12 @@ func Run(ctx context.Context, objs []model.Object, opts Options, prop PropagateO
 }
 
 // byID returns objs sorted by identity, equal ones (nameless objects) in
-// input order. Each identity is computed once, and the input position
-// breaks ties, so the quicker unstable sort gives the stable order: this
-// runs on every compile, over every object, before anything else can. As
-// nothing else runs meanwhile, the two halves are sorted at the same time
-// and then merged; the order is total, so the result is the same.
+// input order.
 func byID(objs []model.Object) []model.Object {
-	keys := make([]keyedObject, len(objs))
-	for i, o := range objs {
-		keys[i] = keyedObject{o.Meta().ID(), i}
-	}
-	half := len(keys) / 2
-	var wg sync.WaitGroup
-	wg.Go(func() { slices.SortFunc(keys[:half], keyedObject.compare) })
-	slices.SortFunc(keys[half:], keyedObject.compare)
-	wg.Wait()
-	out := make([]model.Object, 0, len(objs))
-	a, b := keys[:half], keys[half:]
-	for len(a) > 0 && len(b) > 0 {
-		if a[0].compare(b[0]) < 0 {
-			out, a = append(out, objs[a[0].pos]), a[1:]
-		} else {
-			out, b = append(out, objs[b[0].pos]), b[1:]
-		}
-	}
-	for _, k := range a {
-		out = append(out, objs[k.pos])
-	}
-	for _, k := range b {
-		out = append(out, objs[k.pos])
+	order, _ := model.OrderByID(objs)
+	out := make([]model.Object, len(objs))
+	for i, pos := range order {
+		out[i] = objs[pos]
 	}
 	return out
-}
-
-// keyedObject is an object's identity and its position in the input.
-type keyedObject struct {
-	id  model.ID
-	pos int
-}
-
-func (k keyedObject) compare(o keyedObject) int {
-	if c := k.id.Compare(o.id); c != 0 {
-		return c
-	}
-	return cmp.Compare(k.pos, o.pos)
 }

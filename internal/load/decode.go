@@ -391,17 +391,21 @@ func (d *decoder) object(v *yaml.Node, src model.Source) {
 
 	var errs []fieldError
 	metaPath := model.Path{}.Key("metadata")
+	info, known := lookupKind(group, kind)
 	// The object keeps the maps and slices of its metadata, not the
-	// struct they are decoded into.
+	// struct they are decoded into. A Kubernetes kind's metadata is
+	// decoded once, strictly: its unknown fields are warnings of the
+	// object's decoding (decodeKind), which leaves it out.
 	om := &d.meta
 	*om = metav1.ObjectMeta{}
-	d.schema.decode(reflect.ValueOf(om).Elem(), field(v, "metadata"), metaPath, false, &errs)
+	kube := known && info.Family == model.Kubernetes
+	d.schema.decode(reflect.ValueOf(om).Elem(), field(v, "metadata"), metaPath, kube, &errs)
 	ref.Name, ref.Namespace = om.Name, om.Namespace
-	if len(errs) > 0 {
+	unknownMeta := slices.DeleteFunc(slices.Clone(errs), func(e fieldError) bool { return !e.Unknown })
+	if errs = slices.DeleteFunc(errs, func(e fieldError) bool { return e.Unknown }); len(errs) > 0 {
 		d.fieldErrors(diag.InvalidObject, src, ref, errs)
 		return
 	}
-	info, known := lookupKind(group, kind)
 	nameless := om.Name == "" && known && info.NameOptional
 	if om.Name == "" && !nameless {
 		hint := ""
@@ -473,7 +477,7 @@ func (d *decoder) object(v *yaml.Node, src model.Source) {
 		d.objs = append(d.objs, &model.Unknown{ObjectMeta: meta, Raw: raw})
 		return
 	}
-	obj, errs := d.decodeKind(info, meta, v)
+	obj, errs := d.decodeKind(info, meta, v, unknownMeta)
 	if len(errs) > 0 {
 		d.fieldErrors(info.Family.Invalid(), src, ref, errs)
 	}

@@ -26,9 +26,10 @@ func lookupKind(group, kind string) (*model.Kind, bool) {
 }
 
 // decodeKind decodes one object of k from its node (see
-// goSchema.decode), as its family is decoded.
+// goSchema.decode), as its family is decoded. unknownMeta are the unknown
+// fields of a Kubernetes object's metadata, which object decoded already.
 // Findings with Warn set leave the object loaded; any other is fatal to it.
-func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, n *yaml.Node) (model.Object, []fieldError) {
+func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, n *yaml.Node, unknownMeta []fieldError) (model.Object, []fieldError) {
 	v := k.New()
 	var errs []fieldError
 	switch k.Family {
@@ -36,7 +37,10 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, n *yaml.Node)
 		// A type check for exact paths, then the API server's
 		// case-sensitive decoder. An unknown field is dropped with a
 		// warning, as the API server's default field validation does.
-		d.schema.decode(reflect.ValueOf(v).Elem(), n, nil, true, &errs)
+		// The metadata is meta's: the typed object's own is not read.
+		d.schema.decode(reflect.ValueOf(v).Elem(), withoutField(n, "metadata"), nil, true, &errs)
+		errs = append(errs, unknownMeta...)
+		slices.SortStableFunc(errs, func(a, b fieldError) int { return comparePaths(a.Path, b.Path) })
 		for i := range errs {
 			errs[i].Warn = errs[i].Warn || errs[i].Unknown
 		}

@@ -73,32 +73,42 @@ type Result struct {
 // skipping hidden entries) and "-" for stdin. The only error is ctx's;
 // problems with the input are diagnostics.
 func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Diagnostic, error) {
-	inputs, skippedDirs, diags := collect(paths, opts)
-	results := make([]fileResult, len(inputs))
+	// Files are read and decoded as the walk finds them, so that the walk,
+	// a system call or more per entry, overlaps the decoding instead of
+	// coming before it; the results are put in input order after.
+	type job struct {
+		i  int
+		in input
+	}
+	type done struct {
+		i int
+		r fileResult
+	}
+	jobs := make(chan job, 64)
 	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
-	next := make(chan int)
-	done := make(chan struct{})
+	decoded := make([][]done, workers)
 	var wg sync.WaitGroup
-	for range min(workers, max(len(inputs), 1)) {
+	for w := range workers {
 		wg.Go(func() {
-			dec := newDecoder()
-			dec.fsys = opts.FS
-			for i := range next {
-				results[i] = readAndDecode(dec, inputs[i], opts)
+			var dec *decoder
+			for j := range jobs {
+				if dec == nil {
+					dec = newDecoder()
+					dec.fsys = opts.FS
+				}
+				decoded[w] = append(decoded[w], done{j.i, readAndDecode(dec, j.in, opts)})
 			}
 		})
 	}
-	go func() {
-		defer close(next)
-		for i := range inputs {
-			select {
-			case next <- i:
-			case <-ctx.Done():
-				return
-			}
+	inputs, skippedDirs, diags := collect(paths, opts, func(i int, in input) {
+		select {
+		case jobs <- job{i, in}:
+		case <-ctx.Done():
 		}
-	}()
-	go func() { wg.Wait(); close(done) }()
+	})
+	close(jobs)
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
 	// When ctx ends the workers finish the file each is reading, which the
 	// size limit bounds, so no goroutine outlives the call. Streams are
 	// the exception: a read from standard input, a terminal or a pipe
@@ -107,16 +117,29 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 	// leave that read behind; nothing but the results it would fill
 	// depends on it.
 	select {
-	case <-done:
+	case <-finished:
 	case <-ctx.Done():
 		if slices.ContainsFunc(inputs, func(in input) bool { return in.stdin || in.stream }) {
 			return Result{}, nil, fmt.Errorf("load: %w", context.Cause(ctx))
 		}
-		<-done
+		<-finished
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, nil, fmt.Errorf("load: %w", context.Cause(ctx))
 	}
+	results := make([]fileResult, len(inputs))
+	for _, ds := range decoded {
+		for _, d := range ds {
+			results[d.i] = d.r
+		}
+	}
+	// Input order is by name; names are unique, as each is read once.
+	order := make([]int, len(inputs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(inputs[a].name, inputs[b].name) })
+	inputs, results = permute(inputs, order), permute(results, order)
 
 	res := Result{Skipped: skippedDirs}
 	var objs [][]model.Object
@@ -143,6 +166,15 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 	var more []diag.Diagnostic
 	res.Objects, more = finish(slices.Concat(objs...))
 	return res, append(diags, more...), nil
+}
+
+// permute returns s in the order of its indexes in order.
+func permute[T any](s []T, order []int) []T {
+	out := make([]T, len(s))
+	for i, j := range order {
+		out[i] = s[j]
+	}
+	return out
 }
 
 // Bytes loads one file's content, as Paths would, for tests and fuzzing.
@@ -193,15 +225,16 @@ type fileResult struct {
 	bases []string
 }
 
-// collect expands paths into the files to read, sorted by name. A file
-// reached twice (named twice, or through a symlink) is read once.
-func collect(paths []string, opts Options) ([]input, []diag.Skipped, []diag.Diagnostic) {
-	c := collector{seen: map[string]bool{}, walked: map[dirKey]bool{}, exclude: opts.Exclude, noKustomize: opts.Render.NoKustomize, fsys: opts.FS}
+// collect expands paths into the files to read, in the order the walk
+// finds them, and hands each to found as it is found, with its index. A
+// file reached twice (named twice, or through a symlink) is read once.
+func collect(paths []string, opts Options, found func(int, input)) ([]input, []diag.Skipped, []diag.Diagnostic) {
+	c := collector{seen: map[string]bool{}, walked: map[dirKey]bool{}, exclude: opts.Exclude, noKustomize: opts.Render.NoKustomize, fsys: opts.FS, found: found}
 	for _, p := range paths {
 		if p == "-" {
 			if !c.seen[StdinName] {
 				c.seen[StdinName] = true
-				c.inputs = append(c.inputs, input{name: StdinName, stdin: true})
+				c.addInput(input{name: StdinName, stdin: true})
 			}
 			continue
 		}
@@ -226,12 +259,13 @@ func collect(paths []string, opts Options) ([]input, []diag.Skipped, []diag.Diag
 			c.add(p, false)
 		}
 	}
-	slices.SortFunc(c.inputs, func(a, b input) int { return cmp.Compare(a.name, b.name) })
 	return c.inputs, c.skipped, c.diags
 }
 
 type collector struct {
-	inputs  []input
+	inputs []input
+	// found hears of each input as it is added (collect's).
+	found   func(int, input)
 	diags   []diag.Diagnostic
 	skipped []diag.Skipped  // directories passed over
 	seen    map[string]bool // real paths already added
@@ -279,11 +313,17 @@ func (c *collector) unreadable(file, format string, args ...any) {
 	c.diags = append(c.diags, diag.UnreadableInput.At(diag.ObjectRef{File: file}, format, args...))
 }
 
+// addInput adds in and hands it to found.
+func (c *collector) addInput(in input) {
+	c.inputs = append(c.inputs, in)
+	c.found(len(c.inputs)-1, in)
+}
+
 // addStream adds a named path that is not a regular file, once per name.
 func (c *collector) addStream(p string) {
 	if !c.seen[p] {
 		c.seen[p] = true
-		c.inputs = append(c.inputs, input{name: p, path: p, stream: true})
+		c.addInput(input{name: p, path: p, stream: true})
 	}
 }
 
@@ -306,7 +346,7 @@ func (c *collector) addReal(p, real string, template, listed bool) {
 		return
 	}
 	c.seen[real] = true
-	c.inputs = append(c.inputs, input{name: filepath.Clean(p), path: p, template: template, listed: listed})
+	c.addInput(input{name: filepath.Clean(p), path: p, template: template, listed: listed})
 }
 
 // walk adds the manifests below dir, rel below the directory named as
@@ -505,24 +545,34 @@ func notText(data []byte) string {
 // reports kinds meshc does not model (MC1005), one diagnostic per kind.
 func finish(objs []model.Object) ([]model.Object, []diag.Diagnostic) {
 	var diags []diag.Diagnostic
-	first := make(map[model.ID]model.Object, len(objs))
+	// first[i] is the position of the first object with the identity of
+	// the object at i, when that is another: identities in order put an
+	// object's copies right after it.
+	order, ids := model.OrderByID(objs)
+	first := make([]int, len(objs))
+	for k, i := range order {
+		first[i] = i
+		if k > 0 && ids[i].Name != "" && ids[i] == ids[order[k-1]] {
+			first[i] = first[order[k-1]]
+		}
+	}
 	copies := map[model.ID]int{}
 	kept := objs[:0:0]
 	type unknownKind struct{ group, kind string }
 	var unknownOrder []unknownKind
 	unknown := map[unknownKind][]*model.ObjectMeta{}
-	for _, o := range objs {
+	for i, o := range objs {
 		m := o.Meta()
-		id := m.ID()
 		// Nameless objects (an IstioOperator) have no identity to clash.
-		if prev, dup := first[id]; dup && id.Name != "" {
+		if first[i] != i {
+			id := ids[i]
+			prev := objs[first[i]]
 			copies[id]++
 			d := diag.DefinedTwice.At(m.Ref(), id, prev.Meta().Ref().Location()).Keyed(diag.Part("copy", strconv.Itoa(copies[id]+1)))
 			d.Related = []diag.Related{{ObjectRef: prev.Meta().Ref(), Note: "first definition, kept"}}
 			diags = append(diags, d)
 			continue
 		}
-		first[id] = o
 		m.Seq = len(kept)
 		kept = append(kept, o)
 		if _, ok := o.(*model.Unknown); ok {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/meshc/meshc/internal/diag"
 	"github.com/meshc/meshc/internal/model"
 	"github.com/meshc/meshc/internal/testfiles"
@@ -244,6 +246,12 @@ func TestLoadBadDocuments(t *testing.T) {
 		{"an unknown field beside a wrong type: the object is left out",
 			"apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {bogus: 1, ports: 80}\n",
 			[]diagKey{{"MC1002", 4, "spec.ports: expected a list"}, {"MC1009", 4, `spec.bogus: unknown field "bogus"; the API server drops the field; the object is left out`}}, 0},
+		{"an unknown metadata field beside a wrong type in the spec: both, the object left out",
+			"apiVersion: v1\nkind: Service\nmetadata: {name: web, lables: {a: b}}\nspec: {ports: 80}\n",
+			[]diagKey{{"MC1009", 3, `metadata.lables: unknown field "lables" (did you mean "labels"?); the API server drops the field; the object is left out`}, {"MC1002", 4, "spec.ports: expected a list"}}, 0},
+		{"a wrong type in the metadata: only that, the object left out",
+			"apiVersion: v1\nkind: Service\nmetadata: {name: web, labels: 5, lables: {a: b}}\nspec: {ports: [{port: 80}]}\n",
+			[]diagKey{{"MC1002", 3, "metadata.labels: expected a map"}}, 0},
 		{"a Secret's fields are all known", "apiVersion: v1\nkind: Secret\nmetadata: {name: s, labels: {a: b}}\nimmutable: true\ntype: Opaque\ndata: {k: dg==}\nstringData: {j: v}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: t}\ndatta: {k: dg==}\n",
 			[]diagKey{{"MC1009", 12, `datta: unknown field "datta" (did you mean "data"?)`}}, 2},
 		{"istio unknown field with suggestion",
@@ -682,6 +690,22 @@ func TestTopLevelListsOfObjects(t *testing.T) {
 		_, ds, skipped := newDecoder().decodeFile("f.json", []byte(tc.data))
 		if skipped != tc.skipped || (!skipped && !slices.ContainsFunc(ds, diag.InvalidObject.Is)) {
 			t.Errorf("%s: skipped %v, diagnostics:\n%s", tc.data, skipped, dump(ds))
+		}
+	}
+}
+
+// TestKubernetesKindsKeepNoMetadata: a Kubernetes object's metadata is
+// decoded once, into its model.ObjectMeta, and left out of the typed
+// object (decodeKind), whose metadata field must be the API's ObjectMeta,
+// so that leaving it out loses no field and no check.
+func TestKubernetesKindsKeepNoMetadata(t *testing.T) {
+	for _, k := range model.Kinds() {
+		if k.Family != model.Kubernetes || !k.Decoded() {
+			continue
+		}
+		f, ok := fieldsOf(reflect.TypeOf(k.New()).Elem())["metadata"]
+		if !ok || f.typ != reflect.TypeFor[metav1.ObjectMeta]() {
+			t.Errorf("%s: metadata is not a metav1.ObjectMeta", k.Kind)
 		}
 	}
 }

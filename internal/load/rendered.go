@@ -248,7 +248,7 @@ func (c *collector) addRendered(dir, real string) bool {
 	}
 	if !c.seen[real] {
 		c.seen[real] = true
-		c.inputs = append(c.inputs, input{name: filepath.Clean(dir), path: dir, render: kind, root: c.root, abs: real})
+		c.addInput(input{name: filepath.Clean(dir), path: dir, render: kind, root: c.root, abs: real})
 	}
 	return true
 }

@@ -62,6 +62,6 @@ func (c *collector) walkTree(dir, rel string) {
 func (c *collector) addTree(name string, template bool) {
 	if !c.seen[name] {
 		c.seen[name] = true
-		c.inputs = append(c.inputs, input{name: name, path: name, template: template})
+		c.addInput(input{name: name, path: name, template: template})
 	}
 }

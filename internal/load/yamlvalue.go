@@ -145,7 +145,7 @@ func (c *converter) mapping(n *yaml.Node) (any, error) {
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+		if k.Kind == yaml.ScalarNode && tagOf(k) == "!!merge" {
 			merges = append(merges, v)
 			continue
 		}
@@ -177,7 +177,7 @@ func (c *converter) checkMapping(n *yaml.Node) error {
 	defer func() { c.keys = c.keys[:base] }()
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+		if k.Kind == yaml.ScalarNode && tagOf(k) == "!!merge" {
 			return errExpand
 		}
 		key, err := keyString(k)
@@ -226,6 +226,17 @@ func (c *converter) merge(out map[string]any, m *yaml.Node) error {
 	return nil
 }
 
+// tagOf is n.ShortTag() without its work where the tag is in short form
+// already ("!!str", "!!int"), as both parsers leave nearly every node:
+// ShortTag returns such a tag as it is. Loading asks for the tag of every
+// scalar more than once.
+func tagOf(n *yaml.Node) string {
+	if strings.HasPrefix(n.Tag, "!!") {
+		return n.Tag
+	}
+	return n.ShortTag()
+}
+
 // keyString renders a mapping key as JSON object keys must be: strings,
 // with numbers and booleans written out as kubectl's converter does.
 func keyString(k *yaml.Node) (string, error) {
@@ -235,7 +246,7 @@ func keyString(k *yaml.Node) (string, error) {
 	if k.Kind != yaml.ScalarNode {
 		return "", &lineError{k.Line, "mapping keys must be scalars"}
 	}
-	if k.ShortTag() == "!!str" && !isYAML11Bool(k) {
+	if tagOf(k) == "!!str" && !isYAML11Bool(k) {
 		return k.Value, nil // most keys: what scalar returns, without boxing it
 	}
 	v, err := scalar(k)
@@ -323,7 +334,7 @@ func (j jsonScalar) value() any {
 
 // scalarJSON is the JSON value of a scalar node, as scalar gives it.
 func scalarJSON(n *yaml.Node) (jsonScalar, error) {
-	switch n.ShortTag() {
+	switch tagOf(n) {
 	case "!!null":
 		return jsonScalar{}, nil
 	case "!!bool":
@@ -394,7 +405,7 @@ func floatValue(n *yaml.Node) (string, error) {
 
 // isNull reports whether n is absent or null.
 func isNull(n *yaml.Node) bool {
-	return n == nil || n.Kind == 0 || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+	return n == nil || n.Kind == 0 || n.Kind == yaml.ScalarNode && tagOf(n) == "!!null"
 }
 
 // jsonOf is n's JSON value.
@@ -462,6 +473,19 @@ func withField(n *yaml.Node, key, s string) *yaml.Node {
 	out := *n
 	out.Content = append(slices.Clip(n.Content), stringNode(key), stringNode(s))
 	return &out
+}
+
+// withoutField returns mapping n without the field key, n itself when it
+// has none.
+func withoutField(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if keyOf(n.Content[i]) == key {
+			out := *n
+			out.Content = slices.Concat(n.Content[:i], n.Content[i+2:])
+			return &out
+		}
+	}
+	return n
 }
 
 // stringNode is a node whose value is the string s, whatever s says.

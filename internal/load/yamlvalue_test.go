@@ -50,3 +50,28 @@ func FuzzDecodable(f *testing.F) {
 		}
 	})
 }
+
+// TestTagOf: tagOf is ShortTag, for the nodes of both parsers, tags long,
+// short, custom and none.
+func TestTagOf(t *testing.T) {
+	doc := "a: !!str 1\nb: !custom x\nc: \"q\"\nd: 1\ne: null\nf: !<tag:yaml.org,2002:int> 3\ng: &x {h: [1, 'two', ~]}\ni: *x\nj: |\n  text\n<<: {k: v}\n"
+	var full yaml.Node
+	if err := yaml.Unmarshal([]byte(doc), &full); err != nil {
+		t.Fatal(err)
+	}
+	fast, ok := yamlfast.Parse([]byte("c: \"q\"\nd: 1\ne: null\nf: true\nl:\n  - x\n  - 2.5\n"))
+	if !ok {
+		t.Fatal("yamlfast refused the document")
+	}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if got, want := tagOf(n), n.ShortTag(); got != want {
+			t.Errorf("line %d %q (tag %q): tagOf %q, ShortTag %q", n.Line, n.Value, n.Tag, got, want)
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&full)
+	walk(fast)
+}

@@ -123,45 +123,75 @@ func Parse(data []byte) (root *yaml.Node, ok bool) {
 // splitLines cuts src into lines and rejects what the subset leaves out at
 // the character level: bytes yaml.v3 refuses or reads as line breaks other
 // than LF and CRLF, invalid UTF-8, byte-order marks and document markers.
+// It reads every byte of every file loaded, so it looks for line ends with
+// strings.IndexByte and checks a line eight bytes at a time (lineText).
 func splitLines(lines []line, src string) ([]line, bool) {
-	start, ascii := 0, true
-	for i := 0; i < len(src); i++ {
-		switch c := src[i]; {
-		case c == '\n':
-			end := i
+	for start := 0; start < len(src); {
+		end, next := len(src), len(src)
+		if i := strings.IndexByte(src[start:], '\n'); i >= 0 {
+			end, next = start+i, start+i+1
 			if end > start && src[end-1] == '\r' {
-				end--
+				end-- // CRLF
 			}
-			l, ok := newLine(src, start, end, ascii)
-			if !ok {
-				return nil, false
-			}
-			lines = append(lines, l)
-			start, ascii = i+1, true
-		case c == '\r':
-			if i+1 == len(src) || src[i+1] != '\n' {
-				return nil, false
-			}
-		case c == '\t':
-		case c < 0x20 || c == 0x7f:
+		}
+		ascii, ok := lineText(src[start:end])
+		if !ok {
 			return nil, false
-		case c >= utf8.RuneSelf:
-			r, size := utf8.DecodeRuneInString(src[i:])
+		}
+		l, ok := newLine(src, start, end, ascii)
+		if !ok {
+			return nil, false
+		}
+		lines = append(lines, l)
+		start = next
+	}
+	return lines, true
+}
+
+// lineText checks the text of a line, its break left out: tabs and
+// printable characters only, and reports whether they are all ASCII.
+func lineText(t string) (ascii, ok bool) {
+	i := 0
+	for ; i+8 <= len(t); i += 8 {
+		if !printableASCII(load64(t[i:])) {
+			break
+		}
+	}
+	ascii = true
+	for ; i < len(t); i++ {
+		switch c := t[i]; {
+		case c >= 0x20 && c < 0x7f, c == '\t':
+		case c < utf8.RuneSelf:
+			// Control characters, DEL, and a CR but before the line
+			// break.
+			return false, false
+		default:
+			r, size := utf8.DecodeRuneInString(t[i:])
 			if !allowedRune(r, size) {
-				return nil, false
+				return false, false
 			}
 			ascii = false
 			i += size - 1
 		}
 	}
-	if start < len(src) {
-		l, ok := newLine(src, start, len(src), ascii)
-		if !ok {
-			return nil, false
-		}
-		lines = append(lines, l)
-	}
-	return lines, true
+	return ascii, true
+}
+
+// load64 reads the first eight bytes of b as one little-endian word.
+func load64(b string) uint64 {
+	_ = b[7]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// printableASCII reports whether every byte of w is in 0x20-0x7e: no byte
+// below 0x20 (subtracting 0x20 from it borrows into its top bit) and none
+// above 0x7e (adding 1 to it, or the byte itself, sets its top bit).
+func printableASCII(w uint64) bool {
+	const ones, tops = 0x0101010101010101, 0x8080808080808080
+	below := (w - 0x20*ones) &^ w
+	above := (w + ones) | w
+	return (below|above)&tops == 0
 }
 
 // allowedRune reports whether a non-ASCII character may appear in the

@@ -217,3 +217,54 @@ func TestValuesShareInput(t *testing.T) {
 		t.Errorf("walked %d scalars, want 9", scalars)
 	}
 }
+
+// TestPrintableASCII: every byte value at every place in a word, among
+// printable neighbours, and a word of one value throughout.
+func TestPrintableASCII(t *testing.T) {
+	for b := range 256 {
+		want := b >= 0x20 && b <= 0x7e
+		for place := range 8 {
+			w := []byte("abcdefgh")
+			w[place] = byte(b)
+			if got := printableASCII(load64(string(w))); got != want {
+				t.Errorf("byte %#x at %d: printable %v, want %v", b, place, got, want)
+			}
+		}
+		if got := printableASCII(load64(strings.Repeat(string([]byte{byte(b)}), 8))); got != want {
+			t.Errorf("eight bytes %#x: printable %v, want %v", b, got, want)
+		}
+	}
+}
+
+// TestLineText: what a line may hold, whatever its length (the word-wise
+// check and the byte-wise one agree).
+func TestLineText(t *testing.T) {
+	tests := []struct {
+		name      string
+		text      string
+		ascii, ok bool
+	}{
+		{"empty", "", true, true},
+		{"printable", "key: value # comment", true, true},
+		{"a tab", "key:\tvalue", true, true},
+		{"non-ASCII", "name: café", false, true},
+		{"a CR inside", "key: va\rlue", false, false},
+		{"a control character", "key: \x01", false, false},
+		{"DEL", "key: value\x7f", false, false},
+		{"invalid UTF-8", "key: \xff", false, false},
+		{"a byte-order mark", "key: \ufeffx", false, false},
+		{"NEL", "key: \u0085", false, false},
+		{"line separator", "key: \u2028", false, false},
+	}
+	for _, tt := range tests {
+		// The same text at every offset from a word's start, and past
+		// the first word.
+		for pad := range 17 {
+			text := strings.Repeat(" ", pad) + tt.text
+			ascii, ok := lineText(text)
+			if ok != tt.ok || (ok && ascii != tt.ascii) {
+				t.Errorf("%s, %d spaces before: lineText = %v, %v; want %v, %v", tt.name, pad, ascii, ok, tt.ascii, tt.ok)
+			}
+		}
+	}
+}
