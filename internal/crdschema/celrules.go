@@ -6,9 +6,9 @@ import (
 	"math"
 	"strings"
 	"sync"
-	"time"
 
 	celgo "github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/interpreter"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -70,8 +70,10 @@ func newCELRules(s *schema.Structural, root bool) *celRules {
 // in the same environment (the stored expressions' base with self and
 // oldSelf of the node's type), each rule parsed, checked to a bool and
 // planned with the same cost limit, cost tracking and interrupt
-// frequency. Each rule is parsed once, for its program and its reads
-// (a check rewrites the parsed expression, so the reads come first).
+// frequency. Each rule is parsed and checked once, for its program and
+// its reads, or taken so from the embedded CRDs' stored rules
+// (parseAndCheck). Self's type is named selfTypeName, not the library's
+// random name, for the stored rules' sake.
 // Left out is what no validation of an object uses: the estimated cost
 // (the API server weighs it when a CRD is written), the message
 // expressions (read only when a rule breaks, by the library), the new
@@ -79,27 +81,12 @@ func newCELRules(s *schema.Structural, root bool) *celRules {
 // when the node goes to the library: a rule that does not compile, or
 // one that reads oldSelf or may.
 func compileRules(s *schema.Structural) ([]celgo.Program, []*reads) {
-	declType := model.SchemaDeclType(s, false)
-	if declType == nil {
-		return nil, nil
-	}
-	// A type name no rule can know, as the library's.
-	self := declType.MaybeAssignTypeName(fmt.Sprintf("selfType%d", time.Now().Nanosecond()))
-	// The stored expressions' environment alone, as the library's
-	// environment set extends it: the variables, then the type of self
-	// in a provider that takes CEL keywords as field names (as from
-	// Kubernetes 1.31, which stored expressions are compatible with).
-	base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).StoredExpressionsEnv()
-	provider := apiservercel.NewDeclTypeProvider(self)
-	provider.SetRecognizeKeywordAsFieldName(true)
-	typeOpts, err := provider.EnvOptions(base.CELTypeProvider())
-	if err != nil {
-		return nil, nil
-	}
-	env, err := base.Extend(append([]celgo.EnvOption{
-		celgo.Variable(cel.ScopedVarName, self.CelType()),
-		celgo.Variable(cel.OldScopedVarName, self.CelType()),
-	}, typeOpts...)...)
+	return compileRulesFrom(s, storedRules())
+}
+
+// compileRulesFrom is compileRules with the rules stored in stored.
+func compileRulesFrom(s *schema.Structural, stored map[string][2][]byte) ([]celgo.Program, []*reads) {
+	env, self, err := rulesEnv(s)
 	if err != nil {
 		return nil, nil
 	}
@@ -112,17 +99,14 @@ func compileRules(s *schema.Structural) ([]celgo.Program, []*reads) {
 		if rule.OptionalOldSelf != nil && *rule.OptionalOldSelf {
 			return nil, nil
 		}
-		parsed, issues := env.Parse(rule.Rule)
-		if issues.Err() != nil {
-			return nil, nil
-		}
-		// A message expression reads what it reads: no memo follows
-		// it.
-		if rule.MessageExpression == "" {
-			reads[i] = newReads(parsed.NativeRep().Expr(), s)
-		}
-		checked, issues := env.Check(parsed)
-		if issues.Err() != nil || checked.OutputType() != celgo.BoolType || usesOldSelf(checked) {
+		checked, ok := parseAndCheck(env, stored, storedKey(rule.Rule, self), rule.Rule, func(parsed ast.Expr) {
+			// A message expression reads what it reads: no memo
+			// follows it.
+			if rule.MessageExpression == "" {
+				reads[i] = newReads(parsed, s)
+			}
+		})
+		if !ok || checked.OutputType() != celgo.BoolType || usesOldSelf(checked) {
 			return nil, nil
 		}
 		programs[i], err = env.Program(checked,
@@ -136,6 +120,35 @@ func compileRules(s *schema.Structural) ([]celgo.Program, []*reads) {
 		}
 	}
 	return programs, reads
+}
+
+// rulesEnv is the environment compileRules compiles the rules of s in,
+// and the CEL type of self.
+func rulesEnv(s *schema.Structural) (*celgo.Env, *apiservercel.DeclType, error) {
+	declType := model.SchemaDeclType(s, false)
+	if declType == nil {
+		return nil, nil, fmt.Errorf("no CEL type")
+	}
+	self := declType.MaybeAssignTypeName(selfTypeName)
+	// The stored expressions' environment alone, as the library's
+	// environment set extends it: the variables, then the type of self
+	// in a provider that takes CEL keywords as field names (as from
+	// Kubernetes 1.31, which stored expressions are compatible with).
+	base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).StoredExpressionsEnv()
+	provider := apiservercel.NewDeclTypeProvider(self)
+	provider.SetRecognizeKeywordAsFieldName(true)
+	typeOpts, err := provider.EnvOptions(base.CELTypeProvider())
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := base.Extend(append([]celgo.EnvOption{
+		celgo.Variable(cel.ScopedVarName, self.CelType()),
+		celgo.Variable(cel.OldScopedVarName, self.CelType()),
+	}, typeOpts...)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return env, self, nil
 }
 
 // usesOldSelf reports whether a checked rule refers to oldSelf.
