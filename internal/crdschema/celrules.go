@@ -92,6 +92,7 @@ func compileRulesFrom(s *schema.Structural, stored map[string][2][]byte) ([]celg
 	}
 	programs := make([]celgo.Program, len(s.XValidations))
 	reads := make([]*reads, len(s.XValidations))
+	keyPrefix := storedKeyPrefix(self)
 	for i, rule := range s.XValidations {
 		if strings.TrimSpace(rule.Rule) == "" {
 			continue // the library skips it
@@ -99,7 +100,7 @@ func compileRulesFrom(s *schema.Structural, stored map[string][2][]byte) ([]celg
 		if rule.OptionalOldSelf != nil && *rule.OptionalOldSelf {
 			return nil, nil
 		}
-		checked, ok := parseAndCheck(env, stored, storedKey(rule.Rule, self), rule.Rule, func(parsed ast.Expr) {
+		checked, ok := parseAndCheck(env, stored, keyPrefix+rule.Rule, rule.Rule, func(parsed ast.Expr) {
 			// A message expression reads what it reads: no memo
 			// follows it.
 			if rule.MessageExpression == "" {

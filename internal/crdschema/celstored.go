@@ -30,8 +30,9 @@ const selfTypeName = "#selfType"
 // -update` in this package writes it): parsing is most of the time a
 // process spends on the rules, the parser's first use above all. It is
 // a list of records, each three length-prefixed byte strings: the key
-// (storedKey), the parsed rule and the checked rule (protocol buffers
-// exprpb.ParsedExpr and exprpb.CheckedExpr).
+// (storedKeyPrefix and the rule's text), the parsed rule and the
+// checked rule (protocol buffers exprpb.ParsedExpr and
+// exprpb.CheckedExpr).
 //
 //go:embed celrules.bin
 var storedRulesFile []byte
@@ -53,14 +54,13 @@ var storedRules = sync.OnceValue(func() map[string][2][]byte {
 	return out
 })
 
-// storedKey is the key of a rule's stored form: the rule's text and a
-// digest of the CEL type of self, which with the environment's base (the
-// library's, regenerated with it) is all that parsing and checking the
-// rule depends on.
-func storedKey(rule string, self *apiservercel.DeclType) string {
-	h := sha256.New()
-	h.Write(appendTypeShape(nil, self))
-	return fmt.Sprintf("%x %s", h.Sum(nil), rule)
+// storedKeyPrefix is the start of the keys of the stored rules of a
+// node whose self has CEL type self: a digest of the type, which with
+// the environment's base (the library's, regenerated with it) and the
+// rule's text, the key's rest, is all that parsing and checking a rule
+// depends on.
+func storedKeyPrefix(self *apiservercel.DeclType) string {
+	return fmt.Sprintf("%x ", sha256.Sum256(appendTypeShape(nil, self)))
 }
 
 // appendTypeShape appends to b what a checker can see of t: its name,

@@ -40,7 +40,7 @@ func storeRules(t *testing.T) []byte {
 				t.Fatalf("%s %s %s: %v", plural, version, at, err)
 			}
 			for _, rule := range own.XValidations {
-				key := storedKey(rule.Rule, self)
+				key := storedKeyPrefix(self) + rule.Rule
 				parsed, issues := env.Parse(rule.Rule)
 				if issues.Err() != nil {
 					continue
@@ -91,7 +91,7 @@ func TestStoredRulesAsCompiled(t *testing.T) {
 			t.Fatalf("%s: %v", at, err)
 		}
 		for _, rule := range own.XValidations {
-			if _, ok := storedRules()[storedKey(rule.Rule, self)]; !ok {
+			if _, ok := storedRules()[storedKeyPrefix(self)+rule.Rule]; !ok {
 				t.Errorf("%s: rule %q is not stored", at, rule.Rule)
 			}
 		}
@@ -161,7 +161,7 @@ func TestStoredRulesFallBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rule := range negated.XValidations {
-		if _, ok := storedRules()[storedKey(rule.Rule, self)]; ok {
+		if _, ok := storedRules()[storedKeyPrefix(self)+rule.Rule]; ok {
 			t.Fatalf("%s is stored", rule.Rule)
 		}
 	}
@@ -192,7 +192,7 @@ func TestStoredRulesFallBack(t *testing.T) {
 	if _, self, err = rulesEnv(narrowed); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := storedRules()[storedKey(narrowed.XValidations[0].Rule, self)]; ok {
+	if _, ok := storedRules()[storedKeyPrefix(self)+narrowed.XValidations[0].Rule]; ok {
 		t.Error("a rule is stored for another type of self")
 	}
 	if r := newCELRules(narrowed, false); r.programs != nil {
