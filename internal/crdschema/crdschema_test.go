@@ -204,3 +204,36 @@ func set(obj map[string]any, p model.Path, v any) {
 		}
 	}
 }
+
+// TestMemoValidateExact: an object whose content encoding was met before
+// is judged as Validate judges it, without being built again, and each
+// caller owns the violations it gets.
+func TestMemoValidateExact(t *testing.T) {
+	s, _, err := GatewayAPI("httproutes", "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := `{"parentRefs": [{"name": "gw"}], "rules": [{"timeouts": {"request": "1s", "backendRequest": "2s"}}]}`
+	want := s.Validate(context.Background(), object(t, "httproutes", "v1", bad))
+	if len(want) == 0 {
+		t.Fatal("the bad route passed")
+	}
+	m := NewMemo()
+	builds := 0
+	build := func() map[string]any { builds++; return object(t, "httproutes", "v1", bad) }
+	for i := range 3 {
+		got := m.ValidateExact(context.Background(), s, []byte("bad"), build)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("call %d: got %v, want %v", i, got, want)
+		}
+		got[0].Path[0].Key = "changed"
+	}
+	if builds != 1 {
+		t.Errorf("built %d times, want once", builds)
+	}
+	if got := m.ValidateExact(context.Background(), s, []byte("good"), func() map[string]any {
+		return object(t, "httproutes", "v1", validSpecs["httproutes"])
+	}); len(got) != 0 {
+		t.Errorf("a valid route under another encoding: %v", got)
+	}
+}

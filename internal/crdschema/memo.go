@@ -35,7 +35,10 @@ type Memo struct {
 	// (appendObjectKey); key is the buffer the key is written in.
 	objects map[*Schema]map[string][]Violation
 	key     []byte
-	cel     map[celKey]celOutcome
+	// exact is the violations of each object by schema and the caller's
+	// encoding of its content (ValidateExact).
+	exact map[*Schema]map[string][]Violation
+	cel   map[celKey]celOutcome
 	// openAPI is the match count of each subtree the OpenAPI schema
 	// found valid.
 	openAPI map[openAPIKey]int
@@ -72,7 +75,7 @@ type celOutcome struct {
 
 // NewMemo returns an empty Memo.
 func NewMemo() *Memo {
-	return &Memo{objects: map[*Schema]map[string][]Violation{}, cel: map[celKey]celOutcome{}, openAPI: map[openAPIKey]int{}, contents: newContents(), held: map[*reads]map[string]int64{}}
+	return &Memo{objects: map[*Schema]map[string][]Violation{}, exact: map[*Schema]map[string][]Violation{}, cel: map[celKey]celOutcome{}, openAPI: map[openAPIKey]int{}, contents: newContents(), held: map[*reads]map[string]int64{}}
 }
 
 // Validate is s.Validate(ctx, obj), remembered.
@@ -90,7 +93,33 @@ func (m *Memo) Validate(ctx context.Context, s *Schema, obj map[string]any) []Vi
 		}
 		m.objects[s][string(key)] = vs
 	}
-	// The caller owns what it gets; the remembered paths stay intact.
+	return cloneViolations(vs)
+}
+
+// ValidateExact is Validate for the object build returns, whose content
+// less its metadata (an object, or none) content encodes: objects with
+// the same encoding must be the same but for their metadata. An object
+// met before costs a lookup, without building it or its whole-object key,
+// when the schema judges no more of the metadata than its type, as every
+// Gateway API CRD's does.
+func (m *Memo) ValidateExact(ctx context.Context, s *Schema, content []byte, build func() map[string]any) []Violation {
+	if !s.metadataOpaque {
+		return m.Validate(ctx, s, build())
+	}
+	vs, ok := m.exact[s][string(content)]
+	if !ok {
+		vs = m.Validate(ctx, s, build())
+		if m.exact[s] == nil {
+			m.exact[s] = map[string][]Violation{}
+		}
+		m.exact[s][string(content)] = vs
+	}
+	return cloneViolations(vs)
+}
+
+// cloneViolations copies remembered violations for a caller to own, the
+// remembered paths left intact.
+func cloneViolations(vs []Violation) []Violation {
 	out := slices.Clone(vs)
 	for i := range out {
 		out[i].Path = slices.Clone(out[i].Path)

@@ -54,6 +54,8 @@ type decoder struct {
 	// written maps the lines of a template's rendered output to the
 	// template's lines (render.Doc.Lines); nil for other input.
 	written []int
+	// crdKey is memory for checkCRD's content keys.
+	crdKey []byte
 
 	// crd validates Gateway API objects, remembering what it has judged.
 	crd *crdschema.Memo

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"reflect"
 	"slices"
@@ -59,8 +60,7 @@ func (d *decoder) decodeKind(k *model.Kind, meta model.ObjectMeta, n *yaml.Node,
 		// The CRD's rules stand in for the API server's admission, off
 		// like istiod's for the fixtures of later passes.
 		if k.Family == model.GatewayAPI && len(errs) == 0 && !d.noAdmission {
-			raw, _ := valueOf(n).(map[string]any)
-			errs = d.checkCRD(k, meta.APIVersion, raw)
+			errs = d.checkCRD(k, meta.APIVersion, n)
 		}
 	}
 	if rejects(errs) {
@@ -118,11 +118,13 @@ func checkSyncModes(c model.HNCConfigSpec) []fieldError {
 	return errs
 }
 
-// checkCRD validates a Gateway API object against its CRD's schema at the
-// object's version, as the API server does on create: OpenAPI rules, list
-// types and CEL rules. It runs after strict decoding found nothing, so a
-// problem is reported once.
-func (d *decoder) checkCRD(k *model.Kind, apiVersion string, raw map[string]any) []fieldError {
+// checkCRD validates a Gateway API object, n, against its CRD's schema
+// at the object's version, as the API server does on create: OpenAPI
+// rules, list types and CEL rules. It runs after strict decoding found
+// nothing, so a problem is reported once. An object whose content (less
+// metadata) was met before is not converted for the schema again: most
+// of the cost of one the memo judged already.
+func (d *decoder) checkCRD(k *model.Kind, apiVersion string, n *yaml.Node) []fieldError {
 	_, version := splitAPIVersion(apiVersion)
 	s, ok, err := crdschema.GatewayAPI(k.Plural, version)
 	if !ok || err != nil {
@@ -130,9 +132,59 @@ func (d *decoder) checkCRD(k *model.Kind, apiVersion string, raw map[string]any)
 		// (internal/crdschema's tests); nothing to check against.
 		return nil
 	}
+	raw := func() map[string]any {
+		m, _ := valueOf(n).(map[string]any)
+		return m
+	}
+	var vs []crdschema.Violation
+	if d.crdKey, ok = appendContentKey(d.crdKey[:0], n); ok {
+		vs = d.crd.ValidateExact(context.Background(), s, d.crdKey, raw)
+	} else {
+		vs = d.crd.Validate(context.Background(), s, raw())
+	}
 	var errs []fieldError
-	for _, v := range d.crd.Validate(context.Background(), s, raw) {
+	for _, v := range vs {
 		errs = append(errs, fieldError{Path: v.Path, Msg: v.Msg})
 	}
 	return errs
+}
+
+// appendContentKey appends to b an encoding of object n, a mapping, that
+// tells apart any two objects whose values (valueOf) differ but for their
+// metadata, which it leaves out. It tells apart more: a key order, a
+// quoted number. ok is false when n is no mapping or its metadata no
+// mapping, whose content the schema may judge.
+func appendContentKey(b []byte, n *yaml.Node) ([]byte, bool) {
+	if n.Kind != yaml.MappingNode {
+		return b, false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		b = appendNodeKey(b, k)
+		if keyOf(k) != "metadata" {
+			b = appendNodeKey(b, v)
+		} else if v.Kind == yaml.MappingNode {
+			b = append(b, 'm')
+		} else {
+			return b, false
+		}
+	}
+	return b, true
+}
+
+// appendNodeKey appends to b all of n that its value depends on: kind,
+// style, tag, text and children, each length-prefixed. n holds no alias
+// (decodable), whose value is elsewhere.
+func appendNodeKey(b []byte, n *yaml.Node) []byte {
+	b = append(b, byte(n.Kind))
+	b = binary.AppendUvarint(b, uint64(n.Style))
+	b = binary.AppendUvarint(b, uint64(len(n.Tag)))
+	b = append(b, n.Tag...)
+	b = binary.AppendUvarint(b, uint64(len(n.Value)))
+	b = append(b, n.Value...)
+	b = binary.AppendUvarint(b, uint64(len(n.Content)))
+	for _, c := range n.Content {
+		b = appendNodeKey(b, c)
+	}
+	return b
 }

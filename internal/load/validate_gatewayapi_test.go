@@ -1,8 +1,11 @@
 package load
 
 import (
+	"bytes"
 	"strconv"
 	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // gwapiDoc is one Gateway API object of kind at version (v1 when empty)
@@ -202,4 +205,40 @@ func TestGatewayAPICRDValidationInertValues(t *testing.T) {
 		{"MC1003", 33, "spec.to: Invalid value: 0: spec.to in body should have at least 1 items"},
 		{"MC1003", 40, "spec.to: Invalid value: 0: spec.to in body should have at least 1 items"},
 	})
+}
+
+// TestAppendContentKey: objects get one content key when their values
+// differ in metadata alone, and different keys when their values may
+// differ anywhere else; an object whose metadata is no mapping gets none.
+func TestAppendContentKey(t *testing.T) {
+	const base = "apiVersion: v1\nkind: K\nmetadata: {name: a, namespace: x}\nspec: {port: 80, name: web}\n"
+	for _, tc := range []struct {
+		name, other string
+		same, ok    bool
+	}{
+		{"metadata differs", "apiVersion: v1\nkind: K\nmetadata: {name: b, labels: {a: b}}\nspec: {port: 80, name: web}\n", true, true},
+		{"spec value differs", "apiVersion: v1\nkind: K\nmetadata: {name: a}\nspec: {port: 81, name: web}\n", false, true},
+		{"quoted number", "apiVersion: v1\nkind: K\nmetadata: {name: a}\nspec: {port: '80', name: web}\n", false, true},
+		{"no metadata", "apiVersion: v1\nkind: K\nspec: {port: 80, name: web}\n", false, true},
+		{"status set", base + "status: {}\n", false, true},
+		{"metadata a string", "apiVersion: v1\nkind: K\nmetadata: a\nspec: {port: 80, name: web}\n", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := func(doc string) ([]byte, bool) {
+				var n yaml.Node
+				if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
+					t.Fatal(err)
+				}
+				return appendContentKey(nil, n.Content[0])
+			}
+			want, _ := key(base)
+			got, ok := key(tc.other)
+			if ok != tc.ok {
+				t.Fatalf("ok = %v, want %v", ok, tc.ok)
+			}
+			if ok && bytes.Equal(got, want) != tc.same {
+				t.Errorf("same key = %v, want %v", !tc.same, tc.same)
+			}
+		})
+	}
 }
