@@ -245,17 +245,6 @@ func (b *builder) passthroughChains(gs resolve.GatewayServer, seen map[string]st
 	return out
 }
 
-// targetPort is the workload port a gateway Service sends a server port
-// to; the port itself when no Service says.
-func (b *builder) targetPort(port uint32) uint32 {
-	for _, ip := range b.inboundPorts() {
-		if ip.port == port {
-			return ip.target
-		}
-	}
-	return port
-}
-
 // sniMatch matches a server's hosts by SNI; nil, matching everything, when
 // one of them is "*".
 func sniMatch(hosts []string) *listenerv3.FilterChainMatch { return l4Match(hosts, nil) }

@@ -424,15 +424,6 @@ func describe(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // rejects reports whether any finding is fatal to its object (not a
 // warning istiod admits).
 func rejects(errs []fieldError) bool {
