@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -87,16 +88,37 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 	jobs := make(chan job, 64)
 	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	decoded := make([][]done, workers)
+	var first firstGatewayAPI
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			var dec *decoder
+			var aside []job
+			var asideData [][]byte
 			for j := range jobs {
 				if dec == nil {
 					dec = newDecoder()
 					dec.fsys = opts.FS
 				}
-				decoded[w] = append(decoded[w], done{j.i, readAndDecode(dec, j.in, opts)})
+				data, r, ok := read(j.in, opts)
+				if ok {
+					wait, claimed := first.admit(data)
+					if wait {
+						aside, asideData = append(aside, j), append(asideData, data)
+						continue
+					}
+					r = decodeInput(dec, j.in, data, opts)
+					if claimed {
+						first.release()
+					}
+				}
+				decoded[w] = append(decoded[w], done{j.i, r})
+			}
+			for k, j := range aside {
+				if ctx.Err() != nil {
+					break
+				}
+				decoded[w] = append(decoded[w], done{j.i, decodeInput(dec, j.in, asideData[k], opts)})
 			}
 		})
 	}
@@ -482,16 +504,17 @@ func isManifestName(name string) bool {
 	return false
 }
 
-func readAndDecode(dec *decoder, in input, opts Options) fileResult {
+// read reads input in; ok is false when there is nothing to decode, r
+// saying why, or in is a chart or kustomization, r its objects.
+func read(in input, opts Options) (data []byte, r fileResult, ok bool) {
 	if in.render != renderNone {
-		return renderInput(dec, in, opts)
+		return nil, r, true
 	}
 	limit := cmp.Or(opts.MaxFileSize, DefaultMaxFileSize)
-	var data []byte
 	var err error
 	switch {
 	case in.stdin && opts.Stdin == nil:
-		return unreadableResult(in.name, "standard input is not available")
+		return nil, unreadableResult(in.name, "standard input is not available"), false
 	case in.stdin:
 		data, err = inputfile.ReadStream(opts.Stdin, in.name, limit)
 	case opts.FS != nil:
@@ -500,11 +523,21 @@ func readAndDecode(dec *decoder, in input, opts Options) fileResult {
 		data, err = inputfile.Read(in.path, inputfile.Options{Limit: limit, Stream: in.stream, Listed: in.listed, Name: in.name})
 	}
 	if err != nil {
-		return unreadableResult(in.name, "%s", err)
+		return nil, unreadableResult(in.name, "%s", err), false
 	}
 	if msg := notText(data); msg != "" {
-		return unreadableResult(in.name, "%s %s", in.name, msg)
+		return nil, unreadableResult(in.name, "%s %s", in.name, msg), false
 	}
+	return data, r, true
+}
+
+// decodeInput decodes data, read from in (nothing for a chart or
+// kustomization, which it renders).
+func decodeInput(dec *decoder, in input, data []byte, opts Options) fileResult {
+	if in.render != renderNone {
+		return renderInput(dec, in, opts)
+	}
+	limit := cmp.Or(opts.MaxFileSize, DefaultMaxFileSize)
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if in.stdin || in.stream {
 		if objs, diags, ok := dec.decodeAnnotated(in.name, data, limit); ok {
@@ -525,6 +558,37 @@ func readAndDecode(dec *decoder, in input, opts Options) fileResult {
 	}
 	return fileResult{objs: objs, diags: diags, read: true}
 }
+
+// firstGatewayAPI keeps the other workers off Gateway API files while one
+// decodes the first: the first object of a Gateway API resource prepares
+// its CRD's schema and CEL rules (internal/crdschema), which takes a run
+// several milliseconds, and a worker reaching another such object meanwhile
+// would wait for it. Set aside, such files are decoded after the others.
+// Which worker decodes a file changes no result.
+type firstGatewayAPI struct {
+	// state is 0 before a Gateway API file, 1 while the first is
+	// decoded, 2 after.
+	state atomic.Int32
+}
+
+// gatewayAPIGroup is in every Gateway API object's apiVersion.
+var gatewayAPIGroup = []byte("gateway.networking.")
+
+// admit says whether a file with content data is to wait (wait), or is
+// the first Gateway API file, which the caller then decodes and releases
+// (claimed).
+func (f *firstGatewayAPI) admit(data []byte) (wait, claimed bool) {
+	if f.state.Load() == 2 || !bytes.Contains(data, gatewayAPIGroup) {
+		return false, false
+	}
+	if f.state.CompareAndSwap(0, 1) {
+		return false, true
+	}
+	return f.state.Load() == 1, false
+}
+
+// release says the first Gateway API file is decoded.
+func (f *firstGatewayAPI) release() { f.state.Store(2) }
 
 func unreadableResult(file, format string, args ...any) fileResult {
 	return fileResult{diags: []diag.Diagnostic{diag.UnreadableInput.At(diag.ObjectRef{File: file}, format, args...)}}

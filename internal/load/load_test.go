@@ -709,3 +709,71 @@ func TestKubernetesKindsKeepNoMetadata(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstGatewayAPIFile: while one worker decodes the first Gateway API
+// file, others set such files aside, and only such files.
+func TestFirstGatewayAPIFile(t *testing.T) {
+	route := []byte("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\n")
+	service := []byte("apiVersion: v1\nkind: Service\n")
+	var f firstGatewayAPI
+	for _, step := range []struct {
+		name          string
+		data          []byte
+		release       bool
+		wait, claimed bool
+	}{
+		{name: "a Service before", data: service},
+		{name: "the first route", data: route, claimed: true},
+		{name: "a route meanwhile", data: route, wait: true},
+		{name: "a Service meanwhile", data: service},
+		{name: "a route after", data: route, release: true},
+	} {
+		if step.release {
+			f.release()
+		}
+		if wait, claimed := f.admit(step.data); wait != step.wait || claimed != step.claimed {
+			t.Errorf("%s: wait, claimed = %v, %v; want %v, %v", step.name, wait, claimed, step.wait, step.claimed)
+		}
+	}
+}
+
+// TestLoadGatewayAPIFilesAnyWorkers: Gateway API files set aside while the
+// first is decoded load as they do with one worker, findings included.
+func TestLoadGatewayAPIFilesAnyWorkers(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 12 {
+		content := fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: ns%d}\nspec: {ports: [{port: 80}]}\n", i)
+		if i%3 != 1 {
+			// Every third route has a weight the CRD refuses (MC1003).
+			content += fmt.Sprintf("---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: web, namespace: ns%d}\nspec:\n  parentRefs: [{group: \"\", kind: Service, name: web}]\n  rules: [{backendRefs: [{name: web, port: 80, weight: %d}]}]\n", i, 1-(i%3)*1000001)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.yaml", i)), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var first string
+	for _, workers := range []int{1, 2, 4} {
+		res, ds, err := Paths(context.Background(), []string{dir}, Options{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, o := range res.Objects {
+			fmt.Fprintf(&b, "%s@%s:%d\n", o.Meta().ID(), filepath.Base(o.Meta().Source.File), o.Meta().Source.Line)
+		}
+		for _, d := range ds {
+			fmt.Fprintf(&b, "%s %s:%d %s\n", d.Code, filepath.Base(d.Object.File), d.Object.Line, d.Message)
+		}
+		if first == "" {
+			first = b.String()
+		} else if b.String() != first {
+			t.Errorf("workers %d gave\n%s\nwant\n%s", workers, b.String(), first)
+		}
+	}
+	if got := strings.Count(first, "HTTPRoute"); got != 4 {
+		t.Errorf("%d HTTPRoutes loaded, want 4:\n%s", got, first)
+	}
+	if got := strings.Count(first, "MC1003"); got != 4 {
+		t.Errorf("%d MC1003 findings, want 4:\n%s", got, first)
+	}
+}
