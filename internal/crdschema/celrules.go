@@ -85,7 +85,7 @@ func compileRules(s *schema.Structural) ([]celgo.Program, []*reads) {
 }
 
 // compileRulesFrom is compileRules with the rules stored in stored.
-func compileRulesFrom(s *schema.Structural, stored map[string][2][]byte) ([]celgo.Program, []*reads) {
+func compileRulesFrom(s *schema.Structural, stored *storedSet) ([]celgo.Program, []*reads) {
 	env, self, err := rulesEnv(s)
 	if err != nil {
 		return nil, nil
@@ -100,11 +100,11 @@ func compileRulesFrom(s *schema.Structural, stored map[string][2][]byte) ([]celg
 		if rule.OptionalOldSelf != nil && *rule.OptionalOldSelf {
 			return nil, nil
 		}
-		checked, ok := parseAndCheck(env, stored, keyPrefix+rule.Rule, rule.Rule, func(parsed ast.Expr) {
+		checked, ok := parseAndCheck(env, stored, keyPrefix+rule.Rule, rule.Rule, func(e ast.Expr) {
 			// A message expression reads what it reads: no memo
 			// follows it.
 			if rule.MessageExpression == "" {
-				reads[i] = newReads(parsed, s)
+				reads[i] = newReads(e, s)
 			}
 		})
 		if !ok || checked.OutputType() != celgo.BoolType || usesOldSelf(checked) {

@@ -11,6 +11,7 @@ import (
 
 	celgo "github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/ast"
+	celtypes "github.com/google/cel-go/common/types"
 	exprpb "google.golang.org/genproto/googleapis/api/expr/v1alpha1"
 	"google.golang.org/protobuf/proto"
 	apiservercel "k8s.io/apiserver/pkg/cel"
@@ -26,33 +27,84 @@ import (
 const selfTypeName = "#selfType"
 
 // storedRulesFile holds the CEL rules of the embedded CRDs' nodes below
-// the root, parsed and checked in compileRules' environment (`go test
-// -update` in this package writes it): parsing is most of the time a
-// process spends on the rules, the parser's first use above all. It is
-// a list of records, each three length-prefixed byte strings: the key
-// (storedKeyPrefix and the rule's text), the parsed rule and the
-// checked rule (protocol buffers exprpb.ParsedExpr and
-// exprpb.CheckedExpr).
+// the root, checked in compileRules' environment (`go test -update` in
+// this package writes it): parsing and checking are most of the time a
+// process spends on the rules, the parser's first use above all. It is a
+// table of types, then a list of records, all numbers uvarints:
+//
+//   - the table: the number of types, then each a length-prefixed
+//     protocol buffer exprpb.Type. The rules' nodes have few types among
+//     them (31 in 2,500 nodes), which are decoded once;
+//   - a record: the key (storedKeyPrefix and the rule's text) and the
+//     checked rule without its type map (an exprpb.CheckedExpr), each
+//     length-prefixed, then the length of the type map's encoding and
+//     for each node its id and the index of its type in the table.
+//
+// A rule's reads are found from its checked form, which reads what the
+// parsed form does (TestStoredRulesAsCompiled compares them).
 //
 //go:embed celrules.bin
 var storedRulesFile []byte
 
-// storedRules indexes storedRulesFile by key, decoded on first use.
-var storedRules = sync.OnceValue(func() map[string][2][]byte {
-	out := map[string][2][]byte{}
-	for b := storedRulesFile; len(b) > 0; {
+// storedSet is storedRulesFile decoded.
+type storedSet struct {
+	types []*celtypes.Type
+	rules map[string]storedRule
+}
+
+// storedRule is a record's checked rule and type map, encoded.
+type storedRule struct {
+	checked, types []byte
+}
+
+// storedRules is storedRulesFile decoded on first use, nil when it is
+// broken (every rule is then compiled).
+var storedRules = sync.OnceValue(func() *storedSet { return decodeStoredSet(storedRulesFile) })
+
+func decodeStoredSet(b []byte) *storedSet {
+	field := func() ([]byte, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < n {
+			return nil, false
+		}
+		f := b[k : k+int(n)]
+		b = b[k+int(n):]
+		return f, true
+	}
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil
+	}
+	b = b[k:]
+	out := &storedSet{types: make([]*celtypes.Type, n), rules: map[string]storedRule{}}
+	for i := range out.types {
+		f, ok := field()
+		if !ok {
+			return nil
+		}
+		pb := new(exprpb.Type)
+		if err := proto.Unmarshal(f, pb); err != nil {
+			return nil
+		}
+		t, err := celtypes.ExprTypeToType(pb)
+		if err != nil {
+			return nil
+		}
+		out.types[i] = t
+	}
+	for len(b) > 0 {
 		var rec [3][]byte
 		for i := range rec {
-			n, k := binary.Uvarint(b)
-			if k <= 0 || uint64(len(b)-k) < n {
-				return nil // a broken file: every rule is compiled
+			f, ok := field()
+			if !ok {
+				return nil
 			}
-			rec[i], b = b[k:k+int(n)], b[k+int(n):]
+			rec[i] = f
 		}
-		out[string(rec[0])] = [2][]byte{rec[1], rec[2]}
+		out.rules[string(rec[0])] = storedRule{checked: rec[1], types: rec[2]}
 	}
 	return out
-})
+}
 
 // storedKeyPrefix is the start of the keys of the stored rules of a
 // node whose self has CEL type self: a digest of the type, which with
@@ -91,14 +143,14 @@ func appendTypeShape(b []byte, t *apiservercel.DeclType) []byte {
 	return b
 }
 
-// parseAndCheck is rule checked in env, from stored (storedRules) when
-// it holds the rule under key, by env otherwise; read is called with the
-// rule as parsed (before the check, which rewrites it). ok is false when
-// the rule does not compile.
-func parseAndCheck(env *celgo.Env, stored map[string][2][]byte, key, rule string, read func(parsed ast.Expr)) (checked *celgo.Ast, ok bool) {
-	if rec, found := stored[key]; found {
-		if parsed, checked, err := decodeStored(rec); err == nil {
-			read(parsed.NativeRep().Expr())
+// parseAndCheck is rule checked in env, from stored when it holds the
+// rule under key, by env otherwise; read is called with the rule's
+// expression (before the check, which rewrites it, when env checks it).
+// ok is false when the rule does not compile.
+func parseAndCheck(env *celgo.Env, stored *storedSet, key, rule string, read func(e ast.Expr)) (checked *celgo.Ast, ok bool) {
+	if rec, found := stored.rule(key); found {
+		if checked, err := stored.decode(rec); err == nil {
+			read(checked.NativeRep().Expr())
 			return checked, true
 		}
 	}
@@ -114,17 +166,38 @@ func parseAndCheck(env *celgo.Env, stored map[string][2][]byte, key, rule string
 	return checked, true
 }
 
-func decodeStored(rec [2][]byte) (parsed, checked *celgo.Ast, err error) {
-	p, c := new(exprpb.ParsedExpr), new(exprpb.CheckedExpr)
-	if err := proto.Unmarshal(rec[0], p); err != nil {
-		return nil, nil, err
+// rule is the record under key; found is false when there is none, or
+// no set (s nil).
+func (s *storedSet) rule(key string) (rec storedRule, found bool) {
+	if s == nil {
+		return rec, false
 	}
-	if err := proto.Unmarshal(rec[1], c); err != nil {
-		return nil, nil, err
+	rec, found = s.rules[key]
+	return rec, found
+}
+
+// decode is the checked rule of rec, its types from the table.
+func (s *storedSet) decode(rec storedRule) (*celgo.Ast, error) {
+	pb := new(exprpb.CheckedExpr)
+	if err := proto.Unmarshal(rec.checked, pb); err != nil {
+		return nil, err
 	}
-	checked, err = celgo.CheckedExprToAstWithSource(c, nil)
+	checked, err := celgo.CheckedExprToAstWithSource(pb, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return celgo.ParsedExprToAst(p), checked, nil
+	native := checked.NativeRep()
+	for b := rec.types; len(b) > 0; {
+		id, k := binary.Uvarint(b)
+		if k <= 0 {
+			return nil, fmt.Errorf("a broken type map")
+		}
+		i, j := binary.Uvarint(b[k:])
+		if j <= 0 || i >= uint64(len(s.types)) {
+			return nil, fmt.Errorf("a broken type map")
+		}
+		native.SetType(int64(id), s.types[i])
+		b = b[k+j:]
+	}
+	return checked, nil
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	celgo "github.com/google/cel-go/cel"
-	exprpb "google.golang.org/genproto/googleapis/api/expr/v1alpha1"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
@@ -27,11 +26,16 @@ func TestStoredRulesFile(t *testing.T) {
 	testfiles.Golden(t, "celrules.bin", storeRules(t))
 }
 
-// storeRules is the stored rules file of the embedded CRDs: a record for
-// every rule that compiles, in the order of the keys.
+// storeRules is the stored rules file of the embedded CRDs: the table of
+// their types, in the order of their encodings, then a record for every
+// rule that compiles, in the order of the keys.
 func storeRules(t *testing.T) []byte {
 	t.Helper()
-	records := map[string][]byte{}
+	type record struct {
+		checked []byte
+		types   map[int64]string // node id: its type's encoding
+	}
+	records := map[string]record{}
 	opts := proto.MarshalOptions{Deterministic: true}
 	forEachSchema(t, func(plural, version string, s *Schema) {
 		forEachOwnRules(s, nil, func(at string, own *schema.Structural, _ any) {
@@ -40,17 +44,7 @@ func storeRules(t *testing.T) []byte {
 				t.Fatalf("%s %s %s: %v", plural, version, at, err)
 			}
 			for _, rule := range own.XValidations {
-				key := storedKeyPrefix(self) + rule.Rule
-				parsed, issues := env.Parse(rule.Rule)
-				if issues.Err() != nil {
-					continue
-				}
-				// Marshalled before the check, which rewrites it.
-				pb, err := opts.Marshal(&exprpb.ParsedExpr{Expr: parsed.Expr(), SourceInfo: parsed.SourceInfo()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				checked, issues := env.Check(parsed)
+				checked, issues := env.Compile(rule.Rule)
 				if issues.Err() != nil {
 					continue
 				}
@@ -58,22 +52,46 @@ func storeRules(t *testing.T) []byte {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cb, err := opts.Marshal(c)
-				if err != nil {
+				rec := record{types: map[int64]string{}}
+				for id, typ := range c.TypeMap {
+					b, err := opts.Marshal(typ)
+					if err != nil {
+						t.Fatal(err)
+					}
+					rec.types[id] = string(b)
+				}
+				c.TypeMap = nil
+				if rec.checked, err = opts.Marshal(c); err != nil {
 					t.Fatal(err)
 				}
-				var rec []byte
-				for _, f := range [][]byte{[]byte(key), pb, cb} {
-					rec = binary.AppendUvarint(rec, uint64(len(f)))
-					rec = append(rec, f...)
-				}
-				records[key] = rec
+				records[storedKeyPrefix(self)+rule.Rule] = rec
 			}
 		})
 	})
-	var out []byte
-	for _, k := range slices.Sorted(maps.Keys(records)) {
-		out = append(out, records[k]...)
+	index := map[string]int{}
+	for _, rec := range records {
+		for _, typ := range rec.types {
+			index[typ] = 0
+		}
+	}
+	table := slices.Sorted(maps.Keys(index))
+	out := binary.AppendUvarint(nil, uint64(len(table)))
+	for i, typ := range table {
+		index[typ] = i
+		out = binary.AppendUvarint(out, uint64(len(typ)))
+		out = append(out, typ...)
+	}
+	for _, key := range slices.Sorted(maps.Keys(records)) {
+		rec := records[key]
+		var types []byte
+		for _, id := range slices.Sorted(maps.Keys(rec.types)) {
+			types = binary.AppendUvarint(types, uint64(id))
+			types = binary.AppendUvarint(types, uint64(index[rec.types[id]]))
+		}
+		for _, f := range [][]byte{[]byte(key), rec.checked, types} {
+			out = binary.AppendUvarint(out, uint64(len(f)))
+			out = append(out, f...)
+		}
 	}
 	return out
 }
@@ -91,7 +109,7 @@ func TestStoredRulesAsCompiled(t *testing.T) {
 			t.Fatalf("%s: %v", at, err)
 		}
 		for _, rule := range own.XValidations {
-			if _, ok := storedRules()[storedKeyPrefix(self)+rule.Rule]; !ok {
+			if _, ok := storedRules().rule(storedKeyPrefix(self) + rule.Rule); !ok {
 				t.Errorf("%s: rule %q is not stored", at, rule.Rule)
 			}
 		}
@@ -161,7 +179,7 @@ func TestStoredRulesFallBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rule := range negated.XValidations {
-		if _, ok := storedRules()[storedKeyPrefix(self)+rule.Rule]; ok {
+		if _, ok := storedRules().rule(storedKeyPrefix(self) + rule.Rule); ok {
 			t.Fatalf("%s is stored", rule.Rule)
 		}
 	}
@@ -192,7 +210,7 @@ func TestStoredRulesFallBack(t *testing.T) {
 	if _, self, err = rulesEnv(narrowed); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := storedRules()[storedKeyPrefix(self)+narrowed.XValidations[0].Rule]; ok {
+	if _, ok := storedRules().rule(storedKeyPrefix(self) + narrowed.XValidations[0].Rule); ok {
 		t.Error("a rule is stored for another type of self")
 	}
 	if r := newCELRules(narrowed, false); r.programs != nil {
