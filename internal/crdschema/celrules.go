@@ -86,10 +86,14 @@ func compileRules(s *schema.Structural) ([]celgo.Program, []*reads) {
 
 // compileRulesFrom is compileRules with the rules stored in stored.
 func compileRulesFrom(s *schema.Structural, stored *storedSet) ([]celgo.Program, []*reads) {
-	env, self, err := rulesEnv(s)
+	self, err := selfType(s)
 	if err != nil {
 		return nil, nil
 	}
+	// The node's environment is built only for a rule that is not
+	// stored: a stored rule is checked already, and its program is
+	// planned in the base environment (programEnv).
+	env := sync.OnceValues(func() (*celgo.Env, error) { return rulesEnv(self) })
 	programs := make([]celgo.Program, len(s.XValidations))
 	reads := make([]*reads, len(s.XValidations))
 	keyPrefix := storedKeyPrefix(self)
@@ -100,17 +104,33 @@ func compileRulesFrom(s *schema.Structural, stored *storedSet) ([]celgo.Program,
 		if rule.OptionalOldSelf != nil && *rule.OptionalOldSelf {
 			return nil, nil
 		}
-		checked, ok := parseAndCheck(env, stored, keyPrefix+rule.Rule, rule.Rule, func(e ast.Expr) {
+		read := func(e ast.Expr) {
 			// A message expression reads what it reads: no memo
 			// follows it.
 			if rule.MessageExpression == "" {
 				reads[i] = newReads(e, s)
 			}
-		})
-		if !ok || checked.OutputType() != celgo.BoolType || usesOldSelf(checked) {
+		}
+		var checked *celgo.Ast
+		planner, ok := programEnv(), false
+		if rec, found := stored.rule(keyPrefix + rule.Rule); found {
+			if checked, err = stored.decode(rec); err == nil {
+				read(checked.NativeRep().Expr())
+				ok = true
+			}
+		}
+		if !ok {
+			if planner, err = env(); err != nil {
+				return nil, nil
+			}
+			if checked, ok = parseAndCheck(planner, rule.Rule, read); !ok {
+				return nil, nil
+			}
+		}
+		if checked.OutputType() != celgo.BoolType || usesOldSelf(checked) {
 			return nil, nil
 		}
-		programs[i], err = env.Program(checked,
+		programs[i], err = planner.Program(checked,
 			celgo.CostLimit(celconfig.PerCallLimit),
 			// The library's estimator: its size estimates only serve
 			// the estimated cost, which the fast path leaves out.
@@ -123,33 +143,49 @@ func compileRulesFrom(s *schema.Structural, stored *storedSet) ([]celgo.Program,
 	return programs, reads
 }
 
-// rulesEnv is the environment compileRules compiles the rules of s in,
-// and the CEL type of self.
-func rulesEnv(s *schema.Structural) (*celgo.Env, *apiservercel.DeclType, error) {
+// baseEnv is the stored expressions' environment of the library's base
+// environment set, which compileRules' environments extend.
+func baseEnv() *celgo.Env {
+	return environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).StoredExpressionsEnv()
+}
+
+// programEnv is the environment the programs of stored rules are planned
+// in: the base, whose functions are all a checked rule's program calls.
+// Planning a checked rule reads no declaration of self (its fields are
+// selected from the value, not through the type provider, whose fields
+// do not tell the planner how to read them), so the programs are the
+// node environment's (TestStoredRulesAsCompiled runs both on every node);
+// and the base binds its functions once, where each node's environment
+// would bind them again.
+var programEnv = baseEnv
+
+// selfType is the CEL type of self in compileRules' environment of s.
+func selfType(s *schema.Structural) (*apiservercel.DeclType, error) {
 	declType := model.SchemaDeclType(s, false)
 	if declType == nil {
-		return nil, nil, fmt.Errorf("no CEL type")
+		return nil, fmt.Errorf("no CEL type")
 	}
-	self := declType.MaybeAssignTypeName(selfTypeName)
+	return declType.MaybeAssignTypeName(selfTypeName), nil
+}
+
+// rulesEnv is the environment compileRules compiles rules in, for a node
+// whose self has CEL type self.
+func rulesEnv(self *apiservercel.DeclType) (*celgo.Env, error) {
 	// The stored expressions' environment alone, as the library's
 	// environment set extends it: the variables, then the type of self
 	// in a provider that takes CEL keywords as field names (as from
 	// Kubernetes 1.31, which stored expressions are compatible with).
-	base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).StoredExpressionsEnv()
+	base := baseEnv()
 	provider := apiservercel.NewDeclTypeProvider(self)
 	provider.SetRecognizeKeywordAsFieldName(true)
 	typeOpts, err := provider.EnvOptions(base.CELTypeProvider())
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	env, err := base.Extend(append([]celgo.EnvOption{
+	return base.Extend(append([]celgo.EnvOption{
 		celgo.Variable(cel.ScopedVarName, self.CelType()),
 		celgo.Variable(cel.OldScopedVarName, self.CelType()),
 	}, typeOpts...)...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return env, self, nil
 }
 
 // usesOldSelf reports whether a checked rule refers to oldSelf.

@@ -143,17 +143,10 @@ func appendTypeShape(b []byte, t *apiservercel.DeclType) []byte {
 	return b
 }
 
-// parseAndCheck is rule checked in env, from stored when it holds the
-// rule under key, by env otherwise; read is called with the rule's
-// expression (before the check, which rewrites it, when env checks it).
-// ok is false when the rule does not compile.
-func parseAndCheck(env *celgo.Env, stored *storedSet, key, rule string, read func(e ast.Expr)) (checked *celgo.Ast, ok bool) {
-	if rec, found := stored.rule(key); found {
-		if checked, err := stored.decode(rec); err == nil {
-			read(checked.NativeRep().Expr())
-			return checked, true
-		}
-	}
+// parseAndCheck is rule parsed and checked in env; read is called with
+// the rule as parsed (before the check, which rewrites it). ok is false
+// when the rule does not compile.
+func parseAndCheck(env *celgo.Env, rule string, read func(parsed ast.Expr)) (checked *celgo.Ast, ok bool) {
 	parsed, issues := env.Parse(rule)
 	if issues.Err() != nil {
 		return nil, false

@@ -39,7 +39,11 @@ func storeRules(t *testing.T) []byte {
 	opts := proto.MarshalOptions{Deterministic: true}
 	forEachSchema(t, func(plural, version string, s *Schema) {
 		forEachOwnRules(s, nil, func(at string, own *schema.Structural, _ any) {
-			env, self, err := rulesEnv(own)
+			self, err := selfType(own)
+			if err != nil {
+				t.Fatalf("%s %s %s: %v", plural, version, at, err)
+			}
+			env, err := rulesEnv(self)
 			if err != nil {
 				t.Fatalf("%s %s %s: %v", plural, version, at, err)
 			}
@@ -104,7 +108,7 @@ func storeRules(t *testing.T) []byte {
 func TestStoredRulesAsCompiled(t *testing.T) {
 	nodes := 0
 	forEachServedOwnRules(t, func(at string, own *schema.Structural, v any) {
-		_, self, err := rulesEnv(own)
+		self, err := selfType(own)
 		if err != nil {
 			t.Fatalf("%s: %v", at, err)
 		}
@@ -174,7 +178,7 @@ func TestStoredRulesFallBack(t *testing.T) {
 	for i := range negated.XValidations {
 		negated.XValidations[i].Rule = "!(" + negated.XValidations[i].Rule + ")"
 	}
-	_, self, err := rulesEnv(negated)
+	self, err := selfType(negated)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +211,7 @@ func TestStoredRulesFallBack(t *testing.T) {
 	// stored rules name them, the texts do not compile.
 	narrowed := node.DeepCopy()
 	delete(narrowed.Properties, "filters")
-	if _, self, err = rulesEnv(narrowed); err != nil {
+	if self, err = selfType(narrowed); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := storedRules().rule(storedKeyPrefix(self) + narrowed.XValidations[0].Rule); ok {
