@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -105,8 +106,7 @@ func TestCELRulesHoldAsTheLibrary(t *testing.T) {
 		defaulting.Default(v, ruleSchema)
 		// The library's validator of the node alone, whose children's
 		// rules their own nodes judge.
-		own := ruleSchema.DeepCopy()
-		clearChildRules(own)
+		own := withoutChildRules(ruleSchema)
 		library := cel.NewValidator(own, false, celconfig.PerCallLimit)
 		wantErrs, wantLeft := library.Validate(context.Background(), nil, own, v, nil, celconfig.RuntimeCELCostBudget)
 		left, ok := r.hold(context.Background(), nil, v, celconfig.RuntimeCELCostBudget)
@@ -326,8 +326,7 @@ func forEachOwnRules(s *Schema, values []any, f func(at string, own *schema.Stru
 			return
 		}
 		if n.own != nil && st != s.structural {
-			own := st.DeepCopy()
-			clearChildRules(own)
+			own := withoutChildRules(st)
 			f(at, own, nil)
 			for _, v := range values {
 				f(at, own, v)
@@ -356,4 +355,29 @@ func forEachOwnRules(s *Schema, values []any, f func(at string, own *schema.Stru
 		}
 	}
 	walk("", s.rules, s.structural, values)
+}
+
+// TestWithoutChildRules: a node's own schema keeps its rules and none
+// under it, and leaves the node's schema, which it shares parts of, as
+// it was.
+func TestWithoutChildRules(t *testing.T) {
+	s, _, err := GatewayAPI("httproutes", "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.structural.DeepCopy()
+	own := withoutChildRules(s.structural)
+	if !reflect.DeepEqual(before, s.structural) {
+		t.Fatal("withoutChildRules changed the schema")
+	}
+	if len(own.XValidations) != len(s.structural.XValidations) {
+		t.Errorf("the root's own rules: %d, want %d", len(own.XValidations), len(s.structural.XValidations))
+	}
+	if !hasRules(s.structural.Properties["spec"].Properties["rules"].Items) {
+		t.Fatal("spec.rules[] has no rules: the test tests nothing")
+	}
+	spec := own.Properties["spec"]
+	if hasRules(&spec) || hasRules(own.Items) {
+		t.Error("rules are left under the root")
+	}
 }

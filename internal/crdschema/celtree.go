@@ -46,11 +46,7 @@ func newCELNode(s *schema.Structural, root bool, declType *apiservercel.DeclType
 	}
 	n := &celNode{}
 	if len(s.XValidations) > 0 {
-		n.own = sync.OnceValue(func() *celRules {
-			own := s.DeepCopy()
-			clearChildRules(own)
-			return newCELRules(own, root)
-		})
+		n.own = sync.OnceValue(func() *celRules { return newCELRules(withoutChildRules(s), root) })
 	}
 	var elem *apiservercel.DeclType
 	if declType != nil {
@@ -98,22 +94,33 @@ func hasRules(s *schema.Structural) bool {
 	return false
 }
 
-// clearChildRules drops the rules under s, which their own nodes run.
-func clearChildRules(s *schema.Structural) {
-	clear := func(c *schema.Structural) {
-		if c != nil {
-			c.XValidations = nil
-			clearChildRules(c)
+// withoutChildRules is s without the rules under it, which their own
+// nodes run. It shares with s the schemas under it that hold no rule and
+// copies the others, so that s stays as it is.
+func withoutChildRules(s *schema.Structural) *schema.Structural {
+	own := *s
+	own.Items = withoutRules(s.Items)
+	if a := s.AdditionalProperties; a != nil && a.Structural != nil {
+		own.AdditionalProperties = &schema.StructuralOrBool{Structural: withoutRules(a.Structural), Bool: a.Bool}
+	}
+	if s.Properties != nil {
+		own.Properties = make(map[string]schema.Structural, len(s.Properties))
+		for k, p := range s.Properties {
+			own.Properties[k] = *withoutRules(&p)
 		}
 	}
-	clear(s.Items)
-	if s.AdditionalProperties != nil {
-		clear(s.AdditionalProperties.Structural)
+	return &own
+}
+
+// withoutRules is s without its rules and those under it: s itself
+// when it holds none.
+func withoutRules(s *schema.Structural) *schema.Structural {
+	if !hasRules(s) {
+		return s
 	}
-	for k, p := range s.Properties {
-		clear(&p)
-		s.Properties[k] = p
-	}
+	c := withoutChildRules(s)
+	c.XValidations = nil
+	return c
 }
 
 // allOfRules reports whether some allOf in s holds CEL rules.
