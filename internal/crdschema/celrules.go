@@ -91,8 +91,14 @@ func compileRulesFrom(s *schema.Structural, stored *storedSet) ([]celgo.Program,
 		return nil, nil
 	}
 	// The node's environment is built only for a rule that is not
-	// stored: a stored rule is checked already, and its program is
-	// planned in the base environment (programEnv).
+	// stored. A stored rule is checked already, and its program is
+	// planned in the base environment, which binds its functions once
+	// where each node's environment would bind them again: planning a
+	// checked rule reads no declaration of self (its fields are
+	// selected from the value; the type provider's fields do not tell
+	// the planner how to read them), so the programs are those of the
+	// node's environment (TestStoredRulesAsCompiled runs both on every
+	// node).
 	env := sync.OnceValues(func() (*celgo.Env, error) { return rulesEnv(self) })
 	programs := make([]celgo.Program, len(s.XValidations))
 	reads := make([]*reads, len(s.XValidations))
@@ -112,7 +118,7 @@ func compileRulesFrom(s *schema.Structural, stored *storedSet) ([]celgo.Program,
 			}
 		}
 		var checked *celgo.Ast
-		planner, ok := programEnv(), false
+		planner, ok := baseEnv(), false
 		if rec, found := stored.rule(keyPrefix + rule.Rule); found {
 			if checked, err = stored.decode(rec); err == nil {
 				read(checked.NativeRep().Expr())
@@ -148,16 +154,6 @@ func compileRulesFrom(s *schema.Structural, stored *storedSet) ([]celgo.Program,
 func baseEnv() *celgo.Env {
 	return environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).StoredExpressionsEnv()
 }
-
-// programEnv is the environment the programs of stored rules are planned
-// in: the base, whose functions are all a checked rule's program calls.
-// Planning a checked rule reads no declaration of self (its fields are
-// selected from the value, not through the type provider, whose fields
-// do not tell the planner how to read them), so the programs are the
-// node environment's (TestStoredRulesAsCompiled runs both on every node);
-// and the base binds its functions once, where each node's environment
-// would bind them again.
-var programEnv = baseEnv
 
 // selfType is the CEL type of self in compileRules' environment of s.
 func selfType(s *schema.Structural) (*apiservercel.DeclType, error) {
