@@ -67,7 +67,7 @@ func BenchmarkCompileRules(b *testing.B) {
 	start := testfiles.CPUTime()
 	for b.Loop() {
 		for _, n := range nodes {
-			newCELRules(n, false)
+			newCELRules(n, false, nil)
 		}
 	}
 	b.ReportMetric(float64((testfiles.CPUTime()-start).Microseconds())/float64(b.N), "µs-cpu/op")

@@ -49,8 +49,10 @@ type celRules struct {
 }
 
 // newCELRules compiles the rules of s, the node alone (its children's
-// rules cleared), which the library reaches as a resource root or not.
-func newCELRules(s *schema.Structural, root bool) *celRules {
+// rules cleared), which the library reaches as a resource root or not;
+// declType is the node's CEL type as its tree derives it, nil to derive
+// it from s.
+func newCELRules(s *schema.Structural, root bool, declType *apiservercel.DeclType) *celRules {
 	r := &celRules{
 		schema:  adapt(s),
 		library: sync.OnceValue(func() *cel.Validator { return cel.NewValidator(s, root, celconfig.PerCallLimit) }),
@@ -61,7 +63,7 @@ func newCELRules(s *schema.Structural, root bool) *celRules {
 		// library.
 		return r
 	}
-	r.programs, r.reads = compileRules(s)
+	r.programs, r.reads = compileRules(s, declType)
 	return r
 }
 
@@ -80,13 +82,13 @@ func newCELRules(s *schema.Structural, root bool) *celRules {
 // expressions' environment and that of optionalOldSelf. programs is nil
 // when the node goes to the library: a rule that does not compile, or
 // one that reads oldSelf or may.
-func compileRules(s *schema.Structural) ([]celgo.Program, []*reads) {
-	return compileRulesFrom(s, storedRules())
+func compileRules(s *schema.Structural, declType *apiservercel.DeclType) ([]celgo.Program, []*reads) {
+	return compileRulesFrom(s, declType, storedRules())
 }
 
 // compileRulesFrom is compileRules with the rules stored in stored.
-func compileRulesFrom(s *schema.Structural, stored *storedSet) ([]celgo.Program, []*reads) {
-	self, err := selfType(s)
+func compileRulesFrom(s *schema.Structural, declType *apiservercel.DeclType, stored *storedSet) ([]celgo.Program, []*reads) {
+	self, err := selfType(s, declType)
 	if err != nil {
 		return nil, nil
 	}
@@ -155,9 +157,14 @@ func baseEnv() *celgo.Env {
 	return environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).StoredExpressionsEnv()
 }
 
-// selfType is the CEL type of self in compileRules' environment of s.
-func selfType(s *schema.Structural) (*apiservercel.DeclType, error) {
-	declType := model.SchemaDeclType(s, false)
+// selfType is the CEL type of self in compileRules' environment of s,
+// from declType, s's CEL type, when it is known: deriving it again
+// walks s's whole subtree (a node's type as its tree derives it is the
+// type of its schema alone, TestTreeTypesAsDerived).
+func selfType(s *schema.Structural, declType *apiservercel.DeclType) (*apiservercel.DeclType, error) {
+	if declType == nil {
+		declType = model.SchemaDeclType(s, false)
+	}
 	if declType == nil {
 		return nil, fmt.Errorf("no CEL type")
 	}

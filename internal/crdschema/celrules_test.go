@@ -141,7 +141,7 @@ func TestCELRulesLeftToTheLibrary(t *testing.T) {
 		{"bool", apiextv1.ValidationRules{{Rule: "self.a != 'x'"}, {Rule: "self.a"}}, false},
 	} {
 		s := structural(t, apiextv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{"a": {Type: "string"}}, XValidations: c.rules})
-		r := newCELRules(s, c.root)
+		r := newCELRules(s, c.root, nil)
 		if r.programs != nil {
 			t.Errorf("%s: judged without the library", c.name)
 		}
@@ -264,7 +264,7 @@ func TestCompileRulesAsTheLibrary(t *testing.T) {
 // whether the fast path takes the node.
 func compileAsTheLibrary(t *testing.T, at string, own *schema.Structural, v any) bool {
 	t.Helper()
-	programs, _ := compileRules(own)
+	programs, _ := compileRules(own, nil)
 	compiled, err := cel.Compile(own, model.SchemaDeclType(own, false), celconfig.PerCallLimit, environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()), cel.StoredExpressionsEnvLoader())
 	if err != nil {
 		t.Fatalf("%s: %v", at, err)
@@ -379,5 +379,48 @@ func TestWithoutChildRules(t *testing.T) {
 	spec := own.Properties["spec"]
 	if hasRules(&spec) || hasRules(own.Items) {
 		t.Error("rules are left under the root")
+	}
+}
+
+// TestTreeTypesAsDerived: the CEL type the tree gives a node with rules
+// (derived from its parent's) is, as compileRules keys stored rules by
+// it, the type of the node's schema alone; else the node would miss its
+// stored rules and compile them from their text.
+func TestTreeTypesAsDerived(t *testing.T) {
+	nodes := 0
+	forEachSchema(t, func(plural, version string, s *Schema) {
+		var walk func(at string, n *celNode, st *schema.Structural)
+		walk = func(at string, n *celNode, st *schema.Structural) {
+			if n == nil || st == nil {
+				return
+			}
+			if n.own != nil && st != s.structural {
+				own := withoutChildRules(st)
+				fromTree, err := selfType(own, n.declType)
+				if err != nil {
+					t.Fatalf("%s %s %s: %v", plural, version, at, err)
+				}
+				alone, err := selfType(own, nil)
+				if err != nil {
+					t.Fatalf("%s %s %s: %v", plural, version, at, err)
+				}
+				if storedKeyPrefix(fromTree) != storedKeyPrefix(alone) {
+					t.Errorf("%s %s %s: the tree's type is not the schema's", plural, version, at)
+				}
+				nodes++
+			}
+			walk(at+"[]", n.items, st.Items)
+			for k, c := range n.props {
+				p := st.Properties[k]
+				walk(at+"."+k, c, &p)
+			}
+			if a := st.AdditionalProperties; a != nil {
+				walk(at+"{}", n.additional, a.Structural)
+			}
+		}
+		walk("", s.rules, s.structural)
+	})
+	if nodes == 0 {
+		t.Error("no node with rules")
 	}
 }

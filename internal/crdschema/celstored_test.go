@@ -39,7 +39,7 @@ func storeRules(t *testing.T) []byte {
 	opts := proto.MarshalOptions{Deterministic: true}
 	forEachSchema(t, func(plural, version string, s *Schema) {
 		forEachOwnRules(s, nil, func(at string, own *schema.Structural, _ any) {
-			self, err := selfType(own)
+			self, err := selfType(own, nil)
 			if err != nil {
 				t.Fatalf("%s %s %s: %v", plural, version, at, err)
 			}
@@ -108,7 +108,7 @@ func storeRules(t *testing.T) []byte {
 func TestStoredRulesAsCompiled(t *testing.T) {
 	nodes := 0
 	forEachServedOwnRules(t, func(at string, own *schema.Structural, v any) {
-		self, err := selfType(own)
+		self, err := selfType(own, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", at, err)
 		}
@@ -117,8 +117,8 @@ func TestStoredRulesAsCompiled(t *testing.T) {
 				t.Errorf("%s: rule %q is not stored", at, rule.Rule)
 			}
 		}
-		stored, storedReads := compileRulesFrom(own, storedRules())
-		fresh, freshReads := compileRulesFrom(own, nil)
+		stored, storedReads := compileRulesFrom(own, nil, storedRules())
+		fresh, freshReads := compileRulesFrom(own, nil, nil)
 		if (stored == nil) != (fresh == nil) || len(stored) != len(fresh) {
 			t.Fatalf("%s: %d stored programs, %d compiled", at, len(stored), len(fresh))
 		}
@@ -169,7 +169,7 @@ func TestStoredRulesFallBack(t *testing.T) {
 	// A redirect beside backends breaks a rule of spec.rules[].
 	v := unstructured(decodeJSON(t, `{"backendRefs": [{"name": "web", "port": 80}], "filters": [{"type": "RequestRedirect", "requestRedirect": {"scheme": "https"}}]}`))
 	defaulting.Default(v, node)
-	if _, ok := newCELRules(node, false).hold(context.Background(), nil, v, 1<<40); ok {
+	if _, ok := newCELRules(node, false, nil).hold(context.Background(), nil, v, 1<<40); ok {
 		t.Fatal("a redirect beside backends holds")
 	}
 
@@ -178,7 +178,7 @@ func TestStoredRulesFallBack(t *testing.T) {
 	for i := range negated.XValidations {
 		negated.XValidations[i].Rule = "!(" + negated.XValidations[i].Rule + ")"
 	}
-	self, err := selfType(negated)
+	self, err := selfType(negated, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestStoredRulesFallBack(t *testing.T) {
 			t.Fatalf("%s is stored", rule.Rule)
 		}
 	}
-	r := newCELRules(negated, false)
+	r := newCELRules(negated, false, nil)
 	if r.programs == nil {
 		t.Fatal("negated rules go to the library")
 	}
@@ -211,13 +211,13 @@ func TestStoredRulesFallBack(t *testing.T) {
 	// stored rules name them, the texts do not compile.
 	narrowed := node.DeepCopy()
 	delete(narrowed.Properties, "filters")
-	if self, err = selfType(narrowed); err != nil {
+	if self, err = selfType(narrowed, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := storedRules().rule(storedKeyPrefix(self) + narrowed.XValidations[0].Rule); ok {
 		t.Error("a rule is stored for another type of self")
 	}
-	if r := newCELRules(narrowed, false); r.programs != nil {
+	if r := newCELRules(narrowed, false, nil); r.programs != nil {
 		t.Error("rules naming no field of self compile")
 	}
 }

@@ -17,7 +17,9 @@ import (
 // before (Memo).
 type celNode struct {
 	// own is the node's rules, nil when it has none.
-	own        func() *celRules
+	own func() *celRules
+	// declType is the node's CEL type, derived from its parent's.
+	declType   *apiservercel.DeclType
 	items      *celNode
 	props      map[string]*celNode
 	additional *celNode
@@ -44,9 +46,9 @@ func newCELNode(s *schema.Structural, root bool, declType *apiservercel.DeclType
 	if !hasRules(s) {
 		return nil
 	}
-	n := &celNode{}
+	n := &celNode{declType: declType}
 	if len(s.XValidations) > 0 {
-		n.own = sync.OnceValue(func() *celRules { return newCELRules(withoutChildRules(s), root) })
+		n.own = sync.OnceValue(func() *celRules { return newCELRules(withoutChildRules(s), root, declType) })
 	}
 	var elem *apiservercel.DeclType
 	if declType != nil {
