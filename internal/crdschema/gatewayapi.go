@@ -46,20 +46,30 @@ var gatewayAPISchemas = sync.OnceValue(func() map[string]func() (map[string]comp
 				return nil, err
 			}
 			versions := map[string]compiler{}
-			for i, v := range crd.Spec.Versions {
+			var mu sync.Mutex
+			compiled := map[string]*Schema{}
+			for _, v := range crd.Spec.Versions {
 				if !v.Served {
 					continue
 				}
-				// Versions whose schemas are equal (most are, once the
-				// descriptions are gone) share one compilation.
-				for _, w := range crd.Spec.Versions[:i] {
-					if c, ok := versions[w.Name]; ok && reflect.DeepEqual(w.Schema, v.Schema) {
-						versions[v.Name] = c
+				versions[v.Name] = sync.OnceValues(func() (*Schema, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					// Versions whose schemas are equal (most are, once
+					// the descriptions are gone) share one compilation.
+					// They are compared when a second version is asked
+					// for, which few inputs do, not on the first.
+					for _, w := range crd.Spec.Versions {
+						if s := compiled[w.Name]; s != nil && reflect.DeepEqual(w.Schema, v.Schema) {
+							return s, nil
+						}
 					}
-				}
-				if versions[v.Name] == nil {
-					versions[v.Name] = sync.OnceValues(func() (*Schema, error) { return Compile(crd, v.Name) })
-				}
+					s, err := Compile(crd, v.Name)
+					if err == nil {
+						compiled[v.Name] = s
+					}
+					return s, err
+				})
 			}
 			return versions, nil
 		})

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -137,4 +138,42 @@ func dropDescriptions(v any) any {
 		}
 	}
 	return v
+}
+
+// TestGatewayAPIVersionsShareSchemas: two served versions of a resource
+// share one compiled schema when their schemas are equal, and only then.
+func TestGatewayAPIVersionsShareSchemas(t *testing.T) {
+	shared := 0
+	for _, k := range model.Kinds() {
+		if k.Family != model.GatewayAPI || !k.Decoded() {
+			continue
+		}
+		crd, err := readCRD("gatewayapi/" + k.Plural + ".pb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range crd.Spec.Versions {
+			for _, w := range crd.Spec.Versions[:i] {
+				if !v.Served || !w.Served {
+					continue
+				}
+				sv, _, err := GatewayAPI(k.Plural, v.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sw, _, err := GatewayAPI(k.Plural, w.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if equal := reflect.DeepEqual(v.Schema, w.Schema); equal != (sv == sw) {
+					t.Errorf("%s %s and %s: schemas equal %v, compiled once %v", k.Plural, w.Name, v.Name, equal, sv == sw)
+				} else if equal {
+					shared++
+				}
+			}
+		}
+	}
+	if shared == 0 {
+		t.Error("no two versions share a schema")
+	}
 }
