@@ -82,10 +82,12 @@ func newCELNode(s *schema.Structural, root bool, declType *apiservercel.DeclType
 
 // hasRules reports whether s or a schema under it has CEL rules.
 func hasRules(s *schema.Structural) bool {
-	if s == nil {
-		return false
-	}
-	if len(s.XValidations) > 0 || hasRules(s.Items) || s.AdditionalProperties != nil && hasRules(s.AdditionalProperties.Structural) {
+	return s != nil && (len(s.XValidations) > 0 || hasChildRules(s))
+}
+
+// hasChildRules reports whether a schema under s has CEL rules.
+func hasChildRules(s *schema.Structural) bool {
+	if hasRules(s.Items) || s.AdditionalProperties != nil && hasRules(s.AdditionalProperties.Structural) {
 		return true
 	}
 	for _, p := range s.Properties {
@@ -100,6 +102,9 @@ func hasRules(s *schema.Structural) bool {
 // nodes run. It shares with s the schemas under it that hold no rule and
 // copies the others, so that s stays as it is.
 func withoutChildRules(s *schema.Structural) *schema.Structural {
+	if !hasChildRules(s) {
+		return s
+	}
 	own := *s
 	own.Items = withoutRules(s.Items)
 	if a := s.AdditionalProperties; a != nil && a.Structural != nil {
@@ -120,9 +125,9 @@ func withoutRules(s *schema.Structural) *schema.Structural {
 	if !hasRules(s) {
 		return s
 	}
-	c := withoutChildRules(s)
+	c := *withoutChildRules(s)
 	c.XValidations = nil
-	return c
+	return &c
 }
 
 // allOfRules reports whether some allOf in s holds CEL rules.
