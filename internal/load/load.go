@@ -504,8 +504,9 @@ func isManifestName(name string) bool {
 	return false
 }
 
-// read reads input in; ok is false when there is nothing to decode, r
-// saying why, or in is a chart or kustomization, r its objects.
+// read reads input in, the data to decode; ok is false when it cannot, r
+// saying why. A chart or kustomization is read as decodeInput renders
+// it: data is nil.
 func read(in input, opts Options) (data []byte, r fileResult, ok bool) {
 	if in.render != renderNone {
 		return nil, r, true
