@@ -89,22 +89,39 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 	workers := cmp.Or(opts.Workers, runtime.GOMAXPROCS(0))
 	decoded := make([][]done, workers)
 	var first firstGatewayAPI
+	// aside are the files read and set aside (firstGatewayAPI), which
+	// each worker takes from once its jobs are done: files are set aside
+	// only while a worker has jobs, so the last worker to finish takes
+	// what is left.
+	type readJob struct {
+		job
+		data []byte
+	}
+	var asideMu sync.Mutex
+	var aside []readJob
+	takeAside := func() (readJob, bool) {
+		asideMu.Lock()
+		defer asideMu.Unlock()
+		if len(aside) == 0 {
+			return readJob{}, false
+		}
+		j := aside[0]
+		aside = aside[1:]
+		return j, true
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			var dec *decoder
-			var aside []job
-			var asideData [][]byte
+			dec := newDecoder()
+			dec.fsys = opts.FS
 			for j := range jobs {
-				if dec == nil {
-					dec = newDecoder()
-					dec.fsys = opts.FS
-				}
 				data, r, ok := read(j.in, opts)
 				if ok {
 					wait, claimed := first.admit(data)
 					if wait {
-						aside, asideData = append(aside, j), append(asideData, data)
+						asideMu.Lock()
+						aside = append(aside, readJob{j, data})
+						asideMu.Unlock()
 						continue
 					}
 					r = decodeInput(dec, j.in, data, opts)
@@ -114,11 +131,12 @@ func Paths(ctx context.Context, paths []string, opts Options) (Result, []diag.Di
 				}
 				decoded[w] = append(decoded[w], done{j.i, r})
 			}
-			for k, j := range aside {
-				if ctx.Err() != nil {
+			for ctx.Err() == nil {
+				j, ok := takeAside()
+				if !ok {
 					break
 				}
-				decoded[w] = append(decoded[w], done{j.i, decodeInput(dec, j.in, asideData[k], opts)})
+				decoded[w] = append(decoded[w], done{j.i, decodeInput(dec, j.in, j.data, opts)})
 			}
 		})
 	}
@@ -564,8 +582,9 @@ func decodeInput(dec *decoder, in input, data []byte, opts Options) fileResult {
 // decodes the first: the first object of a Gateway API resource prepares
 // its CRD's schema and CEL rules (internal/crdschema), which takes a run
 // several milliseconds, and a worker reaching another such object meanwhile
-// would wait for it. Set aside, such files are decoded after the others.
-// Which worker decodes a file changes no result.
+// would wait for it. Set aside, such files are decoded after the others,
+// by whichever worker is free. Which worker decodes a file changes no
+// result.
 type firstGatewayAPI struct {
 	// state is 0 before a Gateway API file, 1 while the first is
 	// decoded, 2 after.
