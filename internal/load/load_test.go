@@ -462,27 +462,40 @@ func TestLoadOrderIndependent(t *testing.T) {
 			for _, n := range order {
 				paths = append(paths, filepath.Join(dir, n))
 			}
-			res, ds, err := Paths(context.Background(), paths, Options{Workers: workers})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b strings.Builder
-			for _, o := range res.Objects {
-				fmt.Fprintf(&b, "%s@%s:%d\n", o.Meta().ID(), filepath.Base(o.Meta().Source.File), o.Meta().Source.Line)
-			}
-			for _, d := range ds {
-				fmt.Fprintf(&b, "%s %s:%d\n", d.Code, filepath.Base(d.Object.File), d.Object.Line)
-			}
+			got := loadedList(t, paths, workers, false)
 			if first == "" {
-				first = b.String()
-			} else if b.String() != first {
-				t.Errorf("order %v workers %d gave\n%s\nwant\n%s", order, workers, b.String(), first)
+				first = got
+			} else if got != first {
+				t.Errorf("order %v workers %d gave\n%s\nwant\n%s", order, workers, got, first)
 			}
 		}
 	}
 	if !strings.Contains(first, "Service shared/web@a.yaml:5") {
 		t.Errorf("the first file by path should win the duplicate:\n%s", first)
 	}
+}
+
+// loadedList loads paths with workers and lists the objects (identity, file
+// and line) and the findings (code, file and line, and the message when
+// messages is set), in their order.
+func loadedList(t *testing.T, paths []string, workers int, messages bool) string {
+	t.Helper()
+	res, ds, err := Paths(context.Background(), paths, Options{Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, o := range res.Objects {
+		fmt.Fprintf(&b, "%s@%s:%d\n", o.Meta().ID(), filepath.Base(o.Meta().Source.File), o.Meta().Source.Line)
+	}
+	for _, d := range ds {
+		fmt.Fprintf(&b, "%s %s:%d", d.Code, filepath.Base(d.Object.File), d.Object.Line)
+		if messages {
+			fmt.Fprintf(&b, " %s", d.Message)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 func TestLoadCancelled(t *testing.T) {
@@ -753,21 +766,11 @@ func TestLoadGatewayAPIFilesAnyWorkers(t *testing.T) {
 	}
 	var first string
 	for _, workers := range []int{1, 2, 4} {
-		res, ds, err := Paths(context.Background(), []string{dir}, Options{Workers: workers})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		for _, o := range res.Objects {
-			fmt.Fprintf(&b, "%s@%s:%d\n", o.Meta().ID(), filepath.Base(o.Meta().Source.File), o.Meta().Source.Line)
-		}
-		for _, d := range ds {
-			fmt.Fprintf(&b, "%s %s:%d %s\n", d.Code, filepath.Base(d.Object.File), d.Object.Line, d.Message)
-		}
+		got := loadedList(t, []string{dir}, workers, true)
 		if first == "" {
-			first = b.String()
-		} else if b.String() != first {
-			t.Errorf("workers %d gave\n%s\nwant\n%s", workers, b.String(), first)
+			first = got
+		} else if got != first {
+			t.Errorf("workers %d gave\n%s\nwant\n%s", workers, got, first)
 		}
 	}
 	if got := strings.Count(first, "HTTPRoute"); got != 4 {
