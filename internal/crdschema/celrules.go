@@ -102,6 +102,7 @@ func compileRulesFrom(s *schema.Structural, declType *apiservercel.DeclType, sto
 	// node's environment (TestStoredRulesAsCompiled runs both on every
 	// node).
 	env := sync.OnceValues(func() (*celgo.Env, error) { return rulesEnv(self) })
+	base := baseEnv()
 	programs := make([]celgo.Program, len(s.XValidations))
 	reads := make([]*reads, len(s.XValidations))
 	keyPrefix := storedKeyPrefix(self)
@@ -120,7 +121,7 @@ func compileRulesFrom(s *schema.Structural, declType *apiservercel.DeclType, sto
 			}
 		}
 		var checked *celgo.Ast
-		planner, ok := baseEnv(), false
+		planner, ok := base, false
 		if rec, found := stored.rule(keyPrefix + rule.Rule); found {
 			if checked, err = stored.decode(rec); err == nil {
 				read(checked.NativeRep().Expr())

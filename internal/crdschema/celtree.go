@@ -48,7 +48,7 @@ func newCELNode(s *schema.Structural, root bool, declType *apiservercel.DeclType
 	}
 	n := &celNode{declType: declType}
 	if len(s.XValidations) > 0 {
-		n.own = sync.OnceValue(func() *celRules { return newCELRules(withoutChildRules(s), root, declType) })
+		n.own = sync.OnceValue(func() *celRules { return newCELRules(withoutChildRules(s), root, n.declType) })
 	}
 	var elem *apiservercel.DeclType
 	if declType != nil {
